@@ -1,0 +1,3 @@
+from mountbench.cli import main
+
+main()

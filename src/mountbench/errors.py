@@ -1,0 +1,37 @@
+"""One exception family, mapped to exit codes in exactly one place (cli.main).
+
+Library code raises these; it never prints or exits.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    FAILURE = 1  # an internal error (a bug): traceback with --debug
+    USAGE = 2  # bad input or a missing prerequisite, with a one-line fix
+    INTERRUPTED = 130  # Ctrl-C: what finished is kept
+
+
+class MountbenchError(Exception):
+    """Bad input or an unusable environment: one line naming the problem and the fix."""
+
+    exit_code: ExitCode = ExitCode.USAGE
+
+
+class UsageError(MountbenchError):
+    """The command line or a file it names is wrong."""
+
+
+class TargetError(MountbenchError):
+    """A target directory cannot be used (missing, not a directory, read-only, full)."""
+
+
+class ToolMissing(MountbenchError):
+    """An external engine (fio, tar, git, qemu, ...) is missing or too old."""
+
+
+class StoreError(MountbenchError):
+    """The results database cannot be opened, is newer than this version, or lacks a run."""
