@@ -1,0 +1,254 @@
+"""fio job files: parse them into one option list per job, read their sizes and
+durations, and render the exact job text that runs on a target.
+
+fio itself stays the authority on meaning: mountbench only reads the few
+options it needs to plan (size, numjobs, runtime, direct, ioengine) and passes
+every option through untouched, so ``$ncpus``, ``$mb_memory`` and arithmetic
+keep working because fio evaluates them.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from mountbench.errors import UsageError
+from mountbench.units import parse_size
+
+Option = tuple[str, str | None]  # (key, value); value None for a bare flag like "thread"
+
+# Options that name where files go. mountbench owns them: every job writes only
+# inside the target's scratch directory.
+_PLACEMENT_KEYS = {"directory"}
+_ALIASES = {"timeout": "runtime", "buffered": "buffered", "filesize": "filesize"}
+
+
+@dataclass(frozen=True)
+class FioJob:
+    """One fio job (a section), with the global options in force for it merged in front."""
+
+    section: str
+    options: tuple[Option, ...]
+
+    def get(self, key: str) -> str | None:
+        """The last value given for ``key`` (fio: later assignments win); None if absent.
+
+        A bare flag returns "1".
+        """
+        found: str | None = None
+        for name, value in self.options:
+            if _canonical(name) == key:
+                found = "1" if value is None else value
+        return found
+
+    def to_spec(self) -> dict:
+        return {"section": self.section, "options": [[k, v] for k, v in self.options]}
+
+    @classmethod
+    def from_spec(cls, spec: Mapping) -> FioJob:
+        return cls(spec["section"], tuple((k, v) for k, v in spec["options"]))
+
+
+def _canonical(key: str) -> str:
+    key = key.strip().lower()
+    return _ALIASES.get(key, key)
+
+
+def parse_job_text(text: str, origin: str = "<job file>") -> list[FioJob]:
+    """Split a job file into jobs. A ``[global]`` section applies to the jobs after it."""
+    global_opts: list[Option] = []
+    jobs: list[tuple[str, list[Option]]] = []
+    current: list[Option] | None = None
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            name = line[1:-1].strip()
+            if not name:
+                raise UsageError(f"{origin}:{lineno}: empty section name []; name each job, e.g. [random-read]")
+            if name == "global":
+                current = global_opts
+            else:
+                current = list(global_opts)
+                jobs.append((name, current))
+            continue
+        if line.startswith("include "):
+            raise UsageError(f"{origin}:{lineno}: 'include' is not supported; paste the included options into the file")
+        if current is None:
+            raise UsageError(
+                f"{origin}:{lineno}: option before any [section]; start the file with [global] or [jobname]"
+            )
+        key, sep, value = line.partition("=")
+        current.append((key.strip(), value.strip() if sep else None))
+    if not jobs:
+        raise UsageError(f"{origin}: no job sections; add at least one [jobname] section")
+    names = [name for name, _ in jobs]
+    for name in names:
+        if names.count(name) > 1:
+            raise UsageError(f"{origin}: job section [{name}] appears twice; give each section its own name")
+    for name, options in jobs:
+        _check_placement(FioJob(name, tuple(options)), origin)
+    return [FioJob(name, tuple(options)) for name, options in jobs]
+
+
+def load_job_file(path: Path) -> list[FioJob]:
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise UsageError(f"job file {path} does not exist; check the path given to --job") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read job file {path}: {exc.strerror or exc}") from None
+    return parse_job_text(text, origin=str(path))
+
+
+def _check_placement(job: FioJob, origin: str) -> None:
+    """Refuse file names that would escape the scratch directory."""
+    filename = job.get("filename")
+    if filename is None:
+        return
+    for part in filename.split(":"):
+        if part.startswith("/") or ".." in Path(part).parts:
+            raise UsageError(
+                f"{origin}: [{job.section}] filename={filename} points outside the scratch directory; "
+                "use a relative name (mountbench sets directory= to each target's scratch directory)"
+            )
+
+
+# --- evaluation of fio values (only for planning: fio evaluates them itself) ---
+
+
+def fio_variables() -> dict[str, int]:
+    """The values fio substitutes for ``$ncpus``, ``$mb_memory`` and ``$pagesize`` here."""
+    import psutil
+
+    return {
+        "ncpus": os.cpu_count() or 1,
+        "mb_memory": psutil.virtual_memory().total // (1024 * 1024),
+        "pagesize": os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096,
+    }
+
+
+_BINOPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+_NUMBER_WITH_SUFFIX = re.compile(r"(\d+(?:\.\d+)?)([kmgtp]i?b?)\b", re.IGNORECASE)
+
+
+def evaluate_size(value: str, variables: Mapping[str, int]) -> int | None:
+    """Evaluate a size value as fio would (``1000m``, ``2*1024*1024*$mb_memory``).
+
+    Returns None for what mountbench cannot evaluate (a range, a percentage);
+    the caller then skips checks that need the figure and says so.
+    """
+    text = value.strip()
+    for name, number in variables.items():
+        text = text.replace(f"${name}", str(number))
+    try:
+        return parse_size(text)
+    except UsageError:
+        pass
+    text = _NUMBER_WITH_SUFFIX.sub(lambda m: str(parse_size(m.group(0))), text).replace("^", "**")
+    try:
+        tree = ast.parse(text, mode="eval")
+        result = int(_eval_node(tree.body))
+        return result if result > 0 else None
+    except (SyntaxError, ValueError, ZeroDivisionError, TypeError, KeyError):
+        return None
+
+
+def _eval_node(node: ast.AST) -> float:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+        return node.value
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        return _BINOPS[type(node.op)](_eval_node(node.left), _eval_node(node.right))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_eval_node(node.operand)
+    raise ValueError("not an arithmetic expression")
+
+
+_TIME_UNITS = {
+    "us": 1e-6,
+    "usec": 1e-6,
+    "ms": 1e-3,
+    "msec": 1e-3,
+    "s": 1,
+    "sec": 1,
+    "m": 60,
+    "min": 60,
+    "h": 3600,
+    "d": 86400,
+}
+
+
+def parse_fio_time(value: str) -> float | None:
+    """fio time values: a bare number is seconds; ``500ms``, ``60s``, ``2m``."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", value.lower())
+    if not match or match.group(2) not in {"", *_TIME_UNITS}:
+        return None
+    return float(match.group(1)) * _TIME_UNITS.get(match.group(2) or "s", 1)
+
+
+def truthy(value: str | None) -> bool:
+    return value is not None and value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def wants_direct(job: FioJob) -> bool:
+    """Does the job ask for unbuffered I/O (``direct=1`` or ``buffered=0``)?"""
+    direct = job.get("direct")
+    if direct is not None:
+        return truthy(direct)
+    buffered = job.get("buffered")
+    return buffered is not None and not truthy(buffered)
+
+
+def working_set_bytes(job: FioJob, variables: Mapping[str, int]) -> int | None:
+    """Bytes of files the job lays out: size × numjobs (one file set per clone unless
+    ``filename`` is shared). None when the size cannot be evaluated."""
+    size_text = job.get("size") or job.get("filesize")
+    if size_text is None:
+        return None
+    size = evaluate_size(size_text, variables)
+    if size is None:
+        return None
+    numjobs = evaluate_size(job.get("numjobs") or "1", variables) or 1
+    shared = job.get("filename") is not None
+    return size if shared else size * numjobs
+
+
+def duration_bound_s(job: FioJob) -> float | None:
+    """Upper bound of the job's run time from runtime (+ ramp_time); None if unbounded."""
+    runtime = job.get("runtime")
+    if runtime is None:
+        return None
+    seconds = parse_fio_time(runtime)
+    if seconds is None:
+        return None
+    ramp = parse_fio_time(job.get("ramp_time") or "0") or 0.0
+    return seconds + ramp
+
+
+def render_job(job: FioJob, overrides: Iterable[Option], comment: str = "") -> str:
+    """The exact job file fio runs: the job's options in order, then mountbench's
+    overrides (later assignments win in fio), all in one section."""
+    lines = [f"; {line}" for line in comment.splitlines()]
+    lines.append(f"[{job.section}]")
+    for key, value in job.options:
+        if _canonical(key) in _PLACEMENT_KEYS:
+            continue
+        lines.append(key if value is None else f"{key}={value}")
+    overrides = list(overrides)
+    if overrides:
+        lines.append("; set by mountbench")
+        lines.extend(key if value is None else f"{key}={value}" for key, value in overrides)
+    return "\n".join(lines) + "\n"

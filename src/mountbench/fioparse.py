@@ -1,0 +1,115 @@
+"""Turn fio's JSON (or json+) output into flat metrics. Pure functions.
+
+Metric names: ``<dir>.<name>`` for dir in read/write/trim, with
+``iops``, ``bw`` (bytes/s), ``bytes``, ``lat_mean`` and ``lat_p<P>`` (seconds);
+plus ``cpu.usr`` and ``cpu.sys`` (percent of one CPU, mean over fio's job
+entries). Latency is fio's total latency (``lat_ns``) when the job asked for
+``lat_percentiles``, else completion latency (``clat_ns``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+DIRECTIONS = ("read", "write", "trim")
+
+
+class FioOutputError(ValueError):
+    """fio's output is not the JSON we asked for."""
+
+
+@dataclass(frozen=True)
+class FioParsed:
+    metrics: dict[str, float]
+    errors: tuple[str, ...]  # per-job error descriptions (non-zero "error" fields)
+    version: str
+
+
+def load_fio_json(text: str) -> dict:
+    """fio sometimes prints notices before the JSON document; skip to the first brace."""
+    start = text.find("{")
+    if start < 0:
+        raise FioOutputError("fio produced no JSON output")
+    try:
+        return json.loads(text[start:])
+    except json.JSONDecodeError as exc:
+        raise FioOutputError(f"fio's JSON output is truncated or invalid ({exc.msg})") from None
+
+
+def parse_fio(document: dict) -> FioParsed:
+    jobs = document.get("jobs") or []
+    if not jobs:
+        raise FioOutputError("fio's JSON output has no jobs")
+    metrics: dict[str, float] = {}
+    for direction in DIRECTIONS:
+        metrics.update(_direction_metrics(direction, [job[direction] for job in jobs if direction in job]))
+    metrics["cpu.usr"] = sum(float(job.get("usr_cpu", 0.0)) for job in jobs) / len(jobs)
+    metrics["cpu.sys"] = sum(float(job.get("sys_cpu", 0.0)) for job in jobs) / len(jobs)
+    errors = tuple(f"{job.get('jobname', '?')}: error {job['error']}" for job in jobs if int(job.get("error", 0) or 0))
+    return FioParsed(metrics, errors, str(document.get("fio version", "")))
+
+
+def _direction_metrics(direction: str, stats: list[dict]) -> dict[str, float]:
+    io_bytes = sum(int(s.get("io_bytes", 0)) for s in stats)
+    if io_bytes <= 0:
+        return {}
+    out = {
+        f"{direction}.iops": sum(float(s.get("iops", 0.0)) for s in stats),
+        f"{direction}.bw": sum(float(s.get("bw_bytes", 0.0)) for s in stats),
+        f"{direction}.bytes": float(io_bytes),
+    }
+    latency_key = _latency_key(stats)
+    lat = [s[latency_key] for s in stats if s.get(latency_key, {}).get("N")]
+    if lat:
+        total = sum(int(entry["N"]) for entry in lat)
+        out[f"{direction}.lat_mean"] = sum(entry["mean"] * entry["N"] for entry in lat) / total / 1e9
+        for pct, ns in _percentiles(lat).items():
+            out[f"{direction}.lat_p{pct}"] = ns / 1e9
+    return out
+
+
+def _latency_key(stats: list[dict]) -> str:
+    """Prefer total latency when fio computed percentiles for it (lat_percentiles=1)."""
+    if all("percentile" in s.get("lat_ns", {}) for s in stats):
+        return "lat_ns"
+    return "clat_ns"
+
+
+def _percentiles(entries: list[dict]) -> dict[str, float]:
+    """fio's own percentiles for one job; for several, recompute them from the
+    merged json+ histograms (percentiles do not average)."""
+    if len(entries) == 1:
+        return {_pct_name(p): float(v) for p, v in entries[0].get("percentile", {}).items()}
+    if all("bins" in e for e in entries):
+        merged: dict[int, int] = {}
+        for entry in entries:
+            for value, count in entry["bins"].items():
+                merged[int(value)] = merged.get(int(value), 0) + int(count)
+        wanted = [float(p) for p in entries[0].get("percentile", {})]
+        return {_pct_name(p): v for p, v in histogram_percentiles(merged, wanted).items()}
+    return {}  # several jobs and plain json: no honest percentile exists
+
+
+def histogram_percentiles(bins: dict[int, int], percentiles: Iterable[float]) -> dict[float, float]:
+    """The smallest bin value at or above each percentile of the counts."""
+    ordered = sorted(bins.items())
+    total = sum(count for _, count in ordered)
+    result: dict[float, float] = {}
+    if total == 0:
+        return result
+    for pct in percentiles:
+        threshold = total * pct / 100.0
+        running = 0
+        for value, count in ordered:
+            running += count
+            if running >= threshold:
+                result[pct] = float(value)
+                break
+    return result
+
+
+def _pct_name(pct: str | float) -> str:
+    """'99.900000' -> '99.9', '50.000000' -> '50'."""
+    return f"{float(pct):g}"

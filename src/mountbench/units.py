@@ -1,0 +1,74 @@
+"""Parsing and formatting of sizes, durations and rates. Pure functions."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from mountbench.errors import UsageError
+
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?)(b?)\s*$", re.IGNORECASE)
+_POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+
+
+def parse_size(text: str | int) -> int:
+    """Parse a size the way fio does by default (kb_base=1024): ``4k``, ``1G``, ``256MiB``.
+
+    A bare number is bytes. Suffixes are powers of 1024, as in fio's default.
+    """
+    if isinstance(text, int):
+        return text
+    match = _SIZE_RE.match(str(text))
+    if not match:
+        raise UsageError(f"cannot read size {text!r}: use a number with an optional k/M/G/T suffix, e.g. 512M")
+    number, prefix, _i, _b = match.groups()
+    return int(float(number) * 1024 ** _POWERS[prefix.lower()])
+
+
+def format_bytes(value: float) -> str:
+    """Binary units, 3 significant figures: ``1.50 GiB``."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(value) < 1024 or unit == "PiB":
+            return f"{_sig3(value)} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def format_rate(bytes_per_s: float) -> str:
+    """Bandwidth in decimal MB/s or GB/s, as storage people quote it."""
+    if bytes_per_s >= 1e9:
+        return f"{_sig3(bytes_per_s / 1e9)} GB/s"
+    if bytes_per_s >= 1e6:
+        return f"{_sig3(bytes_per_s / 1e6)} MB/s"
+    return f"{_sig3(bytes_per_s / 1e3)} kB/s"
+
+
+def format_count(value: float) -> str:
+    """``950``, ``12.3k``, ``1.23M`` (3 significant figures)."""
+    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= scale:
+            return f"{_sig3(value / scale)}{suffix}"
+    return _sig3(value)
+
+
+def format_seconds(seconds: float) -> str:
+    """A duration from nanoseconds to hours: ``850 ns``, ``12.3 µs``, ``4.56 ms``, ``2.10 s``."""
+    if seconds < 1e-6:
+        return f"{_sig3(seconds * 1e9)} ns"
+    if seconds < 1e-3:
+        return f"{_sig3(seconds * 1e6)} µs"
+    if seconds < 1:
+        return f"{_sig3(seconds * 1e3)} ms"
+    if seconds < 600:
+        return f"{_sig3(seconds)} s"
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+
+
+def _sig3(value: float) -> str:
+    """Three significant figures without scientific notation."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    digits = max(0, 2 - math.floor(math.log10(abs(value))))
+    return f"{value:.{digits}f}"

@@ -1,0 +1,34 @@
+"""Shared fixtures. Real mounts come from realmounts.py (created and removed by the suite)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    return DATA
+
+
+@pytest.fixture
+def mb_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """An environment whose results database lives in the test's temp dir."""
+    db = tmp_path / "results.sqlite"
+    monkeypatch.setenv("MOUNTBENCH_DB", str(db))
+    env = dict(os.environ)
+    env["MOUNTBENCH_DB"] = str(db)
+    return env
+
+
+def needs_fio() -> None:
+    if shutil.which("fio") is None:
+        pytest.skip("fio is not installed (apt-get install fio)")

@@ -1,0 +1,134 @@
+from pathlib import Path
+
+import pytest
+
+from mountbench.errors import UsageError
+from mountbench.fiojob import (
+    FioJob,
+    duration_bound_s,
+    evaluate_size,
+    load_job_file,
+    parse_fio_time,
+    parse_job_text,
+    render_job,
+    wants_direct,
+    working_set_bytes,
+)
+
+SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
+
+S0_JOB = """
+[global]
+size=2*1024*1024*$mb_memory
+directory=/work
+bs=4k
+numjobs=$ncpus
+thread=1
+runtime=60s
+direct=1
+ioengine=libaio
+group_reporting=1
+
+[random-read]
+rw=randread
+
+[random-write]
+rw=randwrite
+
+[random-readwrite]
+rw=randrw
+rwmixread=70
+rwmixwrite=30
+"""
+
+VARS = {"ncpus": 2, "mb_memory": 1024, "pagesize": 4096}
+
+
+def test_s0_job_file_splits_into_three_jobs_with_globals_merged():
+    jobs = parse_job_text(S0_JOB)
+    assert [j.section for j in jobs] == ["random-read", "random-write", "random-readwrite"]
+    assert jobs[2].get("rwmixread") == "70"
+    assert jobs[0].get("thread") == "1"  # "thread=1"
+    assert wants_direct(jobs[0])
+    # twice the RAM per job clone, two clones
+    assert working_set_bytes(jobs[0], VARS) == 2 * 2 * 1024 * 1024 * 1024
+    assert duration_bound_s(jobs[0]) == 60
+
+
+def test_global_section_applies_only_to_jobs_after_it():
+    jobs = parse_job_text("[a]\nrw=read\n[global]\nbs=8k\n[b]\nrw=write\n")
+    assert jobs[0].get("bs") is None
+    assert jobs[1].get("bs") == "8k"
+
+
+def test_later_assignment_wins_and_bare_flags_are_true():
+    job = FioJob("x", (("bs", "4k"), ("bs", "1M"), ("time_based", None)))
+    assert job.get("bs") == "1M"
+    assert job.get("time_based") == "1"
+
+
+def test_render_drops_user_directory_and_appends_overrides_last():
+    job = parse_job_text(S0_JOB)[0]
+    text = render_job(job, [("directory", "/scratch"), ("direct", "0")], comment="hello")
+    lines = text.splitlines()
+    assert lines[0] == "; hello"
+    assert lines[1] == "[random-read]"
+    assert "directory=/work" not in lines
+    assert lines[-2:] == ["directory=/scratch", "direct=0"]
+    assert "size=2*1024*1024*$mb_memory" in lines  # fio evaluates its own variables
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("1000m", 1000 << 20),
+        ("2*1024*1024*$mb_memory", 2 << 30),
+        ("$ncpus*4k", 8192),
+        ("(1+1)*1g", 2 << 30),
+        ("10%", None),
+        ("4k-8k", None),
+    ],
+)
+def test_evaluate_size(value, expected):
+    assert evaluate_size(value, VARS) == expected
+
+
+@pytest.mark.parametrize(("value", "expected"), [("60s", 60), ("60", 60), ("500ms", 0.5), ("2m", 120), ("x", None)])
+def test_parse_fio_time(value, expected):
+    assert parse_fio_time(value) == expected
+
+
+def test_buffered_zero_means_direct():
+    assert wants_direct(FioJob("x", (("buffered", "0"),)))
+    assert not wants_direct(FioJob("x", (("buffered", "1"),)))
+    assert not wants_direct(FioJob("x", ()))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("rw=read\n", "option before any"),
+        ("[global]\nbs=4k\n", "no job sections"),
+        ("[a]\n[a]\n", "appears twice"),
+        ("[a]\nfilename=/etc/passwd\n", "outside the scratch directory"),
+        ("[a]\nfilename=../x\n", "outside the scratch directory"),
+        ("[a]\ninclude other.fio\n", "include"),
+    ],
+)
+def test_bad_job_files_get_a_one_line_reason(text, message):
+    with pytest.raises(UsageError, match=message):
+        parse_job_text(text)
+
+
+def test_missing_job_file(tmp_path):
+    with pytest.raises(UsageError, match="does not exist"):
+        load_job_file(tmp_path / "nope.fio")
+
+
+def test_s4_seed_job_parses_as_written(tmp_path):
+    path = tmp_path / "random-read.fio"
+    path.write_text("[random-read]\nrw=randread\nsize=1000m\ndirectory=/path/to/readfile\n")
+    (job,) = load_job_file(path)
+    assert job.get("rw") == "randread"
+    assert working_set_bytes(job, VARS) == 1000 << 20
+    assert duration_bound_s(job) is None

@@ -1,0 +1,66 @@
+import json
+
+import pytest
+
+from mountbench.fioparse import FioOutputError, histogram_percentiles, load_fio_json, parse_fio
+
+
+def load(data_dir, name):
+    return load_fio_json((data_dir / "fio" / name).read_text())
+
+
+def test_single_randrw_job_gives_both_directions(data_dir):
+    doc = load(data_dir, "randrw-single.json+")
+    parsed = parse_fio(doc)
+    m = parsed.metrics
+    job = doc["jobs"][0]
+    assert parsed.version == "fio-3.33"
+    assert m["read.iops"] == pytest.approx(job["read"]["iops"])
+    assert m["write.bw"] == pytest.approx(job["write"]["bw_bytes"])
+    # total latency (lat_percentiles=1), converted to seconds
+    assert m["read.lat_p99"] == pytest.approx(job["read"]["lat_ns"]["percentile"]["99.000000"] / 1e9)
+    assert m["read.lat_p99.9"] == pytest.approx(job["read"]["lat_ns"]["percentile"]["99.900000"] / 1e9)
+    assert m["read.lat_mean"] == pytest.approx(job["read"]["lat_ns"]["mean"] / 1e9)
+    assert "trim.iops" not in m  # no trim I/O, no trim metrics
+    assert m["cpu.usr"] == pytest.approx(job["usr_cpu"])
+    assert not parsed.errors
+
+
+def test_two_job_entries_are_summed_and_percentiles_merged_from_histograms(data_dir):
+    doc = load(data_dir, "randread-2jobs.json+")
+    assert len(doc["jobs"]) == 2
+    m = parse_fio(doc).metrics
+    assert m["read.iops"] == pytest.approx(sum(j["read"]["iops"] for j in doc["jobs"]))
+    # clat (no lat_percentiles): merged p50 lies between the two jobs' own p50s (inclusive)
+    p50s = [j["read"]["clat_ns"]["percentile"]["50.000000"] / 1e9 for j in doc["jobs"]]
+    assert min(p50s) * 0.9 <= m["read.lat_p50"] <= max(p50s) * 1.1
+    n = [j["read"]["clat_ns"]["N"] for j in doc["jobs"]]
+    means = [j["read"]["clat_ns"]["mean"] for j in doc["jobs"]]
+    assert m["read.lat_mean"] == pytest.approx((n[0] * means[0] + n[1] * means[1]) / sum(n) / 1e9)
+
+
+def test_group_reporting_plain_json(data_dir):
+    doc = load(data_dir, "seqwrite-grouped.json")
+    m = parse_fio(doc).metrics
+    assert m["write.bw"] == pytest.approx(doc["jobs"][0]["write"]["bw_bytes"])
+    assert "read.bw" not in m
+
+
+def test_enospc_is_reported_as_a_job_error(data_dir):
+    parsed = parse_fio(load(data_dir, "enospc.json+"))
+    assert parsed.errors == ("enospc: error 28",)
+
+
+def test_histogram_percentiles():
+    bins = {10: 50, 20: 40, 1000: 10}
+    assert histogram_percentiles(bins, [50, 90, 95, 100]) == {50: 10.0, 90: 20.0, 95: 1000.0, 100: 1000.0}
+
+
+def test_notice_lines_before_json_are_skipped():
+    assert load_fio_json('fio: note\n{"jobs": []}') == {"jobs": []}
+
+
+@pytest.mark.parametrize("text", ["", "fio: failed", '{"jobs": [', json.dumps({"jobs": []})])
+def test_unusable_output_raises(text):
+    with pytest.raises(FioOutputError):
+        parse_fio(load_fio_json(text))
