@@ -1,0 +1,80 @@
+"""What each metric means: its unit, which direction is better, and how to name it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from mountbench.errors import UsageError
+from mountbench.fiojob import FioJob
+from mountbench.model import Workload
+from mountbench.units import parse_size
+
+SEQUENTIAL_MIN_BS = 64 * 1024  # at or above this block size bandwidth is the headline
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    name: str
+    label: str
+    unit: str  # "IOPS", "B/s", "s", "%", "B", "1/s"
+    higher_is_better: bool
+
+
+def describe(metric: str) -> MetricInfo:
+    direction, _, name = metric.rpartition(".")
+    prefix = f"{direction} " if direction else ""
+    if name == "iops":
+        return MetricInfo(metric, f"{prefix}IOPS", "IOPS", True)
+    if name == "bw":
+        return MetricInfo(metric, f"{prefix}bandwidth", "B/s", True)
+    if name == "bytes":
+        return MetricInfo(metric, f"{prefix}bytes moved", "B", True)
+    if name == "lat_mean":
+        return MetricInfo(metric, f"{prefix}mean latency", "s", False)
+    if name.startswith("lat_p"):
+        return MetricInfo(metric, f"{prefix}latency p{name[5:]}", "s", False)
+    if direction == "cpu":
+        return MetricInfo(metric, f"CPU {name}", "%", False)
+    if name.endswith("_per_s"):
+        return MetricInfo(metric, f"{prefix}{name.replace('_', ' ')}", "1/s", True)
+    if name in {"wall", "user", "sys"} or name.endswith("_s"):
+        return MetricInfo(metric, f"{prefix}{name} time", "s", False)
+    return MetricInfo(metric, metric, "", True)
+
+
+# Short names accepted by --metric (issue: "--metric iops|bw|lat-p99|...").
+def metric_matches(alias: str, metric: str) -> bool:
+    """``iops`` matches read.iops and write.iops; ``lat-p99`` matches read.lat_p99; a full
+    name matches itself."""
+    alias = alias.strip().lower().replace("-", "_")
+    if alias == metric:
+        return True
+    return metric.rpartition(".")[2] == alias
+
+
+def headline_metrics(workload: Workload, available: Iterable[str]) -> list[str]:
+    """The one number per direction people quote: bandwidth for large sequential
+    blocks, IOPS otherwise; a workload's own headline when it declares one."""
+    present = set(available)
+    declared = workload.spec.get("headline")
+    if declared:
+        return [m for m in declared if m in present]
+    bw_first = _is_large_block(workload)
+    chosen = []
+    for direction in ("read", "write", "trim"):
+        preferred = f"{direction}.bw" if bw_first else f"{direction}.iops"
+        if preferred in present:
+            chosen.append(preferred)
+    return chosen
+
+
+def _is_large_block(workload: Workload) -> bool:
+    if workload.kind != "fio":
+        return False
+    job = FioJob.from_spec(workload.spec)
+    bs = (job.get("bs") or job.get("blocksize") or "4k").split(",")[0]
+    try:
+        return parse_size(bs) >= SEQUENTIAL_MIN_BS
+    except UsageError:  # a range or a variable: IOPS is the safer headline
+        return False

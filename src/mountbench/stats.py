@@ -1,0 +1,125 @@
+"""Statistics over samples. Pure functions: no store, no printing.
+
+- The median's confidence interval is distribution-free (order statistics of
+  the binomial): with few samples the achievable confidence is below 95 %, and
+  the interval then says what it really covers (e.g. 75 % for n = 3).
+- Ratios to a baseline are ratios of geometric means, with a 95 % interval from
+  Welch's t on the logarithms; a difference is significant when that interval
+  excludes 1 (equivalently Welch's two-sided p < 0.05).
+- Outliers: modified z-score on the median absolute deviation (Iglewicz and
+  Hoaglin), |z| > 3.5, as hyperfine does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as sps
+
+CONFIDENCE = 0.95
+OUTLIER_Z = 3.5
+UNSTABLE_CV = 0.10
+
+
+@dataclass(frozen=True)
+class Summary:
+    n: int
+    median: float
+    min: float
+    max: float
+    mean: float
+    stdev: float  # sample standard deviation (n-1); 0 for n = 1
+    ci_low: float
+    ci_high: float
+    ci_level: float  # the confidence the interval really has (0 when n = 1)
+    cv: float  # stdev / mean, 0 when mean is 0
+    outliers: tuple[int, ...]  # indices into the input values
+
+
+@dataclass(frozen=True)
+class Comparison:
+    ratio: float  # geometric mean of values / geometric mean of baseline
+    low: float
+    high: float
+    p_value: float
+    significant: bool
+
+
+def median_ci(values: Sequence[float], level: float = CONFIDENCE) -> tuple[float, float, float]:
+    """Order-statistic interval for the median: (low, high, achieved confidence)."""
+    data = sorted(values)
+    n = len(data)
+    if n == 0:
+        raise ValueError("no values")
+    if n == 1:
+        return data[0], data[0], 0.0
+    best_k, best_cov = 1, 1 - 2 * sps.binom.cdf(0, n, 0.5)
+    for k in range(2, n // 2 + 1):
+        coverage = 1 - 2 * sps.binom.cdf(k - 1, n, 0.5)
+        if coverage < level:
+            break
+        best_k, best_cov = k, coverage
+    return data[best_k - 1], data[n - best_k], float(best_cov)
+
+
+def outlier_indices(values: Sequence[float], threshold: float = OUTLIER_Z) -> tuple[int, ...]:
+    data = np.asarray(values, dtype=float)
+    if len(data) < 3:
+        return ()
+    median = np.median(data)
+    mad = np.median(np.abs(data - median))
+    if mad == 0:
+        return ()
+    z = 0.6745 * (data - median) / mad
+    return tuple(int(i) for i in np.flatnonzero(np.abs(z) > threshold))
+
+
+def summarize(values: Sequence[float]) -> Summary:
+    if not values:
+        raise ValueError("no values")
+    data = np.asarray(values, dtype=float)
+    n = len(data)
+    mean = float(np.mean(data))
+    stdev = float(np.std(data, ddof=1)) if n > 1 else 0.0
+    low, high, level = median_ci(list(data))
+    return Summary(
+        n=n,
+        median=float(np.median(data)),
+        min=float(np.min(data)),
+        max=float(np.max(data)),
+        mean=mean,
+        stdev=stdev,
+        ci_low=low,
+        ci_high=high,
+        ci_level=level,
+        cv=stdev / abs(mean) if mean else 0.0,
+        outliers=outlier_indices(list(data)),
+    )
+
+
+def compare(baseline: Sequence[float], values: Sequence[float], level: float = CONFIDENCE) -> Comparison | None:
+    """Ratio of ``values`` to ``baseline`` with its interval; None when no ratio exists
+    (an empty group, or a value that is zero or negative)."""
+    if not baseline or not values or min(baseline) <= 0 or min(values) <= 0:
+        return None
+    log_b = np.log(np.asarray(baseline, dtype=float))
+    log_v = np.log(np.asarray(values, dtype=float))
+    diff = float(np.mean(log_v) - np.mean(log_b))
+    ratio = math.exp(diff)
+    n_b, n_v = len(log_b), len(log_v)
+    if n_b < 2 or n_v < 2:
+        return Comparison(ratio, math.nan, math.nan, math.nan, False)
+    var_b = float(np.var(log_b, ddof=1))
+    var_v = float(np.var(log_v, ddof=1))
+    se = math.sqrt(var_b / n_b + var_v / n_v)
+    if se == 0:
+        exact = diff != 0
+        return Comparison(ratio, ratio, ratio, 0.0 if exact else 1.0, exact)
+    df = (var_b / n_b + var_v / n_v) ** 2 / ((var_b / n_b) ** 2 / (n_b - 1) + (var_v / n_v) ** 2 / (n_v - 1))
+    t_crit = float(sps.t.ppf(0.5 + level / 2, df))
+    p_value = float(2 * sps.t.sf(abs(diff) / se, df))
+    low, high = math.exp(diff - t_crit * se), math.exp(diff + t_crit * se)
+    return Comparison(ratio, low, high, p_value, significant=not (low <= 1.0 <= high))

@@ -1,0 +1,59 @@
+"""Schema versions and the step-by-step migrations between them.
+
+``PRAGMA user_version`` holds the version. Each entry of MIGRATIONS upgrades
+from its index to index + 1; never edit a released step, append a new one.
+
+History:
+  1  runs, targets, workloads, samples
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[str] = [
+    # 0 -> 1
+    """
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        created_at REAL NOT NULL,
+        finished_at REAL,
+        status TEXT NOT NULL,
+        command TEXT NOT NULL,
+        config TEXT NOT NULL,
+        host TEXT NOT NULL
+    );
+    CREATE TABLE targets (
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        label TEXT NOT NULL,
+        path TEXT NOT NULL,
+        info TEXT,
+        PRIMARY KEY (run_id, label)
+    );
+    CREATE TABLE workloads (
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        workload TEXT NOT NULL,
+        PRIMARY KEY (run_id, name)
+    );
+    CREATE TABLE samples (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        target TEXT NOT NULL,
+        workload TEXT NOT NULL,
+        round INTEGER NOT NULL,
+        ok INTEGER NOT NULL,
+        metrics TEXT NOT NULL,
+        caveats TEXT NOT NULL,
+        error TEXT NOT NULL,
+        started_at REAL NOT NULL,
+        wall_s REAL NOT NULL,
+        cache_action TEXT NOT NULL,
+        raw TEXT NOT NULL,
+        UNIQUE (run_id, target, workload, round)
+    );
+    CREATE INDEX samples_run ON samples(run_id);
+    """,
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)

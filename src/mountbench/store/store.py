@@ -1,0 +1,235 @@
+"""Read and write runs in SQLite."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from mountbench.errors import StoreError
+from mountbench.model import Caveat, RunData, Sample, Target, TargetInfo, TargetRecord, Workload
+from mountbench.store.schema import MIGRATIONS, SCHEMA_VERSION
+
+
+def default_db_path() -> Path:
+    """``$MOUNTBENCH_DB``, else ``<user data dir>/mountbench/results.sqlite``."""
+    env = os.environ.get("MOUNTBENCH_DB")
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_data_dir("mountbench")) / "results.sqlite"
+
+
+class Store:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(path, timeout=30)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(
+                f"cannot open the results database {path} ({exc}); pass --db with a writable path"
+            ) from None
+        self.db.execute("PRAGMA foreign_keys = ON")
+        self._migrate()
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _migrate(self) -> None:
+        try:
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path} is not a mountbench database ({exc}); pass --db with another path") from None
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path} was written by a newer mountbench (schema {version}, this one knows "
+                f"{SCHEMA_VERSION}); upgrade mountbench or pass --db with another path"
+            )
+        for step in range(version, SCHEMA_VERSION):
+            with self.db:
+                self.db.executescript(MIGRATIONS[step])
+                self.db.execute(f"PRAGMA user_version = {step + 1}")
+
+    # --- writing -------------------------------------------------------------
+
+    def create_run(
+        self,
+        run_id: str,
+        command: str,
+        config: dict[str, Any],
+        host: dict[str, Any],
+        targets: list[TargetRecord],
+        workloads: list[Workload],
+        created_at: float | None = None,
+    ) -> None:
+        with self.db:
+            self.db.execute(
+                "INSERT INTO runs (id, created_at, status, command, config, host) VALUES (?, ?, 'running', ?, ?, ?)",
+                (run_id, created_at or time.time(), command, json.dumps(config), json.dumps(host)),
+            )
+            self.db.executemany(
+                "INSERT INTO targets (run_id, position, label, path, info) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (run_id, i, r.target.label, r.target.path, json.dumps(r.info.to_dict()) if r.info else None)
+                    for i, r in enumerate(targets)
+                ],
+            )
+            self.db.executemany(
+                "INSERT INTO workloads (run_id, position, name, workload) VALUES (?, ?, ?, ?)",
+                [(run_id, i, w.name, json.dumps(w.to_dict())) for i, w in enumerate(workloads)],
+            )
+
+    def update_target_info(self, run_id: str, label: str, info: TargetInfo) -> None:
+        with self.db:
+            self.db.execute(
+                "UPDATE targets SET info = ? WHERE run_id = ? AND label = ?",
+                (json.dumps(info.to_dict()), run_id, label),
+            )
+
+    def add_sample(self, run_id: str, sample: Sample) -> None:
+        """Commit one sample at once: a crash afterwards cannot lose it."""
+        with self.db:
+            self.db.execute(
+                "INSERT OR REPLACE INTO samples (run_id, target, workload, round, ok, metrics, caveats, error,"
+                " started_at, wall_s, cache_action, raw) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    sample.target,
+                    sample.workload,
+                    sample.round,
+                    int(sample.ok),
+                    json.dumps(sample.metrics),
+                    json.dumps([c.to_dict() for c in sample.caveats]),
+                    sample.error,
+                    sample.started_at,
+                    sample.wall_s,
+                    sample.cache_action,
+                    sample.raw,
+                ),
+            )
+
+    def set_status(self, run_id: str, status: str) -> None:
+        finished = time.time() if status != "running" else None
+        with self.db:
+            self.db.execute("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, finished, run_id))
+
+    def import_run(self, run: RunData) -> bool:
+        """Store a run exported elsewhere; False when a run with that id is already here."""
+        if self.db.execute("SELECT 1 FROM runs WHERE id = ?", (run.id,)).fetchone():
+            return False
+        self.create_run(
+            run.id, run.command, run.config, run.host, list(run.targets), list(run.workloads), created_at=run.created_at
+        )
+        for sample in run.samples:
+            self.add_sample(run.id, sample)
+        with self.db:
+            self.db.execute(
+                "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (run.status, run.finished_at, run.id)
+            )
+        return True
+
+    # --- reading -------------------------------------------------------------
+
+    def list_runs(self) -> list[dict[str, Any]]:
+        rows = self.db.execute(
+            "SELECT r.id, r.created_at, r.finished_at, r.status, r.command, r.host,"
+            " (SELECT COUNT(*) FROM samples s WHERE s.run_id = r.id),"
+            " (SELECT group_concat(label, ', ') FROM"
+            "   (SELECT label FROM targets t WHERE t.run_id = r.id ORDER BY position))"
+            " FROM runs r ORDER BY r.created_at"
+        ).fetchall()
+        return [
+            {
+                "id": row[0],
+                "created_at": row[1],
+                "finished_at": row[2],
+                "status": row[3],
+                "command": row[4],
+                "hostname": json.loads(row[5]).get("hostname", ""),
+                "samples": row[6],
+                "targets": row[7] or "",
+            }
+            for row in rows
+        ]
+
+    def resolve(self, run_ref: str) -> str:
+        """A full id, a unique prefix of one, or 'last'."""
+        if run_ref == "last":
+            row = self.db.execute("SELECT id FROM runs ORDER BY created_at DESC LIMIT 1").fetchone()
+            if row is None:
+                raise StoreError(f"no runs stored in {self.path} yet; start one with 'mountbench run'")
+            return row[0]
+        rows = self.db.execute("SELECT id FROM runs WHERE id LIKE ? || '%'", (run_ref,)).fetchall()
+        if len(rows) == 1:
+            return rows[0][0]
+        if not rows:
+            raise StoreError(f"no run {run_ref!r} in {self.path}; 'mountbench list' shows the stored runs")
+        raise StoreError(f"run id {run_ref!r} is ambiguous ({len(rows)} runs match); give more characters")
+
+    def load_run(self, run_ref: str, *, with_raw: bool = False) -> RunData:
+        run_id = self.resolve(run_ref)
+        row = self.db.execute(
+            "SELECT id, created_at, finished_at, status, command, config, host FROM runs WHERE id = ?", (run_id,)
+        ).fetchone()
+        targets = tuple(
+            TargetRecord(Target(label, path), TargetInfo.from_dict(json.loads(info)) if info else None)
+            for label, path, info in self.db.execute(
+                "SELECT label, path, info FROM targets WHERE run_id = ? ORDER BY position", (run_id,)
+            )
+        )
+        workloads = tuple(
+            Workload.from_dict(json.loads(text))
+            for (text,) in self.db.execute(
+                "SELECT workload FROM workloads WHERE run_id = ? ORDER BY position", (run_id,)
+            )
+        )
+        raw_col = "raw" if with_raw else "''"
+        samples = tuple(
+            Sample(
+                target=r[0],
+                workload=r[1],
+                round=r[2],
+                ok=bool(r[3]),
+                metrics=json.loads(r[4]),
+                caveats=tuple(Caveat.from_dict(c) for c in json.loads(r[5])),
+                error=r[6],
+                started_at=r[7],
+                wall_s=r[8],
+                cache_action=r[9],
+                raw=r[10],
+            )
+            for r in self.db.execute(
+                "SELECT target, workload, round, ok, metrics, caveats, error, started_at, wall_s, cache_action,"
+                f" {raw_col} FROM samples WHERE run_id = ? ORDER BY id",
+                (run_id,),
+            )
+        )
+        return RunData(
+            id=row[0],
+            created_at=row[1],
+            finished_at=row[2],
+            status=row[3],
+            command=row[4],
+            config=json.loads(row[5]),
+            host=json.loads(row[6]),
+            targets=targets,
+            workloads=workloads,
+            samples=samples,
+        )
+
+    def done_items(self, run_id: str) -> set[tuple[str, str, int]]:
+        return {
+            (t, w, r)
+            for t, w, r in self.db.execute("SELECT target, workload, round FROM samples WHERE run_id = ?", (run_id,))
+        }

@@ -1,0 +1,171 @@
+"""From stored runs to the comparison table: rows of workload metrics, columns of
+targets, each cell a summary with its ratio to the baseline and its caveats.
+
+Pure: takes RunData, returns plain dataclasses that reports render.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from mountbench import model
+from mountbench.errors import UsageError
+from mountbench.metrics import MetricInfo, describe, headline_metrics, metric_matches
+from mountbench.model import Caveat, RunData, Sample
+from mountbench.stats import UNSTABLE_CV, Comparison, Summary, compare, summarize
+
+
+@dataclass(frozen=True)
+class Cell:
+    target: str
+    summary: Summary | None  # None when no sample succeeded
+    comparison: Comparison | None  # None for the baseline itself or when no ratio exists
+    caveats: tuple[Caveat, ...]
+    errors: tuple[str, ...]  # distinct failure messages
+    failed: int
+    values: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Row:
+    workload: str
+    title: str
+    metric: MetricInfo
+    cells: dict[str, Cell]
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run_ids: tuple[str, ...]
+    targets: tuple[str, ...]
+    baseline: str
+    rows: tuple[Row, ...]
+
+
+def summarize_runs(
+    runs: Sequence[RunData],
+    *,
+    baseline: str | None = None,
+    metrics: Sequence[str] = (),
+) -> RunSummary:
+    """Build the table. ``metrics`` are aliases (``iops``, ``lat-p99``, full names);
+    empty means each workload's headline metrics."""
+    targets = _target_columns(runs)
+    if not targets:
+        raise UsageError("the run has no targets to report")
+    chosen_baseline = baseline or _configured_baseline(runs) or targets[0]
+    if chosen_baseline not in targets:
+        raise UsageError(
+            f"baseline {chosen_baseline!r} is not a target of this run; choose one of: {', '.join(targets)}"
+        )
+    samples = [s for run in runs for s in run.samples]
+    by_key: dict[tuple[str, str], list[Sample]] = defaultdict(list)
+    for sample in samples:
+        by_key[(sample.workload, sample.target)].append(sample)
+    rows: list[Row] = []
+    matched_any = not metrics
+    for workload in _workloads(runs):
+        available = sorted({m for s in samples if s.workload == workload.name and s.ok for m in s.metrics})
+        if metrics:
+            names = [m for m in available if any(metric_matches(alias, m) for alias in metrics)]
+            matched_any = matched_any or bool(names)
+        else:
+            names = headline_metrics(workload, available) or _fallback_metrics(by_key, workload.name)
+        for name in names:
+            info = describe(name)
+            cells = {label: _cell(label, by_key.get((workload.name, label), []), name) for label in targets}
+            base_values = cells[chosen_baseline].values
+            cells = {
+                label: _with_comparison(cell, base_values) if label != chosen_baseline else cell
+                for label, cell in cells.items()
+            }
+            rows.append(Row(workload.name, workload.title, info, cells))
+    if not matched_any:
+        raise UsageError(
+            f"no workload in this run has metric {', '.join(metrics)}; try iops, bw, lat-mean, lat-p99 or a full "
+            "name such as read.lat_p99.9"
+        )
+    return RunSummary(tuple(run.id for run in runs), tuple(targets), chosen_baseline, tuple(rows))
+
+
+def _fallback_metrics(by_key: dict[tuple[str, str], list[Sample]], workload: str) -> list[str]:
+    """A workload whose every sample failed still gets a row, so its errors show."""
+    if any(key[0] == workload for key in by_key):
+        return ["error"]
+    return []
+
+
+def _cell(label: str, samples: list[Sample], metric: str) -> Cell:
+    ok = [s for s in samples if s.ok and metric in s.metrics]
+    failed = [s for s in samples if not s.ok]
+    values = tuple(float(s.metrics[metric]) for s in ok)
+    caveats = _merge_caveats(s.caveats for s in samples)
+    summary = summarize(values) if values else None
+    if summary is not None:
+        caveats += _quality_caveats(summary)
+    return Cell(
+        target=label,
+        summary=summary,
+        comparison=None,
+        caveats=caveats,
+        errors=tuple(dict.fromkeys(s.error for s in failed)),
+        failed=len(failed),
+        values=values,
+    )
+
+
+def _with_comparison(cell: Cell, base_values: tuple[float, ...]) -> Cell:
+    if not cell.values or not base_values:
+        return cell
+    return Cell(
+        cell.target,
+        cell.summary,
+        compare(base_values, cell.values),
+        cell.caveats,
+        cell.errors,
+        cell.failed,
+        cell.values,
+    )
+
+
+def _quality_caveats(summary: Summary) -> tuple[Caveat, ...]:
+    found = []
+    if summary.n < 3:
+        found.append(
+            Caveat(model.FEW_SAMPLES, f"only {summary.n} sample(s): no useful interval; use --repeat 3 or more")
+        )
+    if summary.cv > UNSTABLE_CV:
+        found.append(Caveat(model.UNSTABLE, f"unstable: samples vary by {summary.cv:.0%} (coefficient of variation)"))
+    if summary.outliers:
+        found.append(Caveat(model.OUTLIERS, f"{len(summary.outliers)} outlier sample(s) (modified z-score > 3.5)"))
+    return tuple(found)
+
+
+def _merge_caveats(groups: Iterable[Iterable[Caveat]]) -> tuple[Caveat, ...]:
+    return tuple(dict.fromkeys(c for group in groups for c in group))
+
+
+def _target_columns(runs: Sequence[RunData]) -> list[str]:
+    labels: list[str] = []
+    for run in runs:
+        for label in run.target_labels():
+            if label not in labels:
+                labels.append(label)
+    return labels
+
+
+def _configured_baseline(runs: Sequence[RunData]) -> str | None:
+    for run in runs:
+        if run.config.get("baseline"):
+            return run.config["baseline"]
+    return None
+
+
+def _workloads(runs: Sequence[RunData]) -> list[model.Workload]:
+    seen: dict[str, model.Workload] = {}
+    for run in runs:
+        for workload in run.workloads:
+            seen.setdefault(workload.name, workload)
+    return list(seen.values())

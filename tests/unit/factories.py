@@ -1,0 +1,54 @@
+"""Synthetic runs for tests of the pure parts (summary, reports, export)."""
+
+from __future__ import annotations
+
+from mountbench.model import Caveat, RunData, Sample, Target, TargetInfo, TargetRecord, Workload
+
+INFO = TargetInfo("tmpfs", "/dev/shm", "tmpfs", "rw", 10**10, 2 * 10**10, True, "accepted")
+
+
+def fio_workload(name: str, rw: str = "randread", bs: str = "4k") -> Workload:
+    return Workload(name, "fio", name.upper(), "preset:test", {"section": name, "options": [["rw", rw], ["bs", bs]]})
+
+
+def make_run(
+    values: dict[tuple[str, str], list[float]],
+    metric: str = "read.iops",
+    *,
+    run_id: str = "r1",
+    errors: dict[tuple[str, str], str] | None = None,
+    caveats: dict[tuple[str, str], tuple[Caveat, ...]] | None = None,
+    workloads: list[Workload] | None = None,
+    baseline: str | None = None,
+    host: dict | None = None,
+) -> RunData:
+    labels = list(dict.fromkeys(t for t, _ in values))
+    names = list(dict.fromkeys(w for _, w in values))
+    samples = []
+    for (target, workload), series in values.items():
+        for i, v in enumerate(series):
+            samples.append(Sample(target, workload, i, True, {metric: v}, (caveats or {}).get((target, workload), ())))
+    for (target, workload), message in (errors or {}).items():
+        samples.append(Sample(target, workload, 99, False, {}, (), error=message))
+    return RunData(
+        id=run_id,
+        created_at=1.7e9,
+        finished_at=1.7e9 + 60,
+        status="complete",
+        command="mountbench run",
+        config={"repeat": 3, "seed": 1, "baseline": baseline or labels[0], "drop_caches": "auto"},
+        host=host
+        or {
+            "hostname": "h",
+            "os": "Linux 6.1",
+            "cpu_model": "cpu",
+            "cpu_count": 2,
+            "ram_bytes": 2**34,
+            "fio_version": "fio-3.33",
+            "mountbench_version": "0.1.0",
+            "kernel": "6.1",
+        },
+        targets=tuple(TargetRecord(Target(label, f"/{label}"), INFO) for label in labels),
+        workloads=tuple(workloads or [fio_workload(n) for n in names]),
+        samples=tuple(samples),
+    )

@@ -1,0 +1,65 @@
+import math
+
+import pytest
+
+from mountbench.stats import compare, median_ci, outlier_indices, summarize
+
+
+def test_median_ci_reports_the_confidence_it_really_has():
+    low, high, level = median_ci([3.0, 1.0, 2.0])
+    assert (low, high) == (1.0, 3.0)
+    assert level == pytest.approx(0.75)  # 1 - 2 * 0.5**3
+    low, high, level = median_ci(list(range(1, 21)))
+    assert level >= 0.95
+    assert 1 < low < 10.5 < high < 20  # narrower than min..max with 20 samples
+
+
+def test_median_ci_single_value_has_no_confidence():
+    assert median_ci([5.0]) == (5.0, 5.0, 0.0)
+
+
+def test_summarize():
+    s = summarize([10.0, 12.0, 11.0, 50.0, 10.5])
+    assert s.n == 5
+    assert s.median == 11.0
+    assert s.min == 10.0 and s.max == 50.0
+    assert s.mean == pytest.approx(18.7)
+    assert s.outliers == (3,)
+    assert s.cv > 0.5
+
+
+def test_outliers_need_spread_and_three_values():
+    assert outlier_indices([1.0, 1.0, 1.0, 9.0]) == ()  # MAD 0
+    assert outlier_indices([1.0, 100.0]) == ()
+
+
+def test_clear_difference_is_significant_with_interval_excluding_one():
+    c = compare([100.0, 102.0, 98.0], [50.0, 51.0, 49.0])
+    assert c.ratio == pytest.approx(0.5, rel=0.01)
+    assert c.low < 0.5 < c.high < 1
+    assert c.significant
+    assert c.p_value < 0.05
+
+
+def test_noise_is_not_a_winner():
+    c = compare([100.0, 130.0, 80.0], [105.0, 90.0, 125.0])
+    assert not c.significant
+    assert c.low < 1 < c.high
+
+
+def test_identical_constant_groups():
+    same = compare([5.0, 5.0], [5.0, 5.0])
+    assert same.ratio == 1 and not same.significant
+    differ = compare([5.0, 5.0], [10.0, 10.0])
+    assert differ.ratio == pytest.approx(2) and differ.significant
+
+
+def test_no_ratio_for_zero_or_empty():
+    assert compare([], [1.0]) is None
+    assert compare([0.0, 1.0], [1.0, 2.0]) is None
+
+
+def test_single_samples_have_a_ratio_but_no_interval():
+    c = compare([2.0], [4.0])
+    assert c.ratio == pytest.approx(2.0)
+    assert math.isnan(c.low) and not c.significant

@@ -1,0 +1,78 @@
+import sqlite3
+
+import pytest
+from factories import make_run
+
+from mountbench.errors import StoreError
+from mountbench.model import Sample
+from mountbench.store import Store
+from mountbench.store.schema import SCHEMA_VERSION
+
+
+def test_round_trip_and_samples_committed_immediately(tmp_path):
+    path = tmp_path / "db.sqlite"
+    run = make_run({("a", "w"): [1.0, 2.0]})
+    store = Store(path)
+    store.create_run(run.id, run.command, run.config, run.host, list(run.targets), list(run.workloads))
+    store.add_sample(run.id, run.samples[0])
+    # a second connection (another process after a crash) already sees the sample
+    other = sqlite3.connect(path)
+    assert other.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 1
+    store.add_sample(run.id, run.samples[1])
+    loaded = store.load_run("r")
+    assert loaded.status == "running"
+    assert [s.metrics for s in loaded.samples] == [{"read.iops": 1.0}, {"read.iops": 2.0}]
+    assert loaded.targets == run.targets
+    assert store.done_items(run.id) == {("a", "w", 0), ("a", "w", 1)}
+    store.set_status(run.id, "complete")
+    assert store.load_run("last").status == "complete"
+
+
+def test_schema_version_is_recorded_and_newer_databases_refused(tmp_path):
+    path = tmp_path / "db.sqlite"
+    Store(path).close()
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    db.commit()
+    db.close()
+    with pytest.raises(StoreError, match="newer mountbench"):
+        Store(path)
+
+
+def test_unknown_and_ambiguous_run_ids(tmp_path):
+    store = Store(tmp_path / "db.sqlite")
+    with pytest.raises(StoreError, match="no runs stored"):
+        store.resolve("last")
+    for rid in ("abc1", "abc2"):
+        run = make_run({("a", "w"): [1.0]}, run_id=rid)
+        store.create_run(run.id, run.command, run.config, run.host, list(run.targets), list(run.workloads))
+    with pytest.raises(StoreError, match="ambiguous"):
+        store.resolve("abc")
+    with pytest.raises(StoreError, match="no run 'zzz'"):
+        store.resolve("zzz")
+    assert store.resolve("abc2") == "abc2"
+
+
+def test_not_a_database(tmp_path):
+    path = tmp_path / "db.sqlite"
+    path.write_text("this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="not a mountbench database"):
+        Store(path)
+
+
+def test_import_is_idempotent(tmp_path):
+    store = Store(tmp_path / "db.sqlite")
+    run = make_run({("a", "w"): [1.0, 2.0]})
+    assert store.import_run(run)
+    assert not store.import_run(run)
+    assert len(store.load_run(run.id).samples) == 2
+
+
+def test_sample_errors_round_trip(tmp_path):
+    store = Store(tmp_path / "db.sqlite")
+    run = make_run({("a", "w"): [1.0]})
+    store.create_run(run.id, run.command, run.config, run.host, list(run.targets), list(run.workloads))
+    store.add_sample(run.id, Sample("a", "w", 1, False, {}, (), error="fio failed: EIO", raw="{}"))
+    loaded = store.load_run(run.id, with_raw=True)
+    assert loaded.samples[0].error == "fio failed: EIO" and loaded.samples[0].raw == "{}"
