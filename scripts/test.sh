@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Set up everything the tests need (apt packages, .venv) and run lint + the whole suite.
+# Mount tests need root; they are skipped with a reason otherwise.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install.sh --test
+.venv/bin/ruff check src tests bench
+.venv/bin/python -m pytest -q -ra "$@"

@@ -1,0 +1,47 @@
+"""What is done about the page cache before a sample, and the caveat when nothing can be."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from mountbench import model
+from mountbench.hostinfo import is_root
+from mountbench.model import Caveat
+
+DROP_MODES = ("auto", "always", "never")
+_DROP_FILE = Path("/proc/sys/vm/drop_caches")
+
+
+def before_sample(mode: str, buffered: bool) -> tuple[str, tuple[Caveat, ...]]:
+    """Drop caches when the mode asks for it; return what was done and any caveat.
+
+    auto: drop before buffered workloads (direct I/O bypasses the cache);
+    always: before every sample; never: not at all.
+    """
+    wanted = mode == "always" or (mode == "auto" and buffered)
+    if not wanted:
+        if mode == "never" and buffered:
+            return "not dropped (--drop-caches never)", (
+                Caveat(model.CACHE_NOT_DROPPED, "caches not dropped between samples (--drop-caches never)"),
+            )
+        return "not needed (direct I/O)" if not buffered else "not dropped", ()
+    ok, detail = drop_page_cache()
+    if ok:
+        return "dropped (sync; echo 3 > /proc/sys/vm/drop_caches)", ()
+    caveat = Caveat(model.CACHE_NOT_DROPPED, f"caches not dropped between samples: {detail}")
+    return f"not dropped: {detail}", (caveat,) if buffered else ()
+
+
+def drop_page_cache() -> tuple[bool, str]:
+    if not sys.platform.startswith("linux"):
+        return False, "only implemented on Linux"
+    if not is_root():
+        return False, "not root (run as root to drop caches)"
+    try:
+        os.sync()
+        _DROP_FILE.write_text("3\n")
+    except OSError as exc:
+        return False, f"{_DROP_FILE}: {exc.strerror}"
+    return True, "dropped"

@@ -1,0 +1,436 @@
+"""Commands. The only place that turns errors into exit codes and output."""
+
+from __future__ import annotations
+
+import os
+import random
+import shlex
+import signal
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from mountbench import __version__, caches, hostinfo
+from mountbench import targets as targets_mod
+from mountbench.errors import ExitCode, MountbenchError, UsageError
+from mountbench.execute import Interrupted, RunConfig, Session, check_space
+from mountbench.model import RunData, Workload
+from mountbench.presets import load_preset, preset_names
+from mountbench.report.export import make_document, write_document
+from mountbench.report.progress import ProgressEvents
+from mountbench.report.terminal import render_summary
+from mountbench.runners.base import Runner
+from mountbench.runners.fio import FioRunner, find_fio
+from mountbench.store import Store, default_db_path
+from mountbench.summary import summarize_runs
+from mountbench.units import format_bytes, format_seconds, parse_size
+from mountbench.workloads import assemble
+
+
+def _console(stream) -> Console:
+    """Piped output (logs, CI) gets a wide fixed width instead of rich's 80 columns."""
+    width = None if stream.isatty() or os.environ.get("COLUMNS") else 140
+    return Console(file=stream, width=width)
+
+
+out = _console(sys.stdout)
+err = _console(sys.stderr)
+
+DB_HELP = "results database (default: $MOUNTBENCH_DB or the user data dir)"
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point: run the click group and map every outcome to an exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    try:
+        cli.main(args=args, prog_name="mountbench", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(ExitCode.USAGE)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        err.print("mountbench: interrupted")
+        sys.exit(ExitCode.INTERRUPTED)
+    except Interrupted as exc:
+        click.echo(f"mountbench: {exc}", err=True)
+        sys.exit(ExitCode.INTERRUPTED)
+    except MountbenchError as exc:
+        if debug:
+            traceback.print_exc()
+        click.echo(f"mountbench: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except Exception as exc:  # a bug: say so, and show the traceback only on request
+        if debug:
+            traceback.print_exc()
+        else:
+            click.echo(
+                f"mountbench: internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)", err=True
+            )
+        sys.exit(ExitCode.FAILURE)
+    sys.exit(ExitCode.OK)
+
+
+def _sigterm_as_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("--debug", is_flag=True, help="show tracebacks for errors")
+@click.version_option(__version__, prog_name="mountbench")
+def cli(debug: bool) -> None:
+    """How does the storage behind these directories really compare?
+
+    \b
+    mountbench run                       this directory vs a RAM baseline (/dev/shm)
+    mountbench run ssd=/mnt/ssd nfs=/mnt/nfs --preset cdm
+    mountbench run /mnt/a /mnt/b --job mytest.fio --repeat 5
+    """
+
+
+# --- run --------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("target", nargs=-1)
+@click.option("--preset", "presets", multiple=True, metavar="NAME", help="named suite (repeatable; default quick)")
+@click.option(
+    "--job",
+    "jobs",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="fio job file, one workload per section (repeatable)",
+)
+@click.option("--baseline", metavar="LABEL", help="target the others are compared with (default: the first)")
+@click.option("--repeat", default=3, show_default=True, type=click.IntRange(1, 1000), help="samples per cell")
+@click.option("--runtime", type=click.FloatRange(min=0.1), metavar="SECONDS", help="runtime of every fio job")
+@click.option("--size", "size_text", metavar="SIZE", help="working-set size, e.g. 1G (largest job of each suite)")
+@click.option("--seed", type=int, help="seed of the interleaved order (default: random, recorded)")
+@click.option(
+    "--drop-caches",
+    type=click.Choice(caches.DROP_MODES),
+    default="auto",
+    show_default=True,
+    help="drop page caches before samples (auto: before buffered workloads, as root)",
+)
+@click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)
+@click.option(
+    "--json",
+    "json_out",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="also write the run as JSON (rewritten after every sample)",
+)
+@click.option("--keep", is_flag=True, help="keep each target's scratch data")
+@click.option("--dry-run", is_flag=True, help="print the plan and the exact fio job files, then exit")
+@click.option("--resume", metavar="RUN", help="finish an interrupted or killed run")
+@click.option("--debug", is_flag=True, hidden=True)
+def run(
+    target: tuple[str, ...],
+    presets: tuple[str, ...],
+    jobs: tuple[Path, ...],
+    baseline: str | None,
+    repeat: int,
+    runtime: float | None,
+    size_text: str | None,
+    seed: int | None,
+    drop_caches: str,
+    db: Path | None,
+    json_out: Path | None,
+    keep: bool,
+    dry_run: bool,
+    resume: str | None,
+    debug: bool,
+) -> None:
+    """Compare the storage behind TARGET directories (label=path to name them).
+
+    Each target gets a scratch directory .mountbench-<run id>/ that is removed
+    afterwards; nothing else in it is touched. With no TARGET: the current
+    directory against a RAM baseline.
+    """
+    if resume:
+        if target or presets or jobs:
+            raise UsageError("--resume takes no targets, presets or job files: the run's own are used")
+        _resume(resume, db, json_out)
+        return
+    fio = find_fio()
+    default_set = not target
+    resolved = targets_mod.resolve_targets(list(target) or targets_mod.default_targets())
+    size = parse_size(size_text) if size_text else None
+    if size is not None and size <= 0:
+        raise UsageError("--size must be positive, e.g. --size 1G")
+    workloads = assemble(presets, jobs, size=size, runtime=runtime)
+    runners = _runners(fio)
+    _check_workloads(workloads, runners)
+    labels = [t.label for t in resolved]
+    chosen_baseline = baseline or labels[0]
+    if chosen_baseline not in labels:
+        raise UsageError(f"--baseline {chosen_baseline!r} is not a target label; choose one of: {', '.join(labels)}")
+    config = RunConfig(
+        targets=tuple(resolved),
+        workloads=tuple(workloads),
+        repeat=repeat,
+        seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
+        baseline=chosen_baseline,
+        drop_caches=drop_caches,
+        keep=keep,
+        extra={
+            "presets": list(presets) or ([] if jobs else ["quick"]),
+            "job_files": [str(p) for p in jobs],
+            "size": size,
+            "runtime": runtime,
+            "default_targets": default_set,
+        },
+    )
+    if dry_run:
+        _dry_run(config, runners)
+        return
+    for notice in check_space(config, lambda w: runners[w.kind]):
+        err.print(f"note: {notice}")
+    with Store(db or default_db_path()) as store:
+        session = Session(config, runners, store, ProgressEvents(err), on_saved=_exporter(store, json_out))
+        _execute(session, store, command=_command_line(), host=hostinfo.collect(fio.version))
+
+
+def _runners(fio: object) -> dict[str, Runner]:
+    return {"fio": FioRunner(fio)}  # type: ignore[arg-type]
+
+
+def _check_workloads(workloads: list[Workload], runners: dict[str, Runner]) -> None:
+    for kind, runner in runners.items():
+        runner.check([w for w in workloads if w.kind == kind])
+    unknown = {w.kind for w in workloads} - set(runners)
+    if unknown:
+        raise UsageError(f"no runner for workload kind(s) {', '.join(sorted(unknown))}; upgrade mountbench")
+
+
+def _execute(session: Session, store: Store, *, command: str, host: dict, resume: bool = False) -> None:
+    try:
+        session.ready_targets()
+        session.prepare_all()
+    except BaseException:
+        session.finish()
+        raise
+    status = session.execute(resume=resume, command=command, host=host)
+    run = store.load_run(session.run_id)
+    out.print(render_summary(summarize_runs([run]), [run]))
+    if status != "complete":
+        raise Interrupted(session.run_id)
+
+
+def _resume(run_ref: str, db: Path | None, json_out: Path | None) -> None:
+    with Store(db or default_db_path()) as store:
+        run = store.load_run(run_ref)
+        if run.status == "complete":
+            raise UsageError(f"run {run.id} is complete; nothing to resume ('mountbench show {run.id}' shows it)")
+        fio = find_fio()
+        runners = _runners(fio)
+        _check_workloads(list(run.workloads), runners)
+        for record in run.targets:
+            targets_mod.resolve_path(record.target.path)
+        config = RunConfig(
+            targets=tuple(r.target for r in run.targets),
+            workloads=run.workloads,
+            repeat=int(run.config["repeat"]),
+            seed=int(run.config["seed"]),
+            baseline=run.config["baseline"],
+            drop_caches=run.config.get("drop_caches", "auto"),
+            keep=bool(run.config.get("keep", False)),
+        )
+        session = Session(
+            config, runners, store, ProgressEvents(err), run_id=run.id, on_saved=_exporter(store, json_out)
+        )
+        _execute(session, store, command=run.command, host=run.host, resume=True)
+
+
+def _exporter(store: Store, json_out: Path | None):
+    """Rewrite the JSON export after every sample, so a later failure loses nothing."""
+    if json_out is None:
+        return None
+    json_out = json_out.expanduser()
+    if not json_out.parent.is_dir():
+        raise UsageError(f"--json {json_out}: directory {json_out.parent} does not exist; create it first")
+
+    def export(run_id: str) -> None:
+        run = store.load_run(run_id)
+        write_document(json_out, make_document([run], _summary_or_none(run)))
+
+    return export
+
+
+def _summary_or_none(run: RunData):
+    try:
+        return summarize_runs([run])
+    except UsageError:
+        return None
+
+
+def _dry_run(config: RunConfig, runners: dict[str, Runner]) -> None:
+    session = Session(config, runners, store=None)  # type: ignore[arg-type]
+    session.imagine_targets()
+    session.prepare_all(dry=True)
+    plan = session.plan()
+    total = sum(item.estimate_s for item in plan)
+    out.print(
+        f"[bold]Plan[/bold]: {len(config.targets)} targets × {len(config.workloads)} workloads × "
+        f"{config.repeat} repetitions = {len(plan)} samples, about {format_seconds(total)} of I/O "
+        f"(seed {config.seed}, baseline {config.baseline})"
+    )
+    for target in config.targets:
+        out.print(f"  target {target.label}: {target.path} (scratch {targets_mod.scratch_name(session.run_id)}/)")
+    out.print("[bold]Order[/bold] (rounds shuffled by the seed):")
+    for item in plan:
+        out.print(
+            f"  round {item.round + 1}: {item.target} · {item.workload} (≤ {format_seconds(item.estimate_s)})",
+            highlight=False,
+        )
+    out.print("[bold]Job files[/bold] (O_DIRECT is not probed in a dry run):")
+    for (label, _name), prepared in session.prepared.items():
+        out.print(f"[dim]# {label}[/dim]")
+        out.print(prepared.text, markup=False, highlight=False)
+        for caveat in prepared.caveats:
+            out.print(f"  caveat: {caveat.text}", markup=False)
+
+
+def _command_line() -> str:
+    return shlex.join(["mountbench", *sys.argv[1:]])
+
+
+# --- list, show, presets ---------------------------------------------------------------
+
+
+@cli.command(name="list")
+@click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)
+def list_runs(db: Path | None) -> None:
+    """List stored runs."""
+    import time
+
+    with Store(db or default_db_path()) as store:
+        runs = store.list_runs()
+    if not runs:
+        out.print("no runs stored yet; start one with 'mountbench run'")
+        return
+    table = Table("started", "status", "host", "samples", "targets")
+    table.add_column("run", no_wrap=True)
+    for row in runs:
+        started = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["created_at"]))
+        table.add_row(started, row["status"], row["hostname"], str(row["samples"]), row["targets"], row["id"])
+    out.print(table)
+
+
+@cli.command()
+@click.argument("run_ref", metavar="RUN", default="last")
+@click.option("--baseline", metavar="LABEL", help="compare with this target instead")
+@click.option(
+    "--metric", "metrics", multiple=True, help="metric to show: iops, bw, lat-mean, lat-p99, read.lat_p99.9 …"
+)
+@click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)
+def show(run_ref: str, baseline: str | None, metrics: tuple[str, ...], db: Path | None) -> None:
+    """Show a stored run's comparison table (default: the last run)."""
+    with Store(db or default_db_path()) as store:
+        run = store.load_run(run_ref)
+    out.print(render_summary(summarize_runs([run], baseline=baseline, metrics=metrics), [run]))
+
+
+@cli.command()
+def presets() -> None:
+    """List the named suites and what each runs."""
+    for name in preset_names():
+        preset = load_preset(name)
+        table = Table(title=f"{name}: {preset.description}", title_justify="left", show_edge=False)
+        for column in ("workload", "rw", "bs", "iodepth", "numjobs", "size", "runtime", "direct", "engine"):
+            table.add_column(column)
+        for workload in preset.workloads:
+            from mountbench.fiojob import FioJob
+
+            job = FioJob.from_spec(workload.spec)
+            table.add_row(
+                workload.name,
+                *(job.get(key) or "-" for key in ("rw", "bs", "iodepth", "numjobs", "size", "runtime", "direct")),
+                job.get("ioengine") or "psync",
+            )
+        out.print(table)
+        out.print()
+
+
+# --- doctor ------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("target", nargs=-1)
+def doctor(target: tuple[str, ...]) -> None:
+    """Check fio, privileges and each TARGET; print every problem with its fix."""
+    problems = 0
+    table = Table("check", "result", "fix", show_lines=False)
+
+    def report(check: str, ok: bool, result: str, fix: str = "") -> None:
+        nonlocal problems
+        problems += 0 if ok else 1
+        table.add_row(check, ("[green]✓[/green] " if ok else "[red]✗[/red] ") + result, "" if ok else fix)
+
+    try:
+        fio = find_fio()
+        report("fio", True, f"{fio.version} at {fio.path}")
+        engines = FioRunner(fio).engines
+        report(
+            "fio libaio engine",
+            "libaio" in engines or sys.platform != "linux",
+            "available" if "libaio" in engines else "missing",
+            "install a fio built with libaio",
+        )
+    except MountbenchError as exc:
+        report("fio", False, "not usable", str(exc))
+    root = hostinfo.is_root()
+    report(
+        "cache dropping",
+        root,
+        "root: page caches can be dropped" if root else "not root",
+        "run as root (sudo) so caches are dropped between samples; otherwise buffered results are marked",
+    )
+    for arg in target or targets_mod.default_targets():
+        _doctor_target(arg, report)
+    out.print(table)
+    if problems:
+        out.print(f"{problems} problem(s) found")
+        sys.exit(1)
+    out.print("all checks passed")
+
+
+def _doctor_target(arg: str, report) -> None:
+    _label, path_text = targets_mod.parse_target_arg(arg)
+    try:
+        resolved = targets_mod.resolve_targets([arg])[0]
+    except MountbenchError as exc:
+        report(f"target {path_text}", False, "unusable", str(exc))
+        return
+    run_id = f"doctor-{os.getpid()}"
+    try:
+        scratch = targets_mod.create_scratch(resolved, run_id)
+    except MountbenchError as exc:
+        report(f"target {resolved.label}", False, "not writable", str(exc))
+        return
+    try:
+        info = targets_mod.inspect_target(resolved, scratch)
+    finally:
+        targets_mod.remove_scratch(scratch, run_id)
+    report(f"target {resolved.label}", True, f"{info.fstype} from {info.mount_source}, writable")
+    report(
+        f"  O_DIRECT on {resolved.label}",
+        info.odirect,
+        info.odirect_detail,
+        "direct workloads will run buffered there and be marked 'buffered: O_DIRECT refused'",
+    )
+    report(
+        f"  free space on {resolved.label}",
+        info.free_bytes > 1024**3,
+        format_bytes(info.free_bytes),
+        "free space or pass --size so the working set fits",
+    )

@@ -1,0 +1,298 @@
+"""Walk the plan: get targets ready, take each sample, store it at once, clean up.
+
+This is the only module that ties runners, store and caches together. It
+reports progress through an Events object and never prints.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import psutil
+
+from mountbench import caches
+from mountbench import targets as targets_mod
+from mountbench.errors import MountbenchError, TargetError
+from mountbench.model import PlanItem, Sample, Target, TargetInfo, TargetRecord, Workload
+from mountbench.plan import build_plan, remaining_estimate
+from mountbench.runners.base import Prepared, Runner, RunSettings, TargetContext, WorkloadFailed
+from mountbench.store import Store
+from mountbench.units import format_bytes
+
+
+class Interrupted(MountbenchError):
+    """Ctrl-C or SIGTERM: finished samples are kept and the run can be resumed."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"interrupted; finished samples are kept. Resume with: mountbench run --resume {run_id}")
+        self.run_id = run_id
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything needed to (re)build a run's plan; stored with the run for --resume."""
+
+    targets: tuple[Target, ...]
+    workloads: tuple[Workload, ...]
+    repeat: int
+    seed: int
+    baseline: str
+    drop_caches: str = "auto"
+    keep: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)  # presets, job files, overrides: for the record
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "targets": [{"label": t.label, "path": t.path} for t in self.targets],
+            "repeat": self.repeat,
+            "seed": self.seed,
+            "baseline": self.baseline,
+            "drop_caches": self.drop_caches,
+            "keep": self.keep,
+            **self.extra,
+        }
+
+
+class Events(Protocol):
+    def on_start(self, run_id: str, plan: list[PlanItem], pending: list[PlanItem]) -> None: ...
+
+    def on_sample_start(self, item: PlanItem, done: int, total: int, eta_s: float) -> None: ...
+
+    def on_sample_done(self, item: PlanItem, sample: Sample) -> None: ...
+
+    def on_finish(self, run_id: str, status: str) -> None: ...
+
+
+class NullEvents:
+    def on_start(self, run_id: str, plan: list[PlanItem], pending: list[PlanItem]) -> None:
+        pass
+
+    def on_sample_start(self, item: PlanItem, done: int, total: int, eta_s: float) -> None:
+        pass
+
+    def on_sample_done(self, item: PlanItem, sample: Sample) -> None:
+        pass
+
+    def on_finish(self, run_id: str, status: str) -> None:
+        pass
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
+
+
+def check_space(config: RunConfig, runner_for: Callable[[Workload], Runner]) -> list[str]:
+    """Refuse, before any write, a target whose free space cannot hold the working set.
+
+    Returns notices for targets whose need could not be computed."""
+    notices = []
+    for target in config.targets:
+        groups: dict[str, int] = defaultdict(int)
+        unknown = []
+        for workload in config.workloads:
+            group, needed = runner_for(workload).space_needed(workload)
+            if needed is None:
+                unknown.append(workload.name)
+            else:
+                groups[group] = max(groups[group], needed)
+        needed_total = sum(groups.values())
+        usage = shutil.disk_usage(target.path)
+        if usage.total == 0:  # ramfs and some FUSE mounts report no size at all
+            notices.append(f"{target.label}: the filesystem reports no size; free space not checked")
+            continue
+        if needed_total > usage.free:
+            raise TargetError(
+                f"not enough space on target {target.label}: the planned working set needs "
+                f"{format_bytes(needed_total)}, {format_bytes(usage.free)} free; pass --size to shrink it or free space"
+            )
+        if unknown:
+            notices.append(f"{target.label}: space needed by {', '.join(unknown)} unknown; not checked")
+    return notices
+
+
+class Session:
+    """One run from readiness to cleanup."""
+
+    def __init__(
+        self,
+        config: RunConfig,
+        runners: dict[str, Runner],
+        store: Store,
+        events: Events | None = None,
+        run_id: str | None = None,
+        on_saved: Callable[[str], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.runners = runners
+        self.store = store
+        self.events = events or NullEvents()
+        self.run_id = run_id or new_run_id()
+        self.on_saved = on_saved
+        self.contexts: dict[str, TargetContext] = {}
+        self.scratch_dirs: list[Path] = []  # created by this session: the only ones it removes
+        self.prepared: dict[tuple[str, str], Prepared] = {}
+        self.workdir: Path | None = None
+        self.settings: RunSettings | None = None
+
+    def runner_for(self, workload: Workload) -> Runner:
+        return self.runners[workload.kind]
+
+    # --- readiness -------------------------------------------------------------
+
+    def ready_targets(self) -> None:
+        """Create each scratch directory and inspect the target; undo all on failure."""
+        try:
+            for target in self.config.targets:
+                scratch = targets_mod.create_scratch(target, self.run_id)
+                self.scratch_dirs.append(scratch)
+                info = targets_mod.inspect_target(target, scratch)
+                self.contexts[target.label] = TargetContext(target, info, scratch)
+        except BaseException:
+            self.remove_scratch()
+            raise
+
+    def imagine_targets(self) -> None:
+        """For --dry-run: contexts as they would be, without writing anything.
+        O_DIRECT is not probed, so jobs are shown as they run where it is accepted."""
+        for target in self.config.targets:
+            mount = targets_mod.find_mount(Path(target.path))
+            free = shutil.disk_usage(target.path)
+            info = TargetInfo(
+                mount.fstype,
+                mount.mount_point,
+                mount.source,
+                mount.options,
+                free.free,
+                free.total,
+                True,
+                "not probed (dry run)",
+            )
+            scratch = Path(target.path) / targets_mod.scratch_name(self.run_id)
+            self.contexts[target.label] = TargetContext(target, info, scratch)
+
+    def prepare_all(self, *, dry: bool = False) -> None:
+        ram = psutil.virtual_memory().total
+        if dry:
+            workdir = Path(tempfile.gettempdir()) / f"mountbench-{self.run_id}"
+        else:
+            workdir = self.workdir = Path(tempfile.mkdtemp(prefix=f"mountbench-{self.run_id}-"))
+        self.settings = RunSettings(ram_bytes=ram, workdir=workdir)
+        for label, ctx in self.contexts.items():
+            for workload in self.config.workloads:
+                prepared = self.runner_for(workload).prepare(workload, ctx, self.settings)
+                self.prepared[(label, workload.name)] = prepared
+
+    def plan(self) -> list[PlanItem]:
+        estimates = {key: p.estimate_s for key, p in self.prepared.items()}
+        return build_plan(
+            [t.label for t in self.config.targets],
+            [w.name for w in self.config.workloads],
+            self.config.repeat,
+            self.config.seed,
+            estimates,
+        )
+
+    # --- the loop ----------------------------------------------------------------
+
+    def execute(self, *, resume: bool = False, command: str = "", host: dict[str, Any] | None = None) -> str:
+        """Run every pending plan item; return the final status."""
+        plan = self.plan()
+        if resume:
+            done = self.store.done_items(self.run_id)
+            for label, ctx in self.contexts.items():
+                self.store.update_target_info(self.run_id, label, ctx.info)
+            self.store.set_status(self.run_id, "running")
+        else:
+            done = set()
+            self.store.create_run(
+                self.run_id,
+                command,
+                self.config.to_dict(),
+                host or {},
+                [TargetRecord(ctx.target, ctx.info) for ctx in self.contexts.values()],
+                list(self.config.workloads),
+            )
+        pending = [i for i in plan if (i.target, i.workload, i.round) not in done]
+        self.events.on_start(self.run_id, plan, pending)
+        status = "interrupted"
+        spent = spent_estimate = 0.0
+        try:
+            for index, item in enumerate(pending):
+                eta = remaining_estimate(pending[index:], spent, spent_estimate)
+                self.events.on_sample_start(item, len(plan) - len(pending) + index, len(plan), eta)
+                sample = self._take(item)
+                self.store.add_sample(self.run_id, sample)
+                if self.on_saved:
+                    self.on_saved(self.run_id)
+                spent += sample.wall_s
+                spent_estimate += item.estimate_s
+                self.events.on_sample_done(item, sample)
+            status = "complete"
+        except KeyboardInterrupt:
+            raise Interrupted(self.run_id) from None
+        finally:
+            self.store.set_status(self.run_id, status)
+            if self.on_saved:
+                self.on_saved(self.run_id)
+            self.finish()
+            self.events.on_finish(self.run_id, status)
+        return status
+
+    def _take(self, item: PlanItem) -> Sample:
+        ctx = self.contexts[item.target]
+        prepared = self.prepared[(item.target, item.workload)]
+        assert self.settings is not None
+        cache_action, cache_caveats = caches.before_sample(self.config.drop_caches, prepared.buffered)
+        started = time.time()
+        t0 = time.monotonic()
+        try:
+            outcome = self.runner_for(prepared.workload).run(prepared, ctx, self.settings)
+        except WorkloadFailed as failure:
+            return Sample(
+                target=item.target,
+                workload=item.workload,
+                round=item.round,
+                ok=False,
+                metrics={},
+                caveats=prepared.caveats + cache_caveats,
+                error=str(failure),
+                started_at=started,
+                wall_s=time.monotonic() - t0,
+                cache_action=cache_action,
+                raw=failure.raw,
+            )
+        return Sample(
+            target=item.target,
+            workload=item.workload,
+            round=item.round,
+            ok=True,
+            metrics=outcome.metrics,
+            caveats=prepared.caveats + cache_caveats + outcome.caveats,
+            started_at=started,
+            wall_s=time.monotonic() - t0,
+            cache_action=cache_action,
+            raw=outcome.raw,
+        )
+
+    # --- cleanup -----------------------------------------------------------------
+
+    def finish(self) -> None:
+        for ctx in self.contexts.values():
+            for runner in self.runners.values():
+                runner.cleanup(ctx)
+        if not self.config.keep:
+            self.remove_scratch()
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def remove_scratch(self) -> None:
+        for scratch in self.scratch_dirs:
+            targets_mod.remove_scratch(scratch, self.run_id)

@@ -1,0 +1,75 @@
+"""Text for one table cell and the footnotes it carries; shared by every format."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from mountbench.metrics import MetricInfo
+from mountbench.model import Caveat
+from mountbench.stats import Comparison
+from mountbench.summary import Cell, RunSummary
+from mountbench.units import format_bytes, format_count, format_rate, format_seconds
+
+
+def format_value(value: float, info: MetricInfo) -> str:
+    if info.unit == "IOPS":
+        return f"{format_count(value)} IOPS"
+    if info.unit == "B/s":
+        return format_rate(value)
+    if info.unit == "B":
+        return format_bytes(value)
+    if info.unit == "s":
+        return format_seconds(value)
+    if info.unit == "%":
+        return f"{value:.1f}%"
+    if info.unit == "1/s":
+        return f"{format_count(value)}/s"
+    return format_count(value)
+
+
+def format_ratio(comparison: Comparison | None) -> str:
+    """``×2.31 (2.10–2.55)``; ``≈ ×1.02 (0.95–1.10)`` when the interval includes 1."""
+    if comparison is None:
+        return ""
+    if math.isnan(comparison.low):
+        return f"×{comparison.ratio:.3g} (no CI)"
+    mark = "" if comparison.significant else "≈ "
+    return f"{mark}×{comparison.ratio:.3g} ({comparison.low:.3g}–{comparison.high:.3g})"
+
+
+def format_spread(cell: Cell) -> str:
+    if cell.summary is None or cell.summary.n < 2:
+        return ""
+    return f"±{cell.summary.cv:.0%}"
+
+
+@dataclass
+class Footnotes:
+    """Caveats and errors numbered in order of first appearance."""
+
+    texts: list[str]
+
+    @classmethod
+    def empty(cls) -> Footnotes:
+        return cls([])
+
+    def mark(self, text: str) -> int:
+        if text not in self.texts:
+            self.texts.append(text)
+        return self.texts.index(text) + 1
+
+    def marks(self, cell: Cell) -> list[int]:
+        numbers = [self.mark(c.text) for c in cell.caveats]
+        numbers += [self.mark(f"failed on {cell.target}: {error}") for error in cell.errors]
+        return sorted(set(numbers))
+
+
+def run_caveats(summary: RunSummary) -> list[Caveat]:
+    """Every distinct caveat in the table, in order."""
+    seen: dict[Caveat, None] = {}
+    for row in summary.rows:
+        for cell in row.cells.values():
+            for caveat in cell.caveats:
+                seen.setdefault(caveat)
+    return list(seen)

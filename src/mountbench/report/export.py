@@ -1,0 +1,176 @@
+"""The versioned JSON document that carries runs between machines and tools.
+
+Format history (``version``; a reader refuses a newer major):
+  1.0  runs (meta, host, targets with info, workloads, samples) + summary rows
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+from mountbench.errors import UsageError
+from mountbench.model import Caveat, RunData, Sample, Target, TargetInfo, TargetRecord, Workload
+from mountbench.summary import RunSummary
+
+FORMAT_NAME = "mountbench-runs"
+FORMAT_VERSION = "1.0"
+
+
+def run_to_dict(run: RunData, *, with_raw: bool = False) -> dict[str, Any]:
+    return {
+        "id": run.id,
+        "created_at": run.created_at,
+        "finished_at": run.finished_at,
+        "status": run.status,
+        "command": run.command,
+        "config": run.config,
+        "host": run.host,
+        "targets": [
+            {"label": r.target.label, "path": r.target.path, "info": r.info.to_dict() if r.info else None}
+            for r in run.targets
+        ],
+        "workloads": [w.to_dict() for w in run.workloads],
+        "samples": [_sample_to_dict(s, with_raw) for s in run.samples],
+    }
+
+
+def _sample_to_dict(sample: Sample, with_raw: bool) -> dict[str, Any]:
+    data = {
+        "target": sample.target,
+        "workload": sample.workload,
+        "round": sample.round,
+        "ok": sample.ok,
+        "metrics": sample.metrics,
+        "caveats": [c.to_dict() for c in sample.caveats],
+        "error": sample.error,
+        "started_at": sample.started_at,
+        "wall_s": sample.wall_s,
+        "cache_action": sample.cache_action,
+    }
+    if with_raw:
+        data["raw"] = sample.raw
+    return data
+
+
+def summary_rows(summary: RunSummary) -> list[dict[str, Any]]:
+    """One flat record per (workload, metric, target): what the table shows."""
+    rows = []
+    for row in summary.rows:
+        for label in summary.targets:
+            cell = row.cells[label]
+            s, c = cell.summary, cell.comparison
+            rows.append(
+                {
+                    "workload": row.workload,
+                    "metric": row.metric.name,
+                    "unit": row.metric.unit,
+                    "higher_is_better": row.metric.higher_is_better,
+                    "target": label,
+                    "baseline": summary.baseline,
+                    "n": s.n if s else 0,
+                    "failed": cell.failed,
+                    "median": s.median if s else None,
+                    "mean": s.mean if s else None,
+                    "stdev": s.stdev if s else None,
+                    "min": s.min if s else None,
+                    "max": s.max if s else None,
+                    "ci_low": s.ci_low if s else None,
+                    "ci_high": s.ci_high if s else None,
+                    "ci_level": s.ci_level if s else None,
+                    "ratio": _finite(c.ratio) if c else None,
+                    "ratio_low": _finite(c.low) if c else None,
+                    "ratio_high": _finite(c.high) if c else None,
+                    "significant": c.significant if c else None,
+                    "caveats": [caveat.text for caveat in cell.caveats],
+                    "errors": list(cell.errors),
+                }
+            )
+    return rows
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def make_document(runs: list[RunData], summary: RunSummary | None, *, with_raw: bool = False) -> dict[str, Any]:
+    return {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "exported_at": time.time(),
+        "runs": [run_to_dict(run, with_raw=with_raw) for run in runs],
+        "summary": summary_rows(summary) if summary else [],
+    }
+
+
+def write_document(path: Path, document: dict[str, Any]) -> None:
+    """Write atomically (temp file + rename) so a reader never sees half a file."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(json.dumps(document, indent=1, sort_keys=False))
+        tmp.replace(path)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path} ({exc.strerror}); choose a writable path") from None
+
+
+def read_document(path: Path) -> list[RunData]:
+    """Load runs from an exported file; refuse foreign, corrupt or newer-major files."""
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise UsageError(f"{path} does not exist; check the path") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(
+            f"{path} is not a readable JSON file ({exc}); give a file made by 'mountbench export'"
+        ) from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
+        raise UsageError(
+            f'{path} is not a mountbench export (no "format": "{FORMAT_NAME}"); '
+            "give a file made by 'mountbench export'"
+        )
+    major = str(data.get("version", "0")).split(".")[0]
+    if not major.isdigit() or int(major) > int(FORMAT_VERSION.split(".")[0]):
+        raise UsageError(
+            f"{path} uses export format {data.get('version')}, newer than this mountbench reads ({FORMAT_VERSION}); "
+            "upgrade mountbench"
+        )
+    try:
+        return [_run_from_dict(run) for run in data["runs"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UsageError(f"{path} is a damaged mountbench export (bad field {exc}); export it again") from None
+
+
+def _run_from_dict(data: dict[str, Any]) -> RunData:
+    return RunData(
+        id=data["id"],
+        created_at=float(data["created_at"]),
+        finished_at=data.get("finished_at"),
+        status=data["status"],
+        command=data.get("command", ""),
+        config=data.get("config", {}),
+        host=data.get("host", {}),
+        targets=tuple(
+            TargetRecord(Target(t["label"], t["path"]), TargetInfo.from_dict(t["info"]) if t.get("info") else None)
+            for t in data["targets"]
+        ),
+        workloads=tuple(Workload.from_dict(w) for w in data["workloads"]),
+        samples=tuple(
+            Sample(
+                target=s["target"],
+                workload=s["workload"],
+                round=int(s["round"]),
+                ok=bool(s["ok"]),
+                metrics={k: float(v) for k, v in s["metrics"].items()},
+                caveats=tuple(Caveat.from_dict(c) for c in s.get("caveats", [])),
+                error=s.get("error", ""),
+                started_at=float(s.get("started_at", 0.0)),
+                wall_s=float(s.get("wall_s", 0.0)),
+                cache_action=s.get("cache_action", ""),
+                raw=s.get("raw", ""),
+            )
+            for s in data["samples"]
+        ),
+    )

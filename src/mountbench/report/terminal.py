@@ -1,0 +1,87 @@
+"""The terminal table: one row per workload metric, one column per target."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from mountbench.model import RunData
+from mountbench.report.cells import Footnotes, format_ratio, format_spread, format_value
+from mountbench.summary import Cell, Row, RunSummary
+from mountbench.units import format_bytes
+
+
+def render_summary(summary: RunSummary, runs: list[RunData]) -> Group:
+    notes = Footnotes.empty()
+    table = Table(
+        title=_title(summary, runs),
+        caption=f"median ±CV · ratio to {summary.baseline} with 95% CI (≈: within noise) · \\[n] footnotes",
+        show_lines=True,
+        header_style="bold",
+    )
+    table.add_column("workload · metric", no_wrap=False)
+    for label in summary.targets:
+        suffix = " (baseline)" if label == summary.baseline else ""
+        table.add_column(label + suffix, justify="right")
+    for row in summary.rows:
+        table.add_row(_row_label(row), *(_cell_text(row, row.cells[label], notes) for label in summary.targets))
+    parts: list = [table]
+    if notes.texts:
+        parts.append(Text("\n".join(f"[{i}] {text}" for i, text in enumerate(notes.texts, 1)), style="yellow"))
+    parts.append(Text(environment_text(runs), style="dim"))
+    return Group(*parts)
+
+
+def _title(summary: RunSummary, runs: list[RunData]) -> str:
+    statuses = {run.status for run in runs}
+    status = "" if statuses == {"complete"} else f" [{', '.join(sorted(statuses))}]"
+    return f"mountbench run {', '.join(summary.run_ids)}{status}"
+
+
+def _row_label(row: Row) -> Text:
+    better = "higher is better" if row.metric.higher_is_better else "lower is better"
+    return Text.assemble((row.title, "bold"), "\n", (f"{row.metric.label} ({better})", "dim"))
+
+
+def _cell_text(row: Row, cell: Cell, notes: Footnotes) -> Text:
+    marks = notes.marks(cell)
+    mark_text = f" [{','.join(map(str, marks))}]" if marks else ""
+    if cell.summary is None:
+        text = Text(f"✗ failed {cell.failed}/{cell.failed}" if cell.failed else "no data", style="red")
+        text.append(mark_text, style="yellow")
+        return text
+    text = Text(format_value(cell.summary.median, row.metric), style="bold")
+    spread = format_spread(cell)
+    if spread:
+        text.append(f" {spread}", style="dim")
+    text.append(mark_text, style="yellow")
+    if cell.failed:
+        text.append(f"\n{cell.failed} failed", style="red")
+    ratio = format_ratio(cell.comparison)
+    if ratio:
+        text.append("\n" + ratio, style="dim" if ratio.startswith("≈") else "cyan")
+    return text
+
+
+def environment_text(runs: list[RunData]) -> str:
+    lines = []
+    for run in runs:
+        host = run.host
+        lines.append(
+            f"run {run.id} on {host.get('hostname', '?')}: {host.get('os', '?')}, {host.get('cpu_model', '?')}, "
+            f"{host.get('cpu_count', '?')} CPUs, {format_bytes(host.get('ram_bytes', 0))} RAM, "
+            f"{host.get('fio_version', '')}, mountbench {host.get('mountbench_version', '?')}; "
+            f"{run.config.get('repeat', '?')} repetitions, seed {run.config.get('seed', '?')}, "
+            f"drop caches: {run.config.get('drop_caches', '?')}"
+        )
+        for record in run.targets:
+            info = record.info
+            if info is None:
+                continue
+            direct = "O_DIRECT ok" if info.odirect else f"O_DIRECT refused ({info.odirect_detail})"
+            lines.append(
+                f"  {record.target.label}: {record.target.path} on {info.fstype} {info.mount_source} "
+                f"({info.mount_options}); {direct}; {format_bytes(info.free_bytes)} free"
+            )
+    return "\n".join(lines)

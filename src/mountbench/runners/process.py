@@ -1,0 +1,75 @@
+"""Run an external engine as a child process that Ctrl-C and timeouts stop cleanly."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Completed:
+    returncode: int
+    stdout: str
+    stderr: str
+    timed_out: bool
+
+
+def run_child(
+    argv: list[str],
+    *,
+    cwd: Path | None = None,
+    timeout: float | None = None,
+    env: dict[str, str] | None = None,
+    stdout_path: Path | None = None,
+) -> Completed:
+    """Run ``argv`` in its own process group.
+
+    On KeyboardInterrupt the whole group gets SIGINT (fio then stops its jobs),
+    then SIGKILL if it lingers, and the interrupt propagates. On timeout the
+    group is killed and ``timed_out`` is set.
+    """
+    out = open(stdout_path, "wb") if stdout_path else subprocess.PIPE  # noqa: SIM115
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _stop_group(proc, signal.SIGKILL)
+            stdout, stderr = proc.communicate()
+            return Completed(proc.returncode, _text(stdout), _text(stderr), timed_out=True)
+        except BaseException:
+            _stop_group(proc, signal.SIGINT)
+            raise
+        return Completed(proc.returncode, _text(stdout), _text(stderr), timed_out=False)
+    finally:
+        if stdout_path:
+            out.close()  # type: ignore[union-attr]
+
+
+def _stop_group(proc: subprocess.Popen, first: signal.Signals) -> None:
+    try:
+        os.killpg(proc.pid, first)
+    except ProcessLookupError:
+        return
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def _text(data: bytes | None) -> str:
+    return data.decode(errors="replace") if data else ""

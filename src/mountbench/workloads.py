@@ -1,0 +1,103 @@
+"""Assemble the run's workloads from presets and job files, with the command
+line's overrides (--size, --runtime) written into each job so the stored
+workload says exactly what ran."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from mountbench.fiojob import FioJob, evaluate_size, fio_variables, load_job_file
+from mountbench.model import Workload
+from mountbench.presets import load_preset
+
+DEFAULT_PRESET = "quick"
+# A job file job with no runtime= at all is capped, so one slow target cannot
+# take half an hour (study S4's HDD run took 34 minutes).
+JOB_FILE_RUNTIME_CAP_S = 60
+MIB = 1024 * 1024
+
+
+def assemble(
+    presets: Sequence[str],
+    job_files: Sequence[Path],
+    *,
+    size: int | None = None,
+    runtime: float | None = None,
+) -> list[Workload]:
+    groups: list[list[Workload]] = []
+    for name in presets:
+        groups.append(list(load_preset(name).workloads))
+    for path in job_files:
+        groups.append([_from_job(job, path) for job in load_job_file(path)])
+    if not groups:
+        groups.append(list(load_preset(DEFAULT_PRESET).workloads))
+    adjusted = []
+    for group in groups:
+        if size is not None:
+            group = _scale_sizes(group, size)
+        if runtime is not None:
+            group = [_with_options(w, [("runtime", f"{round(runtime * 1000)}ms")]) for w in group]
+        adjusted.append(group)
+    return _unique_names([w for group in adjusted for w in group])
+
+
+def _from_job(job: FioJob, path: Path) -> Workload:
+    options = list(job.options)
+    if job.get("runtime") is None:
+        options.append(("runtime", str(JOB_FILE_RUNTIME_CAP_S)))
+    capped = FioJob(job.section, tuple(options))
+    return Workload(
+        name=job.section,
+        kind="fio",
+        title=job.section,
+        source=f"job:{path}",
+        spec=capped.to_spec(),
+    )
+
+
+def _scale_sizes(group: list[Workload], size: int) -> list[Workload]:
+    """The largest job of a preset or job file gets ``size``; the others keep their
+    proportion to it (study S2's 8G/4G cases stay 2:1)."""
+    variables = fio_variables()
+    sizes = {}
+    for workload in group:
+        if workload.kind != "fio":
+            continue
+        text = FioJob.from_spec(workload.spec).get("size")
+        sizes[workload.name] = evaluate_size(text, variables) if text else None
+    largest = max((s for s in sizes.values() if s), default=None)
+    out = []
+    for workload in group:
+        if workload.kind != "fio":
+            out.append(workload)
+            continue
+        own = sizes.get(workload.name)
+        scaled = size if not own or not largest else max(MIB, round(size * own / largest / MIB) * MIB)
+        out.append(_with_options(workload, [("size", str(scaled))]))
+    return out
+
+
+def _with_options(workload: Workload, extra: list[tuple[str, str | None]]) -> Workload:
+    job = FioJob.from_spec(workload.spec)
+    job = FioJob(job.section, (*job.options, *extra))
+    return Workload(workload.name, workload.kind, workload.title, workload.source, job.to_spec())
+
+
+def _unique_names(workloads: list[Workload]) -> list[Workload]:
+    """Two sources with a job of the same name: prefix both with their source."""
+    names = [w.name for w in workloads]
+    out = []
+    for workload in workloads:
+        if names.count(workload.name) > 1:
+            prefix = Path(workload.source.partition(":")[2]).stem
+            renamed = f"{prefix}/{workload.name}"
+            job = FioJob.from_spec(workload.spec)
+            spec = {**workload.spec, **FioJob(renamed.replace("/", "-"), job.options).to_spec()}
+            workload = Workload(renamed, workload.kind, f"{workload.title} ({prefix})", workload.source, spec)
+        out.append(workload)
+    if len({w.name for w in out}) != len(out):
+        from mountbench.errors import UsageError
+
+        raise UsageError("the same preset or job file is given twice; give each once")
+    return out

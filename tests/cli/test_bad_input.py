@@ -1,0 +1,153 @@
+"""Every kind of bad input: one line naming the problem and the fix, exit 2, no
+traceback, and nothing written to any target."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+import realmounts
+from conftest import needs_fio
+from integration.helpers import mountbench, plant_neighbours, snapshot
+
+
+def assert_one_line_error(proc, *fragments: str) -> None:
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+@pytest.fixture
+def target(tmp_path: Path):
+    directory = tmp_path / "target"
+    directory.mkdir()
+    before = plant_neighbours(directory)
+    yield directory
+    assert snapshot(directory) == before, "a failed command wrote to the target"
+
+
+@pytest.fixture(autouse=True)
+def _fio():
+    needs_fio()
+
+
+def test_nonexistent_path(target, mb_env):
+    proc = mountbench("run", str(target), str(target / "missing"), env=mb_env)
+    assert_one_line_error(proc, "does not exist", "check the path")
+
+
+def test_file_instead_of_directory(target, mb_env):
+    proc = mountbench("run", str(target / "precious.txt"), env=mb_env)
+    assert_one_line_error(proc, "not a directory")
+
+
+def test_target_given_twice(target, mb_env):
+    proc = mountbench("run", str(target), f"again={target}/", env=mb_env)
+    assert_one_line_error(proc, "given twice")
+
+
+def test_duplicate_labels(target, mb_env):
+    proc = mountbench("run", f"x={target}", f"x={target / 'sub'}", env=mb_env)
+    assert_one_line_error(proc, "labelled 'x'")
+
+
+def test_unknown_preset(target, mb_env):
+    proc = mountbench("run", str(target), "--preset", "turbo", env=mb_env)
+    assert_one_line_error(proc, "unknown preset 'turbo'", "quick")
+
+
+def test_invalid_job_file_is_checked_by_fio_first(target, tmp_path, mb_env):
+    job = tmp_path / "bad.fio"
+    job.write_text("[x]\nrw=sideways\n")
+    proc = mountbench("run", str(target), "--job", str(job), env=mb_env)
+    assert_one_line_error(proc, "invalid fio job 'x'", "rw=sideways")
+
+
+def test_missing_job_file(target, tmp_path, mb_env):
+    proc = mountbench("run", str(target), "--job", str(tmp_path / "none.fio"), env=mb_env)
+    assert_one_line_error(proc, "does not exist")
+
+
+def test_bad_size_and_baseline(target, mb_env):
+    assert_one_line_error(mountbench("run", str(target), "--size", "huge", env=mb_env), "cannot read size")
+    assert_one_line_error(mountbench("run", str(target), "--baseline", "nope", env=mb_env), "--baseline 'nope'")
+
+
+def test_click_usage_errors_exit_2(target, mb_env):
+    proc = mountbench("run", str(target), "--repeat", "0", env=mb_env)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "--repeat" in proc.stderr
+
+
+def test_not_enough_space(mb_env):
+    with realmounts.tmpfs("8m") as small:
+        before = snapshot(small)
+        proc = mountbench("run", str(small), "--size", "64M", env=mb_env)
+        assert_one_line_error(proc, "not enough space", "--size")
+        assert snapshot(small) == before
+
+
+def test_read_only_filesystem(mb_env):
+    with realmounts.tmpfs("8m") as ro:
+        realmounts._check(["mount", "-o", "remount,ro", str(ro)])
+        proc = mountbench("run", str(ro), "--size", "1M", env=mb_env)
+        assert_one_line_error(proc, "not writable", "EROFS")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes through directory permissions")
+def test_read_only_directory(target, mb_env):  # pragma: no cover - CI runs as root
+    target.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        assert_one_line_error(mountbench("run", str(target), env=mb_env), "not writable")
+    finally:
+        target.chmod(0o755)
+
+
+def test_fio_missing_names_the_package(target, tmp_path, mb_env):
+    env = dict(mb_env, PATH=str(tmp_path / "empty-bin"))
+    proc = mountbench("run", str(target), env=env)
+    assert_one_line_error(proc, "fio is not installed", "apt-get install fio")
+
+
+def test_fio_too_old(target, tmp_path, mb_env):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "fio").write_text("#!/bin/sh\necho fio-2.2.10\n")
+    (fake / "fio").chmod(0o755)
+    env = dict(mb_env, PATH=f"{fake}:{os.environ['PATH']}")
+    proc = mountbench("run", str(target), env=env)
+    assert_one_line_error(proc, "fio-2.2.10", "3.25 or newer")
+
+
+def test_unknown_run_and_corrupt_database(tmp_path, mb_env):
+    assert_one_line_error(mountbench("show", "nosuchrun", env=mb_env), "no run 'nosuchrun'")
+    bad = tmp_path / "bad.sqlite"
+    bad.write_text("garbage" * 1000)
+    assert_one_line_error(mountbench("list", "--db", str(bad), env=mb_env), "not a mountbench database")
+
+
+def test_debug_shows_the_traceback(target, mb_env):
+    proc = mountbench("--debug", "run", str(target / "missing"), env=mb_env)
+    assert proc.returncode == 2 and "Traceback" in proc.stderr
+
+
+def test_dry_run_writes_nothing_and_prints_job_files(target, mb_env):
+    proc = mountbench("run", str(target), "--dry-run", "--preset", "cdm", env=mb_env)
+    assert proc.returncode == 0, proc.stderr
+    assert "[seq1m-q8t1-read]" in proc.stdout and f"directory={target}/.mountbench-" in proc.stdout
+    assert "8 workloads × 3 repetitions = 24 samples" in proc.stdout
+    assert not Path(mb_env["MOUNTBENCH_DB"]).exists()
+
+
+def test_presets_and_doctor(target, mb_env):
+    proc = mountbench("presets", env=mb_env)
+    assert proc.returncode == 0
+    for name in ("quick", "cdm", "nine", "lima", "latency"):
+        assert name in proc.stdout
+    doctor = mountbench("doctor", str(target), env=mb_env)
+    assert "fio-" in doctor.stdout and "O_DIRECT" in doctor.stdout

@@ -1,0 +1,251 @@
+"""mountbench run against real directories and real mounts, with real fio."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+import realmounts
+from conftest import needs_fio
+from integration.helpers import (
+    FAST,
+    load_export,
+    mountbench,
+    plant_neighbours,
+    ramfs,
+    snapshot,
+    start_mountbench,
+    wait_for_samples,
+)
+
+pytestmark = pytest.mark.slow
+
+SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
+
+
+@pytest.fixture(autouse=True)
+def _fio():
+    needs_fio()
+
+
+def scratch_dirs(directory: Path) -> list[Path]:
+    return [p for p in directory.iterdir() if p.name.startswith(".mountbench-") and p.name != ".mountbench-not-ours"]
+
+
+def test_two_real_targets_compared_stored_and_exported(tmp_path, mb_env):
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    before = plant_neighbours(disk)
+    out = tmp_path / "run.json"
+    with realmounts.tmpfs("64m") as ram:
+        proc = mountbench("run", f"ram={ram}", f"disk={disk}", "--repeat", "2", *FAST, "--json", str(out), env=mb_env)
+        assert proc.returncode == 0, proc.stderr
+        assert scratch_dirs(ram) == []
+    assert snapshot(disk) == before  # neighbours untouched, scratch removed
+    doc = load_export(out)
+    (run,) = doc["runs"]
+    assert run["status"] == "complete"
+    assert len(run["samples"]) == 2 * 6 * 2
+    assert all(s["ok"] for s in run["samples"])
+    for sample in run["samples"]:
+        direction = "read" if "read" in sample["workload"] else "write"
+        assert sample["metrics"][f"{direction}.iops"] > 0
+        assert sample["metrics"][f"{direction}.lat_p99"] > 0
+    infos = {t["label"]: t["info"] for t in run["targets"]}
+    assert infos["ram"]["fstype"] == "tmpfs"
+    assert run["host"]["fio_version"].startswith("fio-")
+    disk_rows = [r for r in doc["summary"] if r["target"] == "disk"]
+    assert all(r["ratio"] is not None and r["baseline"] == "ram" for r in disk_rows)
+    # the terminal table: columns per target, ratio lines, environment
+    assert "ram (baseline)" in proc.stdout and "×" in proc.stdout and "fio-" in proc.stdout
+    shown = mountbench("show", run["id"], "--metric", "lat-p99", env=mb_env)
+    assert shown.returncode == 0 and "latency p99" in shown.stdout
+    listed = mountbench("list", env=mb_env)
+    assert run["id"] in listed.stdout and "complete" in listed.stdout
+
+
+def test_loop_mounted_ext4_records_its_mount(tmp_path, mb_env):
+    out = tmp_path / "run.json"
+    with realmounts.ext4_loop(64) as ext4:
+        proc = mountbench(
+            "run", str(ext4), "--preset", "latency", "--repeat", "1", *FAST, "--json", str(out), env=mb_env
+        )
+        assert proc.returncode == 0, proc.stderr
+    (run,) = load_export(out)["runs"]
+    info = run["targets"][0]["info"]
+    assert info["fstype"] == "ext4"
+    assert info["mount_source"].startswith("/dev/loop")
+
+
+def test_keep_leaves_the_scratch_data(tmp_path, mb_env):
+    proc = mountbench("run", str(tmp_path), "--repeat", "1", *FAST, "--keep", "--preset", "latency", env=mb_env)
+    assert proc.returncode == 0, proc.stderr
+    (scratch,) = scratch_dirs(tmp_path)
+    assert any(p.name.startswith("mountbench") or p.name.startswith("random-read") for p in scratch.iterdir())
+
+
+def test_seed_job_files_run_unmodified(tmp_path, mb_env):
+    """Study S0's test.fio (directory=/work, $ncpus, $mb_memory) and S4's job file, as published."""
+    s0 = tmp_path / "test.fio"
+    s0.write_text(
+        "[global]\nsize=2*1024*1024*$mb_memory\ndirectory=/work\nbs=4k\nnumjobs=$ncpus\nthread=1\nruntime=60s\n"
+        "direct=1\nioengine=libaio\ngroup_reporting=1\n\n[random-read]\nrw=randread\n\n[random-write]\n"
+        "rw=randwrite\n\n[random-readwrite]\nrw=randrw\nrwmixread=70\nrwmixwrite=30\n"
+    )
+    s4 = tmp_path / "random-read.fio"
+    s4.write_text("[random-read]\nrw=randread\nsize=1000m\ndirectory=/path/to/readfile\n")
+    target = tmp_path / "t"
+    target.mkdir()
+    out = tmp_path / "run.json"
+    proc = mountbench(
+        "run", str(target), "--job", str(s0), "--job", str(s4), "--repeat", "1", *FAST, "--json", str(out), env=mb_env
+    )
+    assert proc.returncode == 0, proc.stderr
+    (run,) = load_export(out)["runs"]
+    # both files have a [random-read]: each is prefixed with its file's name
+    assert {w["name"] for w in run["workloads"]} == {
+        "test/random-read",
+        "random-write",
+        "random-readwrite",
+        "random-read/random-read",
+    }
+    assert all(s["ok"] for s in run["samples"]), [s["error"] for s in run["samples"]]
+    mixed = next(s for s in run["samples"] if s["workload"] == "random-readwrite")
+    assert mixed["metrics"]["read.iops"] > mixed["metrics"]["write.iops"] > 0  # 70/30
+    s4_sample = [s for s in run["samples"] if s["workload"] == "random-read/random-read"]
+    s0_sample = [s for s in run["samples"] if s["workload"] == "test/random-read"]
+    assert not any(c["code"] == "page-cache" for c in s0_sample[0]["caveats"])  # direct=1
+    # S4 is buffered: the page-cache caveat travels with its numbers, in JSON and on the terminal
+    assert any(c["code"] == "page-cache" for c in s4_sample[0]["caveats"])
+    assert "page cache may serve these" in proc.stdout
+    assert not (Path("/work") / "random-read.0.0").exists()
+
+
+def test_s0_job_without_size_is_refused_before_any_write(tmp_path, mb_env):
+    s0 = tmp_path / "test.fio"
+    s0.write_text("[global]\nsize=2*1024*1024*$mb_memory\nnumjobs=$ncpus\n[random-read]\nrw=randread\n")
+    with realmounts.tmpfs("16m") as small:
+        before = snapshot(small)
+        proc = mountbench("run", str(small), "--job", str(s0), env=mb_env)
+        assert proc.returncode == 2
+        assert "not enough space" in proc.stderr and "--size" in proc.stderr
+        assert snapshot(small) == before
+
+
+def test_odirect_refused_runs_buffered_and_says_so(tmp_path, mb_env):
+    out = tmp_path / "run.json"
+    with ramfs() as ram:
+        try:
+            fd = os.open(ram / "probe", os.O_CREAT | os.O_RDWR | os.O_DIRECT)
+            os.close(fd)
+            refused = False
+        except OSError:
+            refused = True
+        finally:
+            (ram / "probe").unlink(missing_ok=True)
+        proc = mountbench("run", str(ram), "--repeat", "1", *FAST, "--json", str(out), env=mb_env)
+    assert proc.returncode == 0, proc.stderr
+    (run,) = load_export(out)["runs"]
+    assert run["targets"][0]["info"]["odirect"] is (not refused)
+    codes = {c["code"] for s in run["samples"] for c in s["caveats"]}
+    if refused:
+        assert "odirect-refused" in codes and "page-cache" in codes
+        assert "buffered: O_DIRECT refused" in proc.stdout
+        assert all(s["ok"] for s in run["samples"])
+    else:
+        assert "odirect-refused" not in codes
+
+
+def test_enospc_mid_run_is_that_cells_error_and_the_run_goes_on(tmp_path, mb_env):
+    job = tmp_path / "grow.fio"
+    # each sample appends 6 MiB to the same file: the second one fills the 10 MiB tmpfs
+    job.write_text("[grow]\nrw=write\nbs=1M\nsize=6M\nfile_append=1\nfilename=grow.dat\n")
+    out = tmp_path / "run.json"
+    other = tmp_path / "other"
+    other.mkdir()
+    with realmounts.tmpfs("10m") as small:
+        proc = mountbench(
+            "run",
+            f"small={small}",
+            f"other={other}",
+            "--job",
+            str(job),
+            "--repeat",
+            "3",
+            "--json",
+            str(out),
+            env=mb_env,
+        )
+        assert scratch_dirs(small) == []
+    assert proc.returncode == 0, proc.stderr
+    (run,) = load_export(out)["runs"]
+    small_samples = [s for s in run["samples"] if s["target"] == "small"]
+    other_samples = [s for s in run["samples"] if s["target"] == "other"]
+    assert any(not s["ok"] and "No space left on device" in s["error"] for s in small_samples)
+    assert all(s["ok"] for s in other_samples) and len(other_samples) == 3
+    assert "No space left on device" in proc.stdout
+
+
+def test_ctrl_c_keeps_finished_samples_and_resume_completes(tmp_path, mb_env):
+    target = tmp_path / "t"
+    target.mkdir()
+    before = plant_neighbours(target)
+    db = Path(mb_env["MOUNTBENCH_DB"])
+    proc = start_mountbench("run", str(target), "--repeat", "3", "--runtime", "0.5", "--size", "4M", env=mb_env)
+    wait_for_samples(db, 2)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr
+    assert "--resume" in stderr and "Traceback" not in stderr
+    assert snapshot(target) == before
+    with sqlite3.connect(db) as conn:
+        run_id, status = conn.execute("SELECT id, status FROM runs").fetchone()
+        kept = conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0]
+    # no fio of this run is left behind (its job files live in /tmp/mountbench-<run id>-*)
+    assert subprocess.run(["pgrep", "-f", f"fio .*mountbench-{run_id}"], capture_output=True).stdout == b""
+    assert status == "interrupted" and 2 <= kept < 18
+    resumed = mountbench("run", "--resume", run_id, env=mb_env)
+    assert resumed.returncode == 0, resumed.stderr
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT status FROM runs").fetchone()[0] == "complete"
+        assert conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 18
+    assert snapshot(target) == before
+
+
+def test_killed_run_is_resumed_and_its_scratch_reused_then_removed(tmp_path, mb_env):
+    target = tmp_path / "t"
+    target.mkdir()
+    db = Path(mb_env["MOUNTBENCH_DB"])
+    proc = start_mountbench(
+        "run",
+        str(target),
+        "--repeat",
+        "2",
+        "--runtime",
+        "0.5",
+        "--size",
+        "4M",
+        "--preset",
+        "latency",
+        "--preset",
+        "quick",
+        env=mb_env,
+    )
+    wait_for_samples(db, 3)
+    proc.kill()
+    proc.communicate(timeout=30)
+    with sqlite3.connect(db) as conn:
+        run_id, status = conn.execute("SELECT id, status FROM runs").fetchone()
+    assert status == "running"  # SIGKILL: nobody could mark it
+    assert len(scratch_dirs(target)) == 1
+    resumed = mountbench("run", "--resume", run_id[:12], env=mb_env)
+    assert resumed.returncode == 0, resumed.stderr
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 2 * 7
+    assert scratch_dirs(target) == []
+    again = mountbench("run", "--resume", run_id, env=mb_env)
+    assert again.returncode == 2 and "nothing to resume" in again.stderr

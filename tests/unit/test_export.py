@@ -1,0 +1,42 @@
+import json
+
+import pytest
+from factories import make_run
+
+from mountbench.errors import UsageError
+from mountbench.report.export import FORMAT_VERSION, make_document, read_document, write_document
+from mountbench.summary import summarize_runs
+
+
+def test_export_round_trips_runs_and_carries_summary_rows(tmp_path):
+    run = make_run({("a", "w"): [1.0, 2.0, 3.0], ("b", "w"): [2.0, 4.0, 6.0]})
+    doc = make_document([run], summarize_runs([run]))
+    path = tmp_path / "out.json"
+    write_document(path, doc)
+    (back,) = read_document(path)
+    assert back == run
+    assert [s.metrics for s in back.samples] == [s.metrics for s in run.samples]
+    rows = json.loads(path.read_text())["summary"]
+    b = next(r for r in rows if r["target"] == "b")
+    assert b["median"] == 4.0 and b["unit"] == "IOPS" and b["ratio"] == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("not json", "not a readable JSON"),
+        ('{"format": "other"}', "not a mountbench export"),
+        (json.dumps({"format": "mountbench-runs", "version": "99.0", "runs": []}), "newer than this mountbench"),
+        (json.dumps({"format": "mountbench-runs", "version": FORMAT_VERSION, "runs": [{"id": 1}]}), "damaged"),
+    ],
+)
+def test_bad_files_are_refused(tmp_path, content, message):
+    path = tmp_path / "x.json"
+    path.write_text(content)
+    with pytest.raises(UsageError, match=message):
+        read_document(path)
+
+
+def test_unwritable_path(tmp_path):
+    with pytest.raises(UsageError, match="cannot write"):
+        write_document(tmp_path / "missing-dir" / "x.json", {})
