@@ -25,11 +25,13 @@ from mountbench.report.export import make_document, write_document
 from mountbench.report.progress import ProgressEvents
 from mountbench.report.terminal import render_summary
 from mountbench.runners.base import Runner
-from mountbench.runners.fio import FioRunner, find_fio
+from mountbench.runners.fio import FioInfo, FioRunner, find_fio
+from mountbench.runners.tree import TreeRunner
 from mountbench.store import Store, default_db_path
 from mountbench.summary import summarize_runs
+from mountbench.trees import PROFILES
 from mountbench.units import format_bytes, format_seconds, parse_size
-from mountbench.workloads import assemble
+from mountbench.workloads import assemble, select
 
 
 def _console(stream) -> Console:
@@ -109,11 +111,22 @@ def cli(debug: bool) -> None:
     metavar="FILE",
     help="fio job file, one workload per section (repeatable)",
 )
+@click.option(
+    "--only",
+    "only",
+    multiple=True,
+    metavar="PATTERN",
+    help="keep only workloads whose name matches (glob, repeatable), e.g. --only 'rnd*' --only extract",
+)
 @click.option("--baseline", metavar="LABEL", help="target the others are compared with (default: the first)")
 @click.option("--repeat", default=3, show_default=True, type=click.IntRange(1, 1000), help="samples per cell")
 @click.option("--runtime", type=click.FloatRange(min=0.1), metavar="SECONDS", help="runtime of every fio job")
 @click.option("--size", "size_text", metavar="SIZE", help="working-set size, e.g. 1G (largest job of each suite)")
 @click.option("--seed", type=int, help="seed of the interleaved order (default: random, recorded)")
+@click.option(
+    "--tree", "tree_profile", type=click.Choice(sorted(PROFILES)), help="tree for tree workloads (default git)"
+)
+@click.option("--tarball", type=click.Path(path_type=Path), help="your own tree (.tar, .tar.gz, .tar.xz, .tar.zst)")
 @click.option(
     "--drop-caches",
     type=click.Choice(caches.DROP_MODES),
@@ -137,11 +150,14 @@ def run(
     target: tuple[str, ...],
     presets: tuple[str, ...],
     jobs: tuple[Path, ...],
+    only: tuple[str, ...],
     baseline: str | None,
     repeat: int,
     runtime: float | None,
     size_text: str | None,
     seed: int | None,
+    tree_profile: str | None,
+    tarball: Path | None,
     drop_caches: str,
     db: Path | None,
     json_out: Path | None,
@@ -167,7 +183,11 @@ def run(
     size = parse_size(size_text) if size_text else None
     if size is not None and size <= 0:
         raise UsageError("--size must be positive, e.g. --size 1G")
-    workloads = assemble(presets, jobs, size=size, runtime=runtime)
+    if tarball and tree_profile:
+        raise UsageError("give either --tree or --tarball, not both")
+    tree = {"tarball": str(tarball.expanduser().resolve())} if tarball else None
+    tree = {"profile": tree_profile, "seed": 1} if tree_profile else tree
+    workloads = select(assemble(presets, jobs, size=size, runtime=runtime, tree=tree), only)
     runners = _runners(fio)
     _check_workloads(workloads, runners)
     labels = [t.label for t in resolved]
@@ -187,6 +207,7 @@ def run(
             "job_files": [str(p) for p in jobs],
             "size": size,
             "runtime": runtime,
+            "tree": tree,
             "default_targets": default_set,
         },
     )
@@ -200,8 +221,8 @@ def run(
         _execute(session, store, command=_command_line(), host=hostinfo.collect(fio.version))
 
 
-def _runners(fio: object) -> dict[str, Runner]:
-    return {"fio": FioRunner(fio)}  # type: ignore[arg-type]
+def _runners(fio: FioInfo) -> dict[str, Runner]:
+    return {"fio": FioRunner(fio), "tree": TreeRunner()}
 
 
 def _check_workloads(workloads: list[Workload], runners: dict[str, Runner]) -> None:
@@ -328,6 +349,13 @@ def list_runs(db: Path | None) -> None:
 
 @cli.command()
 @click.argument("run_ref", metavar="RUN", default="last")
+@click.option(
+    "--only",
+    "only",
+    multiple=True,
+    metavar="PATTERN",
+    help="keep only workloads whose name matches (glob, repeatable), e.g. --only 'rnd*' --only extract",
+)
 @click.option("--baseline", metavar="LABEL", help="compare with this target instead")
 @click.option(
     "--metric", "metrics", multiple=True, help="metric to show: iops, bw, lat-mean, lat-p99, read.lat_p99.9 …"

@@ -215,7 +215,9 @@ def wants_direct(job: FioJob) -> bool:
 def working_set_bytes(job: FioJob, variables: Mapping[str, int]) -> int | None:
     """Bytes of files the job lays out: size × numjobs (one file set per clone unless
     ``filename`` is shared). None when the size cannot be evaluated."""
-    size_text = job.get("size") or job.get("filesize")
+    size_text = job.get("size")
+    if size_text is None and job.get("filesize") is not None:
+        size_text = f"({job.get('filesize')})*({job.get('nrfiles') or '1'})"
     if size_text is None:
         return None
     size = evaluate_size(size_text, variables)

@@ -45,10 +45,27 @@ def parse_fio(document: dict) -> FioParsed:
     metrics: dict[str, float] = {}
     for direction in DIRECTIONS:
         metrics.update(_direction_metrics(direction, [job[direction] for job in jobs if direction in job]))
+    files = _files_per_s(jobs)
+    if files:
+        metrics["files_per_s"] = files
     metrics["cpu.usr"] = sum(float(job.get("usr_cpu", 0.0)) for job in jobs) / len(jobs)
     metrics["cpu.sys"] = sum(float(job.get("sys_cpu", 0.0)) for job in jobs) / len(jobs)
     errors = tuple(f"{job.get('jobname', '?')}: error {job['error']}" for job in jobs if int(job.get("error", 0) or 0))
     return FioParsed(metrics, errors, str(document.get("fio version", "")))
+
+
+def _files_per_s(jobs: list[dict]) -> float:
+    """Files handled per second for jobs over many small files (``nrfiles``): the
+    small-file churn view. fio's own job runtime, so its start-up is not counted."""
+    total = 0.0
+    for job in jobs:
+        options = job.get("job options", {})
+        runtime_ms = float(job.get("job_runtime", 0) or 0)
+        if "nrfiles" not in options or runtime_ms <= 0:
+            continue
+        clones = int(options.get("numjobs", 1)) if options.get("group_reporting") else 1
+        total += int(options["nrfiles"]) * clones / (runtime_ms / 1000)
+    return total
 
 
 def _direction_metrics(direction: str, stats: list[dict]) -> dict[str, float]:

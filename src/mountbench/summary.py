@@ -133,13 +133,13 @@ def _with_comparison(cell: Cell, base_values: tuple[float, ...]) -> Cell:
 def _quality_caveats(summary: Summary) -> tuple[Caveat, ...]:
     found = []
     if summary.n < 3:
-        found.append(
-            Caveat(model.FEW_SAMPLES, f"only {summary.n} sample(s): no useful interval; use --repeat 3 or more")
-        )
+        found.append(Caveat(model.FEW_SAMPLES, "fewer than 3 samples: no useful interval; use --repeat 3 or more"))
     if summary.cv > UNSTABLE_CV:
-        found.append(Caveat(model.UNSTABLE, f"unstable: samples vary by {summary.cv:.0%} (coefficient of variation)"))
+        found.append(
+            Caveat(model.UNSTABLE, f"unstable: samples vary by more than {UNSTABLE_CV:.0%} (the ± figure is the CV)")
+        )
     if summary.outliers:
-        found.append(Caveat(model.OUTLIERS, f"{len(summary.outliers)} outlier sample(s) (modified z-score > 3.5)"))
+        found.append(Caveat(model.OUTLIERS, "outlier samples (modified z-score > 3.5); see the raw samples"))
     return tuple(found)
 
 

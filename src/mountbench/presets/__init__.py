@@ -11,7 +11,7 @@ from mountbench.errors import UsageError
 from mountbench.fiojob import FioJob
 from mountbench.model import Workload
 
-_RESERVED = {"name", "title"}
+_RESERVED = {"name", "title", "headline"}
 
 
 @dataclass(frozen=True)
@@ -36,20 +36,26 @@ def load_preset(name: str) -> Preset:
         name=name,
         description=data["description"],
         study=data.get("study", ""),
-        workloads=tuple(_workload(name, data.get("global", {}), job) for job in data["jobs"]),
+        workloads=tuple(_workload(name, data, job) for job in data["jobs"]),
     )
 
 
-def _workload(preset: str, global_opts: dict[str, Any], job: dict[str, Any]) -> Workload:
-    options = [(k, _text(v)) for k, v in global_opts.items()]
+def _workload(preset: str, data: dict[str, Any], job: dict[str, Any]) -> Workload:
+    if job.get("kind") == "tree":
+        from mountbench.runners.tree import tree_workload
+
+        return tree_workload(job["action"], dict(data["tree"]), f"preset:{preset}")
+    options = [(k, _text(v)) for k, v in data.get("global", {}).items()]
     options += [(k, _text(v)) for k, v in job.items() if k not in _RESERVED]
-    fio_job = FioJob(job["name"], tuple(options))
+    spec: dict[str, Any] = FioJob(job["name"], tuple(options)).to_spec()
+    if "headline" in job:
+        spec["headline"] = list(job["headline"])
     return Workload(
         name=job["name"],
         kind="fio",
         title=job.get("title", job["name"]),
         source=f"preset:{preset}",
-        spec=fio_job.to_spec(),
+        spec=spec,
     )
 
 

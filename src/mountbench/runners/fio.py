@@ -120,7 +120,7 @@ class FioRunner:
             overrides.append(("ioengine", fallback))
             caveats.append(Caveat(model.ENGINE_FALLBACK, f"ioengine {engine} is not available here; ran {fallback}"))
         working_set = working_set_bytes(job, self.variables)
-        if not direct:
+        if not direct and cache_sensitive(job):
             twice_ram = 2 * settings.ram_bytes
             if working_set is None or working_set < twice_ram:
                 size_text = format_bytes(working_set) if working_set is not None else "unknown"
@@ -170,6 +170,20 @@ class FioRunner:
 
     def cleanup(self, ctx: TargetContext) -> None:
         """fio's files live in the scratch directory, removed with it."""
+
+
+_METADATA_ENGINES = {"filecreate", "filestat", "filedelete", "ftruncate", "null", "cpuio"}
+_SYNC_OPTIONS = ("fsync", "fdatasync", "fsync_on_close", "end_fsync", "sync", "write_barrier")
+
+
+def cache_sensitive(job: FioJob) -> bool:
+    """Can the page cache inflate this buffered job's numbers? Not for metadata-only
+    engines, nor for writes that are synced before they count."""
+    if (job.get("ioengine") or "psync") in _METADATA_ENGINES:
+        return False
+    writes_only = (job.get("rw") or job.get("readwrite") or "read") in {"write", "randwrite", "trimwrite"}
+    synced = any(job.get(option) not in (None, "0") for option in _SYNC_OPTIONS)
+    return not (writes_only and synced)
 
 
 def _fio_message(stderr: str) -> str:

@@ -73,3 +73,58 @@ def _stop_group(proc: subprocess.Popen, first: signal.Signals) -> None:
 
 def _text(data: bytes | None) -> str:
     return data.decode(errors="replace") if data else ""
+
+
+@dataclass(frozen=True)
+class Timed:
+    """A whole process timed: wall clock around it, user and sys from wait4's rusage
+    (which includes the children it waited for, e.g. git's or find's helpers)."""
+
+    returncode: int
+    wall_s: float
+    user_s: float
+    sys_s: float
+    stderr: str
+    timed_out: bool
+
+
+def run_timed(argv: list[str], *, cwd: Path | None = None, timeout: float | None = None) -> Timed:
+    """Run ``argv`` to completion and time it. Output goes to a temporary file, not a
+    pipe, so nothing in this process has to read while the command runs."""
+    import tempfile
+    import threading
+    import time
+
+    with tempfile.TemporaryFile() as errfile:
+        start = time.monotonic()
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=errfile,
+            start_new_session=True,
+        )
+        expired = threading.Event()
+
+        def on_timeout() -> None:
+            expired.set()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+
+        timer = threading.Timer(timeout, on_timeout) if timeout else None
+        if timer:
+            timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        except BaseException:
+            _stop_group(proc, signal.SIGINT)
+            raise
+        finally:
+            if timer:
+                timer.cancel()
+        wall = time.monotonic() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        errfile.seek(0)
+        stderr = errfile.read()[-4000:].decode(errors="replace")
+    return Timed(proc.returncode, wall, usage.ru_utime, usage.ru_stime, stderr, expired.is_set())

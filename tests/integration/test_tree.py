@@ -1,0 +1,145 @@
+"""Tree workloads with real tar, find, cat, cp, git and rm on real mounts."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import realmounts
+from conftest import needs_fio
+from integration.helpers import load_export, mountbench, plant_neighbours, snapshot
+
+from mountbench.model import Target, TargetInfo
+from mountbench.runners.base import RunSettings, TargetContext, WorkloadFailed
+from mountbench.runners.tree import TreeRunner, tree_workload
+from mountbench.targets import create_scratch
+
+pytestmark = pytest.mark.slow
+
+ACTIONS = ["extract", "walk-cold", "walk-warm", "read-cold", "copy", "git-commit", "git-status", "delete"]
+
+
+@pytest.fixture(autouse=True)
+def _fio():
+    needs_fio()
+
+
+def test_tree_preset_on_two_real_targets(tmp_path, mb_env):
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    before = plant_neighbours(disk)
+    out = tmp_path / "run.json"
+    with realmounts.tmpfs("64m") as ram:
+        proc = mountbench(
+            "run", f"ram={ram}", f"disk={disk}", "--tree", "tiny", "--repeat", "2", "--json", str(out), env=mb_env
+        )
+        assert proc.returncode == 0, proc.stderr
+    assert snapshot(disk) == before
+    doc = load_export(out)
+    (run,) = doc["runs"]
+    names = {w["name"] for w in run["workloads"]}
+    assert names == {*ACTIONS, "churn-create", "churn-delete"}
+    assert all(s["ok"] for s in run["samples"]), [s["error"] for s in run["samples"] if not s["ok"]]
+    for sample in run["samples"]:
+        if sample["workload"].startswith("churn"):
+            assert sample["metrics"]["files_per_s"] > 0
+            continue
+        m = sample["metrics"]
+        assert m["wall"] > 0 and m["user"] >= 0 and m["sys"] >= 0
+        if sample["workload"] in {"extract", "copy", "delete", "read-cold", "git-commit"}:
+            assert m["files_per_s"] == pytest.approx(120 / m["wall"])
+    # cold walks had their caches dropped (we are root) and it is recorded
+    cold = [s for s in run["samples"] if s["workload"] == "walk-cold"]
+    assert all(s["cache_action"].startswith("dropped") for s in cold) or os.geteuid() != 0
+    rows = {(r["workload"], r["target"]): r for r in doc["summary"]}
+    assert rows[("extract", "disk")]["metric"] == "wall" and rows[("extract", "disk")]["higher_is_better"] is False
+    assert "lower is better" in proc.stdout
+
+
+def test_user_tarball_and_only(tmp_path, mb_env):
+    import lzma
+
+    from mountbench.trees import generate
+
+    source = generate("tiny", 3, tmp_path)
+    given = tmp_path / "mine.tar.xz"
+    given.write_bytes(lzma.compress(source.path.read_bytes()))
+    target = tmp_path / "t"
+    target.mkdir()
+    out = tmp_path / "run.json"
+    proc = mountbench(
+        "run",
+        str(target),
+        "--tarball",
+        str(given),
+        "--only",
+        "extract",
+        "--only",
+        "delete",
+        "--repeat",
+        "1",
+        "--json",
+        str(out),
+        env=mb_env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (run,) = load_export(out)["runs"]
+    assert [w["name"] for w in run["workloads"]] == ["extract", "delete"]
+    assert run["workloads"][0]["spec"]["tree"] == {"tarball": str(given)}
+    assert all(s["ok"] for s in run["samples"])
+
+
+def test_enospc_mid_extraction_is_the_cells_error_and_leaves_no_partial_tree(tmp_path):
+    runner = TreeRunner()
+    workload = tree_workload("extract", {"profile": "tiny", "seed": 1}, "test")
+    runner.check([workload])
+    with realmounts.tmpfs("2m") as small:
+        target = Target("small", str(small))
+        scratch = create_scratch(target, "enospc-test")
+        ctx = TargetContext(target, TargetInfo("tmpfs", str(small), "tmpfs", "", 0, 0, True, "accepted"), scratch)
+        filler = small / "filler"  # the test, not mountbench, fills the filesystem...
+        fd = os.open(filler, os.O_CREAT | os.O_WRONLY)
+        try:
+            while os.write(fd, b"x" * 65536):
+                pass
+        except OSError:
+            pass
+        os.ftruncate(fd, os.fstat(fd).st_size - 300 * 1024)  # ...but for 300 KiB: tar starts, then fails
+        os.close(fd)
+        settings = RunSettings(workdir=tmp_path)
+        prepared = runner.prepare(workload, ctx, settings)
+        with pytest.raises(WorkloadFailed, match="No space left on device"):
+            runner.run(prepared, ctx, settings)
+        assert not (scratch / "extract").exists()
+        filler.unlink()
+
+
+def test_tree_bad_input(tmp_path, mb_env):
+    target = tmp_path / "t"
+    target.mkdir()
+    before = snapshot(target)
+    corrupt = tmp_path / "broken.tar.gz"
+    corrupt.write_bytes(b"\x1f\x8b garbage")
+    cases = [
+        (["--tarball", str(tmp_path / "missing.tar")], "does not exist"),
+        (["--tarball", str(corrupt)], "not a readable tar"),
+        (["--tarball", str(tmp_path)], "not a file"),
+        (["--tree", "tiny", "--tarball", str(corrupt)], "either --tree or --tarball"),
+        (["--only", "nothing*"], "matches no workload"),
+    ]
+    for args, message in cases:
+        proc = mountbench("run", str(target), *args, env=mb_env)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    with realmounts.tmpfs("1m") as small:
+        proc = mountbench("run", str(small), "--tree", "tiny", env=mb_env)
+        assert proc.returncode == 2 and "not enough space" in proc.stderr
+    # git missing: every other tool present
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("fio", "tar", "find", "cat", "cp", "rm", "sh"):
+        os.symlink(Path(os.popen(f"command -v {tool}").read().strip()), bin_dir / tool)
+    proc = mountbench("run", str(target), "--tree", "tiny", env=dict(mb_env, PATH=str(bin_dir)))
+    assert proc.returncode == 2 and "git is needed" in proc.stderr
+    assert snapshot(target) == before
