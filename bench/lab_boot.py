@@ -1,0 +1,131 @@
+"""Lab boot time and overhead: how long before the guest runs the first command, and
+how much of the lab's wall time is not the workload.
+
+Prints, per run:
+  - prepare: Guest() start -> QEMU started (accel probe, initramfs, daemons, images)
+  - boot:    QEMU started -> the first command starting in the guest (kernel, host
+             root, every mount), with the kernel/root/mounts split
+  - total overhead: the lab's whole wall time minus the workload's own time
+Also the start-up time of host programs in the guest chroot (Python, mountbench, fio),
+timed by the guest's clock.
+
+usage: python bench/lab_boot.py [--mount SPEC]... [--accel auto|kvm|tcg] [--root auto|9p|virtiofs]
+                                [--runs N] [--fio] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+from mountbench.lab import DEFAULT_MOUNTS, Guest, parse_mount_spec
+
+VENV_PYTHON = Path(sys.executable)
+
+# Guest-clock timings of program start-up, run twice (cold, then warm caches).
+STARTUP = {
+    "python": f"{VENV_PYTHON} -c pass",
+    "import mountbench.cli": f"{VENV_PYTHON} -c 'import mountbench.cli'",
+    "mountbench --help": f"{VENV_PYTHON} -m mountbench --help >/dev/null",
+    "fio --version": "fio --version >/dev/null",
+}
+
+
+def startup_script() -> str:
+    lines = []
+    for name, cmd in STARTUP.items():
+        for attempt in ("cold", "warm"):
+            lines.append(
+                f"s=$(date +%s.%N); {cmd}; rc=$?; e=$(date +%s.%N); "
+                f"awk -v a=$s -v b=$e -v rc=$rc 'BEGIN {{ printf \"STARTUP {attempt} %d %.3f {name}\\n\", rc, b - a }}'"
+            )
+    return "\n".join(lines)
+
+
+def fio_script(guest: Guest) -> str:
+    return "\n".join(
+        f"fio --name=b --directory={m.guest_path} --rw=randread --bs=4k --size=8M --runtime=1 "
+        f"--time_based --output-format=json --output=/results/{m.slug}.json"
+        for m in guest.mounts
+    )
+
+
+def one_run(args: argparse.Namespace) -> dict[str, object]:
+    specs = [parse_mount_spec(s) for s in args.mount] if args.mount else list(DEFAULT_MOUNTS)
+    startup: dict[str, dict[str, float]] = {}
+    t0 = time.monotonic()
+    workload_s = 0.0
+    with Guest(specs, accel=args.accel, root=args.root) as guest:
+
+        def on_line(line: str) -> None:
+            m = re.match(r"STARTUP (cold|warm) (\d+) ([\d.]+) (.*)", line)
+            if m:
+                status = "" if m.group(2) == "0" else f" (exit {m.group(2)})"
+                startup.setdefault(m.group(4) + status, {})[m.group(1)] = float(m.group(3))
+
+        rc = guest.run_in_guest("true")
+        assert rc == 0
+        workload_s += guest.commands[-1].seconds or 0.0
+        guest.run_in_guest(startup_script(), on_line=on_line)
+        workload_s += guest.commands[-1].seconds or 0.0
+        iops: dict[str, float] = {}
+        if args.fio:
+            guest.run_in_guest(fio_script(guest))
+            workload_s += guest.commands[-1].seconds or 0.0
+            for m in guest.mounts:
+                report = json.loads((guest.results_path / f"{m.slug}.json").read_text())
+                iops[m.label] = report["jobs"][0]["read"]["iops"]
+        desc = guest.describe()
+    total = time.monotonic() - t0
+    times = guest.times
+    return {
+        "accel": desc["accel"],
+        "root": desc["root"],
+        "mounts": [m.label for m in guest.mounts],
+        "prepare_s": times.prepare_s,
+        "kernel_s": times.kernel_s,
+        "root_s": times.root_s,
+        "ready_s": times.ready_s,
+        "boot_s": times.first_command_s,
+        "shutdown_s": times.shutdown_s,
+        "total_s": total,
+        "workload_s": workload_s,
+        "overhead_s": total - workload_s,
+        "startup_s": startup,
+        "fio_read_iops": iops,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mount", action="append", default=[], help="mount spec (repeatable; default set)")
+    parser.add_argument("--accel", default="auto", choices=["auto", "kvm", "tcg"])
+    parser.add_argument("--root", default="auto", choices=["auto", "9p", "virtiofs"])
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--fio", action="store_true", help="also run a 1 s 4k randread on every mount")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+    results = [one_run(args) for _ in range(args.runs)]
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    for i, r in enumerate(results, 1):
+        print(f"run {i}: accel={r['accel']} root={r['root']} mounts={len(r['mounts'])}")  # type: ignore[arg-type]
+        print(
+            f"  prepare {r['prepare_s']:.1f} s | boot (QEMU start -> command start) {r['boot_s']:.1f} s "
+            f"[kernel to init {r['kernel_s']:.1f} s, host root {r['root_s']:.1f} s, "
+            f"mounts ready {r['ready_s']:.1f} s] | shutdown {r['shutdown_s']:.1f} s"
+        )
+        print(f"  total {r['total_s']:.1f} s, workload {r['workload_s']:.1f} s, lab overhead {r['overhead_s']:.1f} s")
+        for name, t in r["startup_s"].items():  # type: ignore[union-attr]
+            print(f"  in guest: {name:24s} cold {t.get('cold', 0):.2f} s, warm {t.get('warm', 0):.2f} s")
+        for label, iops in r["fio_read_iops"].items():  # type: ignore[union-attr]
+            print(f"  fio 4k randread {label:40s} {iops:10,.0f} IOPS")
+
+
+if __name__ == "__main__":
+    main()
