@@ -19,6 +19,7 @@ from mountbench import __version__, caches, hostinfo
 from mountbench import targets as targets_mod
 from mountbench.errors import ExitCode, MountbenchError, UsageError
 from mountbench.execute import Interrupted, RunConfig, Session, check_space
+from mountbench.fiojob import FioJob
 from mountbench.model import RunData, Workload
 from mountbench.presets import load_preset, preset_names
 from mountbench.report.export import make_document, write_document
@@ -349,13 +350,6 @@ def list_runs(db: Path | None) -> None:
 
 @cli.command()
 @click.argument("run_ref", metavar="RUN", default="last")
-@click.option(
-    "--only",
-    "only",
-    multiple=True,
-    metavar="PATTERN",
-    help="keep only workloads whose name matches (glob, repeatable), e.g. --only 'rnd*' --only extract",
-)
 @click.option("--baseline", metavar="LABEL", help="compare with this target instead")
 @click.option(
     "--metric", "metrics", multiple=True, help="metric to show: iops, bw, lat-mean, lat-p99, read.lat_p99.9 …"
@@ -374,19 +368,22 @@ def presets() -> None:
     for name in preset_names():
         preset = load_preset(name)
         table = Table(title=f"{name}: {preset.description}", title_justify="left", show_edge=False)
-        for column in ("workload", "rw", "bs", "iodepth", "numjobs", "size", "runtime", "direct", "engine"):
-            table.add_column(column)
+        table.add_column("workload", no_wrap=True)
+        table.add_column("what runs")
         for workload in preset.workloads:
-            from mountbench.fiojob import FioJob
-
-            job = FioJob.from_spec(workload.spec)
-            table.add_row(
-                workload.name,
-                *(job.get(key) or "-" for key in ("rw", "bs", "iodepth", "numjobs", "size", "runtime", "direct")),
-                job.get("ioengine") or "psync",
-            )
+            table.add_row(workload.name, describe_workload(workload))
         out.print(table)
         out.print()
+
+
+def describe_workload(workload: Workload) -> str:
+    """One line on what a workload does: the fio options that matter, or the tree action."""
+    if workload.kind == "tree":
+        tree = workload.spec["tree"]
+        return f"{workload.title} on tree {tree.get('profile') or tree.get('tarball')}"
+    job = FioJob.from_spec(workload.spec)
+    keys = ("rw", "bs", "iodepth", "numjobs", "size", "filesize", "nrfiles", "runtime", "direct", "ioengine")
+    return " ".join(f"{key}={job.get(key)}" for key in keys if job.get(key) is not None)
 
 
 # --- doctor ------------------------------------------------------------------------------
