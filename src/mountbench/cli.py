@@ -22,6 +22,7 @@ from mountbench.execute import Interrupted, RunConfig, Session, check_space
 from mountbench.fiojob import FioJob
 from mountbench.model import RunData, Workload
 from mountbench.presets import load_preset, preset_names
+from mountbench.report.eventlog import EventLog, Fanout
 from mountbench.report.export import make_document, write_document
 from mountbench.report.progress import ProgressEvents
 from mountbench.report.terminal import render_summary
@@ -146,6 +147,13 @@ def cli(debug: bool) -> None:
 @click.option("--keep", is_flag=True, help="keep each target's scratch data")
 @click.option("--dry-run", is_flag=True, help="print the plan and the exact fio job files, then exit")
 @click.option("--resume", metavar="RUN", help="finish an interrupted or killed run")
+@click.option(
+    "--events",
+    "events_path",
+    type=click.Path(path_type=Path),
+    hidden=True,
+    help="also write machine-readable progress events (JSON lines) to this file",
+)
 @click.option("--debug", is_flag=True, hidden=True)
 def run(
     target: tuple[str, ...],
@@ -165,6 +173,7 @@ def run(
     keep: bool,
     dry_run: bool,
     resume: str | None,
+    events_path: Path | None,
     debug: bool,
 ) -> None:
     """Compare the storage behind TARGET directories (label=path to name them).
@@ -176,7 +185,7 @@ def run(
     if resume:
         if target or presets or jobs:
             raise UsageError("--resume takes no targets, presets or job files: the run's own are used")
-        _resume(resume, db, json_out)
+        _resume(resume, db, json_out, events_path)
         return
     fio = find_fio()
     default_set = not target
@@ -218,7 +227,7 @@ def run(
     for notice in check_space(config, lambda w: runners[w.kind]):
         err.print(f"note: {notice}")
     with Store(db or default_db_path()) as store:
-        session = Session(config, runners, store, ProgressEvents(err), on_saved=_exporter(store, json_out))
+        session = Session(config, runners, store, _events(events_path), on_saved=_exporter(store, json_out))
         _execute(session, store, command=_command_line(), host=hostinfo.collect(fio.version))
 
 
@@ -248,7 +257,15 @@ def _execute(session: Session, store: Store, *, command: str, host: dict, resume
         raise Interrupted(session.run_id)
 
 
-def _resume(run_ref: str, db: Path | None, json_out: Path | None) -> None:
+def _events(events_path: Path | None):
+    """The progress bar, plus a JSON-lines event log when asked for (the lab reads it)."""
+    if events_path is None:
+        return ProgressEvents(err)
+    stream = open(events_path, "a", buffering=1)  # noqa: SIM115 - lives as long as the process
+    return Fanout(ProgressEvents(err), EventLog(stream))
+
+
+def _resume(run_ref: str, db: Path | None, json_out: Path | None, events_path: Path | None = None) -> None:
     with Store(db or default_db_path()) as store:
         run = store.load_run(run_ref)
         if run.status == "complete":
@@ -268,7 +285,7 @@ def _resume(run_ref: str, db: Path | None, json_out: Path | None) -> None:
             keep=bool(run.config.get("keep", False)),
         )
         session = Session(
-            config, runners, store, ProgressEvents(err), run_id=run.id, on_saved=_exporter(store, json_out)
+            config, runners, store, _events(events_path), run_id=run.id, on_saved=_exporter(store, json_out)
         )
         _execute(session, store, command=run.command, host=run.host, resume=True)
 

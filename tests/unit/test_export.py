@@ -40,3 +40,21 @@ def test_bad_files_are_refused(tmp_path, content, message):
 def test_unwritable_path(tmp_path):
     with pytest.raises(UsageError, match="cannot write"):
         write_document(tmp_path / "missing-dir" / "x.json", {})
+
+
+def test_event_lines_round_trip():
+    import io
+
+    from mountbench.model import PlanItem, Sample
+    from mountbench.report.eventlog import EventLog, parse_event
+
+    stream = io.StringIO()
+    log = EventLog(stream)
+    item = PlanItem(0, 0, "9p", "rr", 1.0)
+    log.on_sample_start(item, 0, 1, 1.0)
+    log.on_sample_done(item, Sample("9p", "rr", 0, True, {"read.bytes": 10.0, "write.bytes": 5.0, "read.iops": 1.0}))
+    lines = stream.getvalue().splitlines()
+    start, done = (parse_event("[   15.2] " + line) for line in lines)
+    assert start["event"] == "start" and start["target"] == "9p"
+    assert done["event"] == "done" and done["bytes"] == 15.0 and done["ok"] is True
+    assert parse_event("kernel: hello") is None
