@@ -76,3 +76,21 @@ def test_sample_errors_round_trip(tmp_path):
     store.add_sample(run.id, Sample("a", "w", 1, False, {}, (), error="fio failed: EIO", raw="{}"))
     loaded = store.load_run(run.id, with_raw=True)
     assert loaded.samples[0].error == "fio failed: EIO" and loaded.samples[0].raw == "{}"
+
+
+def test_version_1_database_is_migrated_in_place(tmp_path):
+    """A database written by schema 1 gains the probes table and keeps its runs."""
+    from mountbench.store.schema import MIGRATIONS
+
+    path = tmp_path / "old.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript(MIGRATIONS[0])
+    db.execute("PRAGMA user_version = 1")
+    db.execute("INSERT INTO runs VALUES ('old', 1.0, 2.0, 'complete', 'mountbench run', '{}', '{}')")
+    db.commit()
+    db.close()
+    store = Store(path)
+    assert store.load_run("old").status == "complete"
+    store.save_probe("p1", "mountbench probe /x", {"hostname": "h"}, {"targets": []})
+    assert store.load_probe("last")["results"] == {"targets": []}
+    assert [p["id"] for p in store.list_probes()] == ["p1"]

@@ -5,6 +5,7 @@ from its index to index + 1; never edit a released step, append a new one.
 
 History:
   1  runs, targets, workloads, samples
+  2  probes: capability matrices and coherence measurements (mountbench probe)
 """
 
 from __future__ import annotations
@@ -53,6 +54,16 @@ MIGRATIONS: list[str] = [
         UNIQUE (run_id, target, workload, round)
     );
     CREATE INDEX samples_run ON samples(run_id);
+    """,
+    # 1 -> 2
+    """
+    CREATE TABLE probes (
+        id TEXT PRIMARY KEY,
+        created_at REAL NOT NULL,
+        command TEXT NOT NULL,
+        host TEXT NOT NULL,
+        results TEXT NOT NULL
+    );
     """,
 ]
 

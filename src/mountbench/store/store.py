@@ -228,6 +228,40 @@ class Store:
             samples=samples,
         )
 
+    # --- probes ------------------------------------------------------------------
+
+    def save_probe(self, probe_id: str, command: str, host: dict[str, Any], results: dict[str, Any]) -> None:
+        with self.db:
+            self.db.execute(
+                "INSERT OR REPLACE INTO probes (id, created_at, command, host, results) VALUES (?, ?, ?, ?, ?)",
+                (probe_id, time.time(), command, json.dumps(host), json.dumps(results)),
+            )
+
+    def load_probe(self, probe_ref: str) -> dict[str, Any]:
+        if probe_ref == "last":
+            rows = self.db.execute("SELECT id FROM probes ORDER BY created_at DESC LIMIT 1").fetchall()
+        else:
+            rows = self.db.execute("SELECT id FROM probes WHERE id LIKE ? || '%'", (probe_ref,)).fetchall()
+        if len(rows) != 1:
+            what = "is ambiguous" if rows else "is not stored"
+            raise StoreError(f"probe {probe_ref!r} {what} in {self.path}; 'mountbench probe --list' shows them")
+        row = self.db.execute(
+            "SELECT id, created_at, command, host, results FROM probes WHERE id = ?", (rows[0][0],)
+        ).fetchone()
+        return {
+            "id": row[0],
+            "created_at": row[1],
+            "command": row[2],
+            "host": json.loads(row[3]),
+            "results": json.loads(row[4]),
+        }
+
+    def list_probes(self) -> list[dict[str, Any]]:
+        return [
+            {"id": r[0], "created_at": r[1], "command": r[2]}
+            for r in self.db.execute("SELECT id, created_at, command FROM probes ORDER BY created_at")
+        ]
+
     def done_items(self, run_id: str) -> set[tuple[str, str, int]]:
         return {
             (t, w, r)
