@@ -377,8 +377,25 @@ class FuseMount:
         return self.proc.pid
 
     def freeze(self) -> None:
-        """SIGSTOP the daemon: every request on the mount now blocks."""
+        """SIGSTOP the daemon: every request on the mount now blocks.
+
+        Returns once every thread of the daemon is stopped (SIGSTOP is asynchronous: a
+        thread could otherwise still pick up one more request).
+        """
         os.kill(self.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline and not self._all_stopped():
+            time.sleep(0.005)
+
+    def _all_stopped(self) -> bool:
+        try:
+            for task in os.listdir(f"/proc/{self.pid}/task"):
+                with open(f"/proc/{self.pid}/task/{task}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] not in ("T", "t"):
+                        return False
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        return True
 
     def thaw(self) -> None:
         os.kill(self.pid, signal.SIGCONT)

@@ -1,0 +1,60 @@
+"""mountbench probe: what a mount really supports, and how coherent two views of it are.
+
+- :func:`probe_target` tries every capability for real in a scratch directory.
+- :func:`measure_coherence` measures how changes through one view show through another.
+- ``render_*`` turn the results into a rich Table, Markdown or an HTML fragment.
+
+Modules: ``model`` (records), ``capabilities`` (one function per capability),
+``sandbox`` (child processes with a timeout), ``scratch`` (the scratch directory),
+``target`` (probe_target), ``coherence`` (measure_coherence), ``render``, ``fsinfo``,
+``inotify`` (a ctypes inotify watcher).
+"""
+
+from mountbench.probe.capabilities import CAPABILITIES, CAPABILITY_IDS, Capability
+from mountbench.probe.coherence import measure_coherence
+from mountbench.probe.model import (
+    VERDICTS,
+    CoherenceResult,
+    FsInfo,
+    InotifyResult,
+    LockResult,
+    ProbeResult,
+    StaleReadResult,
+    TargetProbe,
+    VisibilityResult,
+)
+from mountbench.probe.render import (
+    render_coherence_html_fragment,
+    render_coherence_markdown,
+    render_coherence_terminal,
+    render_html_fragment,
+    render_markdown,
+    render_terminal,
+)
+from mountbench.probe.sandbox import ChildCrashed
+from mountbench.probe.target import probe_target, remove_scratch
+
+__all__ = [
+    "CAPABILITIES",
+    "CAPABILITY_IDS",
+    "VERDICTS",
+    "Capability",
+    "ChildCrashed",
+    "CoherenceResult",
+    "FsInfo",
+    "InotifyResult",
+    "LockResult",
+    "ProbeResult",
+    "StaleReadResult",
+    "TargetProbe",
+    "VisibilityResult",
+    "measure_coherence",
+    "probe_target",
+    "remove_scratch",
+    "render_coherence_html_fragment",
+    "render_coherence_markdown",
+    "render_coherence_terminal",
+    "render_html_fragment",
+    "render_markdown",
+    "render_terminal",
+]

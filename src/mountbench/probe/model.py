@@ -1,0 +1,420 @@
+"""Immutable records of what a probe observed, JSON-safe for the store.
+
+Verdict vocabulary (the same everywhere, in every format):
+
+- ``yes``: the capability works the way POSIX/Linux local filesystems behave.
+- ``no``: the call was refused; ``errno`` names the error (EPERM, EINVAL, ENOTSUP...).
+- ``differs``: the calls succeeded but the observed behaviour is not the local one
+  (st_nlink wrong, mtime kept to the second, lock not enforced...); ``detail`` says what.
+- ``hung``: the probe did not finish within its timeout and was killed.
+- ``needs root``: the probe was not attempted because it needs root.
+- ``skipped``: not attempted (the target was unusable or became unresponsive).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+Verdict = Literal["yes", "no", "differs", "hung", "needs root", "skipped"]
+
+YES: Verdict = "yes"
+NO: Verdict = "no"
+DIFFERS: Verdict = "differs"
+HUNG: Verdict = "hung"
+NEEDS_ROOT: Verdict = "needs root"
+SKIPPED: Verdict = "skipped"
+VERDICTS: tuple[Verdict, ...] = (YES, NO, DIFFERS, HUNG, NEEDS_ROOT, SKIPPED)
+
+Scalar = int | float | str | None
+
+
+def _check_verdict(verdict: str) -> None:
+    if verdict not in VERDICTS:
+        raise ValueError(f"unknown verdict {verdict!r}; expected one of {VERDICTS}")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What one capability function observed, before it is labelled with its capability."""
+
+    verdict: Verdict
+    detail: str = ""
+    errno: str | None = None
+    value: Scalar = None
+    unit: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_verdict(self.verdict)
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """The verdict on one capability of one target."""
+
+    capability: str
+    title: str
+    verdict: Verdict
+    errno: str | None = None
+    detail: str = ""
+    value: Scalar = None
+    unit: str | None = None
+    duration_ms: float | None = None
+
+    def __post_init__(self) -> None:
+        _check_verdict(self.verdict)
+
+    @classmethod
+    def from_finding(
+        cls, capability: str, title: str, finding: Finding, duration_ms: float | None = None
+    ) -> ProbeResult:
+        return cls(
+            capability=capability,
+            title=title,
+            verdict=finding.verdict,
+            errno=finding.errno,
+            detail=finding.detail,
+            value=finding.value,
+            unit=finding.unit,
+            duration_ms=duration_ms,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "capability": self.capability,
+            "title": self.title,
+            "verdict": self.verdict,
+            "errno": self.errno,
+            "detail": self.detail,
+            "value": self.value,
+            "unit": self.unit,
+            "duration_ms": self.duration_ms,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ProbeResult:
+        return cls(
+            capability=str(data["capability"]),
+            title=str(data["title"]),
+            verdict=data["verdict"],
+            errno=data.get("errno"),
+            detail=str(data.get("detail", "")),
+            value=data.get("value"),
+            unit=data.get("unit"),
+            duration_ms=data.get("duration_ms"),
+        )
+
+
+@dataclass(frozen=True)
+class FsInfo:
+    """Where a target lives: its mount (from /proc/self/mountinfo) and statvfs figures."""
+
+    fstype: str | None = None
+    source: str | None = None
+    mountpoint: str | None = None
+    options: str | None = None
+    statvfs: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "fstype": self.fstype,
+            "source": self.source,
+            "mountpoint": self.mountpoint,
+            "options": self.options,
+            "statvfs": dict(self.statvfs),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FsInfo:
+        return cls(
+            fstype=data.get("fstype"),
+            source=data.get("source"),
+            mountpoint=data.get("mountpoint"),
+            options=data.get("options"),
+            statvfs={str(k): int(v) for k, v in (data.get("statvfs") or {}).items()},
+        )
+
+
+@dataclass(frozen=True)
+class TargetProbe:
+    """All probe results for one target directory.
+
+    ``scratch`` is the scratch directory's path; ``cleanup`` says what became of it:
+    "removed", or why it was left behind (it then holds only what the probe created).
+    ``error`` is set when the target could not be probed at all (every result "skipped"
+    or "hung").
+    """
+
+    path: str
+    fs: FsInfo
+    results: tuple[ProbeResult, ...]
+    scratch: str | None = None
+    cleanup: str = "removed"
+    error: str | None = None
+    started: str | None = None
+    duration_s: float | None = None
+
+    def result(self, capability: str) -> ProbeResult:
+        """The result for one capability id (KeyError if it was not probed)."""
+        for r in self.results:
+            if r.capability == capability:
+                return r
+        raise KeyError(capability)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "fs": self.fs.to_dict(),
+            "results": [r.to_dict() for r in self.results],
+            "scratch": self.scratch,
+            "cleanup": self.cleanup,
+            "error": self.error,
+            "started": self.started,
+            "duration_s": self.duration_s,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TargetProbe:
+        return cls(
+            path=str(data["path"]),
+            fs=FsInfo.from_dict(data.get("fs") or {}),
+            results=tuple(ProbeResult.from_dict(r) for r in data.get("results", [])),
+            scratch=data.get("scratch"),
+            cleanup=str(data.get("cleanup", "removed")),
+            error=data.get("error"),
+            started=data.get("started"),
+            duration_s=data.get("duration_s"),
+        )
+
+
+# -- coherence between two views ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DelaySummary:
+    """Aggregate of visibility delays; ``None`` delays (not seen in time) count as unseen."""
+
+    total: int
+    seen: int
+    median_ms: float | None
+    min_ms: float | None
+    max_ms: float | None
+
+
+def summarize_delays(delays_ms: tuple[float | None, ...] | list[float | None]) -> DelaySummary:
+    """Median, min and max of the delays that were seen (pure; plain numpy)."""
+    seen = np.array([d for d in delays_ms if d is not None], dtype=float)
+    if seen.size == 0:
+        return DelaySummary(len(delays_ms), 0, None, None, None)
+    return DelaySummary(
+        total=len(delays_ms),
+        seen=int(seen.size),
+        median_ms=float(np.median(seen)),
+        min_ms=float(seen.min()),
+        max_ms=float(seen.max()),
+    )
+
+
+def _opt_float(v: Any) -> float | None:
+    return None if v is None else float(v)
+
+
+@dataclass(frozen=True)
+class VisibilityResult:
+    """How long after an operation through A it became visible through B, per repetition.
+
+    A ``None`` delay means not seen within the timeout (or the repetition hung: ``hung``).
+    """
+
+    operation: str
+    delays_ms: tuple[float | None, ...]
+    hung: int = 0
+    notes: tuple[str, ...] = ()
+
+    @property
+    def summary(self) -> DelaySummary:
+        return summarize_delays(self.delays_ms)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "operation": self.operation,
+            "delays_ms": list(self.delays_ms),
+            "hung": self.hung,
+            "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> VisibilityResult:
+        return cls(
+            operation=str(data["operation"]),
+            delays_ms=tuple(_opt_float(d) for d in data.get("delays_ms", [])),
+            hung=int(data.get("hung", 0)),
+            notes=tuple(data.get("notes", [])),
+        )
+
+
+STALE_OUTCOMES = ("fresh", "stale", "torn", "missing", "unseen", "hung")
+
+
+@dataclass(frozen=True)
+class StaleReadResult:
+    """What B read right after A replaced a file, per repetition.
+
+    outcomes: "fresh" (new content and size), "stale" (the old version, whole),
+    "torn" (a mix: size of one version with data of the other, short or mixed data),
+    "missing" (B found no file), "unseen" (B never showed even the old version: no
+    measurement), "hung". ``fresh_after_ms`` is how long B then took
+    to read the new version (None: not within the timeout).
+    """
+
+    mode: str
+    outcomes: tuple[str, ...]
+    fresh_after_ms: tuple[float | None, ...]
+    observed: tuple[str, ...] = ()
+
+    def counts(self) -> dict[str, int]:
+        return {k: self.outcomes.count(k) for k in STALE_OUTCOMES if k in self.outcomes}
+
+    @property
+    def summary(self) -> DelaySummary:
+        return summarize_delays(self.fresh_after_ms)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "outcomes": list(self.outcomes),
+            "fresh_after_ms": list(self.fresh_after_ms),
+            "observed": list(self.observed),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StaleReadResult:
+        return cls(
+            mode=str(data["mode"]),
+            outcomes=tuple(str(o) for o in data.get("outcomes", [])),
+            fresh_after_ms=tuple(_opt_float(d) for d in data.get("fresh_after_ms", [])),
+            observed=tuple(str(o) for o in data.get("observed", [])),
+        )
+
+
+@dataclass(frozen=True)
+class InotifyResult:
+    """inotify events seen through B for changes made through A, per repetition."""
+
+    expected: tuple[str, ...]
+    received: tuple[tuple[str, ...], ...]
+    first_event_ms: tuple[float | None, ...]
+    error: str | None = None
+
+    @property
+    def complete(self) -> int:
+        """Repetitions in which every expected event arrived."""
+        return sum(1 for r in self.received if set(self.expected) <= set(r))
+
+    @property
+    def summary(self) -> DelaySummary:
+        return summarize_delays(self.first_event_ms)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "expected": list(self.expected),
+            "received": [list(r) for r in self.received],
+            "first_event_ms": list(self.first_event_ms),
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> InotifyResult:
+        return cls(
+            expected=tuple(data.get("expected", [])),
+            received=tuple(tuple(r) for r in data.get("received", [])),
+            first_event_ms=tuple(_opt_float(d) for d in data.get("first_event_ms", [])),
+            error=data.get("error"),
+        )
+
+
+@dataclass(frozen=True)
+class LockResult:
+    """Whether a lock held through A blocked a second process locking through B.
+
+    ``blocked`` per repetition: True, False, or None (the attempt hung or failed: see
+    ``notes``).
+    """
+
+    kind: str
+    blocked: tuple[bool | None, ...]
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "blocked": list(self.blocked), "notes": list(self.notes)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LockResult:
+        return cls(
+            kind=str(data["kind"]),
+            blocked=tuple(None if b is None else bool(b) for b in data.get("blocked", [])),
+            notes=tuple(data.get("notes", [])),
+        )
+
+
+@dataclass(frozen=True)
+class CoherenceResult:
+    """Coherence of two views (A and B) of one directory, measured A -> B.
+
+    ``error`` is set when a view stopped answering and the remaining checks were not run
+    (they are recorded as hung). ``cleanup`` says what became of the scratch directory.
+    """
+
+    view_a: str
+    view_b: str
+    repeat: int
+    timeout_s: float
+    visibility: tuple[VisibilityResult, ...]
+    stale_reads: tuple[StaleReadResult, ...]
+    inotify: InotifyResult
+    locks: tuple[LockResult, ...]
+    cleanup: str = "removed"
+    error: str | None = None
+    started: str | None = None
+    duration_s: float | None = None
+
+    def visibility_of(self, operation: str) -> VisibilityResult:
+        for v in self.visibility:
+            if v.operation == operation:
+                return v
+        raise KeyError(operation)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "view_a": self.view_a,
+            "view_b": self.view_b,
+            "repeat": self.repeat,
+            "timeout_s": self.timeout_s,
+            "visibility": [v.to_dict() for v in self.visibility],
+            "stale_reads": [s.to_dict() for s in self.stale_reads],
+            "inotify": self.inotify.to_dict(),
+            "locks": [lk.to_dict() for lk in self.locks],
+            "cleanup": self.cleanup,
+            "error": self.error,
+            "started": self.started,
+            "duration_s": self.duration_s,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CoherenceResult:
+        return cls(
+            view_a=str(data["view_a"]),
+            view_b=str(data["view_b"]),
+            repeat=int(data["repeat"]),
+            timeout_s=float(data["timeout_s"]),
+            visibility=tuple(VisibilityResult.from_dict(v) for v in data.get("visibility", [])),
+            stale_reads=tuple(StaleReadResult.from_dict(s) for s in data.get("stale_reads", [])),
+            inotify=InotifyResult.from_dict(data.get("inotify") or {}),
+            locks=tuple(LockResult.from_dict(lk) for lk in data.get("locks", [])),
+            cleanup=str(data.get("cleanup", "removed")),
+            error=data.get("error"),
+            started=data.get("started"),
+            duration_s=data.get("duration_s"),
+        )
