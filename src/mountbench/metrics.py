@@ -21,8 +21,15 @@ class MetricInfo:
     higher_is_better: bool
 
 
+def split_metric(metric: str) -> tuple[str, str]:
+    """``read.lat_p99.9`` -> ("read", "lat_p99.9"); ``wall`` -> ("", "wall"). The
+    direction is everything before the first dot: percentiles have dots of their own."""
+    direction, dot, name = metric.partition(".")
+    return (direction, name) if dot else ("", metric)
+
+
 def describe(metric: str) -> MetricInfo:
-    direction, _, name = metric.rpartition(".")
+    direction, name = split_metric(metric)
     prefix = f"{direction} " if direction else ""
     if name == "iops":
         return MetricInfo(metric, f"{prefix}IOPS", "IOPS", True)
@@ -34,6 +41,12 @@ def describe(metric: str) -> MetricInfo:
         return MetricInfo(metric, f"{prefix}mean latency", "s", False)
     if name.startswith("lat_p"):
         return MetricInfo(metric, f"{prefix}latency p{name[5:]}", "s", False)
+    if name == "cpu_s_per_gib":
+        return MetricInfo(metric, "host CPU per GiB moved", "s/GiB", False)
+    if name == "uss_peak":
+        return MetricInfo(metric, f"{prefix}peak memory (USS)", "B", False)
+    if name == "cpu_s":
+        return MetricInfo(metric, f"{prefix}CPU time", "s", False)
     if direction == "cpu":
         return MetricInfo(metric, f"CPU {name}", "%", False)
     if name.endswith("_per_s"):
@@ -50,7 +63,7 @@ def metric_matches(alias: str, metric: str) -> bool:
     alias = alias.strip().lower().replace("-", "_")
     if alias == metric:
         return True
-    return metric.rpartition(".")[2] == alias
+    return split_metric(metric)[1] == alias
 
 
 def headline_metrics(workload: Workload, available: Iterable[str]) -> list[str]:

@@ -68,3 +68,13 @@ def test_a_workload_that_always_failed_still_has_a_row():
     rows = summarize_runs([run]).rows
     bad = next(r for r in rows if r.workload == "bad")
     assert bad.cells["a"].summary is None and bad.cells["a"].errors == ("boom",)
+
+
+def test_percentile_names_with_a_decimal_point_keep_unit_and_direction():
+    from mountbench.metrics import describe, metric_matches
+
+    info = describe("read.lat_p99.9")
+    assert (info.unit, info.higher_is_better, info.label) == ("s", False, "read latency p99.9")
+    assert metric_matches("lat-p99.9", "read.lat_p99.9")
+    assert not metric_matches("lat-p99", "read.lat_p99.9")
+    assert describe("wall").unit == "s" and describe("host.cpu_s_per_gib").unit == "s/GiB"

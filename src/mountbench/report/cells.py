@@ -19,6 +19,8 @@ def format_value(value: float, info: MetricInfo) -> str:
         return format_rate(value)
     if info.unit == "B":
         return format_bytes(value)
+    if info.unit == "s/GiB":
+        return f"{format_seconds(value)}/GiB"
     if info.unit == "s":
         return format_seconds(value)
     if info.unit == "%":

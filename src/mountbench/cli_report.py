@@ -1,0 +1,247 @@
+"""Commands that turn stored runs into documents and move runs between machines:
+``report``, ``export`` and ``import``. Registered on the main group in cli.py.
+
+Bad input raises UsageError/StoreError (cli.main maps them to exit code 2); nothing
+here prints an error or exits by itself. The renderers (matplotlib, jinja2) are
+imported inside the commands, so registering these commands costs other commands
+no start-up time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from mountbench.errors import UsageError
+from mountbench.model import RunData
+from mountbench.report.export import make_document, read_document, write_document
+from mountbench.store import Store, default_db_path
+
+if TYPE_CHECKING:
+    from mountbench.report.content import Report
+    from mountbench.summary import RunSummary
+
+DB_HELP = "results database (default: $MOUNTBENCH_DB or the user data dir)"
+FORMATS = ("md", "html", "csv", "json")
+CHART_FORMATS = ("png", "svg")
+_SUFFIXES = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".csv": "csv", ".json": "json"}
+
+
+@click.command()
+@click.argument("run_refs", metavar="[RUN]...", nargs=-1)
+@click.option(
+    "--from",
+    "sources",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    metavar="FILE.json",
+    help="also report runs from a file made by 'mountbench export' (repeatable; not imported)",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    help="md, html, csv or json (default: from --out's suffix, else md)",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    metavar="PATH",
+    help="write here (md: charts go next to it); default: standard output, without charts",
+)
+@click.option("--baseline", metavar="LABEL", help="compare with this target (label or label@host)")
+@click.option(
+    "--metric", "metrics", multiple=True, help="metric to report: iops, bw, lat-mean, lat-p99, read.lat_p99.9 …"
+)
+@click.option(
+    "--chart-format",
+    type=click.Choice(CHART_FORMATS),
+    default="png",
+    show_default=True,
+    help="image format of the Markdown report's charts",
+)
+@click.option("--samples", is_flag=True, help="csv without --out: print the raw samples instead of the summary")
+@click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)
+@click.option("--debug", is_flag=True, hidden=True)
+def report(
+    run_refs: tuple[str, ...],
+    sources: tuple[Path, ...],
+    fmt: str | None,
+    out: Path | None,
+    baseline: str | None,
+    metrics: tuple[str, ...],
+    chart_format: str,
+    samples: bool,
+    db: Path | None,
+    debug: bool,
+) -> None:
+    """Write a report of stored runs (default: the last) and/or exported files.
+
+    \b
+    mountbench report --out report.md                 Markdown + charts next to it
+    mountbench report RUN1 RUN2 --out report.html     one self-contained page
+    mountbench report --from mac.json --from vm.json --format html --out s0.html
+    mountbench report --format csv --out results.csv  results.csv + results-samples.csv
+    """
+    from mountbench.report.content import build_report
+
+    fmt = fmt or _format_from_suffix(out)
+    if out is not None:
+        out = check_out_path(out)
+    runs = load_runs(run_refs, sources, db)
+    built = build_report(runs, baseline=baseline, metrics=metrics)
+    if fmt == "md":
+        _write_markdown(built, out, chart_format)
+    elif fmt == "html":
+        from mountbench.report.html import render_html
+
+        _emit(render_html(built), out)
+    elif fmt == "csv":
+        _write_csv(built, out, samples)
+    else:
+        document = make_document(runs, built.summary)
+        if out is None:
+            click.echo(json.dumps(document, indent=1))
+        else:
+            write_document(out, document)
+            _note(f"wrote {out}")
+
+
+@click.command()
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@click.option("--out", type=click.Path(path_type=Path), metavar="FILE.json", required=True, help="file to write")
+@click.option("--no-raw", is_flag=True, help="leave out fio's raw JSON output (a much smaller file)")
+@click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)
+@click.option("--debug", is_flag=True, hidden=True)
+def export(run_refs: tuple[str, ...], out: Path, no_raw: bool, db: Path | None, debug: bool) -> None:
+    """Write stored runs to a versioned JSON file ('mountbench import' reads it elsewhere)."""
+    out = check_out_path(out)
+    with Store(db or default_db_path()) as store:
+        runs = _dedupe([store.load_run(ref, with_raw=not no_raw) for ref in run_refs])
+    write_document(out, make_document(runs, _summary_or_none(runs), with_raw=not no_raw))
+    samples = sum(len(run.samples) for run in runs)
+    click.echo(f"exported {len(runs)} run(s), {samples} samples, to {out}")
+
+
+@click.command(name="import")
+@click.argument("files", metavar="FILE.json...", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)
+@click.option("--debug", is_flag=True, hidden=True)
+def import_runs(files: tuple[Path, ...], db: Path | None, debug: bool) -> None:
+    """Store runs from files made by 'mountbench export'; runs already stored are skipped."""
+    runs = [run for path in files for run in read_document(path)]  # every file is checked before anything is stored
+    if not runs:
+        click.echo("no runs in " + ", ".join(map(str, files)))
+        return
+    with Store(db or default_db_path()) as store:
+        for run in runs:
+            host = run.host.get("hostname", "?")
+            if store.import_run(run):
+                click.echo(f"imported run {run.id} from {host} ({len(run.samples)} samples)")
+            else:
+                click.echo(f"run {run.id} from {host} is already stored; skipped")
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def load_runs(run_refs: Sequence[str], sources: Sequence[Path], db: Path | None) -> list[RunData]:
+    """Runs named by id (default: the last stored run unless files are given), then the files' runs."""
+    runs: list[RunData] = []
+    refs = list(run_refs) or ([] if sources else ["last"])
+    if refs:
+        with Store(db or default_db_path()) as store:
+            runs += [store.load_run(ref) for ref in refs]
+    for path in sources:
+        runs += read_document(path.expanduser())
+    return _dedupe(runs)
+
+
+def _dedupe(runs: Sequence[RunData]) -> list[RunData]:
+    seen: dict[str, RunData] = {}
+    for run in runs:
+        seen.setdefault(run.id, run)
+    return list(seen.values())
+
+
+def _summary_or_none(runs: Sequence[RunData]) -> RunSummary | None:
+    from mountbench.report.content import build_report
+
+    try:
+        return build_report(runs).summary
+    except UsageError:
+        return None
+
+
+def _format_from_suffix(out: Path | None) -> str:
+    if out is None:
+        return "md"
+    return _SUFFIXES.get(out.suffix.lower(), "md")
+
+
+def check_out_path(path: Path) -> Path:
+    """Refuse an output path that cannot be written, before any work is done."""
+    path = path.expanduser()
+    if path.is_dir():
+        raise UsageError(f"--out {path} is a directory; give a file name, e.g. {path / 'report.md'}")
+    parent = path.parent
+    if not parent.is_dir():
+        raise UsageError(f"--out {path}: directory {parent} does not exist; create it or choose another path")
+    probe = path.with_name(f".{path.name}.tmp")
+    try:
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"cannot write {path} ({exc.strerror}); choose a writable path") from None
+    return path
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write atomically (temp file + rename): a reader never sees half a report."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise UsageError(f"cannot write {path} ({exc.strerror}); choose a writable path") from None
+
+
+def _emit(text: str, out: Path | None) -> None:
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    write_text(out, text)
+    _note(f"wrote {out}")
+
+
+def _write_markdown(built: Report, out: Path | None, chart_format: str) -> None:
+    from mountbench.report import charts as charts_mod
+    from mountbench.report.markdown import render_markdown
+
+    if out is None:
+        click.echo(render_markdown(built), nl=False)
+        return
+    written = charts_mod.write_charts(built, out.parent, out.stem, chart_format)
+    write_text(out, render_markdown(built, {chart.key: path.name for chart, path in written}))
+    _note(f"wrote {out} and {len(written)} chart(s) next to it ({out.stem}-*.{chart_format})")
+
+
+def _write_csv(built: Report, out: Path | None, samples: bool) -> None:
+    from mountbench.report.csvexport import samples_csv, summary_csv
+
+    if out is None:
+        click.echo(samples_csv(built) if samples else summary_csv(built), nl=False)
+        return
+    raw = out.with_name(f"{out.stem}-samples{out.suffix or '.csv'}")
+    write_text(out, summary_csv(built))
+    write_text(raw, samples_csv(built))
+    _note(f"wrote {out} (one row per summary cell) and {raw} (one row per sample)")
+
+
+def _note(text: str) -> None:
+    click.echo(text, err=True)

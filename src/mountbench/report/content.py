@@ -1,0 +1,526 @@
+"""What every report format says, worked out once from the runs.
+
+- Columns: one per target; when the runs come from more than one host every
+  column is named ``label@host``, so a column always says where it was measured.
+  The same label, host and path in several runs is one column (samples pooled).
+- Summaries: the comparison table (summary.summarize_runs), latency percentile
+  curves (study S4) and bandwidth against block size when the workloads form a
+  sweep (study S3). Statistics come from summary/stats; nothing here computes any.
+- Warnings: hosts that differ in ways that matter (fio, kernel, CPU, RAM),
+  workloads defined differently in merged runs, runs that did not complete.
+- Notes: caveats and errors numbered once, in table order, so Markdown, HTML,
+  CSV and the charts all use the same numbers.
+
+Pure: RunData in, Report out; renderers only format a Report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from mountbench import model
+from mountbench.errors import UsageError
+from mountbench.fiojob import FioJob
+from mountbench.metrics import MetricInfo
+from mountbench.model import Caveat, RunData, TargetInfo
+from mountbench.report.cells import Footnotes
+from mountbench.summary import Cell, Row, RunSummary, summarize_runs
+from mountbench.units import format_bytes, parse_size
+
+# Caveats about the statistics rather than the measurement: error bars already show them.
+QUALITY_CODES = frozenset({model.UNSTABLE, model.OUTLIERS, model.FEW_SAMPLES})
+
+# Host facts whose difference makes numbers from two hosts hard to compare.
+HOST_FACTS = (
+    ("fio_version", "fio version"),
+    ("kernel", "kernel"),
+    ("cpu_model", "CPU"),
+    ("cpu_count", "CPU count"),
+    ("ram_bytes", "RAM"),
+    ("os", "OS"),
+)
+
+# fio options that must agree for workloads to be points of one block-size sweep.
+SWEEP_KEYS = ("rw", "ioengine", "iodepth", "numjobs", "direct", "buffered", "rwmixread", "fsync", "sync")
+MIN_SWEEP_POINTS = 3
+MIN_PERCENTILES = 5  # a percentile_list this long asks for the percentile view
+
+
+@dataclass(frozen=True)
+class Column:
+    """One target column and where it was measured."""
+
+    label: str  # as shown in every format
+    original: str  # the label in its run(s)
+    host: str
+    run_ids: tuple[str, ...]
+    path: str
+    info: TargetInfo | None
+
+
+@dataclass(frozen=True)
+class MetricGroup:
+    """The rows of one metric: one table and one bar chart."""
+
+    metric: MetricInfo
+    rows: tuple[Row, ...]
+
+
+@dataclass(frozen=True)
+class PercentileCurve:
+    """Latency percentiles of one workload and direction, one row per percentile."""
+
+    workload: str
+    title: str
+    direction: str
+    percentiles: tuple[float, ...]
+    rows: tuple[Row, ...]
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Workloads that differ only in block size, and their bandwidth rows in block-size order."""
+
+    metric: MetricInfo
+    settings: str  # what the points share, e.g. "rw=write ioengine=psync direct=1"
+    block_sizes: tuple[int, ...]
+    rows: tuple[Row, ...]
+
+
+@dataclass(frozen=True)
+class Report:
+    runs: tuple[RunData, ...]  # with column labels applied
+    summary: RunSummary
+    columns: tuple[Column, ...]
+    groups: tuple[MetricGroup, ...]
+    percentiles: tuple[PercentileCurve, ...]
+    sweeps: tuple[Sweep, ...]
+    warnings: tuple[str, ...]
+    notes: tuple[str, ...]  # note k is notes[k - 1]
+    marks: dict[tuple[str, str, str], tuple[int, ...]] = field(compare=False)  # (workload, metric, target)
+
+    @property
+    def multi_host(self) -> bool:
+        return len({c.host for c in self.columns}) > 1
+
+    def column(self, label: str) -> Column:
+        for column in self.columns:
+            if column.label == label:
+                return column
+        raise KeyError(label)
+
+    def cell_marks(self, row: Row, target: str) -> tuple[int, ...]:
+        return self.marks.get((row.workload, row.metric.name, target), ())
+
+    def measurement_marks(self, cell: Cell) -> tuple[int, ...]:
+        """Note numbers of the caveats about how a cell was measured (not its spread)."""
+        return tuple(sorted({self.notes.index(c.text) + 1 for c in cell.caveats if c.code not in QUALITY_CODES}))
+
+
+def build_report(runs: Sequence[RunData], *, baseline: str | None = None, metrics: Sequence[str] = ()) -> Report:
+    """Everything a report shows. Raises UsageError for a bad baseline or a metric no run has."""
+    if not runs:
+        raise UsageError("no runs to report; give a run id or --from FILE.json")
+    runs = _unique_runs(runs)
+    labelled, columns = label_columns(runs)
+    summary = summarize_runs(labelled, baseline=_resolve_baseline(baseline, columns), metrics=metrics)
+    groups = group_by_metric(summary)
+    curves = percentile_curves(labelled, summary.baseline, metrics)
+    sweeps = find_sweeps(labelled, summary.baseline)
+    notes, marks = number_notes(groups, curves, sweeps, summary.targets)
+    return Report(
+        runs=tuple(labelled),
+        summary=summary,
+        columns=tuple(columns),
+        groups=groups,
+        percentiles=curves,
+        sweeps=sweeps,
+        warnings=tuple(host_warnings(runs) + workload_warnings(runs) + status_warnings(runs)),
+        notes=tuple(notes),
+        marks=marks,
+    )
+
+
+def _unique_runs(runs: Sequence[RunData]) -> list[RunData]:
+    """The same run named twice (a store id and an exported file) counts once."""
+    seen: dict[str, RunData] = {}
+    for run in runs:
+        seen.setdefault(run.id, run)
+    return list(seen.values())
+
+
+# --- columns and hosts ----------------------------------------------------------------
+
+
+def host_names(runs: Sequence[RunData]) -> dict[str, str]:
+    """Run id -> host name; two different machines sharing a hostname get -2, -3 suffixes."""
+    prints: dict[str, tuple] = {run.id: _host_fingerprint(run) for run in runs}
+    by_name: dict[str, list[tuple]] = defaultdict(list)
+    for run in runs:
+        name = str(run.host.get("hostname") or "?")
+        if prints[run.id] not in by_name[name]:
+            by_name[name].append(prints[run.id])
+    names = {}
+    for run in runs:
+        name = str(run.host.get("hostname") or "?")
+        index = by_name[name].index(prints[run.id])
+        names[run.id] = name if index == 0 else f"{name}-{index + 1}"
+    return names
+
+
+def _host_fingerprint(run: RunData) -> tuple:
+    return (str(run.host.get("hostname", "")), *(str(run.host.get(key, "")) for key, _ in HOST_FACTS))
+
+
+def label_columns(runs: Sequence[RunData]) -> tuple[list[RunData], list[Column]]:
+    """Relabel targets so that each column is one (label, host, path); see the module doc."""
+    hosts = host_names(runs)
+    multi_host = len(set(hosts.values())) > 1
+    keys: dict[tuple[str, str, str], list[str]] = {}
+    for run in runs:
+        for record in run.targets:
+            keys.setdefault((record.target.label, hosts[run.id], record.target.path), []).append(run.id)
+    display = _display_labels(keys, multi_host)
+    columns = []
+    for key, run_ids in keys.items():
+        label, host, path = key
+        info = next(r.info for run in runs if run.id == run_ids[0] for r in run.targets if r.target.label == label)
+        columns.append(Column(display[key], label, host, tuple(run_ids), path, info))
+    relabelled = [
+        _relabel(run, {r.target.label: display[(r.target.label, hosts[run.id], r.target.path)] for r in run.targets})
+        for run in runs
+    ]
+    return relabelled, columns
+
+
+def _display_labels(keys: dict[tuple[str, str, str], list[str]], multi_host: bool) -> dict[tuple[str, str, str], str]:
+    display = {key: f"{key[0]}@{key[1]}" if multi_host else key[0] for key in keys}
+    counts = Counter(display.values())
+    for key, run_ids in keys.items():
+        if counts[display[key]] > 1:  # same label and host, different paths: name the run
+            display[key] = f"{display[key]}@{run_ids[0]}"
+    return display
+
+
+def _relabel(run: RunData, names: dict[str, str]) -> RunData:
+    if all(old == new for old, new in names.items()):
+        return run
+    targets = tuple(
+        dataclasses.replace(r, target=dataclasses.replace(r.target, label=names[r.target.label])) for r in run.targets
+    )
+    samples = tuple(dataclasses.replace(s, target=names.get(s.target, s.target)) for s in run.samples)
+    config = dict(run.config)
+    if config.get("baseline") in names:
+        config["baseline"] = names[config["baseline"]]
+    return dataclasses.replace(run, targets=targets, samples=samples, config=config)
+
+
+def _resolve_baseline(baseline: str | None, columns: Sequence[Column]) -> str | None:
+    """Accept a column label, or a run's own label when it names one column only."""
+    if baseline is None or any(c.label == baseline for c in columns):
+        return baseline
+    matches = [c.label for c in columns if c.original == baseline]
+    if len(matches) > 1:
+        raise UsageError(f"--baseline {baseline!r} names several columns; choose one of: {', '.join(matches)}")
+    return matches[0] if matches else baseline
+
+
+def host_warnings(runs: Sequence[RunData]) -> list[str]:
+    """One sentence per host fact that differs between the merged runs' hosts."""
+    hosts = host_names(runs)
+    facts_by_host = {hosts[run.id]: run.host for run in runs}
+    if len(facts_by_host) < 2:
+        return []
+    warnings = []
+    for key, name in HOST_FACTS:
+        values = {host: _fact_text(key, facts.get(key)) for host, facts in facts_by_host.items()}
+        if len(set(values.values())) > 1:
+            listed = "; ".join(f"{host}: {value}" for host, value in values.items())
+            warnings.append(f"hosts differ in {name} ({listed}): compare their columns with care")
+    return warnings
+
+
+def _fact_text(key: str, value: object) -> str:
+    if value in (None, ""):
+        return "unknown"
+    if key == "ram_bytes":
+        return format_bytes(float(value))  # type: ignore[arg-type]
+    return str(value)
+
+
+def workload_warnings(runs: Sequence[RunData]) -> list[str]:
+    """A workload name whose options differ between runs is not one workload."""
+    specs: dict[str, dict[str, object]] = defaultdict(dict)
+    for run in runs:
+        for workload in run.workloads:
+            specs[workload.name].setdefault(repr(workload.spec), run.id)
+    return [
+        f"workload {name!r} is defined differently in runs {', '.join(by_spec.values())}: its cells mix different work"
+        for name, by_spec in specs.items()
+        if len(by_spec) > 1
+    ]
+
+
+def status_warnings(runs: Sequence[RunData]) -> list[str]:
+    return [
+        f"run {run.id} is {run.status}: some cells may have fewer samples; 'mountbench run --resume {run.id}' "
+        "completes it"
+        for run in runs
+        if run.status != "complete"
+    ]
+
+
+# --- metric descriptions -----------------------------------------------------------------------
+
+
+# --- grouping and notes ---------------------------------------------------------------------
+
+
+def group_by_metric(summary: RunSummary) -> tuple[MetricGroup, ...]:
+    """Rows grouped per metric, metrics in order of first appearance."""
+    grouped: dict[str, list[Row]] = {}
+    infos: dict[str, MetricInfo] = {}
+    for row in summary.rows:
+        grouped.setdefault(row.metric.name, []).append(row)
+        infos[row.metric.name] = row.metric
+    return tuple(MetricGroup(infos[name], tuple(rows)) for name, rows in grouped.items())
+
+
+def group_heading(group: MetricGroup) -> str:
+    """'read IOPS (higher is better)'; the rows summary.py adds for workloads that never
+    produced their metric carry the pseudo-metric 'error'."""
+    if group.metric.name == "error":
+        return "workloads without a successful sample (see the notes)"
+    better = "higher is better" if group.metric.higher_is_better else "lower is better"
+    return f"{group.metric.label} ({better})"
+
+
+def number_notes(
+    groups: Sequence[MetricGroup],
+    curves: Sequence[PercentileCurve],
+    sweeps: Sequence[Sweep],
+    targets: Sequence[str],
+) -> tuple[list[str], dict[tuple[str, str, str], tuple[int, ...]]]:
+    """Number caveats and errors in the order the tables show them."""
+    notes = Footnotes.empty()
+    marks: dict[tuple[str, str, str], tuple[int, ...]] = {}
+    rows = [row for group in groups for row in group.rows]
+    rows += [row for curve in curves for row in curve.rows]
+    rows += [row for sweep in sweeps for row in sweep.rows]
+    for row in rows:
+        for label in targets:
+            cell = row.cells[label]
+            marks[(row.workload, row.metric.name, label)] = tuple(notes.marks(cell))
+    return notes.texts, marks
+
+
+def measurement_caveats(report: Report) -> list[Caveat]:
+    """Distinct caveats about how numbers were measured, in note order."""
+    seen: dict[Caveat, None] = {}
+    for row in report.summary.rows:
+        for cell in row.cells.values():
+            for caveat in cell.caveats:
+                if caveat.code not in QUALITY_CODES:
+                    seen.setdefault(caveat)
+    return sorted(seen, key=lambda c: report.notes.index(c.text) if c.text in report.notes else 0)
+
+
+# --- percentile curves (S4) ---------------------------------------------------------------
+
+
+def percentile_curves(runs: Sequence[RunData], baseline: str, metrics: Sequence[str]) -> tuple[PercentileCurve, ...]:
+    """Curves for workloads that ask for the percentile view (a long percentile_list), or for
+    every workload when --metric names a latency percentile."""
+    wanted_all = any(_is_percentile(m.strip().lower().replace("-", "_")) for m in metrics)
+    chosen = [w for run in runs for w in run.workloads if wanted_all or _asks_for_percentiles(w)]
+    names = list(dict.fromkeys(w.name for w in chosen))
+    if not names:
+        return ()
+    present = sorted(
+        {m for run in runs for s in run.samples if s.ok and s.workload in names for m in s.metrics if _is_percentile(m)}
+    )
+    if not present:
+        return ()
+    summary = summarize_runs(_only(runs, names), baseline=baseline, metrics=present)
+    curves = []
+    for name in names:
+        by_direction: dict[str, list[tuple[float, Row]]] = defaultdict(list)
+        for row in summary.rows:
+            if row.workload == name:
+                direction, _, metric = row.metric.name.partition(".")
+                by_direction[direction].append((float(metric[len("lat_p") :]), row))
+        for direction, points in by_direction.items():
+            points.sort(key=lambda p: p[0])
+            if len(points) >= 2:
+                curves.append(
+                    PercentileCurve(
+                        name, points[0][1].title, direction, tuple(p for p, _ in points), tuple(r for _, r in points)
+                    )
+                )
+    return tuple(curves)
+
+
+def _only(runs: Sequence[RunData], names: Sequence[str] | set[str]) -> list[RunData]:
+    """The runs with only the named workloads: summaries for one view need not cover all."""
+    keep = set(names)
+    return [
+        dataclasses.replace(
+            run,
+            workloads=tuple(w for w in run.workloads if w.name in keep),
+            samples=tuple(s for s in run.samples if s.workload in keep),
+        )
+        for run in runs
+    ]
+
+
+def _is_percentile(metric: str) -> bool:
+    """read.lat_p99.9 or the alias lat_p99: the part after the first dot (if any) is lat_p…"""
+    name = metric.partition(".")[2] if "." in metric and not metric.startswith("lat_p") else metric
+    return name.startswith("lat_p")
+
+
+def _asks_for_percentiles(workload: model.Workload) -> bool:
+    if workload.kind != "fio":
+        return False
+    listed = FioJob.from_spec(workload.spec).get("percentile_list") or ""
+    return len([p for p in listed.split(":") if p.strip()]) >= MIN_PERCENTILES
+
+
+# --- block-size sweeps (S3) -------------------------------------------------------------------
+
+
+def find_sweeps(runs: Sequence[RunData], baseline: str) -> tuple[Sweep, ...]:
+    """Groups of fio workloads with the same rw (and engine, depth, jobs, direct) and at least
+    three different block sizes, each with its bandwidth rows in block-size order."""
+    groups = sweep_groups([w for run in runs for w in run.workloads])
+    if not groups:
+        return ()
+    directions = sorted({d for _, points in groups for d in _directions(points[0][0])})
+    metrics = [f"{d}.bw" for d in directions]
+    available = {m for run in runs for s in run.samples if s.ok for m in s.metrics}
+    if not any(m in available for m in metrics):
+        return ()
+    names = {w.name for _, points in groups for w, _ in points}
+    summary = summarize_runs(_only(runs, names), baseline=baseline, metrics=[m for m in metrics if m in available])
+    rows = {(row.workload, row.metric.name): row for row in summary.rows}
+    sweeps = []
+    for settings, points in groups:
+        for direction in _directions(points[0][0]):
+            found = [(bs, rows.get((w.name, f"{direction}.bw"))) for w, bs in points]
+            found = [(bs, row) for bs, row in found if row is not None]
+            if len(found) >= MIN_SWEEP_POINTS:
+                metric = found[0][1].metric
+                sweeps.append(Sweep(metric, settings, tuple(bs for bs, _ in found), tuple(r for _, r in found)))
+    return tuple(sweeps)
+
+
+def sweep_groups(workloads: Sequence[model.Workload]) -> list[tuple[str, list[tuple[model.Workload, int]]]]:
+    """(shared settings text, [(workload, block size)] in block-size order) per detected sweep."""
+    groups: dict[tuple, list[tuple[model.Workload, int]]] = defaultdict(list)
+    seen: set[str] = set()
+    for workload in workloads:
+        if workload.kind != "fio" or workload.name in seen:
+            continue
+        seen.add(workload.name)
+        job = FioJob.from_spec(workload.spec)
+        bs = block_size(job)
+        if bs is None:
+            continue
+        key = tuple((k, _option(job, k)) for k in SWEEP_KEYS)
+        if all(size != bs for _, size in groups[key]):
+            groups[key].append((workload, bs))
+    found = []
+    for key, points in groups.items():
+        if len(points) >= MIN_SWEEP_POINTS:
+            settings = " ".join(f"{k}={v}" for k, v in key if v is not None)
+            found.append((settings, sorted(points, key=lambda p: p[1])))
+    return found
+
+
+def _option(job: FioJob, key: str) -> str | None:
+    if key == "rw":
+        return job.get("rw") or job.get("readwrite") or "read"
+    return job.get(key)
+
+
+def block_size(job: FioJob) -> int | None:
+    """The job's block size in bytes; None for ranges, variables and per-direction splits."""
+    text = job.get("bs") or job.get("blocksize") or "4k"
+    if "," in text or "-" in text or ":" in text:
+        return None
+    try:
+        return parse_size(text)
+    except UsageError:
+        return None
+
+
+def _directions(workload: model.Workload) -> list[str]:
+    rw = _option(FioJob.from_spec(workload.spec), "rw") or "read"
+    rw = rw.split(":")[0]
+    if rw in ("rw", "readwrite", "randrw"):
+        return ["read", "write"]
+    if "trim" in rw:
+        return ["trim"]
+    return ["write"] if "write" in rw else ["read"]
+
+
+# --- environment facts shared by the text formats ---------------------------------------------------
+
+
+WORKLOAD_OPTIONS = ("rw", "bs", "iodepth", "numjobs", "size", "runtime", "direct", "ioengine")
+
+
+def workload_summary(workload: model.Workload) -> str:
+    """The settings people quote: for fio the key options in force (later assignments win),
+    for other engines their spec as key=value."""
+    if workload.kind == "fio":
+        job = FioJob.from_spec(workload.spec)
+        return " ".join(f"{key}={job.get(key)}" for key in WORKLOAD_OPTIONS if job.get(key) is not None)
+    return " ".join(f"{key}={_compact(value)}" for key, value in workload.spec.items() if key != "headline")
+
+
+def workload_options(workload: model.Workload) -> str:
+    """Every option as given, one per line (fio: the job as it runs, before mountbench's placement)."""
+    if workload.kind == "fio":
+        return "\n".join(k if v is None else f"{k}={v}" for k, v in FioJob.from_spec(workload.spec).options)
+    return "\n".join(f"{key}={_compact(value)}" for key, value in workload.spec.items())
+
+
+def _compact(value: object) -> str:
+    if isinstance(value, dict):
+        return ",".join(f"{k}:{v}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return ",".join(map(str, value))
+    return str(value)
+
+
+def all_workloads(report: Report) -> list[model.Workload]:
+    seen: dict[str, model.Workload] = {}
+    for run in report.runs:
+        for workload in run.workloads:
+            seen.setdefault(workload.name, workload)
+    return list(seen.values())
+
+
+def cache_actions(run: RunData) -> list[tuple[str, int]]:
+    """What was done about caches before the run's samples, with counts, most frequent first."""
+    counts = Counter(s.cache_action or "not recorded" for s in run.samples)
+    return counts.most_common()
+
+
+def run_hosts(report: Report) -> dict[str, dict]:
+    """Host name -> host facts, in run order."""
+    names = host_names(report.runs)
+    return {names[run.id]: run.host for run in report.runs}
+
+
+def host_of_run(report: Report, run_id: str) -> str:
+    return host_names(report.runs)[run_id]
+
+
+def repetitions(report: Report) -> str:
+    values = sorted({str(run.config.get("repeat", "?")) for run in report.runs})
+    return ", ".join(values)

@@ -1,0 +1,167 @@
+"""CSV: one row per sample (raw) and one row per summary cell, with stable column
+names and the units in the header (documented in the README, "CSV columns").
+
+- samples: fixed columns, then one column per metric named ``<metric> [<unit>]``
+  (``read.iops [IOPS]``, ``read.bw [B/s]``, ``read.lat_p99 [s]``, ``cpu.sys [%]``),
+  empty where a sample has no such metric;
+- summary: one row per (workload, metric, target); the statistics are in the
+  metric's own unit, given per row in ``unit``: the header says ``median [unit]``.
+
+Pure: a Report in, text out. Floats are written in full precision (repr).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Iterable, Sequence
+
+from mountbench.metrics import describe
+from mountbench.report import content
+from mountbench.report.content import Report
+
+SAMPLE_COLUMNS = (
+    "run_id",
+    "host",
+    "target",
+    "target_path",
+    "workload",
+    "workload_title",
+    "round",
+    "ok",
+    "error",
+    "cache_action",
+    "caveats",
+    "caveat_codes",
+    "started_at [unix s]",
+    "wall_s [s]",
+)
+
+SUMMARY_COLUMNS = (
+    "workload",
+    "workload_title",
+    "metric",
+    "metric_label",
+    "unit",
+    "higher_is_better",
+    "target",
+    "host",
+    "baseline",
+    "n",
+    "failed",
+    "median [unit]",
+    "mean [unit]",
+    "stdev [unit]",
+    "min [unit]",
+    "max [unit]",
+    "ci_low [unit]",
+    "ci_high [unit]",
+    "ci_level [fraction]",
+    "cv [fraction]",
+    "ratio [x baseline]",
+    "ratio_low [x baseline]",
+    "ratio_high [x baseline]",
+    "significant",
+    "caveats",
+    "caveat_codes",
+    "errors",
+)
+
+
+def samples_csv(report: Report) -> str:
+    """Every stored sample of the report's runs, successful or not."""
+    metrics = sorted({m for run in report.runs for s in run.samples for m in s.metrics}, key=metric_order)
+    header = list(SAMPLE_COLUMNS) + [f"{m} [{describe(m).unit or 'value'}]" for m in metrics]
+    paths = {c.label: c.path for c in report.columns}
+    titles = {w.name: w.title for w in content.all_workloads(report)}
+    rows = []
+    for run in report.runs:
+        host = content.host_of_run(report, run.id)
+        for s in run.samples:
+            fixed = [
+                run.id,
+                host,
+                s.target,
+                paths.get(s.target, ""),
+                s.workload,
+                titles.get(s.workload, ""),
+                s.round,
+                _bool(s.ok),
+                s.error,
+                s.cache_action,
+                "; ".join(c.text for c in s.caveats),
+                " ".join(c.code for c in s.caveats),
+                _number(s.started_at),
+                _number(s.wall_s),
+            ]
+            rows.append(fixed + [_number(s.metrics.get(m)) for m in metrics])
+    return _write(header, rows)
+
+
+def summary_csv(report: Report) -> str:
+    """One row per cell of the comparison table."""
+    rows = []
+    summary = report.summary
+    for row in summary.rows:
+        for label in summary.targets:
+            cell = row.cells[label]
+            s, c = cell.summary, cell.comparison
+            stats = (
+                [s.median, s.mean, s.stdev, s.min, s.max, s.ci_low, s.ci_high, s.ci_level, s.cv] if s else [None] * 9
+            )
+            ratio = [c.ratio, c.low, c.high, _bool(c.significant)] if c else [None, None, None, ""]
+            rows.append(
+                [
+                    row.workload,
+                    row.title,
+                    row.metric.name,
+                    row.metric.label,
+                    row.metric.unit,
+                    _bool(row.metric.higher_is_better),
+                    label,
+                    report.column(label).host,
+                    summary.baseline,
+                    s.n if s else 0,
+                    cell.failed,
+                    *(_number(v) for v in stats),
+                    *(_number(v) if not isinstance(v, str) else v for v in ratio),
+                    "; ".join(caveat.text for caveat in cell.caveats),
+                    " ".join(caveat.code for caveat in cell.caveats),
+                    "; ".join(cell.errors),
+                ]
+            )
+    return _write(SUMMARY_COLUMNS, rows)
+
+
+def metric_order(metric: str) -> tuple:
+    """read.iops, read.bw, …, read.lat_p1 < read.lat_p5 < read.lat_p99.9; then write., trim., cpu., others."""
+    direction, _, name = metric.partition(".") if "." in metric else ("~", "", metric)
+    directions = {"read": 0, "write": 1, "trim": 2, "cpu": 3}
+    kinds = {"iops": 0, "bw": 1, "bytes": 2, "lat_mean": 3}
+    if name.startswith("lat_p"):
+        try:
+            return (directions.get(direction, 4), direction, 4, float(name[len("lat_p") :]), name)
+        except ValueError:
+            pass
+    return (directions.get(direction, 4), direction, kinds.get(name, 5), 0.0, name)
+
+
+def _number(value: float | int | None) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and not math.isfinite(value):
+        return ""
+    return repr(float(value)) if isinstance(value, float) else str(value)
+
+
+def _bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _write(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buffer.getvalue()

@@ -1,0 +1,327 @@
+"""The Markdown report: a blog post's body, paste-ready.
+
+Pure: ``render_markdown(report, charts)`` returns text; the caller writes the chart
+files (charts.write_charts) and passes their relative paths in.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping, Sequence
+
+from mountbench.report import content
+from mountbench.report.cells import format_ratio, format_spread, format_value
+from mountbench.report.charts import bars_key, block_label, percentile_key, sweep_key
+from mountbench.report.content import PercentileCurve, Report, Sweep
+from mountbench.report.verdicts import verdicts
+from mountbench.summary import Cell, Row
+from mountbench.units import format_bytes, format_seconds
+
+_SPECIAL = "\\`*[]<"
+_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")  # intraword _ never emphasises in GFM
+
+
+def render_markdown(report: Report, charts: Mapping[str, str] | None = None) -> str:
+    """``charts`` maps chart keys (charts.plan_charts) to image paths relative to the document;
+    without it the document says how to get the charts."""
+    charts = dict(charts or {})
+    parts = [
+        _heading(report),
+        _intro(report, bool(charts)),
+        _warnings(report),
+        _verdicts(report),
+        _results(report, charts),
+        _percentiles(report, charts),
+        _sweeps(report, charts),
+        _environment(report),
+        _notes(report),
+    ]
+    return "\n\n".join(part for part in parts if part).rstrip() + "\n"
+
+
+# --- text helpers ------------------------------------------------------------------------------
+
+
+def md_text(text: object) -> str:
+    """Escape what Markdown would otherwise format."""
+    out = str(text)
+    for char in _SPECIAL:
+        out = out.replace(char, "\\" + char)
+    return _UNDERSCORE.sub(r"\_", out)
+
+
+def md_code(text: object) -> str:
+    body = str(text)
+    fence = "``" if "`" in body else "`"
+    pad = " " if fence == "``" else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
+
+
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], align: str = "") -> str:
+    """A GFM table; ``align`` has one letter per column (l, r), default left."""
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    marks = [":--" if (align[i : i + 1] or "l") == "l" else "--:" for i in range(len(headers))]
+    lines = ["| " + " | ".join(cell(h) for h in headers) + " |", "|" + "|".join(marks) + "|"]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _marks(numbers: Sequence[int]) -> str:
+    return f" [{','.join(map(str, numbers))}]" if numbers else ""
+
+
+def _when(timestamp: float | None) -> str:
+    if not timestamp:
+        return "?"
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(timestamp))
+
+
+def column_heading(report: Report, label: str) -> str:
+    return f"{label} (baseline)" if label == report.summary.baseline else label
+
+
+# --- sections ---------------------------------------------------------------------------------------
+
+
+def _heading(report: Report) -> str:
+    return "# mountbench: " + md_text(" vs ".join(report.summary.targets))
+
+
+def _intro(report: Report, with_charts: bool) -> str:
+    ids = ", ".join(md_code(run.id) for run in report.runs)
+    hosts = ", ".join(md_text(h) for h in dict.fromkeys(c.host for c in report.columns))
+    text = (
+        f"Runs {ids} on {hosts}; baseline **{md_text(report.summary.baseline)}**. "
+        f"Each cell: the median of {md_text(content.repetitions(report))} samples ± their coefficient of variation; "
+        f"ratio = target ÷ baseline (ratio of geometric means) with its 95% confidence interval; "
+        "≈ = the same within noise (the interval contains 1); [n] = notes at the end."
+    )
+    if report.multi_host:
+        text += " Columns are named label@host: these runs come from different machines."
+    if not with_charts:
+        text += " Charts: give --out FILE.md to have them written next to the report."
+    return text
+
+
+def _warnings(report: Report) -> str:
+    if not report.warnings:
+        return ""
+    return "> **Warnings**\n>\n" + "\n".join(f"> - {md_text(w)}" for w in report.warnings)
+
+
+def _verdicts(report: Report) -> str:
+    lines = []
+    for item in verdicts(report.summary):
+        row = next(r for r in report.summary.rows if r.workload == item.workload and r.metric.name == item.metric)
+        numbers = sorted(
+            set(report.measurement_marks(row.cells[item.target]))
+            | set(report.measurement_marks(row.cells[item.baseline]))
+        )
+        lines.append(f"- {md_text(item.text)}{_marks(numbers)}")
+    return "## Verdicts\n\n" + "\n".join(lines) if lines else ""
+
+
+def _results(report: Report, charts: Mapping[str, str]) -> str:
+    parts = ["## Results"]
+    baseline = report.summary.baseline
+    others = [t for t in report.summary.targets if t != baseline]
+    for group in report.groups:
+        headers = ["workload", *(md_text(column_heading(report, t)) for t in report.summary.targets)]
+        headers += [f"{md_text(t)} ÷ {md_text(baseline)}" for t in others]
+        most = max((c.summary.n for row in group.rows for c in row.cells.values() if c.summary), default=0)
+        rows = [
+            [md_text(row.title)]
+            + [value_text(report, row, t, most) for t in report.summary.targets]
+            + [format_ratio(row.cells[t].comparison) or "–" for t in others]
+            for row in group.rows
+        ]
+        parts.append(f"### {md_text(content.group_heading(group))}")
+        parts.append(md_table(headers, rows, "l" + "r" * (len(headers) - 1)))
+        parts.append(_image(charts, bars_key(group), f"{group.metric.label} by workload"))
+    ratio = _image(charts, "ratio", f"each target as x times {baseline}")
+    if ratio:
+        parts += ["### Ratio to the baseline", ratio]
+    return "\n\n".join(p for p in parts if p)
+
+
+def value_text(report: Report, row: Row, target: str, most: int = 0) -> str:
+    """``1.08 GB/s ±42% [2,3]``; ``failed 3/3 [4]``; ``(n=2)`` when a cell has fewer samples."""
+    cell: Cell = row.cells[target]
+    marks = _marks(report.cell_marks(row, target))
+    if cell.summary is None:
+        return (f"failed {cell.failed}/{cell.failed}" if cell.failed else "–") + marks
+    text = format_value(cell.summary.median, row.metric)
+    spread = format_spread(cell)
+    if spread:
+        text += f" {spread}"
+    if cell.summary.n < most:
+        text += f" (n={cell.summary.n})"
+    if cell.failed:
+        text += f", {cell.failed} failed"
+    return text + marks
+
+
+def _image(charts: Mapping[str, str], key: str, alt: str) -> str:
+    path = charts.get(key)
+    return f"![{md_text(alt)}]({path})" if path else ""
+
+
+def _column_marks(report: Report, rows: Sequence[Row], target: str) -> list[int]:
+    return sorted({n for row in rows for n in report.measurement_marks(row.cells[target])})
+
+
+def _percentiles(report: Report, charts: Mapping[str, str]) -> str:
+    if not report.percentiles:
+        return ""
+    parts = ["## Latency percentiles"]
+    for curve in report.percentiles:
+        parts.append(f"### {md_text(curve.title)}: {curve.direction} latency (lower is better)")
+        parts.append(_percentile_table(report, curve))
+        parts.append(_image(charts, percentile_key(curve), f"{curve.title}: {curve.direction} latency percentiles"))
+    return "\n\n".join(p for p in parts if p)
+
+
+def _percentile_table(report: Report, curve: PercentileCurve) -> str:
+    targets = report.summary.targets
+    headers = ["percentile"] + [
+        md_text(column_heading(report, t)) + _marks(_column_marks(report, curve.rows, t)) for t in targets
+    ]
+    rows = []
+    for percentile, row in zip(curve.percentiles, curve.rows, strict=True):
+        cells = [row.cells[t] for t in targets]
+        rows.append([f"p{percentile:g}"] + [format_seconds(c.summary.median) if c.summary else "–" for c in cells])
+    return md_table(headers, rows, "l" + "r" * len(targets))
+
+
+def _sweeps(report: Report, charts: Mapping[str, str]) -> str:
+    if not report.sweeps:
+        return ""
+    parts = ["## Bandwidth against block size"]
+    for i, sweep in enumerate(report.sweeps, 1):
+        parts.append(f"### {md_text(sweep.metric.label)}: {md_code(sweep.settings)}")
+        parts.append(_sweep_table(report, sweep))
+        parts.append(_image(charts, sweep_key(i, sweep), f"{sweep.metric.label} against block size"))
+    return "\n\n".join(p for p in parts if p)
+
+
+def _sweep_table(report: Report, sweep: Sweep) -> str:
+    targets = report.summary.targets
+    headers = ["block size", "workload"] + [
+        md_text(column_heading(report, t)) + _marks(_column_marks(report, sweep.rows, t)) for t in targets
+    ]
+    rows = []
+    for size, row in zip(sweep.block_sizes, sweep.rows, strict=True):
+        values = []
+        for t in targets:
+            cell = row.cells[t]
+            values.append(
+                f"{format_value(cell.summary.median, row.metric)} {format_spread(cell)}".strip()
+                if cell.summary
+                else "–"
+            )
+        rows.append([block_label(size), md_text(row.workload), *values])
+    rows.append(["**best**", "", *(_peak(sweep, t) for t in targets)])
+    return md_table(headers, rows, "ll" + "r" * len(targets))
+
+
+def _peak(sweep: Sweep, target: str) -> str:
+    points = [
+        (row.cells[target].summary.median, size)
+        for size, row in zip(sweep.block_sizes, sweep.rows, strict=True)
+        if row.cells[target].summary
+    ]
+    if not points:
+        return "–"
+    _, size = max(points)
+    return f"**{block_label(size)}**"
+
+
+# --- environment ------------------------------------------------------------------------------------
+
+
+def _environment(report: Report) -> str:
+    parts = ["## Environment", "### Hosts", _hosts_table(report), "### Runs", _runs_list(report)]
+    parts += ["### Targets", _targets_table(report), "### Workloads", _workloads_table(report)]
+    return "\n\n".join(parts)
+
+
+def _hosts_table(report: Report) -> str:
+    rows = []
+    for name, host in content.run_hosts(report).items():
+        rows.append(
+            [
+                md_text(name),
+                md_text(host.get("os", "?")),
+                md_text(host.get("cpu_model", "?")),
+                str(host.get("cpu_count", "?")),
+                format_bytes(float(host.get("ram_bytes") or 0)),
+                md_text(host.get("fio_version") or "?"),
+                md_text(host.get("mountbench_version", "?")),
+            ]
+        )
+    return md_table(["host", "OS and kernel", "CPU", "CPUs", "RAM", "fio", "mountbench"], rows, "lllrrll")
+
+
+def _runs_list(report: Report) -> str:
+    lines = []
+    for run in report.runs:
+        config = run.config
+        facts = [f"{config.get('repeat', '?')} repetitions (seed {config.get('seed', '?')})"]
+        if config.get("size"):
+            facts.append(f"working set {format_bytes(float(config['size']))}")
+        if config.get("runtime"):
+            facts.append(f"runtime {format_seconds(float(config['runtime']))} per fio job")
+        facts.append(f"drop caches: {config.get('drop_caches', '?')}")
+        caches = ", ".join(
+            f"{action} before {count} sample{'s' if count != 1 else ''}" for action, count in content.cache_actions(run)
+        )
+        lines.append(
+            f"- {md_code(run.id)} on {md_text(content.host_of_run(report, run.id))}, started {_when(run.created_at)}, "
+            f"{md_text(run.status)}: {md_code(run.command)}; {md_text('; '.join(facts))}. "
+            f"Caches: {md_text(caches or 'no samples')}."
+        )
+    return "\n".join(lines)
+
+
+def _targets_table(report: Report) -> str:
+    rows = []
+    for column in report.columns:
+        info = column.info
+        if info is None:
+            rows.append(
+                [md_text(column.label), md_text(column.host), md_code(column.path), "not inspected", "", "", "", ""]
+            )
+            continue
+        direct = "accepted" if info.odirect else f"refused ({info.odirect_detail})"
+        rows.append(
+            [
+                md_text(column.label),
+                md_text(column.host),
+                md_code(column.path),
+                md_text(info.fstype),
+                md_code(info.mount_source),
+                md_code(info.mount_options),
+                md_text(direct),
+                f"{format_bytes(info.free_bytes)} of {format_bytes(info.total_bytes)}",
+            ]
+        )
+    headers = ["column", "host", "path", "filesystem", "mount source", "mount options", "O_DIRECT", "free"]
+    return md_table(headers, rows, "lllllllr")
+
+
+def _workloads_table(report: Report) -> str:
+    rows = [
+        [md_text(w.name), md_text(w.title), md_text(w.kind), md_code(content.workload_summary(w)), md_text(w.source)]
+        for w in content.all_workloads(report)
+    ]
+    return md_table(["workload", "title", "engine", "settings", "from"], rows)
+
+
+def _notes(report: Report) -> str:
+    if not report.notes:
+        return ""
+    return "## Notes\n\n" + "\n".join(f"{i}. {md_text(text)}" for i, text in enumerate(report.notes, 1))

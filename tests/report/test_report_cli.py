@@ -1,0 +1,141 @@
+"""report, export and import as a user runs them: a child process, real files, exit codes.
+
+Until cli.py registers the commands, the child process registers them itself and runs
+the same cli.main (so error mapping and exit codes are the real ones)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from synthetic import HOST, study_run
+
+from mountbench import cli
+from mountbench.report.export import FORMAT_VERSION, make_document, write_document
+from mountbench.store import Store
+
+_SHIM = (
+    "import sys; from mountbench import cli, cli_report as c; "
+    "[cli.cli.add_command(x) for x in (c.report, c.export, c.import_runs)]; cli.main(sys.argv[1:])"
+)
+GUEST = HOST | {"hostname": "guest", "kernel": "6.8.0", "fio_version": "fio-3.36", "cpu_model": "Other CPU"}
+
+
+def mountbench(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    registered = {"report", "export", "import"} <= set(cli.cli.commands)
+    prefix = ["-m", "mountbench"] if registered else ["-c", _SHIM]
+    return subprocess.run([sys.executable, *prefix, *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess, *fragments: str) -> None:
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+@pytest.fixture
+def stored(mb_env) -> dict[str, str]:
+    """A results database holding the synthetic study run."""
+    with Store(Path(mb_env["MOUNTBENCH_DB"])) as store:
+        store.import_run(study_run())
+    return mb_env
+
+
+def test_markdown_report_with_charts_next_to_it(stored, tmp_path):
+    out = tmp_path / "post" / "s0.md"
+    out.parent.mkdir()
+    proc = mountbench("report", "--out", str(out), env=stored)
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    images = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
+    assert len(images) == 7 and all((out.parent / name).stat().st_size > 10_000 for name in images)
+    assert "virtiofs is 2.8x slower than native at extracting the tree" in text
+    assert proc.stdout == "" and "wrote" in proc.stderr
+
+
+def test_html_csv_and_json_formats(stored, tmp_path):
+    html = tmp_path / "r.html"
+    assert mountbench("report", "last", "--out", str(html), env=stored).returncode == 0  # format from the suffix
+    assert html.read_text().startswith("<!DOCTYPE html>") and html.read_text().count("<svg ") == 7
+    csv_out = tmp_path / "r.csv"
+    assert mountbench("report", "--format", "csv", "--out", str(csv_out), env=stored).returncode == 0
+    assert csv_out.read_text().startswith("workload,") and (tmp_path / "r-samples.csv").read_text().startswith(
+        "run_id,"
+    )
+    proc = mountbench("report", "--format", "json", "--metric", "lat-p99", env=stored)
+    document = json.loads(proc.stdout)
+    assert document["format"] == "mountbench-runs" and {r["metric"] for r in document["summary"]} == {"read.lat_p99"}
+    proc = mountbench("report", "--format", "csv", "--samples", env=stored)
+    assert proc.stdout.startswith("run_id,") and proc.stdout.count("\n") == 1 + len(study_run().samples)
+
+
+def test_export_then_import_twice_stores_one_copy(stored, tmp_path):
+    exported = tmp_path / "runs.json"
+    proc = mountbench("export", "last", "--out", str(exported), env=stored)
+    assert proc.returncode == 0 and "exported 1 run(s)" in proc.stdout, proc.stderr
+    other = dict(stored, MOUNTBENCH_DB=str(tmp_path / "other.sqlite"))
+    first = mountbench("import", str(exported), env=other)
+    second = mountbench("import", str(exported), env=other)
+    assert "imported run 20260101-120000-abcd from studio" in first.stdout
+    assert "already stored; skipped" in second.stdout and second.returncode == 0
+    with Store(tmp_path / "other.sqlite") as store:
+        assert len(store.list_runs()) == 1
+        assert store.load_run("last") == study_run()
+
+
+def test_runs_from_two_hosts_merge_into_one_report(tmp_path, mb_env):
+    files = []
+    for name, run in (
+        ("mac", study_run("r-mac", targets=("native",))),
+        ("vm", study_run("r-vm", host=GUEST, targets=("virtiofs", "9p"))),
+    ):
+        files.append(tmp_path / f"{name}.json")
+        write_document(files[-1], make_document([run], None))
+    proc = mountbench("report", "--from", str(files[0]), "--from", str(files[1]), "--format", "md", env=mb_env)
+    assert proc.returncode == 0, proc.stderr
+    assert "| workload | native@studio (baseline) | virtiofs@guest | 9p@guest |" in proc.stdout
+    assert "hosts differ in fio version" in proc.stdout and "hosts differ in CPU" in proc.stdout
+    assert not Path(mb_env["MOUNTBENCH_DB"]).exists(), "--from alone must not touch the store"
+
+
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        ("{not json", "not a readable JSON file"),
+        ('{"format": "something-else", "runs": []}', "not a mountbench export"),
+        (json.dumps({"format": "mountbench-runs", "version": "2.0", "runs": []}), "newer than this mountbench"),
+        (json.dumps({"format": "mountbench-runs", "version": FORMAT_VERSION, "runs": [{"id": "x"}]}), "damaged"),
+    ],
+)
+@pytest.mark.parametrize("command", ["import", "report"])
+def test_bad_files_are_one_line_errors(tmp_path, mb_env, content, fragment, command):
+    path = tmp_path / "in.json"
+    path.write_text(content)
+    args = ["import", str(path)] if command == "import" else ["report", "--from", str(path)]
+    assert_one_line_error(mountbench(*args, env=mb_env), str(path), fragment)
+
+
+def test_unknown_run_and_missing_metric(stored):
+    assert_one_line_error(mountbench("report", "nope", env=stored), "no run 'nope'", "mountbench list")
+    assert_one_line_error(mountbench("export", "nope", "--out", "/tmp/x.json", env=stored), "no run 'nope'")
+    assert_one_line_error(mountbench("report", "--metric", "trim.iops", env=stored), "no workload", "trim.iops")
+
+
+def test_unwritable_output_paths(stored, tmp_path):
+    assert_one_line_error(
+        mountbench("report", "--out", str(tmp_path / "missing" / "r.md"), env=stored), "does not exist"
+    )
+    assert_one_line_error(mountbench("report", "--out", str(tmp_path), env=stored), "is a directory")
+    assert_one_line_error(mountbench("report", "--format", "html", "--out", "/proc/r.html", env=stored), "cannot write")
+    assert_one_line_error(mountbench("export", "last", "--out", "/proc/r.json", env=stored), "cannot write")
+    assert list(tmp_path.iterdir()) == [tmp_path / "results.sqlite"], "nothing may be left behind"
+
+
+def test_bad_baseline_names_the_choices(stored):
+    assert_one_line_error(mountbench("report", "--baseline", "nfs", env=stored), "'nfs'", "native, virtiofs, 9p")

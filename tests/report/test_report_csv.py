@@ -1,0 +1,60 @@
+"""CSV: one row per sample and one per summary cell, stable columns, units in the header."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from synthetic import study_run
+
+from mountbench.report.content import build_report
+from mountbench.report.csvexport import SAMPLE_COLUMNS, SUMMARY_COLUMNS, metric_order, samples_csv, summary_csv
+
+
+def _rows(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def test_one_row_per_sample_with_units_in_the_header():
+    run = study_run()
+    text = samples_csv(build_report([run]))
+    header = next(csv.reader(io.StringIO(text)))
+    assert tuple(header[: len(SAMPLE_COLUMNS)]) == SAMPLE_COLUMNS
+    assert {"read.iops [IOPS]", "write.bw [B/s]", "read.lat_p99.9 [s]", "wall [s]"} <= set(header)
+    rows = _rows(text)
+    assert len(rows) == len(run.samples)
+    failed = [r for r in rows if r["ok"] == "false"]
+    assert len(failed) == 1 and "ENOSPC" in failed[0]["error"] and failed[0]["write.bw [B/s]"] == ""
+    odirect = [r for r in rows if r["target"] == "9p" and r["workload"] == "random-read"]
+    assert len(odirect) == 3 and all("O_DIRECT refused" in r["caveats"] for r in odirect)
+    assert all(r["caveat_codes"] == "odirect-refused" for r in odirect)
+    assert float(odirect[0]["read.iops [IOPS]"]) == 20000 * 0.43
+
+
+def test_one_row_per_summary_cell_with_ratio_and_caveats():
+    report = build_report([study_run()])
+    text = summary_csv(report)
+    assert tuple(next(csv.reader(io.StringIO(text)))) == SUMMARY_COLUMNS
+    rows = _rows(text)
+    assert len(rows) == len(report.summary.rows) * len(report.summary.targets)
+    cell = next(r for r in rows if r["workload"] == "extract" and r["target"] == "9p")
+    assert cell["unit"] == "s" and cell["higher_is_better"] == "false" and cell["host"] == "studio"
+    assert float(cell["median [unit]"]) == 32.0 and float(cell["ratio [x baseline]"]) > 15
+    assert cell["significant"] == "true"
+    base = next(r for r in rows if r["workload"] == "extract" and r["target"] == "native")
+    assert base["ratio [x baseline]"] == "" and base["significant"] == ""
+    emulated = next(r for r in rows if r["workload"] == "extract" and r["target"] == "virtiofs")
+    assert "emulated guest" in emulated["caveats"]
+
+
+def test_metric_columns_read_in_a_natural_order():
+    names = ["write.iops", "read.lat_p99.9", "read.lat_p5", "read.iops", "cpu.sys", "wall", "read.lat_p50"]
+    assert sorted(names, key=metric_order) == [
+        "read.iops",
+        "read.lat_p5",
+        "read.lat_p50",
+        "read.lat_p99.9",
+        "write.iops",
+        "cpu.sys",
+        "wall",
+    ]

@@ -1,0 +1,70 @@
+"""The Markdown report, checked against a golden file built from synthetic runs.
+
+Regenerate after an intended change: UPDATE_GOLDEN=1 pytest tests/report/test_report_markdown.py
+(then read the diff: it is the report people will paste).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from synthetic import ODIRECT, study_run
+
+from mountbench.report.charts import plan_charts
+from mountbench.report.content import build_report
+from mountbench.report.markdown import md_table, md_text, render_markdown
+
+GOLDEN = Path(__file__).parent / "golden" / "study.md"
+
+
+def _render() -> str:
+    report = build_report([study_run()])
+    return render_markdown(report, {chart.key: f"study-{chart.key}.png" for chart in plan_charts(report)})
+
+
+def test_markdown_matches_golden_file():
+    text = _render()
+    if os.environ.get("UPDATE_GOLDEN"):
+        GOLDEN.write_text(text)
+    assert text == GOLDEN.read_text(), "Markdown changed; rerun with UPDATE_GOLDEN=1 if intended, and review the diff"
+
+
+def test_rendering_is_deterministic():
+    assert _render() == _render()
+
+
+def test_every_caveat_is_a_numbered_note_marked_in_the_cells_it_affects():
+    text = _render()
+    notes = dict(re.findall(r"^(\d+)\. (.+)$", text, flags=re.M))
+    odirect = next(n for n, t in notes.items() if "O_DIRECT refused" in t)
+    row = next(line for line in text.splitlines() if line.startswith("| RND 4K Q1 read"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[3].endswith(f"[{odirect}]"), cells  # the 9p cell, and only it
+    assert f"[{odirect}]" not in cells[1] + cells[2]
+    assert ODIRECT.text in text
+    assert any("ENOSPC" in t for t in notes.values())
+
+
+def test_verdicts_are_stated_like_the_studies():
+    text = _render()
+    assert "- virtiofs is 2.8x slower than native at extracting the tree (wall time), 95% CI 2.5–3.0x" in text
+    assert "9p ≈ native at SEQ 1M Q8 write (write bandwidth): the same within noise" in text
+
+
+def test_charts_are_referenced_next_to_their_tables():
+    text = _render()
+    for key in ("bars-read-iops", "ratio", "percentiles-lat-4k-read", "sweep-1-write-bw"):
+        assert f"](study-{key}.png)" in text
+
+
+def test_without_chart_files_the_report_says_how_to_get_them():
+    text = render_markdown(build_report([study_run()]))
+    assert "![" not in text and "--out FILE.md" in text
+
+
+def test_escaping_keeps_tables_intact():
+    assert md_text("a*b [x] <y> _lead snake_case") == "a\\*b \\[x\\] \\<y> \\_lead snake_case"
+    table = md_table(["h"], [["a|b"]])
+    assert "a\\|b" in table and table.count("\n") == 2
