@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shlex
@@ -403,6 +404,199 @@ def describe_workload(workload: Workload) -> str:
     return " ".join(f"{key}={job.get(key)}" for key in keys if job.get(key) is not None)
 
 
+# --- probe ------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("target", nargs=-1)
+@click.option(
+    "--view",
+    "views",
+    multiple=True,
+    metavar="A=B",
+    help="two paths to one directory through different mounts: measure coherence from A to B",
+)
+@click.option("--repeat", default=5, show_default=True, type=click.IntRange(1, 100), help="coherence repetitions")
+@click.option(
+    "--timeout",
+    default=5.0,
+    show_default=True,
+    type=click.FloatRange(0.5, 600),
+    help="seconds before a probe is called hung (and the visibility limit)",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["terminal", "md", "html", "json"]), default="terminal", show_default=True
+)
+@click.option("--out", type=click.Path(path_type=Path), help="write md/html/json here instead of stdout")
+@click.option("--show", "show_ref", metavar="ID", help="re-render a stored probe ('last' for the newest)")
+@click.option("--details", is_flag=True, help="terminal: show what was observed in every cell")
+@click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)
+@click.option("--debug", is_flag=True, hidden=True)
+def probe(target, views, repeat, timeout, fmt, out, show_ref, details, db, debug) -> None:
+    """What each TARGET really supports (O_DIRECT, chown, xattrs, locks, mmap, inotify, ...).
+
+    Every capability is tried for real inside a scratch directory that is removed
+    afterwards, each in a child process with a timeout, so a hung mount reports
+    "hung" instead of hanging mountbench.
+
+    \b
+    mountbench probe /mnt/9p /mnt/virtiofs /tmp
+    mountbench probe --view /srv/share=/mnt/sshfs-share --repeat 10
+    """
+    from mountbench import probe as probing
+
+    with Store(db or default_db_path()) as store:
+        if show_ref:
+            stored = store.load_probe(show_ref)
+        else:
+            if not target and not views:
+                raise UsageError("give at least one TARGET or --view A=B (see 'mountbench probe --help')")
+            paths = [targets_mod.resolve_path(t) for t in target]
+            pairs = [_view_pair(v) for v in views]
+            results = {
+                "targets": [probing.probe_target(p, timeout=timeout).to_dict() for p in paths],
+                "coherence": [
+                    probing.measure_coherence(a, b, repeat=repeat, timeout=timeout).to_dict() for a, b in pairs
+                ],
+            }
+            stored = {"id": targets_mod_new_id(), "results": results}
+            store.save_probe(stored["id"], _command_line(), hostinfo.collect(), results)
+    probes = [probing.TargetProbe.from_dict(d) for d in stored["results"]["targets"]]
+    coherence = [probing.CoherenceResult.from_dict(d) for d in stored["results"]["coherence"]]
+    if fmt == "terminal":
+        if probes:
+            out_console = out and _console(open(out, "w"))  # noqa: SIM115
+            (out_console or _stdout()).print(probing.render_terminal(probes, details=details))
+        if coherence:
+            _stdout().print(probing.render_coherence_terminal(coherence))
+        return
+    if fmt == "json":
+        text = json.dumps({"id": stored["id"], **stored["results"]}, indent=1)
+    elif fmt == "md":
+        parts = [probing.render_markdown(probes)] if probes else []
+        parts += [probing.render_coherence_markdown(coherence)] if coherence else []
+        text = "\n\n".join(parts)
+    else:
+        body = (probing.render_html_fragment(probes) if probes else "") + (
+            probing.render_coherence_html_fragment(coherence) if coherence else ""
+        )
+        text = f"<!doctype html><meta charset=utf-8><title>mountbench probe {stored['id']}</title>{body}"
+    _write_or_print(text, out)
+
+
+def _view_pair(text: str) -> tuple[Path, Path]:
+    a, sep, b = text.partition("=")
+    if not sep or not a or not b:
+        raise UsageError(f"--view {text}: give two paths as A=B, e.g. --view /srv/share=/mnt/share")
+    return targets_mod.resolve_path(a), targets_mod.resolve_path(b)
+
+
+def targets_mod_new_id() -> str:
+    from mountbench.execute import new_run_id
+
+    return "probe-" + new_run_id()
+
+
+def _stdout() -> Console:
+    return out
+
+
+def _write_or_print(text: str, path: Path | None) -> None:
+    if path is None:
+        click.echo(text)
+        return
+    try:
+        path.expanduser().write_text(text + "\n")
+    except OSError as exc:
+        raise UsageError(f"cannot write {path} ({exc.strerror}); choose a writable path") from None
+    err.print(f"wrote {path}")
+
+
+# --- lab --------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option(
+    "--mount",
+    "mounts",
+    multiple=True,
+    metavar="SPEC",
+    help="KIND[:opt=val,...]: 9p, virtiofs, sshfs, disk, guest-tmpfs (repeatable; default: a set of six)",
+)
+@click.option("--preset", "presets", multiple=True, metavar="NAME", help="named suite (repeatable; default quick)")
+@click.option("--job", "jobs", multiple=True, type=click.Path(path_type=Path), metavar="FILE", help="fio job file")
+@click.option("--only", multiple=True, metavar="PATTERN", help="keep only matching workloads")
+@click.option("--tree", "tree_profile", type=click.Choice(sorted(PROFILES)), help="tree for tree workloads")
+@click.option("--repeat", default=3, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--runtime", type=click.FloatRange(min=0.1), metavar="SECONDS")
+@click.option("--size", "size_text", metavar="SIZE")
+@click.option("--seed", type=int)
+@click.option("--baseline", metavar="LABEL", help="default: the guest-tmpfs mount")
+@click.option("--accel", type=click.Choice(["auto", "kvm", "tcg"]), default="auto", show_default=True)
+@click.option("--cpus", default=2, show_default=True, type=click.IntRange(1, 64))
+@click.option("--memory", default="1G", show_default=True)
+@click.option("--kernel", type=click.Path(exists=True, dir_okay=False), help="bzImage (default: /boot/vmlinuz-*)")
+@click.option("--keep-guest", is_flag=True, help="keep images, sockets and logs afterwards")
+@click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)
+@click.option("--json", "json_out", type=click.Path(path_type=Path), metavar="FILE")
+@click.option("--debug", is_flag=True, hidden=True)
+def lab(
+    mounts,
+    presets,
+    jobs,
+    only,
+    tree_profile,
+    repeat,
+    runtime,
+    size_text,
+    seed,
+    baseline,
+    accel,
+    cpus,
+    memory,
+    kernel,
+    keep_guest,
+    db,
+    json_out,
+    debug,
+) -> None:
+    """Compare VM shared folders and virtual disks in a throwaway QEMU guest.
+
+    \b
+    mountbench lab                                   9p, 9p cache=loose, virtiofs, sshfs, disk, guest-tmpfs
+    mountbench lab --mount 9p:cache=loose --mount virtiofs:cache=always --preset tree --tree git
+    mountbench lab --mount disk:format=qcow2,cache=writeback --mount disk:cache=none --preset nine --size 1G
+    """
+    from mountbench.labrun import LabOptions, run_lab
+
+    run_args: list[str] = ["--repeat", str(repeat)]
+    for name in presets:
+        load_preset(name)  # unknown presets fail here, before anything boots
+        run_args += ["--preset", name]
+    for job in jobs:
+        run_args += ["--job", str(job.expanduser().resolve())]
+    run_args += [arg for pattern in only for arg in ("--only", pattern)]
+    if tree_profile:
+        run_args += ["--tree", tree_profile]
+    if runtime:
+        run_args += ["--runtime", str(runtime)]
+    if size_text:
+        parse_size(size_text)
+        run_args += ["--size", size_text]
+    if seed is not None:
+        run_args += ["--seed", str(seed)]
+    workloads = select(assemble(presets, [j.expanduser() for j in jobs]), only)
+    _check_workloads(workloads, _runners(find_fio()))
+    options = LabOptions(tuple(mounts), tuple(run_args), baseline, accel, cpus, memory, kernel, keep_guest)
+    err.print("booting the lab guest (under TCG this takes a minute)...")
+    run = run_lab(options, on_output=lambda line: err.print(line, markup=False, highlight=False))
+    with Store(db or default_db_path()) as store:
+        store.import_run(run)
+        if json_out:
+            write_document(json_out.expanduser(), make_document([run], summarize_runs([run])))
+    out.print(render_summary(summarize_runs([run]), [run]))
+
+
 # --- doctor ------------------------------------------------------------------------------
 
 
@@ -476,3 +670,12 @@ def _doctor_target(arg: str, report) -> None:
         format_bytes(info.free_bytes),
         "free space or pass --size so the working set fits",
     )
+
+
+# --- report, export, import (src/mountbench/cli_report.py) ----------------------------------
+
+from mountbench.cli_report import export, import_runs, report  # noqa: E402
+
+cli.add_command(report)
+cli.add_command(export)
+cli.add_command(import_runs)
