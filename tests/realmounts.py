@@ -297,7 +297,6 @@ def sshd() -> Iterator[SshServer]:
     require_root()
     tools = require_tools("sshd", "ssh", "ssh-keygen")
     run_sshd = Path("/run/sshd")  # privilege separation directory, required by sshd
-    made_run_sshd = not run_sshd.exists()
     with host_dir("sshd") as wd:
         os.chmod(wd, 0o700)
         for name in ("host_key", "user_key"):
@@ -326,8 +325,7 @@ def sshd() -> Iterator[SshServer]:
                 ]
             )
         )
-        if made_run_sshd:
-            run_sshd.mkdir(mode=0o755)
+        run_sshd.mkdir(mode=0o755, exist_ok=True)
         log = open(wd / "sshd.log", "wb")  # noqa: SIM115 - closed in finally
         proc = subprocess.Popen(
             [tools["sshd"], "-D", "-e", "-f", str(wd / "sshd_config")],
@@ -345,9 +343,7 @@ def sshd() -> Iterator[SshServer]:
         finally:
             _stop(proc)
             log.close()
-            if made_run_sshd:
-                with suppress(OSError):
-                    run_sshd.rmdir()
+            # /run/sshd stays: another sshd (the lab's, a parallel test's) may need it now
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:

@@ -153,7 +153,7 @@ def cli(debug: bool) -> None:
     "events_path",
     type=click.Path(path_type=Path),
     hidden=True,
-    help="also write machine-readable progress events (JSON lines) to this file",
+    help="also write machine-readable progress events (JSON lines) to this file (- for stdout)",
 )
 @click.option("--debug", is_flag=True, hidden=True)
 def run(
@@ -262,7 +262,8 @@ def _events(events_path: Path | None):
     """The progress bar, plus a JSON-lines event log when asked for (the lab reads it)."""
     if events_path is None:
         return ProgressEvents(err)
-    stream = open(events_path, "a", buffering=1)  # noqa: SIM115 - lives as long as the process
+    # the file lives as long as the process
+    stream = sys.stdout if str(events_path) == "-" else open(events_path, "a", buffering=1)  # noqa: SIM115
     return Fanout(ProgressEvents(err), EventLog(stream))
 
 
@@ -567,7 +568,10 @@ def lab(
     mountbench lab --mount 9p:cache=loose --mount virtiofs:cache=always --preset tree --tree git
     mountbench lab --mount disk:format=qcow2,cache=writeback --mount disk:cache=none --preset nine --size 1G
     """
-    from mountbench.labrun import LabOptions, run_lab
+    from mountbench.labrun import LabOptions, check_prerequisites, lab_specs, run_lab
+
+    lab_specs(mounts)  # bad specs fail here, before anything boots
+    check_prerequisites()
 
     run_args: list[str] = ["--repeat", str(repeat)]
     for name in presets:
@@ -602,7 +606,8 @@ def lab(
 
 @cli.command()
 @click.argument("target", nargs=-1)
-def doctor(target: tuple[str, ...]) -> None:
+@click.option("--lab", "lab_checks", is_flag=True, help="also check what 'mountbench lab' needs (QEMU, kernel, ...)")
+def doctor(target: tuple[str, ...], lab_checks: bool) -> None:
     """Check fio, privileges and each TARGET; print every problem with its fix."""
     problems = 0
     table = Table("check", "result", "fix", show_lines=False)
@@ -633,6 +638,14 @@ def doctor(target: tuple[str, ...]) -> None:
     )
     for arg in target or targets_mod.default_targets():
         _doctor_target(arg, report)
+    if lab_checks:
+        from mountbench.lab import check_lab_prerequisites
+
+        lab_problems = check_lab_prerequisites(optional=True)
+        for problem, fix in lab_problems:
+            report("lab", problem.startswith("optional:"), problem, fix)
+        if not lab_problems:
+            report("lab", True, "QEMU, kernel, busybox, virtiofsd, sshd and sshfs found")
     out.print(table)
     if problems:
         out.print(f"{problems} problem(s) found")

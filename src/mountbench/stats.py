@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
 
 CONFIDENCE = 0.95
 OUTLIER_Z = 3.5
@@ -56,13 +55,18 @@ def median_ci(values: Sequence[float], level: float = CONFIDENCE) -> tuple[float
         raise ValueError("no values")
     if n == 1:
         return data[0], data[0], 0.0
-    best_k, best_cov = 1, 1 - 2 * sps.binom.cdf(0, n, 0.5)
+    best_k, best_cov = 1, 1 - 2 * _binom_half_cdf(0, n)
     for k in range(2, n // 2 + 1):
-        coverage = 1 - 2 * sps.binom.cdf(k - 1, n, 0.5)
+        coverage = 1 - 2 * _binom_half_cdf(k - 1, n)
         if coverage < level:
             break
         best_k, best_cov = k, coverage
     return data[best_k - 1], data[n - best_k], float(best_cov)
+
+
+def _binom_half_cdf(k: int, n: int) -> float:
+    """P(X <= k) for X ~ Binomial(n, 1/2), exactly."""
+    return sum(math.comb(n, i) for i in range(k + 1)) / 2**n
 
 
 def outlier_indices(values: Sequence[float], threshold: float = OUTLIER_Z) -> tuple[int, ...]:
@@ -118,6 +122,8 @@ def compare(baseline: Sequence[float], values: Sequence[float], level: float = C
     if se == 0:
         exact = diff != 0
         return Comparison(ratio, ratio, ratio, 0.0 if exact else 1.0, exact)
+    from scipy import stats as sps  # imported here: scipy takes seconds to import in a lab guest
+
     df = (var_b / n_b + var_v / n_v) ** 2 / ((var_b / n_b) ** 2 / (n_b - 1) + (var_v / n_v) ** 2 / (n_v - 1))
     t_crit = float(sps.t.ppf(0.5 + level / 2, df))
     p_value = float(2 * sps.t.sf(abs(diff) / se, df))

@@ -1,0 +1,31 @@
+"""`mountbench lab`: compare VM shared-folder mounts and virtual disks in a real QEMU guest.
+
+The guest's root is the host's root, read-only, so the guest runs the host's own
+fio, tar, Python and mountbench. Each MountSpec gets its own empty host
+directory (or disk image) exposed through its device and mounted at
+/mnt/<slug>; results come back through a dedicated writable share at /results.
+"""
+
+from mountbench.lab.accel import AccelChoice, probe_accel
+from mountbench.lab.faults import LabBootError, LabError, LabTimeout
+from mountbench.lab.guest import BootTimes, CommandRun, Guest
+from mountbench.lab.plan import LabMount
+from mountbench.lab.prereq import check_lab_prerequisites
+from mountbench.lab.spec import DEFAULT_MOUNTS, KINDS, MountSpec, parse_mount_spec
+
+__all__ = [
+    "DEFAULT_MOUNTS",
+    "KINDS",
+    "AccelChoice",
+    "BootTimes",
+    "CommandRun",
+    "Guest",
+    "LabBootError",
+    "LabError",
+    "LabMount",
+    "LabTimeout",
+    "MountSpec",
+    "check_lab_prerequisites",
+    "parse_mount_spec",
+    "probe_accel",
+]

@@ -1,0 +1,737 @@
+"""The lab guest's life: prepare the host side, boot, run commands, tear everything down.
+
+    with Guest(DEFAULT_MOUNTS, accel="auto") as guest:
+        for m in guest.mounts:
+            print(m.label, m.guest_path, m.mount_options)
+        rc = guest.run_in_guest("fio --name=x --directory=/mnt/9p ...", on_line=print)
+        data = (guest.results_path / "out.json").read_text()
+
+Every process started here (QEMU, each virtiofsd, each sshd and its session
+children) is stopped when the block ends, however it ends, and dies with the
+Python thread that started it if Python itself is killed. The lab work dir is
+removed unless keep=True; one left by a killed lab is swept by the next lab.
+Python orchestrates only: nothing it does is timed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import secrets
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import psutil
+
+from mountbench.errors import ToolMissing, UsageError
+from mountbench.lab import procs
+from mountbench.lab.accel import AccelChoice, probe_accel
+from mountbench.lab.console import Console, ConsoleLine
+from mountbench.lab.faults import LabBootError, LabError, LabTimeout, likely_cause
+from mountbench.lab.initramfs import build_initramfs, init_script
+from mountbench.lab.kernel import Kernel, find_kernel
+from mountbench.lab.plan import (
+    GUEST_RESULTS,
+    LabMount,
+    assign_slugs,
+    mount_command,
+    mount_script,
+)
+from mountbench.lab.qemu import (
+    QEMU,
+    Device,
+    Disk,
+    QemuConfig,
+    Share9p,
+    UserNet,
+    VhostUserFs,
+    kernel_cmdline,
+    qemu_argv,
+)
+from mountbench.lab.spec import DEFAULT_MOUNTS, MountSpec, parse_size
+from mountbench.lab.sshd import SshServer, ssh_keygen, start_sshd
+from mountbench.lab.virtiofsd import Virtiofsd, find_virtiofsd
+
+LineCallback = Callable[[str], None]
+
+BOOT_TIMEOUT_TCG = 240.0
+BOOT_TIMEOUT_KVM = 90.0
+SHUTDOWN_TIMEOUT = 30.0
+_SUN_PATH_MAX = 100  # AF_UNIX paths are limited to 108 bytes; keep a margin
+
+
+@dataclass
+class BootTimes:
+    """Wall-clock seconds of the lab's phases (host clock, time.monotonic)."""
+
+    prepare_s: float = 0.0  # start() called -> QEMU started (probe, initramfs, daemons, images)
+    kernel_s: float | None = None  # QEMU started -> guest init running
+    root_s: float | None = None  # QEMU started -> host root mounted in the guest
+    ready_s: float | None = None  # QEMU started -> every mount ready
+    first_command_s: float | None = None  # QEMU started -> the first command starting
+    shutdown_s: float | None = None  # close() called -> everything stopped
+
+
+@dataclass
+class CommandRun:
+    """One run_in_guest() call, timed on the host between the guest's markers."""
+
+    id: str
+    command: str
+    returncode: int | None = None
+    seconds: float | None = None  # guest "start" marker -> "done" marker
+
+
+@dataclass
+class _Daemon:
+    name: str
+    proc: subprocess.Popen[bytes]
+    slug: str | None  # the mount it serves (None: the root)
+    log: Path
+
+
+@dataclass(eq=False, repr=False)
+class Guest:
+    """A throwaway QEMU guest exposing one host directory per MountSpec.
+
+    Args:
+        specs: the mounts under test (default: DEFAULT_MOUNTS).
+        workdir: parent directory for the lab work dir (default: the system temp
+            dir). The host directories under test live there, so its filesystem
+            is what 9p, virtiofs and sshfs serve.
+        cpus, memory: guest size (memory as `1G`, `512M` or bytes).
+        accel: `auto` | `kvm` | `tcg`, or a ready AccelChoice.
+        kernel: a bzImage (default: the newest /boot/vmlinuz-* with modules).
+        keep: keep the lab work dir (images, sockets, keys, logs) afterwards.
+        root: how the guest gets the host root: `auto` (virtiofs when a Rust
+            virtiofsd is available, else 9p), `9p` or `virtiofs`.
+        virtiofsd: `auto` | `rust` | `qemu` or a path: the daemon for virtiofs mounts.
+        results_dir: host directory shared writable at /results (default: inside
+            the work dir, removed with it unless keep=True).
+        boot_timeout: seconds to wait for the guest to be ready.
+        on_console: called with every console line (boot included), in the
+            calling thread.
+        kernel_args: extra guest kernel command-line arguments.
+    """
+
+    specs: Sequence[MountSpec] = DEFAULT_MOUNTS
+    workdir: Path | str | None = None
+    cpus: int = 2
+    memory: str | int = "1G"
+    accel: str | AccelChoice = "auto"
+    kernel: str | Path | None = None
+    keep: bool = False
+    root: str = "auto"
+    virtiofsd: str = "auto"
+    results_dir: Path | str | None = None
+    boot_timeout: float | None = None
+    on_console: LineCallback | None = None
+    kernel_args: Sequence[str] = ()
+
+    # state, filled by start()
+    mounts: list[LabMount] = field(default_factory=list, init=False)
+    accel_choice: AccelChoice | None = field(default=None, init=False)
+    kernel_info: Kernel | None = field(default=None, init=False)
+    root_transport: str = field(default="", init=False)
+    root_server: str = field(default="", init=False)
+    lab_dir: Path | None = field(default=None, init=False)
+    times: BootTimes = field(default_factory=BootTimes, init=False)
+    commands: list[CommandRun] = field(default_factory=list, init=False)
+    qemu_argv: list[str] = field(default_factory=list, init=False)
+    started_pids: list[int] = field(default_factory=list, init=False)  # every process started
+
+    def __post_init__(self) -> None:
+        self.specs = tuple(self.specs)
+        if self.root not in ("auto", "9p", "virtiofs"):
+            raise UsageError(f"root={self.root!r} is not valid; use auto, 9p or virtiofs")
+        if self.cpus < 1:
+            raise UsageError(f"--cpus {self.cpus} is not valid; use 1 or more")
+        mem = self.memory if isinstance(self.memory, int) else _size(self.memory, "--memory")
+        if mem < 256 << 20:
+            raise UsageError(f"--memory {self.memory} is too small; use at least 256M")
+        self._memory_mib = mem >> 20
+        self._qemu: subprocess.Popen[bytes] | None = None
+        self._results: Path | None = None
+        self._console: Console | None = None
+        self._ctl: socket.socket | None = None
+        self._daemons: list[_Daemon] = []
+        self._sshds: dict[str, SshServer] = {}
+        self._sock_dir: Path | None = None
+        self._t_qemu: float = 0.0
+        # new -> starting -> ready <-> busy -> closed; broken after a timeout or death.
+        # A guest left busy (an interrupted command) is stopped, not asked to exit.
+        self._state = "new"
+        self._events: list[str] = []
+
+    def __repr__(self) -> str:
+        mounts = ", ".join(m.slug for m in self.mounts) or ", ".join(s.slug for s in self.specs)
+        return f"<Guest {self._state} root={self.root_transport or self.root} mounts=[{mounts}] dir={self.lab_dir}>"
+
+    # ----- context manager -------------------------------------------------
+
+    def __enter__(self) -> Guest:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # ----- public API ------------------------------------------------------
+
+    @property
+    def results_path(self) -> Path:
+        """The host directory behind the guest's /results."""
+        assert self._results is not None, "start() first"
+        return self._results
+
+    @property
+    def guest_results(self) -> str:
+        return GUEST_RESULTS
+
+    @property
+    def qemu_pid(self) -> int | None:
+        return self._qemu.pid if self._qemu is not None else None
+
+    @property
+    def ready(self) -> bool:
+        return self._state == "ready"
+
+    def mount(self, key: MountSpec | str) -> LabMount:
+        """The LabMount for a spec, a slug or a label."""
+        for m in self.mounts:
+            if key in (m.spec, m.slug, m.label):
+                return m
+        raise KeyError(key)
+
+    def host_dir(self, key: MountSpec | str) -> Path | None:
+        """The host directory (or disk image) behind a mount; None for guest-tmpfs."""
+        return self.mount(key).host_path
+
+    def serving_processes(self, key: MountSpec | str) -> dict[str, list[int]]:
+        """Host PIDs doing the work for one mount, by role, as of now (for psutil sampling).
+
+        QEMU is always there (it runs the guest, 9p and virtio-blk); virtiofs adds
+        its virtiofsd (and sandbox child); sshfs adds sshd with its session
+        children and sftp-server, which appear once the guest has connected.
+        """
+        m = self.mount(key)
+        roles: dict[str, list[int]] = {}
+        if self._qemu is not None and self._qemu.poll() is None:
+            roles["qemu"] = [self._qemu.pid]
+        for d in self._daemons:
+            if d.slug == m.slug and d.proc.poll() is None:
+                roles[d.name] = procs.tree_pids(d.proc.pid)
+        ssh = self._sshds.get(m.slug)
+        if ssh is not None and ssh.proc.poll() is None:
+            roles["sshd"] = procs.tree_pids(ssh.pid)
+        return roles
+
+    def host_pids(self, key: MountSpec | str) -> list[int]:
+        """All host PIDs serving one mount (see serving_processes)."""
+        return [pid for pids in self.serving_processes(key).values() for pid in pids]
+
+    def all_pids(self) -> list[int]:
+        """Every live host process this lab started (and their children)."""
+        pids: list[int] = []
+        for p in self._all_procs():
+            if p.poll() is None:
+                pids += procs.tree_pids(p.pid)
+        return pids
+
+    def describe(self) -> dict[str, Any]:
+        """The lab's environment, for the run record."""
+        accel = self.accel_choice
+        return {
+            "accel": accel.accel if accel else None,
+            "accel_reason": accel.reason if accel else None,
+            "emulated": accel.emulated if accel else None,
+            "kernel": self.kernel_info.version if self.kernel_info else None,
+            "kernel_image": str(self.kernel_info.image) if self.kernel_info else None,
+            "qemu": qemu_version(),
+            "cpus": self.cpus,
+            "memory_mib": self._memory_mib,
+            "root": self.root_transport,
+            "root_server": self.root_server,
+            "boot": vars(self.times).copy(),
+            "mounts": [
+                {
+                    "label": m.label,
+                    "spec": m.spec.spec_text,
+                    "slug": m.slug,
+                    "guest_path": m.guest_path,
+                    "host_path": str(m.host_path) if m.host_path else None,
+                    "served_by": m.served_by,
+                    "proc_mounts": m.proc_mounts,
+                    **m.extra,
+                }
+                for m in self.mounts
+            ],
+        }
+
+    def console_tail(self, n: int = 25) -> list[str]:
+        return self._console.tail(n) if self._console is not None else []
+
+    # ----- start -----------------------------------------------------------
+
+    def start(self) -> None:
+        """Prepare the host side, boot the guest and wait until every mount is ready."""
+        if self._state != "new":
+            raise LabError("this Guest was already started; make a new one")
+        self._state = "starting"
+        t0 = time.monotonic()
+        try:
+            self._prepare()
+            self.times.prepare_s = time.monotonic() - t0
+            self._boot()
+        except BaseException:
+            self.close()
+            raise
+
+    def _prepare(self) -> None:
+        if shutil.which(QEMU) is None:
+            raise ToolMissing(f"{QEMU} is missing; run: apt-get install qemu-system-x86")
+        self.kernel_info = find_kernel(self.kernel)
+        self.accel_choice = (
+            self.accel if isinstance(self.accel, AccelChoice) else probe_accel(self.accel, self.kernel_info)
+        )
+        initrd = build_initramfs(self.kernel_info)
+        parent = Path(self.workdir) if self.workdir is not None else Path(tempfile.gettempdir())
+        parent.mkdir(parents=True, exist_ok=True)
+        sweep_stale_lab_dirs(parent)
+        self.lab_dir = Path(tempfile.mkdtemp(prefix=LAB_PREFIX, dir=parent))
+        lab = self.lab_dir
+        me = psutil.Process()
+        (lab / OWNER_FILE).write_text(f"{me.pid} {me.create_time()} {'keep' if self.keep else 'remove'}\n")
+        ctl, logs = lab / "ctl", lab / "logs"
+        for d in (ctl, logs, lab / "mounts", lab / "images"):
+            d.mkdir()
+        self._results = Path(self.results_dir) if self.results_dir else lab / "results"
+        self._results.mkdir(parents=True, exist_ok=True)
+        self._sock_dir = lab / "sock"
+        if len(str(self._sock_dir / "virtiofs-root.sock")) > _SUN_PATH_MAX:
+            self._sock_dir = Path(tempfile.mkdtemp(prefix="mb-lab-"))
+        else:
+            self._sock_dir.mkdir()
+        (ctl / "init.sh").write_bytes(init_script())
+
+        devices: list[Device] = []
+        devices.append(self._root_device(logs))
+        devices.append(Share9p("mbctl", ctl, "none", readonly=True))
+        devices.append(Share9p("mbres", self._results, "none"))
+
+        commands: list[str] = []
+        need_net = False
+        for index, (spec, slug) in enumerate(assign_slugs(self.specs)):
+            m = LabMount(spec, slug, tag=f"mb{index}")
+            self.mounts.append(m)
+            if spec.kind in ("9p", "virtiofs", "sshfs"):
+                m.host_path = lab / "mounts" / slug
+                m.host_path.mkdir()
+            if spec.kind == "9p":
+                model = spec.get("security_model") or "mapped-xattr"
+                devices.append(Share9p(m.tag, m.host_path, model))  # type: ignore[arg-type]
+                m.served_by = f"qemu 9p (security_model={model})"
+                commands.append(mount_command(m))
+            elif spec.kind == "virtiofs":
+                devices.append(self._start_virtiofsd(m, logs))
+                commands.append(mount_command(m))
+            elif spec.kind == "disk":
+                m.tag = f"mbdisk{index}"
+                devices.append(self._make_disk(m, lab / "images"))
+                commands.append(mount_command(m))
+            elif spec.kind == "sshfs":
+                need_net = True
+                key = ctl / "ssh" / "id_ed25519"
+                if not key.exists():
+                    key.parent.mkdir()
+                    ssh_keygen(key, "mountbench-lab-guest")
+                server = start_sshd(lab / f"sshd-{slug}", key)
+                self._sshds[slug] = server
+                self.started_pids.append(server.pid)
+                m.served_by = f"sshd 127.0.0.1:{server.port} (guest via 10.0.2.2)"
+                commands.append(mount_command(m, server.port, server.user))
+            else:  # guest-tmpfs
+                m.tag = "tmpfs"
+                m.served_by = "guest RAM"
+                commands.append(mount_command(m))
+        if need_net:
+            devices.append(UserNet())
+        (ctl / "mounts.sh").write_text(mount_script(commands))
+
+        self._cfg = QemuConfig(
+            kernel=self.kernel_info.image,
+            initrd=initrd,
+            control_socket=self._sock_dir / "control.sock",
+            accel_args=self.accel_choice.qemu_args,
+            cpus=self.cpus,
+            memory_mib=self._memory_mib,
+            append=kernel_cmdline(self.root_transport, net=need_net, extra=tuple(self.kernel_args)),
+            devices=tuple(devices),
+        )
+        self.qemu_argv = qemu_argv(self._cfg)
+        (lab / "qemu.cmdline").write_text(" ".join(self.qemu_argv) + "\n")
+
+    def _root_device(self, logs: Path) -> Device:
+        """The host root, read-only: Rust virtiofsd --readonly, else 9p readonly=on."""
+        rust = find_virtiofsd("rust") if self.root in ("auto", "virtiofs") else None
+        if self.root == "virtiofs" and rust is None:
+            raise ToolMissing(
+                "root=virtiofs needs the Rust virtiofsd (it has --readonly); "
+                "run: cargo install virtiofsd (or use root=9p)"
+            )
+        if rust is not None:
+            assert self._sock_dir is not None
+            sock = self._sock_dir / "virtiofs-root.sock"
+            argv = rust.argv(
+                sock, Path("/"), cache="always", readonly=True, sandbox="none",
+                announce_submounts=False,
+            )  # fmt: skip
+            self._spawn_virtiofsd("virtiofsd", argv, sock, None, logs / "virtiofsd-root.log")
+            self.root_transport = "virtiofs"
+            self.root_server = f"{rust.description} --readonly --cache=always"
+            return VhostUserFs("mbroot", sock)
+        self.root_transport = "9p"
+        self.root_server = "qemu 9p readonly=on (guest: cache=loose, ro)"
+        return Share9p("mbroot", Path("/"), "passthrough", readonly=True, multidevs_remap=True)
+
+    def _start_virtiofsd(self, m: LabMount, logs: Path) -> Device:
+        choice = m.spec.get("daemon") or "auto"
+        daemon: Virtiofsd | None = find_virtiofsd(self.virtiofsd if choice == "auto" else choice)
+        if daemon is None:
+            raise ToolMissing(
+                f"no virtiofsd for mount {m.label!r}; run: apt-get install qemu-system-x86 "
+                "(ships /usr/lib/qemu/virtiofsd) or cargo install virtiofsd"
+            )
+        assert self._sock_dir is not None and m.host_path is not None
+        sock = self._sock_dir / f"virtiofs-{m.tag}.sock"
+        pool = m.spec.get("thread_pool_size")
+        argv = daemon.argv(
+            sock,
+            m.host_path,
+            cache=m.spec.get("cache") or "auto",
+            thread_pool_size=int(pool) if pool is not None else None,
+            direct_io=m.spec.get("direct_io") == "on",
+            sandbox=None if procs.is_root() else ("none" if daemon.flavour == "rust" else "chroot"),
+        )
+        self._spawn_virtiofsd("virtiofsd", argv, sock, m.slug, logs / f"virtiofsd-{m.slug}.log")
+        m.served_by = daemon.description
+        m.extra["virtiofsd"] = daemon.flavour
+        m.extra["virtiofsd_argv"] = " ".join(argv[1:])
+        return VhostUserFs(m.tag, sock)
+
+    def _spawn_virtiofsd(self, name: str, argv: list[str], sock: Path, slug: str | None, log: Path) -> None:
+        proc = procs.start(argv, log=log)
+        self._daemons.append(_Daemon(name, proc, slug, log))
+        self.started_pids.append(proc.pid)
+        if not procs.wait_until(sock.exists, 10.0, proc):
+            raise LabBootError(
+                f"virtiofsd for {slug or 'the root'} did not create its socket: "
+                f"{procs.log_tail(log, 3) or 'no output'}; see {log}"
+            )
+
+    def _make_disk(self, m: LabMount, images: Path) -> Device:
+        fmt = m.spec.get("format") or "raw"
+        path = images / f"{m.slug}.{'qcow2' if fmt == 'qcow2' else 'img'}"
+        args = ["qemu-img", "create", "-q", "-f", fmt]
+        if fmt == "qcow2":
+            args += ["-o", f"preallocation={m.spec.get('preallocation') or 'off'}"]
+        args += [str(path), str(m.spec.size_bytes)]
+        if shutil.which("qemu-img") is None:
+            raise ToolMissing("qemu-img is missing; run: apt-get install qemu-utils")
+        out = subprocess.run(args, capture_output=True, text=True, check=False)
+        if out.returncode != 0:
+            raise LabBootError(f"qemu-img could not create {path}: {out.stderr.strip()}")
+        m.host_path = path
+        cache = m.spec.get("cache") or "none"
+        m.served_by = f"qemu virtio-blk ({fmt}, cache={cache})"
+        return Disk(path, m.tag, fmt, cache)
+
+    # ----- boot ------------------------------------------------------------
+
+    def _boot(self) -> None:
+        assert self.lab_dir is not None and self.accel_choice is not None
+        logs = self.lab_dir / "logs"
+        self._t_qemu = time.monotonic()
+        self._qemu = procs.start(self.qemu_argv, stdout=subprocess.PIPE, log=logs / "qemu.log")
+        self.started_pids.append(self._qemu.pid)
+        assert self._qemu.stdout is not None
+        self._console = Console(self._qemu.stdout, logs / "console.log")
+        timeout = self.boot_timeout or (BOOT_TIMEOUT_TCG if self.accel_choice.emulated else BOOT_TIMEOUT_KVM)
+        deadline = self._t_qemu + timeout
+        by_slug = {m.slug: m for m in self.mounts}
+        while True:
+            line = self._next_line(deadline)
+            if line is None:
+                raise self._boot_error(f"the guest did not become ready within {timeout:.0f} s")
+            if line is _EOF:
+                raise self._boot_error("QEMU exited before the guest was ready", exited=True)
+            assert isinstance(line, ConsoleLine)
+            ev = line.event
+            if ev is None:
+                continue
+            self._events.append(ev)
+            since = line.t - self._t_qemu
+            if ev == "init":
+                self.times.kernel_s = since
+            elif ev == "root-ready":
+                self.times.root_s = since
+            elif ev == "mounted":
+                slug, _, rest = line.args.partition(" ")
+                if slug in by_slug:
+                    by_slug[slug].proc_mounts = rest.strip()
+            elif ev == "mount-failed":
+                slug, _, rest = line.args.partition(" ")
+                if slug in by_slug:
+                    by_slug[slug].guest_error = rest.strip() or "mount failed"
+            elif ev == "fatal":
+                raise self._boot_error(f"guest init failed: {line.args}")
+            elif ev == "ready":
+                self.times.ready_s = since
+                break
+        failed = [m for m in self.mounts if m.guest_error or not m.proc_mounts]
+        if failed:
+            detail = "; ".join(f"{m.label}: {m.guest_error or 'not mounted'}" for m in failed)
+            raise LabBootError(
+                f"the guest could not mount {detail}{self._where()}",
+                self.console_tail(15),
+            )
+        self._ctl = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._ctl.connect(str(self._cfg.control_socket))
+        self._state = "ready"
+
+    def _next_line(self, deadline: float | None) -> ConsoleLine | object | None:
+        """The next console line (passed to on_console), _EOF, or None at the deadline."""
+        assert self._console is not None
+        wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+        try:
+            line = self._console.lines.get(timeout=wait)
+        except queue.Empty:
+            return None
+        if line is None:
+            return _EOF
+        if self.on_console is not None:
+            self.on_console(_raw(line))
+        return line
+
+    def _boot_error(self, message: str, exited: bool = False) -> LabBootError:
+        assert self.accel_choice is not None
+        if exited and self._qemu is not None:  # stdout closed: QEMU is exiting
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._qemu.wait(timeout=5)
+        qemu_log = ""
+        if self.lab_dir is not None and self._qemu is not None and self._qemu.poll() is not None:
+            qemu_log = procs.log_tail(self.lab_dir / "logs" / "qemu.log", 5)
+        cause = likely_cause(
+            self.console_tail(40),
+            accel=self.accel_choice.accel,
+            root=self.root_transport,
+            qemu_log=qemu_log,
+            events=self._events,
+        )
+        return LabBootError(f"{message}; likely cause: {cause}{self._where()}", self.console_tail(15))
+
+    def _where(self) -> str:
+        if self.keep:
+            return f"; logs kept in {self.lab_dir}"
+        return "; keep the lab (keep=True, --keep-guest) to read its logs"
+
+    # ----- commands --------------------------------------------------------
+
+    def run_in_guest(
+        self,
+        command: str,
+        on_line: LineCallback | None = None,
+        timeout: float | None = None,
+    ) -> int:
+        """Run `command` with the host's /bin/sh inside the guest; return its exit status.
+
+        The command runs in the chroot of the host's root (so host binaries work),
+        from /, with stdin from /dev/null and stdout+stderr merged, not a tty.
+        Each output line goes to `on_line` as it arrives. On timeout the guest is
+        stopped and LabTimeout raised (the Guest is then unusable). The command
+        ends when its output closes: a process it leaves in the background must
+        redirect its output. Files meant for the host go to /results.
+        """
+        if self._state != "ready":
+            raise LabError(f"the guest is not ready (state: {self._state})")
+        assert self.lab_dir is not None and self._ctl is not None
+        cmd_id = f"c{len(self.commands) + 1}-{secrets.token_hex(4)}"
+        run = CommandRun(cmd_id, command)
+        self.commands.append(run)
+        script = self.lab_dir / "ctl" / f"cmd-{cmd_id}.sh"
+        script.write_text(command.rstrip("\n") + "\n")
+        while self._console is not None and not self._console.lines.empty():
+            if self._next_line(0) is _EOF:
+                raise self._dead("QEMU exited while the guest was idle")
+        self._state = "busy"  # stays so if this call ends with an exception
+        self._ctl.sendall(f"run {cmd_id}\n".encode())
+        deadline = None if timeout is None else time.monotonic() + timeout
+        t_start: float | None = None
+        while True:
+            line = self._next_line(deadline)
+            if line is None:
+                self._state = "broken"
+                tail = self.console_tail(15)
+                self._stop_qemu(grace=2.0)
+                raise LabTimeout(f"the guest command did not finish within {timeout} s", tail)
+            if line is _EOF:
+                raise self._dead("QEMU exited during the command")
+            assert isinstance(line, ConsoleLine)
+            if t_start is None:
+                if line.event == "start" and line.args == cmd_id:
+                    t_start = line.t
+                    if self.times.first_command_s is None:
+                        self.times.first_command_s = t_start - self._t_qemu
+                continue  # console lines before our start marker are not ours
+            if line.event == "done" and line.args.split()[0] == cmd_id:
+                if line.text and on_line is not None:
+                    on_line(line.text)
+                run.returncode = int(line.args.split()[1])
+                run.seconds = line.t - t_start
+                script.unlink(missing_ok=True)
+                self._state = "ready"
+                return run.returncode
+            if on_line is not None:
+                on_line(_raw(line))
+
+    def _dead(self, message: str) -> LabError:
+        self._state = "broken"
+        return LabError(f"{message}{self._where()}", self.console_tail(15))
+
+    # ----- teardown --------------------------------------------------------
+
+    def _all_procs(self) -> list[subprocess.Popen[bytes]]:
+        out = [self._qemu] if self._qemu is not None else []
+        out += [d.proc for d in self._daemons]
+        out += [s.proc for s in self._sshds.values()]
+        return out
+
+    def _stop_qemu(self, grace: float) -> None:
+        if self._qemu is not None and self._qemu.poll() is None:
+            procs.stop_tree(self._qemu, grace=grace)
+
+    def close(self) -> None:
+        """Stop everything this lab started and remove its work dir (unless keep).
+
+        Safe to call more than once, and a Ctrl-C during the teardown does not
+        stop it half-way: the interrupt is re-raised once everything is down.
+        """
+        if self._state == "closed":
+            return
+        t0 = time.monotonic()
+        interrupted: BaseException | None = None
+        steps: list[Callable[[], None]] = [
+            self._graceful_shutdown,
+            lambda: self._stop_qemu(grace=5.0),
+            *[lambda d=d: procs.stop_tree(d.proc) for d in self._daemons],
+            *[s.stop for s in self._sshds.values()],
+            self._close_channels,
+            self._remove_files,
+        ]
+        for step in steps:
+            try:
+                step()
+            except KeyboardInterrupt as exc:
+                interrupted = exc
+            except Exception:  # teardown goes on whatever one step does
+                continue
+        self._state = "closed"
+        self.times.shutdown_s = time.monotonic() - t0
+        if interrupted is not None:
+            raise interrupted
+
+    def _graceful_shutdown(self) -> None:
+        """Ask a ready guest to unmount and power off; fall back to stopping QEMU."""
+        if self._state != "ready" or self._ctl is None or self._qemu is None:
+            return
+        with contextlib.suppress(OSError):
+            self._ctl.sendall(b"exit\n")
+            deadline = time.monotonic() + SHUTDOWN_TIMEOUT
+            while self._qemu.poll() is None and time.monotonic() < deadline:
+                if self._next_line(min(deadline, time.monotonic() + 0.5)) is _EOF:
+                    break
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._qemu.wait(timeout=max(0.1, deadline - time.monotonic()))
+
+    def _close_channels(self) -> None:
+        if self._ctl is not None:
+            with contextlib.suppress(OSError):
+                self._ctl.close()
+        if self._console is not None:
+            self._console.join(timeout=5.0)
+
+    def _remove_files(self) -> None:
+        outside = self.lab_dir is None or not (
+            self._sock_dir is not None and self._sock_dir.is_relative_to(self.lab_dir)
+        )
+        if self._sock_dir is not None and outside:
+            shutil.rmtree(self._sock_dir, ignore_errors=True)
+        if self.lab_dir is not None and not self.keep:
+            shutil.rmtree(self.lab_dir, ignore_errors=True)
+
+
+_EOF = object()
+LAB_PREFIX = "mountbench-lab-"
+OWNER_FILE = "owner"
+
+
+def sweep_stale_lab_dirs(parent: Path) -> list[Path]:
+    """Remove lab work dirs left by a lab whose process was killed (kill -9, power loss).
+
+    Only directories with an owner file naming a process that no longer exists
+    and that were not kept on purpose (keep=True) are removed.
+    """
+    removed = []
+    for d in parent.glob(f"{LAB_PREFIX}*"):
+        try:
+            pid_text, started, mode = (d / OWNER_FILE).read_text().split()
+            if mode == "keep":
+                continue
+            try:
+                alive = abs(psutil.Process(int(pid_text)).create_time() - float(started)) < 1.0
+            except psutil.NoSuchProcess:
+                alive = False
+        except (OSError, ValueError, psutil.Error):
+            continue
+        if not alive:
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(d)
+    return removed
+
+
+def _raw(line: ConsoleLine) -> str:
+    if line.event is None:
+        return line.text
+    return f"{line.text}MB-LAB {line.event}" + (f" {line.args}" if line.args else "")
+
+
+def _size(text: str, what: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError:
+        raise UsageError(f"{what} {text!r} is not a size; use e.g. 1G or 512M") from None
+
+
+def qemu_version(qemu: str = QEMU) -> str | None:
+    """QEMU's version line, e.g. `QEMU emulator version 7.2.22 (Debian ...)`."""
+    path = shutil.which(qemu)
+    if path is None:
+        return None
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.splitlines()[0].strip() if out.stdout else None

@@ -1,0 +1,91 @@
+"""What the host needs for `mountbench lab`, as (problem, fix) pairs for `doctor --lab`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from mountbench.errors import MountbenchError
+from mountbench.lab.initramfs import find_busybox
+from mountbench.lab.kernel import find_kernel
+from mountbench.lab.sshd import PRIVSEP_DIR, SSHD
+from mountbench.lab.virtiofsd import find_virtiofsd
+
+Problem = tuple[str, str]
+
+
+def check_lab_prerequisites(optional: bool = False) -> list[Problem]:
+    """Missing host pieces for the lab, each with the command that fixes it (empty: all good).
+
+    With `optional`, also pieces the lab works without but is better with (the
+    Rust virtiofsd, for a read-only root over virtiofs), marked "optional:".
+    """
+    problems: list[Problem] = []
+
+    def need(ok: bool, problem: str, fix: str) -> None:
+        if not ok:
+            problems.append((problem, fix))
+
+    need(
+        os.geteuid() == 0,
+        "not running as root: the lab starts virtiofsd, sshd and a passthrough 9p root, tested only as root",
+        "run mountbench lab as root (sudo)",
+    )
+    need(
+        shutil.which("qemu-system-x86_64") is not None,
+        "qemu-system-x86_64 is missing",
+        "apt-get install qemu-system-x86",
+    )
+    need(
+        shutil.which("qemu-img") is not None,
+        "qemu-img is missing (disk mounts)",
+        "apt-get install qemu-utils",
+    )
+    try:
+        kernel = find_kernel()
+        need(
+            os.access(kernel.image, os.R_OK),
+            f"{kernel.image} is not readable by this user",
+            f"run as root, or: sudo chmod 0644 {kernel.image}",
+        )
+    except MountbenchError:
+        problems.append(("no /boot/vmlinuz-* with matching /lib/modules", "apt-get install linux-image-amd64"))
+    try:
+        find_busybox()
+    except MountbenchError:
+        problems.append(("no static busybox", "apt-get install busybox-static"))
+    need(
+        shutil.which("modinfo") is not None or Path("/usr/sbin/modinfo").exists(),
+        "modinfo is missing",
+        "apt-get install kmod",
+    )
+    need(shutil.which("fio") is not None, "fio is missing", "apt-get install fio")
+    need(shutil.which("sshfs") is not None, "sshfs is missing (sshfs mounts)", "apt-get install sshfs")
+    need(SSHD.is_file(), f"{SSHD} is missing (sshfs mounts)", "apt-get install openssh-server")
+    need(
+        shutil.which("ssh-keygen") is not None,
+        "ssh-keygen is missing (sshfs mounts)",
+        "apt-get install openssh-client",
+    )
+    need(
+        PRIVSEP_DIR.is_dir() or os.geteuid() == 0,
+        f"{PRIVSEP_DIR} is missing and sshd refuses to start without it",
+        f"sudo mkdir -p {PRIVSEP_DIR}",
+    )
+    need(
+        shutil.which("mkfs.ext4") is not None or Path("/usr/sbin/mkfs.ext4").exists(),
+        "mkfs.ext4 is missing (disk mounts are formatted in the guest with the host's tools)",
+        "apt-get install e2fsprogs",
+    )
+    need(
+        find_virtiofsd("auto") is not None,
+        "no virtiofsd (virtiofs mounts)",
+        "apt-get install qemu-system-x86 (ships /usr/lib/qemu/virtiofsd)",
+    )
+    need(
+        not optional or find_virtiofsd("rust") is not None,
+        "optional: no Rust virtiofsd, so the guest root goes over 9p (slower program start)",
+        "apt-get install libseccomp-dev libcap-ng-dev pkg-config && cargo install virtiofsd",
+    )
+    return problems

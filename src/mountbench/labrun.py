@@ -1,0 +1,184 @@
+"""`mountbench lab`: run mountbench inside a throwaway QEMU guest on every mount
+type, measure what the host spends serving each sample, and bring the results
+home as one stored run.
+
+The guest runs the host's own mountbench (its root is the host root, read-only)
+against /mnt/<slug> for each mount, writes its JSON export to the results share
+and prints JSON-line events on its console; the host brackets each sample with
+those events to measure the serving processes (hostcost).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from mountbench import hostinfo, model
+from mountbench.errors import ToolMissing, UsageError
+from mountbench.hostcost import HostCost
+from mountbench.lab import DEFAULT_MOUNTS, Guest, MountSpec, check_lab_prerequisites, parse_mount_spec
+from mountbench.model import Caveat, RunData, Sample, Target, TargetRecord
+from mountbench.report.eventlog import parse_event
+from mountbench.report.export import read_document
+
+GIB = 1024**3
+
+
+@dataclasses.dataclass(frozen=True)
+class LabOptions:
+    mounts: tuple[str, ...]
+    run_args: tuple[str, ...]  # passed to the guest's `mountbench run` (presets, jobs, repeat, ...)
+    baseline: str | None
+    accel: str = "auto"
+    cpus: int = 2
+    memory: str = "1G"
+    kernel: str | None = None
+    keep_guest: bool = False
+    timeout_s: float = 3600.0
+
+
+def lab_specs(texts: Sequence[str]) -> list[MountSpec]:
+    specs = [parse_mount_spec(t) for t in texts] if texts else list(DEFAULT_MOUNTS)
+    labels = [s.label for s in specs]
+    for label in labels:
+        if labels.count(label) > 1:
+            raise UsageError(f"--mount {label} is given twice; give each mount once")
+    return specs
+
+
+def check_prerequisites() -> None:
+    problems = check_lab_prerequisites()
+    if problems:
+        problem, fix = problems[0]
+        more = f" (and {len(problems) - 1} more: see 'mountbench doctor --lab')" if len(problems) > 1 else ""
+        raise ToolMissing(f"{problem}; {fix}{more}")
+
+
+def guest_command(guest: Guest, run_args: Sequence[str], baseline_slug: str) -> str:
+    """The shell command the guest runs: the host's own mountbench on every ready mount."""
+    targets = [f"{m.slug}={m.guest_path}" for m in guest.mounts if not m.guest_error]
+    argv = [
+        sys.executable, "-m", "mountbench", "run", *targets, *run_args,
+        "--baseline", baseline_slug,
+        "--db", "/tmp/mountbench-lab.sqlite",
+        "--json", f"{guest.guest_results}/run.json",
+        "--events", "-",
+    ]  # fmt: skip
+    # the guest's root is read-only: caches and data go to its tmpfs
+    env = "HOME=/tmp XDG_CACHE_HOME=/tmp/.cache XDG_DATA_HOME=/tmp/.data COLUMNS=160"
+    return f"cd /tmp && env {env} {shlex.join(argv)}"
+
+
+def run_lab(options: LabOptions, on_output: Callable[[str], None]) -> RunData:
+    """Boot, run, measure, bring home. Raises on bad input before anything boots."""
+    specs = lab_specs(options.mounts)
+    baseline_spec = _baseline(specs, options.baseline)
+    check_prerequisites()
+    cost = HostCost()
+    extra: dict[tuple[str, str, int], dict[str, float]] = {}
+    guest = Guest(
+        specs=specs, cpus=options.cpus, memory=options.memory, accel=options.accel,
+        kernel=options.kernel, keep=options.keep_guest,
+    )  # fmt: skip
+    with guest:
+        slug_of = {m.label: m.slug for m in guest.mounts}
+
+        def on_line(line: str) -> None:
+            event = parse_event(line)
+            if event is None:
+                on_output(line)
+                return
+            if event.get("event") == "start":
+                key = (event["target"], event["workload"], event["round"])
+                cost.start(key, lambda slug=event["target"]: guest.serving_processes(slug))
+            elif event.get("event") == "done":
+                key = (event["target"], event["workload"], event["round"])
+                metrics = cost.stop(key)
+                moved = float(event.get("bytes") or 0)
+                if moved > 0 and "host.cpu_s" in metrics:
+                    metrics["host.cpu_s_per_gib"] = metrics["host.cpu_s"] / (moved / GIB)
+                extra[key] = metrics
+
+        try:
+            status = guest.run_in_guest(
+                guest_command(guest, options.run_args, slug_of[baseline_spec.label]), on_line=on_line,
+                timeout=options.timeout_s,
+            )  # fmt: skip
+        finally:
+            cost.close()
+        results = guest.results_path / "run.json"
+        if not results.exists():
+            raise UsageError(f"the guest run produced no results (exit {status}); see its output above")
+        (guest_run,) = read_document(results)
+        lab = guest.describe()
+        mounts = {m.slug: {"label": m.label, "guest_path": m.guest_path, "error": m.guest_error} for m in guest.mounts}
+    return _bring_home(guest_run, lab, extra, mounts, baseline_spec.label)
+
+
+def _baseline(specs: Sequence[MountSpec], wanted: str | None) -> MountSpec:
+    if wanted is None:
+        for spec in specs:
+            if spec.kind == "guest-tmpfs":
+                return spec
+        return specs[0]
+    for spec in specs:
+        if wanted in (spec.label, spec.slug, spec.spec_text):
+            return spec
+    raise UsageError(f"--baseline {wanted!r} is not one of the mounts: {', '.join(s.label for s in specs)}")
+
+
+def _bring_home(
+    run: RunData,
+    lab: dict[str, Any],
+    extra: dict[tuple[str, str, int], dict[str, float]],
+    mounts: dict[str, dict[str, Any]],
+    baseline_label: str,
+) -> RunData:
+    """Relabel targets with the full mount option sets, attach host costs and the
+    emulation caveat, and add failed-mount cells for mounts the guest could not use."""
+    label = {slug: m["label"] for slug, m in mounts.items()}
+    caveats: tuple[Caveat, ...] = ()
+    if lab.get("emulated"):
+        caveats = (
+            Caveat(
+                model.EMULATED,
+                "guest emulated (TCG, no usable KVM): absolute figures are not comparable with real hardware; "
+                "the relative order still informs",
+            ),
+        )
+    samples = [
+        dataclasses.replace(
+            s,
+            target=label.get(s.target, s.target),
+            metrics={**s.metrics, **extra.get((s.target, s.workload, s.round), {})},
+            caveats=s.caveats + caveats,
+        )
+        for s in run.samples
+    ]
+    targets = [
+        TargetRecord(Target(label.get(r.target.label, r.target.label), r.target.path), r.info) for r in run.targets
+    ]
+    repeat = int(run.config.get("repeat", 1))
+    for mount in mounts.values():
+        if mount["error"]:
+            targets.append(TargetRecord(Target(mount["label"], mount["guest_path"]), None))
+            for workload in run.workloads:
+                samples += [
+                    Sample(mount["label"], workload.name, r, False, {}, caveats,
+                           error=f"mount failed in the guest: {mount['error']}")
+                    for r in range(repeat)
+                ]  # fmt: skip
+    config = {**run.config, "baseline": baseline_label, "lab": lab}
+    lab_host = hostinfo.collect()
+    host = {**run.host, "hostname": f"lab guest on {lab_host['hostname']}", "lab_host": lab_host}
+    return dataclasses.replace(
+        run,
+        samples=tuple(samples),
+        targets=tuple(targets),
+        config=config,
+        host=host,
+        command=shlex.join(["mountbench", *sys.argv[1:]]),
+    )
