@@ -73,14 +73,19 @@ def default_label(path: Path) -> str:
 
 def find_mount(path: Path) -> MountEntry:
     """The mount that holds ``path``: the longest mount point that prefixes it."""
-    entries = read_mounts()
-    text = str(path)
+    return mount_of(str(path), read_mounts()) or MountEntry("/", "unknown", "unknown", "")
+
+
+def mount_of(path: str, entries: list[MountEntry]) -> MountEntry | None:
+    """The entry whose mount point is the longest prefix of ``path`` (the last mounted wins a tie)."""
     best: MountEntry | None = None
     for entry in entries:
-        mp = entry.mount_point
-        if (text == mp or text.startswith(mp.rstrip("/") + "/")) and (best is None or len(mp) >= len(best.mount_point)):
+        mp = entry.mount_point.rstrip("/") or "/"
+        if (path == mp or path.startswith(mp.rstrip("/") + "/")) and (
+            best is None or len(mp) >= len(best.mount_point.rstrip("/") or "/")
+        ):
             best = entry
-    return best or MountEntry("/", "unknown", "unknown", "")
+    return best
 
 
 def read_mounts() -> list[MountEntry]:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from integration.helpers import mountbench, plant_neighbours, snapshot
-
 import realmounts
+from integration.helpers import mountbench, plant_neighbours, snapshot
 
 pytestmark = pytest.mark.slow
 

@@ -6,7 +6,8 @@ import pytest
 
 from mountbench.errors import UsageError
 from mountbench.lab import DEFAULT_MOUNTS, MountSpec, parse_mount_spec
-from mountbench.lab.spec import format_size, parse_size
+from mountbench.lab.spec import format_size
+from mountbench.units import parse_size
 
 pytestmark = pytest.mark.lab
 
@@ -122,5 +123,6 @@ def test_sizes() -> None:
     assert format_size(4 << 30) == "4G"
     assert format_size(1536 << 20) == "1536M"
     assert format_size(1000) == "1000"
-    with pytest.raises(ValueError):
-        parse_size("1.5G")
+    assert parse_size("1.5G") == 3 << 29
+    with pytest.raises(UsageError):
+        parse_size("lots")

@@ -26,9 +26,9 @@ from mountbench.probe import (
     render_terminal,
 )
 from mountbench.probe.capabilities import granularity_ns
-from mountbench.probe.fsinfo import mount_of, parse_mountinfo
 from mountbench.probe.inotify import IN_CREATE, IN_MOVED_TO, parse_events
 from mountbench.probe.model import summarize_delays
+from mountbench.targets import mount_of, parse_mountinfo
 
 
 def target(path: str, fstype: str, *results: ProbeResult, cleanup: str = "removed") -> TargetProbe:
@@ -140,7 +140,7 @@ MOUNTINFO = """\
 
 def test_parse_mountinfo_and_longest_prefix() -> None:
     entries = parse_mountinfo(MOUNTINFO)
-    assert [e.mountpoint for e in entries] == ["/", "/mnt/with space", "/mnt/with space/inner"]
+    assert [e.mount_point for e in entries] == ["/", "/mnt/with space", "/mnt/with space/inner"]
     assert mount_of("/mnt/with space/inner/a/b", entries).fstype == "fuse.sshfs"
     assert mount_of("/mnt/with space/innerx", entries).fstype == "tmpfs"
     assert mount_of("/home", entries).source == "/dev/sda1"

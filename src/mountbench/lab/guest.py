@@ -56,9 +56,10 @@ from mountbench.lab.qemu import (
     kernel_cmdline,
     qemu_argv,
 )
-from mountbench.lab.spec import DEFAULT_MOUNTS, MountSpec, parse_size
+from mountbench.lab.spec import DEFAULT_MOUNTS, MountSpec
 from mountbench.lab.sshd import SshServer, ssh_keygen, start_sshd
 from mountbench.lab.virtiofsd import Virtiofsd, find_virtiofsd
+from mountbench.units import parse_size
 
 LineCallback = Callable[[str], None]
 
@@ -721,7 +722,7 @@ def _raw(line: ConsoleLine) -> str:
 def _size(text: str, what: str) -> int:
     try:
         return parse_size(text)
-    except ValueError:
+    except UsageError:
         raise UsageError(f"{what} {text!r} is not a size; use e.g. 1G or 512M") from None
 
 

@@ -12,19 +12,11 @@ from dataclasses import dataclass
 from typing import Final
 
 from mountbench.errors import UsageError
+from mountbench.units import parse_size
 
 KINDS: Final = ("9p", "virtiofs", "sshfs", "disk", "guest-tmpfs")
 
-_SIZE_RE = re.compile(r"^(\d+)([KMGT]?)(i?B)?$", re.IGNORECASE)
 _SIZE_MULT = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
-def parse_size(text: str) -> int:
-    """Parse `512M`, `4G`, `1GiB` or a plain byte count into bytes (binary units)."""
-    m = _SIZE_RE.match(text.strip())
-    if not m:
-        raise ValueError(text)
-    return int(m.group(1)) * _SIZE_MULT[m.group(2).upper()]
 
 
 def format_size(n: int) -> str:
@@ -157,7 +149,7 @@ def _check_value(text: str, kind: str, name: str, opt: _Opt, value: str) -> str:
     else:  # size
         try:
             n = parse_size(value)
-        except ValueError:
+        except UsageError:
             return _raise(text, f"{name}={value} is not a size", f"use e.g. {name}=4G or 512M")
         number, size = format_size(n), True
     lo, hi = opt.minimum, opt.maximum
