@@ -93,7 +93,7 @@ def parse_job_text(text: str, origin: str = "<job file>") -> list[FioJob]:
         if names.count(name) > 1:
             raise UsageError(f"{origin}: job section [{name}] appears twice; give each section its own name")
     for name, options in jobs:
-        _check_placement(FioJob(name, tuple(options)), origin)
+        check_placement(FioJob(name, tuple(options)), origin)
     return [FioJob(name, tuple(options)) for name, options in jobs]
 
 
@@ -107,17 +107,38 @@ def load_job_file(path: Path) -> list[FioJob]:
     return parse_job_text(text, origin=str(path))
 
 
-def _check_placement(job: FioJob, origin: str) -> None:
-    """Refuse file names that would escape the scratch directory."""
-    filename = job.get("filename")
-    if filename is None:
-        return
-    for part in filename.split(":"):
-        if part.startswith("/") or ".." in Path(part).parts:
+# Options whose value names a file fio creates or opens: relative to the scratch
+# directory (filename*) or to fio's private working directory (logs), never absolute
+# and never climbing out with "..".
+_PATH_OPTIONS = {
+    "filename", "filename_format", "write_iolog", "read_iolog", "write_bw_log", "write_lat_log",
+    "write_iops_log", "write_hist_log", "replay_redirect", "trigger_file",
+}  # fmt: skip
+# Options that reach outside the scratch directory by design, or run programs.
+_FORBIDDEN_OPTIONS = {"opendir", "exec_prerun", "exec_postrun", "trigger_cmd", "trigger", "create_serialize_cmd"}
+_FORBIDDEN_ENGINES = ("exec", "external")
+
+
+def check_placement(job: FioJob, origin: str) -> None:
+    """Refuse a job that could write, read or delete outside the scratch directory,
+    or run a program: every occurrence of every path option is checked."""
+    where = f"{origin}: [{job.section}]"
+    for key, value in job.options:
+        name = _canonical(key)
+        if name in _FORBIDDEN_OPTIONS:
             raise UsageError(
-                f"{origin}: [{job.section}] filename={filename} points outside the scratch directory; "
-                "use a relative name (mountbench sets directory= to each target's scratch directory)"
+                f"{where} {key}= is not allowed: mountbench keeps every job inside the target's "
+                "scratch directory and runs no other programs; remove it"
             )
+        if name == "ioengine" and value and value.split(":")[0] in _FORBIDDEN_ENGINES:
+            raise UsageError(f"{where} ioengine={value} is not allowed (it runs other code); choose an I/O engine")
+        if name in _PATH_OPTIONS and value:
+            for part in value.split(":"):
+                if part.startswith(("/", "~")) or ".." in Path(part).parts:
+                    raise UsageError(
+                        f"{where} {key}={value} points outside the scratch directory; use a relative name "
+                        "(mountbench sets directory= to each target's scratch directory)"
+                    )
 
 
 # --- evaluation of fio values (only for planning: fio evaluates them itself) ---
@@ -204,12 +225,16 @@ def truthy(value: str | None) -> bool:
 
 
 def wants_direct(job: FioJob) -> bool:
-    """Does the job ask for unbuffered I/O (``direct=1`` or ``buffered=0``)?"""
-    direct = job.get("direct")
-    if direct is not None:
-        return truthy(direct)
-    buffered = job.get("buffered")
-    return buffered is not None and not truthy(buffered)
+    """Does the job ask for unbuffered I/O? ``direct=1`` and ``buffered=0`` set the same
+    thing in fio, so the last of the two in option order decides."""
+    decision = False
+    for key, value in job.options:
+        name = _canonical(key)
+        if name == "direct":
+            decision = truthy("1" if value is None else value)
+        elif name == "buffered":
+            decision = not truthy("1" if value is None else value)
+    return decision
 
 
 def working_set_bytes(job: FioJob, variables: Mapping[str, int]) -> int | None:

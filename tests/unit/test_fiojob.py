@@ -98,10 +98,13 @@ def test_parse_fio_time(value, expected):
     assert parse_fio_time(value) == expected
 
 
-def test_buffered_zero_means_direct():
+def test_buffered_zero_means_direct_and_the_last_of_the_two_wins():
     assert wants_direct(FioJob("x", (("buffered", "0"),)))
     assert not wants_direct(FioJob("x", (("buffered", "1"),)))
     assert not wants_direct(FioJob("x", ()))
+    assert not wants_direct(FioJob("x", (("direct", "1"), ("buffered", "1"))))
+    assert wants_direct(FioJob("x", (("buffered", "1"), ("direct", "1"))))
+    assert wants_direct(FioJob("x", (("direct", None),)))
 
 
 @pytest.mark.parametrize(
@@ -113,6 +116,13 @@ def test_buffered_zero_means_direct():
         ("[a]\nfilename=/etc/passwd\n", "outside the scratch directory"),
         ("[a]\nfilename=../x\n", "outside the scratch directory"),
         ("[a]\ninclude other.fio\n", "include"),
+        ("[global]\nfilename=../../victim\n[a]\nfilename=ok\n", "outside the scratch directory"),
+        ("[a]\nfilename_format=../../x.$jobnum\n", "outside the scratch directory"),
+        ("[a]\nwrite_bw_log=/tmp/bw\n", "outside the scratch directory"),
+        ("[a]\nopendir=/etc\n", "opendir= is not allowed"),
+        ("[a]\nexec_prerun=rm -rf /\n", "exec_prerun= is not allowed"),
+        ("[a]\nioengine=exec\n", "ioengine=exec is not allowed"),
+        ("[a]\nioengine=external:/tmp/x.so\n", "is not allowed"),
     ],
 )
 def test_bad_job_files_get_a_one_line_reason(text, message):

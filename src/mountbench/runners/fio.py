@@ -13,6 +13,7 @@ from mountbench import model
 from mountbench.errors import ToolMissing, UsageError
 from mountbench.fiojob import (
     FioJob,
+    check_placement,
     duration_bound_s,
     fio_variables,
     render_job,
@@ -82,6 +83,7 @@ class FioRunner:
         """Validate every job with fio's own parser before any target is touched."""
         for workload in workloads:
             job = FioJob.from_spec(workload.spec)
+            check_placement(job, workload.source)  # again here: resumed and imported runs skip parsing
             text = render_job(job, [("directory", "/nonexistent-mountbench-parse-check")])
             proc = subprocess.run(
                 [self.fio.path, "--parse-only", "-"],
@@ -143,13 +145,18 @@ class FioRunner:
             working_set=working_set,
         )
 
+    def setup(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> None:
+        """fio lays out its own files; nothing to do."""
+
     def run(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> Outcome:
         stem = _slug(f"{prepared.target}-{prepared.workload.name}")
         job_path = settings.workdir / f"{stem}.fio"
         out_path = settings.workdir / f"{stem}.json"
         job_path.write_text(prepared.text)
         out_path.unlink(missing_ok=True)
-        timeout = 3 * prepared.estimate_s + 120
+        # generous: laying out the working set at 5 MB/s (a slow network mount) comes on top
+        layout_s = (prepared.working_set or 0) / 5e6
+        timeout = 3 * prepared.estimate_s + layout_s + 120
         done = run_child(
             [self.fio.path, "--output-format=json+", f"--output={out_path}", str(job_path)],
             cwd=settings.workdir,
