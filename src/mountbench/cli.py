@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
@@ -248,12 +249,14 @@ def _execute(session: Session, store: Store, *, command: str, host: dict, resume
     try:
         session.ready_targets()
         session.prepare_all()
+        status = session.execute(resume=resume, command=command, host=host)
     except BaseException:
-        session.finish()
+        session.finish()  # idempotent: only scratch directories carrying this run's marker go
         raise
-    status = session.execute(resume=resume, command=command, host=host)
     run = store.load_run(session.run_id)
     out.print(render_summary(summarize_runs([run]), [run]))
+    for notice in session.notices:
+        err.print(f"warning: {notice}", markup=False)
     if status != "complete":
         raise Interrupted(session.run_id)
 
@@ -297,6 +300,8 @@ def _exporter(store: Store, json_out: Path | None):
     if json_out is None:
         return None
     json_out = json_out.expanduser()
+    if json_out.is_dir():
+        raise UsageError(f"--json {json_out} is a directory; give a file name, e.g. {json_out / 'run.json'}")
     if not json_out.parent.is_dir():
         raise UsageError(f"--json {json_out}: directory {json_out.parent} does not exist; create it first")
 
@@ -465,13 +470,17 @@ def probe(target, views, repeat, timeout, fmt, out, show_ref, details, db, debug
     probes = [probing.TargetProbe.from_dict(d) for d in stored["results"]["targets"]]
     coherence = [probing.CoherenceResult.from_dict(d) for d in stored["results"]["coherence"]]
     if fmt == "terminal":
-        if probes:
-            out_console = out and _console(open(out, "w"))  # noqa: SIM115
-            (out_console or _stdout()).print(probing.render_terminal(probes, details=details))
-        if coherence:
-            _stdout().print(probing.render_coherence_terminal(coherence))
-        return
-    if fmt == "json":
+        tables = [probing.render_terminal(probes, details=details)] if probes else []
+        tables += [probing.render_coherence_terminal(coherence)] if coherence else []
+        if out is None:
+            for table in tables:
+                _stdout().print(table)
+            return
+        recorder = Console(file=io.StringIO(), width=140)
+        for table in tables:
+            recorder.print(table)
+        text = recorder.file.getvalue()  # type: ignore[attr-defined]
+    elif fmt == "json":
         text = json.dumps({"id": stored["id"], **stored["results"]}, indent=1)
     elif fmt == "md":
         parts = [probing.render_markdown(probes)] if probes else []
@@ -568,7 +577,8 @@ def lab(
     mountbench lab --mount 9p:cache=loose --mount virtiofs:cache=always --preset tree --tree git
     mountbench lab --mount disk:format=qcow2,cache=writeback --mount disk:cache=none --preset nine --size 1G
     """
-    from mountbench.labrun import LabOptions, check_prerequisites, lab_specs, run_lab
+    from mountbench.lab import DEFAULT_MOUNTS
+    from mountbench.labrun import LabOptions, check_prerequisites, lab_specs, lab_timeout, run_lab
 
     lab_specs(mounts)  # bad specs fail here, before anything boots
     check_prerequisites()
@@ -591,14 +601,18 @@ def lab(
         run_args += ["--seed", str(seed)]
     workloads = select(assemble(presets, [j.expanduser() for j in jobs]), only)
     _check_workloads(workloads, _runners(find_fio()))
-    options = LabOptions(tuple(mounts), tuple(run_args), baseline, accel, cpus, memory, kernel, keep_guest)
+    timeout = lab_timeout(workloads, repeat, len(mounts) or len(DEFAULT_MOUNTS))
+    options = LabOptions(tuple(mounts), tuple(run_args), baseline, accel, cpus, memory, kernel, keep_guest, timeout)
     err.print("booting the lab guest (under TCG this takes a minute)...")
-    run = run_lab(options, on_output=lambda line: err.print(line, markup=False, highlight=False))
+    run, stopped = run_lab(options, on_output=lambda line: err.print(line, markup=False, highlight=False))
     with Store(db or default_db_path()) as store:
         store.import_run(run)
         if json_out:
-            write_document(json_out.expanduser(), make_document([run], summarize_runs([run])))
-    out.print(render_summary(summarize_runs([run]), [run]))
+            write_document(json_out.expanduser(), make_document([run], _summary_or_none(run)))
+    if run.samples:
+        out.print(render_summary(summarize_runs([run]), [run]))
+    if stopped:
+        raise stopped
 
 
 # --- doctor ------------------------------------------------------------------------------

@@ -6,6 +6,8 @@ reports progress through an Events object and never prints.
 
 from __future__ import annotations
 
+import functools
+import os
 import secrets
 import shutil
 import tempfile
@@ -90,31 +92,41 @@ def new_run_id() -> str:
 
 
 def check_space(config: RunConfig, runner_for: Callable[[Workload], Runner]) -> list[str]:
-    """Refuse, before any write, a target whose free space cannot hold the working set.
+    """Refuse, before any write, a filesystem whose free space cannot hold the working
+    sets of all the targets on it (two targets on one disk share its free space).
 
-    Returns notices for targets whose need could not be computed."""
+    Returns notices for what could not be checked."""
     notices = []
+    per_target: dict[str, int] = {}
+    unknown = []
+    for workload in config.workloads:
+        if runner_for(workload).space_needed(workload)[1] is None:
+            unknown.append(workload.name)
     for target in config.targets:
         groups: dict[str, int] = defaultdict(int)
-        unknown = []
         for workload in config.workloads:
             group, needed = runner_for(workload).space_needed(workload)
-            if needed is None:
-                unknown.append(workload.name)
-            else:
+            if needed is not None:
                 groups[group] = max(groups[group], needed)
-        needed_total = sum(groups.values())
-        usage = shutil.disk_usage(target.path)
-        if usage.total == 0:  # ramfs and some FUSE mounts report no size at all
-            notices.append(f"{target.label}: the filesystem reports no size; free space not checked")
-            continue
-        if needed_total > usage.free:
-            raise TargetError(
-                f"not enough space on target {target.label}: the planned working set needs "
-                f"{format_bytes(needed_total)}, {format_bytes(usage.free)} free; pass --size to shrink it or free space"
-            )
+        per_target[target.label] = sum(groups.values())
         if unknown:
             notices.append(f"{target.label}: space needed by {', '.join(unknown)} unknown; not checked")
+    by_device: dict[int, list[Target]] = defaultdict(list)
+    for target in config.targets:
+        by_device[os.stat(target.path).st_dev].append(target)
+    for sharing in by_device.values():
+        usage = shutil.disk_usage(sharing[0].path)
+        labels = ", ".join(t.label for t in sharing)
+        if usage.total == 0:  # ramfs and some FUSE mounts report no size at all
+            notices.append(f"{labels}: the filesystem reports no size; free space not checked")
+            continue
+        needed = sum(per_target[t.label] for t in sharing)
+        if needed > usage.free:
+            where = f"target {labels}" if len(sharing) == 1 else f"the filesystem shared by targets {labels}"
+            raise TargetError(
+                f"not enough space on {where}: the planned working set needs {format_bytes(needed)}, "
+                f"{format_bytes(usage.free)} free; pass --size to shrink it or free space"
+            )
     return notices
 
 
@@ -138,6 +150,8 @@ class Session:
         self.on_saved = on_saved
         self.contexts: dict[str, TargetContext] = {}
         self.scratch_dirs: list[Path] = []  # created by this session: the only ones it removes
+        self.notices: list[str] = []  # said to the user after the run
+        self.locks: list[int] = []  # flock fds on the scratch markers, held while working
         self.prepared: dict[tuple[str, str], Prepared] = {}
         self.workdir: Path | None = None
         self.settings: RunSettings | None = None
@@ -152,11 +166,20 @@ class Session:
         try:
             for target in self.config.targets:
                 scratch = targets_mod.create_scratch(target, self.run_id)
+                try:
+                    lock = targets_mod.lock_scratch(scratch, self.run_id)
+                except TargetError:
+                    # another live process owns this run: touch none of its directories
+                    self.scratch_dirs.clear()
+                    raise
+                if lock is not None:
+                    self.locks.append(lock)
                 self.scratch_dirs.append(scratch)
                 info = targets_mod.inspect_target(target, scratch)
                 self.contexts[target.label] = TargetContext(target, info, scratch)
         except BaseException:
-            self.remove_scratch()
+            self._release_locks()
+            self.remove_scratch()  # even with --keep: nothing ran, nothing worth keeping
             raise
 
     def imagine_targets(self) -> None:
@@ -227,34 +250,51 @@ class Session:
         try:
             for index, item in enumerate(pending):
                 eta = remaining_estimate(pending[index:], spent, spent_estimate)
-                self.events.on_sample_start(item, len(plan) - len(pending) + index, len(plan), eta)
-                sample = self._take(item)
+                done = len(plan) - len(pending) + index
+                sample = self._take(item, functools.partial(self.events.on_sample_start, item, done, len(plan), eta))
+                self.events.on_sample_done(item, sample)
                 self.store.add_sample(self.run_id, sample)
-                if self.on_saved:
-                    self.on_saved(self.run_id)
+                self._saved()
                 spent += sample.wall_s
                 spent_estimate += item.estimate_s
-                self.events.on_sample_done(item, sample)
             status = "complete"
         except KeyboardInterrupt:
             raise Interrupted(self.run_id) from None
         finally:
-            self.store.set_status(self.run_id, status)
-            if self.on_saved:
-                self.on_saved(self.run_id)
-            self.finish()
-            self.events.on_finish(self.run_id, status)
+            try:
+                self.store.set_status(self.run_id, status)
+                self._saved()
+            finally:
+                self.finish()
+                self.events.on_finish(self.run_id, status)
         return status
 
-    def _take(self, item: PlanItem) -> Sample:
+    def _saved(self) -> None:
+        """Re-export after every sample; an export that fails is a warning, not the end of the run."""
+        if self.on_saved is None:
+            return
+        try:
+            self.on_saved(self.run_id)
+        except MountbenchError as exc:
+            self.on_saved = None
+            self.notices.append(f"the JSON export stopped: {exc}")
+
+    def _take(self, item: PlanItem, on_timed_start: Callable[[], None]) -> Sample:
+        """Untimed setup, then caches, then the timed part bracketed by the start event."""
         ctx = self.contexts[item.target]
         prepared = self.prepared[(item.target, item.workload)]
         assert self.settings is not None
-        cache_action, cache_caveats = caches.before_sample(self.config.drop_caches, prepared.buffered)
+        runner = self.runner_for(prepared.workload)
         started = time.time()
         t0 = time.monotonic()
+        cache_action, cache_caveats = "", ()
         try:
-            outcome = self.runner_for(prepared.workload).run(prepared, ctx, self.settings)
+            runner.setup(prepared, ctx, self.settings)
+            cache_action, cache_caveats = caches.before_sample(self.config.drop_caches, prepared.buffered)
+            on_timed_start()
+            started = time.time()
+            t0 = time.monotonic()
+            outcome = runner.run(prepared, ctx, self.settings)
         except WorkloadFailed as failure:
             return Sample(
                 target=item.target,
@@ -288,11 +328,25 @@ class Session:
         for ctx in self.contexts.values():
             for runner in self.runners.values():
                 runner.cleanup(ctx)
+        self._release_locks()
         if not self.config.keep:
             self.remove_scratch()
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
+    def _release_locks(self) -> None:
+        for fd in self.locks:
+            os.close(fd)
+        self.locks.clear()
+
     def remove_scratch(self) -> None:
         for scratch in self.scratch_dirs:
-            targets_mod.remove_scratch(scratch, self.run_id)
+            try:
+                removed = targets_mod.remove_scratch(scratch, self.run_id)
+            except OSError as exc:
+                removed, why = False, str(exc)
+            else:
+                why = "some entries could not be deleted"
+            if not removed and scratch.exists():
+                self.notices.append(f"could not remove {scratch} ({why}); delete it by hand")
+        self.scratch_dirs = [s for s in self.scratch_dirs if s.exists()]

@@ -41,6 +41,8 @@ def parse_target_arg(text: str) -> tuple[str | None, str]:
 
 def resolve_path(text: str) -> Path:
     """Check a target path exists and is a directory; return it resolved."""
+    if not text.strip():
+        raise TargetError("a target has an empty path; write label=/some/dir")
     path = Path(text).expanduser()
     if not path.exists():
         raise TargetError(f"target {text} does not exist; create it or check the path")
@@ -160,6 +162,28 @@ def create_scratch(target: Target, run_id: str) -> Path:
     return scratch
 
 
+def lock_scratch(scratch: Path, run_id: str) -> int | None:
+    """Hold an exclusive lock on the marker for as long as this process works in the
+    scratch directory, so a second `run --resume` of a live run is refused instead of
+    deleting the directory under it. Returns the fd to close, or None where the
+    filesystem has no working flock."""
+    import fcntl
+
+    fd = os.open(scratch / MARKER, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise TargetError(
+            f"run {run_id} is still running in another process (it holds {scratch / MARKER}); "
+            "let it finish or stop it first"
+        ) from None
+    except OSError:  # no flock on this filesystem: go on without the guard
+        os.close(fd)
+        return None
+    return fd
+
+
 def is_our_scratch(scratch: Path, run_id: str) -> bool:
     try:
         return (scratch / MARKER).read_text().strip() == run_id
@@ -171,8 +195,19 @@ def remove_scratch(scratch: Path, run_id: str) -> bool:
     """Delete the scratch directory only if it carries our marker. Returns whether it did."""
     if not is_our_scratch(scratch, run_id):
         return False
-    shutil.rmtree(scratch, ignore_errors=True)
-    return not scratch.exists()
+    # contents first and the marker last, so an interrupted removal can be finished later
+    for entry in scratch.iterdir():
+        if entry.name == MARKER:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+    if any(entry.name != MARKER for entry in scratch.iterdir()):
+        return False
+    (scratch / MARKER).unlink(missing_ok=True)
+    scratch.rmdir()
+    return True
 
 
 def probe_odirect(directory: Path) -> tuple[bool, str]:

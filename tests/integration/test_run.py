@@ -249,3 +249,25 @@ def test_killed_run_is_resumed_and_its_scratch_reused_then_removed(tmp_path, mb_
     assert scratch_dirs(target) == []
     again = mountbench("run", "--resume", run_id, env=mb_env)
     assert again.returncode == 2 and "nothing to resume" in again.stderr
+
+
+def test_resume_of_a_live_run_is_refused_and_touches_nothing(tmp_path, mb_env):
+    target = tmp_path / "t"
+    target.mkdir()
+    db = Path(mb_env["MOUNTBENCH_DB"])
+    proc = start_mountbench("run", str(target), "--repeat", "2", "--runtime", "0.5", "--size", "4M", env=mb_env)
+    wait_for_samples(db, 1)
+    with sqlite3.connect(db) as conn:
+        (run_id,) = conn.execute("SELECT id FROM runs").fetchone()
+    second = mountbench("run", "--resume", run_id, env=mb_env)
+    assert second.returncode == 2 and "still running" in second.stderr, second.stderr
+    assert len(scratch_dirs(target)) == 1  # the live run's directory is still there
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 0, stderr
+    assert scratch_dirs(target) == []
+
+
+def test_json_path_that_is_a_directory_is_refused(tmp_path, mb_env):
+    proc = mountbench("run", str(tmp_path), "--json", str(tmp_path), env=mb_env)
+    assert proc.returncode == 2 and "is a directory" in proc.stderr
+    assert scratch_dirs(tmp_path) == []

@@ -70,8 +70,12 @@ class Runner(Protocol):
     def prepare(self, workload: Workload, ctx: TargetContext, settings: RunSettings) -> Prepared:
         """Make the workload concrete for this target (no I/O on the target)."""
 
+    def setup(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> None:
+        """Untimed per-sample preparation (fresh trees, warming), before caches are dropped
+        and before the lab's measurement window opens; raise WorkloadFailed."""
+
     def run(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> Outcome:
-        """Take one sample; raise WorkloadFailed on an engine or target failure."""
+        """Take one sample (the timed part only); raise WorkloadFailed on an engine or target failure."""
 
     def cleanup(self, ctx: TargetContext) -> None:
         """Remove per-target state the runner created inside the scratch directory."""

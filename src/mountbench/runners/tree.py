@@ -148,14 +148,27 @@ class TreeRunner:
         }
         return commands[action]
 
+    def setup(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> None:
+        """Untimed: fresh trees, warm caches. Runs before caches are dropped for cold actions."""
+        archive: TreeArchive = prepared.payload["archive"]
+        action = prepared.workload.spec["action"]
+        try:
+            self._setup(action, ctx.scratch, archive)
+        except (OSError, WorkloadFailed) as exc:
+            self._teardown(action, ctx.scratch)
+            raise _as_failure(exc, ctx) from None
+
     def run(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> Outcome:
         archive: TreeArchive = prepared.payload["archive"]
         action = prepared.workload.spec["action"]
         scratch = ctx.scratch
         command = self._command(action, scratch, archive)
         try:
-            cwd = self._setup(action, scratch, archive)
-            timed = run_timed(command, cwd=cwd, timeout=max(600.0, 50 * prepared.estimate_s))
+            timed = run_timed(
+                command, cwd=self._cwd(action, scratch, archive), timeout=max(600.0, 50 * prepared.estimate_s)
+            )
+        except OSError as exc:  # e.g. the working directory vanished with the mount
+            raise _as_failure(exc, ctx) from None
         finally:
             self._teardown(action, scratch)
         if timed.timed_out:
@@ -170,23 +183,32 @@ class TreeRunner:
             metrics[rate] = count / timed.wall_s
         return Outcome(metrics, raw=shlex.join(command))
 
-    def _setup(self, action: str, scratch: Path, archive: TreeArchive) -> Path | None:
-        """Untimed preparation; returns the working directory of the timed command."""
+    @staticmethod
+    def _cwd(action: str, scratch: Path, archive: TreeArchive) -> Path | None:
+        """Where the timed command runs: inside the repository for the git actions."""
+        if action == "git-commit":
+            return scratch / "git" / archive.root
+        if action == "git-status":
+            return scratch / "git-status" / archive.root
+        return None
+
+    def _setup(self, action: str, scratch: Path, archive: TreeArchive) -> None:
+        """Untimed preparation with real commands."""
         if action == "extract":
             _fresh_dir(scratch / "extract")
             _warm(archive.path)
-            return None
+            return
         if action in {"walk-cold", "walk-warm", "read-cold", "copy"}:
             self._ensure_tree(scratch / "tree", archive)
             if action == "walk-warm":
                 _check_run(self._command("walk-warm", scratch, archive))
             if action == "copy":
                 _remove(scratch / "copy")
-            return None
+            return
         if action == "git-commit":
             _fresh_dir(scratch / "git")
             _extract(archive, scratch / "git")
-            return scratch / "git" / archive.root
+            return
         if action == "git-status":
             repo = scratch / "git-status" / archive.root
             if not (scratch / "git-status.ok").exists():
@@ -202,11 +224,11 @@ class TreeRunner:
                 )
                 (scratch / "git-status.ok").touch()
             _check_run([*GIT, "status", "--porcelain"], cwd=repo)  # warm
-            return repo
+            return
         if action == "delete":
             _fresh_dir(scratch / "delete")
             _extract(archive, scratch / "delete")
-            return None
+            return
         raise AssertionError(action)
 
     def _ensure_tree(self, where: Path, archive: TreeArchive) -> None:
@@ -229,8 +251,18 @@ class TreeRunner:
 
 
 def _fresh_dir(path: Path) -> None:
+    """An empty directory inside the scratch directory; never recreates a vanished parent
+    (that would write to whatever filesystem is left under the mount point)."""
     _remove(path)
-    path.mkdir(parents=True)
+    path.mkdir()
+
+
+def _as_failure(exc: BaseException, ctx: TargetContext) -> WorkloadFailed:
+    if isinstance(exc, WorkloadFailed):
+        return exc
+    if not ctx.scratch.is_dir():
+        return WorkloadFailed(f"the scratch directory {ctx.scratch} is gone (target unmounted?)")
+    return WorkloadFailed(f"preparing the tree failed: {exc}")
 
 
 def _remove(path: Path) -> None:
