@@ -13,6 +13,9 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from mountbench.errors import UsageError
+from mountbench.units import parse_size
+
 DIRECTIONS = ("read", "write", "trim")
 
 
@@ -39,6 +42,13 @@ def load_fio_json(text: str) -> dict:
 
 
 def parse_fio(document: dict) -> FioParsed:
+    try:
+        return _parse_fio(document)
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
+        raise FioOutputError(f"fio's JSON output has an unexpected shape ({type(exc).__name__}: {exc})") from None
+
+
+def _parse_fio(document: dict) -> FioParsed:
     jobs = document.get("jobs") or []
     if not jobs:
         raise FioOutputError("fio's JSON output has no jobs")
@@ -63,8 +73,11 @@ def _files_per_s(jobs: list[dict]) -> float:
         runtime_ms = float(job.get("job_runtime", 0) or 0)
         if "nrfiles" not in options or runtime_ms <= 0:
             continue
-        clones = int(options.get("numjobs", 1)) if options.get("group_reporting") else 1
-        total += int(options["nrfiles"]) * clones / (runtime_ms / 1000)
+        try:
+            clones = parse_size(options.get("numjobs", "1")) if options.get("group_reporting") else 1
+            total += parse_size(options["nrfiles"]) * clones / (runtime_ms / 1000)
+        except UsageError:  # a variable or an expression: no honest count
+            return 0.0
     return total
 
 

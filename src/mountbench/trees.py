@@ -22,6 +22,7 @@ import random
 import shutil
 import subprocess
 import tarfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -178,7 +179,7 @@ def from_tarball(tarball: Path, directory: Path) -> TreeArchive:
                 elif member.isfile():
                     files += 1
                     total += member.size
-    except (OSError, EOFError, lzma.LZMAError, tarfile.TarError) as exc:
+    except (OSError, EOFError, lzma.LZMAError, zlib.error, tarfile.TarError) as exc:
         plain.unlink(missing_ok=True)
         raise UsageError(f"{tarball} is not a readable tar archive ({exc}); check the file") from None
     if files == 0:

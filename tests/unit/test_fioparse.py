@@ -64,3 +64,20 @@ def test_notice_lines_before_json_are_skipped():
 def test_unusable_output_raises(text):
     with pytest.raises(FioOutputError):
         parse_fio(load_fio_json(text))
+
+
+def test_files_per_s_from_nrfiles_with_suffix_and_bad_shapes():
+    doc = {
+        "jobs": [
+            {
+                "jobname": "c",
+                "job options": {"nrfiles": "1k"},
+                "job_runtime": 500,
+                "error": 0,
+                "write": {"io_bytes": 4096, "iops": 1.0, "bw_bytes": 1.0},
+            }
+        ]
+    }
+    assert parse_fio(doc).metrics["files_per_s"] == pytest.approx(2048.0)
+    with pytest.raises(FioOutputError, match="unexpected shape"):
+        parse_fio({"jobs": [{"read": {"io_bytes": "lots"}}]})

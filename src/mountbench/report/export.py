@@ -113,6 +113,7 @@ def write_document(path: Path, document: dict[str, Any]) -> None:
         tmp.write_text(json.dumps(document, indent=1, sort_keys=False))
         tmp.replace(path)
     except OSError as exc:
+        tmp.unlink(missing_ok=True) if tmp.parent.is_dir() else None
         raise UsageError(f"cannot write {path} ({exc.strerror}); choose a writable path") from None
 
 
@@ -139,7 +140,7 @@ def read_document(path: Path) -> list[RunData]:
         )
     try:
         return [_run_from_dict(run) for run in data["runs"]]
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise UsageError(f"{path} is a damaged mountbench export (bad field {exc}); export it again") from None
 
 
