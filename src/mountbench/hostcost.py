@@ -21,21 +21,20 @@ POLL_S = 0.1
 
 
 def _thread_cpu(pid: int, vcpu_excluded: bool) -> float:
-    """User+sys seconds of a process; of its non-vCPU threads only when asked."""
+    """User+sys seconds of a process (exited threads included); without its vCPU
+    threads when asked, since those run the guest itself."""
     try:
         proc = psutil.Process(pid)
-        if not vcpu_excluded:
-            times = proc.cpu_times()
-            return times.user + times.system
-        total = 0.0
-        for thread in proc.threads():
-            comm = Path(f"/proc/{pid}/task/{thread.id}/comm")
-            try:
-                name = comm.read_text().strip()
-            except OSError:
-                continue
-            if not name.startswith("CPU "):  # QEMU names vCPU threads "CPU 0/TCG", "CPU 1/KVM"
-                total += thread.user_time + thread.system_time
+        times = proc.cpu_times()
+        total = times.user + times.system
+        if vcpu_excluded:
+            for thread in proc.threads():
+                try:
+                    name = Path(f"/proc/{pid}/task/{thread.id}/comm").read_text().strip()
+                except OSError:
+                    continue
+                if name.startswith("CPU "):  # QEMU names vCPU threads "CPU 0/TCG", "CPU 1/KVM"
+                    total -= thread.user_time + thread.system_time
         return total
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return 0.0

@@ -17,10 +17,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from mountbench import hostinfo, model
-from mountbench.errors import ToolMissing, UsageError
+from mountbench.errors import ExitCode, MountbenchError, ToolMissing, UsageError
+from mountbench.fiojob import FioJob, duration_bound_s
 from mountbench.hostcost import HostCost
-from mountbench.lab import DEFAULT_MOUNTS, Guest, MountSpec, check_lab_prerequisites, parse_mount_spec
-from mountbench.model import Caveat, RunData, Sample, Target, TargetRecord
+from mountbench.lab import DEFAULT_MOUNTS, Guest, LabTimeout, MountSpec, check_lab_prerequisites, parse_mount_spec
+from mountbench.model import Caveat, RunData, Sample, Target, TargetRecord, Workload
 from mountbench.report.eventlog import parse_event
 from mountbench.report.export import read_document
 
@@ -38,6 +39,33 @@ class LabOptions:
     kernel: str | None = None
     keep_guest: bool = False
     timeout_s: float = 3600.0
+
+
+def host_cache_caveat(spec: MountSpec) -> Caveat | None:
+    """Mounts whose data the host serves from its own page cache, whatever the guest asks
+    (O_DIRECT included): their numbers can be host-RAM numbers."""
+    why = None
+    if spec.kind == "9p":
+        why = "QEMU's 9p server opens host files without O_DIRECT"
+    elif spec.kind == "virtiofs" and spec.get("direct_io", "off") != "on":
+        why = "virtiofsd ignores the guest's O_DIRECT unless direct_io=on"
+    elif spec.kind == "sshfs":
+        why = "sftp-server does buffered I/O on the host"
+    elif spec.kind == "disk" and spec.get("cache", "none") not in ("none", "directsync"):
+        why = f"the image is opened with cache={spec.get('cache')}"
+    if why is None:
+        return None
+    return Caveat(model.HOST_CACHE, f"the host's page cache may serve these: {why}")
+
+
+def lab_timeout(workloads: Sequence[Workload], repeat: int, mounts: int) -> float:
+    """Seconds the guest run may take: its workloads' bounds plus program start-up under
+    emulation, three times over, plus the boot."""
+    per_round = 0.0
+    for workload in workloads:
+        bound = duration_bound_s(FioJob.from_spec(workload.spec)) if workload.kind == "fio" else None
+        per_round += (bound or 60.0) + 30.0
+    return 600.0 + 3 * per_round * repeat * mounts
 
 
 def lab_specs(texts: Sequence[str]) -> list[MountSpec]:
@@ -72,8 +100,17 @@ def guest_command(guest: Guest, run_args: Sequence[str], baseline_slug: str) -> 
     return f"cd /tmp && env {env} {shlex.join(argv)}"
 
 
-def run_lab(options: LabOptions, on_output: Callable[[str], None]) -> RunData:
-    """Boot, run, measure, bring home. Raises on bad input before anything boots."""
+class LabStopped(MountbenchError):
+    """The guest run ended early (Ctrl-C or its time limit); what finished was kept."""
+
+    def __init__(self, message: str, code: ExitCode) -> None:
+        super().__init__(message)
+        self.exit_code = code
+
+
+def run_lab(options: LabOptions, on_output: Callable[[str], None]) -> tuple[RunData, LabStopped | None]:
+    """Boot, run, measure, bring home. Raises on bad input before anything boots. When the
+    guest run is stopped early, the samples it finished still come home, with the reason."""
     specs = lab_specs(options.mounts)
     baseline_spec = _baseline(specs, options.baseline)
     check_prerequisites()
@@ -84,7 +121,11 @@ def run_lab(options: LabOptions, on_output: Callable[[str], None]) -> RunData:
         kernel=options.kernel, keep=options.keep_guest,
     )  # fmt: skip
     with guest:
-        slug_of = {m.label: m.slug for m in guest.mounts}
+        working = [m for m in guest.mounts if not m.guest_error]
+        if not working:
+            raise UsageError("no mount worked in the guest; see the errors above ('mountbench doctor --lab')")
+        # the guest run needs a working baseline; the intended one is restored on the way home
+        guest_baseline = next((m.slug for m in working if m.label == baseline_spec.label), working[0].slug)
 
         def on_line(line: str) -> None:
             event = parse_event(line)
@@ -102,20 +143,38 @@ def run_lab(options: LabOptions, on_output: Callable[[str], None]) -> RunData:
                     metrics["host.cpu_s_per_gib"] = metrics["host.cpu_s"] / (moved / GIB)
                 extra[key] = metrics
 
+        stopped: LabStopped | None = None
+        status: int | None = None
         try:
             status = guest.run_in_guest(
-                guest_command(guest, options.run_args, slug_of[baseline_spec.label]), on_line=on_line,
+                guest_command(guest, options.run_args, guest_baseline), on_line=on_line,
                 timeout=options.timeout_s,
             )  # fmt: skip
+        except KeyboardInterrupt:
+            stopped = LabStopped("interrupted; the samples that finished are stored", ExitCode.INTERRUPTED)
+        except LabTimeout:
+            stopped = LabStopped(
+                f"the guest run did not finish within {options.timeout_s:.0f} s; the samples that finished are "
+                "stored (use fewer mounts, workloads or repetitions)",
+                ExitCode.FAILURE,
+            )
         finally:
             cost.close()
         results = guest.results_path / "run.json"
         if not results.exists():
+            if stopped:
+                raise stopped
             raise UsageError(f"the guest run produced no results (exit {status}); see its output above")
         (guest_run,) = read_document(results)
+        if stopped:
+            guest_run = dataclasses.replace(guest_run, status="interrupted")
         lab = guest.describe()
-        mounts = {m.slug: {"label": m.label, "guest_path": m.guest_path, "error": m.guest_error} for m in guest.mounts}
-    return _bring_home(guest_run, lab, extra, mounts, baseline_spec.label)
+        mounts = {
+            m.slug: {"label": m.label, "guest_path": m.guest_path, "error": m.guest_error,
+                     "host_cache": host_cache_caveat(m.spec)}
+            for m in guest.mounts
+        }  # fmt: skip
+    return _bring_home(guest_run, lab, extra, mounts, baseline_spec.label), stopped
 
 
 def _baseline(specs: Sequence[MountSpec], wanted: str | None) -> MountSpec:
@@ -149,12 +208,13 @@ def _bring_home(
                 "the relative order still informs",
             ),
         )
+    per_mount = {slug: (m["host_cache"],) if m.get("host_cache") else () for slug, m in mounts.items()}
     samples = [
         dataclasses.replace(
             s,
             target=label.get(s.target, s.target),
             metrics={**s.metrics, **extra.get((s.target, s.workload, s.round), {})},
-            caveats=s.caveats + caveats,
+            caveats=s.caveats + caveats + per_mount.get(s.target, ()),
         )
         for s in run.samples
     ]

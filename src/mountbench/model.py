@@ -17,6 +17,7 @@ OUTLIERS = "outliers"
 FEW_SAMPLES = "few-samples"
 RUNTIME_CAPPED = "runtime-capped"
 EMULATED = "emulated"
+HOST_CACHE = "host-cache"
 
 
 @dataclass(frozen=True)
