@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -76,7 +77,13 @@ def main() -> None:
                 for metric, value in sample["metrics"].items():
                     if metric.endswith((".iops", ".bw")):
                         mb_values.setdefault(f"{sample['workload']} {metric}", []).append(value)
-            for workload in preset.workloads:
+            # plain fio gets what mountbench's scratch directory had: a fresh directory, and the
+            # jobs in the same (shuffled) order, so both lay out and reuse files alike
+            shutil.rmtree(raw_dir)
+            raw_dir.mkdir()
+            by_name = {w.name: w for w in preset.workloads}
+            order = [s["workload"] for s in sorted(run["samples"], key=lambda s: s["started_at"])]
+            for workload in (by_name[name] for name in order):
                 job = FioJob.from_spec(workload.spec)
                 proc = check(timed(plain_fio_args(job, raw_dir, args.runtime))[1])
                 doc = json.loads(proc.stdout[proc.stdout.find("{") :])
@@ -87,8 +94,6 @@ def main() -> None:
                         raw_values.setdefault(f"{workload.name} {direction}.bw", []).append(stats["bw_bytes"])
             print(f"pair {pair + 1}/{args.pairs} done", file=sys.stderr)
     finally:
-        import shutil
-
         shutil.rmtree(base, ignore_errors=True)
     print(f"fidelity on {args.dir}: median of {args.pairs} interleaved pairs, mountbench / plain fio")
     print(f"{'workload metric':34} {'mountbench':>14} {'plain fio':>14} {'ratio':>7}")
