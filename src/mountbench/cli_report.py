@@ -103,7 +103,7 @@ def report(
     elif fmt == "csv":
         _write_csv(built, out, samples)
     else:
-        document = make_document(runs, built.summary)
+        document = make_document(list(built.runs), built.summary)  # the runs as relabelled in the summary
         if out is None:
             click.echo(json.dumps(document, indent=1))
         else:

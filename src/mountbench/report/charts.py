@@ -277,8 +277,9 @@ def ratio_figure(report: Report) -> Figure:
         )
         for y, (_, c), low, high in zip(ys, bars, lows, highs, strict=True):
             right = c.ratio >= 1
+            mark = "" if c.significant else ("? " if math.isnan(c.low) else "≈ ")  # ?: no interval (n < 2)
             ax.annotate(
-                ("" if c.significant else "≈ ") + f"×{c.ratio:.3g}",
+                mark + f"×{c.ratio:.3g}",
                 (high if right else low, y),
                 xytext=(4 if right else -4, 0),
                 textcoords="offset points",
@@ -307,7 +308,8 @@ def ratio_figure(report: Report) -> Figure:
         figure,
         ax,
         _ratio_title(report),
-        "↑ higher is better, ↓ lower is better; faded bars and ≈: within noise (95% CI contains ×1)",
+        "↑ higher is better, ↓ lower is better; faded bars and ≈: within noise (95% CI contains ×1); "
+        "?: too few samples for an interval",
     )
     return figure
 

@@ -209,7 +209,9 @@ def _ratio_cell(row: Row, target: str) -> CellView:
     comparison = row.cells[target].comparison
     if comparison is None:
         return CellView("–")
-    if not comparison.significant:
+    if math.isnan(comparison.low):
+        kind = "unknown"  # no interval: too few samples to call it either way
+    elif not comparison.significant:
         kind = "same"
     else:
         kind = "better" if (comparison.ratio > 1) == row.metric.higher_is_better else "worse"
