@@ -68,7 +68,8 @@ stage1() {
     mkdir -p /newroot/dev/pts /newroot/dev/shm
     mount -t devpts devpts /newroot/dev/pts
     mount -t tmpfs -o mode=1777 tmpfs /newroot/dev/shm
-    mount -t tmpfs -o mode=1777 tmpfs /newroot/tmp
+    # /tmp stays the overlay (writable, in guest RAM) so that the host's /tmp shows
+    # through: mountbench itself may live there (a CI checkout, a venv under /tmp).
     mount -t tmpfs -o mode=0755 tmpfs /newroot/run
     mount -t tmpfs -o mode=0755 tmpfs /newroot/mnt
     mkdir -p /newroot/run/mbctl /newroot/run/mb /newroot/results
