@@ -2,7 +2,8 @@
 
 1. The git profile (4,294 files, 43 MB) must generate in under 1 s on tmpfs.
 2. mountbench's `extract` time against
-   hyperfine --warmup 1 'tar -x --no-same-owner -f T -C DIR' --prepare 'rm -rf DIR; mkdir DIR'
+   hyperfine --warmup 1 'tar -x --no-same-owner -f T -C DIR' --prepare 'rm -rf DIR; mkdir DIR; sync'
+   (sync: mountbench starts every tree sample with no writeback backlog)
    on the same target, interleaved in N pairs: the ratio of medians must lie in 0.95–1.05.
 
 usage: python bench/tree_extract.py [--dir /dev/shm] [--pairs 5] [--runs 3]
@@ -88,7 +89,7 @@ def main() -> None:
                         "--export-json",
                         str(hf_json),
                         "--prepare",
-                        f"rm -rf {dest}; mkdir {dest}",
+                        f"rm -rf {dest}; mkdir {dest}; sync",
                         f"tar -x --no-same-owner -f {archive.path} -C {dest}",
                     ]
                 )[1]

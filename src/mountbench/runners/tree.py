@@ -154,6 +154,8 @@ class TreeRunner:
         action = prepared.workload.spec["action"]
         try:
             self._setup(action, ctx.scratch, archive)
+            # no writeback backlog from the setup or the previous sample may slow this one
+            _sync_filesystem(ctx.scratch)
         except (OSError, WorkloadFailed) as exc:
             self._teardown(action, ctx.scratch)
             raise _as_failure(exc, ctx) from None
@@ -248,6 +250,20 @@ class TreeRunner:
 
     def cleanup(self, ctx: TargetContext) -> None:
         """Trees live in the scratch directory, removed with it."""
+
+
+def _sync_filesystem(path: Path) -> None:
+    """syncfs(2) on the filesystem holding ``path`` (untimed), falling back to sync(2)."""
+    import ctypes
+    import os
+
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if not hasattr(libc, "syncfs") or libc.syncfs(fd) != 0:
+            os.sync()
+    finally:
+        os.close(fd)
 
 
 def _fresh_dir(path: Path) -> None:
