@@ -212,7 +212,7 @@ def test_render_is_pure() -> None:
 def test_coherence_renderings() -> None:
     c = coherence()
     text = plain(render_coherence_terminal([c]))
-    assert "0.40 ms (0.30 ms–0.50 ms)" in text
+    assert "400 µs (300 µs–500 µs)" in text
     assert "not within 2.5 s (0/3)" in text
     assert "1/3 not within 2.5 s, 1 hung" in text
     assert "no events within 2.5 s" in text

@@ -30,6 +30,7 @@ from mountbench.probe.model import (
     TargetProbe,
     VisibilityResult,
 )
+from mountbench.units import format_bytes, format_seconds
 
 SYMBOL = {YES: "✓", NO: "✗", DIFFERS: "≠", HUNG: "hung", NEEDS_ROOT: "needs root", SKIPPED: "–"}
 STYLE = {
@@ -69,7 +70,7 @@ def format_value(result: ProbeResult) -> str:
     if unit == "ms" and isinstance(v, int | float):
         return format_ms(float(v))
     if unit == "bytes" and isinstance(v, int | float) and v >= 1 << 20:
-        return _bytes(float(v))
+        return format_bytes(float(v))
     return f"{v} {unit}" if unit else str(v)
 
 
@@ -80,19 +81,8 @@ def _duration_ns(ns: int) -> str:
     return f"{ns} ns"
 
 
-def _bytes(n: float) -> str:
-    for size, name in ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB")):
-        if n >= size:
-            return f"{n / size:.1f} {name}"
-    return f"{n:.0f} bytes"
-
-
 def format_ms(ms: float) -> str:
-    if ms >= 1000:
-        return f"{ms / 1000:.2f} s"
-    if ms >= 10:
-        return f"{ms:.0f} ms"
-    return f"{ms:.2f} ms"
+    return format_seconds(ms / 1000)
 
 
 def cell_text(result: ProbeResult) -> str:
