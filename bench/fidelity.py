@@ -37,7 +37,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", default="/dev/shm", help="a tmpfs directory (default /dev/shm)")
     parser.add_argument("--pairs", type=int, default=5)
-    parser.add_argument("--runtime", type=float, default=None, help="override the preset's 3 s")
+    parser.add_argument("--runtime", type=float, default=None, help="override the preset's runtime")
+    parser.add_argument("--verbose", action="store_true", help="print every sample")
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="fidelity-", dir=args.dir))
     raw_dir = base / "raw"
@@ -103,6 +104,9 @@ def main() -> None:
         ratio = mb / raw
         worst = max(worst, abs(ratio - 1))
         print(f"{key:34} {mb:14.4g} {raw:14.4g} {ratio:7.3f}")
+        if args.verbose:
+            print(f"    mountbench {' '.join(f'{v:.4g}' for v in mb_values[key])}")
+            print(f"    plain fio  {' '.join(f'{v:.4g}' for v in raw_values[key])}")
     verdict = "PASS" if worst <= 0.03 else "FAIL"
     print(f"largest deviation {worst:.1%} (target ≤ 3%): {verdict}")
 
