@@ -20,7 +20,7 @@ from rich.table import Table
 from mountbench import __version__, caches, hostinfo
 from mountbench import targets as targets_mod
 from mountbench.errors import ExitCode, MountbenchError, UsageError
-from mountbench.execute import Interrupted, RunConfig, Session, check_space
+from mountbench.execute import Interrupted, RunConfig, Session, check_space, new_run_id
 from mountbench.fiojob import FioJob
 from mountbench.model import RunData, Workload
 from mountbench.presets import load_preset, preset_names
@@ -433,12 +433,12 @@ def describe_workload(workload: Workload) -> str:
 @click.option(
     "--format", "fmt", type=click.Choice(["terminal", "md", "html", "json"]), default="terminal", show_default=True
 )
-@click.option("--out", type=click.Path(path_type=Path), help="write md/html/json here instead of stdout")
+@click.option("--out", "out_path", type=click.Path(path_type=Path), help="write md/html/json here instead of stdout")
 @click.option("--show", "show_ref", metavar="ID", help="re-render a stored probe ('last' for the newest)")
 @click.option("--details", is_flag=True, help="terminal: show what was observed in every cell")
 @click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)
 @click.option("--debug", is_flag=True, hidden=True)
-def probe(target, views, repeat, timeout, fmt, out, show_ref, details, db, debug) -> None:
+def probe(target, views, repeat, timeout, fmt, out_path, show_ref, details, db, debug) -> None:
     """What each TARGET really supports (O_DIRECT, chown, xattrs, locks, mmap, inotify, ...).
 
     Every capability is tried for real inside a scratch directory that is removed
@@ -465,16 +465,16 @@ def probe(target, views, repeat, timeout, fmt, out, show_ref, details, db, debug
                     probing.measure_coherence(a, b, repeat=repeat, timeout=timeout).to_dict() for a, b in pairs
                 ],
             }
-            stored = {"id": targets_mod_new_id(), "results": results}
+            stored = {"id": "probe-" + new_run_id(), "results": results}
             store.save_probe(stored["id"], _command_line(), hostinfo.collect(), results)
     probes = [probing.TargetProbe.from_dict(d) for d in stored["results"]["targets"]]
     coherence = [probing.CoherenceResult.from_dict(d) for d in stored["results"]["coherence"]]
     if fmt == "terminal":
         tables = [probing.render_terminal(probes, details=details)] if probes else []
         tables += [probing.render_coherence_terminal(coherence)] if coherence else []
-        if out is None:
+        if out_path is None:
             for table in tables:
-                _stdout().print(table)
+                out.print(table)
             return
         recorder = Console(file=io.StringIO(), width=140)
         for table in tables:
@@ -491,7 +491,7 @@ def probe(target, views, repeat, timeout, fmt, out, show_ref, details, db, debug
             probing.render_coherence_html_fragment(coherence) if coherence else ""
         )
         text = f"<!doctype html><meta charset=utf-8><title>mountbench probe {stored['id']}</title>{body}"
-    _write_or_print(text, out)
+    _write_or_print(text, out_path)
 
 
 def _view_pair(text: str) -> tuple[Path, Path]:
@@ -499,16 +499,6 @@ def _view_pair(text: str) -> tuple[Path, Path]:
     if not sep or not a or not b:
         raise UsageError(f"--view {text}: give two paths as A=B, e.g. --view /srv/share=/mnt/share")
     return targets_mod.resolve_path(a), targets_mod.resolve_path(b)
-
-
-def targets_mod_new_id() -> str:
-    from mountbench.execute import new_run_id
-
-    return "probe-" + new_run_id()
-
-
-def _stdout() -> Console:
-    return out
 
 
 def _write_or_print(text: str, path: Path | None) -> None:
