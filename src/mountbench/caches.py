@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from mountbench.model import Caveat
 
 DROP_MODES = ("auto", "always", "never")
 _DROP_FILE = Path("/proc/sys/vm/drop_caches")
+SYNC_TIMEOUT_S = 120.0
 
 
 def before_sample(mode: str, buffered: bool) -> tuple[str, tuple[Caveat, ...]]:
@@ -39,8 +41,18 @@ def drop_page_cache() -> tuple[bool, str]:
         return False, "only implemented on Linux"
     if not is_root():
         return False, "not root (run as root to drop caches)"
+    # sync(2) in a child with a time limit: a hung network mount must not hang mountbench
     try:
+        child = subprocess.Popen(["sync"], stdin=subprocess.DEVNULL)
+    except OSError:
         os.sync()
+    else:
+        try:
+            child.wait(timeout=SYNC_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            child.kill()  # not waited for: a sync stuck in the kernel cannot die until the mount answers
+            return False, f"sync did not finish within {SYNC_TIMEOUT_S:.0f} s (is a mount hung?)"
+    try:
         _DROP_FILE.write_text("3\n")
     except OSError as exc:
         return False, f"{_DROP_FILE}: {exc.strerror}"
