@@ -28,7 +28,7 @@ from mountbench.metrics import MetricInfo
 from mountbench.model import Caveat, RunData, TargetInfo
 from mountbench.report.cells import Footnotes
 from mountbench.summary import Cell, Row, RunSummary, summarize_runs
-from mountbench.units import format_bytes, parse_size
+from mountbench.units import format_bytes, format_seconds, parse_size
 
 # Caveats about the statistics rather than the measurement: error bars already show them.
 QUALITY_CODES = frozenset({model.UNSTABLE, model.OUTLIERS, model.FEW_SAMPLES})
@@ -524,3 +524,16 @@ def host_of_run(report: Report, run_id: str) -> str:
 def repetitions(report: Report) -> str:
     values = sorted({str(run.config.get("repeat", "?")) for run in report.runs})
     return ", ".join(values)
+
+
+def run_facts(run: RunData) -> list[str]:
+    """How a run was made, as short phrases: repetitions and seed, size and runtime
+    overrides, what was asked about caches. Shared by the Markdown and HTML reports."""
+    config = run.config
+    facts = [f"{config.get('repeat', '?')} repetitions (seed {config.get('seed', '?')})"]
+    if config.get("size"):
+        facts.append(f"working set {format_bytes(float(config['size']))}")
+    if config.get("runtime"):
+        facts.append(f"runtime {format_seconds(float(config['runtime']))} per fio job")
+    facts.append(f"drop caches: {config.get('drop_caches', '?')}")
+    return facts

@@ -313,13 +313,7 @@ def _hosts(report: Report) -> list[list[str]]:
 def _runs(report: Report) -> list[dict[str, str]]:
     found = []
     for run in report.runs:
-        config = run.config
-        facts = [f"{config.get('repeat', '?')} repetitions, seed {config.get('seed', '?')}"]
-        if config.get("size"):
-            facts.append(f"working set {format_bytes(float(config['size']))}")
-        if config.get("runtime"):
-            facts.append(f"runtime {format_seconds(float(config['runtime']))} per fio job")
-        facts.append(f"drop caches: {config.get('drop_caches', '?')}")
+        facts = content.run_facts(run)
         caches = "; ".join(f"{action}: {count} samples" for action, count in content.cache_actions(run))
         found.append(
             {

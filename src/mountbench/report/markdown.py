@@ -269,13 +269,7 @@ def _hosts_table(report: Report) -> str:
 def _runs_list(report: Report) -> str:
     lines = []
     for run in report.runs:
-        config = run.config
-        facts = [f"{config.get('repeat', '?')} repetitions (seed {config.get('seed', '?')})"]
-        if config.get("size"):
-            facts.append(f"working set {format_bytes(float(config['size']))}")
-        if config.get("runtime"):
-            facts.append(f"runtime {format_seconds(float(config['runtime']))} per fio job")
-        facts.append(f"drop caches: {config.get('drop_caches', '?')}")
+        facts = content.run_facts(run)
         caches = ", ".join(
             f"{action} before {count} sample{'s' if count != 1 else ''}" for action, count in content.cache_actions(run)
         )
