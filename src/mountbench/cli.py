@@ -200,7 +200,8 @@ def run(
     tree = {"tarball": str(tarball.expanduser().resolve())} if tarball else None
     tree = {"profile": tree_profile, "seed": 1} if tree_profile else tree
     workloads = select(assemble(presets, jobs, size=size, runtime=runtime, tree=tree), only)
-    runners = _runners(fio)
+    fio_runner = FioRunner(fio)
+    runners: dict[str, Runner] = {"fio": fio_runner, "tree": TreeRunner()}
     _check_workloads(workloads, runners)
     labels = [t.label for t in resolved]
     chosen_baseline = baseline or labels[0]
@@ -230,11 +231,12 @@ def run(
         err.print(f"note: {notice}")
     with Store(db or default_db_path()) as store:
         session = Session(config, runners, store, _events(events_path), on_saved=_exporter(store, json_out))
-        _execute(session, store, command=_command_line(), host=hostinfo.collect(fio.version))
+        host = hostinfo.collect(fio.version) | {"fio_clocksource": fio_runner.clocksource or "fio's default"}
+        _execute(session, store, command=_command_line(), host=host)
 
 
-def _runners(fio: FioInfo) -> dict[str, Runner]:
-    return {"fio": FioRunner(fio), "tree": TreeRunner()}
+def _runners(fio: FioInfo, clocksource: str | None = None) -> dict[str, Runner]:
+    return {"fio": FioRunner(fio, clocksource), "tree": TreeRunner()}
 
 
 def _check_workloads(workloads: list[Workload], runners: dict[str, Runner]) -> None:
@@ -276,7 +278,8 @@ def _resume(run_ref: str, db: Path | None, json_out: Path | None, events_path: P
         if run.status == "complete":
             raise UsageError(f"run {run.id} is complete; nothing to resume ('mountbench show {run.id}' shows it)")
         fio = find_fio()
-        runners = _runners(fio)
+        clock = run.host.get("fio_clocksource")
+        runners = _runners(fio, clock if clock in ("cpu", "clock_gettime") else None)
         _check_workloads(list(run.workloads), runners)
         for record in run.targets:
             targets_mod.resolve_path(record.target.path)

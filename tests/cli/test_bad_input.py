@@ -142,6 +142,19 @@ def test_dry_run_writes_nothing_and_prints_job_files(target, mb_env):
     assert "[seq1m-q8t1-read]" in proc.stdout and f"directory={target}/.mountbench-" in proc.stdout
     assert "8 workloads × 3 repetitions = 24 samples" in proc.stdout
     assert not Path(mb_env["MOUNTBENCH_DB"]).exists()
+    # one clock for every job, chosen once: fio's own choice (cpu or clock_gettime on Linux)
+    clocks = {line for line in proc.stdout.splitlines() if line.startswith("clocksource=")}
+    assert len(clocks) == 1 and clocks <= {"clocksource=cpu", "clocksource=clock_gettime"}
+
+
+def test_a_job_that_names_its_clock_keeps_it(target, tmp_path, mb_env):
+    job = tmp_path / "own.fio"
+    job.write_text("[own]\nrw=randread\nbs=4k\nsize=1M\nclocksource=gettimeofday\n")
+    proc = mountbench("run", str(target), "--dry-run", "--job", str(job), env=mb_env)
+    assert proc.returncode == 0, proc.stderr
+    assert [line for line in proc.stdout.splitlines() if line.startswith("clocksource=")] == [
+        "clocksource=gettimeofday"
+    ]
 
 
 def test_presets_and_doctor(target, mb_env):

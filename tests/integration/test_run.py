@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -21,6 +22,8 @@ from integration.helpers import (
     start_mountbench,
     wait_for_samples,
 )
+
+from mountbench.fioparse import load_fio_json
 
 pytestmark = pytest.mark.slow
 
@@ -213,7 +216,12 @@ def test_ctrl_c_keeps_finished_samples_and_resume_completes(tmp_path, mb_env):
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT status FROM runs").fetchone()[0] == "complete"
         assert conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 18
+        host = json.loads(conn.execute("SELECT host FROM runs").fetchone()[0])
+        raws = [load_fio_json(raw) for (raw,) in conn.execute("SELECT raw FROM samples")]
     assert snapshot(target) == before
+    # every sample, before and after the resume, timed with the one clock the run chose
+    assert host["fio_clocksource"] in ("cpu", "clock_gettime")
+    assert {doc["jobs"][0]["job options"]["clocksource"] for doc in raws} == {host["fio_clocksource"]}
 
 
 def test_killed_run_is_resumed_and_its_scratch_reused_then_removed(tmp_path, mb_env):

@@ -536,4 +536,6 @@ def run_facts(run: RunData) -> list[str]:
     if config.get("runtime"):
         facts.append(f"runtime {format_seconds(float(config['runtime']))} per fio job")
     facts.append(f"drop caches: {config.get('drop_caches', '?')}")
+    if run.host.get("fio_clocksource"):
+        facts.append(f"fio clocksource: {run.host['fio_clocksource']} (chosen once for every job)")
     return facts

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import platform
 import re
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 from mountbench import model
 from mountbench.errors import ToolMissing, UsageError
@@ -66,8 +68,11 @@ def find_fio(required: tuple[int, int] = MIN_FIO_VERSION) -> FioInfo:
 class FioRunner:
     kind = "fio"
 
-    def __init__(self, fio: FioInfo) -> None:
+    def __init__(self, fio: FioInfo, clocksource: str | None = None) -> None:
+        """clocksource: the clock a resumed run already used; chosen afresh when None."""
         self.fio = fio
+        if clocksource is not None:
+            self.clocksource = clocksource  # takes the place of the cached property
 
     @cached_property
     def engines(self) -> frozenset[str]:
@@ -79,22 +84,45 @@ class FioRunner:
     def variables(self) -> dict[str, int]:
         return fio_variables()
 
+    @cached_property
+    def clocksource(self) -> str | None:
+        """The clock every fio job of this run uses, chosen once (see choose_clocksource)."""
+        return choose_clocksource(self.fio.path)
+
+    def _clock_override(self, job: FioJob) -> list[tuple[str, str | None]]:
+        if self.clocksource is None or job.get("clocksource") is not None:
+            return []  # a job that names its clock keeps it
+        return [("clocksource", self.clocksource)]
+
     def check(self, workloads: list[Workload]) -> None:
-        """Validate every job with fio's own parser before any target is touched."""
+        """Validate every job with fio's own parser before any target is touched.
+
+        The checks run side by side: each is a short fio process, and the run waits for them."""
+        checks = []
         for workload in workloads:
             job = FioJob.from_spec(workload.spec)
             check_placement(job, workload.source)  # again here: resumed and imported runs skip parsing
-            text = render_job(job, [("directory", "/nonexistent-mountbench-parse-check")])
-            proc = subprocess.run(
+            overrides = [("directory", "/nonexistent-mountbench-parse-check"), *self._clock_override(job)]
+            child = subprocess.Popen(
                 [self.fio.path, "--parse-only", "-"],
-                input=text,
-                capture_output=True,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 text=True,
-                timeout=60,
             )
-            if proc.returncode != 0:
-                reason = _fio_message(proc.stderr + proc.stdout) or "fio rejected it"
-                raise UsageError(f"invalid fio job {workload.name!r} ({workload.source}): {reason}")
+            checks.append((workload, child, render_job(job, overrides)))
+        failure = None
+        for workload, child, text in checks:
+            try:
+                out, errors = child.communicate(text, timeout=60)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                out, errors = child.communicate()
+            if child.returncode != 0 and failure is None:
+                reason = _fio_message(errors + out) or "fio rejected it"
+                failure = UsageError(f"invalid fio job {workload.name!r} ({workload.source}): {reason}")
+        if failure is not None:
+            raise failure
 
     def space_needed(self, workload: Workload) -> tuple[str, int | None]:
         """Jobs sharing a ``filename_format``/``filename`` reuse one file set (fio extends,
@@ -105,7 +133,7 @@ class FioRunner:
 
     def prepare(self, workload: Workload, ctx: TargetContext, settings: RunSettings) -> Prepared:
         job = FioJob.from_spec(workload.spec)
-        overrides: list[tuple[str, str | None]] = [("directory", str(ctx.scratch))]
+        overrides: list[tuple[str, str | None]] = [("directory", str(ctx.scratch)), *self._clock_override(job)]
         caveats: list[Caveat] = []
         direct = wants_direct(job)
         if direct and not ctx.info.odirect:
@@ -177,6 +205,37 @@ class FioRunner:
 
     def cleanup(self, ctx: TargetContext) -> None:
         """fio's files live in the scratch directory, removed with it."""
+
+
+def choose_clocksource(fio_path: str) -> str | None:
+    """fio's own clock choice, made once per run instead of once per job.
+
+    At every start, fio on x86 with an invariant TSC runs a ~70 ms test of the TSC
+    across CPUs and uses it only if the test passes, else clock_gettime. On virtual
+    machines that test can pass for one job and fail for the next, so the jobs of one
+    run would time themselves with different clocks. mountbench runs the same test
+    once (``fio --cpuclock-test``) and names the result in every job (``clocksource=``),
+    which also spares each job the test. None where fio has no TSC choice to make.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    if platform.machine() not in ("x86_64", "i686", "i386") or not _invariant_tsc():
+        return "clock_gettime"  # what fio itself uses on Linux without a reliable TSC
+    try:
+        proc = subprocess.run([fio_path, "--cpuclock-test"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return "clock_gettime"
+    return "cpu" if proc.returncode == 0 else "clock_gettime"
+
+
+def _invariant_tsc(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Linux sets both flags from CPUID's invariant-TSC bit, the bit fio checks."""
+    try:
+        text = cpuinfo.read_text()
+    except OSError:
+        return False
+    flags = next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), [])
+    return "constant_tsc" in flags and "nonstop_tsc" in flags
 
 
 _METADATA_ENGINES = {"filecreate", "filestat", "filedelete", "ftruncate", "null", "cpuio"}
