@@ -16,11 +16,12 @@ _DROP_FILE = Path("/proc/sys/vm/drop_caches")
 SYNC_TIMEOUT_S = 120.0
 
 
-def before_sample(mode: str, buffered: bool) -> tuple[str, tuple[Caveat, ...]]:
+def before_sample(mode: str, buffered: bool, uncached_why: str = "direct I/O") -> tuple[str, tuple[Caveat, ...]]:
     """Drop caches when the mode asks for it; return what was done and any caveat.
 
-    auto: drop before buffered workloads (direct I/O bypasses the cache);
-    always: before every sample; never: not at all.
+    auto: drop before buffered (cache-sensitive) workloads; always: before every
+    sample; never: not at all. ``uncached_why`` says why a workload that is not
+    ``buffered`` needs no drop (direct I/O, or a tree action meant to run warm).
     """
     wanted = mode == "always" or (mode == "auto" and buffered)
     if not wanted:
@@ -28,7 +29,7 @@ def before_sample(mode: str, buffered: bool) -> tuple[str, tuple[Caveat, ...]]:
             return "not dropped (--drop-caches never)", (
                 Caveat(model.CACHE_NOT_DROPPED, "caches not dropped between samples (--drop-caches never)"),
             )
-        return "not needed (direct I/O)" if not buffered else "not dropped", ()
+        return f"not needed ({uncached_why})" if not buffered else "not dropped", ()
     ok, detail = drop_page_cache()
     if ok:
         return "dropped (sync; echo 3 > /proc/sys/vm/drop_caches)", ()

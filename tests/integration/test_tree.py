@@ -52,6 +52,8 @@ def test_tree_preset_on_two_real_targets(tmp_path, mb_env):
     # cold walks had their caches dropped (we are root) and it is recorded
     cold = [s for s in run["samples"] if s["workload"] == "walk-cold"]
     assert all(s["cache_action"].startswith("dropped") for s in cold) or os.geteuid() != 0
+    warm = [s for s in run["samples"] if s["workload"] == "walk-warm"]
+    assert {s["cache_action"] for s in warm} == {"not needed (a warm workload)"}
     rows = {(r["workload"], r["target"]): r for r in doc["summary"]}
     assert rows[("extract", "disk")]["metric"] == "wall" and rows[("extract", "disk")]["higher_is_better"] is False
     assert "lower is better" in proc.stdout
