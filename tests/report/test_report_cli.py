@@ -102,6 +102,13 @@ def test_runs_from_two_hosts_merge_into_one_report(tmp_path, mb_env):
     assert "| workload | native@studio (baseline) | virtiofs@guest | 9p@guest |" in proc.stdout
     assert "hosts differ in fio version" in proc.stdout and "hosts differ in CPU" in proc.stdout
     assert not Path(mb_env["MOUNTBENCH_DB"]).exists(), "--from alone must not touch the store"
+    merged = tmp_path / "merged.json"
+    as_json = mountbench(
+        "report", "--from", str(files[0]), "--from", str(files[1]), "--format", "json", "--out", str(merged), env=mb_env
+    )
+    assert as_json.returncode == 0, as_json.stderr
+    hosts = {row["target"]: row["host"] for row in json.loads(merged.read_text())["summary"]}
+    assert hosts == {"native@studio": "studio", "virtiofs@guest": "guest", "9p@guest": "guest"}
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ def test_export_round_trips_runs_and_carries_summary_rows(tmp_path):
     rows = json.loads(path.read_text())["summary"]
     b = next(r for r in rows if r["target"] == "b")
     assert b["median"] == 4.0 and b["unit"] == "IOPS" and b["ratio"] == pytest.approx(2.0)
+    assert {r["host"] for r in rows} == {run.host["hostname"]}
 
 
 @pytest.mark.parametrize(

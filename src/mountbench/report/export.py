@@ -2,6 +2,7 @@
 
 Format history (``version``; a reader refuses a newer major):
   1.0  runs (meta, host, targets with info, workloads, samples) + summary rows
+  1.1  summary rows name the host each target was measured on ("host")
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from mountbench.model import Caveat, RunData, Sample, Target, TargetInfo, Target
 from mountbench.summary import RunSummary
 
 FORMAT_NAME = "mountbench-runs"
-FORMAT_VERSION = "1.0"
+FORMAT_VERSION = "1.1"
 
 
 def run_to_dict(run: RunData, *, with_raw: bool = False) -> dict[str, Any]:
@@ -56,8 +57,10 @@ def _sample_to_dict(sample: Sample, with_raw: bool) -> dict[str, Any]:
     return data
 
 
-def summary_rows(summary: RunSummary) -> list[dict[str, Any]]:
-    """One flat record per (workload, metric, target): what the table shows."""
+def summary_rows(summary: RunSummary, hosts: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """One flat record per (workload, metric, target): what the table shows.
+    ``hosts`` maps a target label to the hostname it was measured on."""
+    hosts = hosts or {}
     rows = []
     for row in summary.rows:
         for label in summary.targets:
@@ -70,6 +73,7 @@ def summary_rows(summary: RunSummary) -> list[dict[str, Any]]:
                     "unit": row.metric.unit,
                     "higher_is_better": row.metric.higher_is_better,
                     "target": label,
+                    "host": hosts.get(label),
                     "baseline": summary.baseline,
                     "n": s.n if s else 0,
                     "failed": cell.failed,
@@ -102,8 +106,13 @@ def make_document(runs: list[RunData], summary: RunSummary | None, *, with_raw: 
         "version": FORMAT_VERSION,
         "exported_at": time.time(),
         "runs": [run_to_dict(run, with_raw=with_raw) for run in runs],
-        "summary": summary_rows(summary) if summary else [],
+        "summary": summary_rows(summary, _target_hosts(runs)) if summary else [],
     }
+
+
+def _target_hosts(runs: list[RunData]) -> dict[str, str]:
+    """Target label -> hostname; merged reports pass runs already relabelled label@host."""
+    return {r.target.label: str(run.host.get("hostname", "")) for run in runs for r in run.targets}
 
 
 def write_document(path: Path, document: dict[str, Any]) -> None:
