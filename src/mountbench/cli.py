@@ -200,8 +200,7 @@ def run(
     tree = {"tarball": str(tarball.expanduser().resolve())} if tarball else None
     tree = {"profile": tree_profile, "seed": 1} if tree_profile else tree
     workloads = select(assemble(presets, jobs, size=size, runtime=runtime, tree=tree), only)
-    fio_runner = FioRunner(fio)
-    runners: dict[str, Runner] = {"fio": fio_runner, "tree": TreeRunner()}
+    runners = _runners(fio)
     _check_workloads(workloads, runners)
     labels = [t.label for t in resolved]
     chosen_baseline = baseline or labels[0]
@@ -231,12 +230,18 @@ def run(
         err.print(f"note: {notice}")
     with Store(db or default_db_path()) as store:
         session = Session(config, runners, store, _events(events_path), on_saved=_exporter(store, json_out))
-        host = hostinfo.collect(fio.version) | {"fio_clocksource": fio_runner.clocksource or "fio's default"}
+        host = hostinfo.collect(fio.version) | {"fio_clocksource": _fio_runner(runners).clocksource or "fio's default"}
         _execute(session, store, command=_command_line(), host=host)
 
 
 def _runners(fio: FioInfo, clocksource: str | None = None) -> dict[str, Runner]:
     return {"fio": FioRunner(fio, clocksource), "tree": TreeRunner()}
+
+
+def _fio_runner(runners: dict[str, Runner]) -> FioRunner:
+    runner = runners["fio"]
+    assert isinstance(runner, FioRunner)
+    return runner
 
 
 def _check_workloads(workloads: list[Workload], runners: dict[str, Runner]) -> None:

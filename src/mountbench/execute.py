@@ -290,8 +290,9 @@ class Session:
         cache_action, cache_caveats = "", ()
         try:
             runner.setup(prepared, ctx, self.settings)
-            uncached_why = "direct I/O" if prepared.workload.kind == "fio" else "a warm workload"
-            cache_action, cache_caveats = caches.before_sample(self.config.drop_caches, prepared.buffered, uncached_why)
+            cache_action, cache_caveats = caches.before_sample(
+                self.config.drop_caches, prepared.buffered, prepared.uncached_why
+            )
             on_timed_start()
             started = time.time()
             t0 = time.monotonic()

@@ -49,6 +49,7 @@ class Prepared:
     estimate_s: float
     working_set: int | None  # bytes laid out in the scratch directory, when known
     payload: dict[str, Any] = field(default_factory=dict)
+    uncached_why: str = "direct I/O"  # why a sample that is not ``buffered`` needs no cache drop
 
 
 @dataclass(frozen=True)

@@ -124,6 +124,7 @@ class TreeRunner:
             estimate_s=max(1.0, archive.bytes / 50e6 + archive.entries / 2000),
             working_set=archive.bytes,
             payload={"archive": archive},
+            uncached_why="a warm workload",
         )
 
     # --- the timed commands -------------------------------------------------------
