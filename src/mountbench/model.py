@@ -15,6 +15,8 @@ NOCACHE_MACOS = "f-nocache"
 UNSTABLE = "unstable"
 OUTLIERS = "outliers"
 FEW_SAMPLES = "few-samples"
+# caveats about a cell's spread, derived from its samples, not about how they were measured
+QUALITY_CODES = frozenset({UNSTABLE, OUTLIERS, FEW_SAMPLES})
 RUNTIME_CAPPED = "runtime-capped"
 EMULATED = "emulated"
 HOST_CACHE = "host-cache"

@@ -45,6 +45,13 @@ def test_one_row_per_summary_cell_with_ratio_and_caveats():
     assert base["ratio [x baseline]"] == "" and base["significant"] == ""
     emulated = next(r for r in rows if r["workload"] == "extract" and r["target"] == "virtiofs")
     assert "emulated guest" in emulated["caveats"]
+    assert emulated["baseline_caveats"] == "" and base["baseline_caveats"] == ""
+
+
+def test_a_ratio_row_names_the_caveats_of_its_baseline():
+    rows = _rows(summary_csv(build_report([study_run()])))
+    lat = next(r for r in rows if r["workload"] == "lat-4k" and r["target"] == "virtiofs")
+    assert "page cache" in lat["baseline_caveats"]
 
 
 def test_metric_columns_read_in_a_natural_order():

@@ -43,6 +43,16 @@ def test_every_caveat_is_a_numbered_note_marked_in_the_cells_it_affects():
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[3].endswith(f"[{odirect}]"), cells  # the 9p cell, and only it
     assert f"[{odirect}]" not in cells[1] + cells[2]
+    assert cells[5].endswith(f"[{odirect}]") and f"[{odirect}]" not in cells[4]  # 9p ÷ native inherits it
+
+
+def test_a_ratio_carries_the_caveats_of_its_baseline():
+    text = _render()
+    notes = dict(re.findall(r"^(\d+)\. (.+)$", text, flags=re.M))
+    cache = next(n for n, t in notes.items() if "page cache" in t)
+    row = next(line for line in text.splitlines() if line.startswith("| random read 4k QD1 (S4) | "))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert all(c.endswith(f"[{cache}]") for c in cells[1:]), cells  # native's caveat reaches both ratios
     assert ODIRECT.text in text
     assert any("ENOSPC" in t for t in notes.values())
 

@@ -4,6 +4,7 @@ import pytest
 from factories import make_run
 
 from mountbench.errors import UsageError
+from mountbench.model import Caveat
 from mountbench.report.export import FORMAT_VERSION, make_document, read_document, write_document
 from mountbench.summary import summarize_runs
 
@@ -20,6 +21,17 @@ def test_export_round_trips_runs_and_carries_summary_rows(tmp_path):
     b = next(r for r in rows if r["target"] == "b")
     assert b["median"] == 4.0 and b["unit"] == "IOPS" and b["ratio"] == pytest.approx(2.0)
     assert {r["host"] for r in rows} == {run.host["hostname"]}
+    assert b["baseline_caveats"] == []
+
+
+def test_summary_rows_carry_the_caveats_of_the_baseline_their_ratio_uses(tmp_path):
+    refused = (Caveat("odirect-refused", "buffered: O_DIRECT refused"),)
+    run = make_run({("a", "w"): [1.0, 2.0, 3.0], ("b", "w"): [2.0, 4.0, 6.0]}, caveats={("a", "w"): refused})
+    rows = make_document([run], summarize_runs([run]))["summary"]
+    b = next(r for r in rows if r["target"] == "b")
+    a = next(r for r in rows if r["target"] == "a")
+    assert b["baseline_caveats"] == ["buffered: O_DIRECT refused"]
+    assert a["baseline_caveats"] == []  # the baseline has no ratio
 
 
 @pytest.mark.parametrize(

@@ -31,7 +31,7 @@ from mountbench.summary import Cell, Row, RunSummary, summarize_runs
 from mountbench.units import format_bytes, format_seconds, parse_size
 
 # Caveats about the statistics rather than the measurement: error bars already show them.
-QUALITY_CODES = frozenset({model.UNSTABLE, model.OUTLIERS, model.FEW_SAMPLES})
+QUALITY_CODES = model.QUALITY_CODES
 
 # Host facts whose difference makes numbers from two hosts hard to compare.
 HOST_FACTS = (
@@ -118,6 +118,13 @@ class Report:
     def measurement_marks(self, cell: Cell) -> tuple[int, ...]:
         """Note numbers of the caveats about how a cell was measured (not its spread)."""
         return tuple(sorted({self.notes.index(c.text) + 1 for c in cell.caveats if c.code not in QUALITY_CODES}))
+
+    def ratio_marks(self, row: Row, target: str) -> tuple[int, ...]:
+        """A ratio inherits how both of its sides were measured: the target's and the baseline's caveats."""
+        if row.cells[target].comparison is None:
+            return ()
+        both = self.measurement_marks(row.cells[target]) + self.measurement_marks(row.cells[self.summary.baseline])
+        return tuple(sorted(set(both)))
 
 
 def build_report(runs: Sequence[RunData], *, baseline: str | None = None, metrics: Sequence[str] = ()) -> Report:

@@ -66,6 +66,7 @@ SUMMARY_COLUMNS = (
     "caveats",
     "caveat_codes",
     "errors",
+    "baseline_caveats",
 )
 
 
@@ -104,9 +105,12 @@ def summary_csv(report: Report) -> str:
     rows = []
     summary = report.summary
     for row in summary.rows:
+        base = row.cells.get(summary.baseline)
         for label in summary.targets:
             cell = row.cells[label]
             s, c = cell.summary, cell.comparison
+            # a ratio inherits how its baseline was measured (its spread is in the interval already)
+            inherited = [x for x in base.caveats if x.code not in content.QUALITY_CODES] if c and base else []
             stats = (
                 [s.median, s.mean, s.stdev, s.min, s.max, s.ci_low, s.ci_high, s.ci_level, s.cv] if s else [None] * 9
             )
@@ -129,6 +133,7 @@ def summary_csv(report: Report) -> str:
                     "; ".join(caveat.text for caveat in cell.caveats),
                     " ".join(caveat.code for caveat in cell.caveats),
                     "; ".join(cell.errors),
+                    "; ".join(caveat.text for caveat in inherited),
                 ]
             )
     return _write(SUMMARY_COLUMNS, rows)

@@ -3,6 +3,7 @@
 Format history (``version``; a reader refuses a newer major):
   1.0  runs (meta, host, targets with info, workloads, samples) + summary rows
   1.1  summary rows name the host each target was measured on ("host")
+  1.2  summary rows carry the baseline's caveats, which their ratio inherits ("baseline_caveats")
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from mountbench.errors import UsageError
-from mountbench.model import Caveat, RunData, Sample, Target, TargetInfo, TargetRecord, Workload
+from mountbench.model import QUALITY_CODES, Caveat, RunData, Sample, Target, TargetInfo, TargetRecord, Workload
 from mountbench.summary import RunSummary
 
 FORMAT_NAME = "mountbench-runs"
-FORMAT_VERSION = "1.1"
+FORMAT_VERSION = "1.2"
 
 
 def run_to_dict(run: RunData, *, with_raw: bool = False) -> dict[str, Any]:
@@ -63,6 +64,7 @@ def summary_rows(summary: RunSummary, hosts: dict[str, str] | None = None) -> li
     hosts = hosts or {}
     rows = []
     for row in summary.rows:
+        base = row.cells.get(summary.baseline)
         for label in summary.targets:
             cell = row.cells[label]
             s, c = cell.summary, cell.comparison
@@ -90,10 +92,17 @@ def summary_rows(summary: RunSummary, hosts: dict[str, str] | None = None) -> li
                     "ratio_high": _finite(c.high) if c else None,
                     "significant": c.significant if c else None,
                     "caveats": [caveat.text for caveat in cell.caveats],
+                    "baseline_caveats": [x.text for x in _measurement(base.caveats)] if c and base else [],
                     "errors": list(cell.errors),
                 }
             )
     return rows
+
+
+def _measurement(caveats: tuple[Caveat, ...]) -> list[Caveat]:
+    """Caveats about how samples were measured; a ratio inherits these from its baseline
+    (the baseline's spread is already in the ratio's interval)."""
+    return [c for c in caveats if c.code not in QUALITY_CODES]
 
 
 def _finite(value: float) -> float | None:

@@ -167,7 +167,7 @@ def _result_tables(report: Report, svgs: Mapping[str, tuple[Chart, Markup]]) -> 
         rows = [
             [CellView(row.title)]
             + [_value_cell(report, row, t) for t in report.summary.targets]
-            + [_ratio_cell(row, t) for t in others]
+            + [_ratio_cell(report, row, t) for t in others]
             for row in group.rows
         ]
         chart = svgs.get(bars_key(group))
@@ -205,7 +205,7 @@ def _value_cell(report: Report, row: Row, target: str) -> CellView:
     return CellView(text, repr(cell.summary.median), " ".join(classes), _tooltip(report, marks), _marks(marks))
 
 
-def _ratio_cell(row: Row, target: str) -> CellView:
+def _ratio_cell(report: Report, row: Row, target: str) -> CellView:
     comparison = row.cells[target].comparison
     if comparison is None:
         return CellView("–")
@@ -216,7 +216,8 @@ def _ratio_cell(row: Row, target: str) -> CellView:
     else:
         kind = "better" if (comparison.ratio > 1) == row.metric.higher_is_better else "worse"
     sort = repr(comparison.ratio) if math.isfinite(comparison.ratio) else ""
-    return CellView(format_ratio(comparison), sort, f"ratio {kind}")
+    marks = report.ratio_marks(row, target)
+    return CellView(format_ratio(comparison), sort, f"ratio {kind}", _tooltip(report, marks), _marks(marks))
 
 
 def _column_marks(report: Report, rows: tuple[Row, ...], target: str) -> list[int]:

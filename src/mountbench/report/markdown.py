@@ -136,7 +136,7 @@ def _results(report: Report, charts: Mapping[str, str]) -> str:
         rows = [
             [md_text(row.title)]
             + [value_text(report, row, t, most) for t in report.summary.targets]
-            + [format_ratio(row.cells[t].comparison) or "–" for t in others]
+            + [(format_ratio(row.cells[t].comparison) or "–") + _marks(report.ratio_marks(row, t)) for t in others]
             for row in group.rows
         ]
         parts.append(f"### {md_text(content.group_heading(group))}")
