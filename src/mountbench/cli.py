@@ -124,6 +124,13 @@ def cli(debug: bool) -> None:
 )
 @click.option("--baseline", metavar="LABEL", help="target the others are compared with (default: the first)")
 @click.option("--repeat", default=3, show_default=True, type=click.IntRange(1, 1000), help="samples per cell")
+@click.option(
+    "--warmup",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0, 100),
+    help="rounds run before the measured ones and thrown away, like hyperfine --warmup",
+)
 @click.option("--runtime", type=click.FloatRange(min=0.1), metavar="SECONDS", help="runtime of every fio job")
 @click.option("--size", "size_text", metavar="SIZE", help="working-set size, e.g. 1G (largest job of each suite)")
 @click.option("--seed", type=int, help="seed of the interleaved order (default: random, recorded)")
@@ -164,6 +171,7 @@ def run(
     only: tuple[str, ...],
     baseline: str | None,
     repeat: int,
+    warmup: int,
     runtime: float | None,
     size_text: str | None,
     seed: int | None,
@@ -210,6 +218,7 @@ def run(
         targets=tuple(resolved),
         workloads=tuple(workloads),
         repeat=repeat,
+        warmup=warmup,
         seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
         baseline=chosen_baseline,
         drop_caches=drop_caches,
@@ -292,6 +301,7 @@ def _resume(run_ref: str, db: Path | None, json_out: Path | None, events_path: P
             targets=tuple(r.target for r in run.targets),
             workloads=run.workloads,
             repeat=int(run.config["repeat"]),
+            warmup=int(run.config.get("warmup", 0)),
             seed=int(run.config["seed"]),
             baseline=run.config["baseline"],
             drop_caches=run.config.get("drop_caches", "auto"),
@@ -333,9 +343,11 @@ def _dry_run(config: RunConfig, runners: dict[str, Runner]) -> None:
     session.prepare_all(dry=True)
     plan = session.plan()
     total = sum(item.estimate_s for item in plan)
+    measured = sum(not item.warmup for item in plan)
+    warm_text = f", after {len(plan) - measured} warm-ups" if config.warmup else ""
     out.print(
         f"[bold]Plan[/bold]: {len(config.targets)} targets × {len(config.workloads)} workloads × "
-        f"{config.repeat} repetitions = {len(plan)} samples, about {format_seconds(total)} of I/O "
+        f"{config.repeat} repetitions = {measured} samples{warm_text}, about {format_seconds(total)} of I/O "
         f"(seed {config.seed}, baseline {config.baseline})"
     )
     for target in config.targets:
@@ -343,7 +355,7 @@ def _dry_run(config: RunConfig, runners: dict[str, Runner]) -> None:
     out.print("[bold]Order[/bold] (rounds shuffled by the seed):")
     for item in plan:
         out.print(
-            f"  round {item.round + 1}: {item.target} · {item.workload} (≤ {format_seconds(item.estimate_s)})",
+            f"  {item.name}: {item.target} · {item.workload} (≤ {format_seconds(item.estimate_s)})",
             highlight=False,
         )
     out.print("[bold]Job files[/bold] (O_DIRECT is not probed in a dry run):")
@@ -536,6 +548,7 @@ def _write_or_print(text: str, path: Path | None) -> None:
 @click.option("--only", multiple=True, metavar="PATTERN", help="keep only matching workloads")
 @click.option("--tree", "tree_profile", type=click.Choice(sorted(PROFILES)), help="tree for tree workloads")
 @click.option("--repeat", default=3, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--warmup", default=0, show_default=True, type=click.IntRange(0, 100), help="rounds thrown away first")
 @click.option("--runtime", type=click.FloatRange(min=0.1), metavar="SECONDS")
 @click.option("--size", "size_text", metavar="SIZE")
 @click.option("--seed", type=int)
@@ -555,6 +568,7 @@ def lab(
     only,
     tree_profile,
     repeat,
+    warmup,
     runtime,
     size_text,
     seed,
@@ -581,7 +595,7 @@ def lab(
     lab_specs(mounts)  # bad specs fail here, before anything boots
     check_prerequisites()
 
-    run_args: list[str] = ["--repeat", str(repeat)]
+    run_args: list[str] = ["--repeat", str(repeat), "--warmup", str(warmup)]
     for name in presets:
         load_preset(name)  # unknown presets fail here, before anything boots
         run_args += ["--preset", name]
@@ -599,7 +613,7 @@ def lab(
         run_args += ["--seed", str(seed)]
     workloads = select(assemble(presets, [j.expanduser() for j in jobs]), only)
     _check_workloads(workloads, _runners(find_fio()))
-    timeout = lab_timeout(workloads, repeat, len(mounts) or len(DEFAULT_MOUNTS))
+    timeout = lab_timeout(workloads, repeat + warmup, len(mounts) or len(DEFAULT_MOUNTS))
     options = LabOptions(tuple(mounts), tuple(run_args), baseline, accel, cpus, memory, kernel, keep_guest, timeout)
     err.print("booting the lab guest (under TCG this takes a minute)...")
     run, stopped = run_lab(options, on_output=lambda line: err.print(line, markup=False, highlight=False))

@@ -24,7 +24,7 @@ from mountbench import caches
 from mountbench import targets as targets_mod
 from mountbench.errors import MountbenchError, TargetError
 from mountbench.model import PlanItem, Sample, Target, TargetInfo, TargetRecord, Workload
-from mountbench.plan import build_plan, remaining_estimate
+from mountbench.plan import build_plan, pending_items, remaining_estimate
 from mountbench.runners.base import Prepared, Runner, RunSettings, TargetContext, WorkloadFailed
 from mountbench.store import Store
 from mountbench.units import format_bytes
@@ -50,6 +50,7 @@ class RunConfig:
     drop_caches: str = "auto"
     keep: bool = False
     extra: dict[str, Any] = field(default_factory=dict)  # presets, job files, overrides: for the record
+    warmup: int = 0  # untimed rounds before the measured ones
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -59,6 +60,7 @@ class RunConfig:
             "baseline": self.baseline,
             "drop_caches": self.drop_caches,
             "keep": self.keep,
+            "warmup": self.warmup,
             **self.extra,
         }
 
@@ -221,6 +223,7 @@ class Session:
             self.config.repeat,
             self.config.seed,
             estimates,
+            self.config.warmup,
         )
 
     # --- the loop ----------------------------------------------------------------
@@ -243,7 +246,7 @@ class Session:
                 [TargetRecord(ctx.target, ctx.info) for ctx in self.contexts.values()],
                 list(self.config.workloads),
             )
-        pending = [i for i in plan if (i.target, i.workload, i.round) not in done]
+        pending = pending_items(plan, done)
         self.events.on_start(self.run_id, plan, pending)
         status = "interrupted"
         spent = spent_estimate = 0.0
@@ -253,8 +256,9 @@ class Session:
                 done = len(plan) - len(pending) + index
                 sample = self._take(item, functools.partial(self.events.on_sample_start, item, done, len(plan), eta))
                 self.events.on_sample_done(item, sample)
-                self.store.add_sample(self.run_id, sample)
-                self._saved()
+                if not item.warmup:  # a warm-up's numbers are thrown away, as hyperfine's are
+                    self.store.add_sample(self.run_id, sample)
+                    self._saved()
                 spent += sample.wall_s
                 spent_estimate += item.estimate_s
             status = "complete"

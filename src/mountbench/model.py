@@ -94,15 +94,27 @@ class Workload:
         return cls(data["name"], data["kind"], data["title"], data["source"], data["spec"])
 
 
+WARMUP_BASE = -1000  # warm-up k (0-based) is round WARMUP_BASE + k: below every stored round
+
+
 @dataclass(frozen=True)
 class PlanItem:
     """One sample to take: a (target, workload) pair in a given round."""
 
-    round: int  # 0-based repetition index
+    round: int  # 0-based repetition index; negative for a warm-up, which is run but never stored
     position: int  # order within the round
     target: str  # label
     workload: str  # name
     estimate_s: float
+
+    @property
+    def warmup(self) -> bool:
+        return self.round < 0
+
+    @property
+    def name(self) -> str:
+        """'round 2' or 'warm-up 1', as progress and plans print it."""
+        return f"warm-up {self.round + 1 - WARMUP_BASE}" if self.warmup else f"round {self.round + 1}"
 
 
 @dataclass(frozen=True)

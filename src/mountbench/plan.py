@@ -3,6 +3,10 @@
 Each round runs every (target, workload) pair once, shuffled by the seed, so
 slow drift of the machine (thermal, background load, a filling disk) hits
 every target alike instead of all of one target's samples.
+
+Warm-up rounds (hyperfine's --warmup) come first: every pair runs, untimed for
+the record, so the first measured sample does not pay for cold metadata, a
+cold binary or a fresh filesystem's first allocations.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 
-from mountbench.model import PlanItem
+from mountbench.model import WARMUP_BASE, PlanItem
 
 
 def build_plan(
@@ -19,16 +23,37 @@ def build_plan(
     repeat: int,
     seed: int,
     estimates: Mapping[tuple[str, str], float],
+    warmup: int = 0,
 ) -> list[PlanItem]:
-    rng = random.Random(seed)
+    """Warm-up rounds, then the measured rounds (whose order does not depend on ``warmup``)."""
+    measured = _rounds(range(repeat), targets, workloads, random.Random(seed), estimates)
+    warm_rng = random.Random(f"warm-up {seed}")
+    return _rounds(range(WARMUP_BASE, WARMUP_BASE + warmup), targets, workloads, warm_rng, estimates) + measured
+
+
+def _rounds(
+    indices: range,
+    targets: Sequence[str],
+    workloads: Sequence[str],
+    rng: random.Random,
+    estimates: Mapping[tuple[str, str], float],
+) -> list[PlanItem]:
     items: list[PlanItem] = []
-    for round_index in range(repeat):
+    for round_index in indices:
         pairs = [(t, w) for w in workloads for t in targets]
         rng.shuffle(pairs)
         items += [
             PlanItem(round_index, position, t, w, estimates.get((t, w), 0.0)) for position, (t, w) in enumerate(pairs)
         ]
     return items
+
+
+def pending_items(plan: Sequence[PlanItem], done: set[tuple[str, str, int]]) -> list[PlanItem]:
+    """What is left to run: measured items not yet stored, and the warm-ups of the pairs
+    that still have some (a resumed run warms up again: the machine has changed since)."""
+    measured = [i for i in plan if not i.warmup and (i.target, i.workload, i.round) not in done]
+    unfinished = {(i.target, i.workload) for i in measured}
+    return [i for i in plan if i.warmup and (i.target, i.workload) in unfinished] + measured
 
 
 def remaining_estimate(items: Sequence[PlanItem], spent_s: float, spent_estimate_s: float) -> float:

@@ -92,6 +92,25 @@ def test_user_tarball_and_only(tmp_path, mb_env):
     assert all(s["ok"] for s in run["samples"])
 
 
+def test_warmup_rounds_run_for_real_and_are_not_stored(tmp_path, mb_env):
+    """--warmup 1 extracts once more per target, before the measured rounds, like hyperfine --warmup."""
+    import json
+
+    target = tmp_path / "t"
+    target.mkdir()
+    out, events = tmp_path / "run.json", tmp_path / "events.jsonl"
+    argv = ["run", str(target), "--tree", "tiny", "--only", "extract", "--repeat", "2", "--warmup", "1"]
+    proc = mountbench(*argv, "--json", str(out), "--events", str(events), env=mb_env)
+    assert proc.returncode == 0, proc.stderr
+    (run,) = load_export(out)["runs"]
+    assert run["config"]["warmup"] == 1
+    assert sorted(s["round"] for s in run["samples"]) == [0, 1] and all(s["ok"] for s in run["samples"])
+    done = [json.loads(line.split(" ", 1)[1]) for line in events.read_text().splitlines()]
+    done = [e for e in done if e["event"] == "done"]
+    assert [e["warmup"] for e in done] == [True, False, False] and done[0]["ok"]
+    assert "after 1 warm-up" in proc.stderr and "after 1 warm-up round" in " ".join(proc.stdout.split())
+
+
 def test_enospc_mid_extraction_is_the_cells_error_and_leaves_no_partial_tree(tmp_path):
     runner = TreeRunner()
     workload = tree_workload("extract", {"profile": "tiny", "seed": 1}, "test")

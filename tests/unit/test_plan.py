@@ -1,6 +1,6 @@
 from collections import Counter
 
-from mountbench.plan import build_plan, remaining_estimate
+from mountbench.plan import build_plan, pending_items, remaining_estimate
 
 
 def test_every_round_runs_each_pair_once_in_a_seeded_order():
@@ -25,3 +25,25 @@ def test_eta_is_corrected_by_what_finished():
     plan = build_plan(["a"], ["x"], 4, seed=0, estimates={("a", "x"): 2.0})
     assert remaining_estimate(plan, 0, 0) == 8.0
     assert remaining_estimate(plan[2:], spent_s=6.0, spent_estimate_s=4.0) == 6.0
+
+
+def test_warmup_rounds_come_first_and_leave_the_measured_order_alone():
+    targets, workloads = ["a", "b"], ["x", "y"]
+    plain = build_plan(targets, workloads, 3, seed=5, estimates={})
+    warm = build_plan(targets, workloads, 3, seed=5, estimates={}, warmup=2)
+    assert len(warm) == len(plain) + 2 * 4
+    assert all(i.warmup for i in warm[:8]) and not any(i.warmup for i in warm[8:])
+    assert warm[8:] == plain  # --warmup does not reshuffle what is measured
+    assert [i.name for i in warm[:8:4]] == ["warm-up 1", "warm-up 2"] and warm[8].name == "round 1"
+    for k in range(2):
+        round_items = [(i.target, i.workload) for i in warm[4 * k : 4 * k + 4]]
+        assert Counter(round_items) == Counter((t, w) for t in targets for w in workloads)
+
+
+def test_pending_items_warm_up_again_only_the_pairs_with_work_left():
+    plan = build_plan(["a", "b"], ["x"], 2, seed=1, estimates={}, warmup=1)
+    assert pending_items(plan, set()) == plan
+    done = {("a", "x", 0), ("a", "x", 1), ("b", "x", 0)}  # a is finished, b has round 2 left
+    left = pending_items(plan, done)
+    assert [(i.target, i.warmup) for i in left] == [("b", True), ("b", False)]
+    assert left[1].round == 1

@@ -538,6 +538,9 @@ def run_facts(run: RunData) -> list[str]:
     overrides, what was asked about caches. Shared by the Markdown and HTML reports."""
     config = run.config
     facts = [f"{config.get('repeat', '?')} repetitions (seed {config.get('seed', '?')})"]
+    warmup = int(config.get("warmup") or 0)
+    if warmup:
+        facts.append(f"{warmup} warm-up round{'s' if warmup != 1 else ''} first, not counted")
     if config.get("size"):
         facts.append(f"working set {format_bytes(float(config['size']))}")
     if config.get("runtime"):

@@ -27,12 +27,18 @@ class EventLog:
         self._emit(event="run", run=run_id, samples=len(plan), pending=len(pending))
 
     def on_sample_start(self, item: PlanItem, done: int, total: int, eta_s: float) -> None:
-        self._emit(event="start", target=item.target, workload=item.workload, round=item.round)
+        self._emit(event="start", target=item.target, workload=item.workload, round=item.round, warmup=item.warmup)
 
     def on_sample_done(self, item: PlanItem, sample: Sample) -> None:
         moved = sum(v for k, v in sample.metrics.items() if k.endswith(".bytes"))
         self._emit(
-            event="done", target=item.target, workload=item.workload, round=item.round, ok=sample.ok, bytes=moved
+            event="done",
+            target=item.target,
+            workload=item.workload,
+            round=item.round,
+            warmup=item.warmup,
+            ok=sample.ok,
+            bytes=moved,
         )
 
     def on_finish(self, run_id: str, status: str) -> None:

@@ -38,8 +38,10 @@ class ProgressEvents:
         self.total = len(plan)
         done = len(plan) - len(pending)
         estimate = sum(item.estimate_s for item in pending)
+        warmups = sum(item.warmup for item in pending)
+        warm_text = f" after {warmups} warm-up{'s' if warmups != 1 else ''}" if warmups else ""
         self.console.print(
-            f"run {run_id}: {len(pending)} samples to take ({done} already stored), "
+            f"run {run_id}: {len(pending) - warmups} samples to take{warm_text} ({done} already stored), "
             f"about {format_seconds(estimate)} of I/O"
         )
         if self.live:
@@ -56,7 +58,7 @@ class ProgressEvents:
             self.task = self.progress.add_task("starting", total=self.total, completed=done, eta=estimate)
 
     def on_sample_start(self, item: PlanItem, done: int, total: int, eta_s: float) -> None:
-        description = f"{item.target} · {item.workload} (round {item.round + 1})"
+        description = f"{item.target} · {item.workload} ({item.name})"
         if self.progress is not None:
             self.progress.update(self.task, description=description, completed=done, eta=eta_s)
 
@@ -68,7 +70,7 @@ class ProgressEvents:
             return
         outcome = "ok" if sample.ok else f"FAILED: {sample.error}"
         self.console.print(
-            f"  round {item.round + 1} · {item.target} · {item.workload}: {outcome} ({format_seconds(sample.wall_s)})"
+            f"  {item.name} · {item.target} · {item.workload}: {outcome} ({format_seconds(sample.wall_s)})"
         )
 
     def on_finish(self, run_id: str, status: str) -> None:

@@ -64,6 +64,11 @@ def _cell_text(row: Row, cell: Cell, notes: Footnotes) -> Text:
     return text
 
 
+def _warmup_text(run: RunData) -> str:
+    warmup = int(run.config.get("warmup") or 0)
+    return f" after {warmup} warm-up round{'s' if warmup != 1 else ''}" if warmup else ""
+
+
 def environment_text(runs: list[RunData]) -> str:
     lines = []
     for run in runs:
@@ -72,7 +77,7 @@ def environment_text(runs: list[RunData]) -> str:
             f"run {run.id} on {host.get('hostname', '?')}: {host.get('os', '?')}, {host.get('cpu_model', '?')}, "
             f"{host.get('cpu_count', '?')} CPUs, {format_bytes(host.get('ram_bytes', 0))} RAM, "
             f"{host.get('fio_version', '')}, mountbench {host.get('mountbench_version', '?')}; "
-            f"{run.config.get('repeat', '?')} repetitions, seed {run.config.get('seed', '?')}, "
+            f"{run.config.get('repeat', '?')} repetitions{_warmup_text(run)}, seed {run.config.get('seed', '?')}, "
             f"drop caches: {run.config.get('drop_caches', '?')}"
         )
         for record in run.targets:
