@@ -35,26 +35,32 @@ def test_rendering_is_deterministic():
     assert _render() == _render()
 
 
+def _note_number(text: str, words: str) -> str:
+    """The number of the first numbered note containing ``words``."""
+    return next(n for n, note in re.findall(r"^(\d+)\. (.+)$", text, flags=re.M) if words in note)
+
+
+def _row_cells(text: str, title: str) -> list[str]:
+    row = next(line for line in text.splitlines() if line.startswith(f"| {title} | "))
+    return [c.strip() for c in row.strip("|").split("|")]
+
+
 def test_every_caveat_is_a_numbered_note_marked_in_the_cells_it_affects():
     text = _render()
-    notes = dict(re.findall(r"^(\d+)\. (.+)$", text, flags=re.M))
-    odirect = next(n for n, t in notes.items() if "O_DIRECT refused" in t)
-    row = next(line for line in text.splitlines() if line.startswith("| RND 4K Q1 read"))
-    cells = [c.strip() for c in row.strip("|").split("|")]
+    odirect = _note_number(text, "O_DIRECT refused")
+    cells = _row_cells(text, "RND 4K Q1 read")
     assert cells[3].endswith(f"[{odirect}]"), cells  # the 9p cell, and only it
     assert f"[{odirect}]" not in cells[1] + cells[2]
     assert cells[5].endswith(f"[{odirect}]") and f"[{odirect}]" not in cells[4]  # 9p ÷ native inherits it
+    assert ODIRECT.text in text
+    assert _note_number(text, "ENOSPC")
 
 
 def test_a_ratio_carries_the_caveats_of_its_baseline():
     text = _render()
-    notes = dict(re.findall(r"^(\d+)\. (.+)$", text, flags=re.M))
-    cache = next(n for n, t in notes.items() if "page cache" in t)
-    row = next(line for line in text.splitlines() if line.startswith("| random read 4k QD1 (S4) | "))
-    cells = [c.strip() for c in row.strip("|").split("|")]
+    cache = _note_number(text, "page cache")
+    cells = _row_cells(text, "random read 4k QD1 (S4)")
     assert all(c.endswith(f"[{cache}]") for c in cells[1:]), cells  # native's caveat reaches both ratios
-    assert ODIRECT.text in text
-    assert any("ENOSPC" in t for t in notes.values())
 
 
 def test_verdicts_are_stated_like_the_studies():
