@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -241,6 +242,8 @@ def test_killed_run_is_resumed_and_its_scratch_reused_then_removed(tmp_path, mb_
         "latency",
         "--preset",
         "quick",
+        "--warmup",
+        "1",
         env=mb_env,
     )
     wait_for_samples(db, 3)
@@ -253,7 +256,11 @@ def test_killed_run_is_resumed_and_its_scratch_reused_then_removed(tmp_path, mb_
     resumed = mountbench("run", "--resume", run_id[:12], env=mb_env)
     assert resumed.returncode == 0, resumed.stderr
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 2 * 7
+        assert conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 2 * 7  # warm-ups are never stored
+        assert {r for (r,) in conn.execute("SELECT round FROM samples")} == {0, 1}
+    # the resumed session warms up again, but only the cells that still had samples to take
+    warmed = re.search(r"samples to take after (\d+) warm-ups? \((\d+) already stored\)", resumed.stderr)
+    assert warmed and 1 <= int(warmed[1]) <= 7 and int(warmed[2]) >= 3, resumed.stderr
     assert scratch_dirs(target) == []
     again = mountbench("run", "--resume", run_id, env=mb_env)
     assert again.returncode == 2 and "nothing to resume" in again.stderr
