@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import shutil
 import statistics
 import tempfile
@@ -107,9 +108,10 @@ def _mountbench(runs: int, tar: Path, target: Path, dest: Path, work: Path, pair
 def _hyperfine(runs: int, tar: Path, target: Path, dest: Path, work: Path, pair: int) -> list[float]:
     out = work / f"h{pair}.json"
     argv = ["hyperfine", "--warmup", "1", "--runs", str(runs), "--export-json", str(out)]
-    argv += ["--prepare", f"rm -rf {dest}; mkdir {dest}; sync", f"tar -x --no-same-owner -f {tar} -C {dest}"]
+    d, t = shlex.quote(str(dest)), shlex.quote(str(tar))
+    argv += ["--prepare", f"rm -rf {d}; mkdir {d}; sync", f"tar -x --no-same-owner -f {t} -C {d}"]
     # like mountbench, leave no tree behind: the other side's next sample must not find one
-    argv += ["--cleanup", f"rm -rf {dest}"]
+    argv += ["--cleanup", f"rm -rf {d}"]
     check(timed(argv)[1])
     return json.loads(out.read_text())["results"][0]["times"]
 

@@ -259,6 +259,8 @@ class Session:
                 if not item.warmup:  # a warm-up's numbers are thrown away, as hyperfine's are
                     self.store.add_sample(self.run_id, sample)
                     self._saved()
+                elif not sample.ok:  # not stored, so said at the end; the measured rounds record their own
+                    self.notices.append(f"{item.name} of {item.workload} on {item.target} failed: {sample.error}")
                 spent += sample.wall_s
                 spent_estimate += item.estimate_s
             status = "complete"

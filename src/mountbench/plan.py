@@ -4,9 +4,9 @@ Each round runs every (target, workload) pair once, shuffled by the seed, so
 slow drift of the machine (thermal, background load, a filling disk) hits
 every target alike instead of all of one target's samples.
 
-Warm-up rounds (hyperfine's --warmup) come first: every pair runs, untimed for
-the record, so the first measured sample does not pay for cold metadata, a
-cold binary or a fresh filesystem's first allocations.
+Warm-up rounds (hyperfine's --warmup) come first: every pair runs and its
+numbers are thrown away, so the first measured sample does not pay for cold
+metadata, a cold binary or a fresh filesystem's first allocations.
 """
 
 from __future__ import annotations

@@ -156,6 +156,16 @@ def test_dry_run_writes_nothing_and_prints_job_files(target, mb_env):
     assert len(clocks) == 1 and clocks <= {"clocksource=cpu", "clocksource=clock_gettime"}
 
 
+def test_dry_run_lists_warmups_before_the_measured_rounds(target, mb_env):
+    proc = mountbench("run", str(target), "--dry-run", "--preset", "quick", "--warmup", "1", env=mb_env)
+    assert proc.returncode == 0, proc.stderr
+    assert "6 workloads × 3 repetitions = 18 samples, after 6 warm-ups" in " ".join(proc.stdout.split())
+    order = [line.split(":")[0].strip() for line in proc.stdout.splitlines() if line.startswith("  warm-up ")]
+    order += [line.split(":")[0].strip() for line in proc.stdout.splitlines() if line.startswith("  round ")]
+    assert order[:7] == ["warm-up 1"] * 6 + ["round 1"]
+    assert proc.stdout.index("  warm-up 1:") < proc.stdout.index("  round 1:")
+
+
 def test_a_job_that_names_its_clock_keeps_it(target, tmp_path, mb_env):
     job = tmp_path / "own.fio"
     job.write_text("[own]\nrw=randread\nbs=4k\nsize=1M\nclocksource=gettimeofday\n")

@@ -286,3 +286,21 @@ def test_json_path_that_is_a_directory_is_refused(tmp_path, mb_env):
     proc = mountbench("run", str(tmp_path), "--json", str(tmp_path), env=mb_env)
     assert proc.returncode == 2 and "is a directory" in proc.stderr
     assert scratch_dirs(tmp_path) == []
+
+
+def test_a_failed_warmup_is_said_at_the_end_and_never_stored(tmp_path, mb_env):
+    """fio accepts the job when parsing and fails it when run: the warm-up fails like every round."""
+    target = tmp_path / "t"
+    target.mkdir()
+    job = tmp_path / "nofile.fio"
+    job.write_text("[x]\nrw=read\nsize=1m\nallow_file_create=0\nruntime=1\n")
+    out = tmp_path / "run.json"
+    argv = ["run", str(target), "--job", str(job), "--repeat", "2", "--warmup", "1", "--json", str(out)]
+    proc = mountbench(*argv, env=mb_env)
+    assert proc.returncode == 0, proc.stderr  # failures are cells, not the end of the run
+    (run,) = load_export(out)["runs"]
+    assert sorted(s["round"] for s in run["samples"]) == [0, 1]
+    assert not any(s["ok"] for s in run["samples"])
+    said = " ".join(proc.stderr.split())  # the console wraps long lines
+    expected = r"warning: warm-up 1 of x on \S+ failed: fio failed \(exit 1\): fio: file creation disallowed"
+    assert re.search(expected, said)

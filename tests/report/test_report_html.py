@@ -52,6 +52,14 @@ def test_page_has_every_section_charts_and_highlighted_caveats(report, page):
     assert "virtiofs is 2.8x slower than native at extracting the tree" in page
 
 
+def test_ratio_cells_carry_the_caveats_of_both_sides(report, page):
+    cache = report.notes.index(next(n for n in report.notes if n.startswith("page cache"))) + 1
+    row = next(r for r in re.findall(r"<tr>.*?</tr>", page, flags=re.S) if "random read 4k QD1 (S4)" in r)
+    ratios = re.findall(r'<td class="num ratio[^"]*"[^>]*>(.*?)</td>', row, flags=re.S)
+    assert len(ratios) == 2 and all(f'<span class="mark">[{cache}]</span>' in r for r in ratios), ratios
+    assert "Every (target, workload) pair ran 3 measured times" in page
+
+
 def test_merged_hosts_are_named_and_differences_warned(tmp_path):
     merged = build_report([study_run("a", targets=("native",)), study_run("b", host=GUEST, targets=("9p",))])
     page = render_html(merged, with_charts=False)

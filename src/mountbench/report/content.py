@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from mountbench import model
 from mountbench.errors import UsageError
@@ -533,12 +534,29 @@ def repetitions(report: Report) -> str:
     return ", ".join(values)
 
 
+def warmup_rounds(config: Mapping[str, Any]) -> int:
+    """A run's warm-up rounds; 0 for runs from before --warmup, or a damaged value in an imported file."""
+    try:
+        return max(0, int(config.get("warmup") or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def warmup_phrase(report: Report) -> str:
+    """', after 1 warm-up round thrown away' when any run warmed up, else ''."""
+    counts = sorted({warmup_rounds(run.config) for run in report.runs})
+    if counts == [0]:
+        return ""
+    plural = "s" if counts != [1] else ""
+    return f", after {', '.join(map(str, counts))} warm-up round{plural} thrown away"
+
+
 def run_facts(run: RunData) -> list[str]:
     """How a run was made, as short phrases: repetitions and seed, size and runtime
     overrides, what was asked about caches. Shared by the Markdown and HTML reports."""
     config = run.config
     facts = [f"{config.get('repeat', '?')} repetitions (seed {config.get('seed', '?')})"]
-    warmup = int(config.get("warmup") or 0)
+    warmup = warmup_rounds(config)
     if warmup:
         facts.append(f"{warmup} warm-up round{'s' if warmup != 1 else ''} first, not counted")
     if config.get("size"):

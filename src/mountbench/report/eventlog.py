@@ -24,7 +24,9 @@ class EventLog:
         self.stream.flush()
 
     def on_start(self, run_id: str, plan: list[PlanItem], pending: list[PlanItem]) -> None:
-        self._emit(event="run", run=run_id, samples=len(plan), pending=len(pending))
+        warmups = sum(item.warmup for item in pending)
+        measured = sum(not item.warmup for item in plan)
+        self._emit(event="run", run=run_id, samples=measured, pending=len(pending) - warmups, warmups=warmups)
 
     def on_sample_start(self, item: PlanItem, done: int, total: int, eta_s: float) -> None:
         self._emit(event="start", target=item.target, workload=item.workload, round=item.round, warmup=item.warmup)

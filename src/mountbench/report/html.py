@@ -356,8 +356,9 @@ def _methodology(report: Report) -> list[str]:
     seeds = ", ".join(str(run.config.get("seed", "?")) for run in report.runs)
     fio = ", ".join(sorted({str(run.host.get("fio_version") or "?") for run in report.runs}))
     return [
-        f"Every (target, workload) pair ran {content.repetitions(report)} times in interleaved rounds: each round "
-        f"runs every pair once, in an order shuffled by the seed ({seeds}), so drift hits every target alike.",
+        f"Every (target, workload) pair ran {content.repetitions(report)} measured times in interleaved rounds"
+        f"{content.warmup_phrase(report)}: each round runs every pair once, in an order shuffled by the seed "
+        f"({seeds}), so drift hits every target alike.",
         f"fio ({fio}) does the I/O and reports in JSON; mountbench only plans, parses and stores. Tree workloads "
         "time one real command (tar, find, cp, git, rm) as a whole process.",
         "O_DIRECT is probed on every target with a real aligned write and read; a direct workload on a target "

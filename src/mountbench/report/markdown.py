@@ -117,11 +117,7 @@ def _verdicts(report: Report) -> str:
     lines = []
     for item in verdicts(report.summary):
         row = next(r for r in report.summary.rows if r.workload == item.workload and r.metric.name == item.metric)
-        numbers = sorted(
-            set(report.measurement_marks(row.cells[item.target]))
-            | set(report.measurement_marks(row.cells[item.baseline]))
-        )
-        lines.append(f"- {md_text(item.text)}{_marks(numbers)}")
+        lines.append(f"- {md_text(item.text)}{_marks(report.ratio_marks(row, item.target))}")
     return "## Verdicts\n\n" + "\n".join(lines) if lines else ""
 
 

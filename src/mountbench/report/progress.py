@@ -35,13 +35,14 @@ class ProgressEvents:
         self.total = 0
 
     def on_start(self, run_id: str, plan: list[PlanItem], pending: list[PlanItem]) -> None:
-        self.total = len(plan)
+        self.total = len(plan)  # the bar counts warm-ups too: they take time
         done = len(plan) - len(pending)
         estimate = sum(item.estimate_s for item in pending)
         warmups = sum(item.warmup for item in pending)
+        stored = sum(not item.warmup for item in plan) - (len(pending) - warmups)
         warm_text = f" after {warmups} warm-up{'s' if warmups != 1 else ''}" if warmups else ""
         self.console.print(
-            f"run {run_id}: {len(pending) - warmups} samples to take{warm_text} ({done} already stored), "
+            f"run {run_id}: {len(pending) - warmups} samples to take{warm_text} ({stored} already stored), "
             f"about {format_seconds(estimate)} of I/O"
         )
         if self.live:
@@ -66,7 +67,9 @@ class ProgressEvents:
         if self.progress is not None:
             self.progress.advance(self.task)
             if not sample.ok:
-                self.progress.console.print(f"[red]✗ {item.target} · {item.workload}: {sample.error}[/red]")
+                self.progress.console.print(
+                    f"[red]✗ {item.name} · {item.target} · {item.workload}: {sample.error}[/red]", markup=True
+                )
             return
         outcome = "ok" if sample.ok else f"FAILED: {sample.error}"
         self.console.print(

@@ -6,8 +6,9 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from mountbench.model import RunData
+from mountbench.model import QUALITY_CODES, RunData
 from mountbench.report.cells import Footnotes, format_ratio, format_spread, format_value
+from mountbench.report.content import warmup_rounds
 from mountbench.summary import Cell, Row, RunSummary
 from mountbench.units import format_bytes
 
@@ -25,7 +26,8 @@ def render_summary(summary: RunSummary, runs: list[RunData]) -> Group:
         suffix = " (baseline)" if label == summary.baseline else ""
         table.add_column(label + suffix, justify="right")
     for row in summary.rows:
-        table.add_row(_row_label(row), *(_cell_text(row, row.cells[label], notes) for label in summary.targets))
+        base = row.cells[summary.baseline]
+        table.add_row(_row_label(row), *(_cell_text(row, row.cells[label], notes, base) for label in summary.targets))
     parts: list = [table]
     if notes.texts:
         parts.append(Text("\n".join(f"[{i}] {text}" for i, text in enumerate(notes.texts, 1)), style="yellow"))
@@ -44,7 +46,7 @@ def _row_label(row: Row) -> Text:
     return Text.assemble((row.title, "bold"), "\n", (f"{row.metric.label} ({better})", "dim"))
 
 
-def _cell_text(row: Row, cell: Cell, notes: Footnotes) -> Text:
+def _cell_text(row: Row, cell: Cell, notes: Footnotes, base: Cell) -> Text:
     marks = notes.marks(cell)
     mark_text = f" [{','.join(map(str, marks))}]" if marks else ""
     if cell.summary is None:
@@ -61,11 +63,15 @@ def _cell_text(row: Row, cell: Cell, notes: Footnotes) -> Text:
     ratio = format_ratio(cell.comparison)
     if ratio:
         text.append("\n" + ratio, style="dim" if ratio.startswith("≈") else "cyan")
+        # the ratio also stands on how the baseline was measured
+        inherited = sorted({notes.mark(c.text) for c in base.caveats if c.code not in QUALITY_CODES})
+        if inherited:
+            text.append(f" [{','.join(map(str, inherited))}]", style="yellow")
     return text
 
 
 def _warmup_text(run: RunData) -> str:
-    warmup = int(run.config.get("warmup") or 0)
+    warmup = warmup_rounds(run.config)
     return f" after {warmup} warm-up round{'s' if warmup != 1 else ''}" if warmup else ""
 
 

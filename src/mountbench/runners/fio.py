@@ -111,10 +111,11 @@ class FioRunner:
 
     def _check_batch(self, workloads: list[Workload]) -> UsageError | None:
         """Start one ``fio --parse-only`` per workload, wait for all; the first rejection."""
-        checks = []
-        for workload in workloads:
-            job = FioJob.from_spec(workload.spec)
+        jobs = [FioJob.from_spec(workload.spec) for workload in workloads]
+        for job, workload in zip(jobs, workloads, strict=True):
             check_placement(job, workload.source)  # again here: resumed and imported runs skip parsing
+        checks = []  # every placement is checked before any fio starts: a refusal leaves none behind
+        for job, workload in zip(jobs, workloads, strict=True):
             overrides = [("directory", "/nonexistent-mountbench-parse-check"), *self._clock_override(job)]
             child = subprocess.Popen(
                 [self.fio.path, "--parse-only", "-"],
