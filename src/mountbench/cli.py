@@ -191,6 +191,9 @@ def run(
     Each target gets a scratch directory .mountbench-<run id>/ that is removed
     afterwards; nothing else in it is touched. With no TARGET: the current
     directory against a RAM baseline.
+
+    \b
+    mountbench run /mnt/9p /mnt/virtiofs --tree git --only extract --repeat 5 --warmup 1
     """
     if resume:
         if target or presets or jobs:

@@ -50,7 +50,7 @@ class RunConfig:
     drop_caches: str = "auto"
     keep: bool = False
     extra: dict[str, Any] = field(default_factory=dict)  # presets, job files, overrides: for the record
-    warmup: int = 0  # untimed rounds before the measured ones
+    warmup: int = 0  # rounds run before the measured ones, their numbers thrown away
 
     def to_dict(self) -> dict[str, Any]:
         return {
