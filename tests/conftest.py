@@ -1,15 +1,11 @@
-"""Shared fixtures. Real mounts come from realmounts.py (created and removed by the suite)."""
+"""Shared fixtures. Real mounts come from support/realmounts.py (created and removed by the suite)."""
 
 from __future__ import annotations
 
 import os
-import shutil
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
 
 DATA = Path(__file__).parent / "data"
 
@@ -28,7 +24,3 @@ def mb_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     env["MOUNTBENCH_DB"] = str(db)
     return env
 
-
-def needs_fio() -> None:
-    if shutil.which("fio") is None:
-        pytest.skip("fio is not installed (apt-get install fio)")

@@ -8,9 +8,9 @@ import stat
 from pathlib import Path
 
 import pytest
-import realmounts
-from conftest import needs_fio
-from integration.helpers import mountbench, plant_neighbours, snapshot
+from support import realmounts
+from support.runhelpers import mountbench, plant_neighbours, snapshot
+from support.tools import needs_fio
 
 
 def assert_one_line_error(proc, *fragments: str) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-import realmounts
-from integration.helpers import mountbench, plant_neighbours, snapshot
+from support import realmounts
+from support.runhelpers import mountbench, plant_neighbours, snapshot
 
 pytestmark = pytest.mark.slow
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from labhelpers import require_lab
+from support.labhelpers import require_lab
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from labhelpers import assert_all_gone, lab_root
+from support.labhelpers import assert_all_gone, lab_root
 
 from mountbench.lab import Guest, LabBootError, LabError, LabMount, LabTimeout, parse_mount_spec
 from mountbench.lab.kernel import find_kernel

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from labhelpers import assert_all_gone, lab_root
+from support.labhelpers import assert_all_gone, lab_root
 
 from mountbench.lab import DEFAULT_MOUNTS, Guest
 

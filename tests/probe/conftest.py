@@ -1,13 +1,6 @@
-"""Probe tests: make tests/realmounts.py importable and expose its fixtures here."""
+"""Probe tests: the real-mount fixtures of tests/support/realmounts.py, exposed here by name."""
 
-import sys
-from pathlib import Path
-
-_TESTS = str(Path(__file__).resolve().parents[1])
-if _TESTS not in sys.path:
-    sys.path.insert(0, _TESTS)
-
-from realmounts import (  # noqa: E402, F401 - pytest fixtures, used by name
+from support.realmounts import (  # noqa: F401 - pytest fixtures, used by name
     bindfs_mount,
     ext4_dir,
     ssh_server,

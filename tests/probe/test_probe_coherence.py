@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import realmounts as rm
+from support import realmounts as rm
 
 from mountbench.errors import TargetError
 from mountbench.probe import CoherenceResult, measure_coherence

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import realmounts as rm
+from support import realmounts as rm
 
 from mountbench.probe import ChildCrashed, probe_target, remove_scratch
 from mountbench.probe.capabilities import Capability, ProbeContext, by_id, step

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import realmounts as rm
+from support import realmounts as rm
 
 from mountbench.probe import CAPABILITY_IDS, TargetProbe, probe_target
 

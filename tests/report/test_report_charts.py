@@ -8,8 +8,8 @@ from pathlib import Path
 import matplotlib.image
 import numpy as np
 import pytest
-from synthetic import study_run
-from unit.factories import fio_workload, make_run
+from support.factories import fio_workload, make_run
+from support.synthetic import study_run
 
 from mountbench.metrics import describe
 from mountbench.report.charts import axis_unit, inline_svg, plan_charts, render, spans_orders, write_charts

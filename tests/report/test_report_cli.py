@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from synthetic import HOST, study_run
+from support.synthetic import HOST, study_run
 
 from mountbench import cli
 from mountbench.report.export import FORMAT_VERSION, make_document, write_document

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from synthetic import HOST, fio, study_run
-from unit.factories import fio_workload, make_run
+from support.factories import fio_workload, make_run
+from support.synthetic import HOST, fio, study_run
 
 from mountbench.errors import UsageError
 from mountbench.metrics import describe as metric_info

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from synthetic import study_run
+from support.synthetic import study_run
 
 from mountbench.report.content import build_report
 from mountbench.report.csvexport import SAMPLE_COLUMNS, SUMMARY_COLUMNS, metric_order, samples_csv, summary_csv

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from synthetic import HOST, study_run
+from support.synthetic import HOST, study_run
 
 from mountbench.report.charts import plan_charts
 from mountbench.report.content import build_report

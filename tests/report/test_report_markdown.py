@@ -10,7 +10,7 @@ import os
 import re
 from pathlib import Path
 
-from synthetic import ODIRECT, study_run
+from support.synthetic import ODIRECT, study_run
 
 from mountbench.report.charts import plan_charts
 from mountbench.report.content import build_report

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from rich.console import Console
-from synthetic import study_run
+from support.synthetic import study_run
 
 from mountbench.model import Sample
 from mountbench.plan import build_plan, pending_items

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import realmounts
+from support import realmounts
 
 FAST = ["--runtime", "0.3", "--size", "4M"]
 

@@ -11,9 +11,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import realmounts
-from conftest import needs_fio
-from integration.helpers import (
+from support import realmounts
+from support.runhelpers import (
     FAST,
     load_export,
     mountbench,
@@ -23,6 +22,7 @@ from integration.helpers import (
     start_mountbench,
     wait_for_samples,
 )
+from support.tools import needs_fio
 
 from mountbench.fioparse import load_fio_json
 

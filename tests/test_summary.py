@@ -1,5 +1,5 @@
 import pytest
-from factories import fio_workload, make_run
+from support.factories import fio_workload, make_run
 
 from mountbench import model
 from mountbench.errors import UsageError

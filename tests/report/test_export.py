@@ -1,7 +1,7 @@
 import json
 
 import pytest
-from factories import make_run
+from support.factories import make_run
 
 from mountbench.errors import UsageError
 from mountbench.model import Caveat

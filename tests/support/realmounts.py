@@ -18,7 +18,7 @@ tool touched nothing it should not have (compare before/after with ``==``).
 A :class:`FuseMount` knows its daemon's pid: ``freeze()``/``thaw()`` (SIGSTOP/SIGCONT)
 make every request on the mount hang, to test timeouts. Cleanup thaws first.
 
-Pytest fixtures (import them into a conftest.py: ``from realmounts import *`` with the
+Pytest fixtures (import them into a conftest.py: ``from support.realmounts import *`` with the
 tests directory on sys.path, or ``pytest_plugins = ["realmounts"]`` in the root
 conftest). Each skips with the reason when the mount cannot be made:
 

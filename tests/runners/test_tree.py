@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 
 import pytest
-import realmounts
-from conftest import needs_fio
-from integration.helpers import load_export, mountbench, plant_neighbours, snapshot
+from support import realmounts
+from support.runhelpers import load_export, mountbench, plant_neighbours, snapshot
+from support.tools import needs_fio
 
 from mountbench.model import Target, TargetInfo
 from mountbench.runners.base import RunSettings, TargetContext, WorkloadFailed

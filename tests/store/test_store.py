@@ -1,7 +1,7 @@
 import sqlite3
 
 import pytest
-from factories import make_run
+from support.factories import make_run
 
 from mountbench.errors import StoreError
 from mountbench.model import Sample
