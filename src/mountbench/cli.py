@@ -24,9 +24,9 @@ from mountbench.execute import Interrupted, RunConfig, Session, check_space, new
 from mountbench.fiojob import FioJob
 from mountbench.model import RunData, Workload
 from mountbench.presets import load_preset, preset_names
-from mountbench.report.eventlog import EventLog, Fanout
-from mountbench.report.export import make_document, write_document
-from mountbench.report.progress import ProgressEvents
+from mountbench.progress import ProgressEvents
+from mountbench.records.events import EventLog, Fanout
+from mountbench.records.export import make_document, write_document
 from mountbench.report.terminal import render_summary
 from mountbench.runners.base import Runner
 from mountbench.runners.fio import FioInfo, FioRunner, find_fio

@@ -18,7 +18,7 @@ import click
 
 from mountbench.errors import UsageError
 from mountbench.model import RunData
-from mountbench.report.export import make_document, read_document, write_document
+from mountbench.records.export import make_document, read_document, write_document
 from mountbench.store import Store, default_db_path
 
 if TYPE_CHECKING:

@@ -22,8 +22,8 @@ from mountbench.fiojob import FioJob, duration_bound_s
 from mountbench.hostcost import HostCost
 from mountbench.lab import DEFAULT_MOUNTS, Guest, LabTimeout, MountSpec, check_lab_prerequisites, parse_mount_spec
 from mountbench.model import Caveat, RunData, Sample, Target, TargetRecord, Workload
-from mountbench.report.eventlog import parse_event
-from mountbench.report.export import read_document
+from mountbench.records.events import parse_event
+from mountbench.records.export import read_document
 
 GIB = 1024**3
 

@@ -15,7 +15,7 @@ import pytest
 from support.synthetic import HOST, study_run
 
 from mountbench import cli
-from mountbench.report.export import FORMAT_VERSION, make_document, write_document
+from mountbench.records.export import FORMAT_VERSION, make_document, write_document
 from mountbench.store import Store
 
 _SHIM = (

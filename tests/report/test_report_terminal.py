@@ -9,7 +9,7 @@ from support.synthetic import study_run
 
 from mountbench.model import Sample
 from mountbench.plan import build_plan, pending_items
-from mountbench.report.progress import ProgressEvents
+from mountbench.progress import ProgressEvents
 from mountbench.report.terminal import render_summary
 from mountbench.summary import summarize_runs
 

@@ -5,7 +5,7 @@ from support.factories import make_run
 
 from mountbench.errors import UsageError
 from mountbench.model import Caveat
-from mountbench.report.export import FORMAT_VERSION, make_document, read_document, write_document
+from mountbench.records.export import FORMAT_VERSION, make_document, read_document, write_document
 from mountbench.summary import summarize_runs
 
 
@@ -59,7 +59,7 @@ def test_event_lines_round_trip():
     import io
 
     from mountbench.model import PlanItem, Sample
-    from mountbench.report.eventlog import EventLog, parse_event
+    from mountbench.records.events import EventLog, parse_event
 
     stream = io.StringIO()
     log = EventLog(stream)

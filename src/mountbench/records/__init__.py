@@ -1,0 +1,1 @@
+"""Wire formats: the versioned export document and the JSON-line event log."""
