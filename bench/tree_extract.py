@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from _common import MOUNTBENCH, check, load_runs, timed
 
-from mountbench.runners.tree import TreeRunner
+from mountbench.kinds.tree import TreeRunner
 from mountbench.trees import generate
 
 

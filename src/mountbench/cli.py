@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import random
 import shlex
 import signal
 import sys
@@ -17,25 +16,23 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from mountbench import __version__, caches, hostinfo
+from mountbench import __version__, hostinfo, runrequest
 from mountbench import targets as targets_mod
-from mountbench.errors import ExitCode, MountbenchError, UsageError
-from mountbench.execute import Interrupted, RunConfig, Session, check_space, new_run_id
-from mountbench.fiojob import FioJob
-from mountbench.model import RunData, Workload
+from mountbench import workloads as workloads_mod
+from mountbench.cli_options import DB_HELP, given_run_options, options_from_json, pop_run_options, run_options
+from mountbench.errors import ChecksFailed, ExitCode, MountbenchError, UsageError
+from mountbench.execute import Interrupted, Session, check_space, new_run_id, plan_dry_run
+from mountbench.fiotool import find_fio, fio_engines
+from mountbench.kinds import RunnerSetup, make_runners
+from mountbench.model import Workload
 from mountbench.presets import load_preset, preset_names
 from mountbench.progress import ProgressEvents
 from mountbench.records.events import EventLog, Fanout
 from mountbench.records.export import make_document, write_document
 from mountbench.report.terminal import render_summary
-from mountbench.runners.base import Runner
-from mountbench.runners.fio import FioInfo, FioRunner, find_fio
-from mountbench.runners.tree import TreeRunner
 from mountbench.store import Store, default_db_path
 from mountbench.summary import summarize_runs
-from mountbench.trees import PROFILES
-from mountbench.units import format_bytes, format_seconds, parse_size
-from mountbench.workloads import assemble, select
+from mountbench.units import format_bytes, format_seconds
 
 
 def _console(stream) -> Console:
@@ -46,8 +43,6 @@ def _console(stream) -> Console:
 
 out = _console(sys.stdout)
 err = _console(sys.stderr)
-
-DB_HELP = "results database (default: $MOUNTBENCH_DB or the user data dir)"
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -106,54 +101,7 @@ def cli(debug: bool) -> None:
 
 @cli.command()
 @click.argument("target", nargs=-1)
-@click.option("--preset", "presets", multiple=True, metavar="NAME", help="named suite (repeatable; default quick)")
-@click.option(
-    "--job",
-    "jobs",
-    multiple=True,
-    type=click.Path(path_type=Path),
-    metavar="FILE",
-    help="fio job file, one workload per section (repeatable)",
-)
-@click.option(
-    "--only",
-    "only",
-    multiple=True,
-    metavar="PATTERN",
-    help="keep only workloads whose name matches (glob, repeatable), e.g. --only 'rnd*' --only extract",
-)
-@click.option("--baseline", metavar="LABEL", help="target the others are compared with (default: the first)")
-@click.option("--repeat", default=3, show_default=True, type=click.IntRange(1, 1000), help="samples per cell")
-@click.option(
-    "--warmup",
-    default=0,
-    show_default=True,
-    type=click.IntRange(0, 100),
-    help="rounds run before the measured ones and thrown away, like hyperfine --warmup",
-)
-@click.option("--runtime", type=click.FloatRange(min=0.1), metavar="SECONDS", help="runtime of every fio job")
-@click.option("--size", "size_text", metavar="SIZE", help="working-set size, e.g. 1G (largest job of each suite)")
-@click.option("--seed", type=int, help="seed of the interleaved order (default: random, recorded)")
-@click.option(
-    "--tree", "tree_profile", type=click.Choice(sorted(PROFILES)), help="tree for tree workloads (default git)"
-)
-@click.option("--tarball", type=click.Path(path_type=Path), help="your own tree (.tar, .tar.gz, .tar.xz, .tar.zst)")
-@click.option(
-    "--drop-caches",
-    type=click.Choice(caches.DROP_MODES),
-    default="auto",
-    show_default=True,
-    help="drop page caches before samples (auto: before buffered workloads, as root)",
-)
-@click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)
-@click.option(
-    "--json",
-    "json_out",
-    type=click.Path(path_type=Path),
-    metavar="FILE",
-    help="also write the run as JSON (rewritten after every sample)",
-)
-@click.option("--keep", is_flag=True, help="keep each target's scratch data")
+@run_options
 @click.option("--dry-run", is_flag=True, help="print the plan and the exact fio job files, then exit")
 @click.option("--resume", metavar="RUN", help="finish an interrupted or killed run")
 @click.option(
@@ -163,28 +111,18 @@ def cli(debug: bool) -> None:
     hidden=True,
     help="also write machine-readable progress events (JSON lines) to this file (- for stdout)",
 )
+@click.option("--options-json", hidden=True, help="the run options as one JSON record (how the lab runs the guest)")
 @click.option("--debug", is_flag=True, hidden=True)
 def run(
     target: tuple[str, ...],
-    presets: tuple[str, ...],
-    jobs: tuple[Path, ...],
-    only: tuple[str, ...],
-    baseline: str | None,
-    repeat: int,
-    warmup: int,
-    runtime: float | None,
-    size_text: str | None,
-    seed: int | None,
-    tree_profile: str | None,
-    tarball: Path | None,
-    drop_caches: str,
-    db: Path | None,
-    json_out: Path | None,
-    keep: bool,
     dry_run: bool,
     resume: str | None,
     events_path: Path | None,
+    options_json: str | None,
+    db: Path | None,
+    json_out: Path | None,
     debug: bool,
+    **params: object,
 ) -> None:
     """Compare the storage behind TARGET directories (label=path to name them).
 
@@ -196,72 +134,42 @@ def run(
     mountbench run /mnt/9p /mnt/virtiofs --tree git --only extract --repeat 5 --warmup 1
     """
     if resume:
-        if target or presets or jobs:
+        if target or given_run_options(params) or options_json:
             raise UsageError("--resume takes no targets, presets or job files: the run's own are used")
         _resume(resume, db, json_out, events_path)
         return
+    options = options_from_json(options_json) if options_json else pop_run_options(params)
     fio = find_fio()
-    default_set = not target
-    resolved = targets_mod.resolve_targets(list(target) or targets_mod.default_targets())
-    size = parse_size(size_text) if size_text else None
-    if size is not None and size <= 0:
-        raise UsageError("--size must be positive, e.g. --size 1G")
-    if tarball and tree_profile:
-        raise UsageError("give either --tree or --tarball, not both")
-    tree = {"tarball": str(tarball.expanduser().resolve())} if tarball else None
-    tree = {"profile": tree_profile, "seed": 1} if tree_profile else tree
-    workloads = select(assemble(presets, jobs, size=size, runtime=runtime, tree=tree), only)
-    runners = _runners(fio)
-    _check_workloads(workloads, runners)
-    labels = [t.label for t in resolved]
-    chosen_baseline = baseline or labels[0]
-    if chosen_baseline not in labels:
-        raise UsageError(f"--baseline {chosen_baseline!r} is not a target label; choose one of: {', '.join(labels)}")
-    config = RunConfig(
-        targets=tuple(resolved),
-        workloads=tuple(workloads),
-        repeat=repeat,
-        warmup=warmup,
-        seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
-        baseline=chosen_baseline,
-        drop_caches=drop_caches,
-        keep=keep,
-        extra={
-            "presets": list(presets) or ([] if jobs else ["quick"]),
-            "job_files": [str(p) for p in jobs],
-            "size": size,
-            "runtime": runtime,
-            "tree": tree,
-            "default_targets": default_set,
-        },
-    )
+    request = runrequest.resolve(options, target, fio)
     if dry_run:
-        _dry_run(config, runners)
+        _print_dry_run(request)
         return
-    for notice in check_space(config, lambda w: runners[w.kind]):
+    for notice in check_space(request.targets, request.workloads, request.runner_for):
         err.print(f"note: {notice}")
     with Store(db or default_db_path()) as store:
-        session = Session(config, runners, store, _events(events_path), on_saved=_exporter(store, json_out))
-        host = hostinfo.collect(fio.version) | {"fio_clocksource": _fio_runner(runners).clocksource or "fio's default"}
+        session = _session(request, store, events_path, json_out)
+        clock = getattr(request.runners["fio"], "clocksource", None)
+        host = hostinfo.collect(fio.version) | {"fio_clocksource": clock or "fio's default"}
         _execute(session, store, command=_command_line(), host=host)
 
 
-def _runners(fio: FioInfo, clocksource: str | None = None) -> dict[str, Runner]:
-    return {"fio": FioRunner(fio, clocksource), "tree": TreeRunner()}
-
-
-def _fio_runner(runners: dict[str, Runner]) -> FioRunner:
-    runner = runners["fio"]
-    assert isinstance(runner, FioRunner)
-    return runner
-
-
-def _check_workloads(workloads: list[Workload], runners: dict[str, Runner]) -> None:
-    for kind, runner in runners.items():
-        runner.check([w for w in workloads if w.kind == kind])
-    unknown = {w.kind for w in workloads} - set(runners)
-    if unknown:
-        raise UsageError(f"no runner for workload kind(s) {', '.join(sorted(unknown))}; upgrade mountbench")
+def _session(
+    request: runrequest.RunRequest,
+    store: Store,
+    events_path: Path | None,
+    json_out: Path | None,
+    run_id: str | None = None,
+) -> Session:
+    return Session(
+        request.config,
+        request.targets,
+        request.workloads,
+        request.runners,
+        store,
+        _events(events_path),
+        run_id=run_id,
+        on_saved=_exporter(store, json_out),
+    )
 
 
 def _execute(session: Session, store: Store, *, command: str, host: dict, resume: bool = False) -> None:
@@ -294,25 +202,8 @@ def _resume(run_ref: str, db: Path | None, json_out: Path | None, events_path: P
         run = store.load_run(run_ref)
         if run.status == "complete":
             raise UsageError(f"run {run.id} is complete; nothing to resume ('mountbench show {run.id}' shows it)")
-        fio = find_fio()
-        clock = run.host.get("fio_clocksource")
-        runners = _runners(fio, clock if clock in ("cpu", "clock_gettime") else None)
-        _check_workloads(list(run.workloads), runners)
-        for record in run.targets:
-            targets_mod.resolve_path(record.target.path)
-        config = RunConfig(
-            targets=tuple(r.target for r in run.targets),
-            workloads=run.workloads,
-            repeat=int(run.config["repeat"]),
-            warmup=int(run.config.get("warmup", 0)),
-            seed=int(run.config["seed"]),
-            baseline=run.config["baseline"],
-            drop_caches=run.config.get("drop_caches", "auto"),
-            keep=bool(run.config.get("keep", False)),
-        )
-        session = Session(
-            config, runners, store, _events(events_path), run_id=run.id, on_saved=_exporter(store, json_out)
-        )
+        request = runrequest.from_stored(run, find_fio())
+        session = _session(request, store, events_path, json_out, run_id=run.id)
         _execute(session, store, command=run.command, host=run.host, resume=True)
 
 
@@ -327,42 +218,32 @@ def _exporter(store: Store, json_out: Path | None):
         raise UsageError(f"--json {json_out}: directory {json_out.parent} does not exist; create it first")
 
     def export(run_id: str) -> None:
-        run = store.load_run(run_id)
-        write_document(json_out, make_document([run], _summary_or_none(run)))
+        write_document(json_out, make_document([store.load_run(run_id)]))
 
     return export
 
 
-def _summary_or_none(run: RunData):
-    try:
-        return summarize_runs([run])
-    except UsageError:
-        return None
-
-
-def _dry_run(config: RunConfig, runners: dict[str, Runner]) -> None:
-    session = Session(config, runners, store=None)  # type: ignore[arg-type]
-    session.imagine_targets()
-    session.prepare_all(dry=True)
-    plan = session.plan()
-    total = sum(item.estimate_s for item in plan)
-    measured = sum(not item.warmup for item in plan)
-    warm_text = f", after {len(plan) - measured} warm-ups" if config.warmup else ""
+def _print_dry_run(request: runrequest.RunRequest) -> None:
+    config = request.config
+    dry = plan_dry_run(config, request.targets, request.workloads, request.runners)
+    total = sum(item.estimate_s for item in dry.plan)
+    measured = sum(not item.warmup for item in dry.plan)
+    warm_text = f", after {len(dry.plan) - measured} warm-ups" if config.warmup else ""
     out.print(
-        f"[bold]Plan[/bold]: {len(config.targets)} targets × {len(config.workloads)} workloads × "
+        f"[bold]Plan[/bold]: {len(request.targets)} targets × {len(request.workloads)} workloads × "
         f"{config.repeat} repetitions = {measured} samples{warm_text}, about {format_seconds(total)} of I/O "
         f"(seed {config.seed}, baseline {config.baseline})"
     )
-    for target in config.targets:
-        out.print(f"  target {target.label}: {target.path} (scratch {targets_mod.scratch_name(session.run_id)}/)")
+    for target in request.targets:
+        out.print(f"  target {target.label}: {target.path} (scratch {dry.scratch_names[target.label].name}/)")
     out.print("[bold]Order[/bold] (rounds shuffled by the seed):")
-    for item in plan:
+    for item in dry.plan:
         out.print(
             f"  {item.name}: {item.target} · {item.workload} (≤ {format_seconds(item.estimate_s)})",
             highlight=False,
         )
     out.print("[bold]Job files[/bold] (O_DIRECT is not probed in a dry run):")
-    for (label, _name), prepared in session.prepared.items():
+    for (label, _name), prepared in dry.prepared.items():
         out.print(f"[dim]# {label}[/dim]")
         out.print(prepared.text, markup=False, highlight=False)
         for caveat in prepared.caveats:
@@ -424,13 +305,8 @@ def presets() -> None:
 
 
 def describe_workload(workload: Workload) -> str:
-    """One line on what a workload does: the fio options that matter, or the tree action."""
-    if workload.kind == "tree":
-        tree = workload.spec["tree"]
-        return f"{workload.title} on tree {tree.get('profile') or tree.get('tarball')}"
-    job = FioJob.from_spec(workload.spec)
-    keys = ("rw", "bs", "iodepth", "numjobs", "size", "filesize", "nrfiles", "runtime", "direct", "ioengine")
-    return " ".join(f"{key}={job.get(key)}" for key in keys if job.get(key) is not None)
+    """One line on what a workload does, as its kind described it."""
+    return workload.description.summary
 
 
 # --- probe ------------------------------------------------------------------------------
@@ -546,84 +422,50 @@ def _write_or_print(text: str, path: Path | None) -> None:
     metavar="SPEC",
     help="KIND[:opt=val,...]: 9p, virtiofs, sshfs, disk, guest-tmpfs (repeatable; default: a set of six)",
 )
-@click.option("--preset", "presets", multiple=True, metavar="NAME", help="named suite (repeatable; default quick)")
-@click.option("--job", "jobs", multiple=True, type=click.Path(path_type=Path), metavar="FILE", help="fio job file")
-@click.option("--only", multiple=True, metavar="PATTERN", help="keep only matching workloads")
-@click.option("--tree", "tree_profile", type=click.Choice(sorted(PROFILES)), help="tree for tree workloads")
-@click.option("--repeat", default=3, show_default=True, type=click.IntRange(1, 1000))
-@click.option("--warmup", default=0, show_default=True, type=click.IntRange(0, 100), help="rounds thrown away first")
-@click.option("--runtime", type=click.FloatRange(min=0.1), metavar="SECONDS")
-@click.option("--size", "size_text", metavar="SIZE")
-@click.option("--seed", type=int)
-@click.option("--baseline", metavar="LABEL", help="default: the guest-tmpfs mount")
+@run_options
 @click.option("--accel", type=click.Choice(["auto", "kvm", "tcg"]), default="auto", show_default=True)
 @click.option("--cpus", default=2, show_default=True, type=click.IntRange(1, 64))
 @click.option("--memory", default="1G", show_default=True)
 @click.option("--kernel", type=click.Path(exists=True, dir_okay=False), help="bzImage (default: /boot/vmlinuz-*)")
 @click.option("--keep-guest", is_flag=True, help="keep images, sockets and logs afterwards")
-@click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)
-@click.option("--json", "json_out", type=click.Path(path_type=Path), metavar="FILE")
 @click.option("--debug", is_flag=True, hidden=True)
 def lab(
-    mounts,
-    presets,
-    jobs,
-    only,
-    tree_profile,
-    repeat,
-    warmup,
-    runtime,
-    size_text,
-    seed,
-    baseline,
-    accel,
-    cpus,
-    memory,
-    kernel,
-    keep_guest,
-    db,
-    json_out,
-    debug,
+    mounts: tuple[str, ...],
+    accel: str,
+    cpus: int,
+    memory: str,
+    kernel: str | None,
+    keep_guest: bool,
+    db: Path | None,
+    json_out: Path | None,
+    debug: bool,
+    **params: object,
 ) -> None:
     """Compare VM shared folders and virtual disks in a throwaway QEMU guest.
+
+    The run options (--preset, --job, --repeat, ...) are those of 'mountbench run' and
+    go to the guest's run as they are; --baseline names a mount (default: guest-tmpfs).
 
     \b
     mountbench lab                                   9p, 9p cache=loose, virtiofs, sshfs, disk, guest-tmpfs
     mountbench lab --mount 9p:cache=loose --mount virtiofs:cache=always --preset tree --tree git
     mountbench lab --mount disk:format=qcow2,cache=writeback --mount disk:cache=none --preset nine --size 1G
     """
-    from mountbench.lab import DEFAULT_MOUNTS
     from mountbench.labrun import LabOptions, check_prerequisites, lab_specs, lab_timeout, run_lab
 
-    lab_specs(mounts)  # bad specs fail here, before anything boots
+    specs = lab_specs(mounts)  # bad specs fail here, before anything boots
     check_prerequisites()
-
-    run_args: list[str] = ["--repeat", str(repeat), "--warmup", str(warmup)]
-    for name in presets:
-        load_preset(name)  # unknown presets fail here, before anything boots
-        run_args += ["--preset", name]
-    for job in jobs:
-        run_args += ["--job", str(job.expanduser().resolve())]
-    run_args += [arg for pattern in only for arg in ("--only", pattern)]
-    if tree_profile:
-        run_args += ["--tree", tree_profile]
-    if runtime:
-        run_args += ["--runtime", str(runtime)]
-    if size_text:
-        parse_size(size_text)
-        run_args += ["--size", size_text]
-    if seed is not None:
-        run_args += ["--seed", str(seed)]
-    workloads = select(assemble(presets, [j.expanduser() for j in jobs]), only)
-    _check_workloads(workloads, _runners(find_fio()))
-    timeout = lab_timeout(workloads, repeat + warmup, len(mounts) or len(DEFAULT_MOUNTS))
-    options = LabOptions(tuple(mounts), tuple(run_args), baseline, accel, cpus, memory, kernel, keep_guest, timeout)
+    options = pop_run_options(params)
+    workloads = workloads_mod.from_options(options)  # unknown presets and bad job files fail here too
+    runrequest.check_workloads(workloads, make_runners({w.kind for w in workloads}, RunnerSetup(find_fio())))
+    timeout = lab_timeout(workloads, options.repeat + options.warmup, len(specs))
+    lab_options = LabOptions(tuple(mounts), options, accel, cpus, memory, kernel, keep_guest, timeout)
     err.print("booting the lab guest (under TCG this takes a minute)...")
-    run, stopped = run_lab(options, on_output=lambda line: err.print(line, markup=False, highlight=False))
+    run, stopped = run_lab(lab_options, on_output=lambda line: err.print(line, markup=False, highlight=False))
     with Store(db or default_db_path()) as store:
         store.import_run(run)
         if json_out:
-            write_document(json_out.expanduser(), make_document([run], _summary_or_none(run)))
+            write_document(json_out.expanduser(), make_document([run]))
     if run.samples:
         out.print(render_summary(summarize_runs([run]), [run]))
     if stopped:
@@ -649,7 +491,7 @@ def doctor(target: tuple[str, ...], lab_checks: bool) -> None:
     try:
         fio = find_fio()
         report("fio", True, f"{fio.version} at {fio.path}")
-        engines = FioRunner(fio).engines
+        engines = fio_engines(fio.path)
         report(
             "fio libaio engine",
             "libaio" in engines or sys.platform != "linux",
@@ -677,8 +519,7 @@ def doctor(target: tuple[str, ...], lab_checks: bool) -> None:
             report("lab", True, "QEMU, kernel, busybox, virtiofsd, sshd and sshfs found")
     out.print(table)
     if problems:
-        out.print(f"{problems} problem(s) found")
-        sys.exit(1)
+        raise ChecksFailed(f"{problems} problem(s) found; the fix for each is in the table above")
     out.print("all checks passed")
 
 

@@ -23,7 +23,6 @@ from mountbench.store import Store, default_db_path
 
 if TYPE_CHECKING:
     from mountbench.report.content import Report
-    from mountbench.summary import RunSummary
 
 DB_HELP = "results database (default: $MOUNTBENCH_DB or the user data dir)"
 FORMATS = ("md", "html", "csv", "json")
@@ -103,7 +102,7 @@ def report(
     elif fmt == "csv":
         _write_csv(built, out, samples)
     else:
-        document = make_document(list(built.runs), built.summary)  # the runs as relabelled in the summary
+        document = make_document(list(built.runs), summary=built.summary)  # runs relabelled as in the summary
         if out is None:
             click.echo(json.dumps(document, indent=1))
         else:
@@ -122,7 +121,7 @@ def export(run_refs: tuple[str, ...], out: Path, no_raw: bool, db: Path | None, 
     out = check_out_path(out)
     with Store(db or default_db_path()) as store:
         runs = _dedupe([store.load_run(ref, with_raw=not no_raw) for ref in run_refs])
-    write_document(out, make_document(runs, _summary_or_none(runs), with_raw=not no_raw))
+    write_document(out, make_document(runs, with_raw=not no_raw))
     samples = sum(len(run.samples) for run in runs)
     click.echo(f"exported {len(runs)} run(s), {samples} samples, to {out}")
 
@@ -168,15 +167,6 @@ def _dedupe(runs: Sequence[RunData]) -> list[RunData]:
     return list(seen.values())
 
 
-def _summary_or_none(runs: Sequence[RunData]) -> RunSummary | None:
-    from mountbench.report.content import build_report
-
-    try:
-        return build_report(runs).summary
-    except UsageError:
-        return None
-
-
 def _format_from_suffix(out: Path | None) -> str:
     if out is None:
         return "md"
@@ -220,12 +210,13 @@ def _emit(text: str, out: Path | None) -> None:
 
 
 def _write_markdown(built: Report, out: Path | None, chart_format: str) -> None:
-    from mountbench.report import charts as charts_mod
     from mountbench.report.markdown import render_markdown
 
-    if out is None:
+    if out is None:  # no charts: matplotlib is not even imported
         click.echo(render_markdown(built), nl=False)
         return
+    from mountbench.report import charts as charts_mod
+
     written = charts_mod.write_charts(built, out.parent, out.stem, chart_format)
     write_text(out, render_markdown(built, {chart.key: path.name for chart, path in written}))
     _note(f"wrote {out} and {len(written)} chart(s) next to it ({out.stem}-*.{chart_format})")

@@ -35,3 +35,9 @@ class ToolMissing(MountbenchError):
 
 class StoreError(MountbenchError):
     """The results database cannot be opened, is newer than this version, or lacks a run."""
+
+
+class ChecksFailed(MountbenchError):
+    """`doctor` found problems; each was printed with its fix."""
+
+    exit_code = ExitCode.FAILURE

@@ -13,8 +13,8 @@ import shutil
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -23,7 +23,7 @@ import psutil
 from mountbench import caches
 from mountbench import targets as targets_mod
 from mountbench.errors import MountbenchError, TargetError
-from mountbench.model import PlanItem, Sample, Target, TargetInfo, TargetRecord, Workload
+from mountbench.model import PlanItem, RunConfig, Sample, Target, TargetRecord, Workload
 from mountbench.plan import build_plan, pending_items, remaining_estimate
 from mountbench.runners.base import Prepared, Runner, RunSettings, TargetContext, WorkloadFailed
 from mountbench.store import Store
@@ -36,33 +36,6 @@ class Interrupted(MountbenchError):
     def __init__(self, run_id: str) -> None:
         super().__init__(f"interrupted; finished samples are kept. Resume with: mountbench run --resume {run_id}")
         self.run_id = run_id
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    """Everything needed to (re)build a run's plan; stored with the run for --resume."""
-
-    targets: tuple[Target, ...]
-    workloads: tuple[Workload, ...]
-    repeat: int
-    seed: int
-    baseline: str
-    drop_caches: str = "auto"
-    keep: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)  # presets, job files, overrides: for the record
-    warmup: int = 0  # rounds run before the measured ones, their numbers thrown away
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "targets": [{"label": t.label, "path": t.path} for t in self.targets],
-            "repeat": self.repeat,
-            "seed": self.seed,
-            "baseline": self.baseline,
-            "drop_caches": self.drop_caches,
-            "keep": self.keep,
-            "warmup": self.warmup,
-            **self.extra,
-        }
 
 
 class Events(Protocol):
@@ -93,7 +66,9 @@ def new_run_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
 
 
-def check_space(config: RunConfig, runner_for: Callable[[Workload], Runner]) -> list[str]:
+def check_space(
+    targets: Sequence[Target], workloads: Sequence[Workload], runner_for: Callable[[Workload], Runner]
+) -> list[str]:
     """Refuse, before any write, a filesystem whose free space cannot hold the working
     sets of all the targets on it (two targets on one disk share its free space).
 
@@ -101,12 +76,12 @@ def check_space(config: RunConfig, runner_for: Callable[[Workload], Runner]) -> 
     notices = []
     per_target: dict[str, int] = {}
     unknown = []
-    for workload in config.workloads:
+    for workload in workloads:
         if runner_for(workload).space_needed(workload)[1] is None:
             unknown.append(workload.name)
-    for target in config.targets:
+    for target in targets:
         groups: dict[str, int] = defaultdict(int)
-        for workload in config.workloads:
+        for workload in workloads:
             group, needed = runner_for(workload).space_needed(workload)
             if needed is not None:
                 groups[group] = max(groups[group], needed)
@@ -114,7 +89,7 @@ def check_space(config: RunConfig, runner_for: Callable[[Workload], Runner]) -> 
         if unknown:
             notices.append(f"{target.label}: space needed by {', '.join(unknown)} unknown; not checked")
     by_device: dict[int, list[Target]] = defaultdict(list)
-    for target in config.targets:
+    for target in targets:
         by_device[os.stat(target.path).st_dev].append(target)
     for sharing in by_device.values():
         usage = shutil.disk_usage(sharing[0].path)
@@ -138,6 +113,8 @@ class Session:
     def __init__(
         self,
         config: RunConfig,
+        targets: Sequence[Target],
+        workloads: Sequence[Workload],
         runners: dict[str, Runner],
         store: Store,
         events: Events | None = None,
@@ -145,6 +122,8 @@ class Session:
         on_saved: Callable[[str], None] | None = None,
     ) -> None:
         self.config = config
+        self.targets = tuple(targets)
+        self.workloads = tuple(workloads)
         self.runners = runners
         self.store = store
         self.events = events or NullEvents()
@@ -166,7 +145,7 @@ class Session:
     def ready_targets(self) -> None:
         """Create each scratch directory and inspect the target; undo all on failure."""
         try:
-            for target in self.config.targets:
+            for target in self.targets:
                 scratch = targets_mod.create_scratch(target, self.run_id)
                 try:
                     lock = targets_mod.lock_scratch(scratch, self.run_id)
@@ -184,47 +163,13 @@ class Session:
             self.remove_scratch()  # even with --keep: nothing ran, nothing worth keeping
             raise
 
-    def imagine_targets(self) -> None:
-        """For --dry-run: contexts as they would be, without writing anything.
-        O_DIRECT is not probed, so jobs are shown as they run where it is accepted."""
-        for target in self.config.targets:
-            mount = targets_mod.find_mount(Path(target.path))
-            free = shutil.disk_usage(target.path)
-            info = TargetInfo(
-                mount.fstype,
-                mount.mount_point,
-                mount.source,
-                mount.options,
-                free.free,
-                free.total,
-                True,
-                "not probed (dry run)",
-            )
-            scratch = Path(target.path) / targets_mod.scratch_name(self.run_id)
-            self.contexts[target.label] = TargetContext(target, info, scratch)
-
-    def prepare_all(self, *, dry: bool = False) -> None:
-        ram = psutil.virtual_memory().total
-        if dry:
-            workdir = Path(tempfile.gettempdir()) / f"mountbench-{self.run_id}"
-        else:
-            workdir = self.workdir = Path(tempfile.mkdtemp(prefix=f"mountbench-{self.run_id}-"))
-        self.settings = RunSettings(ram_bytes=ram, workdir=workdir)
-        for label, ctx in self.contexts.items():
-            for workload in self.config.workloads:
-                prepared = self.runner_for(workload).prepare(workload, ctx, self.settings)
-                self.prepared[(label, workload.name)] = prepared
+    def prepare_all(self) -> None:
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"mountbench-{self.run_id}-"))
+        self.settings = RunSettings(ram_bytes=psutil.virtual_memory().total, workdir=self.workdir)
+        self.prepared = prepare_items(self.contexts, self.workloads, self.runners, self.settings)
 
     def plan(self) -> list[PlanItem]:
-        estimates = {key: p.estimate_s for key, p in self.prepared.items()}
-        return build_plan(
-            [t.label for t in self.config.targets],
-            [w.name for w in self.config.workloads],
-            self.config.repeat,
-            self.config.seed,
-            estimates,
-            self.config.warmup,
-        )
+        return plan_items(self.config, self.targets, self.workloads, self.prepared)
 
     # --- the loop ----------------------------------------------------------------
 
@@ -241,10 +186,10 @@ class Session:
             self.store.create_run(
                 self.run_id,
                 command,
-                self.config.to_dict(),
+                self.config,
                 host or {},
                 [TargetRecord(ctx.target, ctx.info) for ctx in self.contexts.values()],
-                list(self.config.workloads),
+                list(self.workloads),
             )
         pending = pending_items(plan, done)
         self.events.on_start(self.run_id, plan, pending)
@@ -358,3 +303,66 @@ class Session:
             if not removed and scratch.exists():
                 self.notices.append(f"could not remove {scratch} ({why}); delete it by hand")
         self.scratch_dirs = [s for s in self.scratch_dirs if s.exists()]
+
+
+# --- planning, shared by a real run and --dry-run ----------------------------------------------
+
+
+def prepare_items(
+    contexts: Mapping[str, TargetContext],
+    workloads: Sequence[Workload],
+    runners: Mapping[str, Runner],
+    settings: RunSettings,
+) -> dict[tuple[str, str], Prepared]:
+    """Every workload made concrete for every target: (target label, workload name) -> Prepared."""
+    return {
+        (label, workload.name): runners[workload.kind].prepare(workload, ctx, settings)
+        for label, ctx in contexts.items()
+        for workload in workloads
+    }
+
+
+def plan_items(
+    config: RunConfig,
+    targets: Sequence[Target],
+    workloads: Sequence[Workload],
+    prepared: Mapping[tuple[str, str], Prepared],
+) -> list[PlanItem]:
+    estimates = {key: p.estimate_s for key, p in prepared.items()}
+    return build_plan(
+        [t.label for t in targets],
+        [w.name for w in workloads],
+        config.repeat,
+        config.seed,
+        estimates,
+        config.warmup,
+    )
+
+
+@dataclass(frozen=True)
+class DryRun:
+    """What a run would do, worked out without writing anything (--dry-run)."""
+
+    run_id: str
+    plan: list[PlanItem]
+    prepared: dict[tuple[str, str], Prepared]
+    scratch_names: dict[str, Path]  # target label -> the scratch directory it would get
+
+
+def plan_dry_run(
+    config: RunConfig, targets: Sequence[Target], workloads: Sequence[Workload], runners: Mapping[str, Runner]
+) -> DryRun:
+    """The plan and the exact job files a run would use. Targets are inspected without
+    writing (O_DIRECT is not probed, so jobs show as they run where it is accepted)."""
+    run_id = new_run_id()
+    contexts = {t.label: targets_mod.imagine_context(t, run_id) for t in targets}
+    settings = RunSettings(
+        ram_bytes=psutil.virtual_memory().total, workdir=Path(tempfile.gettempdir()) / f"mountbench-{run_id}"
+    )
+    prepared = prepare_items(contexts, workloads, runners, settings)
+    return DryRun(
+        run_id=run_id,
+        plan=plan_items(config, targets, workloads, prepared),
+        prepared=prepared,
+        scratch_names={label: ctx.scratch for label, ctx in contexts.items()},
+    )

@@ -11,6 +11,7 @@ those events to measure the serving processes (hostcost).
 from __future__ import annotations
 
 import dataclasses
+import json
 import shlex
 import sys
 from collections.abc import Callable, Sequence
@@ -18,10 +19,10 @@ from typing import Any
 
 from mountbench import hostinfo, model
 from mountbench.errors import ExitCode, MountbenchError, ToolMissing, UsageError
-from mountbench.fiojob import FioJob, duration_bound_s
 from mountbench.hostcost import HostCost
 from mountbench.lab import DEFAULT_MOUNTS, Guest, LabTimeout, MountSpec, check_lab_prerequisites, parse_mount_spec
-from mountbench.model import Caveat, RunData, Sample, Target, TargetRecord, Workload
+from mountbench.model import Caveat, LabFacts, RunData, RunOptions, Sample, Target, TargetRecord, Workload
+from mountbench.records.codec import options_to_dict
 from mountbench.records.events import parse_event
 from mountbench.records.export import read_document
 
@@ -31,8 +32,7 @@ GIB = 1024**3
 @dataclasses.dataclass(frozen=True)
 class LabOptions:
     mounts: tuple[str, ...]
-    run_args: tuple[str, ...]  # passed to the guest's `mountbench run` (presets, jobs, repeat, ...)
-    baseline: str | None
+    run: RunOptions  # what the guest's `mountbench run` is asked, as the host was (baseline: a mount)
     accel: str = "auto"
     cpus: int = 2
     memory: str = "1G"
@@ -63,8 +63,7 @@ def lab_timeout(workloads: Sequence[Workload], repeat: int, mounts: int) -> floa
     emulation, three times over, plus the boot."""
     per_round = 0.0
     for workload in workloads:
-        bound = duration_bound_s(FioJob.from_spec(workload.spec)) if workload.kind == "fio" else None
-        per_round += (bound or 60.0) + 30.0
+        per_round += (workload.description.duration_bound_s or 60.0) + 30.0
     return 600.0 + 3 * per_round * repeat * mounts
 
 
@@ -85,12 +84,14 @@ def check_prerequisites() -> None:
         raise ToolMissing(f"{problem}; {fix}{more}")
 
 
-def guest_command(guest: Guest, run_args: Sequence[str], baseline_slug: str) -> str:
-    """The shell command the guest runs: the host's own mountbench on every ready mount."""
+def guest_command(guest: Guest, options: RunOptions, baseline_slug: str) -> str:
+    """The shell command the guest runs: the host's own mountbench on every ready mount,
+    with the host's run options handed over whole (--options-json)."""
     targets = [f"{m.slug}={m.guest_path}" for m in guest.mounts if not m.guest_error]
+    guest_options = dataclasses.replace(options, baseline=baseline_slug)
     argv = [
-        sys.executable, "-m", "mountbench", "run", *targets, *run_args,
-        "--baseline", baseline_slug,
+        sys.executable, "-m", "mountbench", "run", *targets,
+        "--options-json", json.dumps(options_to_dict(guest_options)),
         "--db", "/tmp/mountbench-lab.sqlite",
         "--json", f"{guest.guest_results}/run.json",
         "--events", "-",
@@ -112,7 +113,7 @@ def run_lab(options: LabOptions, on_output: Callable[[str], None]) -> tuple[RunD
     """Boot, run, measure, bring home. Raises on bad input before anything boots. When the
     guest run is stopped early, the samples it finished still come home, with the reason."""
     specs = lab_specs(options.mounts)
-    baseline_spec = _baseline(specs, options.baseline)
+    baseline_spec = _baseline(specs, options.run.baseline)
     check_prerequisites()
     cost = HostCost()
     extra: dict[tuple[str, str, int], dict[str, float]] = {}
@@ -147,7 +148,7 @@ def run_lab(options: LabOptions, on_output: Callable[[str], None]) -> tuple[RunD
         status: int | None = None
         try:
             status = guest.run_in_guest(
-                guest_command(guest, options.run_args, guest_baseline), on_line=on_line,
+                guest_command(guest, options.run, guest_baseline), on_line=on_line,
                 timeout=options.timeout_s,
             )  # fmt: skip
         except KeyboardInterrupt:
@@ -221,7 +222,7 @@ def _bring_home(
     targets = [
         TargetRecord(Target(label.get(r.target.label, r.target.label), r.target.path), r.info) for r in run.targets
     ]
-    repeat = int(run.config.get("repeat", 1))
+    repeat = run.config.repeat
     for mount in mounts.values():
         if mount["error"]:
             targets.append(TargetRecord(Target(mount["label"], mount["guest_path"]), None))
@@ -231,7 +232,7 @@ def _bring_home(
                            error=f"mount failed in the guest: {mount['error']}")
                     for r in range(repeat)
                 ]  # fmt: skip
-    config = {**run.config, "baseline": baseline_label, "lab": lab}
+    config = dataclasses.replace(run.config, baseline=baseline_label, lab=lab_facts(lab))
     lab_host = hostinfo.collect()
     host = {**run.host, "hostname": f"lab guest on {lab_host['hostname']}", "lab_host": lab_host}
     return dataclasses.replace(
@@ -241,4 +242,14 @@ def _bring_home(
         config=config,
         host=host,
         command=shlex.join(["mountbench", *sys.argv[1:]]),
+    )
+
+
+def lab_facts(described: dict[str, Any]) -> LabFacts:
+    """Guest.describe()'s facts as the typed record stored with the run."""
+    fields = {f.name for f in dataclasses.fields(LabFacts)} - {"boot", "mounts"}
+    return LabFacts(
+        **{name: described.get(name) for name in fields},
+        boot=dict(described.get("boot") or {}),
+        mounts=tuple(dict(m) for m in described.get("mounts") or ()),
     )

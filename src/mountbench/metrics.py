@@ -5,12 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from mountbench.errors import UsageError
-from mountbench.fiojob import FioJob
 from mountbench.model import Workload
-from mountbench.units import parse_size
-
-SEQUENTIAL_MIN_BS = 64 * 1024  # at or above this block size bandwidth is the headline
 
 
 @dataclass(frozen=True)
@@ -67,27 +62,6 @@ def metric_matches(alias: str, metric: str) -> bool:
 
 
 def headline_metrics(workload: Workload, available: Iterable[str]) -> list[str]:
-    """The one number per direction people quote: bandwidth for large sequential
-    blocks, IOPS otherwise; a workload's own headline when it declares one."""
+    """The numbers people quote for a workload (its kind chose them, kinds/): those present."""
     present = set(available)
-    declared = workload.spec.get("headline")
-    if declared:
-        return [m for m in declared if m in present]
-    bw_first = _is_large_block(workload)
-    chosen = []
-    for direction in ("read", "write", "trim"):
-        preferred = f"{direction}.bw" if bw_first else f"{direction}.iops"
-        if preferred in present:
-            chosen.append(preferred)
-    return chosen
-
-
-def _is_large_block(workload: Workload) -> bool:
-    if workload.kind != "fio":
-        return False
-    job = FioJob.from_spec(workload.spec)
-    bs = (job.get("bs") or job.get("blocksize") or "4k").split(",")[0]
-    try:
-        return parse_size(bs) >= SEQUENTIAL_MIN_BS
-    except UsageError:  # a range or a variable: IOPS is the safer headline
-        return False
+    return [m for m in workload.description.headline if m in present]

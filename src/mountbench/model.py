@@ -67,11 +67,81 @@ class TargetInfo:
 
 
 @dataclass(frozen=True)
+class SweepPoint:
+    """Where a workload sits in a sweep: the workloads of one ``group`` differ in
+    ``option`` alone. ``generated`` sweeps come from --sweep or a preset that declares
+    one; the others were recognised in a job file whose sections differ in that option only."""
+
+    group: str
+    option: str  # "bs", "iodepth", "numjobs", "size"
+    value: str  # as written, e.g. "64k"
+    number: float  # for ordering and axes, e.g. 65536
+    generated: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SweepPoint:
+        return cls(str(data["group"]), str(data["option"]), str(data["value"]), float(data["number"]),
+                   bool(data.get("generated", True)))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Description:
+    """What a workload is, worked out once by its kind (kinds/) when the workload is
+    created, and carried with it: reports, statistics and the planner read this and
+    never re-derive it from engine options."""
+
+    summary: str  # the settings people quote, one line
+    options: tuple[str, ...] = ()  # every option as given, one per entry
+    headline: tuple[str, ...] = ()  # metric names people quote, best first (those present are shown)
+    directions: tuple[str, ...] = ()  # "read", "write", "trim": what the workload moves
+    block_size: int | None = None  # bytes, when there is one plain block size
+    percentiles: tuple[float, ...] = ()  # a percentile list long enough to ask for the percentile view
+    duration_bound_s: float | None = None  # upper bound of one sample's timed part; None: unbounded
+    space_group: str = ""  # workloads of one group share their files on a target
+    space_bytes: int | None = None  # bytes laid out on a target; None: unknown
+    sweep: SweepPoint | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dict(self.__dict__)
+        data["sweep"] = self.sweep.to_dict() if self.sweep else None
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Description:
+        sweep = data.get("sweep")
+        return cls(
+            summary=str(data.get("summary", "")),
+            options=tuple(map(str, data.get("options", ()))),
+            headline=tuple(map(str, data.get("headline", ()))),
+            directions=tuple(map(str, data.get("directions", ()))),
+            block_size=_int_or_none(data.get("block_size")),
+            percentiles=tuple(float(p) for p in data.get("percentiles", ())),
+            duration_bound_s=_float_or_none(data.get("duration_bound_s")),
+            space_group=str(data.get("space_group", "")),
+            space_bytes=_int_or_none(data.get("space_bytes")),
+            sweep=SweepPoint.from_dict(sweep) if sweep else None,
+        )
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _float_or_none(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+@dataclass(frozen=True)
 class Workload:
     """One named unit of work run against every target.
 
-    ``kind`` selects the runner ("fio" here; other runners add kinds). ``spec``
-    is the runner's JSON-safe description (for fio: the option list of one job).
+    ``kind`` names the module in kinds/ that owns it; ``spec`` is that kind's
+    JSON-safe definition (for fio: the option list of one job). ``description`` is
+    computed by the kind when the workload is created (also for workloads read from
+    runs stored by versions that did not record one).
     """
 
     name: str
@@ -79,6 +149,13 @@ class Workload:
     title: str
     source: str  # "preset:quick", "job:/path/to/file.fio"
     spec: dict[str, Any] = field(hash=False, compare=False)
+    description: Description = field(default=None, hash=False, compare=False)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.description is None:
+            from mountbench.kinds import describe  # the kinds import this module
+
+            object.__setattr__(self, "description", describe(self))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -87,11 +164,20 @@ class Workload:
             "title": self.title,
             "source": self.source,
             "spec": self.spec,
+            "description": self.description.to_dict(),
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Workload:
-        return cls(data["name"], data["kind"], data["title"], data["source"], data["spec"])
+        described = data.get("description")
+        return cls(
+            data["name"],
+            data["kind"],
+            data["title"],
+            data["source"],
+            data["spec"],
+            Description.from_dict(described) if isinstance(described, dict) else None,  # type: ignore[arg-type]
+        )
 
 
 WARMUP_BASE = -1000  # warm-up k (0-based) is round WARMUP_BASE + k: below every stored round
@@ -151,7 +237,7 @@ class RunData:
     finished_at: float | None
     status: str  # running | complete | interrupted | failed
     command: str
-    config: dict[str, Any] = field(hash=False, compare=False)
+    config: RunConfig = field(hash=False, compare=False)
     host: dict[str, Any] = field(hash=False, compare=False)
     targets: tuple[TargetRecord, ...] = ()
     workloads: tuple[Workload, ...] = ()
@@ -165,3 +251,111 @@ class RunData:
             if workload.name == name:
                 return workload
         raise KeyError(name)
+
+
+# --- how a run is configured ----------------------------------------------------------------
+
+DROP_MODES = ("auto", "always", "never")
+
+
+@dataclass(frozen=True)
+class TreeChoice:
+    """The tree that tree workloads use: a generated profile, or the user's tarball."""
+
+    profile: str | None = None
+    seed: int = 1
+    tarball: str | None = None
+
+    def spec(self) -> dict[str, Any]:
+        """The JSON form a tree workload's spec carries."""
+        if self.tarball:
+            return {"tarball": self.tarball}
+        return {"profile": self.profile, "seed": self.seed}
+
+    @classmethod
+    def from_spec(cls, data: dict[str, Any] | None) -> TreeChoice | None:
+        if not data:
+            return None
+        if data.get("tarball"):
+            return cls(tarball=str(data["tarball"]))
+        return cls(profile=str(data.get("profile") or "git"), seed=int(data.get("seed", 1)))
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What the user asked for, as given: one definition shared by `run` and `lab`
+    (one set of click options, cli_options.py). The lab hands it to the guest as JSON."""
+
+    presets: tuple[str, ...] = ()
+    job_files: tuple[str, ...] = ()  # absolute paths
+    only: tuple[str, ...] = ()
+    tree: TreeChoice | None = None
+    repeat: int = 3
+    warmup: int = 0
+    runtime: float | None = None  # seconds, every fio job
+    size: int | None = None  # bytes, the largest job of each suite
+    seed: int | None = None  # None: chosen at random when the run starts, then recorded
+    baseline: str | None = None
+    drop_caches: str = "auto"
+    keep: bool = False
+
+
+@dataclass(frozen=True)
+class LabFacts:
+    """How a `mountbench lab` guest was made (stored with the run it produced)."""
+
+    accel: str | None = None
+    accel_reason: str | None = None
+    emulated: bool | None = None
+    kernel: str | None = None
+    kernel_image: str | None = None
+    qemu: str | None = None
+    cpus: int | None = None
+    memory_mib: int | None = None
+    root: str | None = None
+    root_server: str | None = None
+    boot: dict[str, float | None] = field(default_factory=dict)
+    mounts: tuple[dict[str, Any], ...] = ()
+
+
+CONFIG_VERSION = 2  # 1: the untyped dict of mountbench 0.1 (no "version" key)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """How a run was made, resolved (seed chosen, baseline named): stored with the run,
+    enough to resume it, and what reports state about it. Read and written only through
+    records.codec (config_to_dict / config_from_dict), which migrates older versions."""
+
+    repeat: int
+    seed: int
+    baseline: str
+    warmup: int = 0
+    drop_caches: str = "auto"
+    keep: bool = False
+    presets: tuple[str, ...] = ()
+    job_files: tuple[str, ...] = ()
+    only: tuple[str, ...] = ()
+    size: int | None = None
+    runtime: float | None = None
+    tree: TreeChoice | None = None
+    default_targets: bool = False  # no target was given: this directory against RAM
+    lab: LabFacts | None = None
+
+    @classmethod
+    def from_options(cls, options: RunOptions, *, seed: int, baseline: str, default_targets: bool) -> RunConfig:
+        return cls(
+            repeat=options.repeat,
+            seed=seed,
+            baseline=baseline,
+            warmup=options.warmup,
+            drop_caches=options.drop_caches,
+            keep=options.keep,
+            presets=options.presets,
+            job_files=options.job_files,
+            only=options.only,
+            size=options.size,
+            runtime=options.runtime,
+            tree=options.tree,
+            default_targets=default_targets,
+        )

@@ -122,10 +122,11 @@ def compare(baseline: Sequence[float], values: Sequence[float], level: float = C
     if se == 0:
         exact = diff != 0
         return Comparison(ratio, ratio, ratio, 0.0 if exact else 1.0, exact)
-    from scipy import stats as sps  # imported here: scipy takes seconds to import in a lab guest
+    # scipy.special, not scipy.stats: the same Student t functions at a fraction of the import time
+    from scipy.special import stdtr, stdtrit
 
     df = (var_b / n_b + var_v / n_v) ** 2 / ((var_b / n_b) ** 2 / (n_b - 1) + (var_v / n_v) ** 2 / (n_v - 1))
-    t_crit = float(sps.t.ppf(0.5 + level / 2, df))
-    p_value = float(2 * sps.t.sf(abs(diff) / se, df))
+    t_crit = float(stdtrit(df, 0.5 + level / 2))
+    p_value = float(2 * stdtr(df, -abs(diff) / se))
     low, high = math.exp(diff - t_crit * se), math.exp(diff + t_crit * se)
     return Comparison(ratio, low, high, p_value, significant=not (low <= 1.0 <= high))

@@ -158,8 +158,8 @@ def _target_columns(runs: Sequence[RunData]) -> list[str]:
 
 def _configured_baseline(runs: Sequence[RunData]) -> str | None:
     for run in runs:
-        if run.config.get("baseline"):
-            return run.config["baseline"]
+        if run.config.baseline:
+            return run.config.baseline
     return None
 
 

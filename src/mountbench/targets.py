@@ -18,6 +18,7 @@ from pathlib import Path
 
 from mountbench.errors import TargetError, UsageError
 from mountbench.model import Target, TargetInfo
+from mountbench.runners.base import TargetContext
 
 SCRATCH_PREFIX = ".mountbench-"
 MARKER = ".mountbench-scratch"
@@ -239,20 +240,8 @@ def probe_odirect(directory: Path) -> tuple[bool, str]:
 
 
 def inspect_target(target: Target, scratch: Path) -> TargetInfo:
-    path = Path(target.path)
-    mount = find_mount(path)
-    usage = shutil.disk_usage(scratch)
     odirect, detail = probe_odirect(scratch)
-    return TargetInfo(
-        fstype=mount.fstype,
-        mount_point=mount.mount_point,
-        mount_source=mount.source,
-        mount_options=mount.options,
-        free_bytes=usage.free,
-        total_bytes=usage.total,
-        odirect=odirect,
-        odirect_detail=detail,
-    )
+    return target_info(Path(target.path), scratch, odirect, detail)
 
 
 def _errno_text(exc: OSError) -> str:
@@ -268,3 +257,28 @@ def default_targets() -> list[str]:
     if ram and Path(ram).resolve() != Path(cwd).resolve():
         args.insert(0, ram)
     return args
+
+
+def target_info(path: Path, usage_path: Path, odirect: bool, odirect_detail: str) -> TargetInfo:
+    """The one place a TargetInfo is made: the mount holding ``path``, the space free at
+    ``usage_path``, and what the O_DIRECT probe found (or why it was not run)."""
+    mount = find_mount(path)
+    usage = shutil.disk_usage(usage_path)
+    return TargetInfo(
+        fstype=mount.fstype,
+        mount_point=mount.mount_point,
+        mount_source=mount.source,
+        mount_options=mount.options,
+        free_bytes=usage.free,
+        total_bytes=usage.total,
+        odirect=odirect,
+        odirect_detail=odirect_detail,
+    )
+
+
+def imagine_context(target: Target, run_id: str) -> TargetContext:
+    """A target as a run would see it, without writing anything (--dry-run): O_DIRECT is
+    not probed, so jobs are shown as they run where it is accepted."""
+    path = Path(target.path)
+    info = target_info(path, path, True, "not probed (dry run)")
+    return TargetContext(target, info, path / scratch_name(run_id))

@@ -6,12 +6,11 @@ from support.factories import make_run
 from mountbench.errors import UsageError
 from mountbench.model import Caveat
 from mountbench.records.export import FORMAT_VERSION, make_document, read_document, write_document
-from mountbench.summary import summarize_runs
 
 
 def test_export_round_trips_runs_and_carries_summary_rows(tmp_path):
     run = make_run({("a", "w"): [1.0, 2.0, 3.0], ("b", "w"): [2.0, 4.0, 6.0]})
-    doc = make_document([run], summarize_runs([run]))
+    doc = make_document([run])
     path = tmp_path / "out.json"
     write_document(path, doc)
     (back,) = read_document(path)
@@ -27,7 +26,7 @@ def test_export_round_trips_runs_and_carries_summary_rows(tmp_path):
 def test_summary_rows_carry_the_caveats_of_the_baseline_their_ratio_uses(tmp_path):
     refused = (Caveat("odirect-refused", "buffered: O_DIRECT refused"),)
     run = make_run({("a", "w"): [1.0, 2.0, 3.0], ("b", "w"): [2.0, 4.0, 6.0]}, caveats={("a", "w"): refused})
-    rows = make_document([run], summarize_runs([run]))["summary"]
+    rows = make_document([run])["summary"]
     b = next(r for r in rows if r["target"] == "b")
     a = next(r for r in rows if r["target"] == "a")
     assert b["baseline_caveats"] == ["buffered: O_DIRECT refused"]

@@ -96,7 +96,7 @@ def test_runs_from_two_hosts_merge_into_one_report(tmp_path, mb_env):
         ("vm", study_run("r-vm", host=GUEST, targets=("virtiofs", "9p"))),
     ):
         files.append(tmp_path / f"{name}.json")
-        write_document(files[-1], make_document([run], None))
+        write_document(files[-1], make_document([run]))
     proc = mountbench("report", "--from", str(files[0]), "--from", str(files[1]), "--format", "md", env=mb_env)
     assert proc.returncode == 0, proc.stderr
     assert "| workload | native@studio (baseline) | virtiofs@guest | 9p@guest |" in proc.stdout

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mountbench.model import Caveat, RunData, Sample, Target, TargetInfo, TargetRecord, Workload
+from mountbench.model import Caveat, RunConfig, RunData, Sample, Target, TargetInfo, TargetRecord, Workload
 
 INFO = TargetInfo("tmpfs", "/dev/shm", "tmpfs", "rw", 10**10, 2 * 10**10, True, "accepted")
 
@@ -36,7 +36,7 @@ def make_run(
         finished_at=1.7e9 + 60,
         status="complete",
         command="mountbench run",
-        config={"repeat": 3, "seed": 1, "baseline": baseline or labels[0], "drop_caches": "auto"},
+        config=RunConfig(repeat=3, seed=1, baseline=baseline or labels[0], drop_caches="auto"),
         host=host
         or {
             "hostname": "h",

@@ -9,7 +9,7 @@ measurement caveats (O_DIRECT refused, page cache, emulated guest) and a failed 
 from __future__ import annotations
 
 from mountbench import model
-from mountbench.model import Caveat, RunData, Sample, Target, TargetInfo, TargetRecord, Workload
+from mountbench.model import Caveat, RunConfig, RunData, Sample, Target, TargetInfo, TargetRecord, Workload
 
 NOISE = (1.0, 1.03, 0.96)  # three repetitions, a few percent apart
 PERCENTILES = (1, 5, 10, 50, 90, 95, 99, 99.5, 99.9, 99.99)
@@ -105,7 +105,7 @@ def study_run(run_id: str = "20260101-120000-abcd", host: dict | None = None, ta
         finished_at=1767269400.0,
         status="complete",
         command="mountbench run native=/srv virtiofs=/mnt/vfs 9p=/mnt/9p --preset test",
-        config={"repeat": 3, "seed": 7, "baseline": "native", "drop_caches": "auto", "size": 64 * 2**20},
+        config=RunConfig(repeat=3, seed=7, baseline="native", drop_caches="auto", size=64 * 2**20),
         host=dict(host or HOST),
         targets=tuple(TargetRecord(Target(label, infos[label].mount_point), infos[label]) for label in labels),
         workloads=WORKLOADS,

@@ -8,10 +8,7 @@ from importlib import resources
 from typing import Any
 
 from mountbench.errors import UsageError
-from mountbench.fiojob import FioJob
 from mountbench.model import Workload
-
-_RESERVED = {"name", "title", "headline"}
 
 
 @dataclass(frozen=True)
@@ -41,23 +38,7 @@ def load_preset(name: str) -> Preset:
 
 
 def _workload(preset: str, data: dict[str, Any], job: dict[str, Any]) -> Workload:
-    if job.get("kind") == "tree":
-        from mountbench.runners.tree import tree_workload
+    """Each [[jobs]] entry belongs to a kind (``kind = "tree"``; fio when absent), which reads it."""
+    from mountbench.kinds import kind_of  # the kinds import model, which this package's users import
 
-        return tree_workload(job["action"], dict(data["tree"]), f"preset:{preset}")
-    options = [(k, _text(v)) for k, v in data.get("global", {}).items()]
-    options += [(k, _text(v)) for k, v in job.items() if k not in _RESERVED]
-    spec: dict[str, Any] = FioJob(job["name"], tuple(options)).to_spec()
-    if "headline" in job:
-        spec["headline"] = list(job["headline"])
-    return Workload(
-        name=job["name"],
-        kind="fio",
-        title=job.get("title", job["name"]),
-        source=f"preset:{preset}",
-        spec=spec,
-    )
-
-
-def _text(value: Any) -> str:
-    return str(value)
+    return kind_of(job.get("kind", "fio")).from_preset(preset, data, job)

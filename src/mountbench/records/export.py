@@ -4,6 +4,8 @@ Format history (``version``; a reader refuses a newer major):
   1.0  runs (meta, host, targets with info, workloads, samples) + summary rows
   1.1  summary rows name the host each target was measured on ("host")
   1.2  summary rows carry the baseline's caveats, which their ratio inherits ("baseline_caveats")
+  1.3  run config typed and versioned ("config": {"version": 2, ...}, no "targets" copy); workloads carry
+       their "description" (summary, headline metrics, directions, block size, sweep point, ...)
 """
 
 from __future__ import annotations
@@ -15,47 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from mountbench.errors import UsageError
-from mountbench.model import QUALITY_CODES, Caveat, RunData, Sample, Target, TargetInfo, TargetRecord, Workload
+from mountbench.model import QUALITY_CODES, Caveat, RunData
+from mountbench.records.codec import run_from_dict, run_to_dict
 from mountbench.summary import RunSummary
 
 FORMAT_NAME = "mountbench-runs"
-FORMAT_VERSION = "1.2"
-
-
-def run_to_dict(run: RunData, *, with_raw: bool = False) -> dict[str, Any]:
-    return {
-        "id": run.id,
-        "created_at": run.created_at,
-        "finished_at": run.finished_at,
-        "status": run.status,
-        "command": run.command,
-        "config": run.config,
-        "host": run.host,
-        "targets": [
-            {"label": r.target.label, "path": r.target.path, "info": r.info.to_dict() if r.info else None}
-            for r in run.targets
-        ],
-        "workloads": [w.to_dict() for w in run.workloads],
-        "samples": [_sample_to_dict(s, with_raw) for s in run.samples],
-    }
-
-
-def _sample_to_dict(sample: Sample, with_raw: bool) -> dict[str, Any]:
-    data = {
-        "target": sample.target,
-        "workload": sample.workload,
-        "round": sample.round,
-        "ok": sample.ok,
-        "metrics": sample.metrics,
-        "caveats": [c.to_dict() for c in sample.caveats],
-        "error": sample.error,
-        "started_at": sample.started_at,
-        "wall_s": sample.wall_s,
-        "cache_action": sample.cache_action,
-    }
-    if with_raw:
-        data["raw"] = sample.raw
-    return data
+FORMAT_VERSION = "1.3"
 
 
 def summary_rows(summary: RunSummary, hosts: dict[str, str] | None = None) -> list[dict[str, Any]]:
@@ -109,7 +76,10 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def make_document(runs: list[RunData], summary: RunSummary | None, *, with_raw: bool = False) -> dict[str, Any]:
+def make_document(runs: list[RunData], *, with_raw: bool = False, summary: RunSummary | None = None) -> dict[str, Any]:
+    """The export document: the runs, and the summary every report shows (run_summary's, unless
+    the caller already built it from these very runs, as `report` does)."""
+    summary = summary or run_summary(runs)
     return {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
@@ -117,6 +87,19 @@ def make_document(runs: list[RunData], summary: RunSummary | None, *, with_raw: 
         "runs": [run_to_dict(run, with_raw=with_raw) for run in runs],
         "summary": summary_rows(summary, _target_hosts(runs)) if summary else [],
     }
+
+
+def run_summary(runs: list[RunData]) -> RunSummary | None:
+    """The comparison table of these runs as reports build it (columns named label@host when
+    hosts differ); None when there is nothing to summarise yet (no targets, a bad baseline)."""
+    from mountbench.report.content import label_columns, unique_runs  # reports import this module's readers
+    from mountbench.summary import summarize_runs
+
+    try:
+        labelled, _columns = label_columns(unique_runs(runs))
+        return summarize_runs(labelled)
+    except UsageError:
+        return None
 
 
 def _target_hosts(runs: list[RunData]) -> dict[str, str]:
@@ -157,39 +140,6 @@ def read_document(path: Path) -> list[RunData]:
             "upgrade mountbench"
         )
     try:
-        return [_run_from_dict(run) for run in data["runs"]]
+        return [run_from_dict(run) for run in data["runs"]]
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise UsageError(f"{path} is a damaged mountbench export (bad field {exc}); export it again") from None
-
-
-def _run_from_dict(data: dict[str, Any]) -> RunData:
-    return RunData(
-        id=data["id"],
-        created_at=float(data["created_at"]),
-        finished_at=data.get("finished_at"),
-        status=data["status"],
-        command=data.get("command", ""),
-        config=data.get("config", {}),
-        host=data.get("host", {}),
-        targets=tuple(
-            TargetRecord(Target(t["label"], t["path"]), TargetInfo.from_dict(t["info"]) if t.get("info") else None)
-            for t in data["targets"]
-        ),
-        workloads=tuple(Workload.from_dict(w) for w in data["workloads"]),
-        samples=tuple(
-            Sample(
-                target=s["target"],
-                workload=s["workload"],
-                round=int(s["round"]),
-                ok=bool(s["ok"]),
-                metrics={k: float(v) for k, v in s["metrics"].items()},
-                caveats=tuple(Caveat.from_dict(c) for c in s.get("caveats", [])),
-                error=s.get("error", ""),
-                started_at=float(s.get("started_at", 0.0)),
-                wall_s=float(s.get("wall_s", 0.0)),
-                cache_action=s.get("cache_action", ""),
-                raw=s.get("raw", ""),
-            )
-            for s in data["samples"]
-        ),
-    )

@@ -29,6 +29,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
 from mountbench.errors import UsageError
 from mountbench.metrics import MetricInfo
+from mountbench.report.chartkeys import bars_key, block_label, percentile_key, sweep_key
 from mountbench.report.content import MetricGroup, PercentileCurve, Report, Sweep
 from mountbench.summary import Cell
 from mountbench.units import format_count
@@ -71,19 +72,6 @@ def plan_charts(report: Report) -> list[Chart]:
     for i, sweep in enumerate(report.sweeps, 1):
         charts.append(Chart(sweep_key(i, sweep), "sweep", _sweep_title(sweep), _bind(sweep_figure, report, sweep)))
     return charts
-
-
-def bars_key(group: MetricGroup) -> str:
-    return f"bars-{_slug(group.metric.name)}"
-
-
-def percentile_key(curve: PercentileCurve) -> str:
-    return f"percentiles-{_slug(curve.workload)}-{curve.direction}"
-
-
-def sweep_key(index: int, sweep: Sweep) -> str:
-    """``index`` counts sweeps from 1, in report order."""
-    return f"sweep-{index}-{_slug(sweep.metric.name)}"
 
 
 def _bind(function: Callable[..., Figure], *args: object) -> Callable[[], Figure]:
@@ -451,14 +439,6 @@ def sweep_figure(report: Report, sweep: Sweep) -> Figure:
     return figure
 
 
-def block_label(size: float) -> str:
-    """4096 → 4k, 1048576 → 1M (fio's binary suffixes)."""
-    for power, suffix in ((3, "G"), (2, "M"), (1, "k")):
-        if size >= 1024**power:
-            return f"{size / 1024**power:g}{suffix}"
-    return f"{size:g}"
-
-
 # --- axes, units and layout ---------------------------------------------------------------------------
 
 
@@ -527,7 +507,3 @@ def _levels(levels: Sequence[float]) -> str:
         return "no"
     shown = sorted({f"{level:.0%}" for level in levels if level > 0})
     return "/".join(shown)
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "chart"

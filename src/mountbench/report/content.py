@@ -18,18 +18,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from mountbench import model
 from mountbench.errors import UsageError
-from mountbench.fiojob import FioJob
 from mountbench.metrics import MetricInfo
 from mountbench.model import Caveat, RunData, TargetInfo
 from mountbench.report.cells import Footnotes
 from mountbench.summary import Cell, Row, RunSummary, summarize_runs
-from mountbench.units import format_bytes, format_seconds, parse_size
+from mountbench.units import format_bytes, format_seconds
 
 # Caveats about the statistics rather than the measurement: error bars already show them.
 QUALITY_CODES = model.QUALITY_CODES
@@ -44,10 +42,7 @@ HOST_FACTS = (
     ("os", "OS"),
 )
 
-# fio options that must agree for workloads to be points of one block-size sweep.
-SWEEP_KEYS = ("rw", "ioengine", "iodepth", "numjobs", "direct", "buffered", "rwmixread", "fsync", "sync")
 MIN_SWEEP_POINTS = 3
-MIN_PERCENTILES = 5  # a percentile_list this long asks for the percentile view
 
 
 @dataclass(frozen=True)
@@ -132,7 +127,7 @@ def build_report(runs: Sequence[RunData], *, baseline: str | None = None, metric
     """Everything a report shows. Raises UsageError for a bad baseline or a metric no run has."""
     if not runs:
         raise UsageError("no runs to report; give a run id or --from FILE.json")
-    runs = _unique_runs(runs)
+    runs = unique_runs(runs)
     labelled, columns = label_columns(runs)
     summary = summarize_runs(labelled, baseline=_resolve_baseline(baseline, columns), metrics=metrics)
     groups = group_by_metric(summary)
@@ -152,7 +147,7 @@ def build_report(runs: Sequence[RunData], *, baseline: str | None = None, metric
     )
 
 
-def _unique_runs(runs: Sequence[RunData]) -> list[RunData]:
+def unique_runs(runs: Sequence[RunData]) -> list[RunData]:
     """The same run named twice (a store id and an exported file) counts once."""
     seen: dict[str, RunData] = {}
     for run in runs:
@@ -220,9 +215,9 @@ def _relabel(run: RunData, names: dict[str, str]) -> RunData:
         dataclasses.replace(r, target=dataclasses.replace(r.target, label=names[r.target.label])) for r in run.targets
     )
     samples = tuple(dataclasses.replace(s, target=names.get(s.target, s.target)) for s in run.samples)
-    config = dict(run.config)
-    if config.get("baseline") in names:
-        config["baseline"] = names[config["baseline"]]
+    config = run.config
+    if config.baseline in names:
+        config = dataclasses.replace(config, baseline=names[config.baseline])
     return dataclasses.replace(run, targets=targets, samples=samples, config=config)
 
 
@@ -391,22 +386,19 @@ def _is_percentile(metric: str) -> bool:
 
 
 def _asks_for_percentiles(workload: model.Workload) -> bool:
-    if workload.kind != "fio":
-        return False
-    listed = FioJob.from_spec(workload.spec).get("percentile_list") or ""
-    return len([p for p in listed.split(":") if p.strip()]) >= MIN_PERCENTILES
+    return bool(workload.description.percentiles)
 
 
 # --- block-size sweeps (S3) -------------------------------------------------------------------
 
 
 def find_sweeps(runs: Sequence[RunData], baseline: str) -> tuple[Sweep, ...]:
-    """Groups of fio workloads with the same rw (and engine, depth, jobs, direct) and at least
-    three different block sizes, each with its bandwidth rows in block-size order."""
+    """Workloads whose descriptions place them in one sweep group, with at least three
+    different values, each with its bandwidth rows in value order."""
     groups = sweep_groups([w for run in runs for w in run.workloads])
     if not groups:
         return ()
-    directions = sorted({d for _, points in groups for d in _directions(points[0][0])})
+    directions = sorted({d for _, points in groups for d in points[0][0].description.directions})
     metrics = [f"{d}.bw" for d in directions]
     available = {m for run in runs for s in run.samples if s.ok for m in s.metrics}
     if not any(m in available for m in metrics):
@@ -416,7 +408,7 @@ def find_sweeps(runs: Sequence[RunData], baseline: str) -> tuple[Sweep, ...]:
     rows = {(row.workload, row.metric.name): row for row in summary.rows}
     sweeps = []
     for settings, points in groups:
-        for direction in _directions(points[0][0]):
+        for direction in points[0][0].description.directions:
             found = [(bs, rows.get((w.name, f"{direction}.bw"))) for w, bs in points]
             found = [(bs, row) for bs, row in found if row is not None]
             if len(found) >= MIN_SWEEP_POINTS:
@@ -426,83 +418,35 @@ def find_sweeps(runs: Sequence[RunData], baseline: str) -> tuple[Sweep, ...]:
 
 
 def sweep_groups(workloads: Sequence[model.Workload]) -> list[tuple[str, list[tuple[model.Workload, int]]]]:
-    """(shared settings text, [(workload, block size)] in block-size order) per detected sweep."""
-    groups: dict[tuple, list[tuple[model.Workload, int]]] = defaultdict(list)
+    """(shared settings text, [(workload, value)] in value order) per sweep group."""
+    groups: dict[str, list[tuple[model.Workload, int]]] = defaultdict(list)
     seen: set[str] = set()
     for workload in workloads:
-        if workload.kind != "fio" or workload.name in seen:
+        point = workload.description.sweep
+        if point is None or workload.name in seen:
             continue
         seen.add(workload.name)
-        job = FioJob.from_spec(workload.spec)
-        bs = block_size(job)
-        if bs is None:
-            continue
-        key = tuple((k, _option(job, k)) for k in SWEEP_KEYS)
-        if all(size != bs for _, size in groups[key]):
-            groups[key].append((workload, bs))
-    found = []
-    for key, points in groups.items():
-        if len(points) >= MIN_SWEEP_POINTS:
-            settings = " ".join(f"{k}={v}" for k, v in key if v is not None)
-            found.append((settings, sorted(points, key=lambda p: p[1])))
-    return found
-
-
-def _option(job: FioJob, key: str) -> str | None:
-    if key == "rw":
-        return job.get("rw") or job.get("readwrite") or "read"
-    return job.get(key)
-
-
-def block_size(job: FioJob) -> int | None:
-    """The job's block size in bytes; None for ranges, variables and per-direction splits."""
-    text = job.get("bs") or job.get("blocksize") or "4k"
-    if "," in text or "-" in text or ":" in text:
-        return None
-    try:
-        return parse_size(text)
-    except UsageError:
-        return None
-
-
-def _directions(workload: model.Workload) -> list[str]:
-    rw = _option(FioJob.from_spec(workload.spec), "rw") or "read"
-    rw = rw.split(":")[0]
-    if rw in ("rw", "readwrite", "randrw"):
-        return ["read", "write"]
-    if "trim" in rw:
-        return ["trim"]
-    return ["write"] if "write" in rw else ["read"]
+        value = int(point.number)
+        if all(size != value for _, size in groups[point.group]):
+            groups[point.group].append((workload, value))
+    return [
+        (settings, sorted(points, key=lambda p: p[1]))
+        for settings, points in groups.items()
+        if len(points) >= MIN_SWEEP_POINTS
+    ]
 
 
 # --- environment facts shared by the text formats ---------------------------------------------------
 
 
-WORKLOAD_OPTIONS = ("rw", "bs", "iodepth", "numjobs", "size", "runtime", "direct", "ioengine")
-
-
 def workload_summary(workload: model.Workload) -> str:
-    """The settings people quote: for fio the key options in force (later assignments win),
-    for other engines their spec as key=value."""
-    if workload.kind == "fio":
-        job = FioJob.from_spec(workload.spec)
-        return " ".join(f"{key}={job.get(key)}" for key in WORKLOAD_OPTIONS if job.get(key) is not None)
-    return " ".join(f"{key}={_compact(value)}" for key, value in workload.spec.items() if key != "headline")
+    """The settings people quote (its kind wrote them into the description)."""
+    return workload.description.summary
 
 
 def workload_options(workload: model.Workload) -> str:
-    """Every option as given, one per line (fio: the job as it runs, before mountbench's placement)."""
-    if workload.kind == "fio":
-        return "\n".join(k if v is None else f"{k}={v}" for k, v in FioJob.from_spec(workload.spec).options)
-    return "\n".join(f"{key}={_compact(value)}" for key, value in workload.spec.items())
-
-
-def _compact(value: object) -> str:
-    if isinstance(value, dict):
-        return ",".join(f"{k}:{v}" for k, v in value.items())
-    if isinstance(value, list | tuple):
-        return ",".join(map(str, value))
-    return str(value)
+    """Every option as given, one per line."""
+    return "\n".join(workload.description.options)
 
 
 def all_workloads(report: Report) -> list[model.Workload]:
@@ -530,21 +474,13 @@ def host_of_run(report: Report, run_id: str) -> str:
 
 
 def repetitions(report: Report) -> str:
-    values = sorted({str(run.config.get("repeat", "?")) for run in report.runs})
+    values = sorted({str(run.config.repeat) for run in report.runs})
     return ", ".join(values)
-
-
-def warmup_rounds(config: Mapping[str, Any]) -> int:
-    """A run's warm-up rounds; 0 for runs from before --warmup, or a damaged value in an imported file."""
-    try:
-        return max(0, int(config.get("warmup") or 0))
-    except (TypeError, ValueError):
-        return 0
 
 
 def warmup_phrase(report: Report) -> str:
     """', after 1 warm-up round thrown away' when any run warmed up, else ''."""
-    counts = sorted({warmup_rounds(run.config) for run in report.runs})
+    counts = sorted({run.config.warmup for run in report.runs})
     if counts == [0]:
         return ""
     plural = "s" if counts != [1] else ""
@@ -555,15 +491,14 @@ def run_facts(run: RunData) -> list[str]:
     """How a run was made, as short phrases: repetitions and seed, size and runtime
     overrides, what was asked about caches. Shared by the Markdown and HTML reports."""
     config = run.config
-    facts = [f"{config.get('repeat', '?')} repetitions (seed {config.get('seed', '?')})"]
-    warmup = warmup_rounds(config)
-    if warmup:
-        facts.append(f"{warmup} warm-up round{'s' if warmup != 1 else ''} first, not counted")
-    if config.get("size"):
-        facts.append(f"working set {format_bytes(float(config['size']))}")
-    if config.get("runtime"):
-        facts.append(f"runtime {format_seconds(float(config['runtime']))} per fio job")
-    facts.append(f"drop caches: {config.get('drop_caches', '?')}")
+    facts = [f"{config.repeat} repetitions (seed {config.seed})"]
+    if config.warmup:
+        facts.append(f"{config.warmup} warm-up round{'s' if config.warmup != 1 else ''} first, not counted")
+    if config.size:
+        facts.append(f"working set {format_bytes(float(config.size))}")
+    if config.runtime:
+        facts.append(f"runtime {format_seconds(float(config.runtime))} per fio job")
+    facts.append(f"drop caches: {config.drop_caches}")
     if run.host.get("fio_clocksource"):
         facts.append(f"fio clocksource: {run.host['fio_clocksource']} (chosen once for every job)")
     return facts

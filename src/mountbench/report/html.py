@@ -18,7 +18,8 @@ from markupsafe import Markup
 from mountbench import __version__
 from mountbench.report import content
 from mountbench.report.cells import format_ratio, format_spread, format_value
-from mountbench.report.charts import Chart, bars_key, block_label, inline_svg, percentile_key, plan_charts, sweep_key
+from mountbench.report.chartkeys import bars_key, block_label, percentile_key, sweep_key
+from mountbench.report.charts import Chart, inline_svg, plan_charts
 from mountbench.report.content import Report
 from mountbench.report.verdicts import verdicts
 from mountbench.stats import CONFIDENCE, OUTLIER_Z, UNSTABLE_CV
@@ -353,7 +354,7 @@ def _targets(report: Report) -> list[list[str]]:
 
 
 def _methodology(report: Report) -> list[str]:
-    seeds = ", ".join(str(run.config.get("seed", "?")) for run in report.runs)
+    seeds = ", ".join(str(run.config.seed) for run in report.runs)
     fio = ", ".join(sorted({str(run.host.get("fio_version") or "?") for run in report.runs}))
     return [
         f"Every (target, workload) pair ran {content.repetitions(report)} measured times in interleaved rounds"

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from mountbench.report import content
 from mountbench.report.cells import format_ratio, format_spread, format_value
-from mountbench.report.charts import bars_key, block_label, percentile_key, sweep_key
+from mountbench.report.chartkeys import bars_key, block_label, percentile_key, sweep_key
 from mountbench.report.content import PercentileCurve, Report, Sweep
 from mountbench.report.verdicts import verdicts
 from mountbench.summary import Cell, Row

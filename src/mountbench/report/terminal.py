@@ -8,7 +8,6 @@ from rich.text import Text
 
 from mountbench.model import QUALITY_CODES, RunData
 from mountbench.report.cells import Footnotes, format_ratio, format_spread, format_value
-from mountbench.report.content import warmup_rounds
 from mountbench.summary import Cell, Row, RunSummary
 from mountbench.units import format_bytes
 
@@ -71,7 +70,7 @@ def _cell_text(row: Row, cell: Cell, notes: Footnotes, base: Cell) -> Text:
 
 
 def _warmup_text(run: RunData) -> str:
-    warmup = warmup_rounds(run.config)
+    warmup = run.config.warmup
     return f" after {warmup} warm-up round{'s' if warmup != 1 else ''}" if warmup else ""
 
 
@@ -83,8 +82,8 @@ def environment_text(runs: list[RunData]) -> str:
             f"run {run.id} on {host.get('hostname', '?')}: {host.get('os', '?')}, {host.get('cpu_model', '?')}, "
             f"{host.get('cpu_count', '?')} CPUs, {format_bytes(host.get('ram_bytes', 0))} RAM, "
             f"{host.get('fio_version', '')}, mountbench {host.get('mountbench_version', '?')}; "
-            f"{run.config.get('repeat', '?')} repetitions{_warmup_text(run)}, seed {run.config.get('seed', '?')}, "
-            f"drop caches: {run.config.get('drop_caches', '?')}"
+            f"{run.config.repeat} repetitions{_warmup_text(run)}, seed {run.config.seed}, "
+            f"drop caches: {run.config.drop_caches}"
         )
         for record in run.targets:
             info = record.info

@@ -12,7 +12,16 @@ from typing import Any
 import platformdirs
 
 from mountbench.errors import StoreError
-from mountbench.model import Caveat, RunData, Sample, Target, TargetInfo, TargetRecord, Workload
+from mountbench.model import RunConfig, RunData, Sample, TargetInfo, TargetRecord, Workload
+from mountbench.records.codec import (
+    config_from_dict,
+    config_to_dict,
+    sample_from_dict,
+    sample_to_dict,
+    target_from_dict,
+    workload_from_dict,
+    workload_to_dict,
+)
 from mountbench.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 
@@ -67,7 +76,7 @@ class Store:
         self,
         run_id: str,
         command: str,
-        config: dict[str, Any],
+        config: RunConfig,
         host: dict[str, Any],
         targets: list[TargetRecord],
         workloads: list[Workload],
@@ -76,7 +85,7 @@ class Store:
         with self.db:
             self.db.execute(
                 "INSERT INTO runs (id, created_at, status, command, config, host) VALUES (?, ?, 'running', ?, ?, ?)",
-                (run_id, created_at or time.time(), command, json.dumps(config), json.dumps(host)),
+                (run_id, created_at or time.time(), command, json.dumps(config_to_dict(config)), json.dumps(host)),
             )
             self.db.executemany(
                 "INSERT INTO targets (run_id, position, label, path, info) VALUES (?, ?, ?, ?, ?)",
@@ -87,7 +96,7 @@ class Store:
             )
             self.db.executemany(
                 "INSERT INTO workloads (run_id, position, name, workload) VALUES (?, ?, ?, ?)",
-                [(run_id, i, w.name, json.dumps(w.to_dict())) for i, w in enumerate(workloads)],
+                [(run_id, i, w.name, json.dumps(workload_to_dict(w))) for i, w in enumerate(workloads)],
             )
 
     def update_target_info(self, run_id: str, label: str, info: TargetInfo) -> None:
@@ -99,23 +108,24 @@ class Store:
 
     def add_sample(self, run_id: str, sample: Sample) -> None:
         """Commit one sample at once: a crash afterwards cannot lose it."""
+        data = sample_to_dict(sample)
         with self.db:
             self.db.execute(
                 "INSERT OR REPLACE INTO samples (run_id, target, workload, round, ok, metrics, caveats, error,"
                 " started_at, wall_s, cache_action, raw) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
-                    sample.target,
-                    sample.workload,
-                    sample.round,
-                    int(sample.ok),
-                    json.dumps(sample.metrics),
-                    json.dumps([c.to_dict() for c in sample.caveats]),
-                    sample.error,
-                    sample.started_at,
-                    sample.wall_s,
-                    sample.cache_action,
-                    sample.raw,
+                    data["target"],
+                    data["workload"],
+                    data["round"],
+                    int(data["ok"]),
+                    json.dumps(data["metrics"]),
+                    json.dumps(data["caveats"]),
+                    data["error"],
+                    data["started_at"],
+                    data["wall_s"],
+                    data["cache_action"],
+                    data["raw"],
                 ),
             )
 
@@ -183,32 +193,22 @@ class Store:
             "SELECT id, created_at, finished_at, status, command, config, host FROM runs WHERE id = ?", (run_id,)
         ).fetchone()
         targets = tuple(
-            TargetRecord(Target(label, path), TargetInfo.from_dict(json.loads(info)) if info else None)
+            target_from_dict({"label": label, "path": path, "info": json.loads(info) if info else None})
             for label, path, info in self.db.execute(
                 "SELECT label, path, info FROM targets WHERE run_id = ? ORDER BY position", (run_id,)
             )
         )
         workloads = tuple(
-            Workload.from_dict(json.loads(text))
+            workload_from_dict(json.loads(text))
             for (text,) in self.db.execute(
                 "SELECT workload FROM workloads WHERE run_id = ? ORDER BY position", (run_id,)
             )
         )
         raw_col = "raw" if with_raw else "''"
+        columns = ("target", "workload", "round", "ok", "metrics", "caveats", "error", "started_at", "wall_s",
+                   "cache_action", "raw")  # fmt: skip
         samples = tuple(
-            Sample(
-                target=r[0],
-                workload=r[1],
-                round=r[2],
-                ok=bool(r[3]),
-                metrics=json.loads(r[4]),
-                caveats=tuple(Caveat.from_dict(c) for c in json.loads(r[5])),
-                error=r[6],
-                started_at=r[7],
-                wall_s=r[8],
-                cache_action=r[9],
-                raw=r[10],
-            )
+            sample_from_dict(dict(zip(columns, (*r[:4], json.loads(r[4]), json.loads(r[5]), *r[6:]), strict=True)))
             for r in self.db.execute(
                 "SELECT target, workload, round, ok, metrics, caveats, error, started_at, wall_s, cache_action,"
                 f" {raw_col} FROM samples WHERE run_id = ? ORDER BY id",
@@ -221,7 +221,7 @@ class Store:
             finished_at=row[2],
             status=row[3],
             command=row[4],
-            config=json.loads(row[5]),
+            config=config_from_dict(json.loads(row[5])),
             host=json.loads(row[6]),
             targets=targets,
             workloads=workloads,

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from mountbench.runners.fio import _invariant_tsc
+from mountbench.fiotool import _invariant_tsc
 
 
 def test_invariant_tsc_needs_both_flags(tmp_path: Path):

@@ -12,12 +12,15 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from mountbench.errors import ToolMissing, UsageError
-from mountbench.model import Workload
+from mountbench.kinds.base import Adjustments, RunnerSetup, generic_description
+from mountbench.model import Description, Workload
 from mountbench.runners.base import Outcome, Prepared, RunSettings, TargetContext, WorkloadFailed
 from mountbench.runners.process import run_timed
 from mountbench.trees import TreeArchive, from_tarball, generate
@@ -68,6 +71,37 @@ def tree_workload(action: str, tree: dict, source: str) -> Workload:
         source=source,
         spec={"action": action, "tree": tree, "headline": ["wall"]},
     )
+
+
+class TreeKind:
+    name = "tree"
+
+    def from_preset(self, preset: str, data: Mapping[str, Any], entry: Mapping[str, Any]) -> Workload:
+        return tree_workload(entry["action"], dict(data["tree"]), f"preset:{preset}")
+
+    def describe(self, workload: Workload) -> Description:
+        """The spec as key=value (action and tree); wall time is the headline. Space is
+        known only once the tree exists (TreeRunner.space_needed)."""
+        generic = generic_description(workload)
+        return Description(summary=generic.summary, options=generic.options, headline=generic.headline or ("wall",))
+
+    def adjust(self, workload: Workload, adjustments: Adjustments) -> Workload:
+        if adjustments.tree is None:
+            return workload
+        spec = {**workload.spec, "tree": adjustments.tree.spec()}
+        return Workload(workload.name, workload.kind, workload.title, workload.source, spec)
+
+    def declared_size(self, workload: Workload) -> int | None:
+        return None  # --size does not shrink a tree: --tree tiny or --tarball does
+
+    def with_size(self, workload: Workload, size: int) -> Workload:
+        return workload
+
+    def renamed(self, workload: Workload, name: str, title: str) -> Workload:
+        return Workload(name, workload.kind, title, workload.source, workload.spec)
+
+    def make_runner(self, setup: RunnerSetup) -> TreeRunner:
+        return TreeRunner()
 
 
 class TreeRunner:
@@ -308,3 +342,6 @@ def _last_lines(text: str) -> str:
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     unique = list(dict.fromkeys(lines))
     return "; ".join(unique[-2:])[:400]
+
+
+KIND = TreeKind()

@@ -1,72 +1,182 @@
-"""The fio runner: one workload is one fio job, run with --output-format=json+."""
+"""The fio kind: one workload is one fio job, run with --output-format=json+.
+
+Presets give jobs as TOML tables, users as fio job files (one workload per
+section). fio stays the authority on what options mean; this module reads the few
+it needs to describe and plan a job (fiojob.py) and passes every option through.
+"""
 
 from __future__ import annotations
 
-import platform
 import re
-import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from mountbench import model
-from mountbench.errors import ToolMissing, UsageError
+from mountbench.errors import UsageError
 from mountbench.fiojob import (
     FioJob,
     check_placement,
     duration_bound_s,
+    evaluate_size,
     fio_variables,
+    load_job_file,
     render_job,
     wants_direct,
     working_set_bytes,
 )
 from mountbench.fioparse import FioOutputError, load_fio_json, parse_fio
-from mountbench.model import Caveat, Workload
+from mountbench.fiotool import FioInfo, choose_clocksource, fio_engines
+from mountbench.kinds.base import Adjustments, RunnerSetup
+from mountbench.model import Caveat, Description, SweepPoint, Workload
 from mountbench.runners.base import Outcome, Prepared, RunSettings, TargetContext, WorkloadFailed
 from mountbench.runners.process import run_child
-from mountbench.units import format_bytes
+from mountbench.units import format_bytes, parse_size
 
-MIN_FIO_VERSION = (3, 25)
 PARSE_CHECKS_AT_ONCE = 8
 # fio's own start-up and exit around a job's runtime (clock calibration, a 100 ms
 # sleep in its backend, reaping): measured ~0.25 s per process (bench/overhead.py)
 FIO_FIXED_COST_S = 0.3
-FIO_PACKAGE_HINT = "install it with 'apt-get install fio' (Debian/Ubuntu), 'dnf install fio' or 'brew install fio'"
+# A job file job with no runtime= at all is capped, so one slow target cannot
+# take half an hour (study S4's HDD run took 34 minutes).
+JOB_FILE_RUNTIME_CAP_S = 60
+MIB = 1024 * 1024
+SEQUENTIAL_MIN_BS = 64 * 1024  # at or above this block size bandwidth is the headline
+MIN_PERCENTILES = 5  # a percentile_list this long asks for the percentile view
+SUMMARY_OPTIONS = ("rw", "bs", "iodepth", "numjobs", "size", "filesize", "nrfiles", "runtime", "direct", "ioengine")
+# fio options that must agree for workloads to be points of one block-size sweep
+SWEEP_KEYS = ("rw", "ioengine", "iodepth", "numjobs", "direct", "buffered", "rwmixread", "fsync", "sync")
+_RESERVED_PRESET_KEYS = {"name", "title", "headline", "kind"}
 
 
-@dataclass(frozen=True)
-class FioInfo:
-    path: str
-    version: str  # "fio-3.33"
+class FioKind:
+    name = "fio"
 
-    @property
-    def version_tuple(self) -> tuple[int, ...]:
-        return parse_fio_version(self.version)
+    # --- definitions -------------------------------------------------------------------
+
+    def from_preset(self, preset: str, data: Mapping[str, Any], entry: Mapping[str, Any]) -> Workload:
+        options = [(k, str(v)) for k, v in data.get("global", {}).items()]
+        options += [(k, str(v)) for k, v in entry.items() if k not in _RESERVED_PRESET_KEYS]
+        spec: dict[str, Any] = FioJob(entry["name"], tuple(options)).to_spec()
+        if "headline" in entry:
+            spec["headline"] = list(entry["headline"])
+        return Workload(entry["name"], self.name, entry.get("title", entry["name"]), f"preset:{preset}", spec)
+
+    def load_job_file(self, path: Path) -> list[Workload]:
+        """One workload per section; a job without runtime= is capped (JOB_FILE_RUNTIME_CAP_S)."""
+        workloads = []
+        for job in load_job_file(path):
+            options = list(job.options)
+            if job.get("runtime") is None:
+                options.append(("runtime", str(JOB_FILE_RUNTIME_CAP_S)))
+            capped = FioJob(job.section, tuple(options))
+            workloads.append(Workload(job.section, self.name, job.section, f"job:{path}", capped.to_spec()))
+        return workloads
+
+    def adjust(self, workload: Workload, adjustments: Adjustments) -> Workload:
+        if adjustments.runtime is None:
+            return workload
+        return with_options(workload, [("runtime", f"{round(adjustments.runtime * 1000)}ms")])
+
+    def declared_size(self, workload: Workload) -> int | None:
+        text = FioJob.from_spec(workload.spec).get("size")
+        return evaluate_size(text, fio_variables()) if text else None
+
+    def with_size(self, workload: Workload, size: int) -> Workload:
+        return with_options(workload, [("size", str(size))])
+
+    def renamed(self, workload: Workload, name: str, title: str) -> Workload:
+        job = FioJob.from_spec(workload.spec)
+        spec = {**workload.spec, **FioJob(name.replace("/", "-"), job.options).to_spec()}
+        return Workload(name, workload.kind, title, workload.source, spec)
+
+    # --- description ---------------------------------------------------------------------
+
+    def describe(self, workload: Workload) -> Description:
+        job = FioJob.from_spec(workload.spec)
+        bs = block_size(job)
+        directions = rw_directions(job)
+        declared = workload.spec.get("headline")
+        if declared:
+            headline = tuple(declared)
+        else:
+            large = bs is not None and bs >= SEQUENTIAL_MIN_BS
+            headline = tuple(f"{d}.bw" if large else f"{d}.iops" for d in ("read", "write", "trim"))
+        return Description(
+            summary=" ".join(f"{key}={job.get(key)}" for key in SUMMARY_OPTIONS if job.get(key) is not None),
+            options=tuple(key if value is None else f"{key}={value}" for key, value in job.options),
+            headline=headline,
+            directions=directions,
+            block_size=bs,
+            percentiles=_asked_percentiles(job),
+            duration_bound_s=duration_bound_s(job),
+            space_group=job.get("filename") or job.get("filename_format") or f"job:{job.section}",
+            space_bytes=working_set_bytes(job, fio_variables()),
+            sweep=_detected_sweep(job, bs),
+        )
+
+    def make_runner(self, setup: RunnerSetup) -> FioRunner:
+        return FioRunner(setup.fio, setup.clocksource)
 
 
-def parse_fio_version(text: str) -> tuple[int, ...]:
-    match = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
-    if not match:
-        return (0,)
-    return tuple(int(part) for part in match.groups() if part is not None)
+KIND = FioKind()
 
 
-def find_fio(required: tuple[int, int] = MIN_FIO_VERSION) -> FioInfo:
-    """Locate fio and check its version; raise ToolMissing with the fix."""
-    path = shutil.which("fio")
-    if path is None:
-        raise ToolMissing(f"fio is not installed or not on PATH; {FIO_PACKAGE_HINT}")
+def with_options(workload: Workload, extra: list[tuple[str, str | None]]) -> Workload:
+    """The workload with options appended (later assignments win in fio)."""
+    job = FioJob.from_spec(workload.spec)
+    job = FioJob(job.section, (*job.options, *extra))
+    return Workload(workload.name, workload.kind, workload.title, workload.source, {**workload.spec, **job.to_spec()})
+
+
+def block_size(job: FioJob) -> int | None:
+    """The job's block size in bytes; None for ranges, variables and per-direction splits."""
+    text = job.get("bs") or job.get("blocksize") or "4k"
+    if "," in text or "-" in text or ":" in text:
+        return None
     try:
-        version = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ToolMissing(f"cannot run {path} --version ({exc}); reinstall fio") from None
-    info = FioInfo(path, version)
-    if info.version_tuple < required:
-        wanted = ".".join(map(str, required))
-        raise ToolMissing(f"{path} is {version}, mountbench needs fio {wanted} or newer; {FIO_PACKAGE_HINT}")
-    return info
+        return parse_size(text)
+    except UsageError:
+        return None
+
+
+def rw_option(job: FioJob) -> str:
+    return job.get("rw") or job.get("readwrite") or "read"
+
+
+def rw_directions(job: FioJob) -> tuple[str, ...]:
+    rw = rw_option(job).split(":")[0]
+    if rw in ("rw", "readwrite", "randrw"):
+        return ("read", "write")
+    if "trim" in rw:
+        return ("trim",)
+    return ("write",) if "write" in rw else ("read",)
+
+
+def _asked_percentiles(job: FioJob) -> tuple[float, ...]:
+    listed = [p.strip() for p in (job.get("percentile_list") or "").split(":") if p.strip()]
+    if len(listed) < MIN_PERCENTILES:
+        return ()
+    try:
+        return tuple(float(p) for p in listed)
+    except ValueError:
+        return ()
+
+
+def _detected_sweep(job: FioJob, bs: int | None) -> SweepPoint | None:
+    """Jobs with a plain block size that agree on SWEEP_KEYS are points of one curve."""
+    if bs is None:
+        return None
+    values = {key: rw_option(job) if key == "rw" else job.get(key) for key in SWEEP_KEYS}
+    settings = " ".join(f"{key}={value}" for key, value in values.items() if value is not None)
+    text = job.get("bs") or job.get("blocksize") or "4k"
+    return SweepPoint(group=settings, option="bs", value=text, number=float(bs), generated=False)
+
+
+# --- running -------------------------------------------------------------------------------
 
 
 class FioRunner:
@@ -78,19 +188,13 @@ class FioRunner:
         if clocksource is not None:
             self.clocksource = clocksource  # takes the place of the cached property
 
-    @cached_property
+    @property
     def engines(self) -> frozenset[str]:
-        """I/O engines compiled into this fio (``fio --enghelp``)."""
-        out = subprocess.run([self.fio.path, "--enghelp"], capture_output=True, text=True, timeout=30).stdout
-        return frozenset(line.strip() for line in out.splitlines()[1:] if line.strip())
-
-    @cached_property
-    def variables(self) -> dict[str, int]:
-        return fio_variables()
+        return fio_engines(self.fio.path)
 
     @cached_property
     def clocksource(self) -> str | None:
-        """The clock every fio job of this run uses, chosen once (see choose_clocksource)."""
+        """The clock every fio job of this run uses, chosen once (see fiotool.choose_clocksource)."""
         return choose_clocksource(self.fio.path)
 
     def _clock_override(self, job: FioJob) -> list[tuple[str, str | None]]:
@@ -133,16 +237,14 @@ class FioRunner:
                 child.kill()
                 out, errors = child.communicate()
             if child.returncode != 0 and failure is None:
-                reason = _fio_message(errors + out) or "fio rejected it"
+                reason = fio_message(errors + out) or "fio rejected it"
                 failure = UsageError(f"invalid fio job {workload.name!r} ({workload.source}): {reason}")
         return failure
 
     def space_needed(self, workload: Workload) -> tuple[str, int | None]:
         """Jobs sharing a ``filename_format``/``filename`` reuse one file set (fio extends,
         never truncates, an existing file); others each lay out their own."""
-        job = FioJob.from_spec(workload.spec)
-        group = job.get("filename") or job.get("filename_format") or f"job:{job.section}"
-        return group, working_set_bytes(job, self.variables)
+        return workload.description.space_group, workload.description.space_bytes
 
     def prepare(self, workload: Workload, ctx: TargetContext, settings: RunSettings) -> Prepared:
         job = FioJob.from_spec(workload.spec)
@@ -162,7 +264,7 @@ class FioRunner:
             fallback = "psync"
             overrides.append(("ioengine", fallback))
             caveats.append(Caveat(model.ENGINE_FALLBACK, f"ioengine {engine} is not available here; ran {fallback}"))
-        working_set = working_set_bytes(job, self.variables)
+        working_set = workload.description.space_bytes
         if not direct and cache_sensitive(job):
             twice_ram = 2 * settings.ram_bytes
             if working_set is None or working_set < twice_ram:
@@ -176,13 +278,14 @@ class FioRunner:
                 )
         comment = f"mountbench: workload {workload.name} ({workload.source}) on target {ctx.target.label}"
         text = render_job(job, overrides, comment)
+        bound = workload.description.duration_bound_s
         return Prepared(
             workload=workload,
             target=ctx.target.label,
             text=text,
             caveats=tuple(caveats),
             buffered=not direct,
-            estimate_s=(duration_bound_s(job) or 60.0) + FIO_FIXED_COST_S,
+            estimate_s=(bound or 60.0) + FIO_FIXED_COST_S,
             working_set=working_set,
         )
 
@@ -209,46 +312,15 @@ class FioRunner:
         try:
             parsed = parse_fio(load_fio_json(raw))
         except FioOutputError as exc:
-            message = _fio_message(done.stderr) or str(exc)
+            message = fio_message(done.stderr) or str(exc)
             raise WorkloadFailed(f"fio failed (exit {done.returncode}): {message}", raw) from None
         if done.returncode != 0 or parsed.errors:
-            message = _fio_message(done.stderr) or "; ".join(parsed.errors)
+            message = fio_message(done.stderr) or "; ".join(parsed.errors)
             raise WorkloadFailed(f"fio failed (exit {done.returncode}): {message}", raw)
         return Outcome(parsed.metrics, raw)
 
     def cleanup(self, ctx: TargetContext) -> None:
         """fio's files live in the scratch directory, removed with it."""
-
-
-def choose_clocksource(fio_path: str) -> str | None:
-    """fio's own clock choice, made once per run instead of once per job.
-
-    At every start, fio on x86 with an invariant TSC runs a ~70 ms test of the TSC
-    across CPUs and uses it only if the test passes, else clock_gettime. On virtual
-    machines that test can pass for one job and fail for the next, so the jobs of one
-    run would time themselves with different clocks. mountbench runs the same test
-    once (``fio --cpuclock-test``) and names the result in every job (``clocksource=``),
-    which also spares each job the test. None where fio has no TSC choice to make.
-    """
-    if not sys.platform.startswith("linux"):
-        return None
-    if platform.machine() not in ("x86_64", "i686", "i386") or not _invariant_tsc():
-        return "clock_gettime"  # what fio itself uses on Linux without a reliable TSC
-    try:
-        proc = subprocess.run([fio_path, "--cpuclock-test"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return "clock_gettime"
-    return "cpu" if proc.returncode == 0 else "clock_gettime"
-
-
-def _invariant_tsc(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
-    """Linux sets both flags from CPUID's invariant-TSC bit, the bit fio checks."""
-    try:
-        text = cpuinfo.read_text()
-    except OSError:
-        return False
-    flags = next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), [])
-    return "constant_tsc" in flags and "nonstop_tsc" in flags
 
 
 _METADATA_ENGINES = {"filecreate", "filestat", "filedelete", "ftruncate", "null", "cpuio"}
@@ -260,12 +332,12 @@ def cache_sensitive(job: FioJob) -> bool:
     engines, nor for writes that are synced before they count."""
     if (job.get("ioengine") or "psync") in _METADATA_ENGINES:
         return False
-    writes_only = (job.get("rw") or job.get("readwrite") or "read") in {"write", "randwrite", "trimwrite"}
+    writes_only = rw_option(job) in {"write", "randwrite", "trimwrite"}
     synced = any(job.get(option) not in (None, "0") for option in _SYNC_OPTIONS)
     return not (writes_only and synced)
 
 
-def _fio_message(stderr: str) -> str:
+def fio_message(stderr: str) -> str:
     """The distinct 'fio:' lines of stderr, or its last line, shortened."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     picked = [line for line in lines if line.startswith("fio:") or "error" in line.lower()] or lines[-1:]

@@ -10,9 +10,9 @@ from support import realmounts
 from support.runhelpers import load_export, mountbench, plant_neighbours, snapshot
 from support.tools import needs_fio
 
+from mountbench.kinds.tree import TreeRunner, tree_workload
 from mountbench.model import Target, TargetInfo
 from mountbench.runners.base import RunSettings, TargetContext, WorkloadFailed
-from mountbench.runners.tree import TreeRunner, tree_workload
 from mountbench.targets import create_scratch
 
 pytestmark = pytest.mark.slow

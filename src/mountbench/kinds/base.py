@@ -1,0 +1,73 @@
+"""What every workload kind provides. A kind is one module in this package that knows
+everything about its workloads: how presets (and, for fio, job files) define them,
+how they are described, how command-line overrides change them, and how they run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from mountbench.fiotool import FioInfo
+from mountbench.model import Description, TreeChoice, Workload
+from mountbench.runners.base import Runner
+
+
+@dataclass(frozen=True)
+class Adjustments:
+    """Command-line overrides a kind applies to its workloads where they mean something."""
+
+    runtime: float | None = None  # seconds per timed run
+    tree: TreeChoice | None = None  # the tree of tree workloads
+
+
+@dataclass(frozen=True)
+class RunnerSetup:
+    """What runners are made from: the fio to use and, on resume, the clock the run chose."""
+
+    fio: FioInfo
+    clocksource: str | None = None  # None: choose afresh (a new run)
+
+
+class WorkloadKind(Protocol):
+    name: str
+
+    def from_preset(self, preset: str, data: Mapping[str, Any], entry: Mapping[str, Any]) -> Workload:
+        """One ``[[jobs]]`` entry of a preset file (``data`` is the whole file)."""
+
+    def describe(self, workload: Workload) -> Description:
+        """The workload's description, from its spec alone (pure)."""
+
+    def adjust(self, workload: Workload, adjustments: Adjustments) -> Workload:
+        """The workload with the overrides that apply to this kind (itself when none do)."""
+
+    def declared_size(self, workload: Workload) -> int | None:
+        """Bytes the workload's definition asks for (--size scales suites by it); None: not sized."""
+
+    def with_size(self, workload: Workload, size: int) -> Workload:
+        """The workload with a new working-set size."""
+
+    def renamed(self, workload: Workload, name: str, title: str) -> Workload:
+        """The same work under another name (two sources with a workload of the same name)."""
+
+    def make_runner(self, setup: RunnerSetup) -> Runner:
+        """The runner that takes this kind's samples."""
+
+
+def generic_description(workload: Workload) -> Description:
+    """For a workload of a kind this version does not know (a run made by a newer one)."""
+    summary = " ".join(f"{key}={_compact(value)}" for key, value in workload.spec.items() if key != "headline")
+    return Description(
+        summary=summary,
+        options=tuple(f"{key}={_compact(value)}" for key, value in workload.spec.items()),
+        headline=tuple(workload.spec.get("headline") or ()),
+    )
+
+
+def _compact(value: object) -> str:
+    if isinstance(value, dict):
+        return ",".join(f"{k}:{v}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return ",".join(map(str, value))
+    return str(value)

@@ -1,0 +1,77 @@
+"""From what the user asked (RunOptions and target arguments) or a stored run (for
+--resume) to everything a run needs: its config, targets, workloads and runners,
+each checked before anything is written."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mountbench import targets as targets_mod
+from mountbench import workloads as workloads_mod
+from mountbench.errors import UsageError
+from mountbench.fiotool import FioInfo
+from mountbench.kinds import RunnerSetup, make_runners
+from mountbench.model import RunConfig, RunData, RunOptions, Target, Workload
+from mountbench.runners.base import Runner
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    config: RunConfig
+    targets: tuple[Target, ...]
+    workloads: tuple[Workload, ...]
+    runners: dict[str, Runner]
+
+    def runner_for(self, workload: Workload) -> Runner:
+        return self.runners[workload.kind]
+
+
+def resolve(options: RunOptions, target_args: Sequence[str], fio: FioInfo) -> RunRequest:
+    """Targets, workloads and the resolved config of a new run; raises UsageError/TargetError."""
+    default_set = not target_args
+    targets = targets_mod.resolve_targets(list(target_args) or targets_mod.default_targets())
+    workloads = workloads_mod.from_options(options)
+    runners = make_runners({w.kind for w in workloads}, RunnerSetup(fio))
+    check_workloads(workloads, runners)
+    labels = [t.label for t in targets]
+    baseline = options.baseline or labels[0]
+    if baseline not in labels:
+        raise UsageError(f"--baseline {baseline!r} is not a target label; choose one of: {', '.join(labels)}")
+    seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)
+    config = RunConfig.from_options(
+        _with_recorded_presets(options), seed=seed, baseline=baseline, default_targets=default_set
+    )
+    return RunRequest(config, tuple(targets), tuple(workloads), runners)
+
+
+def _with_recorded_presets(options: RunOptions) -> RunOptions:
+    """Record the preset that runs when none is named (quick, or tree for --tree/--tarball alone)."""
+    if options.presets or options.job_files:
+        return options
+    import dataclasses
+
+    chosen = workloads_mod.TREE_PRESET if options.tree else workloads_mod.DEFAULT_PRESET
+    return dataclasses.replace(options, presets=(chosen,))
+
+
+def from_stored(run: RunData, fio: FioInfo) -> RunRequest:
+    """What a stored, unfinished run needs to be resumed: its own targets, workloads and
+    config, and the clock its fio jobs already used."""
+    clock = run.host.get("fio_clocksource")
+    setup = RunnerSetup(fio, clock if clock in ("cpu", "clock_gettime") else None)
+    runners = make_runners({w.kind for w in run.workloads}, setup)
+    check_workloads(list(run.workloads), runners)
+    for record in run.targets:
+        targets_mod.resolve_path(record.target.path)
+    return RunRequest(run.config, tuple(r.target for r in run.targets), run.workloads, runners)
+
+
+def check_workloads(workloads: Sequence[Workload], runners: dict[str, Runner]) -> None:
+    """Each kind's runner checks its own workloads (fio --parse-only, tools present, ...)."""
+    unknown = {w.kind for w in workloads} - set(runners)
+    if unknown:
+        raise UsageError(f"no runner for workload kind(s) {', '.join(sorted(unknown))}; upgrade mountbench")
+    for kind, runner in runners.items():
+        runner.check([w for w in workloads if w.kind == kind])

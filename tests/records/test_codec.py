@@ -1,0 +1,95 @@
+"""The one run codec: round trips, and runs written by earlier versions (untyped config,
+workloads without a description) still load, from an export file and from a store."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from support.factories import make_run
+
+from mountbench.model import CONFIG_VERSION, RunConfig, TreeChoice
+from mountbench.records.codec import (
+    config_from_dict,
+    config_to_dict,
+    options_from_dict,
+    options_to_dict,
+    run_from_dict,
+    run_to_dict,
+)
+from mountbench.records.export import read_document
+from mountbench.store import Store
+
+OLD_EXPORT = Path(__file__).parents[1] / "data" / "exports" / "run-format-1.2.json"
+
+
+def test_a_run_survives_the_codec_whole():
+    run = make_run({("a", "w"): [1.0, 2.0], ("b", "w"): [3.0, 4.0]})
+    again = run_from_dict(json.loads(json.dumps(run_to_dict(run, with_raw=True))))
+    assert again == run and again.config == run.config
+    assert again.workloads[0].description == run.workloads[0].description
+    assert [s.metrics for s in again.samples] == [s.metrics for s in run.samples]
+
+
+def test_config_round_trip_keeps_every_field():
+    config = RunConfig(repeat=5, seed=9, baseline="ram", warmup=1, drop_caches="never", keep=True,
+                       presets=("quick",), job_files=("/j.fio",), only=("rnd*",), size=2**30, runtime=2.5,
+                       tree=TreeChoice(profile="tiny", seed=1), default_targets=True)  # fmt: skip
+    data = config_to_dict(config)
+    assert data["version"] == CONFIG_VERSION
+    assert config_from_dict(json.loads(json.dumps(data))) == config
+
+
+def test_a_version_1_config_is_read_with_defaults():
+    old = {"targets": [{"label": "ram", "path": "/dev/shm"}], "repeat": 3, "seed": 7, "baseline": "ram",
+           "drop_caches": "auto", "keep": False, "presets": ["quick"], "job_files": [], "size": None,
+           "runtime": 0.3, "tree": {"profile": "tiny", "seed": 1}, "default_targets": False}  # fmt: skip
+    config = config_from_dict(old)
+    assert (config.repeat, config.seed, config.baseline, config.warmup, config.runtime) == (3, 7, "ram", 0, 0.3)
+    assert config.tree == TreeChoice(profile="tiny", seed=1)
+    assert config_from_dict({**old, "warmup": "two"}).warmup == 0  # damaged, descriptive only
+
+
+def test_a_config_from_a_newer_version_is_refused():
+    with pytest.raises(ValueError, match="newer"):
+        config_from_dict({"version": CONFIG_VERSION + 1, "repeat": 1, "seed": 1, "baseline": "a"})
+
+
+def test_options_round_trip():
+    from mountbench.model import RunOptions
+
+    options = RunOptions(presets=("tree",), tree=TreeChoice(tarball="/t.tar"), repeat=4, seed=None, size=10)
+    assert options_from_dict(json.loads(json.dumps(options_to_dict(options)))) == options
+
+
+def test_an_export_of_format_1_2_loads_with_descriptions_derived():
+    (run,) = read_document(OLD_EXPORT)
+    assert run.config.repeat == 3 and run.config.baseline == "ram"
+    by_name = {w.name: w for w in run.workloads}
+    assert by_name["seq1m-q8-write"].description.headline[:2] == ("read.bw", "write.bw")
+    assert by_name["seq1m-q8-write"].description.directions == ("write",)
+    assert by_name["rnd4k-q1-read"].description.block_size == 4096
+    assert by_name["extract"].description.headline == ("wall",)
+    assert "action=extract" in by_name["extract"].description.summary
+
+
+def test_a_store_written_by_an_earlier_version_still_loads(tmp_path):
+    (old_run,) = read_document(OLD_EXPORT)
+    db = tmp_path / "old.sqlite"
+    with Store(db) as store:
+        store.import_run(old_run)
+    # rewrite the JSON columns as mountbench 0.1 wrote them: untyped config, no descriptions
+    raw = json.loads(OLD_EXPORT.read_text())["runs"][0]
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE runs SET config = ?", (json.dumps(raw["config"]),))
+        for workload in raw["workloads"]:
+            assert "description" not in workload
+            connection.execute(
+                "UPDATE workloads SET workload = ? WHERE name = ?", (json.dumps(workload), workload["name"])
+            )
+    with Store(db) as store:
+        loaded = store.load_run("last")
+    assert loaded.config == old_run.config
+    assert [w.description for w in loaded.workloads] == [w.description for w in old_run.workloads]

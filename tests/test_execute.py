@@ -1,0 +1,119 @@
+"""The sample loop in process, driven by a fake runner: what is stored, in what order,
+and what happens on failure, interrupt and resume. Targets are real directories."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from support.fakerunner import FakeRunner, fake_workload
+
+from mountbench.execute import Interrupted, Session
+from mountbench.model import PlanItem, RunConfig, Sample, Target
+from mountbench.store import Store
+
+
+class Recorder:
+    """Events as (name, detail) in the order they came."""
+
+    def __init__(self) -> None:
+        self.log: list[tuple[str, object]] = []
+
+    def on_start(self, run_id: str, plan: list[PlanItem], pending: list[PlanItem]) -> None:
+        self.log.append(("start", len(pending)))
+
+    def on_sample_start(self, item: PlanItem, done: int, total: int, eta_s: float) -> None:
+        self.log.append(("sample-start", (item.target, item.workload, item.round)))
+
+    def on_sample_done(self, item: PlanItem, sample: Sample) -> None:
+        self.log.append(("sample-done", (item.target, item.workload, item.round, sample.ok)))
+
+    def on_finish(self, run_id: str, status: str) -> None:
+        self.log.append(("finish", status))
+
+
+@pytest.fixture
+def targets(tmp_path: Path) -> list[Target]:
+    made = []
+    for label in ("a", "b"):
+        (tmp_path / label).mkdir()
+        made.append(Target(label, str(tmp_path / label)))
+    return made
+
+
+def _session(targets, runner, store, *, repeat=2, warmup=0, events=None, run_id=None) -> Session:
+    config = RunConfig(repeat=repeat, seed=5, baseline="a", warmup=warmup)
+    workloads = [fake_workload("w1"), fake_workload("w2")]
+    return Session(config, targets, workloads, {"fake": runner}, store, events, run_id=run_id)
+
+
+def _run(session: Session, *, resume: bool = False) -> str:
+    session.ready_targets()
+    session.prepare_all()
+    return session.execute(resume=resume, command="test")
+
+
+def test_warmups_run_but_are_never_stored(targets, tmp_path):
+    runner = FakeRunner()
+    with Store(tmp_path / "db.sqlite") as store:
+        session = _session(targets, runner, store, repeat=2, warmup=1)
+        assert _run(session) == "complete"
+        run = store.load_run(session.run_id)
+    assert len(runner.calls) == 2 * 2 * (2 + 1)  # targets × workloads × (measured + warm-up)
+    assert len(run.samples) == 2 * 2 * 2
+    assert {s.round for s in run.samples} == {0, 1}
+    # the stored values are those of the measured calls, the last 8
+    assert sorted(s.metrics["value"] for s in run.samples) == [100.0 + call for call in range(5, 13)]
+
+
+def test_a_failing_cell_is_recorded_and_the_run_goes_on(targets, tmp_path):
+    runner = FakeRunner(fail={("b", "w2")})
+    with Store(tmp_path / "db.sqlite") as store:
+        session = _session(targets, runner, store)
+        assert _run(session) == "complete"
+        run = store.load_run(session.run_id)
+    failed = [s for s in run.samples if not s.ok]
+    assert {(s.target, s.workload) for s in failed} == {("b", "w2")}
+    assert all(s.error == "fake failure on b" and not s.metrics for s in failed)
+    assert sum(s.ok for s in run.samples) == 6
+
+
+def test_interrupt_then_resume_completes_without_duplicates(targets, tmp_path):
+    db = tmp_path / "db.sqlite"
+    with Store(db) as store:
+        first = _session(targets, FakeRunner(interrupt_at=4), store, repeat=3)
+        with pytest.raises(Interrupted):
+            _run(first)
+        interrupted = store.load_run(first.run_id)
+        assert interrupted.status == "interrupted"
+        assert len(interrupted.samples) == 3  # the sample in flight is not stored
+        # nothing of the run is left in the targets
+        assert all(list(Path(t.path).iterdir()) == [] for t in targets)
+
+        events = Recorder()
+        again = _session(targets, FakeRunner(), store, repeat=3, events=events, run_id=first.run_id)
+        assert _run(again, resume=True) == "complete"
+        run = store.load_run(first.run_id)
+    keys = Counter((s.target, s.workload, s.round) for s in run.samples)
+    assert len(keys) == 2 * 2 * 3 and set(keys.values()) == {1}
+    assert events.log[0] == ("start", 12 - 3)
+    assert run.status == "complete"
+
+
+def test_events_bracket_every_sample_in_plan_order(targets, tmp_path):
+    events = Recorder()
+    with Store(tmp_path / "db.sqlite") as store:
+        session = _session(targets, FakeRunner(fail={("a", "w1")}), store, warmup=1, events=events)
+        _run(session)
+    names = [name for name, _ in events.log]
+    assert names[0] == "start" and names[-1] == "finish"
+    body = events.log[1:-1]
+    assert len(body) == 2 * (2 * 2 * 3)  # a start and a done for each of 2 targets × 2 workloads × 3 rounds
+    for started, done in zip(body[::2], body[1::2], strict=True):
+        assert started[0] == "sample-start" and done[0] == "sample-done"
+        assert started[1] == done[1][:3]
+    rounds = [detail[2] for name, detail in body if name == "sample-start"]
+    assert rounds[:4] == [r for r in rounds[:4] if r < 0]  # the warm-up round first
+    assert all(r >= 0 for r in rounds[4:])
+    assert events.log[-1] == ("finish", "complete")
