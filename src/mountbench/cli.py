@@ -54,8 +54,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         cli.main(args=args, prog_name="mountbench", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    except click.ClickException as exc:
-        exc.show()
+    except click.ClickException as exc:  # click's own usage errors, in our one-line form
+        click.echo(f"mountbench: error: {_click_error_line(exc)}", err=True)
         sys.exit(ExitCode.USAGE)
     except (click.exceptions.Abort, KeyboardInterrupt):
         err.print("mountbench: interrupted")
@@ -77,6 +77,15 @@ def main(argv: Sequence[str] | None = None) -> None:
             )
         sys.exit(ExitCode.FAILURE)
     sys.exit(ExitCode.OK)
+
+
+def _click_error_line(exc: click.ClickException) -> str:
+    """'--repeat: 0 is not in the range 1<=x<=1000; see 'mountbench run --help''."""
+    message = " ".join(exc.format_message().split()).rstrip(".")
+    context = getattr(exc, "ctx", None)
+    if context is not None and isinstance(exc, click.UsageError):
+        return f"{message}; see '{context.command_path} --help'"
+    return message
 
 
 def _sigterm_as_interrupt(signum: int, frame: object) -> None:
@@ -216,6 +225,8 @@ def _exporter(store: Store, json_out: Path | None):
         raise UsageError(f"--json {json_out} is a directory; give a file name, e.g. {json_out / 'run.json'}")
     if not json_out.parent.is_dir():
         raise UsageError(f"--json {json_out}: directory {json_out.parent} does not exist; create it first")
+    if not os.access(json_out.parent, os.W_OK) or (json_out.exists() and not os.access(json_out, os.W_OK)):
+        raise UsageError(f"--json {json_out} cannot be written (read-only or no permission); choose a writable path")
 
     def export(run_id: str) -> None:
         write_document(json_out, make_document([store.load_run(run_id)]))
@@ -263,8 +274,8 @@ def list_runs(db: Path | None) -> None:
     """List stored runs."""
     import time
 
-    with Store(db or default_db_path()) as store:
-        runs = store.list_runs()
+    with Store(db or default_db_path(), writer=False) as store:
+        runs = store.list_runs() if store.exists() else []
     if not runs:
         out.print("no runs stored yet; start one with 'mountbench run'")
         return
@@ -285,7 +296,7 @@ def list_runs(db: Path | None) -> None:
 @click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)
 def show(run_ref: str, baseline: str | None, metrics: tuple[str, ...], db: Path | None) -> None:
     """Show a stored run's comparison table (default: the last run)."""
-    with Store(db or default_db_path()) as store:
+    with Store(db or default_db_path(), writer=False) as store:
         run = store.load_run(run_ref)
     out.print(render_summary(summarize_runs([run], baseline=baseline, metrics=metrics), [run]))
 
@@ -350,7 +361,7 @@ def probe(target, views, repeat, timeout, fmt, out_path, show_ref, details, db, 
     """
     from mountbench import probe as probing
 
-    with Store(db or default_db_path()) as store:
+    with Store(db or default_db_path(), writer=not show_ref) as store:
         if show_ref:
             stored = store.load_probe(show_ref)
         else:

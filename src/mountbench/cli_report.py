@@ -119,7 +119,7 @@ def report(
 def export(run_refs: tuple[str, ...], out: Path, no_raw: bool, db: Path | None, debug: bool) -> None:
     """Write stored runs to a versioned JSON file ('mountbench import' reads it elsewhere)."""
     out = check_out_path(out)
-    with Store(db or default_db_path()) as store:
+    with Store(db or default_db_path(), writer=False) as store:
         runs = _dedupe([store.load_run(ref, with_raw=not no_raw) for ref in run_refs])
     write_document(out, make_document(runs, with_raw=not no_raw))
     samples = sum(len(run.samples) for run in runs)
@@ -153,7 +153,7 @@ def load_runs(run_refs: Sequence[str], sources: Sequence[Path], db: Path | None)
     runs: list[RunData] = []
     refs = list(run_refs) or ([] if sources else ["last"])
     if refs:
-        with Store(db or default_db_path()) as store:
+        with Store(db or default_db_path(), writer=False) as store:
             runs += [store.load_run(ref) for ref in refs]
     for path in sources:
         runs += read_document(path.expanduser())

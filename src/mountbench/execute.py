@@ -26,7 +26,7 @@ from mountbench.errors import MountbenchError, TargetError
 from mountbench.model import PlanItem, RunConfig, Sample, Target, TargetRecord, Workload
 from mountbench.plan import build_plan, pending_items, remaining_estimate
 from mountbench.runners.base import Prepared, Runner, RunSettings, TargetContext, WorkloadFailed
-from mountbench.store import Store
+from mountbench.store import Store, StoreFull
 from mountbench.units import format_bytes
 
 
@@ -102,9 +102,17 @@ def check_space(
             where = f"target {labels}" if len(sharing) == 1 else f"the filesystem shared by targets {labels}"
             raise TargetError(
                 f"not enough space on {where}: the planned working set needs {format_bytes(needed)}, "
-                f"{format_bytes(usage.free)} free; pass --size to shrink it or free space"
+                f"{format_bytes(usage.free)} free; {_shrink_hint(workloads, runner_for)} or free space"
             )
     return notices
+
+
+def _shrink_hint(workloads: Sequence[Workload], runner_for: Callable[[Workload], Runner]) -> str:
+    """What shrinks the space the run needs, from the runners that need some (--size scales fio
+    jobs but not trees)."""
+    runners = [runner_for(w) for w in workloads if runner_for(w).space_needed(w)[1]]
+    hints = [getattr(r, "shrink_hint", f"drop the {r.kind} workloads with --only") for r in runners]
+    return "; ".join(dict.fromkeys(hints)) or "drop workloads with --only"
 
 
 class Session:
@@ -134,6 +142,7 @@ class Session:
         self.notices: list[str] = []  # said to the user after the run
         self.locks: list[int] = []  # flock fds on the scratch markers, held while working
         self.prepared: dict[tuple[str, str], Prepared] = {}
+        self.scratch_ids: dict[str, tuple[int, int] | None] = {}  # (st_dev, st_ino) of each scratch dir
         self.workdir: Path | None = None
         self.settings: RunSettings | None = None
 
@@ -156,6 +165,7 @@ class Session:
                 if lock is not None:
                     self.locks.append(lock)
                 self.scratch_dirs.append(scratch)
+                self.scratch_ids[target.label] = _identity(scratch)
                 info = targets_mod.inspect_target(target, scratch)
                 self.contexts[target.label] = TargetContext(target, info, scratch)
         except BaseException:
@@ -215,6 +225,8 @@ class Session:
             try:
                 self.store.set_status(self.run_id, status)
                 self._saved()
+            except StoreFull:
+                pass  # the store cannot be written; with this process gone the run reads as interrupted
             finally:
                 self.finish()
                 self.events.on_finish(self.run_id, status)
@@ -256,7 +268,7 @@ class Session:
                 ok=False,
                 metrics={},
                 caveats=prepared.caveats + cache_caveats,
-                error=str(failure),
+                error=str(failure) + self._detached_note(ctx),
                 started_at=started,
                 wall_s=time.monotonic() - t0,
                 cache_action=cache_action,
@@ -273,6 +285,18 @@ class Session:
             wall_s=time.monotonic() - t0,
             cache_action=cache_action,
             raw=outcome.raw,
+        )
+
+    def _detached_note(self, ctx: TargetContext) -> str:
+        """When the scratch directory's path no longer leads to the directory this run made
+        (the target was unmounted, e.g. lazily with umount -l), say where its data is."""
+        made = self.scratch_ids.get(ctx.target.label)
+        if made is None or _identity(ctx.scratch) == made:
+            return ""
+        return (
+            f"; the target is no longer mounted at {ctx.target.path}: the scratch directory "
+            f"{ctx.scratch.name} and its data stay inside the unmounted filesystem until it is released; "
+            "mount it again and delete that directory"
         )
 
     # --- cleanup -----------------------------------------------------------------
@@ -366,3 +390,11 @@ def plan_dry_run(
         prepared=prepared,
         scratch_names={label: ctx.scratch for label, ctx in contexts.items()},
     )
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino

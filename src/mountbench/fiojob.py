@@ -102,7 +102,9 @@ def load_job_file(path: Path) -> list[FioJob]:
         text = path.read_text()
     except FileNotFoundError:
         raise UsageError(f"job file {path} does not exist; check the path given to --job") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError:
+        raise UsageError(f"job file {path} is not a text file; give an fio job file (INI text)") from None
+    except OSError as exc:
         raise UsageError(f"cannot read job file {path}: {exc.strerror or exc}") from None
     return parse_job_text(text, origin=str(path))
 

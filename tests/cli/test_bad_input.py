@@ -87,10 +87,21 @@ def test_bad_size_and_baseline(target, mb_env):
     assert_one_line_error(mountbench("run", str(target), "--baseline", "nope", env=mb_env), "--baseline 'nope'")
 
 
-def test_click_usage_errors_exit_2(target, mb_env):
-    proc = mountbench("run", str(target), "--repeat", "0", env=mb_env)
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "--repeat" in proc.stderr
+def test_click_usage_errors_are_one_line_too(target, mb_env):
+    assert_one_line_error(mountbench("run", str(target), "--repeat", "0", env=mb_env), "--repeat", "run --help")
+    assert_one_line_error(mountbench("run", str(target), "--runtime", "abc", env=mb_env), "--runtime")
+    assert_one_line_error(mountbench("report", "--format", "pdf", env=mb_env), "--format", "report --help")
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_runtime_that_is_not_a_duration(target, mb_env, value):
+    assert_one_line_error(mountbench("run", str(target), "--runtime", value, env=mb_env), "--runtime")
+
+
+def test_a_binary_job_file(target, tmp_path, mb_env):
+    job = tmp_path / "random.fio"
+    job.write_bytes(bytes(range(256)) * 20)
+    assert_one_line_error(mountbench("run", str(target), "--job", str(job), env=mb_env), "not a text file")
 
 
 def test_not_enough_space(mb_env):
@@ -134,7 +145,7 @@ def test_fio_too_old(target, tmp_path, mb_env):
 
 
 def test_unknown_run_and_corrupt_database(tmp_path, mb_env):
-    assert_one_line_error(mountbench("show", "nosuchrun", env=mb_env), "no run 'nosuchrun'")
+    assert_one_line_error(mountbench("show", "nosuchrun", env=mb_env), "no runs stored")
     bad = tmp_path / "bad.sqlite"
     bad.write_text("garbage" * 1000)
     assert_one_line_error(mountbench("list", "--db", str(bad), env=mb_env), "not a mountbench database")

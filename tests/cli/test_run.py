@@ -252,6 +252,8 @@ def test_killed_run_is_resumed_and_its_scratch_reused_then_removed(tmp_path, mb_
     with sqlite3.connect(db) as conn:
         run_id, status = conn.execute("SELECT id, status FROM runs").fetchone()
     assert status == "running"  # SIGKILL: nobody could mark it
+    listed = mountbench("list", env=mb_env)
+    assert "interrupted" in listed.stdout and "running" not in listed.stdout  # its process is gone
     assert len(scratch_dirs(target)) == 1
     resumed = mountbench("run", "--resume", run_id[:12], env=mb_env)
     assert resumed.returncode == 0, resumed.stderr

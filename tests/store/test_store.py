@@ -30,14 +30,69 @@ def test_round_trip_and_samples_committed_immediately(tmp_path):
 
 def test_schema_version_is_recorded_and_newer_databases_refused(tmp_path):
     path = tmp_path / "db.sqlite"
-    Store(path).close()
+    with Store(path) as store:
+        store.list_runs()  # the file is made on first use
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     db.commit()
     db.close()
     with pytest.raises(StoreError, match="newer mountbench"):
-        Store(path)
+        Store(path).list_runs()
+
+
+def test_nothing_is_written_before_the_first_use_and_readers_never_create(tmp_path):
+    path = tmp_path / "sub" / "db.sqlite"
+    with Store(path):
+        pass
+    assert not (tmp_path / "sub").exists()
+    with pytest.raises(StoreError, match="no runs stored"), Store(path, writer=False) as reader:
+        reader.load_run("last")
+    assert not (tmp_path / "sub").exists()
+
+
+def test_a_read_only_place_is_refused_before_anything_runs(tmp_path):
+    from support import realmounts
+
+    realmounts.require_root()
+    with realmounts.tmpfs("1m") as ro:
+        realmounts._check(["mount", "-o", "remount,ro", str(ro)])
+        with pytest.raises(StoreError, match="read-only filesystem"):
+            Store(ro / "db.sqlite")
+
+
+def test_a_run_whose_process_is_gone_reads_as_interrupted(tmp_path):
+    import json
+    import subprocess
+
+    run = make_run({("a", "w"): [1.0]})
+    with Store(tmp_path / "db.sqlite") as store:
+        store.create_run(run.id, run.command, run.config, run.host, list(run.targets), list(run.workloads))
+        assert store.load_run(run.id).status == "running"  # this process owns it
+        gone = subprocess.Popen(["true"])
+        gone.wait()  # a pid that existed and exited
+        dead = {"host": __import__("socket").gethostname(), "pid": gone.pid, "started": 1.0}
+        store.db.execute("UPDATE runs SET owner = ?", (json.dumps(dead),))
+        store.db.commit()
+        assert store.load_run(run.id).status == "interrupted"
+        assert store.list_runs()[0]["status"] == "interrupted"
+
+
+def test_a_schema_2_database_gains_the_owner_column(tmp_path):
+    from mountbench.store.schema import MIGRATIONS
+
+    path = tmp_path / "old.sqlite"
+    db = sqlite3.connect(path)
+    for step in MIGRATIONS[:2]:
+        db.executescript(step)
+    db.execute("PRAGMA user_version = 2")
+    db.execute(
+        "INSERT INTO runs (id, created_at, status, command, config, host) VALUES ('r', 1, 'running', 'c', '{}', '{}')"
+    )
+    db.commit()
+    db.close()
+    with Store(path) as store:
+        assert store.list_runs()[0]["status"] == "running"  # no owner recorded: cannot tell, left as it was
 
 
 def test_unknown_and_ambiguous_run_ids(tmp_path):
@@ -58,7 +113,7 @@ def test_not_a_database(tmp_path):
     path = tmp_path / "db.sqlite"
     path.write_text("this is not sqlite" * 100)
     with pytest.raises(StoreError, match="not a mountbench database"):
-        Store(path)
+        Store(path).list_runs()
 
 
 def test_import_is_idempotent(tmp_path):

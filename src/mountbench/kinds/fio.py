@@ -181,6 +181,7 @@ def _detected_sweep(job: FioJob, bs: int | None) -> SweepPoint | None:
 
 class FioRunner:
     kind = "fio"
+    shrink_hint = "pass --size to shrink the fio working set"
 
     def __init__(self, fio: FioInfo, clocksource: str | None = None) -> None:
         """clocksource: the clock a resumed run already used; chosen afresh when None."""

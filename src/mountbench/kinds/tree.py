@@ -106,6 +106,7 @@ class TreeKind:
 
 class TreeRunner:
     kind = "tree"
+    shrink_hint = "use --tree tiny or a smaller --tarball (--size does not shrink a tree)"
 
     def __init__(self) -> None:
         self._archives: dict[str, TreeArchive] = {}

@@ -140,6 +140,27 @@ def read_document(path: Path) -> list[RunData]:
             "upgrade mountbench"
         )
     try:
-        return [run_from_dict(run) for run in data["runs"]]
+        runs = [run_from_dict(run) for run in data["runs"]]
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise UsageError(f"{path} is a damaged mountbench export (bad field {exc}); export it again") from None
+    for run in runs:
+        problem = _damage(run)
+        if problem:
+            raise UsageError(f"{path} is a damaged mountbench export: {problem}; export it again")
+    return runs
+
+
+def _damage(run: RunData) -> str:
+    """What no export written by mountbench contains: a metric that is not a finite number,
+    or one sample twice."""
+    seen: set[tuple[str, str, int]] = set()
+    for sample in run.samples:
+        where = f"run {run.id}, {sample.target} · {sample.workload} round {sample.round + 1}"
+        for name, value in sample.metrics.items():
+            if not math.isfinite(value):
+                return f"{where}: metric {name} is {value}, not a finite number"
+        key = (sample.target, sample.workload, sample.round)
+        if key in seen:
+            return f"{where} appears twice"
+        seen.add(key)
+    return ""

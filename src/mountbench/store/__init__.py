@@ -1,5 +1,5 @@
 """SQLite store: each sample is committed the moment it exists."""
 
-from mountbench.store.store import Store, default_db_path
+from mountbench.store.store import Store, StoreFull, check_writable, default_db_path
 
-__all__ = ["Store", "default_db_path"]
+__all__ = ["Store", "StoreFull", "check_writable", "default_db_path"]

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import platformdirs
+import psutil
 
 from mountbench.errors import StoreError
 from mountbench.model import RunConfig, RunData, Sample, TargetInfo, TargetRecord, Workload
@@ -25,6 +29,52 @@ from mountbench.records.codec import (
 from mountbench.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 
+def check_writable(path: Path) -> None:
+    """Refuse, before anything runs, a database path that cannot be written: the file (and
+    its directory, where SQLite keeps its journal) must be writable, or the nearest existing
+    parent directory must be."""
+    target = path if path.exists() else next((p for p in path.parents if p.exists()), Path("/"))
+    if path.exists() and path.is_dir():
+        raise StoreError(f"--db {path} is a directory; give a file name, e.g. {path / 'results.sqlite'}")
+    directory = target.parent if target == path else target
+    for place in dict.fromkeys([target, directory]):
+        if not os.access(place, os.W_OK):
+            why = "read-only filesystem" if _read_only(place) else "no write permission"
+            raise StoreError(
+                f"cannot write the results database {path} ({why} at {place}); pass --db with a writable path"
+            )
+
+
+def _read_only(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def current_owner() -> str:
+    """This process, as a run's owner: host, pid and the process's start time (pids are reused)."""
+    me = psutil.Process()
+    return json.dumps({"host": socket.gethostname(), "pid": me.pid, "started": me.create_time()})
+
+
+def effective_status(status: str, owner: str) -> str:
+    """A run stored as running whose process on this host is gone (killed, the machine
+    rebooted) is interrupted: it can be resumed."""
+    if status != "running" or not owner:
+        return status
+    try:
+        facts = json.loads(owner)
+        if facts.get("host") != socket.gethostname():
+            return status  # another machine's process: cannot tell from here
+        alive = psutil.Process(int(facts["pid"])).create_time() == float(facts["started"])
+    except psutil.NoSuchProcess:
+        alive = False
+    except (ValueError, KeyError, TypeError, psutil.Error):
+        return status
+    return status if alive else "interrupted"
+
+
 def default_db_path() -> Path:
     """``$MOUNTBENCH_DB``, else ``<user data dir>/mountbench/results.sqlite``."""
     env = os.environ.get("MOUNTBENCH_DB")
@@ -33,21 +83,51 @@ def default_db_path() -> Path:
     return Path(platformdirs.user_data_dir("mountbench")) / "results.sqlite"
 
 
+class StoreFull(StoreError):
+    """The results database's filesystem filled up (or went read-only) during a run."""
+
+
 class Store:
-    def __init__(self, path: Path) -> None:
+    """The results database at ``path``. Nothing touches the file until the first read or
+    write, so a command refused before then leaves no database behind; a reader
+    (``writer=False``) never creates one, and a writer checks first that it can write."""
+
+    def __init__(self, path: Path, *, writer: bool = True) -> None:
         self.path = path
+        self.writer = writer
+        self._db: sqlite3.Connection | None = None
+        if writer:
+            check_writable(path)
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            self._db = self._connect()
+        return self._db
+
+    def _connect(self) -> sqlite3.Connection:
+        path = self.path
+        if not self.writer and not path.exists():
+            raise StoreError(f"no runs stored in {path} yet; start one with 'mountbench run' (or pass --db)")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(path, timeout=30)
+            connection = sqlite3.connect(path, timeout=30)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(
                 f"cannot open the results database {path} ({exc}); pass --db with a writable path"
             ) from None
-        self.db.execute("PRAGMA foreign_keys = ON")
+        connection.execute("PRAGMA foreign_keys = ON")
+        self._db = connection
         self._migrate()
+        return connection
+
+    def exists(self) -> bool:
+        return self._db is not None or self.path.exists()
 
     def close(self) -> None:
-        self.db.close()
+        if self._db is not None:
+            self._db.close()
+            self._db = None
 
     def __enter__(self) -> Store:
         return self
@@ -84,8 +164,16 @@ class Store:
     ) -> None:
         with self.db:
             self.db.execute(
-                "INSERT INTO runs (id, created_at, status, command, config, host) VALUES (?, ?, 'running', ?, ?, ?)",
-                (run_id, created_at or time.time(), command, json.dumps(config_to_dict(config)), json.dumps(host)),
+                "INSERT INTO runs (id, created_at, status, command, config, host, owner)"
+                " VALUES (?, ?, 'running', ?, ?, ?, ?)",
+                (
+                    run_id,
+                    created_at or time.time(),
+                    command,
+                    json.dumps(config_to_dict(config)),
+                    json.dumps(host),
+                    current_owner(),
+                ),
             )
             self.db.executemany(
                 "INSERT INTO targets (run_id, position, label, path, info) VALUES (?, ?, ?, ?, ?)",
@@ -109,7 +197,7 @@ class Store:
     def add_sample(self, run_id: str, sample: Sample) -> None:
         """Commit one sample at once: a crash afterwards cannot lose it."""
         data = sample_to_dict(sample)
-        with self.db:
+        with self._writing(run_id), self.db:
             self.db.execute(
                 "INSERT OR REPLACE INTO samples (run_id, target, workload, round, ok, metrics, caveats, error,"
                 " started_at, wall_s, cache_action, raw) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -130,9 +218,12 @@ class Store:
             )
 
     def set_status(self, run_id: str, status: str) -> None:
+        """A run set running again (a resume) is owned by this process from now on."""
         finished = time.time() if status != "running" else None
-        with self.db:
+        with self._writing(run_id), self.db:
             self.db.execute("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, finished, run_id))
+            if status == "running":
+                self.db.execute("UPDATE runs SET owner = ? WHERE id = ?", (current_owner(), run_id))
 
     def import_run(self, run: RunData) -> bool:
         """Store a run exported elsewhere; False when a run with that id is already here."""
@@ -149,11 +240,26 @@ class Store:
             )
         return True
 
+    @contextmanager
+    def _writing(self, run_id: str) -> Iterator[None]:
+        """A write that fails because the disk is full (or went read-only) stops the run
+        cleanly with how to go on, instead of an internal error."""
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            text = str(exc)
+            if "full" in text or "readonly" in text or "disk I/O" in text:
+                raise StoreFull(
+                    f"the results database {self.path} cannot be written ({text}); the samples stored so far "
+                    f"are kept: free space, then resume with: mountbench run --resume {run_id}"
+                ) from None
+            raise
+
     # --- reading -------------------------------------------------------------
 
     def list_runs(self) -> list[dict[str, Any]]:
         rows = self.db.execute(
-            "SELECT r.id, r.created_at, r.finished_at, r.status, r.command, r.host,"
+            "SELECT r.id, r.created_at, r.finished_at, r.status, r.command, r.host, r.owner,"
             " (SELECT COUNT(*) FROM samples s WHERE s.run_id = r.id),"
             " (SELECT group_concat(label, ', ') FROM"
             "   (SELECT label FROM targets t WHERE t.run_id = r.id ORDER BY position))"
@@ -164,11 +270,11 @@ class Store:
                 "id": row[0],
                 "created_at": row[1],
                 "finished_at": row[2],
-                "status": row[3],
+                "status": effective_status(row[3], row[6]),
                 "command": row[4],
                 "hostname": json.loads(row[5]).get("hostname", ""),
-                "samples": row[6],
-                "targets": row[7] or "",
+                "samples": row[7],
+                "targets": row[8] or "",
             }
             for row in rows
         ]
@@ -190,7 +296,7 @@ class Store:
     def load_run(self, run_ref: str, *, with_raw: bool = False) -> RunData:
         run_id = self.resolve(run_ref)
         row = self.db.execute(
-            "SELECT id, created_at, finished_at, status, command, config, host FROM runs WHERE id = ?", (run_id,)
+            "SELECT id, created_at, finished_at, status, command, config, host, owner FROM runs WHERE id = ?", (run_id,)
         ).fetchone()
         targets = tuple(
             target_from_dict({"label": label, "path": path, "info": json.loads(info) if info else None})
@@ -219,7 +325,7 @@ class Store:
             id=row[0],
             created_at=row[1],
             finished_at=row[2],
-            status=row[3],
+            status=effective_status(row[3], row[7]),
             command=row[4],
             config=config_from_dict(json.loads(row[5])),
             host=json.loads(row[6]),

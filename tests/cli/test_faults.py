@@ -1,0 +1,136 @@
+"""Faults and refusals around the store and outputs: a refused command writes nothing
+(no database either), a full database stops a run cleanly and it resumes, damaged
+imports are refused naming the sample, and hints name what really helps."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from support import realmounts
+from support.runhelpers import FAST, mountbench, snapshot
+from support.tools import needs_fio
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def _fio():
+    needs_fio()
+
+
+def one_line_error(proc, *fragments: str) -> str:
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+def test_a_read_only_database_place_is_refused_before_anything_runs(tmp_path, mb_env):
+    realmounts.require_root()
+    target = tmp_path / "t"
+    target.mkdir()
+    with realmounts.tmpfs("1m") as ro:
+        realmounts._check(["mount", "-o", "remount,ro", str(ro)])
+        one_line_error(mountbench("run", str(target), *FAST, "--db", str(ro / "r.sqlite"), env=mb_env), "read-only")
+        export = tmp_path / "x.json"
+        export.write_text("{}")
+        one_line_error(mountbench("import", str(export), "--db", str(ro / "r.sqlite"), env=mb_env))
+    assert list(target.iterdir()) == []
+
+
+def test_an_unwritable_json_path_is_refused_before_the_first_sample(tmp_path, mb_env):
+    realmounts.require_root()
+    target = tmp_path / "t"
+    target.mkdir()
+    db = Path(mb_env["MOUNTBENCH_DB"])
+    one_line_error(mountbench("run", str(target), *FAST, "--json", str(tmp_path / "no" / "r.json"), env=mb_env),
+                   "does not exist")  # fmt: skip
+    with realmounts.tmpfs("1m") as ro:
+        realmounts._check(["mount", "-o", "remount,ro", str(ro)])
+        one_line_error(mountbench("run", str(target), *FAST, "--json", str(ro / "r.json"), env=mb_env), "--json")
+    assert not db.exists() and list(target.iterdir()) == []
+
+
+def test_refused_commands_create_no_database(tmp_path, mb_env):
+    realmounts.require_root()
+    db = Path(mb_env["MOUNTBENCH_DB"])
+    one_line_error(mountbench("show", "nosuchrun", env=mb_env), "no runs stored")
+    one_line_error(mountbench("report", env=mb_env), "no runs stored")
+    with realmounts.tmpfs("8m") as ro:
+        realmounts._check(["mount", "-o", "remount,ro", str(ro)])
+        one_line_error(mountbench("run", str(ro), *FAST, env=mb_env), "not writable")
+    assert not db.exists()
+    listed = mountbench("list", env=mb_env)
+    assert listed.returncode == 0 and "no runs stored yet" in listed.stdout and not db.exists()
+
+
+def test_a_full_database_stops_the_run_cleanly_and_it_resumes(tmp_path, mb_env):
+    realmounts.require_root()
+    target = tmp_path / "t"
+    target.mkdir()
+    with realmounts.tmpfs("300k") as small:
+        db = small / "r.sqlite"
+        proc = mountbench("run", str(target), *FAST, "--repeat", "3", "--db", str(db), env=mb_env)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        line = proc.stderr.strip().splitlines()[-1]  # after the progress lines, one line says what happened
+        assert line.startswith("mountbench: error: ") and "cannot be written" in line, line
+        run_id = line.split("--resume ")[1].strip()
+        assert list(target.iterdir()) == []  # scratch removed on the way out
+        with sqlite3.connect(db) as conn:
+            stored = conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0]
+        assert 0 < stored < 18
+        listed = mountbench("list", "--db", str(db), env=mb_env)
+        assert "interrupted" in listed.stdout, listed.stdout
+        realmounts._check(["mount", "-o", "remount,size=64m", str(small)])
+        resumed = mountbench("run", "--resume", run_id, "--db", str(db), env=mb_env)
+        assert resumed.returncode == 0, resumed.stderr
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 18
+            assert conn.execute("SELECT status FROM runs").fetchone()[0] == "complete"
+
+
+def _export_with(tmp_path: Path, mb_env: dict, change) -> Path:
+    target = tmp_path / "t"
+    target.mkdir(exist_ok=True)
+    proc = mountbench("run", str(target), *FAST, "--repeat", "1", "--only", "rnd4k-q1-read", env=mb_env)
+    assert proc.returncode == 0, proc.stderr
+    path = tmp_path / "export.json"
+    assert mountbench("export", "last", "--out", str(path), env=mb_env).returncode == 0
+    document = json.loads(path.read_text())
+    change(document["runs"][0])
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_an_import_with_a_nan_metric_is_refused_naming_the_sample(tmp_path, mb_env):
+    def poison(run: dict) -> None:
+        run["samples"][0]["metrics"]["read.iops"] = float("nan")
+
+    path = _export_with(tmp_path, mb_env, poison)
+    other = dict(mb_env, MOUNTBENCH_DB=str(tmp_path / "other.sqlite"))
+    one_line_error(mountbench("import", str(path), env=other), "read.iops is nan", "round 1")
+    assert not (tmp_path / "other.sqlite").exists()
+
+
+def test_an_import_with_a_sample_twice_is_refused(tmp_path, mb_env):
+    def duplicate(run: dict) -> None:
+        run["samples"].append(dict(run["samples"][0]))
+
+    path = _export_with(tmp_path, mb_env, duplicate)
+    other = dict(mb_env, MOUNTBENCH_DB=str(tmp_path / "other.sqlite"))
+    one_line_error(mountbench("import", str(path), env=other), "appears twice")
+
+
+def test_not_enough_space_for_a_tree_names_what_shrinks_it(mb_env):
+    realmounts.require_root()
+    with realmounts.tmpfs("2m") as small:
+        before = snapshot(small)
+        proc = mountbench("run", str(small), "--preset", "tree", "--only", "extract", "--size", "1M", env=mb_env)
+        line = one_line_error(proc, "not enough space", "--tree tiny")
+        assert "--size to shrink the fio" not in line  # --size does not shrink a tree
+        assert snapshot(small) == before
