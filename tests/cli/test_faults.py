@@ -134,3 +134,28 @@ def test_not_enough_space_for_a_tree_names_what_shrinks_it(mb_env):
         line = one_line_error(proc, "not enough space", "--tree tiny")
         assert "--size to shrink the fio" not in line  # --size does not shrink a tree
         assert snapshot(small) == before
+
+
+def test_a_target_unmounted_under_the_run_says_where_its_data_is(tmp_path, mb_env):
+    from support.runhelpers import start_mountbench, wait_for_samples
+
+    realmounts.require_root()
+    mount_point = tmp_path / "mnt"
+    mount_point.mkdir()
+    realmounts._check(["mount", "-t", "tmpfs", "-o", "size=64m", "mountbench-test", str(mount_point)])
+    db = Path(mb_env["MOUNTBENCH_DB"])
+    proc = start_mountbench(
+        "run", str(mount_point), "--runtime", "0.3", "--size", "4M", "--repeat", "4", "--only", "rnd4k-q1-*",
+        "--seed", "1", env=mb_env,
+    )  # fmt: skip
+    try:
+        wait_for_samples(db, 1)
+        realmounts._check(["umount", "-l", str(mount_point)])
+        proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    with sqlite3.connect(db) as conn:
+        errors = [e for (e,) in conn.execute("SELECT error FROM samples WHERE ok = 0")]
+    assert errors, "samples after the unmount should fail"
+    assert all("no longer mounted" in e and ".mountbench-" in e for e in errors), errors
+    assert list(mount_point.iterdir()) == []  # nothing was written to the directory left under the mount point
