@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import click
 
 from mountbench.errors import UsageError
+from mountbench.kinds.fiofiles import FILE_STATES
 from mountbench.model import DROP_MODES, RunOptions, TreeChoice
 from mountbench.trees import PROFILES
 from mountbench.units import parse_size
@@ -90,6 +91,16 @@ _RUN_OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
             "help": "drop page caches before samples (auto: before buffered workloads, as root)",
         },
     ),
+    (
+        ("--file-state",),
+        {
+            "type": click.Choice(FILE_STATES),
+            "default": "steady",
+            "show_default": True,
+            "help": "fio working files: written fully once before round 1 (steady) or laid out anew for every "
+            "sample (fresh)",
+        },
+    ),
     (("--keep",), {"is_flag": True, "help": "keep each target's scratch data"}),
     (("--db",), {"type": click.Path(path_type=Path), "help": DB_HELP}),
     (
@@ -103,7 +114,7 @@ _RUN_OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
 ]
 
 OPTION_NAMES = ("presets", "jobs", "only", "baseline", "repeat", "warmup", "runtime", "size_text", "seed",
-                "tree_profile", "tarball", "drop_caches", "keep")  # fmt: skip
+                "tree_profile", "tarball", "drop_caches", "keep", "file_state")  # fmt: skip
 
 
 def run_options(function: F) -> F:
@@ -139,12 +150,13 @@ def pop_run_options(params: dict[str, Any]) -> RunOptions:
         baseline=raw["baseline"],
         drop_caches=raw["drop_caches"],
         keep=raw["keep"],
+        file_state=raw["file_state"],
     )
 
 
 def given_run_options(params: dict[str, Any]) -> list[str]:
     """The run options that differ from their defaults (to refuse them next to --resume)."""
-    defaults = {"repeat": 3, "warmup": 0, "drop_caches": "auto"}
+    defaults = {"repeat": 3, "warmup": 0, "drop_caches": "auto", "file_state": "steady"}
     return [name for name in OPTION_NAMES if params.get(name) not in ((), None, False, defaults.get(name))]
 
 

@@ -251,6 +251,10 @@ class Session:
         started = time.time()
         t0 = time.monotonic()
         cache_action, cache_caveats = "", ()
+        moved = self._detached_note(ctx)
+        if moved:  # never let an engine write under the mount point (fio creates a missing directory=)
+            return Sample(item.target, item.workload, item.round, False, {}, prepared.caveats,
+                          error=f"not run{moved}", started_at=started)  # fmt: skip
         try:
             runner.setup(prepared, ctx, self.settings)
             cache_action, cache_caveats = caches.before_sample(
@@ -268,7 +272,7 @@ class Session:
                 ok=False,
                 metrics={},
                 caveats=prepared.caveats + cache_caveats,
-                error=str(failure) + self._detached_note(ctx),
+                error=str(failure) + self._detached_note(ctx),  # it may have gone during the sample
                 started_at=started,
                 wall_s=time.monotonic() - t0,
                 cache_action=cache_action,
@@ -291,13 +295,17 @@ class Session:
         """When the scratch directory's path no longer leads to the directory this run made
         (the target was unmounted, e.g. lazily with umount -l), say where its data is."""
         made = self.scratch_ids.get(ctx.target.label)
-        if made is None or _identity(ctx.scratch) == made:
+        now = _identity(ctx.scratch)
+        if made is None or now == made:
             return ""
-        return (
+        note = (
             f"; the target is no longer mounted at {ctx.target.path}: the scratch directory "
             f"{ctx.scratch.name} and its data stay inside the unmounted filesystem until it is released; "
             "mount it again and delete that directory"
         )
+        if now is not None:  # an engine in flight recreated the path on the filesystem underneath
+            note += f"; also delete {ctx.scratch}, made under the mount point by the sample that was running"
+        return note
 
     # --- cleanup -----------------------------------------------------------------
 

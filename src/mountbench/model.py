@@ -19,6 +19,7 @@ FEW_SAMPLES = "few-samples"
 QUALITY_CODES = frozenset({UNSTABLE, OUTLIERS, FEW_SAMPLES})
 RUNTIME_CAPPED = "runtime-capped"
 EMULATED = "emulated"
+CACHE_SERVED_DIRECT = "direct-cached"  # direct reads the block device never saw
 HOST_CACHE = "host-cache"
 
 
@@ -298,6 +299,7 @@ class RunOptions:
     baseline: str | None = None
     drop_caches: str = "auto"
     keep: bool = False
+    file_state: str = "steady"  # how every round sees fio's working files: steady | fresh
 
 
 @dataclass(frozen=True)
@@ -341,6 +343,9 @@ class RunConfig:
     tree: TreeChoice | None = None
     default_targets: bool = False  # no target was given: this directory against RAM
     lab: LabFacts | None = None
+    # steady: working files written fully once before round 1; fresh: laid out anew for every
+    # sample; reused: (runs before mountbench 0.2) laid out by the first sample, then reused
+    file_state: str = "steady"
 
     @classmethod
     def from_options(cls, options: RunOptions, *, seed: int, baseline: str, default_targets: bool) -> RunConfig:
@@ -358,4 +363,5 @@ class RunConfig:
             runtime=options.runtime,
             tree=options.tree,
             default_targets=default_targets,
+            file_state=options.file_state,
         )

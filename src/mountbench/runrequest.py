@@ -33,7 +33,7 @@ def resolve(options: RunOptions, target_args: Sequence[str], fio: FioInfo) -> Ru
     default_set = not target_args
     targets = targets_mod.resolve_targets(list(target_args) or targets_mod.default_targets())
     workloads = workloads_mod.from_options(options)
-    runners = make_runners({w.kind for w in workloads}, RunnerSetup(fio))
+    runners = make_runners({w.kind for w in workloads}, RunnerSetup(fio, file_state=options.file_state))
     check_workloads(workloads, runners)
     labels = [t.label for t in targets]
     baseline = options.baseline or labels[0]
@@ -60,7 +60,8 @@ def from_stored(run: RunData, fio: FioInfo) -> RunRequest:
     """What a stored, unfinished run needs to be resumed: its own targets, workloads and
     config, and the clock its fio jobs already used."""
     clock = run.host.get("fio_clocksource")
-    setup = RunnerSetup(fio, clock if clock in ("cpu", "clock_gettime") else None)
+    file_state = run.config.file_state if run.config.file_state in ("steady", "fresh") else "steady"
+    setup = RunnerSetup(fio, clock if clock in ("cpu", "clock_gettime") else None, file_state)
     runners = make_runners({w.kind for w in run.workloads}, setup)
     check_workloads(list(run.workloads), runners)
     for record in run.targets:

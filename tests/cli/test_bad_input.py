@@ -145,7 +145,7 @@ def test_fio_too_old(target, tmp_path, mb_env):
 
 
 def test_unknown_run_and_corrupt_database(tmp_path, mb_env):
-    assert_one_line_error(mountbench("show", "nosuchrun", env=mb_env), "no runs stored")
+    assert_one_line_error(mountbench("show", "nosuchrun", env=mb_env), "nothing stored")
     bad = tmp_path / "bad.sqlite"
     bad.write_text("garbage" * 1000)
     assert_one_line_error(mountbench("list", "--db", str(bad), env=mb_env), "not a mountbench database")

@@ -46,7 +46,7 @@ def test_probe_view_coherence_of_a_bind_mount(tmp_path, mb_env):
         (["/nonexistent-mountbench"], "does not exist"),
         (["--view", "/tmp"], "give two paths as A=B"),
         ([], "give at least one TARGET"),
-        (["--show", "nosuchprobe"], "is not stored"),
+        (["--show", "nosuchprobe"], "nothing stored"),
     ],
 )
 def test_probe_bad_input(args, message, mb_env):

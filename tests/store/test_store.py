@@ -46,7 +46,7 @@ def test_nothing_is_written_before_the_first_use_and_readers_never_create(tmp_pa
     with Store(path):
         pass
     assert not (tmp_path / "sub").exists()
-    with pytest.raises(StoreError, match="no runs stored"), Store(path, writer=False) as reader:
+    with pytest.raises(StoreError, match="nothing stored"), Store(path, writer=False) as reader:
         reader.load_run("last")
     assert not (tmp_path / "sub").exists()
 

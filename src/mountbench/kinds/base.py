@@ -28,6 +28,7 @@ class RunnerSetup:
 
     fio: FioInfo
     clocksource: str | None = None  # None: choose afresh (a new run)
+    file_state: str = "steady"  # how every round sees fio's working files (kinds/fiofiles.py)
 
 
 class WorkloadKind(Protocol):

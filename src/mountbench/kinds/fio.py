@@ -15,7 +15,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from mountbench import model
+from mountbench import devstats, model
 from mountbench.errors import UsageError
 from mountbench.fiojob import (
     FioJob,
@@ -30,6 +30,7 @@ from mountbench.fiojob import (
 )
 from mountbench.fioparse import FioOutputError, load_fio_json, parse_fio
 from mountbench.fiotool import FioInfo, choose_clocksource, fio_engines
+from mountbench.kinds import fiofiles
 from mountbench.kinds.base import Adjustments, RunnerSetup
 from mountbench.model import Caveat, Description, SweepPoint, Workload
 from mountbench.runners.base import Outcome, Prepared, RunSettings, TargetContext, WorkloadFailed
@@ -119,7 +120,7 @@ class FioKind:
         )
 
     def make_runner(self, setup: RunnerSetup) -> FioRunner:
-        return FioRunner(setup.fio, setup.clocksource)
+        return FioRunner(setup.fio, setup.clocksource, setup.file_state)
 
 
 KIND = FioKind()
@@ -183,11 +184,14 @@ class FioRunner:
     kind = "fio"
     shrink_hint = "pass --size to shrink the fio working set"
 
-    def __init__(self, fio: FioInfo, clocksource: str | None = None) -> None:
-        """clocksource: the clock a resumed run already used; chosen afresh when None."""
+    def __init__(self, fio: FioInfo, clocksource: str | None = None, file_state: str = "steady") -> None:
+        """clocksource: the clock a resumed run already used; chosen afresh when None.
+        file_state: how every round sees the working files (kinds/fiofiles.py)."""
         self.fio = fio
         if clocksource is not None:
             self.clocksource = clocksource  # takes the place of the cached property
+        self.file_state = file_state
+        self.preconditioned: set[tuple[str, str]] = set()  # (target, file group) written fully this run
 
     @property
     def engines(self) -> frozenset[str]:
@@ -280,6 +284,11 @@ class FioRunner:
         comment = f"mountbench: workload {workload.name} ({workload.source}) on target {ctx.target.label}"
         text = render_job(job, overrides, comment)
         bound = workload.description.duration_bound_s
+        files = fiofiles.working_files(job, ctx.scratch, fio_variables())
+        precondition = None
+        if files and self.file_state == "steady" and not _unlinks(job):
+            precondition = fiofiles.precondition_job(job, ctx.scratch, direct, self._clock_override(job))
+            text = f"{precondition}\n{text}"
         return Prepared(
             workload=workload,
             target=ctx.target.label,
@@ -288,17 +297,56 @@ class FioRunner:
             buffered=not direct,
             estimate_s=(bound or 60.0) + FIO_FIXED_COST_S,
             working_set=working_set,
+            payload={
+                "job": render_job(job, overrides, comment),
+                "files": files,
+                "precondition": precondition,
+                "direct": direct,
+            },
         )
 
     def setup(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> None:
-        """fio lays out its own files; nothing to do."""
+        """Untimed: make the working files what every round of the cell sees (kinds/fiofiles.py)."""
+        files: list[fiofiles.WorkingFile] | None = prepared.payload.get("files")
+        if not files:
+            return
+        if self.file_state == "fresh":
+            fiofiles.remove(files)  # this sample lays them out anew
+            return
+        group = (ctx.target.label, prepared.workload.description.space_group)
+        precondition = prepared.payload.get("precondition")
+        if precondition is None or group in self.preconditioned:
+            return
+        done = self._fio(precondition, settings, f"precondition-{prepared.target}-{prepared.workload.name}", files)
+        if done.timed_out or done.returncode != 0:
+            fiofiles.remove(files)
+            message = fio_message(done.stderr) or f"exit {done.returncode}"
+            raise WorkloadFailed(f"preconditioning the working files failed: {message}")
+        problem = fiofiles.damage(files)
+        if problem:
+            fiofiles.remove(files)
+            raise WorkloadFailed(f"working file incomplete after preconditioning: {problem}; it was removed")
+        self.preconditioned.add(group)
+
+    def _fio(self, job_text: str, settings: RunSettings, name: str, files: list | None = None):
+        stem = _slug(name)
+        job_path = settings.workdir / f"{stem}.fio"
+        job_path.write_text(job_text)
+        size = sum(f.size or 0 for f in files or ())
+        return run_child(
+            [self.fio.path, "--output-format=json", f"--output={settings.workdir / stem}.json", str(job_path)],
+            cwd=settings.workdir,
+            timeout=120 + size / 5e6,
+        )
 
     def run(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> Outcome:
         stem = _slug(f"{prepared.target}-{prepared.workload.name}")
         job_path = settings.workdir / f"{stem}.fio"
         out_path = settings.workdir / f"{stem}.json"
-        job_path.write_text(prepared.text)
+        job_path.write_text(prepared.payload.get("job") or prepared.text)
         out_path.unlink(missing_ok=True)
+        device = devstats.stat_file(ctx.info.mount_source) if prepared.payload.get("direct") else None
+        device_before = devstats.bytes_read(device) if device else None
         # generous: laying out the working set at 5 MB/s (a slow network mount) comes on top
         layout_s = (prepared.working_set or 0) / 5e6
         timeout = 3 * prepared.estimate_s + layout_s + 120
@@ -315,13 +363,59 @@ class FioRunner:
         except FioOutputError as exc:
             message = fio_message(done.stderr) or str(exc)
             raise WorkloadFailed(f"fio failed (exit {done.returncode}): {message}", raw) from None
+        files: list[fiofiles.WorkingFile] | None = prepared.payload.get("files")
         if done.returncode != 0 or parsed.errors:
+            if files and self.file_state == "steady":
+                # the files may be half written (ENOSPC during layout): never reuse them
+                fiofiles.remove(files)
+                self.preconditioned.discard((ctx.target.label, prepared.workload.description.space_group))
             message = fio_message(done.stderr) or "; ".join(parsed.errors)
             raise WorkloadFailed(f"fio failed (exit {done.returncode}): {message}", raw)
-        return Outcome(parsed.metrics, raw)
+        caveats: list[Caveat] = []
+        if files and "read" in prepared.workload.description.directions and ctx.scratch.is_dir():
+            problem = fiofiles.damage(files)
+            if problem:
+                fiofiles.remove(files)
+                self.preconditioned.discard((ctx.target.label, prepared.workload.description.space_group))
+                raise WorkloadFailed(
+                    f"working file incomplete: {problem} (did the target run out of space?); "
+                    "its reads are not storage reads, so the sample is void",
+                    raw,
+                )
+        if device_before is not None and device is not None:
+            caveats += _device_check(parsed.metrics, device_before, devstats.bytes_read(device))
+        return Outcome(parsed.metrics, raw, tuple(caveats))
 
     def cleanup(self, ctx: TargetContext) -> None:
         """fio's files live in the scratch directory, removed with it."""
+
+
+# direct reads counted by fio of which the device served less than this share were cached
+DEVICE_READ_SHARE = 0.5
+DEVICE_CHECK_MIN_BYTES = 8 * MIB
+
+
+def _device_check(metrics: dict[str, float], before: int, after: int | None) -> list[Caveat]:
+    """Direct reads that never reached the block device under the target were served from a
+    cache (the filesystem or engine ignored O_DIRECT): the numbers are not the storage's."""
+    read = metrics.get("read.bytes", 0.0)
+    if after is None or read < DEVICE_CHECK_MIN_BYTES:
+        return []
+    reached = after - before
+    if reached >= DEVICE_READ_SHARE * read:
+        return []
+    return [
+        Caveat(
+            model.CACHE_SERVED_DIRECT,
+            f"direct I/O asked, but the device read {format_bytes(reached)} of the {format_bytes(read)} fio read: "
+            "a cache served the rest (the filesystem or engine ignores O_DIRECT)",
+        )
+    ]
+
+
+def _unlinks(job: FioJob) -> bool:
+    """unlink=1 deletes the files after every job: each sample lays them out again anyway."""
+    return job.get("unlink") not in (None, "0")
 
 
 _METADATA_ENGINES = {"filecreate", "filestat", "filedelete", "ftruncate", "null", "cpuio"}

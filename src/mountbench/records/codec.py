@@ -46,6 +46,7 @@ def config_to_dict(config: RunConfig) -> dict[str, Any]:
         "tree": config.tree.spec() if config.tree else None,
         "default_targets": config.default_targets,
         "lab": _lab_to_dict(config.lab) if config.lab else None,
+        "file_state": config.file_state,
     }
 
 
@@ -72,6 +73,7 @@ def config_from_dict(data: dict[str, Any]) -> RunConfig:
         tree=TreeChoice.from_spec(data.get("tree")),
         default_targets=bool(data.get("default_targets", False)),
         lab=_lab_from_dict(lab) if isinstance(lab, dict) else None,
+        file_state=str(data.get("file_state") or "reused"),
     )
 
 
@@ -210,6 +212,7 @@ def options_to_dict(options: RunOptions) -> dict[str, Any]:
         "baseline": options.baseline,
         "drop_caches": options.drop_caches,
         "keep": options.keep,
+        "file_state": options.file_state,
     }
 
 
@@ -227,4 +230,5 @@ def options_from_dict(data: dict[str, Any]) -> RunOptions:
         baseline=data.get("baseline"),
         drop_caches=str(data.get("drop_caches", "auto")),
         keep=bool(data.get("keep", False)),
+        file_state=str(data.get("file_state", "steady")),
     )

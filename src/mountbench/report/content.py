@@ -487,6 +487,13 @@ def warmup_phrase(report: Report) -> str:
     return f", after {', '.join(map(str, counts))} warm-up round{plural} thrown away"
 
 
+FILE_STATE_FACTS = {
+    "steady": "fio working files written fully once before round 1 (every round sees the same, steady files)",
+    "fresh": "fio working files laid out anew for every sample",
+    "reused": "fio working files laid out by the first sample and reused (round 1 may differ)",
+}
+
+
 def run_facts(run: RunData) -> list[str]:
     """How a run was made, as short phrases: repetitions and seed, size and runtime
     overrides, what was asked about caches. Shared by the Markdown and HTML reports."""
@@ -499,6 +506,7 @@ def run_facts(run: RunData) -> list[str]:
     if config.runtime:
         facts.append(f"runtime {format_seconds(float(config.runtime))} per fio job")
     facts.append(f"drop caches: {config.drop_caches}")
+    facts.append(FILE_STATE_FACTS.get(config.file_state, f"fio working files: {config.file_state}"))
     if run.host.get("fio_clocksource"):
         facts.append(f"fio clocksource: {run.host['fio_clocksource']} (chosen once for every job)")
     return facts

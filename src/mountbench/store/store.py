@@ -108,7 +108,10 @@ class Store:
     def _connect(self) -> sqlite3.Connection:
         path = self.path
         if not self.writer and not path.exists():
-            raise StoreError(f"no runs stored in {path} yet; start one with 'mountbench run' (or pass --db)")
+            raise StoreError(
+                f"nothing stored in {path} yet (no runs, no probes); start with 'mountbench run' or "
+                "'mountbench probe', or pass --db"
+            )
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             connection = sqlite3.connect(path, timeout=30)

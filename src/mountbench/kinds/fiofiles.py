@@ -1,0 +1,126 @@
+"""The files an fio job works on: which they are, making every round see the same
+state, and checking they are what the plan says.
+
+- Which: fio names files ``filename`` (a list), ``filename_format`` ($jobname,
+  $jobnum, $filenum) or ``<jobname>.<jobnum>.<filenum>``, in the scratch directory.
+- Same state every round (``--file-state``): ``steady`` (the default) lays the files
+  out and writes them fully once, untimed, before the first sample that uses them
+  (SNIA-style preconditioning), so no round writes into fresh unwritten extents;
+  ``fresh`` deletes them before every sample, so every sample lays them out anew.
+- Checks: a working file must exist at its planned size with no hole (SEEK_HOLE);
+  fio leaves a full-size file of holes when the target fills during layout, and
+  reading holes is faster than any storage. A damaged file is deleted, never reused.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from mountbench.fiojob import FioJob, evaluate_size, render_job
+from mountbench.units import format_bytes
+
+FILE_STATES = ("steady", "fresh")
+# what decides which files a job lays out and how big they are
+_LAYOUT_OPTIONS = ("size", "filesize", "nrfiles", "numjobs", "filename", "filename_format", "thread", "offset")
+_METADATA_ENGINES = {"filecreate", "filestat", "filedelete", "ftruncate", "null", "cpuio", "dircreate", "dirstat",
+                     "dirdelete"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class WorkingFile:
+    path: Path
+    size: int | None  # bytes fio lays out; None when only fio can evaluate the size
+
+
+def has_working_files(job: FioJob) -> bool:
+    """Does the job lay out data files that it then reads or writes (not a metadata engine)?"""
+    return (job.get("ioengine") or "psync") not in _METADATA_ENGINES and job.get("filename") != "/dev/null"
+
+
+def working_files(job: FioJob, scratch: Path, variables: Mapping[str, int]) -> list[WorkingFile] | None:
+    """The files the job uses and their sizes (None for a size only fio can evaluate: a range,
+    an environment variable); None when mountbench cannot tell the names (per-client names)."""
+    if not has_working_files(job):
+        return None
+    numjobs = evaluate_size(job.get("numjobs") or "1", variables) or 1
+    nrfiles = evaluate_size(job.get("nrfiles") or "1", variables) or 1
+    names = _names(job, numjobs, nrfiles)
+    if names is None:
+        return None
+    if job.get("filesize"):
+        each = evaluate_size(job.get("filesize") or "", variables)
+    else:
+        total = evaluate_size(job.get("size") or "", variables)
+        files_per_job = len((job.get("filename") or "").split(":")) if job.get("filename") else nrfiles
+        each = total // files_per_job if total else None
+    return [WorkingFile(scratch / name, each or None) for name in dict.fromkeys(names)]
+
+
+def _names(job: FioJob, numjobs: int, nrfiles: int) -> list[str] | None:
+    if job.get("filename"):
+        return [name for name in (job.get("filename") or "").split(":") if name]
+    pattern = job.get("filename_format") or "$jobname.$jobnum.$filenum"
+    if "$clientuid" in pattern:
+        return None
+    return [
+        pattern.replace("$jobname", job.section).replace("$jobnum", str(j)).replace("$filenum", str(f))
+        for j in range(numjobs)
+        for f in range(nrfiles)
+    ]
+
+
+def damage(files: list[WorkingFile]) -> str:
+    """What is wrong with the working files ('' when nothing): missing, short, or with a hole.
+    Filesystems that cannot report holes (SEEK_HOLE unsupported) are taken at their word."""
+    for file in files:
+        try:
+            fd = os.open(file.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return f"working file {file.path.name} is missing"
+        except OSError as exc:
+            return f"working file {file.path.name} cannot be opened ({exc.strerror})"
+        try:
+            size = os.fstat(fd).st_size
+            planned = file.size or size
+            if size < planned:
+                return f"working file {file.path.name} has {format_bytes(size)} of {format_bytes(planned)}"
+            try:
+                hole = os.lseek(fd, 0, os.SEEK_HOLE)
+            except OSError:
+                continue  # no SEEK_HOLE here: nothing to say
+            if hole < planned:
+                return (
+                    f"working file {file.path.name} has a hole at {format_bytes(hole)} of "
+                    f"{format_bytes(planned)}: data never written there"
+                )
+        finally:
+            os.close(fd)
+    return ""
+
+
+def remove(files: list[WorkingFile]) -> None:
+    for file in files:
+        file.path.unlink(missing_ok=True)
+
+
+def precondition_job(job: FioJob, scratch: Path, direct: bool, extra: list[tuple[str, str | None]]) -> str:
+    """An fio job that writes every working file of ``job`` fully (1 MiB sequential writes, then
+    fsync), under the same job name so default file names match."""
+    options: list[tuple[str, str | None]] = [(key, job.get(key)) for key in _LAYOUT_OPTIONS if job.get(key)]
+    options += [
+        ("rw", "write"),
+        ("bs", "1M"),
+        ("ioengine", "psync"),
+        ("iodepth", "1"),
+        ("direct", "1" if direct else "0"),
+        ("end_fsync", "1"),
+        ("group_reporting", "1"),
+    ]
+    return render_job(
+        FioJob(job.section, tuple(options)),
+        [("directory", str(scratch)), *extra],
+        f"mountbench: preconditioning the working files of {job.section} (untimed)",
+    )
