@@ -20,7 +20,16 @@ from mountbench import hostinfo, model
 from mountbench.errors import ExitCode, MountbenchError, ToolMissing, UsageError
 from mountbench.fiojob import FioJob, duration_bound_s
 from mountbench.hostcost import HostCost
-from mountbench.lab import DEFAULT_MOUNTS, Guest, LabTimeout, MountSpec, check_lab_prerequisites, parse_mount_spec
+from mountbench.lab import (
+    DEFAULT_MOUNTS,
+    Guest,
+    LabMount,
+    LabTimeout,
+    MountSpec,
+    check_lab_prerequisites,
+    parse_mount_spec,
+)
+from mountbench.lab.caveats import host_cache_caveat
 from mountbench.model import Caveat, RunData, Sample, Target, TargetRecord, Workload
 from mountbench.records.events import parse_event
 from mountbench.records.export import read_document
@@ -39,23 +48,6 @@ class LabOptions:
     kernel: str | None = None
     keep_guest: bool = False
     timeout_s: float = 3600.0
-
-
-def host_cache_caveat(spec: MountSpec) -> Caveat | None:
-    """Mounts whose data the host serves from its own page cache, whatever the guest asks
-    (O_DIRECT included): their numbers can be host-RAM numbers."""
-    why = None
-    if spec.kind == "9p":
-        why = "QEMU's 9p server opens host files without O_DIRECT"
-    elif spec.kind == "virtiofs" and spec.get("direct_io", "off") != "on":
-        why = "virtiofsd ignores the guest's O_DIRECT unless direct_io=on"
-    elif spec.kind == "sshfs":
-        why = "sftp-server does buffered I/O on the host"
-    elif spec.kind == "disk" and spec.get("cache", "none") not in ("none", "directsync"):
-        why = f"the image is opened with cache={spec.get('cache')}"
-    if why is None:
-        return None
-    return Caveat(model.HOST_CACHE, f"the host's page cache may serve these: {why}")
 
 
 def lab_timeout(workloads: Sequence[Workload], repeat: int, mounts: int) -> float:
@@ -169,18 +161,24 @@ def run_lab(options: LabOptions, on_output: Callable[[str], None]) -> tuple[RunD
         if stopped:
             guest_run = dataclasses.replace(guest_run, status="interrupted")
         lab = guest.describe()
-        mounts = {
-            m.slug: {"label": m.label, "guest_path": m.guest_path, "error": m.guest_error,
-                     "host_cache": host_cache_caveat(m.spec)}
-            for m in guest.mounts
-        }  # fmt: skip
+        mounts = mount_facts(guest.mounts)
     return _bring_home(guest_run, lab, extra, mounts, baseline_spec.label), stopped
+
+
+def mount_facts(mounts: Sequence[LabMount]) -> dict[str, dict[str, Any]]:
+    """What bringing the run home needs of each mount, by slug: its label, where it was,
+    why it failed in the guest, and its caveats (see lab/caveats.py)."""
+    return {
+        m.slug: {"label": m.label, "guest_path": m.guest_path, "error": m.guest_error,
+                 "host_cache": host_cache_caveat(m.spec)}
+        for m in mounts
+    }  # fmt: skip
 
 
 def _baseline(specs: Sequence[MountSpec], wanted: str | None) -> MountSpec:
     if wanted is None:
         for spec in specs:
-            if spec.kind == "guest-tmpfs":
+            if spec.mount_kind.reference:
                 return spec
         return specs[0]
     for spec in specs:
@@ -208,7 +206,7 @@ def _bring_home(
                 "the relative order still informs",
             ),
         )
-    per_mount = {slug: (m["host_cache"],) if m.get("host_cache") else () for slug, m in mounts.items()}
+    per_mount = {slug: _present(m["host_cache"]) for slug, m in mounts.items()}
     samples = [
         dataclasses.replace(
             s,
@@ -242,3 +240,7 @@ def _bring_home(
         host=host,
         command=shlex.join(["mountbench", *sys.argv[1:]]),
     )
+
+
+def _present(*caveats: Caveat | None) -> tuple[Caveat, ...]:
+    return tuple(c for c in caveats if c is not None)

@@ -9,9 +9,10 @@ directory (or disk image) exposed through its device and mounted at
 from mountbench.lab.accel import AccelChoice, probe_accel
 from mountbench.lab.faults import LabBootError, LabError, LabTimeout
 from mountbench.lab.guest import BootTimes, CommandRun, Guest
+from mountbench.lab.mounts import KINDS, MountKind
 from mountbench.lab.plan import LabMount
 from mountbench.lab.prereq import check_lab_prerequisites
-from mountbench.lab.spec import DEFAULT_MOUNTS, KINDS, MountSpec, parse_mount_spec
+from mountbench.lab.spec import DEFAULT_MOUNTS, MountSpec, parse_mount_spec
 
 __all__ = [
     "DEFAULT_MOUNTS",
@@ -24,6 +25,7 @@ __all__ = [
     "LabError",
     "LabMount",
     "LabTimeout",
+    "MountKind",
     "MountSpec",
     "check_lab_prerequisites",
     "parse_mount_spec",
