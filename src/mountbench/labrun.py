@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from mountbench import hostinfo, model
+from mountbench import hostinfo
 from mountbench.errors import ExitCode, MountbenchError, ToolMissing, UsageError
 from mountbench.fiojob import FioJob, duration_bound_s
 from mountbench.hostcost import HostCost
@@ -29,7 +29,7 @@ from mountbench.lab import (
     check_lab_prerequisites,
     parse_mount_spec,
 )
-from mountbench.lab.caveats import host_cache_caveat
+from mountbench.lab.caveats import emulation_caveat, host_cache_caveat
 from mountbench.model import Caveat, RunData, Sample, Target, TargetRecord, Workload
 from mountbench.records.events import parse_event
 from mountbench.records.export import read_document
@@ -161,16 +161,16 @@ def run_lab(options: LabOptions, on_output: Callable[[str], None]) -> tuple[RunD
         if stopped:
             guest_run = dataclasses.replace(guest_run, status="interrupted")
         lab = guest.describe()
-        mounts = mount_facts(guest.mounts)
+        mounts = mount_facts(guest.mounts, emulated=bool(lab.get("emulated")))
     return _bring_home(guest_run, lab, extra, mounts, baseline_spec.label), stopped
 
 
-def mount_facts(mounts: Sequence[LabMount]) -> dict[str, dict[str, Any]]:
+def mount_facts(mounts: Sequence[LabMount], emulated: bool) -> dict[str, dict[str, Any]]:
     """What bringing the run home needs of each mount, by slug: its label, where it was,
     why it failed in the guest, and its caveats (see lab/caveats.py)."""
     return {
         m.slug: {"label": m.label, "guest_path": m.guest_path, "error": m.guest_error,
-                 "host_cache": host_cache_caveat(m.spec)}
+                 "emulation": emulation_caveat(m.spec, emulated), "host_cache": host_cache_caveat(m.spec)}
         for m in mounts
     }  # fmt: skip
 
@@ -194,25 +194,17 @@ def _bring_home(
     mounts: dict[str, dict[str, Any]],
     baseline_label: str,
 ) -> RunData:
-    """Relabel targets with the full mount option sets, attach host costs and the
-    emulation caveat, and add failed-mount cells for mounts the guest could not use."""
+    """Relabel targets with the full mount option sets, attach host costs and
+    each mount's caveats (emulation, host cache), and add failed-mount cells for mounts
+    the guest could not use."""
     label = {slug: m["label"] for slug, m in mounts.items()}
-    caveats: tuple[Caveat, ...] = ()
-    if lab.get("emulated"):
-        caveats = (
-            Caveat(
-                model.EMULATED,
-                "guest emulated (TCG, no usable KVM): absolute figures are not comparable with real hardware; "
-                "the relative order still informs",
-            ),
-        )
-    per_mount = {slug: _present(m["host_cache"]) for slug, m in mounts.items()}
+    per_mount = {slug: _present(m["emulation"], m["host_cache"]) for slug, m in mounts.items()}
     samples = [
         dataclasses.replace(
             s,
             target=label.get(s.target, s.target),
             metrics={**s.metrics, **extra.get((s.target, s.workload, s.round), {})},
-            caveats=s.caveats + caveats + per_mount.get(s.target, ()),
+            caveats=s.caveats + per_mount.get(s.target, ()),
         )
         for s in run.samples
     ]
@@ -223,9 +215,10 @@ def _bring_home(
     for mount in mounts.values():
         if mount["error"]:
             targets.append(TargetRecord(Target(mount["label"], mount["guest_path"]), None))
+            emulation = _present(mount["emulation"])
             for workload in run.workloads:
                 samples += [
-                    Sample(mount["label"], workload.name, r, False, {}, caveats,
+                    Sample(mount["label"], workload.name, r, False, {}, emulation,
                            error=f"mount failed in the guest: {mount['error']}")
                     for r in range(repeat)
                 ]  # fmt: skip

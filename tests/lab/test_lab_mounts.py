@@ -15,7 +15,8 @@ import pytest
 from mountbench import model
 from mountbench.errors import UsageError
 from mountbench.lab import KINDS, MountKind, parse_mount_spec
-from mountbench.lab.caveats import host_cache_caveat
+from mountbench.lab.accel import EMULATED_TEXT, AccelChoice
+from mountbench.lab.caveats import EMULATED_GUEST_CPU, emulation_caveat, host_cache_caveat
 from mountbench.lab.initramfs import init_script
 from mountbench.lab.kernel import ROOT_MODULES, wanted_modules
 from mountbench.lab.mounts import HostService, LabHost, Option, guest_modules, kind_prerequisites
@@ -84,6 +85,7 @@ class _Loopback(MountKind):
     needs_network = True
     guest_modules = ("virtio_net", "nfsv4")
     guest_helpers = 'mb_loopfs() {  # SLUG ADDR PORT\n    mb_failed "$1" unreachable\n}\n'
+    guest_cpu_bound = "it checksums every block in the guest"
 
     def attach(self, mount: LabMount, host: LabHost) -> list[Device]:
         raise NotImplementedError  # the boot tests cover real daemons (sshd, virtiofsd)
@@ -108,6 +110,7 @@ def test_a_new_kind_needs_only_its_module_and_a_registry_line(monkeypatch: pytes
     mount = LabMount(spec, spec.slug, "mb0", service=HostService(20490))
     assert mount_command(mount) == "mb_loopfs loopfs-rsize-1m 10.0.2.2 20490"
     assert "nfsv4" in wanted_modules()
+    assert emulation_caveat(spec, emulated=True).code == EMULATED_GUEST_CPU  # type: ignore[union-attr]
     assert host_cache_caveat(spec) is None
 
 
@@ -129,7 +132,7 @@ def test_9p() -> None:
         mount_command(m)
         == "mb_mount 9p-cache-mmap-security-model-none 9p mb4 trans=virtio,version=9p2000.L,cache=mmap,msize=512000"
     )
-    assert not kind.needs_network and not kind.reference
+    assert not kind.needs_network and kind.guest_cpu_bound is None and not kind.reference
     assert "without O_DIRECT" in (kind.host_cache(m.spec) or "")
 
 
@@ -142,13 +145,14 @@ def test_virtiofs() -> None:
     assert mount_command(m) == "mb_mount virtiofs-cache-never-daemon-qemu virtiofs mb2 rw"
     assert "unless direct_io=on" in (kind.host_cache(m.spec) or "")
     assert kind.host_cache(parse_mount_spec("virtiofs:direct_io=on")) is None
-    assert not kind.needs_network
+    assert kind.guest_cpu_bound is None and not kind.needs_network
 
 
 def test_sshfs() -> None:
     kind = KINDS["sshfs"]
     assert dict(kind.options) == {}
     assert kind.needs_network and "virtio_net" in kind.guest_modules
+    assert kind.guest_cpu_bound and "encrypt" in kind.guest_cpu_bound
     m = lab_mount("sshfs", host_path="/lab/mounts/sshfs")
     with pytest.raises(ValueError, match="sshd port"):
         mount_command(m)
@@ -179,7 +183,7 @@ def test_guest_tmpfs() -> None:
     assert mount_command(lab_mount("guest-tmpfs", tag="tmpfs")) == "mb_mount guest-tmpfs tmpfs tmpfs mode=1777"
     sized = lab_mount("guest-tmpfs:size=64M", tag="tmpfs")
     assert mount_command(sized) == "mb_mount guest-tmpfs-size-64m tmpfs tmpfs mode=1777,size=64M"
-    assert kind.host_cache(sized.spec) is None
+    assert kind.host_cache(sized.spec) is None and kind.guest_cpu_bound is None
 
 
 @pytest.mark.parametrize("shell", ["sh", "busybox"])
@@ -199,6 +203,37 @@ def test_mount_script_with_every_kinds_helpers_parses(shell: str, tmp_path: Path
 
 
 # ----- caveats ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(KINDS))
+def test_no_emulation_caveat_under_kvm(name: str) -> None:
+    assert emulation_caveat(parse_mount_spec(name), emulated=False) is None
+
+
+@pytest.mark.parametrize("name", [n for n, k in KINDS.items() if k.guest_cpu_bound])
+def test_guest_cpu_bound_kinds_are_not_ranked_under_tcg(name: str) -> None:
+    caveat = emulation_caveat(parse_mount_spec(name), emulated=True)
+    assert caveat is not None and caveat.code == EMULATED_GUEST_CPU
+    assert caveat.text.startswith("guest emulated")
+    assert "order against other mounts is not meaningful" in caveat.text
+    assert KINDS[name].guest_cpu_bound in caveat.text  # says why
+    assert "still informs" not in caveat.text
+
+
+@pytest.mark.parametrize("name", [n for n, k in KINDS.items() if not k.guest_cpu_bound])
+def test_other_kinds_keep_a_modest_emulation_caveat(name: str) -> None:
+    caveat = emulation_caveat(parse_mount_spec(name), emulated=True)
+    assert caveat == model.Caveat(model.EMULATED, EMULATED_TEXT)
+    assert "still informs" not in caveat.text and "guest CPU" in caveat.text and "guest.cpu_s" in caveat.text
+
+
+def test_sshfs_is_the_guest_cpu_bound_kind() -> None:
+    assert [n for n, k in KINDS.items() if k.guest_cpu_bound] == ["sshfs"]
+
+
+def test_accel_choice_caveat_is_the_general_one() -> None:
+    assert AccelChoice("tcg", "tcg", "asked").caveat == EMULATED_TEXT
+    assert AccelChoice("kvm", "kvm", "asked").caveat is None
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ disk, the guest's own tmpfs). Its module knows everything about it:
   and reports them as the mount's serving processes for host-cost measurement);
 - the guest side (`mount_command`, `guest_helpers`, `guest_modules`,
   `needs_network`): the shell line in /run/mbctl/mounts.sh that mounts it;
-- what limits its numbers (`host_cache`);
+- what limits its numbers (`host_cache`, `guest_cpu_bound`);
 - what the host must have installed for it (`prerequisites`).
 
 Adding a kind is one new module with a MountKind subclass and one line in
@@ -144,6 +144,7 @@ class MountKind:
     needs_network: ClassVar[bool] = False  # QEMU user networking: host loopback at HOST_FROM_GUEST
     guest_modules: ClassVar[tuple[str, ...]] = ()  # kernel modules the guest loads at boot (deps resolved)
     guest_helpers: ClassVar[str] = ""  # POSIX sh functions defined in mounts.sh before the mount lines
+    guest_cpu_bound: ClassVar[str | None] = None  # why its cost is CPU work in the guest (e.g. encryption)
     reference: ClassVar[bool] = False  # the natural baseline (storage without any sharing layer)
 
     # --- options -----------------------------------------------------------------------

@@ -46,6 +46,7 @@ class Sshfs(MountKind):
     needs_network = True
     guest_modules = ("virtio_net", "fuse")
     guest_helpers = GUEST_HELPERS
+    guest_cpu_bound = "the guest's ssh encrypts and decrypts every byte"
 
     def prerequisites(self) -> list[Problem]:
         problems = []
