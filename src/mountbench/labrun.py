@@ -50,6 +50,15 @@ class LabOptions:
     timeout_s: float = 3600.0
 
 
+def guest_cpu_s(start: dict[str, Any], done: dict[str, Any]) -> float | None:
+    """Busy CPU seconds of the whole guest between a sample's start and done events
+    (each carries the guest's /proc/stat total), or None when either lacks it."""
+    before, after = start.get("cpu_busy_s"), done.get("cpu_busy_s")
+    if not isinstance(before, int | float) or not isinstance(after, int | float):
+        return None
+    return max(0.0, float(after) - float(before))
+
+
 def lab_timeout(workloads: Sequence[Workload], repeat: int, mounts: int) -> float:
     """Seconds the guest run may take: its workloads' bounds plus program start-up under
     emulation, three times over, plus the boot."""
@@ -108,6 +117,7 @@ def run_lab(options: LabOptions, on_output: Callable[[str], None]) -> tuple[RunD
     check_prerequisites()
     cost = HostCost()
     extra: dict[tuple[str, str, int], dict[str, float]] = {}
+    starts: dict[tuple[str, str, int], dict[str, Any]] = {}
     guest = Guest(
         specs=specs, cpus=options.cpus, memory=options.memory, accel=options.accel,
         kernel=options.kernel, keep=options.keep_guest,
@@ -126,6 +136,7 @@ def run_lab(options: LabOptions, on_output: Callable[[str], None]) -> tuple[RunD
                 return
             if event.get("event") == "start":
                 key = (event["target"], event["workload"], event["round"])
+                starts[key] = event
                 cost.start(key, lambda slug=event["target"]: guest.serving_processes(slug))
             elif event.get("event") == "done":
                 key = (event["target"], event["workload"], event["round"])
@@ -133,6 +144,9 @@ def run_lab(options: LabOptions, on_output: Callable[[str], None]) -> tuple[RunD
                 moved = float(event.get("bytes") or 0)
                 if moved > 0 and "host.cpu_s" in metrics:
                     metrics["host.cpu_s_per_gib"] = metrics["host.cpu_s"] / (moved / GIB)
+                guest_cpu = guest_cpu_s(starts.pop(key, {}), event)
+                if guest_cpu is not None:
+                    metrics["guest.cpu_s"] = guest_cpu
                 extra[key] = metrics
 
         stopped: LabStopped | None = None
@@ -194,7 +208,7 @@ def _bring_home(
     mounts: dict[str, dict[str, Any]],
     baseline_label: str,
 ) -> RunData:
-    """Relabel targets with the full mount option sets, attach host costs and
+    """Relabel targets with the full mount option sets, attach host and guest costs and
     each mount's caveats (emulation, host cache), and add failed-mount cells for mounts
     the guest could not use."""
     label = {slug: m["label"] for slug, m in mounts.items()}

@@ -42,6 +42,7 @@ def test_lab_default_mounts_fio_and_tree(lab_ready: None, tmp_path: Path, mb_env
         # TCG: every number says so; sshfs's cost is guest CPU (ssh), so its caveat is the stronger one
         assert ("emulated-guest-cpu" if sample["target"] == "sshfs" else "emulated") in codes, sample["target"]
         assert sample["metrics"]["host.cpu_s"] >= 0
+        assert sample["metrics"]["guest.cpu_s"] > 0  # the whole guest's busy CPU during the timed part
         if sample["workload"] == "rnd4k-q1-read":
             assert sample["metrics"]["read.iops"] > 0
             assert sample["metrics"]["host.cpu_s_per_gib"] >= 0
