@@ -4,6 +4,8 @@ The guest's root is the host's root, read-only, so the guest runs the host's own
 fio, tar, Python and mountbench. Each MountSpec gets its own empty host
 directory (or disk image) exposed through its device and mounted at
 /mnt/<slug>; results come back through a dedicated writable share at /results.
+Each mount kind (9p, virtiofs, ...) is one module in lab/mounts, listed in its
+registry KINDS.
 """
 
 from mountbench.lab.accel import AccelChoice, probe_accel

@@ -144,7 +144,10 @@ class MountKind:
     needs_network: ClassVar[bool] = False  # QEMU user networking: host loopback at HOST_FROM_GUEST
     guest_modules: ClassVar[tuple[str, ...]] = ()  # kernel modules the guest loads at boot (deps resolved)
     guest_helpers: ClassVar[str] = ""  # POSIX sh functions defined in mounts.sh before the mount lines
-    guest_cpu_bound: ClassVar[str | None] = None  # why its cost is CPU work in the guest (e.g. encryption)
+    # Why the mount's cost is CPU work inside the guest, when it is (encrypting or
+    # checksumming every byte): emulation distorts that, so under TCG its cells carry
+    # the emulated-guest-cpu caveat instead of the general one (lab/caveats.py).
+    guest_cpu_bound: ClassVar[str | None] = None
     reference: ClassVar[bool] = False  # the natural baseline (storage without any sharing layer)
 
     # --- options -----------------------------------------------------------------------
