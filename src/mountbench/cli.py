@@ -24,6 +24,7 @@ from mountbench.errors import ChecksFailed, ExitCode, MountbenchError, UsageErro
 from mountbench.execute import Interrupted, Session, check_space, new_run_id, plan_dry_run
 from mountbench.fiotool import find_fio, fio_engines
 from mountbench.kinds import RunnerSetup, make_runners
+from mountbench.lab.mounts import KINDS as LAB_KINDS
 from mountbench.model import Workload
 from mountbench.presets import load_preset, preset_names
 from mountbench.progress import ProgressEvents
@@ -431,7 +432,7 @@ def _write_or_print(text: str, path: Path | None) -> None:
     "mounts",
     multiple=True,
     metavar="SPEC",
-    help="KIND[:opt=val,...]: 9p, virtiofs, sshfs, disk, guest-tmpfs (repeatable; default: a set of six)",
+    help=f"KIND[:opt=val,...]: {', '.join(LAB_KINDS)} (repeatable; default: a set of six)",
 )
 @run_options
 @click.option("--accel", type=click.Choice(["auto", "kvm", "tcg"]), default="auto", show_default=True)
@@ -527,7 +528,7 @@ def doctor(target: tuple[str, ...], lab_checks: bool) -> None:
         for problem, fix in lab_problems:
             report("lab", problem.startswith("optional:"), problem, fix)
         if not lab_problems:
-            report("lab", True, "QEMU, kernel, busybox, virtiofsd, sshd and sshfs found")
+            report("lab", True, f"QEMU, kernel, busybox and what each mount kind needs ({', '.join(LAB_KINDS)})")
     out.print(table)
     if problems:
         raise ChecksFailed(f"{problems} problem(s) found; the fix for each is in the table above")

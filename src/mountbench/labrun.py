@@ -17,10 +17,19 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from mountbench import hostinfo, model
+from mountbench import hostinfo
 from mountbench.errors import ExitCode, MountbenchError, ToolMissing, UsageError
 from mountbench.hostcost import HostCost
-from mountbench.lab import DEFAULT_MOUNTS, Guest, LabTimeout, MountSpec, check_lab_prerequisites, parse_mount_spec
+from mountbench.lab import (
+    DEFAULT_MOUNTS,
+    Guest,
+    LabMount,
+    LabTimeout,
+    MountSpec,
+    check_lab_prerequisites,
+    parse_mount_spec,
+)
+from mountbench.lab.caveats import emulation_caveat, host_cache_caveat
 from mountbench.model import Caveat, LabFacts, RunData, RunOptions, Sample, Target, TargetRecord, Workload
 from mountbench.records.codec import options_to_dict
 from mountbench.records.events import parse_event
@@ -41,21 +50,13 @@ class LabOptions:
     timeout_s: float = 3600.0
 
 
-def host_cache_caveat(spec: MountSpec) -> Caveat | None:
-    """Mounts whose data the host serves from its own page cache, whatever the guest asks
-    (O_DIRECT included): their numbers can be host-RAM numbers."""
-    why = None
-    if spec.kind == "9p":
-        why = "QEMU's 9p server opens host files without O_DIRECT"
-    elif spec.kind == "virtiofs" and spec.get("direct_io", "off") != "on":
-        why = "virtiofsd ignores the guest's O_DIRECT unless direct_io=on"
-    elif spec.kind == "sshfs":
-        why = "sftp-server does buffered I/O on the host"
-    elif spec.kind == "disk" and spec.get("cache", "none") not in ("none", "directsync"):
-        why = f"the image is opened with cache={spec.get('cache')}"
-    if why is None:
+def guest_cpu_s(start: dict[str, Any], done: dict[str, Any]) -> float | None:
+    """Busy CPU seconds of the whole guest between a sample's start and done events
+    (each carries the guest's /proc/stat total), or None when either lacks it."""
+    before, after = start.get("cpu_busy_s"), done.get("cpu_busy_s")
+    if not isinstance(before, int | float) or not isinstance(after, int | float):
         return None
-    return Caveat(model.HOST_CACHE, f"the host's page cache may serve these: {why}")
+    return max(0.0, float(after) - float(before))
 
 
 def lab_timeout(workloads: Sequence[Workload], repeat: int, mounts: int) -> float:
@@ -117,6 +118,7 @@ def run_lab(options: LabOptions, on_output: Callable[[str], None]) -> tuple[RunD
     check_prerequisites()
     cost = HostCost()
     extra: dict[tuple[str, str, int], dict[str, float]] = {}
+    starts: dict[tuple[str, str, int], dict[str, Any]] = {}
     guest = Guest(
         specs=specs, cpus=options.cpus, memory=options.memory, accel=options.accel,
         kernel=options.kernel, keep=options.keep_guest,
@@ -135,6 +137,7 @@ def run_lab(options: LabOptions, on_output: Callable[[str], None]) -> tuple[RunD
                 return
             if event.get("event") == "start":
                 key = (event["target"], event["workload"], event["round"])
+                starts[key] = event
                 cost.start(key, lambda slug=event["target"]: guest.serving_processes(slug))
             elif event.get("event") == "done":
                 key = (event["target"], event["workload"], event["round"])
@@ -142,6 +145,9 @@ def run_lab(options: LabOptions, on_output: Callable[[str], None]) -> tuple[RunD
                 moved = float(event.get("bytes") or 0)
                 if moved > 0 and "host.cpu_s" in metrics:
                     metrics["host.cpu_s_per_gib"] = metrics["host.cpu_s"] / (moved / GIB)
+                guest_cpu = guest_cpu_s(starts.pop(key, {}), event)
+                if guest_cpu is not None:
+                    metrics["guest.cpu_s"] = guest_cpu
                 extra[key] = metrics
 
         stopped: LabStopped | None = None
@@ -170,18 +176,24 @@ def run_lab(options: LabOptions, on_output: Callable[[str], None]) -> tuple[RunD
         if stopped:
             guest_run = dataclasses.replace(guest_run, status="interrupted")
         lab = guest.describe()
-        mounts = {
-            m.slug: {"label": m.label, "guest_path": m.guest_path, "error": m.guest_error,
-                     "host_cache": host_cache_caveat(m.spec)}
-            for m in guest.mounts
-        }  # fmt: skip
+        mounts = mount_facts(guest.mounts, emulated=bool(lab.get("emulated")))
     return _bring_home(guest_run, lab, extra, mounts, baseline_spec.label), stopped
+
+
+def mount_facts(mounts: Sequence[LabMount], emulated: bool) -> dict[str, dict[str, Any]]:
+    """What bringing the run home needs of each mount, by slug: its label, where it was,
+    why it failed in the guest, and its caveats (see lab/caveats.py)."""
+    return {
+        m.slug: {"label": m.label, "guest_path": m.guest_path, "error": m.guest_error,
+                 "emulation": emulation_caveat(m.spec, emulated), "host_cache": host_cache_caveat(m.spec)}
+        for m in mounts
+    }  # fmt: skip
 
 
 def _baseline(specs: Sequence[MountSpec], wanted: str | None) -> MountSpec:
     if wanted is None:
         for spec in specs:
-            if spec.kind == "guest-tmpfs":
+            if spec.mount_kind.reference:
                 return spec
         return specs[0]
     for spec in specs:
@@ -197,25 +209,17 @@ def _bring_home(
     mounts: dict[str, dict[str, Any]],
     baseline_label: str,
 ) -> RunData:
-    """Relabel targets with the full mount option sets, attach host costs and the
-    emulation caveat, and add failed-mount cells for mounts the guest could not use."""
+    """Relabel targets with the full mount option sets, attach host and guest costs and
+    each mount's caveats (emulation, host cache), and add failed-mount cells for mounts
+    the guest could not use."""
     label = {slug: m["label"] for slug, m in mounts.items()}
-    caveats: tuple[Caveat, ...] = ()
-    if lab.get("emulated"):
-        caveats = (
-            Caveat(
-                model.EMULATED,
-                "guest emulated (TCG, no usable KVM): absolute figures are not comparable with real hardware; "
-                "the relative order still informs",
-            ),
-        )
-    per_mount = {slug: (m["host_cache"],) if m.get("host_cache") else () for slug, m in mounts.items()}
+    per_mount = {slug: _present(m["emulation"], m["host_cache"]) for slug, m in mounts.items()}
     samples = [
         dataclasses.replace(
             s,
             target=label.get(s.target, s.target),
             metrics={**s.metrics, **extra.get((s.target, s.workload, s.round), {})},
-            caveats=s.caveats + caveats + per_mount.get(s.target, ()),
+            caveats=s.caveats + per_mount.get(s.target, ()),
         )
         for s in run.samples
     ]
@@ -226,9 +230,10 @@ def _bring_home(
     for mount in mounts.values():
         if mount["error"]:
             targets.append(TargetRecord(Target(mount["label"], mount["guest_path"]), None))
+            emulation = _present(mount["emulation"])
             for workload in run.workloads:
                 samples += [
-                    Sample(mount["label"], workload.name, r, False, {}, caveats,
+                    Sample(mount["label"], workload.name, r, False, {}, emulation,
                            error=f"mount failed in the guest: {mount['error']}")
                     for r in range(repeat)
                 ]  # fmt: skip
@@ -253,3 +258,7 @@ def lab_facts(described: dict[str, Any]) -> LabFacts:
         boot=dict(described.get("boot") or {}),
         mounts=tuple(dict(m) for m in described.get("mounts") or ()),
     )
+
+
+def _present(*caveats: Caveat | None) -> tuple[Caveat, ...]:
+    return tuple(c for c in caveats if c is not None)

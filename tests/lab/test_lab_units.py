@@ -18,6 +18,7 @@ from mountbench.lab.console import parse_line
 from mountbench.lab.faults import LabBootError, likely_cause
 from mountbench.lab.initramfs import CpioWriter, _is_static, init_script
 from mountbench.lab.kernel import bzimage_version
+from mountbench.lab.mounts import HostService
 from mountbench.lab.plan import LabMount, assign_slugs, mount_command, mount_script
 from mountbench.lab.qemu import Disk, QemuConfig, Share9p, UserNet, VhostUserFs, kernel_cmdline, qemu_argv
 from mountbench.lab.virtiofsd import Virtiofsd
@@ -125,9 +126,10 @@ def test_mount_commands() -> None:
     disk = LabMount(parse_mount_spec("disk"), "disk", "mbdisk2", Path("/lab/images/disk.img"))
     assert mount_command(disk) == "mb_disk disk mbdisk2"
     ssh = LabMount(parse_mount_spec("sshfs"), "sshfs", "mb3", Path("/lab/m/ss h"))
-    assert mount_command(ssh, 2222, "root") == ("mb_sshfs sshfs 2222 root '/lab/m/ss h' /run/mbctl/ssh/id_ed25519")
     with pytest.raises(ValueError):
-        mount_command(ssh)
+        mount_command(ssh)  # no sshd yet
+    ssh.service = HostService(2222, "root")
+    assert mount_command(ssh) == ("mb_sshfs sshfs 2222 root '/lab/m/ss h' /run/mbctl/ssh/id_ed25519")
     tmp = LabMount(parse_mount_spec("guest-tmpfs:size=256M"), "guest-tmpfs", "tmpfs")
     assert mount_command(tmp) == "mb_mount guest-tmpfs tmpfs tmpfs mode=1777,size=256M"
     assert tmp.guest_path == "/mnt/guest-tmpfs"

@@ -414,8 +414,9 @@ def _device_check(metrics: dict[str, float], before: int, after: int | None) -> 
 
 
 def _unlinks(job: FioJob) -> bool:
-    """unlink=1 deletes the files after every job: each sample lays them out again anyway."""
-    return job.get("unlink") not in (None, "0")
+    """unlink=1 deletes the files after every job (each sample lays them out again anyway), and
+    allow_file_create=0 says the files must already exist: neither is preconditioned."""
+    return job.get("unlink") not in (None, "0") or job.get("allow_file_create") == "0"
 
 
 _METADATA_ENGINES = {"filecreate", "filestat", "filedelete", "ftruncate", "null", "cpuio"}

@@ -4,14 +4,17 @@ The guest's root is the host's root, read-only, so the guest runs the host's own
 fio, tar, Python and mountbench. Each MountSpec gets its own empty host
 directory (or disk image) exposed through its device and mounted at
 /mnt/<slug>; results come back through a dedicated writable share at /results.
+Each mount kind (9p, virtiofs, ...) is one module in lab/mounts, listed in its
+registry KINDS.
 """
 
 from mountbench.lab.accel import AccelChoice, probe_accel
 from mountbench.lab.faults import LabBootError, LabError, LabTimeout
 from mountbench.lab.guest import BootTimes, CommandRun, Guest
+from mountbench.lab.mounts import KINDS, MountKind
 from mountbench.lab.plan import LabMount
 from mountbench.lab.prereq import check_lab_prerequisites
-from mountbench.lab.spec import DEFAULT_MOUNTS, KINDS, MountSpec, parse_mount_spec
+from mountbench.lab.spec import DEFAULT_MOUNTS, MountSpec, parse_mount_spec
 
 __all__ = [
     "DEFAULT_MOUNTS",
@@ -24,6 +27,7 @@ __all__ = [
     "LabError",
     "LabMount",
     "LabTimeout",
+    "MountKind",
     "MountSpec",
     "check_lab_prerequisites",
     "parse_mount_spec",

@@ -31,6 +31,14 @@ KVM_ARGS: Final = ("-accel", "kvm", "-cpu", "host")
 PROBE_TIMEOUT: Final = 15.0
 PROBE_MARKER: Final = "MB-LAB probe-ok"
 
+# What every number from an emulated guest carries (lab/caveats.py has the stronger
+# one for mounts whose cost is guest CPU).
+EMULATED_TEXT: Final = (
+    "guest emulated (TCG, no usable KVM): absolute figures are not comparable with real hardware, and "
+    "emulation slows the guest's CPU work far more than the host's, so mounts may rank differently on "
+    "real hardware where they differ in guest CPU time (guest.cpu_s)"
+)
+
 
 @dataclass(frozen=True)
 class AccelChoice:
@@ -52,12 +60,7 @@ class AccelChoice:
 
     @property
     def caveat(self) -> str | None:
-        if not self.emulated:
-            return None
-        return (
-            "guest emulated with TCG (no usable KVM): absolute figures are not comparable "
-            "with real hardware; the relative order still informs"
-        )
+        return EMULATED_TEXT if self.emulated else None
 
 
 def kvm_usable() -> tuple[bool, str]:

@@ -48,7 +48,6 @@ from mountbench.lab.plan import (
 from mountbench.lab.qemu import (
     QEMU,
     Device,
-    Disk,
     QemuConfig,
     Share9p,
     UserNet,
@@ -57,8 +56,7 @@ from mountbench.lab.qemu import (
     qemu_argv,
 )
 from mountbench.lab.spec import DEFAULT_MOUNTS, MountSpec
-from mountbench.lab.sshd import SshServer, ssh_keygen, start_sshd
-from mountbench.lab.virtiofsd import Virtiofsd, find_virtiofsd
+from mountbench.lab.virtiofsd import find_virtiofsd
 from mountbench.units import parse_size
 
 LineCallback = Callable[[str], None]
@@ -93,10 +91,76 @@ class CommandRun:
 
 @dataclass
 class _Daemon:
-    name: str
+    name: str  # its role in serving_processes
     proc: subprocess.Popen[bytes]
     slug: str | None  # the mount it serves (None: the root)
     log: Path
+    stop_with: Callable[[], None] | None = None  # how to stop it, when more than its process tree
+
+    def stop(self) -> None:
+        if self.stop_with is not None:
+            self.stop_with()
+        else:
+            procs.stop_tree(self.proc)
+
+
+@dataclass
+class _MountHost:
+    """The LabHost a kind wires one mount's host side through (see lab/mounts/base.py)."""
+
+    guest: Guest
+    mount: LabMount
+    index: int
+
+    @property
+    def lab_dir(self) -> Path:
+        assert self.guest.lab_dir is not None
+        return self.guest.lab_dir
+
+    @property
+    def control_dir(self) -> Path:
+        return self.lab_dir / "ctl"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.lab_dir / "logs"
+
+    @property
+    def virtiofsd(self) -> str:
+        return self.guest.virtiofsd
+
+    def mount_dir(self) -> Path:
+        path = self.lab_dir / "mounts" / self.mount.slug
+        path.mkdir()
+        return path
+
+    def image_path(self, name: str) -> Path:
+        return self.lab_dir / "images" / name
+
+    def socket_path(self, name: str) -> Path:
+        assert self.guest._sock_dir is not None
+        return self.guest._sock_dir / name
+
+    def start_daemon(
+        self,
+        role: str,
+        argv: list[str],
+        log: Path,
+        *,
+        ready: Callable[[], bool],
+        failure: str,
+        timeout: float = 10.0,
+    ) -> subprocess.Popen[bytes]:
+        return self.guest._start_daemon(role, argv, log, self.mount.slug, ready=ready, failure=failure, timeout=timeout)
+
+    def adopt_daemon(
+        self,
+        role: str,
+        proc: subprocess.Popen[bytes],
+        log: Path,
+        stop: Callable[[], None] | None = None,
+    ) -> None:
+        self.guest._adopt(role, proc, log, self.mount.slug, stop)
 
 
 @dataclass(eq=False, repr=False)
@@ -164,7 +228,6 @@ class Guest:
         self._console: Console | None = None
         self._ctl: socket.socket | None = None
         self._daemons: list[_Daemon] = []
-        self._sshds: dict[str, SshServer] = {}
         self._sock_dir: Path | None = None
         self._t_qemu: float = 0.0
         # new -> starting -> ready <-> busy -> closed; broken after a timeout or death.
@@ -224,9 +287,10 @@ class Guest:
     def serving_processes(self, key: MountSpec | str) -> dict[str, list[int]]:
         """Host PIDs doing the work for one mount, by role, as of now (for psutil sampling).
 
-        QEMU is always there (it runs the guest, 9p and virtio-blk); virtiofs adds
-        its virtiofsd (and sandbox child); sshfs adds sshd with its session
-        children and sftp-server, which appear once the guest has connected.
+        QEMU is always there (it runs the guest, 9p and virtio-blk); each daemon
+        the mount's kind started is there under its role, with its children: a
+        virtiofsd and its sandbox child; sshd with its session children and
+        sftp-server, which appear once the guest has connected.
         """
         m = self.mount(key)
         roles: dict[str, list[int]] = {}
@@ -235,9 +299,6 @@ class Guest:
         for d in self._daemons:
             if d.slug == m.slug and d.proc.poll() is None:
                 roles[d.name] = procs.tree_pids(d.proc.pid)
-        ssh = self._sshds.get(m.slug)
-        if ssh is not None and ssh.proc.poll() is None:
-            roles["sshd"] = procs.tree_pids(ssh.pid)
         return roles
 
     def host_pids(self, key: MountSpec | str) -> list[int]:
@@ -334,43 +395,19 @@ class Guest:
         devices.append(Share9p("mbres", self._results, "none"))
 
         commands: list[str] = []
+        helpers: list[str] = []
         need_net = False
         for index, (spec, slug) in enumerate(assign_slugs(self.specs)):
             m = LabMount(spec, slug, tag=f"mb{index}")
             self.mounts.append(m)
-            if spec.kind in ("9p", "virtiofs", "sshfs"):
-                m.host_path = lab / "mounts" / slug
-                m.host_path.mkdir()
-            if spec.kind == "9p":
-                model = spec.get("security_model") or "mapped-xattr"
-                devices.append(Share9p(m.tag, m.host_path, model))  # type: ignore[arg-type]
-                m.served_by = f"qemu 9p (security_model={model})"
-                commands.append(mount_command(m))
-            elif spec.kind == "virtiofs":
-                devices.append(self._start_virtiofsd(m, logs))
-                commands.append(mount_command(m))
-            elif spec.kind == "disk":
-                m.tag = f"mbdisk{index}"
-                devices.append(self._make_disk(m, lab / "images"))
-                commands.append(mount_command(m))
-            elif spec.kind == "sshfs":
-                need_net = True
-                key = ctl / "ssh" / "id_ed25519"
-                if not key.exists():
-                    key.parent.mkdir()
-                    ssh_keygen(key, "mountbench-lab-guest")
-                server = start_sshd(lab / f"sshd-{slug}", key)
-                self._sshds[slug] = server
-                self.started_pids.append(server.pid)
-                m.served_by = f"sshd 127.0.0.1:{server.port} (guest via 10.0.2.2)"
-                commands.append(mount_command(m, server.port, server.user))
-            else:  # guest-tmpfs
-                m.tag = "tmpfs"
-                m.served_by = "guest RAM"
-                commands.append(mount_command(m))
+            kind = spec.mount_kind
+            devices += kind.attach(m, _MountHost(self, m, index))
+            commands.append(mount_command(m))
+            helpers.append(kind.guest_helpers)
+            need_net = need_net or kind.needs_network
         if need_net:
             devices.append(UserNet())
-        (ctl / "mounts.sh").write_text(mount_script(commands))
+        (ctl / "mounts.sh").write_text(mount_script(commands, helpers))
 
         self._cfg = QemuConfig(
             kernel=self.kernel_info.image,
@@ -400,7 +437,10 @@ class Guest:
                 sock, Path("/"), cache="always", readonly=True, sandbox="none",
                 announce_submounts=False,
             )  # fmt: skip
-            self._spawn_virtiofsd("virtiofsd", argv, sock, None, logs / "virtiofsd-root.log")
+            self._start_daemon(
+                "virtiofsd", argv, logs / "virtiofsd-root.log", None,
+                ready=sock.exists, failure="virtiofsd for the root did not create its socket",
+            )  # fmt: skip
             self.root_transport = "virtiofs"
             self.root_server = f"{rust.description} --readonly --cache=always"
             return VhostUserFs("mbroot", sock)
@@ -408,57 +448,33 @@ class Guest:
         self.root_server = "qemu 9p readonly=on (guest: cache=loose, ro)"
         return Share9p("mbroot", Path("/"), "passthrough", readonly=True, multidevs_remap=True)
 
-    def _start_virtiofsd(self, m: LabMount, logs: Path) -> Device:
-        choice = m.spec.get("daemon") or "auto"
-        daemon: Virtiofsd | None = find_virtiofsd(self.virtiofsd if choice == "auto" else choice)
-        if daemon is None:
-            raise ToolMissing(
-                f"no virtiofsd for mount {m.label!r}; run: apt-get install qemu-system-x86 "
-                "(ships /usr/lib/qemu/virtiofsd) or cargo install virtiofsd"
-            )
-        assert self._sock_dir is not None and m.host_path is not None
-        sock = self._sock_dir / f"virtiofs-{m.tag}.sock"
-        pool = m.spec.get("thread_pool_size")
-        argv = daemon.argv(
-            sock,
-            m.host_path,
-            cache=m.spec.get("cache") or "auto",
-            thread_pool_size=int(pool) if pool is not None else None,
-            direct_io=m.spec.get("direct_io") == "on",
-            sandbox=None if procs.is_root() else ("none" if daemon.flavour == "rust" else "chroot"),
-        )
-        self._spawn_virtiofsd("virtiofsd", argv, sock, m.slug, logs / f"virtiofsd-{m.slug}.log")
-        m.served_by = daemon.description
-        m.extra["virtiofsd"] = daemon.flavour
-        m.extra["virtiofsd_argv"] = " ".join(argv[1:])
-        return VhostUserFs(m.tag, sock)
-
-    def _spawn_virtiofsd(self, name: str, argv: list[str], sock: Path, slug: str | None, log: Path) -> None:
+    def _start_daemon(
+        self,
+        role: str,
+        argv: list[str],
+        log: Path,
+        slug: str | None,
+        *,
+        ready: Callable[[], bool],
+        failure: str,
+        timeout: float = 10.0,
+    ) -> subprocess.Popen[bytes]:
         proc = procs.start(argv, log=log)
-        self._daemons.append(_Daemon(name, proc, slug, log))
-        self.started_pids.append(proc.pid)
-        if not procs.wait_until(sock.exists, 10.0, proc):
-            raise LabBootError(
-                f"virtiofsd for {slug or 'the root'} did not create its socket: "
-                f"{procs.log_tail(log, 3) or 'no output'}; see {log}"
-            )
+        self._adopt(role, proc, log, slug)
+        if not procs.wait_until(ready, timeout, proc):
+            raise LabBootError(f"{failure}: {procs.log_tail(log, 3) or 'no output'}; see {log}")
+        return proc
 
-    def _make_disk(self, m: LabMount, images: Path) -> Device:
-        fmt = m.spec.get("format") or "raw"
-        path = images / f"{m.slug}.{'qcow2' if fmt == 'qcow2' else 'img'}"
-        args = ["qemu-img", "create", "-q", "-f", fmt]
-        if fmt == "qcow2":
-            args += ["-o", f"preallocation={m.spec.get('preallocation') or 'off'}"]
-        args += [str(path), str(m.spec.size_bytes)]
-        if shutil.which("qemu-img") is None:
-            raise ToolMissing("qemu-img is missing; run: apt-get install qemu-utils")
-        out = subprocess.run(args, capture_output=True, text=True, check=False)
-        if out.returncode != 0:
-            raise LabBootError(f"qemu-img could not create {path}: {out.stderr.strip()}")
-        m.host_path = path
-        cache = m.spec.get("cache") or "none"
-        m.served_by = f"qemu virtio-blk ({fmt}, cache={cache})"
-        return Disk(path, m.tag, fmt, cache)
+    def _adopt(
+        self,
+        role: str,
+        proc: subprocess.Popen[bytes],
+        log: Path,
+        slug: str | None,
+        stop: Callable[[], None] | None = None,
+    ) -> None:
+        self._daemons.append(_Daemon(role, proc, slug, log, stop))
+        self.started_pids.append(proc.pid)
 
     # ----- boot ------------------------------------------------------------
 
@@ -617,7 +633,6 @@ class Guest:
     def _all_procs(self) -> list[subprocess.Popen[bytes]]:
         out = [self._qemu] if self._qemu is not None else []
         out += [d.proc for d in self._daemons]
-        out += [s.proc for s in self._sshds.values()]
         return out
 
     def _stop_qemu(self, grace: float) -> None:
@@ -637,8 +652,7 @@ class Guest:
         steps: list[Callable[[], None]] = [
             self._graceful_shutdown,
             lambda: self._stop_qemu(grace=5.0),
-            *[lambda d=d: procs.stop_tree(d.proc) for d in self._daemons],
-            *[s.stop for s in self._sshds.values()],
+            *[d.stop for d in self._daemons],
             self._close_channels,
             self._remove_files,
         ]

@@ -8,7 +8,8 @@
 # own shell and tools.
 #
 # Stage 2 mounts every filesystem under test (the host writes the commands to
-# /run/mbctl/mounts.sh), reports each mount's /proc/mounts line, then runs the
+# /run/mbctl/mounts.sh: the helpers below, plus any shell functions a mount kind
+# defines there itself), reports each mount's /proc/mounts line, then runs the
 # commands the host sends over the second serial port (ttyS1), one at a time,
 # with their output on the console (ttyS0) between marker lines:
 #   MB-LAB start ID / ... output ... / MB-LAB done ID RC
@@ -94,6 +95,7 @@ stage1() {
 }
 
 # --- stage 2 helpers, called from the host-written /run/mbctl/mounts.sh ---
+# A mount line ends with mb_record SLUG (mounted) or mb_failed SLUG MESSAGE.
 
 mb_record() {  # SLUG: report the /proc/mounts line of /mnt/SLUG
     line=$(awk -v m="/mnt/$1" '$2 == m { l = $0 } END { print l }' /proc/mounts)
@@ -111,45 +113,6 @@ mb_mount() {  # SLUG FSTYPE SOURCE OPTIONS
     else
         mb_failed "$1" "mount -t $2 $3: $out"
     fi
-}
-
-mb_disk() {  # SLUG SERIAL: format the virtio disk with that serial as ext4 and mount it
-    dev=""
-    for s in /sys/block/*/serial; do
-        [ -r "$s" ] && [ "$(cat "$s")" = "$2" ] && dev=/dev/$(basename "$(dirname "$s")")
-    done
-    if [ -z "$dev" ]; then
-        mb_failed "$1" "no virtio disk with serial $2"
-        return
-    fi
-    mkdir -p "/mnt/$1"
-    # Inode tables and journal are written now, not lazily in the background
-    # where they would disturb the measurements.
-    if ! out=$(mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$dev" 2>&1); then
-        mb_failed "$1" "mkfs.ext4 $dev: $out"
-        return
-    fi
-    if out=$(mount -t ext4 "$dev" "/mnt/$1" 2>&1); then
-        mb_record "$1"
-    else
-        mb_failed "$1" "mount $dev: $out"
-    fi
-}
-
-mb_sshfs() {  # SLUG PORT USER HOSTDIR KEYFILE
-    mkdir -p "/mnt/$1"
-    install -m 600 "$5" "/run/mb/$1.key"
-    for attempt in 1 2 3; do
-        if out=$(sshfs -F /dev/null -p "$2" \
-            -o "IdentityFile=/run/mb/$1.key,StrictHostKeyChecking=no,UserKnownHostsFile=/dev/null" \
-            -o BatchMode=yes,LogLevel=ERROR,ServerAliveInterval=15,ConnectTimeout=30 \
-            "$3@10.0.2.2:$4" "/mnt/$1" < /dev/null 2>&1); then
-            mb_record "$1"
-            return
-        fi
-        sleep "$attempt"
-    done
-    mb_failed "$1" "sshfs $3@10.0.2.2:$4 port $2: $out"
 }
 
 mb_run() {  # ID: run /run/mbctl/cmd-ID.sh, output not on a tty, status in a marker

@@ -10,22 +10,18 @@ from pathlib import Path
 from typing import Final
 
 from mountbench.errors import ToolMissing, UsageError
+from mountbench.lab.mounts import guest_modules
 
-# What the guest loads, top level only; dependencies are resolved with modinfo
-# and come first. crc32c_generic backs ext4's checksums on any CPU; virtio_net
-# carries the sshfs mount over QEMU user networking.
-WANTED_MODULES: Final = (
-    "virtio_pci",
-    "virtio_blk",
-    "virtio_net",
-    "9pnet_virtio",
-    "9p",
-    "fuse",
-    "virtiofs",
-    "crc32c_generic",
-    "ext4",
-    "overlay",
-)
+# What the guest loads for itself, top level only: the host root over 9p or
+# virtiofs under an overlay. Each mount kind adds its own (lab/mounts); the
+# dependencies are resolved with modinfo and come first.
+ROOT_MODULES: Final = ("virtio_pci", "9pnet_virtio", "9p", "fuse", "virtiofs", "overlay")
+
+
+def wanted_modules() -> tuple[str, ...]:
+    """Every module the guest loads at boot: the root's, then every mount kind's, each once."""
+    return tuple(dict.fromkeys((*ROOT_MODULES, *guest_modules())))
+
 
 _VERSION_RE = re.compile(rb"^(\d+\.\d+[^\s\x00]*)")
 
@@ -117,7 +113,7 @@ def _modinfo(kernel: Kernel, name: str) -> dict[str, list[str]]:
     return fields
 
 
-def resolve_modules(kernel: Kernel, wanted: tuple[str, ...] = WANTED_MODULES) -> list[Module]:
+def resolve_modules(kernel: Kernel, wanted: tuple[str, ...] | None = None) -> list[Module]:
     """The modules to load, dependencies first (hard `depends` and `softdep pre:`).
 
     Built-in modules are skipped. A wanted module that does not exist at all is an
@@ -156,6 +152,6 @@ def resolve_modules(kernel: Kernel, wanted: tuple[str, ...] = WANTED_MODULES) ->
         seen.update({key, real})
         order.append(Module(real, Path(filename)))
 
-    for name in wanted:
+    for name in wanted_modules() if wanted is None else wanted:
         visit(name, True, ())
     return order

@@ -9,10 +9,8 @@ from pathlib import Path
 from mountbench.errors import MountbenchError
 from mountbench.lab.initramfs import find_busybox
 from mountbench.lab.kernel import find_kernel
-from mountbench.lab.sshd import PRIVSEP_DIR, SSHD
+from mountbench.lab.mounts import Problem, kind_prerequisites
 from mountbench.lab.virtiofsd import find_virtiofsd
-
-Problem = tuple[str, str]
 
 
 def check_lab_prerequisites(optional: bool = False) -> list[Problem]:
@@ -37,11 +35,6 @@ def check_lab_prerequisites(optional: bool = False) -> list[Problem]:
         "qemu-system-x86_64 is missing",
         "apt-get install qemu-system-x86",
     )
-    need(
-        shutil.which("qemu-img") is not None,
-        "qemu-img is missing (disk mounts)",
-        "apt-get install qemu-utils",
-    )
     try:
         kernel = find_kernel()
         need(
@@ -61,28 +54,7 @@ def check_lab_prerequisites(optional: bool = False) -> list[Problem]:
         "apt-get install kmod",
     )
     need(shutil.which("fio") is not None, "fio is missing", "apt-get install fio")
-    need(shutil.which("sshfs") is not None, "sshfs is missing (sshfs mounts)", "apt-get install sshfs")
-    need(SSHD.is_file(), f"{SSHD} is missing (sshfs mounts)", "apt-get install openssh-server")
-    need(
-        shutil.which("ssh-keygen") is not None,
-        "ssh-keygen is missing (sshfs mounts)",
-        "apt-get install openssh-client",
-    )
-    need(
-        PRIVSEP_DIR.is_dir() or os.geteuid() == 0,
-        f"{PRIVSEP_DIR} is missing and sshd refuses to start without it",
-        f"sudo mkdir -p {PRIVSEP_DIR}",
-    )
-    need(
-        shutil.which("mkfs.ext4") is not None or Path("/usr/sbin/mkfs.ext4").exists(),
-        "mkfs.ext4 is missing (disk mounts are formatted in the guest with the host's tools)",
-        "apt-get install e2fsprogs",
-    )
-    need(
-        find_virtiofsd("auto") is not None,
-        "no virtiofsd (virtiofs mounts)",
-        "apt-get install qemu-system-x86 (ships /usr/lib/qemu/virtiofsd)",
-    )
+    problems += kind_prerequisites()  # each mount kind's own tools (lab/mounts)
     need(
         not optional or find_virtiofsd("rust") is not None,
         "optional: no Rust virtiofsd, so the guest root goes over 9p (slower program start)",

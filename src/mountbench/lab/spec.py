@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from mountbench.errors import UsageError
+from mountbench.lab.mounts import KINDS, MountKind, Option
 from mountbench.units import parse_size
-
-KINDS: Final = ("9p", "virtiofs", "sshfs", "disk", "guest-tmpfs")
 
 _SIZE_MULT = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -29,49 +28,6 @@ def format_size(n: int) -> str:
 
 
 @dataclass(frozen=True)
-class _Opt:
-    """One option of a kind: its allowed values (or a type), default, and whether
-    the label always shows it (`core`) or only when it differs from the default."""
-
-    choices: tuple[str, ...] = ()
-    kind: str = "choice"  # choice | int | size
-    default: str | None = None
-    core: bool = False
-    minimum: int | None = None
-    maximum: int | None = None
-    doc: str = ""
-
-
-_OPTIONS: Final[dict[str, dict[str, _Opt]]] = {
-    "9p": {
-        "cache": _Opt(("none", "loose", "mmap", "fscache"), default="none", core=True),
-        "msize": _Opt(kind="int", default="512000", core=True, minimum=4096, maximum=4 << 20),
-        "security_model": _Opt(("mapped-xattr", "mapped-file", "passthrough", "none"), default="mapped-xattr"),
-    },
-    "virtiofs": {
-        "cache": _Opt(("never", "auto", "always"), default="auto", core=True),
-        "thread_pool_size": _Opt(kind="int", minimum=0, maximum=1024),
-        "direct_io": _Opt(("off", "on"), default="off"),
-        "daemon": _Opt(("auto", "qemu", "rust"), default="auto"),
-    },
-    "sshfs": {},
-    "disk": {
-        "format": _Opt(("raw", "qcow2"), default="raw", core=True),
-        "cache": _Opt(
-            ("none", "writeback", "writethrough", "directsync", "unsafe"),
-            default="none",
-            core=True,
-        ),
-        "preallocation": _Opt(("off", "metadata", "full"), default="off"),
-        "size": _Opt(kind="size", default="4G", core=True, minimum=64 << 20),
-    },
-    "guest-tmpfs": {
-        "size": _Opt(kind="size", minimum=1 << 20),
-    },
-}
-
-
-@dataclass(frozen=True)
 class MountSpec:
     """One mount under test, with its effective options (defaults filled in).
 
@@ -81,6 +37,11 @@ class MountSpec:
 
     kind: str
     options: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def mount_kind(self) -> MountKind:
+        """The kind's definition in the registry (lab/mounts)."""
+        return KINDS[self.kind]
 
     def get(self, name: str, default: str | None = None) -> str | None:
         """The effective value of one option (None when unset and without default)."""
@@ -94,7 +55,7 @@ class MountSpec:
         default, so equal specs have equal labels.
         """
         parts = [self.kind]
-        table = _OPTIONS[self.kind]
+        table = self.mount_kind.options
         for name, value in self.options:
             opt = table[name]
             if opt.core or value != opt.default:
@@ -109,7 +70,7 @@ class MountSpec:
         get the plain kind (`9p`, `disk`) and variants stay short (`9p-cache-loose`).
         """
         parts = [self.kind]
-        table = _OPTIONS[self.kind]
+        table = self.mount_kind.options
         for name, value in self.options:
             if value != table[name].default:
                 parts.append(f"{name}-{value}")
@@ -136,12 +97,12 @@ def _fail(text: str, problem: str, fix: str) -> UsageError:
     return UsageError(f"mount spec {text!r}: {problem}; {fix}")
 
 
-def _check_value(text: str, kind: str, name: str, opt: _Opt, value: str) -> str:
-    if opt.kind == "choice":
+def _check_value(text: str, kind: str, name: str, opt: Option, value: str) -> str:
+    if opt.type == "choice":
         if value not in opt.choices:
             return _raise(text, f"{kind} {name}={value} is not valid", f"use {name}={'|'.join(opt.choices)}")
         return value
-    if opt.kind == "int":
+    if opt.type == "int":
         if not value.isdigit():
             return _raise(text, f"{name}={value} is not a whole number", f"use e.g. {name}=4")
         n = int(value)
@@ -173,9 +134,10 @@ def parse_mount_spec(text: str) -> MountSpec:
     raw = text.strip()
     kind, sep, rest = raw.partition(":")
     kind = kind.strip().lower()
-    if kind not in _OPTIONS:
+    if kind not in KINDS:
         raise _fail(text, f"unknown mount kind {kind!r}", f"use one of {', '.join(KINDS)}")
-    table = _OPTIONS[kind]
+    definition = KINDS[kind]
+    table = definition.options
     given: dict[str, str] = {}
     if sep and not rest.strip():
         raise _fail(text, "nothing after ':'", f"write {kind} alone or {kind}:opt=value")
@@ -191,11 +153,10 @@ def parse_mount_spec(text: str) -> MountSpec:
         if name in given:
             raise _fail(text, f"option {name!r} given twice", "give each option once")
         given[name] = _check_value(text, kind, name, table[name], value)
-    if kind == "disk" and "preallocation" in given and given.get("format", "raw") != "qcow2":
-        raise _fail(text, "preallocation= applies to qcow2 images only", "add format=qcow2 or drop it")
-    effective = {n: o.default for n, o in table.items() if o.default is not None}
-    if kind == "disk" and given.get("format") != "qcow2":
-        del effective["preallocation"]  # a raw image has no allocation mode here
+    problem = definition.option_problem(given)
+    if problem is not None:
+        raise _fail(text, *problem)
+    effective = definition.defaults(given)
     effective.update(given)
     # Options keep the table's order (most telling first), not the order given.
     return MountSpec(kind, tuple((n, effective[n]) for n in table if n in effective))

@@ -2,17 +2,46 @@
 
 The lab reads these from a guest's console to know when each sample starts
 and ends, so it can measure the host processes serving the mount meanwhile.
+The start (sent just before the timed part) and done events also carry
+`cpu_busy_s`: the machine's busy CPU seconds so far, all CPUs, from /proc/stat
+(null where there is none); done minus start is the CPU the whole machine
+spent during the sample, the guest's in the lab.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
+from pathlib import Path
 from typing import IO
 
 from mountbench.model import PlanItem, Sample
 
 MARKER = "MB-EVENT"
+PROC_STAT = Path("/proc/stat")
+
+# /proc/stat "cpu" columns: user nice system idle iowait irq softirq steal guest guest_nice.
+# Busy is everything but idle and iowait; guest and guest_nice are already in user and nice.
+_BUSY_COLUMNS = (0, 1, 2, 5, 6, 7)
+
+
+def busy_cpu_seconds(stat_text: str, ticks_per_s: int) -> float | None:
+    """Busy CPU seconds of all CPUs since boot, from the text of /proc/stat."""
+    for line in stat_text.splitlines():
+        fields = line.split()
+        if fields and fields[0] == "cpu":
+            values = [int(v) for v in fields[1:]]
+            return sum(values[i] for i in _BUSY_COLUMNS if i < len(values)) / ticks_per_s
+    return None
+
+
+def machine_busy_cpu_s() -> float | None:
+    """This machine's busy CPU seconds since boot (all CPUs), or None without /proc/stat."""
+    try:
+        return busy_cpu_seconds(PROC_STAT.read_text(), os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError):
+        return None
 
 
 class EventLog:
@@ -29,9 +58,17 @@ class EventLog:
         self._emit(event="run", run=run_id, samples=measured, pending=len(pending) - warmups, warmups=warmups)
 
     def on_sample_start(self, item: PlanItem, done: int, total: int, eta_s: float) -> None:
-        self._emit(event="start", target=item.target, workload=item.workload, round=item.round, warmup=item.warmup)
+        self._emit(
+            event="start",
+            target=item.target,
+            workload=item.workload,
+            round=item.round,
+            warmup=item.warmup,
+            cpu_busy_s=machine_busy_cpu_s(),
+        )
 
     def on_sample_done(self, item: PlanItem, sample: Sample) -> None:
+        busy = machine_busy_cpu_s()  # first, before anything else spends CPU
         moved = sum(v for k, v in sample.metrics.items() if k.endswith(".bytes"))
         self._emit(
             event="done",
@@ -41,6 +78,7 @@ class EventLog:
             warmup=item.warmup,
             ok=sample.ok,
             bytes=moved,
+            cpu_busy_s=busy,
         )
 
     def on_finish(self, run_id: str, status: str) -> None:

@@ -1,0 +1,133 @@
+"""Did the machine change under the run? Pure functions over samples in time order.
+
+- Trend: the Mann–Kendall test (is a later sample more often higher than an earlier
+  one, or lower, than chance allows?), exact for n <= 60 from the distribution of
+  inversions of a random order (Mahonian numbers), normal beyond; its size is the
+  median of the last quarter of the samples against the median of the first quarter
+  (at least two samples each), robust to one odd sample at either end.
+- First round: a first sample far from the rest (modified z-score on the rest's MAD)
+  is what hyperfine warns about: a cold first run.
+
+A trend needs at least MIN_TREND_SAMPLES samples: with four, even a perfectly
+monotone series has p = 0.083, so nothing can be said.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+
+ALPHA = 0.05
+MIN_CHANGE = 0.10  # a trend smaller than this over the whole run does not change a conclusion
+MIN_TREND_SAMPLES = 5
+MIN_FIRST_SAMPLES = 4  # the first sample and at least three to compare it with
+FIRST_Z = 3.5
+EXACT_UP_TO = 60
+
+
+@dataclass(frozen=True)
+class Trend:
+    n: int
+    s: int  # Mann–Kendall S: concordant minus discordant pairs
+    p_value: float  # two-sided
+    start: float  # median of the first quarter of the samples (at least 2)
+    end: float  # median of the last quarter
+
+    @property
+    def factor(self) -> float:
+        """end / start: 4.9 means the samples rose 4.9x over the run; nan when undefined."""
+        return self.end / self.start if self.start > 0 and self.end > 0 else math.nan
+
+    @property
+    def change(self) -> float:
+        """Relative size of the trend, always >= 0 (0.35 = 35 %)."""
+        factor = self.factor
+        if math.isnan(factor):
+            return math.inf if self.end != self.start else 0.0
+        return max(factor, 1 / factor) - 1
+
+    @property
+    def drifts(self) -> bool:
+        """Significant and large enough to matter."""
+        return self.p_value < ALPHA and self.change >= MIN_CHANGE
+
+
+def trend(values: Sequence[float]) -> Trend | None:
+    """The trend of ``values`` taken in time order; None with fewer than MIN_TREND_SAMPLES."""
+    n = len(values)
+    if n < MIN_TREND_SAMPLES:
+        return None
+    s = sum(_sign(values[j] - values[i]) for i in range(n) for j in range(i + 1, n))
+    k = max(2, n // 4)
+    return Trend(n, s, mann_kendall_p(s, n), _median(values[:k]), _median(values[-k:]))
+
+
+def mann_kendall_p(s: int, n: int) -> float:
+    """Two-sided p-value of Mann–Kendall's S for n samples without ties."""
+    if s == 0:
+        return 1.0
+    pairs = n * (n - 1) // 2
+    if n <= EXACT_UP_TO:
+        # S = pairs - 2 * inversions; P(|S| >= |s|) = 2 * P(inversions <= (pairs - |s|) / 2)
+        limit = (pairs - abs(s)) // 2
+        counts = _mahonian(n)
+        tail = sum(counts[: limit + 1]) / math.factorial(n)
+        return min(1.0, 2 * tail)
+    variance = n * (n - 1) * (2 * n + 5) / 18
+    z = (abs(s) - 1) / math.sqrt(variance)  # continuity correction
+    return min(1.0, math.erfc(z / math.sqrt(2)))
+
+
+@cache
+def _mahonian(n: int) -> tuple[int, ...]:
+    """counts[k] = permutations of n items with k inversions."""
+    counts = [1]
+    for m in range(2, n + 1):
+        new = [0] * (len(counts) + m - 1)
+        for k, c in enumerate(counts):
+            for extra in range(m):
+                new[k + extra] += c
+        counts = new
+    return tuple(counts)
+
+
+@dataclass(frozen=True)
+class FirstSample:
+    """The first sample against the others: how far (modified z) and by how much (ratio)."""
+
+    z: float
+    ratio: float  # first / median of the rest
+
+    @property
+    def stands_out(self) -> bool:
+        return abs(self.z) > FIRST_Z and abs(self.ratio - 1) >= MIN_CHANGE
+
+
+def first_sample(values: Sequence[float]) -> FirstSample | None:
+    """None with fewer than MIN_FIRST_SAMPLES samples, or when the rest do not vary at all
+    and the first equals them."""
+    if len(values) < MIN_FIRST_SAMPLES:
+        return None
+    first, rest = values[0], list(values[1:])
+    median = _median(rest)
+    mad = _median([abs(v - median) for v in rest])
+    if median == 0:
+        return None
+    if mad == 0:
+        z = 0.0 if first == median else math.copysign(math.inf, first - median)
+    else:
+        z = 0.6745 * (first - median) / mad
+    return FirstSample(z, first / median)
+
+
+def _sign(x: float) -> int:
+    return (x > 0) - (x < 0)
+
+
+def _median(values: Sequence[float]) -> float:
+    data = sorted(values)
+    n = len(data)
+    mid = n // 2
+    return data[mid] if n % 2 else (data[mid - 1] + data[mid]) / 2

@@ -1,0 +1,69 @@
+"""Drift detection: Mann–Kendall against known values, Theil–Sen sizes, first-sample outliers."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from mountbench.drift import first_sample, mann_kendall_p, trend
+
+
+def test_exact_p_values_match_the_permutation_distribution():
+    # n = 5, a perfectly increasing series: only 1 of 120 orders gives S = 10 (and 1 gives -10)
+    assert mann_kendall_p(10, 5) == pytest.approx(2 / 120)
+    # n = 4 can never reach 5 %: the best is 2/24
+    assert mann_kendall_p(6, 4) == pytest.approx(2 / 24)
+    assert mann_kendall_p(0, 8) == 1.0
+    # symmetric in the sign of S
+    assert mann_kendall_p(-8, 6) == mann_kendall_p(8, 6)
+
+
+def test_normal_approximation_agrees_with_the_exact_distribution_where_they_meet():
+    from mountbench import drift
+
+    n = 60
+    s = 300
+    exact = mann_kendall_p(s, n)
+    variance = n * (n - 1) * (2 * n + 5) / 18
+    approx = math.erfc((s - 1) / math.sqrt(variance) / math.sqrt(2))
+    assert exact == pytest.approx(approx, rel=0.05)
+    assert drift.EXACT_UP_TO == 60
+
+
+def test_the_issue_series_drifts_and_says_by_how_much():
+    """A tree extract in round order on this VM, as issue 12 reports it (ms)."""
+    series = [88, 85, 88, 87, 89, 88, 244, 237, 241, 333, 331, 336, 339, 335, 435]
+    found = trend(series)
+    assert found is not None and found.drifts
+    assert found.p_value < 0.001
+    assert found.factor == pytest.approx(339 / 88)  # last three against first three; 4.9x first to last sample
+
+
+def test_a_steady_noisy_series_does_not_drift():
+    rng = random.Random(4)
+    flagged = 0
+    for _ in range(200):
+        series = [100 * rng.lognormvariate(0, 0.1) for _ in range(8)]
+        found = trend(series)
+        flagged += bool(found and found.drifts)
+    assert flagged <= 200 * 0.05  # at most the false-alarm rate the test allows
+
+
+def test_too_few_samples_say_nothing():
+    assert trend([1, 2, 3, 4]) is None
+    assert first_sample([5, 1, 1]) is None
+
+
+def test_a_cold_first_sample_stands_out_and_a_normal_one_does_not():
+    cold = first_sample([3.08, 2.62, 2.60, 2.65, 2.61])
+    assert cold is not None and cold.stands_out and cold.ratio == pytest.approx(3.08 / 2.615, rel=1e-3)
+    normal = first_sample([2.63, 2.62, 2.60, 2.65, 2.61])
+    assert normal is not None and not normal.stands_out
+
+
+def test_a_falling_trend_has_a_factor_below_one():
+    found = trend([400, 380, 300, 250, 200, 150, 100])
+    assert found is not None and found.drifts and found.factor < 0.5
+    assert found.change > 1.0
