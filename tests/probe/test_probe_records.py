@@ -25,7 +25,7 @@ from mountbench.probe import (
     render_markdown,
     render_terminal,
 )
-from mountbench.probe.capabilities import granularity_ns
+from mountbench.probe.capabilities import MTIME_BASE_NS, MTIME_OFFSETS_NS, mtime_step_ns
 from mountbench.probe.inotify import IN_CREATE, IN_MOVED_TO, parse_events
 from mountbench.probe.model import summarize_delays
 from mountbench.targets import mount_of, parse_mountinfo
@@ -120,13 +120,24 @@ def test_stale_counts() -> None:
     assert coherence().stale_reads[0].counts() == {"stale": 1, "torn": 2}
 
 
-def test_granularity() -> None:
-    t = 1_700_000_000_123_456_789
-    assert granularity_ns(t, t) == 1
-    assert granularity_ns(t, 1_700_000_000_123_456_000) == 1000
-    assert granularity_ns(t, 1_700_000_000_000_000_000) == 10**9
-    assert granularity_ns(t, 1_700_000_001_000_000_000) == 10**9  # rounded up
-    assert granularity_ns(t, 42) is None
+@pytest.mark.parametrize("step", [1, 10, 100, 1000, 10**6, 10**7, 10**9, 2 * 10**9, 4 * 10**9])
+@pytest.mark.parametrize("keep", ["truncate", "round", "round up"])
+def test_mtime_step_is_the_real_step_not_a_power_of_ten(step: int, keep: str) -> None:
+    """A filesystem that keeps times in steps of ``step`` (FAT: 2 s) reads back as that step."""
+    set_ns = [MTIME_BASE_NS + off for off in MTIME_OFFSETS_NS]
+    if keep == "truncate":
+        got = [v // step * step for v in set_ns]
+    elif keep == "round":
+        got = [(v + step // 2) // step * step for v in set_ns]
+    else:
+        got = [-(-v // step) * step for v in set_ns]
+    assert mtime_step_ns(set_ns, got) == step
+
+
+def test_mtime_step_refuses_what_no_step_explains() -> None:
+    set_ns = [MTIME_BASE_NS + off for off in MTIME_OFFSETS_NS]
+    assert mtime_step_ns(set_ns, [v + 3600 * 10**9 for v in set_ns]) is None  # shifted by an hour
+    assert mtime_step_ns(set_ns, [42] * len(set_ns)) is None
 
 
 # -- mountinfo and inotify parsing ---------------------------------------------------------------

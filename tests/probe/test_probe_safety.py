@@ -15,10 +15,10 @@ import pytest
 from support import realmounts as rm
 
 from mountbench.probe import ChildCrashed, probe_target, remove_scratch
-from mountbench.probe.capabilities import Capability, ProbeContext, by_id, step
+from mountbench.probe.capabilities import Capability, ProbeContext, by_id, helper, step
 from mountbench.probe.model import YES, Finding
 from mountbench.probe.sandbox import KILL_GRACE_S, reap_stragglers, run_isolated
-from mountbench.probe.scratch import PREFIX
+from mountbench.scratch import PROBE_PREFIX as PREFIX
 
 pytestmark = [pytest.mark.root, rm.requires_root]
 
@@ -58,6 +58,15 @@ def sleeper(ctx: ProbeContext) -> Finding:
 def refuser(ctx: ProbeContext) -> Finding:
     with step("an operation the filesystem refuses"):
         raise PermissionError(errno.EPERM, "Operation not permitted")
+
+
+def helper_fails(ctx: ProbeContext) -> Finding:
+    """The capability's own call is never reached: a helper step before it is refused."""
+    with helper("create the test file in a missing directory"):
+        (ctx.work / "missing" / "f").write_bytes(b"x")
+    with step("the capability's own call"):
+        os.stat(ctx.work)
+    return Finding(YES, "unreachable")
 
 
 def raw_oserror(ctx: ProbeContext) -> Finding:
@@ -117,14 +126,23 @@ def test_failures_are_contained_and_cleaned_up(tmpfs_dir: Path) -> None:
     before = rm.tree_snapshot(tmpfs_dir)
     caps = [
         cap("refuser", refuser),
+        cap("helper", helper_fails),
         cap("raw", raw_oserror),
         cap("segv", segfault),
         cap("litter", litter),
     ]
     tp = probe_target(tmpfs_dir, timeout=5.0, capabilities=caps)
     assert (tp.result("refuser").verdict, tp.result("refuser").errno) == ("no", "EPERM")
+    assert tp.result("refuser").step == "an operation the filesystem refuses"
     assert "refuses" in tp.result("refuser").detail
-    assert (tp.result("raw").verdict, tp.result("raw").errno) == ("no", "ENOENT")
+    # a failing helper step is "differs" naming the step, never "no"
+    failed_helper = tp.result("helper")
+    assert (failed_helper.verdict, failed_helper.errno) == ("differs", "ENOENT")
+    assert failed_helper.step == "create the test file in a missing directory"
+    assert "create the test file in a missing directory" in failed_helper.detail
+    # an unlabelled call that fails cannot be said to be the capability's: "differs", said so
+    assert (tp.result("raw").verdict, tp.result("raw").errno) == ("differs", "ENOENT")
+    assert "without a label" in tp.result("raw").detail
     assert tp.result("segv").verdict == "no" and "SIGSEGV" in tp.result("segv").detail
     assert tp.result("litter").verdict == "yes"
     assert tp.cleanup == "removed"
