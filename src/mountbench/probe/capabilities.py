@@ -28,6 +28,7 @@ import fcntl
 import itertools
 import mmap
 import os
+import select
 import socket
 import stat
 import struct
@@ -727,8 +728,13 @@ def probe_sparse(ctx: ProbeContext) -> Finding:
 RECORD = 32
 
 
-def _appender(path: str, tag: str, count: int, seconds: float) -> dict[str, Any]:
-    """Append up to ``count`` fixed-size records within ``seconds``; say how many, or what failed."""
+def _appender(path: str, tag: str, count: int, seconds: float, go: tuple[int, int]) -> dict[str, Any]:
+    """Append up to ``count`` fixed-size records within ``seconds``; say how many, or what failed.
+
+    Starts once the pipe ``go`` (read end, write end) reaches end of file, that is when
+    the parent has started both writers and closed its write end: the appends interleave.
+    """
+    os.close(go[1])
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     except OSError as err:
@@ -738,6 +744,7 @@ def _appender(path: str, tag: str, count: int, seconds: float) -> dict[str, Any]
             "errno": errno_name(err.errno),
             "error": _err_text(err),
         }
+    select.select([go[0]], [], [], seconds)
     end = time.monotonic() + seconds
     written = 0
     try:
@@ -762,7 +769,12 @@ def probe_o_append(ctx: ProbeContext) -> Finding:
     with step("open(O_APPEND|O_CREAT)"):
         os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644))
     seconds = ctx.timeout * 0.4  # on a slow mount, fewer records rather than a hang
-    writers = [Child(_appender, str(path), tag, 300, seconds, new_group=False) for tag in "AB"]
+    go_r, go_w = os.pipe()
+    try:
+        writers = [Child(_appender, str(path), tag, 300, seconds, (go_r, go_w), new_group=False) for tag in "AB"]
+    finally:
+        os.close(go_w)  # both writers start now
+        os.close(go_r)
     counts = {}
     refused = None
     for tag, w in zip("AB", writers, strict=True):
@@ -772,13 +784,6 @@ def probe_o_append(ctx: ProbeContext) -> Finding:
         counts[tag] = outcome.value["written"]
         if "error" in outcome.value and refused is None:
             refused = outcome.value
-    if refused is not None:
-        return Finding(
-            NO,
-            f"{refused['step']}: {refused['error']}; {sum(counts.values())} records were appended before",
-            errno=refused["errno"],
-            step=refused["step"],
-        )
     with helper("read the appended file"):
         data = _read(path)
     lines = data.split(b"\n")[:-1] if data.endswith(b"\n") else data.split(b"\n")
@@ -789,8 +794,16 @@ def probe_o_append(ctx: ProbeContext) -> Finding:
     lost = len(expected - seen)
     torn = len(lines) - len(good)
     detail = f"{total} records of {RECORD} bytes from 2 processes: file is {len(data)} bytes"
-    if lost or torn or len(data) != total * RECORD:
-        return Finding(DIFFERS, f"{detail}, {lost} records lost, {torn} torn", severity=DATA_LOSS)
+    if lost or torn or (refused is None and len(data) != total * RECORD):
+        also = f"; besides, {refused['step']}: {refused['error']}" if refused is not None else ""
+        return Finding(DIFFERS, f"{detail}, {lost} records lost, {torn} torn{also}", severity=DATA_LOSS)
+    if refused is not None:
+        return Finding(
+            NO,
+            f"{refused['step']}: {refused['error']}; the {total} records appended before are intact",
+            errno=refused["errno"],
+            step=refused["step"],
+        )
     return Finding(YES, f"{detail}, none lost or torn")
 
 
@@ -923,6 +936,11 @@ def _unit_text(ns: int) -> str:
     return f"{ns} ns"
 
 
+def _seconds(ns: int) -> str:
+    """Nanoseconds since the epoch as exact decimal seconds (a float would round them)."""
+    return f"{ns // 10**9}.{ns % 10**9:09d}"
+
+
 def _mtimes_from_writes(path: Path) -> str:
     """How finely mtimes set by the filesystem itself step: 10 overwrites 2 ms apart."""
     try:
@@ -965,7 +983,7 @@ def probe_mtime_granularity(ctx: ProbeContext) -> Finding:
         odd = next((s, g) for s, g in zip(set_ns, got_ns, strict=True) if g != s)
         return Finding(DIFFERS, f"set {odd[0]} ns, read back {odd[1]} ns: no fixed step explains it; {writes}")
     s, g = max(zip(set_ns, got_ns, strict=True), key=lambda pair: abs(pair[1] - pair[0]))
-    kept = "" if s == g else f" ({s / 1e9:.9f} s read back as {g / 1e9:.9f} s)"
+    kept = "" if s == g else f" ({_seconds(s)} s read back as {_seconds(g)} s)"
     detail = f"utimensat keeps a step of {_unit_text(unit)}{kept}; {writes}"
     return Finding(YES if unit == 1 else DIFFERS, detail, value=unit, unit="ns")
 
