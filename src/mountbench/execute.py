@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import psutil
 
 from mountbench import caches
+from mountbench import scratch as scratch_mod
 from mountbench import targets as targets_mod
 from mountbench.errors import MountbenchError, TargetError
 from mountbench.model import PlanItem, Sample, Target, TargetInfo, TargetRecord, Workload
@@ -208,7 +209,10 @@ class Session:
         if dry:
             workdir = Path(tempfile.gettempdir()) / f"mountbench-{self.run_id}"
         else:
-            workdir = self.workdir = Path(tempfile.mkdtemp(prefix=f"mountbench-{self.run_id}-"))
+            swept = scratch_mod.sweep_workdirs()  # job-file folders of killed runs (never a target's scratch)
+            if swept:
+                self.notices.append(f"removed job-file folders left by killed runs: {', '.join(map(str, swept))}")
+            workdir = self.workdir = scratch_mod.create_workdir(self.run_id)
         self.settings = RunSettings(ram_bytes=ram, workdir=workdir)
         for label, ctx in self.contexts.items():
             for workload in self.config.workloads:

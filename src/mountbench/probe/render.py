@@ -121,6 +121,7 @@ def notes(probes: Sequence[TargetProbe] | TargetProbe) -> list[str]:
     lines = []
     for p in probes:
         label = target_label(p)
+        lines += [f"{label}: {line}" for line in p.swept]
         if p.error:
             lines.append(f"{label}: {p.error}")
         for r in p.results:
@@ -320,6 +321,7 @@ def coherence_notes(results: Sequence[CoherenceResult]) -> list[str]:
     lines = []
     for r in results:
         label = pair_label(r)
+        lines += [f"{label}: {line}" for line in r.swept]
         if r.error:
             lines.append(f"{label}: {r.error}")
         if r.cleanup != "removed":
