@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
+import json
 import os
 import select
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from support import realmounts as rm
+from support.runhelpers import mountbench
 
 from mountbench.probe import TargetProbe, probe_target
 
@@ -155,3 +157,27 @@ def test_replace_by_rename_is_data_loss_when_not_atomic(fat: tuple[Path, TargetP
         assert result.severity == "data loss" and "not atomic" in result.detail
     else:
         assert result.verdict == "yes"
+
+
+@pytest.mark.slow
+def test_every_output_of_the_command_leads_with_the_data_loss(fat, tmp_path: Path, mb_env) -> None:
+    """`mountbench probe` on FAT: terminal, Markdown, HTML and JSON all start with the data loss."""
+    target = fat[0]
+    proc = mountbench("probe", str(target), "--no-reference", env=mb_env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("‼ Data loss or corruption found:")
+    assert proc.stdout.index("rename a directory: contents lost") < proc.stdout.index("mountbench probe")
+    outputs = {}
+    for fmt in ("md", "html", "json"):
+        shown = mountbench("probe", "--show", "last", "--format", fmt, env=mb_env)
+        assert shown.returncode == 0, shown.stderr
+        outputs[fmt] = shown.stdout
+    assert outputs["md"].startswith("## ‼ Data loss or corruption found")
+    assert outputs["md"].index("contents lost after rename") < outputs["md"].index("| capability")
+    body = outputs["html"].split("</style>", 1)[1]
+    assert (
+        body.startswith('<section class="data-loss">') and "contents lost after rename" in body.split("</section>")[0]
+    )
+    doc = json.loads(outputs["json"])
+    assert next(iter(doc)) == "data_loss"
+    assert any("rename a directory: contents lost after rename" in line for line in doc["data_loss"])

@@ -454,3 +454,38 @@ class CoherenceResult:
             duration_s=data.get("duration_s"),
             swept=tuple(str(x) for x in data.get("swept", [])),
         )
+
+
+# -- one stored probe: everything a `mountbench probe` command measured ----------------------
+
+
+@dataclass(frozen=True)
+class ProbeReport:
+    """The targets probed, the view pairs measured, and the local reference they are read
+    against: the same capabilities and coherence checks on a local directory, measured
+    during the same command (``None`` when not measured, as in probes stored before)."""
+
+    targets: tuple[TargetProbe, ...] = ()
+    coherence: tuple[CoherenceResult, ...] = ()
+    reference: TargetProbe | None = None
+    reference_coherence: CoherenceResult | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "targets": [t.to_dict() for t in self.targets],
+            "coherence": [c.to_dict() for c in self.coherence],
+            "reference": {
+                "target": self.reference.to_dict() if self.reference else None,
+                "coherence": self.reference_coherence.to_dict() if self.reference_coherence else None,
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ProbeReport:
+        ref = data.get("reference") or {}
+        return cls(
+            targets=tuple(TargetProbe.from_dict(t) for t in data.get("targets", [])),
+            coherence=tuple(CoherenceResult.from_dict(c) for c in data.get("coherence", [])),
+            reference=TargetProbe.from_dict(ref["target"]) if ref.get("target") else None,
+            reference_coherence=CoherenceResult.from_dict(ref["coherence"]) if ref.get("coherence") else None,
+        )
