@@ -152,3 +152,45 @@ def test_two_runs_on_one_tmpfs_the_second_is_refused_with_the_first_ones_id(tmp_
         with sqlite3.connect(db) as conn:
             assert conn.execute("SELECT status FROM runs").fetchone()[0] == "complete"
         assert [p for p in target.iterdir() if p.name.startswith(".mountbench-")] == []
+
+
+def test_scratch_of_a_run_is_ours_only_with_our_marker(tmp_path: Path) -> None:
+    target = Target("t", str(tmp_path))
+    mine = create_scratch(target, "20260101-000000-aaaa")
+    (mine / "work.bin").write_bytes(b"x")
+    assert not remove_scratch(mine, "20260101-000000-bbbb")  # another run's id: not ours
+    assert (mine / "work.bin").exists()
+    other = tmp_path / ".mountbench-20260101-000000-cccc"
+    other.mkdir()
+    (other / "data").write_text("not made by mountbench")
+    with pytest.raises(TargetError, match="was not made by mountbench run"):
+        create_scratch(target, "20260101-000000-cccc")
+    assert (other / "data").exists()
+    assert remove_scratch(mine, "20260101-000000-aaaa") and not mine.exists()
+
+
+def test_a_vanished_target_is_never_recreated(tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    with pytest.raises(TargetError, match="not writable"):
+        create_scratch(Target("t", str(gone)), "20260101-000000-aaaa")
+    assert not gone.exists()
+
+
+def test_a_run_from_before_shared_markers_is_resumed_and_claimed(tmp_path: Path) -> None:
+    """Scratch directories of earlier versions hold the bare run id: still ours; a resume
+    locks it and rewrites the marker to name its new owner."""
+    old = tmp_path / ".mountbench-20250101-000000-old1"
+    old.mkdir()
+    (old / scratch_mod.MARKER).write_text("20250101-000000-old1\n")
+    (old / "kept.bin").write_bytes(b"resume me")
+    target = Target("t", str(tmp_path))
+    assert create_scratch(target, "20250101-000000-old1") == old
+    fd = lock_scratch(old, "20250101-000000-old1")
+    assert fd is not None
+    try:
+        marker = scratch_mod.read_marker(old)
+        assert marker is not None and marker.id == "20250101-000000-old1"
+        assert marker.owner is not None and marker.owner.pid == os.getpid()
+        assert (old / "kept.bin").read_bytes() == b"resume me"
+    finally:
+        os.close(fd)

@@ -238,7 +238,10 @@ def lock(directory: Path | str, *, attempts: int = 5, wait_s: float = 0.02) -> i
     :func:`lock_state`), then raises :class:`Locked`. Returns None where the filesystem
     has no working flock.
     """
-    fd = os.open(Path(directory) / MARKER, os.O_RDWR)
+    try:
+        fd = os.open(Path(directory) / MARKER, os.O_RDWR)
+    except PermissionError:  # another user's marker (a run resumed as someone else): lock only
+        fd = os.open(Path(directory) / MARKER, os.O_RDONLY)
     for attempt in range(attempts):
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -261,8 +264,11 @@ def claim(fd: int, marker: Marker) -> None:
     marker stays readable even if this process dies between the write and the truncate.
     """
     data = marker.to_text().encode()
-    os.pwrite(fd, data, 0)
-    os.ftruncate(fd, len(data))
+    try:
+        os.pwrite(fd, data, 0)
+        os.ftruncate(fd, len(data))
+    except OSError:  # opened read-only, or the filesystem refuses: the lock still guards the run
+        pass
 
 
 def lock_state(directory: Path | str) -> Literal["held", "free", "unknown"]:
