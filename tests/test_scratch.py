@@ -146,7 +146,8 @@ def test_a_killed_runs_job_folder_is_swept_by_the_next_run_and_its_scratch_resum
     target = tmp_path / "t"
     target.mkdir()
     db = Path(mb_env["MOUNTBENCH_DB"])
-    proc = start_mountbench("run", str(target), "--repeat", "3", "--runtime", "0.5", "--size", "4M", env=env)
+    small = ["--only", "rnd4k*", "--runtime", "0.3", "--size", "4M"]
+    proc = start_mountbench("run", str(target), "--repeat", "3", *small, env=env)
     wait_for_samples(db, 1)
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=30)
@@ -160,7 +161,7 @@ def test_a_killed_runs_job_folder_is_swept_by_the_next_run_and_its_scratch_resum
     assert (left / scratch.WORKDIR_OWNER).exists()
     other = tmp_path / "other"
     other.mkdir()
-    second = mountbench("run", str(other), "--repeat", "1", "--runtime", "0.3", "--size", "4M", env=env)
+    second = mountbench("run", str(other), "--repeat", "1", *small, env=env)
     assert second.returncode == 0, second.stderr
     assert not left.exists()
     assert "removed job-file folders left by killed runs" in second.stdout + second.stderr

@@ -64,6 +64,7 @@ def test_probe_view_coherence_of_a_bind_mount(tmp_path, mb_env):
     ("args", "message"),
     [
         (["/nonexistent-mountbench"], "does not exist"),
+        (["/tmp", "--reference", "/nonexistent-mountbench-reference"], "does not exist"),
         (["--view", "/tmp"], "give two paths as A=B"),
         ([], "give at least one TARGET"),
         (["--show", "nosuchprobe"], "is not stored"),

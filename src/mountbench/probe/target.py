@@ -12,6 +12,7 @@ this process as the owner, so the next probe can remove what a killed probe left
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 import secrets
 import stat
@@ -70,7 +71,7 @@ def create_scratch(target: str, name: str, marker: scratch_mod.Marker) -> dict[s
     scratch path and the target's statvfs figures. The target itself is never created."""
     real = os.path.realpath(target)
     if not stat.S_ISDIR(os.stat(real).st_mode):  # os.stat raises ENOENT if missing
-        raise NotADirectoryError(20, "Not a directory", real)
+        raise NotADirectoryError(errno.ENOTDIR, "Not a directory", real)
     scratch = scratch_mod.create(real, name, marker)
     return {"realpath": real, "scratch": str(scratch), "statvfs": statvfs_dict(os.statvfs(real))}
 
