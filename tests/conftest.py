@@ -23,3 +23,4 @@ def mb_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     env = dict(os.environ)
     env["MOUNTBENCH_DB"] = str(db)
     return env
+
