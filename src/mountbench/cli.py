@@ -347,20 +347,34 @@ def describe_workload(workload: Workload) -> str:
 @click.option("--out", "out_path", type=click.Path(path_type=Path), help="write md/html/json here instead of stdout")
 @click.option("--show", "show_ref", metavar="ID", help="re-render a stored probe ('last' for the newest)")
 @click.option("--details", is_flag=True, help="terminal: show what was observed in every cell")
+@click.option("--diff", is_flag=True, help="show only the capabilities and checks on which the columns disagree")
+@click.option(
+    "--reference",
+    "reference_dir",
+    type=click.Path(path_type=Path),
+    metavar="DIR",
+    help="a local directory to run the same probes on, as the reference column [default: the system temp directory]",
+)
+@click.option("--no-reference", is_flag=True, help="do not measure the local reference column")
 @click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)
 @click.option("--debug", is_flag=True, hidden=True)
-def probe(target, views, repeat, timeout, fmt, out_path, show_ref, details, db, debug) -> None:
+def probe(
+    target, views, repeat, timeout, fmt, out_path, show_ref, details, diff, reference_dir, no_reference, db, debug
+) -> None:
     """What each TARGET really supports (O_DIRECT, chown, xattrs, locks, mmap, inotify, ...).
 
     Every capability is tried for real inside a scratch directory that is removed
     afterwards, each in a child process with a timeout, so a hung mount reports
-    "hung" instead of hanging mountbench.
+    "hung" instead of hanging mountbench. The same probes run on a local directory
+    too, as a reference column. Findings that lose or corrupt data come first.
 
     \b
     mountbench probe /mnt/9p /mnt/virtiofs /tmp
     mountbench probe --view /srv/share=/mnt/sshfs-share --repeat 10
+    mountbench probe --show last --diff
     """
     from mountbench import probe as probing
+    from mountbench.probe.measure import default_reference_dir, measure_all
 
     with Store(db or default_db_path(), writer=not show_ref) as store:
         if show_ref:
@@ -370,38 +384,30 @@ def probe(target, views, repeat, timeout, fmt, out_path, show_ref, details, db, 
                 raise UsageError("give at least one TARGET or --view A=B (see 'mountbench probe --help')")
             paths = [targets_mod.resolve_path(t) for t in target]
             pairs = [_view_pair(v) for v in views]
-            results = {
-                "targets": [probing.probe_target(p, timeout=timeout).to_dict() for p in paths],
-                "coherence": [
-                    probing.measure_coherence(a, b, repeat=repeat, timeout=timeout).to_dict() for a, b in pairs
-                ],
-            }
+            reference = None
+            if not no_reference:
+                reference = targets_mod.resolve_path(str(reference_dir)) if reference_dir else default_reference_dir()
+            measured = measure_all(paths, pairs, repeat=repeat, timeout=timeout, reference=reference)
+            results = measured.to_dict()
             stored = {"id": "probe-" + new_run_id(), "results": results}
             store.save_probe(stored["id"], _command_line(), hostinfo.collect(), results)
-    probes = [probing.TargetProbe.from_dict(d) for d in stored["results"]["targets"]]
-    coherence = [probing.CoherenceResult.from_dict(d) for d in stored["results"]["coherence"]]
+    report = probing.ProbeReport.from_dict(stored["results"])
     if fmt == "terminal":
-        tables = [probing.render_terminal(probes, details=details)] if probes else []
-        tables += [probing.render_coherence_terminal(coherence)] if coherence else []
+        parts = probing.render_document_terminal(report, details=details, diff=diff)
         if out_path is None:
-            for table in tables:
-                out.print(table)
+            for part in parts:
+                out.print(part)
             return
         recorder = Console(file=io.StringIO(), width=140)
-        for table in tables:
-            recorder.print(table)
+        for part in parts:
+            recorder.print(part)
         text = recorder.file.getvalue()  # type: ignore[attr-defined]
     elif fmt == "json":
-        text = json.dumps({"id": stored["id"], **stored["results"]}, indent=1)
+        text = json.dumps(probing.document_json(report, stored["id"]), indent=1)
     elif fmt == "md":
-        parts = [probing.render_markdown(probes)] if probes else []
-        parts += [probing.render_coherence_markdown(coherence)] if coherence else []
-        text = "\n\n".join(parts)
+        text = probing.render_document_markdown(report, diff=diff)
     else:
-        body = (probing.render_html_fragment(probes) if probes else "") + (
-            probing.render_coherence_html_fragment(coherence) if coherence else ""
-        )
-        text = f"<!doctype html><meta charset=utf-8><title>mountbench probe {stored['id']}</title>{body}"
+        text = probing.render_document_html(report, title=f"mountbench probe {stored['id']}", diff=diff)
     _write_or_print(text, out_path)
 
 

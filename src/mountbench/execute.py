@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import psutil
 
 from mountbench import caches
+from mountbench import scratch as scratch_mod
 from mountbench import targets as targets_mod
 from mountbench.errors import MountbenchError, TargetError
 from mountbench.model import PlanItem, RunConfig, Sample, Target, TargetRecord, Workload
@@ -174,7 +175,10 @@ class Session:
             raise
 
     def prepare_all(self) -> None:
-        self.workdir = Path(tempfile.mkdtemp(prefix=f"mountbench-{self.run_id}-"))
+        swept = scratch_mod.sweep_workdirs()  # job-file folders of killed runs (never a target's scratch)
+        if swept:
+            self.notices.append(f"removed job-file folders left by killed runs: {', '.join(map(str, swept))}")
+        self.workdir = scratch_mod.create_workdir(self.run_id)
         self.settings = RunSettings(ram_bytes=psutil.virtual_memory().total, workdir=self.workdir)
         self.prepared = prepare_items(self.contexts, self.workloads, self.runners, self.settings)
 

@@ -1,27 +1,31 @@
-"""Inspect target directories and manage the scratch directory inside each.
+"""Inspect target directories and manage a run's scratch directory inside each.
 
 mountbench writes only inside ``<target>/.mountbench-<run id>/`` and deletes a
-directory only when it carries the marker file it wrote there.
+directory only when it carries the marker file it wrote there. The scratch directory
+itself (marker, lock, removal) is :mod:`mountbench.scratch`, shared with the probe;
+O_DIRECT is probed by :mod:`mountbench.odirect`.
 """
 
 from __future__ import annotations
 
 import errno
-import mmap
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from mountbench import odirect
+from mountbench import scratch as scratch_mod
 from mountbench.errors import TargetError, UsageError
 from mountbench.model import Target, TargetInfo
 from mountbench.runners.base import TargetContext
 
-SCRATCH_PREFIX = ".mountbench-"
-MARKER = ".mountbench-scratch"
+SCRATCH_PREFIX = scratch_mod.PREFIX
+MARKER = scratch_mod.MARKER
 
 
 @dataclass(frozen=True)
@@ -140,11 +144,32 @@ def scratch_name(run_id: str) -> str:
     return f"{SCRATCH_PREFIX}{run_id}"
 
 
+def _run_marker(run_id: str) -> scratch_mod.Marker:
+    return scratch_mod.Marker("run", run_id, scratch_mod.Owner.current(), time.time())
+
+
+def _refuse_if_in_use(target_dir: Path, run_id: str) -> None:
+    """Refuse a target where another live mountbench run or probe is working."""
+    others = scratch_mod.live_users(target_dir, exclude=scratch_name(run_id))
+    if others:
+        other = others[0]
+        what = f"run {other.marker.id}" if other.marker.kind == "run" else "the mountbench probe there"
+        raise TargetError(
+            f"target {target_dir} is in use by {other.describe()}: two runs on one target spoil each "
+            f"other's numbers; wait for {what} to finish or stop it, then try again"
+        )
+
+
 def create_scratch(target: Target, run_id: str) -> Path:
-    """Create ``<target>/.mountbench-<run id>/`` with a marker; reuse ours on resume."""
-    scratch = Path(target.path) / scratch_name(run_id)
+    """Create ``<target>/.mountbench-<run id>/`` with a marker; reuse ours on resume.
+
+    Refuses (TargetError) a target in which another live run or probe is working.
+    """
+    parent = Path(target.path)
+    scratch = parent / scratch_name(run_id)
+    _refuse_if_in_use(parent, run_id)
     try:
-        scratch.mkdir()
+        scratch_mod.create(parent, scratch.name, _run_marker(run_id))
     except FileExistsError:
         if not is_our_scratch(scratch, run_id):
             raise TargetError(f"{scratch} exists and was not made by mountbench run {run_id}; move it away") from None
@@ -153,90 +178,60 @@ def create_scratch(target: Target, run_id: str) -> Path:
         raise TargetError(
             f"target {target.path} is not writable ({_errno_text(exc)}); choose a directory you can write to"
         ) from None
-    try:
-        (scratch / MARKER).write_text(run_id + "\n")
-    except OSError as exc:
-        scratch.rmdir()
-        raise TargetError(
-            f"cannot write in target {target.path} ({_errno_text(exc)}); choose a directory you can write to"
-        ) from None
     return scratch
 
 
 def lock_scratch(scratch: Path, run_id: str) -> int | None:
     """Hold an exclusive lock on the marker for as long as this process works in the
-    scratch directory, so a second `run --resume` of a live run is refused instead of
-    deleting the directory under it. Returns the fd to close, or None where the
-    filesystem has no working flock."""
-    import fcntl
+    scratch directory, so a second `run --resume` of a live run, and any other run on the
+    same target, is refused instead of spoiling this one. Returns the fd to close, or None
+    where the filesystem has no working flock (the marker's owner pid is checked there).
 
-    fd = os.open(scratch / MARKER, os.O_RDONLY)
+    Once locked, the target is checked again for other live runs (two runs that start
+    at the same moment both see the other and both refuse); a directory we then leave
+    holds only its marker and is removed.
+    """
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
+        fd = scratch_mod.lock(scratch)
+    except scratch_mod.Locked:
         raise TargetError(
             f"run {run_id} is still running in another process (it holds {scratch / MARKER}); "
             "let it finish or stop it first"
         ) from None
-    except OSError:  # no flock on this filesystem: go on without the guard
-        os.close(fd)
-        return None
+    if fd is not None:
+        scratch_mod.claim(fd, _run_marker(run_id))  # a resumed run: this process owns it now
+    try:
+        _refuse_if_in_use(scratch.parent, run_id)
+    except TargetError:
+        if fd is not None:
+            os.close(fd)
+        if [p.name for p in scratch.iterdir()] == [MARKER]:
+            remove_scratch(scratch, run_id)
+        raise
     return fd
 
 
 def is_our_scratch(scratch: Path, run_id: str) -> bool:
-    try:
-        return (scratch / MARKER).read_text().strip() == run_id
-    except OSError:
-        return False
+    marker = scratch_mod.read_marker(scratch)
+    return marker is not None and marker.kind == "run" and marker.id == run_id
 
 
 def remove_scratch(scratch: Path, run_id: str) -> bool:
-    """Delete the scratch directory only if it carries our marker. Returns whether it did."""
+    """Delete the scratch directory only if it carries our marker. Returns whether it did;
+    raises OSError when something in it cannot be deleted."""
     if not is_our_scratch(scratch, run_id):
         return False
-    # contents first and the marker last, so an interrupted removal can be finished later
-    for entry in scratch.iterdir():
-        if entry.name == MARKER:
-            continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
-        else:
-            entry.unlink(missing_ok=True)
-    if any(entry.name != MARKER for entry in scratch.iterdir()):
+    try:
+        scratch_mod.remove(scratch, lambda marker: marker.kind == "run" and marker.id == run_id)
+    except scratch_mod.NotOurs:
         return False
-    (scratch / MARKER).unlink(missing_ok=True)
-    scratch.rmdir()
-    return True
+    return not scratch.exists()
 
 
 def probe_odirect(directory: Path) -> tuple[bool, str]:
     """Open a file with O_DIRECT (F_NOCACHE on macOS) and do one aligned write and read."""
-    path = directory / ".odirect-probe"
-    buffer = mmap.mmap(-1, 4096)  # page-aligned, as O_DIRECT needs
-    buffer.write(b"m" * 4096)
-    fd = -1
-    try:
-        if hasattr(os, "O_DIRECT"):
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_DIRECT, 0o600)
-        else:
-            import fcntl
-
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-            fcntl.fcntl(fd, getattr(fcntl, "F_NOCACHE", 48), 1)
-        os.write(fd, buffer)
-        os.lseek(fd, 0, os.SEEK_SET)
-        if os.readv(fd, [buffer]) != 4096:
-            return False, "short read"
-        return True, "accepted" if hasattr(os, "O_DIRECT") else "F_NOCACHE"
-    except OSError as exc:
-        return False, _errno_text(exc)
-    finally:
-        if fd >= 0:
-            os.close(fd)
-        buffer.close()
-        path.unlink(missing_ok=True)
+    result = odirect.check(directory)
+    return result.works, result.reason
 
 
 def inspect_target(target: Target, scratch: Path) -> TargetInfo:
@@ -259,7 +254,7 @@ def default_targets() -> list[str]:
     return args
 
 
-def target_info(path: Path, usage_path: Path, odirect: bool, odirect_detail: str) -> TargetInfo:
+def target_info(path: Path, usage_path: Path, direct_ok: bool, odirect_detail: str) -> TargetInfo:
     """The one place a TargetInfo is made: the mount holding ``path``, the space free at
     ``usage_path``, and what the O_DIRECT probe found (or why it was not run)."""
     mount = find_mount(path)
@@ -271,7 +266,7 @@ def target_info(path: Path, usage_path: Path, odirect: bool, odirect_detail: str
         mount_options=mount.options,
         free_bytes=usage.free,
         total_bytes=usage.total,
-        odirect=odirect,
+        odirect=direct_ok,
         odirect_detail=odirect_detail,
     )
 

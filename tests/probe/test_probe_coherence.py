@@ -24,7 +24,7 @@ from mountbench.errors import TargetError
 from mountbench.probe import CoherenceResult, measure_coherence
 from mountbench.probe.coherence import OPERATIONS
 from mountbench.probe.sandbox import KILL_GRACE_S
-from mountbench.probe.scratch import PREFIX
+from mountbench.scratch import PROBE_PREFIX as PREFIX
 
 pytestmark = [pytest.mark.root, rm.requires_root]
 

@@ -14,20 +14,27 @@ from mountbench.probe import (
     FsInfo,
     InotifyResult,
     LockResult,
+    ProbeReport,
     ProbeResult,
     StaleReadResult,
     TargetProbe,
     VisibilityResult,
+    data_loss,
+    document_json,
     render_coherence_html_fragment,
     render_coherence_markdown,
     render_coherence_terminal,
+    render_document_html,
+    render_document_markdown,
+    render_document_terminal,
     render_html_fragment,
     render_markdown,
     render_terminal,
 )
-from mountbench.probe.capabilities import granularity_ns
+from mountbench.probe.capabilities import MTIME_BASE_NS, MTIME_OFFSETS_NS, mtime_step_ns
 from mountbench.probe.inotify import IN_CREATE, IN_MOVED_TO, parse_events
 from mountbench.probe.model import summarize_delays
+from mountbench.probe.render import _coherence_rows, differing_capabilities, short_names
 from mountbench.targets import mount_of, parse_mountinfo
 
 
@@ -120,13 +127,24 @@ def test_stale_counts() -> None:
     assert coherence().stale_reads[0].counts() == {"stale": 1, "torn": 2}
 
 
-def test_granularity() -> None:
-    t = 1_700_000_000_123_456_789
-    assert granularity_ns(t, t) == 1
-    assert granularity_ns(t, 1_700_000_000_123_456_000) == 1000
-    assert granularity_ns(t, 1_700_000_000_000_000_000) == 10**9
-    assert granularity_ns(t, 1_700_000_001_000_000_000) == 10**9  # rounded up
-    assert granularity_ns(t, 42) is None
+@pytest.mark.parametrize("step", [1, 10, 100, 1000, 10**6, 10**7, 10**9, 2 * 10**9, 4 * 10**9])
+@pytest.mark.parametrize("keep", ["truncate", "round", "round up"])
+def test_mtime_step_is_the_real_step_not_a_power_of_ten(step: int, keep: str) -> None:
+    """A filesystem that keeps times in steps of ``step`` (FAT: 2 s) reads back as that step."""
+    set_ns = [MTIME_BASE_NS + off for off in MTIME_OFFSETS_NS]
+    if keep == "truncate":
+        got = [v // step * step for v in set_ns]
+    elif keep == "round":
+        got = [(v + step // 2) // step * step for v in set_ns]
+    else:
+        got = [-(-v // step) * step for v in set_ns]
+    assert mtime_step_ns(set_ns, got) == step
+
+
+def test_mtime_step_refuses_what_no_step_explains() -> None:
+    set_ns = [MTIME_BASE_NS + off for off in MTIME_OFFSETS_NS]
+    assert mtime_step_ns(set_ns, [v + 3600 * 10**9 for v in set_ns]) is None  # shifted by an hour
+    assert mtime_step_ns(set_ns, [42] * len(set_ns)) is None
 
 
 # -- mountinfo and inotify parsing ---------------------------------------------------------------
@@ -167,6 +185,11 @@ def plain(table: Table) -> str:
     return console.export_text()
 
 
+def flat(text: str) -> str:
+    """Text with its line breaks and padding collapsed (captions wrap at the table's width)."""
+    return " ".join(text.split())
+
+
 def test_terminal_matrix() -> None:
     table = render_terminal([LOCAL, REMOTE])
     assert isinstance(table, Table)
@@ -177,7 +200,7 @@ def test_terminal_matrix() -> None:
     assert "≠ 1 s" in text
     assert "hung" in text and "needs root" in text
     assert "keeps 1 s <b>" in text  # in the notes under the table
-    assert "/mnt/a|b <remote> (fuse.sshfs) · mtime granularity: keeps 1 s <b>" in text
+    assert "/mnt/a|b <remote> (fuse.sshfs) · mtime granularity: keeps 1 s <b>" in " ".join(text.split())
     detailed = plain(render_terminal([REMOTE], details=True))
     assert "keeps 1 s" in detailed and "· mtime granularity" not in detailed
 
@@ -235,3 +258,168 @@ def test_a_single_record_renders_like_a_list_of_one() -> None:
     assert render_coherence_html_fragment(c) == render_coherence_html_fragment([c])
     assert plain(render_terminal(LOCAL)) == plain(render_terminal([LOCAL]))
     assert plain(render_coherence_terminal(c)) == plain(render_coherence_terminal([c]))
+
+
+# -- data loss first, severity colours, the reference, --diff, narrow terminals --------------------
+
+
+def lossy_target(path: str, fstype: str = "fuse.fusefat") -> TargetProbe:
+    return target(
+        path,
+        fstype,
+        ProbeResult("o_direct", "O_DIRECT", "yes"),
+        ProbeResult("symlink", "symlinks", "no", errno="ENOSYS", detail="symlink: Function not implemented"),
+        ProbeResult(
+            "rename_dir",
+            "rename a directory",
+            "differs",
+            detail="contents lost after rename: d2/f is gone",
+            severity="data loss",
+        ),
+        ProbeResult("mtime_granularity", "mtime granularity", "differs", value=2 * 10**9, unit="ns"),
+        ProbeResult("statfs", "statfs figures", "yes", value=32 << 20, unit="bytes", reported=True),
+    )
+
+
+def local_reference() -> TargetProbe:
+    return target(
+        "/tmp",
+        "ext4",
+        ProbeResult("o_direct", "O_DIRECT", "yes"),
+        ProbeResult("symlink", "symlinks", "yes"),
+        ProbeResult("rename_dir", "rename a directory", "yes"),
+        ProbeResult("mtime_granularity", "mtime granularity", "yes", value=1, unit="ns"),
+        ProbeResult("statfs", "statfs figures", "yes", value=250 << 30, unit="bytes", reported=True),
+    )
+
+
+def torn_coherence(view_b: str = "/mnt/sshfs") -> CoherenceResult:
+    c = coherence()
+    return CoherenceResult(**{**c.__dict__, "view_b": view_b})
+
+
+def test_data_loss_comes_first_in_every_output() -> None:
+    report = ProbeReport((lossy_target("/mnt/fat"),), (torn_coherence(),), local_reference(), None)
+    found = data_loss(report)
+    assert found[0].startswith("/mnt/fat (fuse.fusefat) · rename a directory: contents lost after rename")
+    assert "read through B right after A's rewrite in place: torn 2/3" in found[1]
+    console = Console(width=120, record=True, color_system=None)
+    for part in render_document_terminal(report):
+        console.print(part)
+    terminal = console.export_text()
+    assert terminal.startswith("‼ Data loss or corruption found:")
+    assert terminal.index("contents lost after rename") < terminal.index("mountbench probe")
+    md = render_document_markdown(report)
+    assert md.startswith("## ‼ Data loss or corruption found")
+    assert md.index("torn 2/3") < md.index("| capability")
+    page = render_document_html(report, title="t")
+    assert page.index('class="data-loss"') < page.index("mountbench-probe-matrix")
+    doc = document_json(report, "probe-x")
+    assert next(iter(doc)) == "data_loss" and doc["data_loss"] == found
+    assert ProbeReport.from_dict(json.loads(json.dumps(doc))) == report
+    clean = ProbeReport((local_reference(),))
+    assert render_document_markdown(clean).startswith("_No data loss or corruption found._")
+    assert data_loss(clean) == [] and document_json(clean, "p")["data_loss"] == []
+
+
+def test_matrix_marks_data_loss_and_reported_figures() -> None:
+    probe = lossy_target("/mnt/fat")
+    table = render_terminal(probe)
+    data_loss_cell = table.columns[1]._cells[2]
+    assert data_loss_cell.plain == "≠ data loss" and "bold" in str(data_loss_cell.style)
+    assert "≠ 2 s" in plain(table)
+    assert "✓ 32.0 MiB†" in plain(table) and "† a figure the mount reports" in flat(plain(table))
+    assert "| rename a directory | **≠ data loss** |" in render_markdown(probe)
+    assert 'class="verdict-differs severity-data-loss"' in render_html_fragment(probe)
+
+
+def test_reference_column_and_diff() -> None:
+    fat, ext4 = lossy_target("/mnt/fat"), target("/mnt/disk", "ext4", *local_reference().results)
+    ref = local_reference()
+    text = plain(render_terminal([fat, ext4], reference=ref))
+    assert "local ref." in text and "/tmp (ext4 from src): the same probes on a local directory" in flat(text)
+    # --diff: the rows where the columns disagree; O_DIRECT (✓ everywhere) and statfs
+    # (sizes differ, but a size is not the answer) are left out
+    assert differing_capabilities([fat, ext4], ref) == {"symlink", "rename_dir", "mtime_granularity"}
+    diffed = render_terminal([fat, ext4], reference=ref, diff=True)
+    assert diffed.row_count == 3 and "O_DIRECT" not in plain(diffed)
+    md = render_markdown([fat, ext4], reference=ref, diff=True)
+    assert "| O_DIRECT |" not in md and "| symlinks |" in md and "local ref.: /tmp (ext4)" in md
+    assert "O_DIRECT" not in render_html_fragment([fat, ext4], reference=ref, diff=True).split("</table>")[0]
+    # the same target twice: nothing differs
+    assert differing_capabilities([ext4, ext4]) == set()
+
+
+def test_four_targets_and_the_reference_fit_100_columns_without_wrapping_a_header() -> None:
+    paths = [
+        "/mnt/virtiofs-share/project",
+        "/mnt/9p-share/project",
+        "/home/someone/sshfs/build-server/project",
+        "/srv/nfs/exports/a-rather-long-directory-name-for-data",
+    ]
+    fstypes = ["virtiofs", "9p", "fuse.sshfs", "nfs4"]
+    probes = [target(p, f, *lossy_target(p).results) for p, f in zip(paths, fstypes, strict=True)]
+    table = render_terminal(probes, reference=local_reference(), caption=False)
+    console = Console(width=100, record=True, color_system=None)
+    console.print(table)
+    lines = console.export_text().splitlines()
+    assert max(len(ln) for ln in lines) <= 100
+    framed = [ln.rstrip() for ln in lines if ln[:1] in "┏┃┡│└"]
+    assert all(ln[-1] in "┓┃┩│┘" for ln in framed)  # the right border is there: nothing cropped
+    header = [ln for ln in lines if ln.startswith("┃")]
+    assert len(header) == 2  # one line of names, one of filesystem types: nothing wrapped
+    names = [c.strip() for c in header[0].strip("┃").split("┃")]
+    assert names == ["", "virtiofs-sh…", "9p-share/pr…", "build-serve…", "a-rather-lo…", "local ref."]
+    assert [c.strip() for c in header[1].strip("┃").split("┃")] == ["capability", *fstypes, "ext4"]
+    cells = [c.strip() for ln in lines if ln.startswith("│") for c in ln.strip("│").split("│")[1:]]
+    assert "≠ data loss" in cells and "✗ ENOSYS" in cells  # cells are not cut either
+
+
+def test_short_names_tell_paths_apart() -> None:
+    assert short_names(["/mnt/a/data", "/mnt/b/data", "/srv/x"]) == ["a/data", "b/data", "x"]
+    assert short_names(["/"]) == ["/"]
+    assert short_names(["/mnt/" + "x" * 30]) == ["x" * 11 + "…"]
+    assert short_names(["/m/" + "a" * 20 + "1", "/m/" + "a" * 20 + "2"]) == [
+        "1 " + "a" * 9 + "…",
+        "2 " + "a" * 9 + "…",
+    ]
+
+
+def test_coherence_cells_carry_their_severity() -> None:
+    c = coherence()
+    rows = dict(_coherence_rows([c]))
+    assert rows["read through B right after A's rewrite in place"][0].severity == "data loss"
+    assert rows["read through B right after A's replace by rename"][0].severity == "ok"
+    assert rows["append seen through B after"][0].severity == "bad"  # never seen
+    assert rows["delete seen through B after"][0].severity == "warning"  # late and not always
+    assert rows["create seen through B after"][0].severity == "ok"
+    assert rows["flock lock held through A vs a second locker through B"][0].severity == "bad"
+    table = render_coherence_terminal(c)
+    torn = table.columns[1]._cells[3]
+    assert torn.plain.startswith("‼ stale 1/3, torn 2/3") and "bold" in str(torn.style)
+    md = render_coherence_markdown(c)
+    assert "| **‼ stale 1/3, torn 2/3" in md
+    assert "| ✓ fresh 3/3 |" in md
+    assert 'class="severity-data-loss">‼ ' in render_coherence_html_fragment(c)
+
+
+def test_coherence_reference_column_and_diff() -> None:
+    c = coherence()
+    local = CoherenceResult(
+        view_a="/tmp",
+        view_b="/tmp",
+        repeat=3,
+        timeout_s=2.5,
+        visibility=tuple(VisibilityResult(op, (0.1, 0.1, 0.1)) for op in ("create", "append", "delete")),
+        stale_reads=(
+            StaleReadResult("rewrite in place", ("fresh",) * 3, (0.0,) * 3),
+            StaleReadResult("replace by rename", ("fresh",) * 3, (0.0,) * 3),
+        ),
+        inotify=InotifyResult(("create", "delete"), (("create", "delete"),) * 3, (0.1, 0.1, 0.1)),
+        locks=(LockResult("flock", (True,) * 3), LockResult("fcntl", (True,) * 3)),
+    )
+    md = render_coherence_markdown(c, reference=local)
+    assert "local ref.: /tmp (×3)" in md.splitlines()[0]
+    diffed = render_coherence_markdown([c], reference=local, diff=True)
+    assert "replace by rename" not in diffed  # fresh on both: the same
+    assert "rewrite in place" in diffed and "inotify" in diffed

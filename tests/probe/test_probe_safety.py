@@ -7,18 +7,23 @@ import errno
 import functools
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import psutil
 import pytest
 from support import realmounts as rm
 
-from mountbench.probe import ChildCrashed, probe_target, remove_scratch
-from mountbench.probe.capabilities import Capability, ProbeContext, by_id, step
+from mountbench import scratch
+from mountbench.probe import ChildCrashed, probe_target, remove_scratch, render_markdown
+from mountbench.probe.capabilities import Capability, ProbeContext, by_id, helper, step
 from mountbench.probe.model import YES, Finding
 from mountbench.probe.sandbox import KILL_GRACE_S, reap_stragglers, run_isolated
-from mountbench.probe.scratch import PREFIX
+from mountbench.scratch import PROBE_PREFIX as PREFIX
+from mountbench.scratch import Marker, Owner
 
 pytestmark = [pytest.mark.root, rm.requires_root]
 
@@ -58,6 +63,15 @@ def sleeper(ctx: ProbeContext) -> Finding:
 def refuser(ctx: ProbeContext) -> Finding:
     with step("an operation the filesystem refuses"):
         raise PermissionError(errno.EPERM, "Operation not permitted")
+
+
+def helper_fails(ctx: ProbeContext) -> Finding:
+    """The capability's own call is never reached: a helper step before it is refused."""
+    with helper("create the test file in a missing directory"):
+        (ctx.work / "missing" / "f").write_bytes(b"x")
+    with step("the capability's own call"):
+        os.stat(ctx.work)
+    return Finding(YES, "unreachable")
 
 
 def raw_oserror(ctx: ProbeContext) -> Finding:
@@ -117,14 +131,23 @@ def test_failures_are_contained_and_cleaned_up(tmpfs_dir: Path) -> None:
     before = rm.tree_snapshot(tmpfs_dir)
     caps = [
         cap("refuser", refuser),
+        cap("helper", helper_fails),
         cap("raw", raw_oserror),
         cap("segv", segfault),
         cap("litter", litter),
     ]
     tp = probe_target(tmpfs_dir, timeout=5.0, capabilities=caps)
     assert (tp.result("refuser").verdict, tp.result("refuser").errno) == ("no", "EPERM")
+    assert tp.result("refuser").step == "an operation the filesystem refuses"
     assert "refuses" in tp.result("refuser").detail
-    assert (tp.result("raw").verdict, tp.result("raw").errno) == ("no", "ENOENT")
+    # a failing helper step is "differs" naming the step, never "no"
+    failed_helper = tp.result("helper")
+    assert (failed_helper.verdict, failed_helper.errno) == ("differs", "ENOENT")
+    assert failed_helper.step == "create the test file in a missing directory"
+    assert "create the test file in a missing directory" in failed_helper.detail
+    # an unlabelled call that fails cannot be said to be the capability's: "differs", said so
+    assert (tp.result("raw").verdict, tp.result("raw").errno) == ("differs", "ENOENT")
+    assert "without a label" in tp.result("raw").detail
     assert tp.result("segv").verdict == "no" and "SIGSEGV" in tp.result("segv").detail
     assert tp.result("litter").verdict == "yes"
     assert tp.cleanup == "removed"
@@ -234,3 +257,53 @@ def test_chown_says_needs_root_when_not_root(tmpfs_dir: Path) -> None:
     }
     assert out.value["cleanup"] == "removed"
     assert rm.tree_snapshot(tmpfs_dir) == before
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    return [p.pid for p in psutil.process_iter(["cmdline"]) if any(text in part for part in p.info["cmdline"] or ())]
+
+
+def test_a_sigkilled_probe_leaves_scratch_that_the_next_probe_removes(tmpfs_dir: Path, tmp_path: Path) -> None:
+    """`mountbench probe` killed with SIGKILL leaves its scratch directory; the next probe of
+    the target removes it (its owner is gone) and says so. A live probe's directory, a
+    killed run's directory (kept for --resume) and directories without our marker stay."""
+    plant_neighbours(tmpfs_dir)
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone_owner = Owner.of(gone.pid)
+    gone.wait()
+    try:
+        scratch.create(tmpfs_dir, PREFIX + "live", Marker("probe", "t", Owner.of(sleeper.pid)))
+        scratch.create(tmpfs_dir, ".mountbench-20260101-000000-dead", Marker("run", "r", gone_owner))
+        before = rm.tree_snapshot(tmpfs_dir)
+        probe = subprocess.Popen(
+            [sys.executable, "-m", "mountbench", "probe", str(tmpfs_dir), "--db", str(tmp_path / "db.sqlite")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 30
+        while not any(p.is_dir() for d in _fresh_scratch(tmpfs_dir) for p in d.iterdir()):  # mid-probe
+            assert probe.poll() is None and time.monotonic() < deadline, "the probe ended before it could be killed"
+            time.sleep(0.002)
+        probe.send_signal(signal.SIGKILL)  # the probe process only: its children must die with it
+        probe.wait()
+        (left,) = _fresh_scratch(tmpfs_dir)
+        deadline = time.monotonic() + 5
+        while _processes_mentioning(str(tmpfs_dir)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _processes_mentioning(str(tmpfs_dir)) == []  # no probe runs on in the directory
+
+        tp = probe_target(tmpfs_dir, timeout=5.0, capabilities=[cap("ok", quick)])
+        assert len(tp.swept) == 1 and str(left) in tp.swept[0] and "is gone" in tp.swept[0]
+        assert not left.exists()
+        assert rm.tree_snapshot(tmpfs_dir) == before  # the live probe's, the run's, the decoy: untouched
+        assert any(str(left) in line for line in render_markdown(tp).splitlines())
+        again = probe_target(tmpfs_dir, timeout=5.0, capabilities=[cap("ok", quick)])
+        assert again.swept == ()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def _fresh_scratch(root: Path) -> list[Path]:
+    return [p for p in root.iterdir() if is_ours(p.name) and p.name != PREFIX + "live"]

@@ -9,6 +9,7 @@ cannot run here, i.e. not root or a tool is missing):
   a private sshd_config (the system's sshd and its config are never touched)
 - ``sshfs(remote_dir, server, options=("cache=no",))`` -> :class:`FuseMount`
 - ``bindfs(source, options=())`` -> :class:`FuseMount`
+- ``fusefat(size_mb=32)`` -> :class:`FuseMount` of a fresh FAT16 image (``.source`` is the image)
 - ``bind_mount(source)`` -> Path of a kernel bind mount of ``source`` (a coherent second view)
 - ``host_dir(prefix)`` -> a temporary directory on the host's own filesystem
 
@@ -23,8 +24,8 @@ tests directory on sys.path, or ``pytest_plugins = ["realmounts"]`` in the root
 conftest). Each skips with the reason when the mount cannot be made:
 
 - ``ssh_server`` (session scope)
-- ``tmpfs_dir``, ``ext4_dir``, ``bindfs_mount``, ``sshfs_mount``, ``sshfs_nocache_mount``
-  (function scope; the sshfs ones expose the host side as ``.source``)
+- ``tmpfs_dir``, ``ext4_dir``, ``bindfs_mount``, ``sshfs_mount``, ``sshfs_nocache_mount``,
+  ``fusefat_mount`` (function scope; the sshfs ones expose the host side as ``.source``)
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ __all__ = [
     "bindfs_mount",
     "ext4_dir",
     "ext4_loop",
+    "fusefat",
+    "fusefat_mount",
     "host_dir",
     "is_mounted",
     "require_root",
@@ -103,6 +106,8 @@ def _packages(tools: Sequence[str]) -> str:
         "bindfs": "bindfs",
         "mkfs.ext4": "e2fsprogs",
         "fusermount3": "fuse3",
+        "fusefat": "fusefat",
+        "mkfs.fat": "dosfstools",
     }
     return "apt-get install " + " ".join(sorted({pkg.get(t, t) for t in tools}))
 
@@ -475,6 +480,31 @@ def bindfs(source: Path, options: Sequence[str] = ()) -> Iterator[FuseMount]:
         yield mount
 
 
+@contextmanager
+def fusefat(size_mb: int = 32) -> Iterator[FuseMount]:
+    """A fresh FAT16 image mounted read-write with fusefat (FUSE: no vfat module needed).
+
+    FAT is the limited filesystem par excellence: no links, no permissions, no xattrs,
+    mtimes in 2 s steps, case-insensitive names; fusefat adds its own limits (it refuses
+    to extend a file from an unaligned end, and loses a directory's contents on rename).
+    """
+    require_root()
+    tools = require_tools("fusefat", "mkfs.fat")
+    if not Path("/dev/fuse").exists():
+        raise Unavailable("no /dev/fuse: FUSE is unavailable here")
+    with host_dir("fatimg") as imgdir:
+        img = imgdir / "fat16.img"
+        with open(img, "wb") as f:
+            f.truncate(size_mb << 20)
+        _check([tools["mkfs.fat"], "-F", "16", str(img)])
+
+        def cmd(mp: Path) -> list[str]:
+            return [tools["fusefat"], "-f", "-o", "rw+", str(img), str(mp)]
+
+        with _fuse_daemon("fusefat", cmd, img) as mount:
+            yield mount
+
+
 # -- "nothing else was touched" ---------------------------------------------------------------------
 
 
@@ -552,6 +582,13 @@ def ext4_dir() -> Iterator[Path]:
 @pytest.fixture
 def bindfs_mount() -> Iterator[FuseMount]:
     with host_dir("bindfs-src") as src, _or_skip(bindfs(src)) as m:
+        yield m
+
+
+@pytest.fixture
+def fusefat_mount() -> Iterator[FuseMount]:
+    """A fresh FAT16 image mounted with fusefat (``.source`` is the image file)."""
+    with _or_skip(fusefat()) as m:
         yield m
 
 

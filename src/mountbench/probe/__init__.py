@@ -2,12 +2,14 @@
 
 - :func:`probe_target` tries every capability for real in a scratch directory.
 - :func:`measure_coherence` measures how changes through one view show through another.
-- ``render_*`` turn the results into a rich Table, Markdown or an HTML fragment.
+- ``render_*`` turn the results into rich renderables, Markdown or HTML; the
+  ``render_document_*`` functions and :func:`document_json` render a whole probe
+  (:class:`ProbeReport`), findings that lose or corrupt data first.
 
 Modules: ``model`` (records), ``capabilities`` (one function per capability),
-``sandbox`` (child processes with a timeout), ``scratch`` (the scratch directory),
-``target`` (probe_target), ``coherence`` (measure_coherence), ``render``, ``fsinfo``,
-``inotify`` (a ctypes inotify watcher).
+``sandbox`` (child processes with a timeout), ``target`` (probe_target, and the
+probe's scratch directory through :mod:`mountbench.scratch`), ``coherence``
+(measure_coherence), ``render``, ``fsinfo``, ``inotify`` (a ctypes inotify watcher).
 """
 
 from mountbench.probe.capabilities import CAPABILITIES, CAPABILITY_IDS, Capability
@@ -18,15 +20,21 @@ from mountbench.probe.model import (
     FsInfo,
     InotifyResult,
     LockResult,
+    ProbeReport,
     ProbeResult,
     StaleReadResult,
     TargetProbe,
     VisibilityResult,
 )
 from mountbench.probe.render import (
+    data_loss,
+    document_json,
     render_coherence_html_fragment,
     render_coherence_markdown,
     render_coherence_terminal,
+    render_document_html,
+    render_document_markdown,
+    render_document_terminal,
     render_html_fragment,
     render_markdown,
     render_terminal,
@@ -44,16 +52,22 @@ __all__ = [
     "FsInfo",
     "InotifyResult",
     "LockResult",
+    "ProbeReport",
     "ProbeResult",
     "StaleReadResult",
     "TargetProbe",
     "VisibilityResult",
+    "data_loss",
+    "document_json",
     "measure_coherence",
     "probe_target",
     "remove_scratch",
     "render_coherence_html_fragment",
     "render_coherence_markdown",
     "render_coherence_terminal",
+    "render_document_html",
+    "render_document_markdown",
+    "render_document_terminal",
     "render_html_fragment",
     "render_markdown",
     "render_terminal",

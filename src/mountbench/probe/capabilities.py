@@ -3,12 +3,21 @@
 Each function takes a :class:`ProbeContext` (its own empty work directory inside the
 scratch directory, and the time budget) and returns a :class:`Finding`. They run in a
 child process (see :mod:`mountbench.probe.sandbox`), so they may block, fork helpers
-and change the working directory freely. A refused call is reported by raising
-:class:`Refused` (through :func:`step`), which the runner turns into verdict "no"
-with the errno name.
+and change the working directory freely.
 
-Verdict rule: "no" only when a call is refused; "differs" when the calls succeed
-but the filesystem does not behave like a local Linux one.
+Every system call a probe makes carries a label, and the label says whose call it is:
+
+- :func:`step` wraps the capability's own call (``chmod`` for chmod, ``link`` for hard
+  links). If it is refused, the verdict is "no" with the errno, naming the call.
+- :func:`helper` wraps a call the probe only needs to get there (creating a test file,
+  stat after chmod, growing a file to make a hole). If it fails, the verdict is
+  "differs" naming the step: the capability could not be shown to work, but it was
+  not refused. A limited filesystem (FAT refuses to extend a file from an odd size)
+  must never see a capability called "no" because of a helper.
+- An OSError from a call with no label is reported as such ("differs"): a bug to fix.
+
+Findings that lose or corrupt data (contents lost after a rename, torn or lost appends,
+a replace that readers can see half-done) carry the severity "data loss".
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ import fcntl
 import itertools
 import mmap
 import os
+import select
 import socket
 import stat
 import struct
@@ -30,8 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mountbench import odirect
 from mountbench.probe import inotify
-from mountbench.probe.model import DIFFERS, NO, YES, Finding
+from mountbench.probe.model import DATA_LOSS, DIFFERS, NO, YES, Finding
 from mountbench.probe.sandbox import Child, errno_name
 
 
@@ -41,8 +52,12 @@ class ProbeContext:
     timeout: float  # the probe's whole budget; internal waits use fractions of it
 
 
+def _err_text(err: OSError) -> str:
+    return f"{err.strerror or err} ({errno_name(err.errno)})" if err.errno else str(err)
+
+
 class Refused(Exception):
-    """A call was refused with an errno: verdict "no"."""
+    """The capability's own call was refused: verdict "no"."""
 
     def __init__(self, what: str, err: OSError) -> None:
         super().__init__(f"{what}: {err.strerror or err}")
@@ -50,16 +65,49 @@ class Refused(Exception):
         self.err = err
 
     def finding(self) -> Finding:
-        return Finding(NO, detail=str(self), errno=errno_name(self.err.errno))
+        return Finding(NO, detail=str(self), errno=errno_name(self.err.errno), step=self.what)
+
+
+class HelperFailed(Exception):
+    """A helper step failed: verdict "differs", naming the step (never "no")."""
+
+    def __init__(self, what: str, err: OSError) -> None:
+        super().__init__(
+            f"a helper step failed, so the capability could not be shown to work: {what}: {_err_text(err)}"
+        )
+        self.what = what
+        self.err = err
+
+    def finding(self) -> Finding:
+        return Finding(DIFFERS, detail=str(self), errno=errno_name(self.err.errno), step=self.what)
+
+
+def unlabelled(err: OSError) -> Finding:
+    """An OSError from a call without a label: which step failed is unknown, so never "no"."""
+    return Finding(
+        DIFFERS,
+        detail=f"a call without a label failed (a gap in mountbench's probe, please report it): {err}",
+        errno=errno_name(err.errno),
+        step="unlabelled call",
+    )
 
 
 @contextmanager
 def step(what: str) -> Iterator[None]:
-    """Label the call(s) inside: an OSError becomes :class:`Refused` naming ``what``."""
+    """Label the capability's own call(s): an OSError becomes :class:`Refused` naming ``what``."""
     try:
         yield
     except OSError as err:
         raise Refused(what, err) from err
+
+
+@contextmanager
+def helper(what: str) -> Iterator[None]:
+    """Label a helper call: an OSError becomes :class:`HelperFailed` naming ``what``."""
+    try:
+        yield
+    except OSError as err:
+        raise HelperFailed(what, err) from err
 
 
 @dataclass(frozen=True)
@@ -70,7 +118,7 @@ class Capability:
     needs_root: bool = False
 
 
-# -- small helpers ------------------------------------------------------------------
+# -- small helpers (unlabelled: callers label them) -----------------------------------------
 
 
 def _write(path: Path, data: bytes, flags: int = 0) -> None:
@@ -88,6 +136,14 @@ def _read(path: Path | str) -> bytes:
         return f.read()
 
 
+def _read_or_none(path: Path) -> bytes | None:
+    """The file's content, or None if it does not exist (other errors are raised)."""
+    try:
+        return _read(path)
+    except FileNotFoundError:
+        return None
+
+
 def _ms(seconds: float) -> float:
     return round(seconds * 1000.0, 3)
 
@@ -100,44 +156,27 @@ def _libc() -> ctypes.CDLL:
 
 
 def probe_o_direct(ctx: ProbeContext) -> Finding:
-    path = ctx.work / "odirect"
-    with step("open(O_CREAT|O_RDWR|O_DIRECT)"):
-        fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_DIRECT, 0o644)
-    try:
-        wbuf = mmap.mmap(-1, 4096)  # page-aligned, as O_DIRECT wants
-        wbuf.write(b"D" * 4096)
-        try:
-            os.pwritev(fd, [wbuf], 0)
-        except OSError as err:
-            return Finding(
-                DIFFERS,
-                f"open accepted O_DIRECT but an aligned 4 KiB write failed: {errno_name(err.errno)} ({err.strerror})",
-            )
-        rbuf = mmap.mmap(-1, 4096)
-        try:
-            n = os.preadv(fd, [rbuf], 0)
-        except OSError as err:
-            return Finding(
-                DIFFERS,
-                f"aligned write worked but an aligned 4 KiB read failed: {errno_name(err.errno)}",
-            )
-        if n != 4096 or rbuf[:] != wbuf[:]:
-            return Finding(DIFFERS, f"aligned read returned {n} bytes that differ from the write")
-        try:
-            os.pwrite(fd, b"u" * 100, 1)
-            unaligned = "accepted"
-        except OSError as err:
-            unaligned = f"refused ({errno_name(err.errno)})"
-    finally:
-        os.close(fd)
-    return Finding(YES, f"aligned 4 KiB write and read work; an unaligned 100-byte write is {unaligned}")
+    r = odirect.check(ctx.work, "odirect")
+    if not r.opened:
+        return Finding(NO, f"{r.failed_step}: {r.message}", errno=r.errno, step=r.failed_step)
+    if not r.works:
+        why = f"{r.message} ({r.errno})" if r.errno else r.message
+        return Finding(
+            DIFFERS,
+            f"open accepted {r.mechanism}, but the {r.failed_step} failed: {why}",
+            errno=r.errno,
+            step=r.failed_step,
+        )
+    return Finding(YES, f"aligned 4 KiB write and read work; an unaligned 100-byte write is {r.unaligned}")
 
 
 def _sync_probe(ctx: ProbeContext, name: str, call: Callable[[int], None]) -> Finding:
     path = ctx.work / name
-    fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o644)
+    with helper("create a test file"):
+        fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o644)
     try:
-        os.write(fd, b"s" * 65536)
+        with helper("write 64 KiB"):
+            os.write(fd, b"s" * 65536)
         t0 = time.perf_counter()
         with step(f"{name} after a 64 KiB write"):
             call(fd)
@@ -160,12 +199,14 @@ def probe_fdatasync(ctx: ProbeContext) -> Finding:
 
 def probe_chmod(ctx: ProbeContext) -> Finding:
     path = ctx.work / "f"
-    _write(path, b"x")
+    with helper("create a test file"):
+        _write(path, b"x")
     wrong = []
     for mode in (0o600, 0o751, 0o644):
         with step(f"chmod {mode:o}"):
             os.chmod(path, mode)
-        got = stat.S_IMODE(os.stat(path).st_mode)
+        with helper("stat after chmod"):
+            got = stat.S_IMODE(os.stat(path).st_mode)
         if got != mode:
             wrong.append(f"chmod {mode:o} gave {got:o}")
     if wrong:
@@ -179,8 +220,10 @@ def _other_id(current: int) -> int:
 
 def _chown_probe(ctx: ProbeContext, which: str) -> Finding:
     path = ctx.work / "f"
-    _write(path, b"x")
-    st = os.stat(path)
+    with helper("create a test file"):
+        _write(path, b"x")
+    with helper("stat the test file"):
+        st = os.stat(path)
     current = st.st_uid if which == "uid" else st.st_gid
     other = _other_id(current)
     with step(f"chown {which} {current} -> {other}"):
@@ -188,7 +231,8 @@ def _chown_probe(ctx: ProbeContext, which: str) -> Finding:
             os.chown(path, other, -1)
         else:
             os.chown(path, -1, other)
-    st = os.stat(path)
+    with helper("stat after chown"):
+        st = os.stat(path)
     got = st.st_uid if which == "uid" else st.st_gid
     if got != other:
         return Finding(DIFFERS, f"chown to {which} {other} succeeded but the file shows {which} {got}")
@@ -205,7 +249,8 @@ def probe_chown_gid(ctx: ProbeContext) -> Finding:
 
 def probe_user_xattr(ctx: ProbeContext) -> Finding:
     path = ctx.work / "f"
-    _write(path, b"x")
+    with helper("create a test file"):
+        _write(path, b"x")
     name, value = "user.mountbench", b"probe-value\x00\xff"
     with step(f"setxattr {name}"):
         os.setxattr(path, name, value)
@@ -251,7 +296,8 @@ SAMPLE_ACL = [
 
 def probe_posix_acl(ctx: ProbeContext) -> Finding:
     path = ctx.work / "f"
-    _write(path, b"x")
+    with helper("create a test file"):
+        _write(path, b"x")
     with step(f"setxattr {ACL_XATTR} (user:4242:r--, mask rw-)"):
         os.setxattr(path, ACL_XATTR, acl_xattr(SAMPLE_ACL))
     with step(f"getxattr {ACL_XATTR}"):
@@ -259,7 +305,8 @@ def probe_posix_acl(ctx: ProbeContext) -> Finding:
     entries = sorted(parse_acl_xattr(got))
     if entries != sorted(SAMPLE_ACL):
         return Finding(DIFFERS, f"ACL set but read back as {entries}")
-    mode = stat.S_IMODE(os.stat(path).st_mode)
+    with helper("stat after setting the ACL"):
+        mode = stat.S_IMODE(os.stat(path).st_mode)
     if mode & 0o070 != 0o060:
         return Finding(DIFFERS, f"ACL read back, but group bits of the mode ({mode:o}) ignore the mask")
     return Finding(YES, "an ACL with a named user set and read back; mode reflects the mask")
@@ -269,7 +316,8 @@ def probe_posix_acl(ctx: ProbeContext) -> Finding:
 
 
 def probe_symlink(ctx: ProbeContext) -> Finding:
-    _write(ctx.work / "target", b"through the link")
+    with helper("create the link's target file"):
+        _write(ctx.work / "target", b"through the link")
     link = ctx.work / "link"
     with step("symlink"):
         os.symlink("target", link)
@@ -278,7 +326,9 @@ def probe_symlink(ctx: ProbeContext) -> Finding:
     problems = []
     if got != "target":
         problems.append(f"readlink gave {got!r}")
-    if not stat.S_ISLNK(os.lstat(link).st_mode):
+    with helper("lstat the link"):
+        is_link = stat.S_ISLNK(os.lstat(link).st_mode)
+    if not is_link:
         problems.append("lstat does not say it is a link")
     with step("open through the link"):
         content = _read(link)
@@ -291,21 +341,27 @@ def probe_symlink(ctx: ProbeContext) -> Finding:
 
 def probe_hardlink(ctx: ProbeContext) -> Finding:
     a, b = ctx.work / "a", ctx.work / "b"
-    _write(a, b"first")
+    with helper("create a test file"):
+        _write(a, b"first")
     with step("link"):
         os.link(a, b)
-    sa, sb = os.stat(a), os.stat(b)
+    with helper("stat both names"):
+        sa, sb = os.stat(a), os.stat(b)
     problems = []
     if sa.st_ino != sb.st_ino:
         problems.append(f"st_ino differs between the names ({sa.st_ino} vs {sb.st_ino})")
     if (sa.st_nlink, sb.st_nlink) != (2, 2):
         problems.append(f"st_nlink is {sa.st_nlink}/{sb.st_nlink}, expected 2")
-    with open(b, "ab") as f:
+    with helper("append through the second name"), open(b, "ab") as f:
         f.write(b"+second")
-    if _read(a) != b"first+second":
+    with helper("read through the first name"):
+        shared = _read(a) == b"first+second"
+    if not shared:
         problems.append("a write through one name is not seen through the other")
-    os.unlink(b)
-    nlink = os.stat(a).st_nlink
+    with helper("unlink the second name"):
+        os.unlink(b)
+    with helper("stat after unlink"):
+        nlink = os.stat(a).st_nlink
     if nlink != 1:
         problems.append(f"st_nlink is {nlink} after unlinking one name, expected 1")
     if problems:
@@ -332,12 +388,17 @@ def _rename_reader(path: str, seconds: float) -> dict[str, Any]:
 
 def probe_rename_over(ctx: ProbeContext) -> Finding:
     target = ctx.work / "target"
-    _write(target, b"%08d" % 0 * 64)
-    _write(ctx.work / "new0", b"%08d" % 1 * 64)
+    with helper("create the file to replace"):
+        _write(target, b"%08d" % 0 * 64)
+    with helper("create its replacement"):
+        _write(ctx.work / "new0", b"%08d" % 1 * 64)
     with step("rename over an existing file"):
         os.rename(ctx.work / "new0", target)
-    if _read(target) != b"%08d" % 1 * 64 or (ctx.work / "new0").exists():
-        return Finding(DIFFERS, "after rename the target does not hold the new content")
+    with helper("read the file after the rename"):
+        content = _read_or_none(target)
+        leftover = os.path.lexists(ctx.work / "new0")
+    if content != b"%08d" % 1 * 64 or leftover:
+        return Finding(DIFFERS, "after rename the target does not hold the new content", severity=DATA_LOSS)
     # Atomic replacement: a reader in another process must never find the name missing.
     window = min(0.3, ctx.timeout / 10)
     reader = Child(_rename_reader, str(target), window, new_group=False)
@@ -346,8 +407,10 @@ def probe_rename_over(ctx: ProbeContext) -> Finding:
     while time.monotonic() < end:
         version += 1
         tmp = ctx.work / f"new{version}"
-        _write(tmp, b"%08d" % version * 64)
-        os.rename(tmp, target)
+        with helper(f"write replacement {version}"):
+            _write(tmp, b"%08d" % version * 64)
+        with step("rename over the file while another process reads it"):
+            os.rename(tmp, target)
     outcome = reader.wait(ctx.timeout / 3)
     if outcome.status != "ok":
         return Finding(DIFFERS, f"concurrent reader ended with {outcome.status}: {outcome.message}")
@@ -356,44 +419,72 @@ def probe_rename_over(ctx: ProbeContext) -> Finding:
     if c["missing"] or c["torn"]:
         return Finding(
             DIFFERS,
-            f"not atomic: the name was missing {c['missing']} times and content torn {c['torn']} times during {seen}",
+            f"not atomic: a reader found no file {c['missing']} times and torn content {c['torn']} times "
+            f"during {seen}; an application replacing a file this way can be seen without it",
+            severity=DATA_LOSS,
         )
     return Finding(YES, f"atomic: never missing nor torn during {seen}")
 
 
 def probe_rename_dir(ctx: ProbeContext) -> Finding:
     d1, d2, d3 = ctx.work / "d1", ctx.work / "d2", ctx.work / "d3"
-    os.mkdir(d1)
-    _write(d1 / "f", b"inside")
+    with helper("mkdir d1"):
+        os.mkdir(d1)
+    with helper("create d1/f"):
+        _write(d1 / "f", b"inside")
     with step("rename a directory"):
         os.rename(d1, d2)
-    if d1.exists() or _read(d2 / "f") != b"inside":
-        return Finding(DIFFERS, "after renaming, the old name remains or the content is lost")
-    os.mkdir(d3)
+    with helper("look at the renamed directory"):
+        content = _read_or_none(d2 / "f")
+        listed = sorted(os.listdir(d2))
+        old_remains = os.path.lexists(d1)
+    if content != b"inside":
+        what = "is gone" if content is None else "holds other data"
+        return Finding(
+            DIFFERS,
+            f"contents lost after rename: the rename of d1 to d2 succeeded, but d2/f {what} (d2 lists {listed})",
+            severity=DATA_LOSS,
+        )
+    if old_remains:
+        return Finding(DIFFERS, "after renaming, the old name remains")
+    with helper("mkdir d3"):
+        os.mkdir(d3)
     try:
         os.rename(d2, d3)
     except OSError as err:
         return Finding(
             DIFFERS,
-            f"renamed, but renaming a directory over an empty one fails: {errno_name(err.errno)}",
+            f"renamed, but renaming a directory over an empty one fails: {_err_text(err)}",
+            errno=errno_name(err.errno),
+            step="rename a directory over an empty one",
         )
-    if _read(d3 / "f") != b"inside":
-        return Finding(DIFFERS, "renaming over an empty directory lost the content")
+    with helper("read after renaming over an empty directory"):
+        content = _read_or_none(d3 / "f")
+    if content != b"inside":
+        return Finding(DIFFERS, "contents lost after renaming over an empty directory", severity=DATA_LOSS)
     return Finding(YES, "renamed (with content), also over an empty directory")
 
 
 def probe_case_sensitive(ctx: ProbeContext) -> Finding:
     upper, lower = ctx.work / "Case.txt", ctx.work / "case.txt"
-    _write(upper, b"upper")
-    if os.path.lexists(lower):
-        same = os.path.samefile(upper, lower)
-        return Finding(
-            DIFFERS,
-            "case-insensitive: 'case.txt' finds 'Case.txt'" + ("" if same else " (another inode)"),
-        )
-    _write(lower, b"lower")
-    names = sorted(os.listdir(ctx.work))
-    if names != ["Case.txt", "case.txt"] or _read(upper) != b"upper":
+    with helper("create 'Case.txt'"):
+        _write(upper, b"upper")
+    with helper("look up 'case.txt'"):
+        found = os.path.lexists(lower)
+    if found:
+        # Identity from content, not st_ino: FUSE numbers inodes per path it was asked for.
+        with helper("read 'case.txt' and list the directory"):
+            content = _read(lower)
+            names = sorted(os.listdir(ctx.work))
+        what = "the same content" if content == b"upper" else f"other content ({content[:16]!r})"
+        preserved = "; the name is kept as 'Case.txt'" if names == ["Case.txt"] else f"; the directory lists {names}"
+        return Finding(DIFFERS, f"case-insensitive: 'case.txt' opens 'Case.txt' ({what}){preserved}")
+    with step("create 'case.txt' next to 'Case.txt'"):
+        _write(lower, b"lower")
+    with helper("list the directory and read 'Case.txt'"):
+        names = sorted(os.listdir(ctx.work))
+        content = _read(upper)
+    if names != ["Case.txt", "case.txt"] or content != b"upper":
         return Finding(DIFFERS, f"after creating both names the directory holds {names}")
     return Finding(YES, "'Case.txt' and 'case.txt' are two files")
 
@@ -406,21 +497,28 @@ def probe_unicode_names(ctx: ProbeContext) -> Finding:
     nfc, nfd = ctx.work / NFC_NAME, ctx.work / NFD_NAME
     with step("create a file with an NFC name"):
         _write(nfc, b"nfc")
-    listed = os.listdir(ctx.work)
+    with helper("list the directory"):
+        listed = os.listdir(ctx.work)
     if listed != [NFC_NAME]:
         form = "NFD" if listed == [NFD_NAME] else repr(listed)
         return Finding(DIFFERS, f"created with an NFC name, listed as {form}: names are normalised")
-    if os.path.lexists(nfd):
+    with helper("look up the NFD spelling"):
+        nfd_found = os.path.lexists(nfd)
+    if nfd_found:
         return Finding(DIFFERS, "the NFD spelling finds the NFC file: lookups normalise names")
     with step("create a file with the NFD name"):
         _write(nfd, b"nfd")
-    if sorted(os.listdir(ctx.work)) != sorted([NFC_NAME, NFD_NAME]) or _read(nfc) != b"nfc":
-        return Finding(DIFFERS, f"after creating both spellings: {os.listdir(ctx.work)}")
+    with helper("list the directory and read the NFC file"):
+        listed = os.listdir(ctx.work)
+        content = _read(nfc)
+    if sorted(listed) != sorted([NFC_NAME, NFD_NAME]) or content != b"nfc":
+        return Finding(DIFFERS, f"after creating both spellings: {listed}")
     return Finding(YES, "NFC and NFD spellings of 'café' are two files (names are bytes)")
 
 
 def probe_max_name_length(ctx: ProbeContext) -> Finding:
-    dfd = os.open(ctx.work, os.O_RDONLY | os.O_DIRECTORY)
+    with helper("open the work directory"):
+        dfd = os.open(ctx.work, os.O_RDONLY | os.O_DIRECTORY)
     errors: dict[int, OSError] = {}
 
     def fits(n: int) -> bool:
@@ -431,7 +529,8 @@ def probe_max_name_length(ctx: ProbeContext) -> Finding:
             errors[n] = err
             return False
         os.close(fd)
-        os.unlink(name, dir_fd=dfd)
+        with helper(f"unlink the {n}-byte name"):
+            os.unlink(name, dir_fd=dfd)
         return True
 
     try:
@@ -450,11 +549,12 @@ def probe_max_name_length(ctx: ProbeContext) -> Finding:
             else:
                 hi = mid
         best = lo
-        namemax = os.fstatvfs(dfd).f_namemax
+        with helper("fstatvfs (f_namemax)"):
+            namemax = os.fstatvfs(dfd).f_namemax
     finally:
         os.close(dfd)
     refused = f"; {best + 1} bytes: {errno_name(errors[best + 1].errno)}" if best + 1 in errors else ""
-    detail = f"{best} bytes{refused} (statvfs f_namemax {namemax})"
+    detail = f"{best} bytes{refused} (statvfs f_namemax, as the mount reports it: {namemax})"
     if best != namemax:
         return Finding(DIFFERS, detail, value=best, unit="bytes")
     return Finding(YES, detail, value=best, unit="bytes")
@@ -467,7 +567,9 @@ def probe_fifo(ctx: ProbeContext) -> Finding:
     path = ctx.work / "fifo"
     with step("mkfifo"):
         os.mkfifo(path, 0o644)
-    if not stat.S_ISFIFO(os.lstat(path).st_mode):
+    with helper("lstat the FIFO"):
+        is_fifo = stat.S_ISFIFO(os.lstat(path).st_mode)
+    if not is_fifo:
         return Finding(DIFFERS, "mkfifo succeeded but lstat does not show a FIFO")
     with step("open the FIFO"):
         rfd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -477,8 +579,9 @@ def probe_fifo(ctx: ProbeContext) -> Finding:
             os.close(rfd)
             raise
     try:
-        os.write(wfd, b"ping")
-        got = os.read(rfd, 16)
+        with step("pass data through the FIFO"):
+            os.write(wfd, b"ping")
+            got = os.read(rfd, 16)
     finally:
         os.close(wfd)
         os.close(rfd)
@@ -488,13 +591,17 @@ def probe_fifo(ctx: ProbeContext) -> Finding:
 
 
 def probe_unix_socket(ctx: ProbeContext) -> Finding:
-    os.chdir(ctx.work)  # a relative name: sun_path is limited to 108 bytes
+    with helper("chdir to the work directory"):
+        os.chdir(ctx.work)  # a relative name: sun_path is limited to 108 bytes
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         with step("bind a Unix socket"):
             server.bind("sock")
-        server.listen(1)
-        if not stat.S_ISSOCK(os.lstat("sock").st_mode):
+        with step("listen"):
+            server.listen(1)
+        with helper("lstat the socket"):
+            is_sock = stat.S_ISSOCK(os.lstat("sock").st_mode)
+        if not is_sock:
             return Finding(DIFFERS, "bound, but lstat does not show a socket")
         client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -504,8 +611,13 @@ def probe_unix_socket(ctx: ProbeContext) -> Finding:
                 client.connect("sock")
                 conn, _ = server.accept()
             except OSError as err:
-                return Finding(DIFFERS, f"bound, but connecting to it fails: {errno_name(err.errno)}")
-            with conn:
+                return Finding(
+                    DIFFERS,
+                    f"bound, but connecting to it fails: {_err_text(err)}",
+                    errno=errno_name(err.errno),
+                    step="connect through the name",
+                )
+            with conn, step("pass data through the socket"):
                 client.sendall(b"ping")
                 got = conn.recv(16)
         finally:
@@ -520,21 +632,49 @@ def probe_unix_socket(ctx: ProbeContext) -> Finding:
 # -- allocation ---------------------------------------------------------------------------
 
 
+def _posix_fallocate_note(path: Path, size: int) -> str:
+    """What applications calling posix_fallocate(3) see where fallocate(2) is refused."""
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+    except OSError as err:
+        return f"posix_fallocate() not tried: creating its test file failed: {_err_text(err)}"
+    try:
+        os.posix_fallocate(fd, 0, size)
+        st = os.fstat(fd)
+    except OSError as err:
+        return f"posix_fallocate() fails too: {_err_text(err)}"
+    finally:
+        os.close(fd)
+    return (
+        f"posix_fallocate() succeeds (size {st.st_size}): glibc emulates it by writing into every block, "
+        "so applications that use it get the space, slowly; callers of fallocate(2) itself "
+        "(e.g. fio's fallocate=native, FALLOC_FL_* modes) get the error"
+    )
+
+
 def probe_fallocate(ctx: ProbeContext) -> Finding:
     libc = _libc()
     libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
     libc.fallocate.restype = ctypes.c_int
     size = 1 << 20
-    fd = os.open(ctx.work / "alloc", os.O_CREAT | os.O_RDWR, 0o644)
+    with helper("create a test file"):
+        fd = os.open(ctx.work / "alloc", os.O_CREAT | os.O_RDWR, 0o644)
     try:
         if libc.fallocate(fd, 0, 0, size) != 0:
             err = ctypes.get_errno()
-            raise Refused("fallocate(mode 0, 1 MiB)", OSError(err, os.strerror(err)))
-        st = os.fstat(fd)
+            note = _posix_fallocate_note(ctx.work / "alloc-posix", size)
+            return Finding(
+                NO,
+                f"fallocate(2) (mode 0, 1 MiB): {os.strerror(err)}; {note}",
+                errno=errno_name(err),
+                step="fallocate(2)",
+            )
+        with helper("fstat after fallocate"):
+            st = os.fstat(fd)
     finally:
         os.close(fd)
     allocated = st.st_blocks * 512
-    detail = f"1 MiB: size {st.st_size}, {allocated} bytes allocated"
+    detail = f"1 MiB: size {st.st_size}; st_blocks, as the mount reports it: {allocated} bytes allocated"
     if st.st_size != size:
         return Finding(DIFFERS, detail)
     if allocated < size:
@@ -545,22 +685,39 @@ def probe_fallocate(ctx: ProbeContext) -> Finding:
 def probe_sparse(ctx: ProbeContext) -> Finding:
     path = ctx.work / "sparse"
     size, data_at = 4 << 20, 2 << 20
-    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+    with helper("create a test file"):
+        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+    grow_error: OSError | None = None
     try:
-        os.pwrite(fd, b"d" * 4096, data_at)
-        os.ftruncate(fd, size)
-        os.fsync(fd)
+        with helper("write 4 KiB at 2 MiB"):
+            os.pwrite(fd, b"d" * 4096, data_at)
+        try:
+            os.ftruncate(fd, size)
+        except OSError as err:
+            grow_error = err  # said below; SEEK_DATA/SEEK_HOLE can still be asked
+        with helper("fsync"):
+            os.fsync(fd)
         with step("lseek(SEEK_DATA, 0)"):
             first_data = os.lseek(fd, 0, os.SEEK_DATA)
         with step("lseek(SEEK_HOLE, 0)"):
             first_hole = os.lseek(fd, 0, os.SEEK_HOLE)
-        allocated = os.fstat(fd).st_blocks * 512
+        with helper("fstat"):
+            st = os.fstat(fd)
     finally:
         os.close(fd)
-    detail = (
-        f"4 KiB written at 2 MiB in a 4 MiB file: SEEK_DATA(0)={first_data}, "
-        f"SEEK_HOLE(0)={first_hole}, {allocated} bytes allocated"
-    )
+    seeks = f"SEEK_DATA(0)={first_data}, SEEK_HOLE(0)={first_hole}"
+    if first_hole >= st.st_size:
+        seeks += " (end of file: no hole reported; the gap was stored as data)"
+    reported = f"st_blocks, as the mount reports it: {st.st_blocks * 512} bytes allocated"
+    if grow_error is not None:
+        return Finding(
+            DIFFERS,
+            f"ftruncate growing the file to 4 MiB was refused: {_err_text(grow_error)}; "
+            f"SEEK_DATA/SEEK_HOLE work: after 4 KiB written at 2 MiB, {seeks}; {reported}",
+            errno=errno_name(grow_error.errno),
+            step="ftruncate growing the file",
+        )
+    detail = f"4 KiB written at 2 MiB in a 4 MiB file: {seeks}; {reported}"
     if first_hole == 0 and 0 < first_data <= data_at:
         return Finding(YES, detail)
     return Finding(DIFFERS, detail + " (holes not reported)")
@@ -571,35 +728,64 @@ def probe_sparse(ctx: ProbeContext) -> Finding:
 RECORD = 32
 
 
-def _appender(path: str, tag: str, count: int, seconds: float) -> int:
-    """Append up to ``count`` fixed-size records within ``seconds``; return how many."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+def _appender(path: str, tag: str, count: int, seconds: float, go: tuple[int, int]) -> dict[str, Any]:
+    """Append up to ``count`` fixed-size records within ``seconds``; say how many, or what failed.
+
+    Starts once the pipe ``go`` (read end, write end) reaches end of file, that is when
+    the parent has started both writers and closed its write end: the appends interleave.
+    """
+    os.close(go[1])
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError as err:
+        return {
+            "written": 0,
+            "step": f"open(O_APPEND) in process {tag}",
+            "errno": errno_name(err.errno),
+            "error": _err_text(err),
+        }
+    select.select([go[0]], [], [], seconds)
     end = time.monotonic() + seconds
     written = 0
     try:
         while written < count and time.monotonic() < end:
-            os.write(fd, f"{tag}{written:08d}".ljust(RECORD - 1, ".").encode() + b"\n")
+            try:
+                os.write(fd, f"{tag}{written:08d}".ljust(RECORD - 1, ".").encode() + b"\n")
+            except OSError as err:
+                return {
+                    "written": written,
+                    "step": f"write with O_APPEND (process {tag}, record {written + 1})",
+                    "errno": errno_name(err.errno),
+                    "error": _err_text(err),
+                }
             written += 1
     finally:
         os.close(fd)
-    return written
+    return {"written": written}
 
 
 def probe_o_append(ctx: ProbeContext) -> Finding:
     path = ctx.work / "log"
-    with step("open(O_APPEND)"):
+    with step("open(O_APPEND|O_CREAT)"):
         os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644))
     seconds = ctx.timeout * 0.4  # on a slow mount, fewer records rather than a hang
-    writers = [Child(_appender, str(path), tag, 300, seconds, new_group=False) for tag in "AB"]
+    go_r, go_w = os.pipe()
+    try:
+        writers = [Child(_appender, str(path), tag, 300, seconds, (go_r, go_w), new_group=False) for tag in "AB"]
+    finally:
+        os.close(go_w)  # both writers start now
+        os.close(go_r)
     counts = {}
+    refused = None
     for tag, w in zip("AB", writers, strict=True):
         outcome = w.wait(ctx.timeout * 0.5)
-        if outcome.status == "oserror":
-            return Finding(NO, f"appending: {outcome.message}", errno=outcome.errno)
         if outcome.status != "ok":
-            return Finding(DIFFERS, f"a writer ended with {outcome.status}: {outcome.message}")
-        counts[tag] = outcome.value
-    data = _read(path)
+            return Finding(DIFFERS, f"writer {tag} ended with {outcome.status}: {outcome.message}")
+        counts[tag] = outcome.value["written"]
+        if "error" in outcome.value and refused is None:
+            refused = outcome.value
+    with helper("read the appended file"):
+        data = _read(path)
     lines = data.split(b"\n")[:-1] if data.endswith(b"\n") else data.split(b"\n")
     good = [ln for ln in lines if len(ln) == RECORD - 1]
     seen = {ln[:9] for ln in good}
@@ -608,24 +794,37 @@ def probe_o_append(ctx: ProbeContext) -> Finding:
     lost = len(expected - seen)
     torn = len(lines) - len(good)
     detail = f"{total} records of {RECORD} bytes from 2 processes: file is {len(data)} bytes"
-    if lost or torn or len(data) != total * RECORD:
-        return Finding(DIFFERS, f"{detail}, {lost} records lost, {torn} torn")
+    if lost or torn or (refused is None and len(data) != total * RECORD):
+        also = f"; besides, {refused['step']}: {refused['error']}" if refused is not None else ""
+        return Finding(DIFFERS, f"{detail}, {lost} records lost, {torn} torn{also}", severity=DATA_LOSS)
+    if refused is not None:
+        return Finding(
+            NO,
+            f"{refused['step']}: {refused['error']}; the {total} records appended before are intact",
+            errno=refused["errno"],
+            step=refused["step"],
+        )
     return Finding(YES, f"{detail}, none lost or torn")
 
 
 def probe_mmap_shared(ctx: ProbeContext) -> Finding:
     path = ctx.work / "mapped"
-    _write(path, b"\0" * 8192)
-    fd = os.open(path, os.O_RDWR)
-    reader = os.open(path, os.O_RDONLY)
+    with helper("create an 8 KiB file"):
+        _write(path, b"\0" * 8192)
+    with helper("open the file twice"):
+        fd = os.open(path, os.O_RDWR)
+        reader = os.open(path, os.O_RDONLY)
     try:
         with step("mmap(MAP_SHARED, PROT_WRITE)"):
             mm = mmap.mmap(fd, 8192, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         try:
             mm[100:116] = b"mountbench-mmap!"
-            before = os.pread(reader, 16, 100)
-            mm.flush()
-            after = os.pread(reader, 16, 100)
+            with helper("pread through another descriptor"):
+                before = os.pread(reader, 16, 100)
+            with step("msync"):
+                mm.flush()
+            with helper("pread after msync"):
+                after = os.pread(reader, 16, 100)
         finally:
             mm.close()
     finally:
@@ -658,8 +857,10 @@ def try_lock(path: str, kind: str, blocking: bool) -> dict[str, Any]:
 
 def _lock_probe(ctx: ProbeContext, kind: str) -> Finding:
     path = ctx.work / "lockfile"
-    _write(path, b"lock")
-    fd = os.open(path, os.O_RDWR)
+    with helper("create a test file"):
+        _write(path, b"lock")
+    with helper("open the test file"):
+        fd = os.open(path, os.O_RDWR)
     try:
         with step(f"{kind} LOCK_EX"):
             if kind == "flock":
@@ -676,10 +877,11 @@ def _lock_probe(ctx: ProbeContext, kind: str) -> Finding:
         early = waiter.poll(hold)
         if early is not None and early.status == "ok" and early.value["got"]:
             return Finding(DIFFERS, "a second process's blocking attempt got the lock while held")
-        if kind == "flock":
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        else:
-            fcntl.lockf(fd, fcntl.LOCK_UN)
+        with step(f"{kind} LOCK_UN"):
+            if kind == "flock":
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            else:
+                fcntl.lockf(fd, fcntl.LOCK_UN)
         late = waiter.wait(ctx.timeout / 3)
     finally:
         os.close(fd)
@@ -702,47 +904,87 @@ def probe_fcntl_lock(ctx: ProbeContext) -> Finding:
 
 # -- time, events, figures ---------------------------------------------------------------------
 
-UTIME_NS = 1_700_000_000_123_456_789
+# A whole multiple of every plausible step (1 ns ... 10 s; FAT's 2 s; time zones' 15 min).
+MTIME_BASE_NS = 1_600_000_000 * 10**9
+# Offsets from the base, a factor of 2 apart from 1 ns to ~8.6 s: whatever the step T and
+# whether the filesystem truncates or rounds, one offset reads back as exactly base + T.
+MTIME_OFFSETS_NS = tuple(2**k for k in range(34))
 
 
-def granularity_ns(set_ns: int, got_ns: int) -> int | None:
-    """The coarsest power-of-ten unit (in ns) that explains ``got_ns`` (None if none does)."""
-    for unit in (10**k for k in range(10)):
-        if set_ns - set_ns % unit == got_ns or -(-set_ns // unit) * unit == got_ns:
-            return unit
-    return None
+def mtime_step_ns(set_ns: list[int] | tuple[int, ...], got_ns: list[int] | tuple[int, ...]) -> int | None:
+    """The step a filesystem keeps mtimes in, from times set (``set_ns``) and read back.
+
+    Every value is base + offset; a filesystem keeping a step T (truncating or rounding)
+    reads back base + a multiple of T, and some offset in a factor-of-2 sweep reads back
+    exactly base + T: the smallest positive difference is T. None if a value reads back
+    further from what was set than that step explains (the filesystem changes times).
+    """
+    diffs = [g - MTIME_BASE_NS for g in got_ns]
+    positive = [d for d in diffs if d > 0]
+    if not positive:
+        return None
+    step_ns = min(positive)
+    if any(abs(g - s) >= step_ns or d % step_ns for s, g, d in zip(set_ns, got_ns, diffs, strict=True)):
+        return None
+    return step_ns
 
 
 def _unit_text(ns: int) -> str:
     for unit, name in ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "µs")):
         if ns >= unit:
-            return f"{ns // unit} {name}"
+            return f"{ns / unit:g} {name}"
     return f"{ns} ns"
+
+
+def _seconds(ns: int) -> str:
+    """Nanoseconds since the epoch as exact decimal seconds (a float would round them)."""
+    return f"{ns // 10**9}.{ns % 10**9:09d}"
+
+
+def _mtimes_from_writes(path: Path) -> str:
+    """How finely mtimes set by the filesystem itself step: 10 overwrites 2 ms apart."""
+    try:
+        fd = os.open(path, os.O_WRONLY)
+    except OSError as err:
+        return f"mtimes set by writes not measured: opening the file failed: {_err_text(err)}"
+    stamps = []
+    try:
+        for _ in range(10):
+            os.pwrite(fd, b"x", 0)  # in place: no file growth, which some filesystems refuse
+            stamps.append(os.fstat(fd).st_mtime_ns)
+            time.sleep(0.002)
+    except OSError as err:
+        return f"mtimes set by writes not measured: an overwrite failed: {_err_text(err)}"
+    finally:
+        os.close(fd)
+    steps = sorted({b - a for a, b in itertools.pairwise(stamps) if b != a})
+    text = f"10 writes 2 ms apart gave {len(set(stamps))} distinct mtime(s)"
+    if all(s % 1_000_000_000 == 0 for s in stamps):
+        text += ", all whole seconds"
+    elif steps:
+        text += f", smallest step {steps[0] / 1e6:.3f} ms"
+    return text
 
 
 def probe_mtime_granularity(ctx: ProbeContext) -> Finding:
     path = ctx.work / "f"
-    _write(path, b"x")
-    with step("utimensat with nanoseconds"):
-        os.utime(path, ns=(UTIME_NS, UTIME_NS))
-    got = os.stat(path).st_mtime_ns
-    unit = granularity_ns(UTIME_NS, got)
-    # Writes: how finely do mtimes set by the filesystem itself step?
-    stamps = []
-    for _ in range(10):
-        with open(path, "ab") as f:
-            f.write(b"x")
-        stamps.append(os.stat(path).st_mtime_ns)
-        time.sleep(0.002)
-    steps = sorted({b - a for a, b in itertools.pairwise(stamps) if b != a})
-    writes = f"10 writes 2 ms apart gave {len(set(stamps))} distinct mtimes"
-    if all(s % 1_000_000_000 == 0 for s in stamps):
-        writes += ", all whole seconds"
-    elif steps:
-        writes += f", smallest step {steps[0] / 1e6:.3f} ms"
+    with helper("create a test file"):
+        _write(path, b"x")
+    set_ns = [MTIME_BASE_NS + off for off in MTIME_OFFSETS_NS]
+    got_ns = []
+    for value in set_ns:
+        with step("utimensat with nanoseconds"):
+            os.utime(path, ns=(value, value))
+        with helper("stat after utimensat"):
+            got_ns.append(os.stat(path).st_mtime_ns)
+    unit = mtime_step_ns(set_ns, got_ns)
+    writes = _mtimes_from_writes(path)
     if unit is None:
-        return Finding(DIFFERS, f"set {UTIME_NS} ns, read back {got} ns; {writes}")
-    detail = f"utime keeps {_unit_text(unit)}; {writes}"
+        odd = next((s, g) for s, g in zip(set_ns, got_ns, strict=True) if g != s)
+        return Finding(DIFFERS, f"set {odd[0]} ns, read back {odd[1]} ns: no fixed step explains it; {writes}")
+    s, g = max(zip(set_ns, got_ns, strict=True), key=lambda pair: abs(pair[1] - pair[0]))
+    kept = "" if s == g else f" ({_seconds(s)} s read back as {_seconds(g)} s)"
+    detail = f"utimensat keeps a step of {_unit_text(unit)}{kept}; {writes}"
     return Finding(YES if unit == 1 else DIFFERS, detail, value=unit, unit="ns")
 
 
@@ -758,14 +1000,19 @@ INOTIFY_WANTED = {
 
 
 def probe_inotify(ctx: ProbeContext) -> Finding:
-    with step("inotify_add_watch on the directory"), inotify.Watch(ctx.work) as watch:
+    with step("inotify_init1 and inotify_add_watch on the directory"):
+        watch = inotify.Watch(ctx.work)
+    with watch:
         f, g = ctx.work / "f", ctx.work / "g"
-        _write(f, b"one")
-        with open(f, "ab") as fh:
-            fh.write(b"two")
-        os.chmod(f, 0o600)
-        os.rename(f, g)
-        os.unlink(g)
+        # Each change in one call that limited filesystems accept (no appends, no chmod).
+        with helper("create and write 'f'"):
+            _write(f, b"one")
+        with helper("utimensat 'f' (for IN_ATTRIB)"):
+            os.utime(f, ns=(MTIME_BASE_NS, MTIME_BASE_NS))
+        with helper("rename 'f' to 'g'"):
+            os.rename(f, g)
+        with helper("unlink 'g'"):
+            os.unlink(g)
         _events, missing = watch.collect_until(INOTIFY_WANTED, min(1.0, ctx.timeout / 4))
     if missing:
         got = sorted(INOTIFY_WANTED - missing)
@@ -781,7 +1028,7 @@ def probe_statfs(ctx: ProbeContext) -> Finding:
         st = os.statvfs(ctx.work)
     total = st.f_blocks * st.f_frsize
     detail = (
-        f"bsize {st.f_bsize}, frsize {st.f_frsize}, {total / 2**30:.2f} GiB total, "
+        f"as the mount reports them: bsize {st.f_bsize}, frsize {st.f_frsize}, {total / 2**30:.2f} GiB total, "
         f"{st.f_bavail * st.f_frsize / 2**30:.2f} GiB available, "
         f"{st.f_ffree} of {st.f_files} inodes free, namemax {st.f_namemax}"
     )
@@ -791,8 +1038,8 @@ def probe_statfs(ctx: ProbeContext) -> Finding:
     if st.f_bfree > st.f_blocks or st.f_bavail > st.f_bfree:
         problems.append("free figures exceed the total")
     if problems:
-        return Finding(DIFFERS, f"{detail} ({'; '.join(problems)})", value=total, unit="bytes")
-    return Finding(YES, detail, value=total, unit="bytes")
+        return Finding(DIFFERS, f"{detail} ({'; '.join(problems)})", value=total, unit="bytes", reported=True)
+    return Finding(YES, detail, value=total, unit="bytes", reported=True)
 
 
 CAPABILITIES: tuple[Capability, ...] = (

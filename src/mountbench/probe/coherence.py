@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mountbench.errors import TargetError
-from mountbench.probe import inotify, scratch
+from mountbench.probe import inotify
 from mountbench.probe.capabilities import try_lock
 from mountbench.probe.model import (
     CoherenceResult,
@@ -35,6 +35,14 @@ from mountbench.probe.model import (
     VisibilityResult,
 )
 from mountbench.probe.sandbox import Child, Outcome, run_isolated
+from mountbench.probe.target import (
+    create_scratch,
+    marker_id,
+    new_marker,
+    new_scratch_name,
+    remove_probe_scratch,
+    sweep_killed_probes,
+)
 
 OPERATIONS = ("create", "append", "truncate", "rename", "delete")
 STALE_MODES = ("replace by rename", "rewrite in place")
@@ -235,7 +243,7 @@ def lock_once(a_dir: str, b_dir: str, kind: str, rep: int, timeout: float) -> di
 
 def _confirm_same(b_scratch: str, token: str, timeout: float) -> float | None:
     """Milliseconds until B shows A's scratch marker with our token (None: never)."""
-    return _poll(lambda: scratch.marker_token(b_scratch) == token, timeout)
+    return _poll(lambda: marker_id(b_scratch) == token, timeout)
 
 
 # -- parent side ---------------------------------------------------------------------------
@@ -311,8 +319,10 @@ def measure_coherence(view_a: Path, view_b: Path, *, repeat: int = 5, timeout: f
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.monotonic()
     a_target, b_target = os.path.abspath(view_a), os.path.abspath(view_b)
-    name, token = scratch.new_name(), scratch.new_token()
-    created = run_isolated(scratch.create, a_target, name, token, timeout=timeout)
+    name, marker = new_scratch_name(), new_marker()
+    token = marker.id
+    swept = sweep_killed_probes(a_target, timeout)
+    created = run_isolated(create_scratch, a_target, name, marker, timeout=timeout)
     if created.status != "ok":
         raise TargetError(f"{view_a}: cannot create a scratch directory ({_why(created)})")
     a_dir = created.value["scratch"]
@@ -349,7 +359,7 @@ def measure_coherence(view_a: Path, view_b: Path, *, repeat: int = 5, timeout: f
                 got.lock(kind, run(lock_once, kind, rep))
     finally:
         removal_timeout = min(timeout, 2.0) if error else max(timeout, 5.0)
-        removed = run_isolated(scratch.remove, a_dir, token, timeout=removal_timeout)
+        removed = run_isolated(remove_probe_scratch, a_dir, token, timeout=removal_timeout)
         cleanup = "removed" if removed.status == "ok" else f"left {a_dir}: {_why(removed)}"
 
     return CoherenceResult(
@@ -387,4 +397,5 @@ def measure_coherence(view_a: Path, view_b: Path, *, repeat: int = 5, timeout: f
         error=error,
         started=started,
         duration_s=round(time.monotonic() - t0, 3),
+        swept=swept,
     )

@@ -3,9 +3,12 @@
 Verdict vocabulary (the same everywhere, in every format):
 
 - ``yes``: the capability works the way POSIX/Linux local filesystems behave.
-- ``no``: the call was refused; ``errno`` names the error (EPERM, EINVAL, ENOTSUP...).
+- ``no``: the capability's own call was refused; ``step`` names that call and ``errno``
+  the error (EPERM, EINVAL, ENOTSUP...).
 - ``differs``: the calls succeeded but the observed behaviour is not the local one
-  (st_nlink wrong, mtime kept to the second, lock not enforced...); ``detail`` says what.
+  (st_nlink wrong, mtime kept to 2 s, lock not enforced...), or a helper step the probe
+  needed failed (``step`` names it), so the capability could not be shown to work;
+  ``detail`` says which.
 - ``hung``: the probe did not finish within its timeout and was killed.
 - ``needs root``: the probe was not attempted because it needs root.
 - ``skipped``: not attempted (the target was unusable or became unresponsive).
@@ -19,6 +22,7 @@ from typing import Any, Literal
 import numpy as np
 
 Verdict = Literal["yes", "no", "differs", "hung", "needs root", "skipped"]
+Severity = Literal["data loss"]
 
 YES: Verdict = "yes"
 NO: Verdict = "no"
@@ -27,6 +31,10 @@ HUNG: Verdict = "hung"
 NEEDS_ROOT: Verdict = "needs root"
 SKIPPED: Verdict = "skipped"
 VERDICTS: tuple[Verdict, ...] = (YES, NO, DIFFERS, HUNG, NEEDS_ROOT, SKIPPED)
+
+# A finding that loses or corrupts data (contents lost, torn appends, a non-atomic
+# replace): shown first in every output, whatever else the probe found.
+DATA_LOSS: Severity = "data loss"
 
 Scalar = int | float | str | None
 
@@ -38,13 +46,22 @@ def _check_verdict(verdict: str) -> None:
 
 @dataclass(frozen=True)
 class Finding:
-    """What one capability function observed, before it is labelled with its capability."""
+    """What one capability function observed, before it is labelled with its capability.
+
+    ``step`` names the call that failed (the capability's own call for "no", a helper
+    step for "differs"). ``reported``: ``value`` is a figure the mount reports about
+    itself (statfs sizes, st_blocks), not something the probe measured.
+    ``severity`` is "data loss" for findings that lose or corrupt data.
+    """
 
     verdict: Verdict
     detail: str = ""
     errno: str | None = None
     value: Scalar = None
     unit: str | None = None
+    step: str | None = None
+    severity: Severity | None = None
+    reported: bool = False
 
     def __post_init__(self) -> None:
         _check_verdict(self.verdict)
@@ -62,6 +79,9 @@ class ProbeResult:
     value: Scalar = None
     unit: str | None = None
     duration_ms: float | None = None
+    step: str | None = None
+    severity: Severity | None = None
+    reported: bool = False
 
     def __post_init__(self) -> None:
         _check_verdict(self.verdict)
@@ -79,6 +99,9 @@ class ProbeResult:
             value=finding.value,
             unit=finding.unit,
             duration_ms=duration_ms,
+            step=finding.step,
+            severity=finding.severity,
+            reported=finding.reported,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -91,6 +114,9 @@ class ProbeResult:
             "value": self.value,
             "unit": self.unit,
             "duration_ms": self.duration_ms,
+            "step": self.step,
+            "severity": self.severity,
+            "reported": self.reported,
         }
 
     @classmethod
@@ -104,6 +130,9 @@ class ProbeResult:
             value=data.get("value"),
             unit=data.get("unit"),
             duration_ms=data.get("duration_ms"),
+            step=data.get("step"),
+            severity=data.get("severity"),
+            reported=bool(data.get("reported", False)),
         )
 
 
@@ -144,7 +173,8 @@ class TargetProbe:
     ``scratch`` is the scratch directory's path; ``cleanup`` says what became of it:
     "removed", or why it was left behind (it then holds only what the probe created).
     ``error`` is set when the target could not be probed at all (every result "skipped"
-    or "hung").
+    or "hung"). ``swept`` says which scratch directories of killed probes were removed
+    first (or why looking for them failed).
     """
 
     path: str
@@ -155,6 +185,7 @@ class TargetProbe:
     error: str | None = None
     started: str | None = None
     duration_s: float | None = None
+    swept: tuple[str, ...] = ()
 
     def result(self, capability: str) -> ProbeResult:
         """The result for one capability id (KeyError if it was not probed)."""
@@ -173,6 +204,7 @@ class TargetProbe:
             "error": self.error,
             "started": self.started,
             "duration_s": self.duration_s,
+            "swept": list(self.swept),
         }
 
     @classmethod
@@ -186,6 +218,7 @@ class TargetProbe:
             error=data.get("error"),
             started=data.get("started"),
             duration_s=data.get("duration_s"),
+            swept=tuple(str(x) for x in data.get("swept", [])),
         )
 
 
@@ -379,6 +412,7 @@ class CoherenceResult:
     error: str | None = None
     started: str | None = None
     duration_s: float | None = None
+    swept: tuple[str, ...] = ()
 
     def visibility_of(self, operation: str) -> VisibilityResult:
         for v in self.visibility:
@@ -400,6 +434,7 @@ class CoherenceResult:
             "error": self.error,
             "started": self.started,
             "duration_s": self.duration_s,
+            "swept": list(self.swept),
         }
 
     @classmethod
@@ -417,4 +452,40 @@ class CoherenceResult:
             error=data.get("error"),
             started=data.get("started"),
             duration_s=data.get("duration_s"),
+            swept=tuple(str(x) for x in data.get("swept", [])),
+        )
+
+
+# -- one stored probe: everything a `mountbench probe` command measured ----------------------
+
+
+@dataclass(frozen=True)
+class ProbeReport:
+    """The targets probed, the view pairs measured, and the local reference they are read
+    against: the same capabilities and coherence checks on a local directory, measured
+    during the same command (``None`` when not measured, as in probes stored before)."""
+
+    targets: tuple[TargetProbe, ...] = ()
+    coherence: tuple[CoherenceResult, ...] = ()
+    reference: TargetProbe | None = None
+    reference_coherence: CoherenceResult | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "targets": [t.to_dict() for t in self.targets],
+            "coherence": [c.to_dict() for c in self.coherence],
+            "reference": {
+                "target": self.reference.to_dict() if self.reference else None,
+                "coherence": self.reference_coherence.to_dict() if self.reference_coherence else None,
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ProbeReport:
+        ref = data.get("reference") or {}
+        return cls(
+            targets=tuple(TargetProbe.from_dict(t) for t in data.get("targets", [])),
+            coherence=tuple(CoherenceResult.from_dict(c) for c in data.get("coherence", [])),
+            reference=TargetProbe.from_dict(ref["target"]) if ref.get("target") else None,
+            reference_coherence=CoherenceResult.from_dict(ref["coherence"]) if ref.get("coherence") else None,
         )

@@ -1,20 +1,27 @@
-"""Pure rendering of probe and coherence results: rich Table, Markdown, HTML fragment.
+"""Pure rendering of probe and coherence results: rich renderables, Markdown, HTML.
 
-Probe results are a matrix: capabilities down, targets across. Coherence results:
-checks down, view pairs (A → B) across. Every function is a pure function of the
-records it is given (no I/O, no statistics beyond reading the records' summaries).
+Probe results are a matrix: capabilities down, targets across, then (when measured) a
+reference column: the same probes on a local directory. Coherence results: checks down,
+view pairs (A → B) across, and the local reference (the same checks with A and B the
+same local directory). Every output of a whole probe (:func:`render_document_terminal`,
+``_markdown``, ``_html``, :func:`document_json`) leads with the findings that lose or
+corrupt data. Every function is a pure function of the records it is given.
 """
 
 from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from typing import TypeVar
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any, Literal, TypeVar
 
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from mountbench.probe.model import (
+    DATA_LOSS,
     DIFFERS,
     HUNG,
     NEEDS_ROOT,
@@ -25,6 +32,7 @@ from mountbench.probe.model import (
     DelaySummary,
     InotifyResult,
     LockResult,
+    ProbeReport,
     ProbeResult,
     StaleReadResult,
     TargetProbe,
@@ -41,11 +49,19 @@ STYLE = {
     NEEDS_ROOT: "dim",
     SKIPPED: "dim",
 }
+DATA_LOSS_STYLE = "bold white on red"
+REPORTED_MARK = "†"
 LEGEND = (
-    "✓ works as on a local Linux filesystem · ✗ refused (errno) · ≠ works, but differently "
-    "(see notes) · hung: no answer within the timeout · needs root · – not attempted"
+    "✓ works as on a local Linux filesystem · ✗ the capability's own call refused (errno) · "
+    "≠ works differently, or a helper step failed (see notes) · ≠ data loss: loses or corrupts data · "
+    f"hung: no answer within the timeout · needs root · – not attempted · {REPORTED_MARK} a figure "
+    "the mount reports about itself, not measured"
 )
-
+# Capabilities whose value is part of the answer (compared by --diff); other values
+# (fsync times, sizes) are measurements that always differ a little.
+VALUE_IS_ANSWER = frozenset({"max_name_length", "mtime_granularity"})
+HEADER_WIDTH = 12  # a target column's header line at most: four targets and the reference fit 100 columns
+REFERENCE_NAME = "local ref."
 
 T = TypeVar("T", TargetProbe, CoherenceResult)
 
@@ -61,17 +77,19 @@ def _many(items: Sequence[T] | T) -> Sequence[T]:
 
 
 def format_value(result: ProbeResult) -> str:
-    """A short human form of a result's measured value ("255 bytes", "1 s", "0.66 ms")."""
+    """A short human form of a result's value ("255 bytes", "2 s", "0.66 ms", "31.9 MiB†")."""
     v, unit = result.value, result.unit
     if v is None:
         return ""
     if unit == "ns" and isinstance(v, int | float):
-        return _duration_ns(int(v))
-    if unit == "ms" and isinstance(v, int | float):
-        return format_ms(float(v))
-    if unit == "bytes" and isinstance(v, int | float) and v >= 1 << 20:
-        return format_bytes(float(v))
-    return f"{v} {unit}" if unit else str(v)
+        text = _duration_ns(int(v))
+    elif unit == "ms" and isinstance(v, int | float):
+        text = format_ms(float(v))
+    elif unit == "bytes" and isinstance(v, int | float) and v >= 1 << 20:
+        text = format_bytes(float(v))
+    else:
+        text = f"{v} {unit}" if unit else str(v)
+    return text + (REPORTED_MARK if result.reported else "")
 
 
 def _duration_ns(ns: int) -> str:
@@ -86,8 +104,10 @@ def format_ms(ms: float) -> str:
 
 
 def cell_text(result: ProbeResult) -> str:
-    """The matrix cell for one result: symbol, then errno or value."""
+    """The matrix cell for one result: symbol, then errno, value or "data loss"."""
     symbol = SYMBOL[result.verdict]
+    if result.severity == DATA_LOSS:
+        return f"{symbol} data loss"
     if result.verdict == NO:
         return f"{symbol} {result.errno}" if result.errno else symbol
     if result.verdict in (YES, DIFFERS):
@@ -96,11 +116,44 @@ def cell_text(result: ProbeResult) -> str:
     return symbol
 
 
+def cell_style(result: ProbeResult) -> str:
+    return DATA_LOSS_STYLE if result.severity == DATA_LOSS else STYLE[result.verdict]
+
+
 def target_label(probe: TargetProbe) -> str:
     return f"{probe.path} ({probe.fs.fstype})" if probe.fs.fstype else probe.path
 
 
-def _rows(probes: Sequence[TargetProbe] | TargetProbe) -> list[tuple[str, str]]:
+def _fit(text: str, width: int = HEADER_WIDTH) -> str:
+    return text if len(text) <= width else "…" + text[-(width - 1) :]
+
+
+def short_names(paths: Sequence[str]) -> list[str]:
+    """For each path the shortest end that tells it from the others ("share", "a/data"),
+    at most HEADER_WIDTH characters: a longer one keeps its start, where the part that
+    tells it apart is, and ends in "…"; if two still look alike, they are numbered."""
+    parts = [PurePosixPath(p).parts or ("/",) for p in paths]
+
+    def suffix(p: tuple[str, ...], k: int) -> str:
+        return "/".join(p[-k:]).replace("//", "/") if len(p) > 1 else p[0]
+
+    names = []
+    for i, p in enumerate(parts):
+        others = [q for j, q in enumerate(parts) if j != i]
+        k = 1
+        while k < len(p) and any(suffix(q, k) == suffix(p, k) for q in others):
+            k += 1
+        name = suffix(p, k)
+        names.append(name if len(name) <= HEADER_WIDTH else name[: HEADER_WIDTH - 1] + "…")
+    if len(set(names)) < len(names):
+        names = [
+            f"{i + 1} {n}"[: HEADER_WIDTH - 1] + "…" if len(n) + 2 > HEADER_WIDTH else f"{i + 1} {n}"
+            for i, n in enumerate(names)
+        ]
+    return names
+
+
+def _rows(probes: Sequence[TargetProbe]) -> list[tuple[str, str]]:
     """(capability id, title) in first-seen order over all targets."""
     seen: dict[str, str] = {}
     for p in probes:
@@ -116,11 +169,27 @@ def _lookup(probe: TargetProbe, capability: str) -> ProbeResult | None:
     return None
 
 
-def notes(probes: Sequence[TargetProbe] | TargetProbe) -> list[str]:
-    """One line per result that is not a plain yes (what was observed), and per leftover."""
+def comparison_key(result: ProbeResult | None) -> tuple[object, ...]:
+    """What --diff compares: the verdict, the severity, and the value where it is the answer."""
+    if result is None:
+        return ("absent",)
+    value = result.value if result.capability in VALUE_IS_ANSWER else None
+    return (result.verdict, result.severity, value)
+
+
+def differing_capabilities(probes: Sequence[TargetProbe], reference: TargetProbe | None = None) -> set[str]:
+    """Capabilities on which the targets (and the local reference, if given) disagree."""
+    columns = [*probes, *([reference] if reference else [])]
+    return {cap for cap, _title in _rows(columns) if len({comparison_key(_lookup(p, cap)) for p in columns}) > 1}
+
+
+def notes(probes: Sequence[TargetProbe] | TargetProbe, reference: TargetProbe | None = None) -> list[str]:
+    """One line per result that is not a plain yes (what was observed, which call failed),
+    per leftover, and per scratch directory of a killed probe that was removed."""
     lines = []
-    for p in probes:
-        label = target_label(p)
+    for p in [*_many(probes), *([reference] if reference else [])]:
+        label = target_label(p) if p is not reference else f"{REFERENCE_NAME} {target_label(p)}"
+        lines += [f"{label}: {line}" for line in p.swept]
         if p.error:
             lines.append(f"{label}: {p.error}")
         for r in p.results:
@@ -131,29 +200,98 @@ def notes(probes: Sequence[TargetProbe] | TargetProbe) -> list[str]:
     return lines
 
 
+# -- data loss first ----------------------------------------------------------------------------
+
+
+def data_loss(report: ProbeReport) -> list[str]:
+    """Every finding that loses or corrupts data, one line each (empty: none found)."""
+    lines = []
+    for p in [*report.targets, *([report.reference] if report.reference else [])]:
+        label = target_label(p) if p is not report.reference else f"{REFERENCE_NAME} {target_label(p)}"
+        lines += [f"{label} · {r.title}: {r.detail}" for r in p.results if r.severity == DATA_LOSS]
+    pairs = [*report.coherence, *([report.reference_coherence] if report.reference_coherence else [])]
+    for c in pairs:
+        for s in c.stale_reads:
+            counts = s.counts()
+            bad = {k: counts[k] for k in ("torn", "missing") if counts.get(k)}
+            if bad:
+                n = len(s.outcomes)
+                what = ", ".join(f"{k} {v}/{n}" for k, v in bad.items())
+                seen = next((o for o, x in zip(s.observed, s.outcomes, strict=False) if x in bad), "")
+                lines.append(
+                    f"{pair_label(c)} · read through B right after A's {s.mode}: {what}"
+                    + (f" (for example: {seen})" if seen else "")
+                )
+    return lines
+
+
+NO_DATA_LOSS = "No data loss or corruption found."
+DATA_LOSS_TITLE = "Data loss or corruption found"
+
+
 # -- probe matrix -----------------------------------------------------------------------------
 
 
-def render_terminal(probes: Sequence[TargetProbe] | TargetProbe, *, details: bool = False) -> Table:
+def _columns(probes: Sequence[TargetProbe], reference: TargetProbe | None) -> list[tuple[TargetProbe, str, str]]:
+    """(probe, short name, fstype) per column; the reference last."""
+    names = short_names([p.path for p in probes])
+    cols = [(p, n, _fit(p.fs.fstype or "?")) for p, n in zip(probes, names, strict=True)]
+    if reference is not None:
+        cols.append((reference, REFERENCE_NAME, _fit(reference.fs.fstype or "?")))
+    return cols
+
+
+def _key_lines(columns: list[tuple[TargetProbe, str, str]], reference: TargetProbe | None) -> list[str]:
+    lines = []
+    for p, name, _fs in columns:
+        where = f"{p.path} ({p.fs.fstype or 'unknown filesystem'}"
+        where += f" from {p.fs.source})" if p.fs.source else ")"
+        if p is reference:
+            where += ": the same probes on a local directory, for comparison"
+        lines.append(f"{name} = {where}")
+    return lines
+
+
+def render_terminal(
+    probes: Sequence[TargetProbe] | TargetProbe,
+    *,
+    details: bool = False,
+    reference: TargetProbe | None = None,
+    diff: bool = False,
+    caption: bool = True,
+) -> Table:
     """The capability matrix as a rich Table.
 
-    The caption holds the legend and the notes (what was observed for every ✗, ≠ and
-    hung); with ``details=True`` the detail text goes into the cells instead.
+    Column headers are short names (a path's distinguishing end) over the filesystem
+    type, so four targets and the reference fit 100 columns; the caption maps them to
+    full paths, then holds the legend and the notes (what was observed for every ✗, ≠
+    and hung); with ``details=True`` the detail text goes into the cells instead.
+    ``diff`` keeps only the capabilities on which the columns disagree. With
+    ``caption=False`` the table has none: :func:`matrix_caption` gives its lines, to
+    print below it at the console's width rather than the table's.
     """
     probes = _many(probes)
-    caption = "\n".join([LEGEND] + ([] if details else notes(probes)))
-    table = Table(title="mountbench probe", caption=caption, caption_justify="left", show_lines=details)
-    table.add_column("capability", style="bold")
-    for p in probes:
-        table.add_column(target_label(p))
-    for cap, title in _rows(probes):
+    columns = _columns(probes, reference)
+    rows = _matrix_rows(probes, reference, diff)
+    caption_text = "\n".join(matrix_caption(probes, details=details, reference=reference, diff=diff))
+    table = Table(
+        title="mountbench probe",
+        caption=caption_text if caption else None,
+        caption_justify="left",
+        show_lines=details,
+    )
+    table.add_column("capability", style="bold", ratio=1, min_width=16)
+    for probe, name, fstype in columns:
+        style = "italic" if probe is reference else ""
+        table.add_column(f"{name}\n{fstype}", header_style=f"bold {style}".strip(), no_wrap=not details)
+    for cap, title in rows:
         cells: list[Text | str] = [title]
-        for p in probes:
-            r = _lookup(p, cap)
+        for probe, _name, _fs in columns:
+            r = _lookup(probe, cap)
             if r is None:
                 cells.append(Text("", style="dim"))
                 continue
-            text = Text(cell_text(r), style=STYLE[r.verdict])
+            text = Text(cell_text(r), style=cell_style(r))
             if details and r.detail and r.verdict != YES:
                 text.append(f"\n{r.detail}", style="dim")
             cells.append(text)
@@ -161,54 +299,108 @@ def render_terminal(probes: Sequence[TargetProbe] | TargetProbe, *, details: boo
     return table
 
 
+def _matrix_rows(probes: Sequence[TargetProbe], reference: TargetProbe | None, diff: bool) -> list[tuple[str, str]]:
+    rows = _rows([*probes, *([reference] if reference else [])])
+    if diff:
+        keep = differing_capabilities(probes, reference)
+        rows = [(cap, title) for cap, title in rows if cap in keep]
+    return rows
+
+
+def matrix_caption(
+    probes: Sequence[TargetProbe] | TargetProbe,
+    *,
+    details: bool = False,
+    reference: TargetProbe | None = None,
+    diff: bool = False,
+) -> list[str]:
+    """What goes under the matrix: which column is which path, the legend, the notes."""
+    probes = _many(probes)
+    lines = [*_key_lines(_columns(probes, reference), reference), LEGEND]
+    if diff:
+        shown = len(_matrix_rows(probes, reference, diff))
+        lines.append(f"--diff: only the {shown} capabilities on which the columns disagree")
+    return lines + ([] if details else notes(probes, reference))
+
+
 def _md_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(probes: Sequence[TargetProbe] | TargetProbe) -> str:
-    """The capability matrix as a Markdown table, then the notes."""
+def _md_cell(result: ProbeResult | None) -> str:
+    if result is None:
+        return ""
+    text = _md_escape(cell_text(result))
+    return f"**{text}**" if result.severity == DATA_LOSS else text
+
+
+def render_markdown(
+    probes: Sequence[TargetProbe] | TargetProbe, *, reference: TargetProbe | None = None, diff: bool = False
+) -> str:
+    """The capability matrix as a Markdown table, then the legend and the notes."""
     probes = _many(probes)
+    columns = [*probes, *([reference] if reference else [])]
     head = ["capability", *(target_label(p) for p in probes)]
+    if reference is not None:
+        head.append(f"{REFERENCE_NAME}: {target_label(reference)}")
     lines = [
         "| " + " | ".join(_md_escape(h) for h in head) + " |",
         "|" + "---|" * len(head),
     ]
-    for cap, title in _rows(probes):
-        cells = [title]
-        for p in probes:
-            r = _lookup(p, cap)
-            cells.append("" if r is None else cell_text(r))
-        lines.append("| " + " | ".join(_md_escape(c) for c in cells) + " |")
+    rows = _rows(columns)
+    if diff:
+        keep = differing_capabilities(probes, reference)
+        rows = [(cap, title) for cap, title in rows if cap in keep]
+    for cap, title in rows:
+        cells = [_md_escape(title), *(_md_cell(_lookup(p, cap)) for p in columns)]
+        lines.append("| " + " | ".join(cells) + " |")
     lines += ["", f"_{LEGEND}_"]
-    found = notes(probes)
+    if reference is not None:
+        lines += ["", f"_{REFERENCE_NAME}: the same probes on a local directory, measured during the same command._"]
+    if diff:
+        lines += ["", f"_Only the {len(rows)} capabilities on which the columns disagree (--diff)._"]
+    found = notes(probes, reference)
     if found:
         lines += ["", "Notes:", ""] + [f"- {_md_escape(n)}" for n in found]
     return "\n".join(lines) + "\n"
 
 
-def render_html_fragment(probes: Sequence[TargetProbe] | TargetProbe) -> str:
+def _html_cell(result: ProbeResult | None) -> str:
+    e = html.escape
+    if result is None:
+        return '<td class="verdict-none"></td>'
+    cls = "verdict-" + result.verdict.replace(" ", "-")
+    if result.severity == DATA_LOSS:
+        cls += " severity-data-loss"
+    return f'<td class="{cls}" title="{e(result.detail)}">{e(cell_text(result))}</td>'
+
+
+def render_html_fragment(
+    probes: Sequence[TargetProbe] | TargetProbe, *, reference: TargetProbe | None = None, diff: bool = False
+) -> str:
     """The capability matrix as an HTML fragment (a div with a table and notes; no <html>)."""
     probes = _many(probes)
+    columns = [*probes, *([reference] if reference else [])]
     e = html.escape
     out = ['<div class="mountbench-probe">', '<table class="mountbench-probe-matrix">']
-    out.append(
-        "<thead><tr><th>capability</th>" + "".join(f"<th>{e(target_label(p))}</th>" for p in probes) + "</tr></thead>"
-    )
+    heads = "".join(f"<th>{e(target_label(p))}</th>" for p in probes)
+    if reference is not None:
+        heads += f'<th class="reference">{e(REFERENCE_NAME)}: {e(target_label(reference))}</th>'
+    out.append(f"<thead><tr><th>capability</th>{heads}</tr></thead>")
     out.append("<tbody>")
-    for cap, title in _rows(probes):
-        row = [f'<tr><th scope="row">{e(title)}</th>']
-        for p in probes:
-            r = _lookup(p, cap)
-            if r is None:
-                row.append('<td class="verdict-none"></td>')
-                continue
-            cls = "verdict-" + r.verdict.replace(" ", "-")
-            row.append(f'<td class="{cls}" title="{e(r.detail)}">{e(cell_text(r))}</td>')
-        row.append("</tr>")
-        out.append("".join(row))
+    rows = _rows(columns)
+    if diff:
+        keep = differing_capabilities(probes, reference)
+        rows = [(cap, title) for cap, title in rows if cap in keep]
+    for cap, title in rows:
+        out.append(
+            f'<tr><th scope="row">{e(title)}</th>' + "".join(_html_cell(_lookup(p, cap)) for p in columns) + "</tr>"
+        )
     out.append("</tbody></table>")
     out.append(f'<p class="legend">{e(LEGEND)}</p>')
-    found = notes(probes)
+    if diff:
+        out.append(f'<p class="legend">Only the {len(rows)} capabilities on which the columns disagree (--diff).</p>')
+    found = notes(probes, reference)
     if found:
         out.append('<ul class="notes">' + "".join(f"<li>{e(n)}</li>" for n in found) + "</ul>")
     out.append("</div>")
@@ -216,6 +408,30 @@ def render_html_fragment(probes: Sequence[TargetProbe] | TargetProbe) -> str:
 
 
 # -- coherence --------------------------------------------------------------------------------
+
+CoherenceSeverity = Literal["data loss", "bad", "warning", "ok", "unknown"]
+SEVERITY_MARK: dict[str, str] = {DATA_LOSS: "‼", "bad": "✗", "warning": "⚠", "ok": "✓", "unknown": "?"}
+SEVERITY_STYLE: dict[str, str] = {
+    DATA_LOSS: DATA_LOSS_STYLE,
+    "bad": "red",
+    "warning": "yellow",
+    "ok": "green",
+    "unknown": "magenta",
+}
+PROMPT_MS = 100.0  # a change seen through B within this every time is "ok"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One coherence cell: its text and how bad what it says is."""
+
+    text: str
+    severity: CoherenceSeverity
+
+    @property
+    def marked(self) -> str:
+        """The text with its severity mark, for outputs without colour."""
+        return f"{SEVERITY_MARK[self.severity]} {self.text}" if self.text else ""
 
 
 def pair_label(result: CoherenceResult) -> str:
@@ -248,6 +464,17 @@ def visibility_text(v: VisibilityResult, timeout_s: float) -> str:
     return text
 
 
+def visibility_severity(v: VisibilityResult) -> CoherenceSeverity:
+    s = v.summary
+    if s.total == 0 or (v.hung and s.seen == 0):
+        return "unknown"
+    if s.seen == 0:
+        return "bad"
+    if s.seen < s.total or v.hung or (s.max_ms or 0.0) > PROMPT_MS:
+        return "warning"
+    return "ok"
+
+
 def stale_text(s: StaleReadResult, timeout_s: float) -> str:
     counts = s.counts()
     n = len(s.outcomes)
@@ -256,6 +483,17 @@ def stale_text(s: StaleReadResult, timeout_s: float) -> str:
     if counts.get("fresh", 0) != n:
         text += f"; fresh after {delay_text(s.summary, timeout_s)}"
     return text
+
+
+def stale_severity(s: StaleReadResult) -> CoherenceSeverity:
+    counts = s.counts()
+    if counts.get("torn") or counts.get("missing"):
+        return DATA_LOSS
+    if counts.get("stale"):
+        return "warning"
+    if counts.get("hung") or counts.get("unseen") or not s.outcomes:
+        return "unknown"
+    return "ok"
 
 
 def inotify_text(i: InotifyResult, timeout_s: float) -> str:
@@ -274,6 +512,14 @@ def inotify_text(i: InotifyResult, timeout_s: float) -> str:
     return text
 
 
+def inotify_severity(i: InotifyResult) -> CoherenceSeverity:
+    if i.error or not i.received:
+        return "unknown"
+    if not any(i.received):
+        return "bad"
+    return "ok" if i.complete == len(i.received) else "warning"
+
+
 def lock_text(lk: LockResult) -> str:
     n = len(lk.blocked)
     blocked = sum(1 for b in lk.blocked if b)
@@ -285,41 +531,71 @@ def lock_text(lk: LockResult) -> str:
     return text
 
 
-def _coherence_rows(results: Sequence[CoherenceResult]) -> list[tuple[str, list[str]]]:
+def lock_severity(lk: LockResult) -> CoherenceSeverity:
+    n = len(lk.blocked)
+    blocked = sum(1 for b in lk.blocked if b)
+    unknown = sum(1 for b in lk.blocked if b is None)
+    if n == 0 or unknown == n:
+        return "unknown"
+    if blocked == n:
+        return "ok"
+    return "bad" if blocked == 0 and not unknown else "warning"
+
+
+def _coherence_rows(results: Sequence[CoherenceResult]) -> list[tuple[str, list[Cell]]]:
     """(row title, one cell per result); rows in a fixed order."""
-    rows: list[tuple[str, list[str]]] = []
+    rows: list[tuple[str, list[Cell]]] = []
     if not results:
         return rows
+    empty = Cell("", "unknown")
     first = results[0]
     for v in first.visibility:
         cells = []
         for r in results:
             try:
-                cells.append(visibility_text(r.visibility_of(v.operation), r.timeout_s))
+                found = r.visibility_of(v.operation)
             except KeyError:
-                cells.append("")
+                cells.append(empty)
+                continue
+            cells.append(Cell(visibility_text(found, r.timeout_s), visibility_severity(found)))
         rows.append((f"{v.operation} seen through B after", cells))
     for s in first.stale_reads:
         cells = []
         for r in results:
             match = [x for x in r.stale_reads if x.mode == s.mode]
-            cells.append(stale_text(match[0], r.timeout_s) if match else "")
+            cells.append(Cell(stale_text(match[0], r.timeout_s), stale_severity(match[0])) if match else empty)
         rows.append((f"read through B right after A's {s.mode}", cells))
-    rows.append(("inotify through B for changes through A", [inotify_text(r.inotify, r.timeout_s) for r in results]))
+    rows.append(
+        (
+            "inotify through B for changes through A",
+            [Cell(inotify_text(r.inotify, r.timeout_s), inotify_severity(r.inotify)) for r in results],
+        )
+    )
     for lk in first.locks:
         cells = []
         for r in results:
             match = [x for x in r.locks if x.kind == lk.kind]
-            cells.append(lock_text(match[0]) if match else "")
+            cells.append(Cell(lock_text(match[0]), lock_severity(match[0])) if match else empty)
         rows.append((f"{lk.kind} lock held through A vs a second locker through B", cells))
     return rows
 
 
-def coherence_notes(results: Sequence[CoherenceResult]) -> list[str]:
+def _coherence_table(
+    results: Sequence[CoherenceResult], reference: CoherenceResult | None, diff: bool
+) -> list[tuple[str, list[Cell]]]:
+    columns = [*results, *([reference] if reference else [])]
+    rows = _coherence_rows(columns)
+    if diff:
+        rows = [(title, cells) for title, cells in rows if len({c.severity for c in cells}) > 1]
+    return rows
+
+
+def coherence_notes(results: Sequence[CoherenceResult], reference: CoherenceResult | None = None) -> list[str]:
     """Aborted measurements, scratch directories left behind, and per-check notes."""
     lines = []
-    for r in results:
-        label = pair_label(r)
+    for r in [*results, *([reference] if reference else [])]:
+        label = pair_label(r) if r is not reference else f"{REFERENCE_NAME} {pair_label(r)}"
+        lines += [f"{label}: {line}" for line in r.swept]
         if r.error:
             lines.append(f"{label}: {r.error}")
         if r.cleanup != "removed":
@@ -335,56 +611,187 @@ def coherence_notes(results: Sequence[CoherenceResult]) -> list[str]:
 
 COHERENCE_LEGEND = (
     "delays: median (min–max, seen/repetitions), polled with stat() through B; "
-    "reads: fresh = new version, stale = old version, torn = size of one with data of the other"
+    "reads: fresh = new version, stale = old version, torn = size of one with data of the other; "
+    f"‼ data loss (a reader got torn data or no file) · ✗ does not work across the views · "
+    f"⚠ works late or not always (slower than {PROMPT_MS:g} ms, stale reads, some events missing) · "
+    "✓ as on one local filesystem · ? not measured"
+)
+REFERENCE_COHERENCE = (
+    f"{REFERENCE_NAME}: the same checks with A and B the same local directory, measured during the same command"
 )
 
 
-def render_coherence_terminal(results: Sequence[CoherenceResult] | CoherenceResult) -> Table:
-    """Checks down, view pairs across, as a rich Table (notes in the caption)."""
+def _coherence_headers(results: Sequence[CoherenceResult], reference: CoherenceResult | None) -> list[str]:
+    heads = [f"{pair_label(r)} (×{r.repeat})" for r in results]
+    if reference is not None:
+        heads.append(f"{REFERENCE_NAME}: {reference.view_a} (×{reference.repeat})")
+    return heads
+
+
+def coherence_caption(results: Sequence[CoherenceResult], reference: CoherenceResult | None = None) -> list[str]:
+    """What goes under the coherence table: the legend, the reference, the notes."""
+    lines = [COHERENCE_LEGEND]
+    if reference is not None:
+        lines.append(f"{REFERENCE_COHERENCE} ({reference.view_a})")
+    return lines + coherence_notes(results, reference)
+
+
+def render_coherence_terminal(
+    results: Sequence[CoherenceResult] | CoherenceResult,
+    *,
+    reference: CoherenceResult | None = None,
+    diff: bool = False,
+    caption: bool = True,
+) -> Table:
+    """Checks down, view pairs across (then the local reference), coloured by severity.
+    ``caption=False``: none (see :func:`coherence_caption`)."""
     results = _many(results)
-    caption = "\n".join([COHERENCE_LEGEND, *coherence_notes(results)])
-    table = Table(title="mountbench coherence (A → B)", caption=caption, caption_justify="left")
+    caption_text = "\n".join(coherence_caption(results, reference))
+    table = Table(
+        title="mountbench coherence (A → B)", caption=caption_text if caption else None, caption_justify="left"
+    )
     table.add_column("check", style="bold")
     for r in results:
         table.add_column(f"{pair_label(r)}\n×{r.repeat}, timeout {_timeout_text(r.timeout_s)}")
-    for title, cells in _coherence_rows(results):
-        table.add_row(title, *cells)
+    if reference is not None:
+        table.add_column(f"{REFERENCE_NAME}\n×{reference.repeat}", header_style="bold italic")
+    for title, cells in _coherence_table(results, reference, diff):
+        table.add_row(title, *(Text(c.marked, style=SEVERITY_STYLE[c.severity]) for c in cells))
     return table
 
 
-def render_coherence_markdown(results: Sequence[CoherenceResult] | CoherenceResult) -> str:
-    """Checks down, view pairs across, as a Markdown table, then the notes."""
+def render_coherence_markdown(
+    results: Sequence[CoherenceResult] | CoherenceResult,
+    *,
+    reference: CoherenceResult | None = None,
+    diff: bool = False,
+) -> str:
+    """Checks down, view pairs across, as a Markdown table with severity marks, then the notes."""
     results = _many(results)
-    head = ["check", *(f"{pair_label(r)} (×{r.repeat})" for r in results)]
+    head = ["check", *_coherence_headers(results, reference)]
     lines = [
         "| " + " | ".join(_md_escape(h) for h in head) + " |",
         "|" + "---|" * len(head),
     ]
-    for title, cells in _coherence_rows(results):
-        lines.append("| " + " | ".join(_md_escape(c) for c in [title, *cells]) + " |")
+    for title, cells in _coherence_table(results, reference, diff):
+        marked = [f"**{_md_escape(c.marked)}**" if c.severity == DATA_LOSS else _md_escape(c.marked) for c in cells]
+        lines.append("| " + " | ".join([_md_escape(title), *marked]) + " |")
     lines += ["", f"_{COHERENCE_LEGEND}_"]
-    found = coherence_notes(results)
+    if reference is not None:
+        lines += ["", f"_{REFERENCE_COHERENCE}._"]
+    found = coherence_notes(results, reference)
     if found:
         lines += ["", "Notes:", ""] + [f"- {_md_escape(n)}" for n in found]
     return "\n".join(lines) + "\n"
 
 
-def render_coherence_html_fragment(results: Sequence[CoherenceResult] | CoherenceResult) -> str:
+def render_coherence_html_fragment(
+    results: Sequence[CoherenceResult] | CoherenceResult,
+    *,
+    reference: CoherenceResult | None = None,
+    diff: bool = False,
+) -> str:
     """Checks down, view pairs across, as an HTML fragment (a div; no <html>)."""
     results = _many(results)
     e = html.escape
     out = ['<div class="mountbench-coherence">', "<table>"]
     out.append(
         "<thead><tr><th>check</th>"
-        + "".join(f"<th>{e(pair_label(r))} (×{r.repeat})</th>" for r in results)
+        + "".join(f"<th>{e(h)}</th>" for h in _coherence_headers(results, reference))
         + "</tr></thead><tbody>"
     )
-    for title, cells in _coherence_rows(results):
-        out.append(f'<tr><th scope="row">{e(title)}</th>' + "".join(f"<td>{e(c)}</td>" for c in cells) + "</tr>")
+    for title, cells in _coherence_table(results, reference, diff):
+        tds = "".join(f'<td class="severity-{c.severity.replace(" ", "-")}">{e(c.marked)}</td>' for c in cells)
+        out.append(f'<tr><th scope="row">{e(title)}</th>{tds}</tr>')
     out.append("</tbody></table>")
     out.append(f'<p class="legend">{e(COHERENCE_LEGEND)}</p>')
-    found = coherence_notes(results)
+    if reference is not None:
+        out.append(f'<p class="legend">{e(REFERENCE_COHERENCE)}.</p>')
+    found = coherence_notes(results, reference)
     if found:
         out.append('<ul class="notes">' + "".join(f"<li>{e(n)}</li>" for n in found) + "</ul>")
     out.append("</div>")
     return "\n".join(out) + "\n"
+
+
+# -- a whole probe, data loss first -------------------------------------------------------------
+
+
+def render_data_loss_terminal(report: ProbeReport) -> Text:
+    found = data_loss(report)
+    if not found:
+        return Text(NO_DATA_LOSS, style="green")
+    text = Text(f"‼ {DATA_LOSS_TITLE}:", style=DATA_LOSS_STYLE)
+    for line in found:
+        text.append(f"\n  ‼ {line}", style="bold red")
+    return text
+
+
+def render_document_terminal(report: ProbeReport, *, details: bool = False, diff: bool = False) -> list[RenderableType]:
+    """Data loss first, then the capability matrix, then the coherence table."""
+    parts: list[RenderableType] = [render_data_loss_terminal(report)]
+    if report.targets:
+        ref_probe = report.reference
+        parts.append(render_terminal(report.targets, details=details, reference=ref_probe, diff=diff, caption=False))
+        below = matrix_caption(report.targets, details=details, reference=ref_probe, diff=diff)
+        parts.append(Text("\n".join(below), style="dim"))
+    if report.coherence:
+        ref = report.reference_coherence
+        parts.append(render_coherence_terminal(report.coherence, reference=ref, diff=diff, caption=False))
+        parts.append(Text("\n".join(coherence_caption(report.coherence, ref)), style="dim"))
+    return parts
+
+
+def render_document_markdown(report: ProbeReport, *, diff: bool = False) -> str:
+    found = data_loss(report)
+    if found:
+        head = f"## ‼ {DATA_LOSS_TITLE}\n\n" + "".join(f"- **{_md_escape(line)}**\n" for line in found)
+    else:
+        head = f"_{NO_DATA_LOSS}_\n"
+    parts = [head]
+    if report.targets:
+        parts.append(render_markdown(report.targets, reference=report.reference, diff=diff))
+    if report.coherence:
+        parts.append(render_coherence_markdown(report.coherence, reference=report.reference_coherence, diff=diff))
+    return "\n".join(parts)
+
+
+PROBE_CSS = """
+body { font-family: system-ui, sans-serif; margin: 1.5rem; }
+table { border-collapse: collapse; margin: 1rem 0; }
+th, td { border: 1px solid #8884; padding: .25rem .5rem; text-align: left; vertical-align: top; }
+.verdict-yes, .severity-ok { color: #1a7f37; }
+.verdict-no, .severity-bad { color: #cf222e; }
+.verdict-differs, .severity-warning { color: #9a6700; }
+.verdict-hung, .severity-unknown { color: #8250df; }
+.verdict-needs-root, .verdict-skipped { color: #6e7781; }
+.severity-data-loss { background: #cf222e; color: #fff; font-weight: bold; }
+.data-loss { border: 2px solid #cf222e; padding: .5rem 1rem; }
+.data-loss h2 { color: #cf222e; margin: 0; }
+.legend, .notes { font-size: .9em; }
+"""
+
+
+def render_document_html(report: ProbeReport, *, title: str, diff: bool = False) -> str:
+    """A standalone page: data loss first, then the matrix and the coherence table."""
+    e = html.escape
+    found = data_loss(report)
+    if found:
+        head = (
+            f'<section class="data-loss"><h2>‼ {e(DATA_LOSS_TITLE)}</h2><ul>'
+            + "".join(f"<li>{e(line)}</li>" for line in found)
+            + "</ul></section>"
+        )
+    else:
+        head = f'<p class="no-data-loss severity-ok">{e(NO_DATA_LOSS)}</p>'
+    body = head
+    if report.targets:
+        body += render_html_fragment(report.targets, reference=report.reference, diff=diff)
+    if report.coherence:
+        body += render_coherence_html_fragment(report.coherence, reference=report.reference_coherence, diff=diff)
+    return f"<!doctype html><meta charset=utf-8><title>{e(title)}</title><style>{PROBE_CSS}</style>{body}"
+
+
+def document_json(report: ProbeReport, probe_id: str) -> dict[str, Any]:
+    """The stored probe as JSON, the data-loss findings first."""
+    return {"data_loss": data_loss(report), "id": probe_id, **report.to_dict()}

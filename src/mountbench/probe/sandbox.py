@@ -10,12 +10,15 @@ helper processes of their own) and reports "hung".
 The parent never touches the target filesystem itself.
 
 Note: ``fork`` copies only the calling thread. The child runs nothing but the
-probe function and ``os._exit``; it never returns into the caller's stack.
+probe function and ``os._exit``; it never returns into the caller's stack. On Linux a
+child is killed when its parent dies (``PR_SET_PDEATHSIG``), so killing a probe with
+SIGKILL leaves no probe running on in its scratch directory.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno as errno_mod
 import faulthandler
 import json
@@ -23,6 +26,7 @@ import os
 import select
 import signal
 import struct
+import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -34,6 +38,7 @@ Status = Literal["ok", "oserror", "signal", "hung", "crash"]
 _HEADER = struct.Struct("!Q")
 _UNREAPED: set[int] = set()
 KILL_GRACE_S = 2.0
+PR_SET_PDEATHSIG = 1
 
 
 def errno_name(code: int | None) -> str | None:
@@ -77,10 +82,11 @@ class Child:
         self.new_group = new_group
         self.started = time.monotonic()
         rfd, wfd = os.pipe()
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child, reported through the pipe
             os.close(rfd)
-            _child_main(wfd, fn, args, new_group)
+            _child_main(wfd, fn, args, new_group, parent)
         os.close(wfd)
         self.pid = pid
         self._rfd = rfd
@@ -243,10 +249,24 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float, new_group: 
     return Child(fn, *args, new_group=new_group).wait(timeout)
 
 
-def _child_main(wfd: int, fn: Callable[..., Any], args: tuple[Any, ...], new_group: bool) -> None:
+def _die_with_parent(parent: int) -> None:
+    """Linux: be killed when the parent dies (a SIGKILLed probe must not leave probes running
+    in its scratch directory, which the next probe may then remove)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # libc's own symbols
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _child_main(wfd: int, fn: Callable[..., Any], args: tuple[Any, ...], new_group: bool, parent: int) -> None:
     """Body of the forked child: never returns."""
     code = 0
     try:
+        _die_with_parent(parent)
         if new_group:
             with contextlib.suppress(OSError):
                 os.setpgid(0, 0)

@@ -1,25 +1,40 @@
 """probe_target: run every capability probe against one directory, safely.
 
-The calling process never touches the target: creating the scratch directory,
-each probe, and the removal each run in a child process bounded by ``timeout``.
-After a probe hangs, the target is pinged; if it no longer answers, the remaining
-probes are "skipped" rather than each waiting out its own timeout.
+The calling process never touches the target: looking for leftovers of killed probes,
+creating the scratch directory, each probe, and the removal each run in a child process
+bounded by ``timeout``. After a probe hangs, the target is pinged; if it no longer
+answers, the remaining probes are "skipped" rather than each waiting out its own timeout.
+
+The scratch directory is :mod:`mountbench.scratch`'s (shared with runs): its marker names
+this process as the owner, so the next probe can remove what a killed probe left.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
+import secrets
+import stat
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mountbench.probe import scratch
-from mountbench.probe.capabilities import CAPABILITIES, Capability, ProbeContext, Refused, step
-from mountbench.probe.fsinfo import fs_info
+from mountbench import scratch as scratch_mod
+from mountbench.probe.capabilities import (
+    CAPABILITIES,
+    Capability,
+    HelperFailed,
+    ProbeContext,
+    Refused,
+    helper,
+    unlabelled,
+)
+from mountbench.probe.fsinfo import fs_info, statvfs_dict
 from mountbench.probe.model import (
+    DIFFERS,
     HUNG,
     NEEDS_ROOT,
     NO,
@@ -33,22 +48,78 @@ from mountbench.probe.sandbox import ChildCrashed, Outcome, run_isolated
 PING_TIMEOUT_S = 2.0
 
 
+# -- the probe's scratch directory (child side: each runs in a child process) ------------------
+
+
+def new_scratch_name() -> str:
+    """A fresh scratch directory name (chosen by the parent, so it is known even if a child hangs)."""
+    return scratch_mod.PROBE_PREFIX + secrets.token_hex(6)
+
+
+def new_marker() -> scratch_mod.Marker:
+    """A probe's marker: a random token, and this (the parent) process as the owner."""
+    return scratch_mod.Marker("probe", secrets.token_hex(16), scratch_mod.Owner.current(), time.time())
+
+
+def sweep_leftovers(target: str) -> list[str]:
+    """Remove the scratch directories of killed probes in ``target`` (see scratch.sweep_dead_probes)."""
+    return scratch_mod.sweep_dead_probes(os.path.realpath(target))
+
+
+def create_scratch(target: str, name: str, marker: scratch_mod.Marker) -> dict[str, Any]:
+    """Create the scratch directory and its marker; return the target's real path, the
+    scratch path and the target's statvfs figures. The target itself is never created."""
+    real = os.path.realpath(target)
+    if not stat.S_ISDIR(os.stat(real).st_mode):  # os.stat raises ENOENT if missing
+        raise NotADirectoryError(errno.ENOTDIR, "Not a directory", real)
+    scratch = scratch_mod.create(real, name, marker)
+    return {"realpath": real, "scratch": str(scratch), "statvfs": statvfs_dict(os.statvfs(real))}
+
+
+def marker_id(scratch: str) -> str | None:
+    marker = scratch_mod.read_marker(scratch)
+    return marker.id if marker is not None else None
+
+
+def remove_probe_scratch(scratch: str, token: str | None) -> str:
+    """Remove a probe's scratch directory if its marker holds ``token`` (None: any probe's)."""
+    if not os.path.basename(scratch.rstrip("/")).startswith(scratch_mod.PROBE_PREFIX):
+        raise ValueError(f"refusing to remove {scratch}: not a probe scratch directory")
+    return scratch_mod.remove(scratch, lambda m: m.kind == "probe" and (token is None or m.id == token))
+
+
+def responsive(scratch: str) -> bool:
+    """Does the filesystem still answer? Creating and removing a directory must reach the
+    server (a stat could be answered from an attribute cache)."""
+    ping = os.path.join(scratch, f"ping-{secrets.token_hex(4)}")
+    os.mkdir(ping)
+    os.rmdir(ping)
+    return True
+
+
 def _run_capability(cap: Capability, work: str, timeout: float) -> dict[str, Any]:
-    """Child side: make the probe's work directory, run the probe, return its Finding."""
+    """Child side: make the probe's work directory, run the probe, return its Finding.
+
+    A call the probe labels with ``step`` that fails makes "no"; a labelled helper step
+    that fails makes "differs" naming it; an OSError from an unlabelled call is reported
+    as such ("differs"): which call failed is then unknown, so it is never "no".
+    """
     try:
-        with step("create the probe's work directory"):
+        with helper("create the probe's work directory"):
             os.mkdir(work, 0o755)
         finding = cap.fn(ProbeContext(Path(work), timeout))
-    except Refused as refused:
-        finding = refused.finding()
+    except (Refused, HelperFailed) as failure:
+        finding = failure.finding()
+    except OSError as err:
+        finding = unlabelled(err)
     return dataclasses.asdict(finding)
 
 
 def _finding_from(outcome: Outcome, cap: Capability, timeout: float) -> Finding:
     if outcome.status == "ok":
         return Finding(**outcome.value)
-    if outcome.status == "oserror":
-        return Finding(NO, detail=outcome.message, errno=outcome.errno)
+    if outcome.status == "oserror":  # raised outside the probe function (never expected)
+        return Finding(DIFFERS, detail=f"unlabelled call failed: {outcome.message}", errno=outcome.errno)
     if outcome.status == "signal":
         return Finding(NO, detail=outcome.message)
     if outcome.status == "hung":
@@ -67,20 +138,22 @@ def probe_target(
     ``timeout`` bounds each probe (and the scratch creation and removal). Only the
     scratch directory ``<path>/.mountbench-probe-<random>/`` is written; it is
     removed at the end unless the filesystem stopped answering (``cleanup`` says so).
-    ``capabilities`` replaces the built-in list (to select some, or inject test probes).
+    Scratch directories left in ``path`` by probes that were killed are removed first
+    (``swept`` says which). ``capabilities`` replaces the built-in list (to select some,
+    or inject test probes).
     """
     caps = tuple(CAPABILITIES if capabilities is None else capabilities)
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.monotonic()
     target = os.path.abspath(path)
-    name, token = scratch.new_name(), scratch.new_token()
+    name, marker = new_scratch_name(), new_marker()
+    swept = sweep_killed_probes(target, timeout)
 
-    created = run_isolated(scratch.create, target, name, token, timeout=timeout)
+    created = run_isolated(create_scratch, target, name, marker, timeout=timeout)
     if created.status != "ok":
         if created.status == "crash":
             raise ChildCrashed(f"creating the scratch directory crashed:\n{created.message}")
         why = (f"creating the scratch directory: {created.errno or created.status} {created.message}").strip()
-        verdict = SKIPPED
         scratch_path = os.path.join(target, name)
         cleanup = "not created"
         if created.status == "hung":
@@ -88,12 +161,13 @@ def probe_target(
         return TargetProbe(
             path=str(path),
             fs=fs_info(target),
-            results=tuple(ProbeResult(c.id, c.title, verdict, detail=f"not attempted: {why}") for c in caps),
+            results=tuple(ProbeResult(c.id, c.title, SKIPPED, detail=f"not attempted: {why}") for c in caps),
             scratch=scratch_path,
             cleanup=cleanup,
             error=why,
             started=started,
             duration_s=round(time.monotonic() - t0, 3),
+            swept=swept,
         )
 
     info = created.value
@@ -114,13 +188,13 @@ def probe_target(
             finding = _finding_from(outcome, cap, timeout)
             results.append(ProbeResult.from_finding(cap.id, cap.title, finding, round(outcome.elapsed_s * 1e3, 3)))
             if finding.verdict == HUNG:
-                ping = run_isolated(scratch.responsive, scratch_path, timeout=min(timeout, PING_TIMEOUT_S))
+                ping = run_isolated(responsive, scratch_path, timeout=min(timeout, PING_TIMEOUT_S))
                 if ping.status == "hung":
                     unresponsive = f"not attempted: the target stopped answering after {cap.id!r} hung"
     except ChildCrashed as exc:
         crash = exc
     finally:
-        cleanup = _remove(scratch_path, token, timeout, unresponsive is not None)
+        cleanup = _remove(scratch_path, marker.id, timeout, unresponsive is not None)
     if crash is not None:
         raise crash
     return TargetProbe(
@@ -131,35 +205,49 @@ def probe_target(
         cleanup=cleanup,
         started=started,
         duration_s=round(time.monotonic() - t0, 3),
+        swept=swept,
     )
+
+
+def sweep_killed_probes(target: str, timeout: float) -> tuple[str, ...]:
+    """Remove what killed probes left in ``target``; one line per directory (or the failure)."""
+    outcome = run_isolated(sweep_leftovers, target, timeout=timeout)
+    if outcome.status == "ok":
+        return tuple(f"removed {line}" for line in outcome.value)
+    if outcome.status == "oserror" and outcome.errno in ("ENOENT", "ENOTDIR"):
+        return ()  # the target itself is unusable: creating the scratch directory says so
+    return (f"looking for scratch directories left by killed probes failed: {_why(outcome)}",)
+
+
+def _why(outcome: Outcome) -> str:
+    return f"{outcome.errno or outcome.status} {outcome.message}".strip()
 
 
 def _remove(scratch_path: str, token: str, timeout: float, unresponsive: bool) -> str:
     if unresponsive:
         # One short attempt: the target may have recovered meanwhile.
         timeout = min(timeout, PING_TIMEOUT_S)
-    outcome = run_isolated(scratch.remove, scratch_path, token, timeout=max(timeout, 1.0))
+    outcome = run_isolated(remove_probe_scratch, scratch_path, token, timeout=max(timeout, 1.0))
     if outcome.status == "ok":
         return "removed"
     if outcome.status == "hung":
         return f"left {scratch_path}: removing it hung"
-    return f"left {scratch_path}: {outcome.errno or outcome.status} {outcome.message}".strip()
+    return f"left {scratch_path}: {_why(outcome)}"
 
 
 def remove_scratch(scratch_path: str | Path, *, timeout: float = 10.0) -> str:
     """Remove a scratch directory left behind (for example after the target hung).
 
-    The marker is checked: only a directory the probe created (holding its marker,
-    whatever its token) is removed. Returns "removed"/"absent" or raises OSError.
+    The marker is checked: only a directory a probe created (holding a probe's marker,
+    whatever its token) is removed; without a marker, only an empty one. Returns
+    "removed"/"absent" or raises OSError.
     """
     path = str(scratch_path)
-    token_outcome = run_isolated(scratch.marker_token, path, timeout=timeout)
-    if token_outcome.status != "ok":
-        raise TimeoutError(f"{path}: the filesystem did not answer within {timeout:g} s")
-    token = token_outcome.value
-    outcome = run_isolated(scratch.remove, path, token or "", timeout=timeout)
+    outcome = run_isolated(remove_probe_scratch, path, None, timeout=timeout)
     if outcome.status == "ok":
         return str(outcome.value)
     if outcome.status == "oserror":
         raise OSError(f"{path}: {outcome.errno} {outcome.message}")
-    raise TimeoutError(f"{path}: removal {outcome.status} {outcome.message}".strip())
+    if outcome.status == "hung":
+        raise TimeoutError(f"{path}: the filesystem did not answer within {timeout:g} s")
+    raise OSError(f"{path}: removal {outcome.status} {outcome.message}".strip())

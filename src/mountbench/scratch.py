@@ -1,0 +1,448 @@
+"""Scratch directories inside targets, for runs and probes alike, and runs' private temp folders.
+
+mountbench writes only inside a scratch directory it created in each target:
+
+- a run:   ``<target>/.mountbench-<run id>/``
+- a probe: ``<target>/.mountbench-probe-<random>/``
+
+Each carries a marker file (:data:`MARKER`) saying which run or probe made it and which
+process owns it (pid, process start time, host, boot and pid namespace), so that
+
+- nothing is ever deleted unless its marker says we made it (:func:`remove`);
+- a parent directory is never created: a vanished target stays vanished (:func:`create`);
+- a live owner is recognised (:func:`live_users`): a run holds an exclusive ``flock`` on its
+  marker while it works (:func:`lock`); a probe's owner is checked by pid and start time;
+- directories left by killed probes can be removed safely (:func:`sweep_dead_probes`).
+  A killed *run's* scratch directory is never swept: ``run --resume`` reuses it.
+
+A run's job files live outside the targets, in ``<tmp>/mountbench-<run id>-*/``; an owner
+file written at creation lets :func:`sweep_workdirs` remove the folders of killed runs.
+
+The functions here touch the filesystem directly. The probe calls them in a child process
+(a hung mount must not hang the caller); runs call them in-process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import shutil
+import socket
+import stat
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import psutil
+
+PREFIX = ".mountbench-"
+PROBE_PREFIX = ".mountbench-probe-"
+MARKER = ".mountbench-scratch"
+LEGACY_PROBE_MARKER = ".mountbench-probe-marker"  # written by probes before markers were shared
+WORKDIR_PREFIX = "mountbench-"
+WORKDIR_OWNER = ".mountbench-owner"
+REMOVE_ATTEMPTS = 3
+REMOVE_RETRY_S = 0.1
+START_TIME_SLACK_S = 1.0
+
+Kind = Literal["run", "probe"]
+
+
+# -- who owns a directory -------------------------------------------------------------------
+
+
+def _boot_id() -> str | None:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip() or None
+    except OSError:
+        return None
+
+
+def _pid_namespace() -> str | None:
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True)
+class Owner:
+    """A process, identified well enough to tell "gone" from "alive" (pids are reused)."""
+
+    pid: int
+    started: float  # the process's start time (psutil create_time, seconds since the epoch)
+    host: str
+    boot_id: str | None = None
+    pid_ns: str | None = None
+
+    @classmethod
+    def current(cls) -> Owner:
+        return cls.of(os.getpid())
+
+    @classmethod
+    def of(cls, pid: int) -> Owner:
+        return cls(pid, psutil.Process(pid).create_time(), socket.gethostname(), _boot_id(), _pid_namespace())
+
+    def alive(self) -> bool | None:
+        """True/False for a process of this machine's current boot and pid namespace;
+        None when that cannot be told from here (another host or namespace)."""
+        if self.host != socket.gethostname():
+            return None
+        here = _boot_id()
+        if self.boot_id and here and self.boot_id != here:
+            return False  # a process of an earlier boot
+        ns = _pid_namespace()
+        if self.pid_ns and ns and self.pid_ns != ns:
+            return None
+        try:
+            started = psutil.Process(self.pid).create_time()
+        except psutil.NoSuchProcess:
+            return False
+        except psutil.Error:
+            return True  # it exists; we may not look at it
+        return abs(started - self.started) <= START_TIME_SLACK_S
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pid": self.pid,
+            "started": self.started,
+            "host": self.host,
+            "boot_id": self.boot_id,
+            "pid_ns": self.pid_ns,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Owner:
+        return cls(
+            pid=int(data["pid"]),
+            started=float(data["started"]),
+            host=str(data["host"]),
+            boot_id=data.get("boot_id"),
+            pid_ns=data.get("pid_ns"),
+        )
+
+    def __str__(self) -> str:
+        return f"pid {self.pid} on {self.host}"
+
+
+@dataclass(frozen=True)
+class Marker:
+    """What the marker file says: who made the directory (a run id, or a probe's token)."""
+
+    kind: Kind
+    id: str
+    owner: Owner | None = None
+    created: float | None = None
+
+    def to_text(self) -> str:
+        data = {
+            "tool": "mountbench",
+            "kind": self.kind,
+            "id": self.id,
+            "owner": self.owner.to_dict() if self.owner else None,
+            "created": self.created,
+        }
+        return json.dumps(data) + "\n"
+
+    @classmethod
+    def parse(cls, text: str) -> Marker | None:
+        """The marker in ``text`` (a JSON line; earlier runs wrote the bare run id), or None."""
+        first = text.split("\n", 1)[0].strip()
+        if not first:
+            return None
+        if not first.startswith("{"):
+            return cls("run", first)  # a run's marker before markers were shared
+        try:
+            data = json.loads(first)
+            if data.get("tool") != "mountbench" or data.get("kind") not in ("run", "probe"):
+                return None
+            owner = Owner.from_dict(data["owner"]) if data.get("owner") else None
+            return cls(data["kind"], str(data["id"]), owner, data.get("created"))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+
+def _legacy_probe_marker(text: str) -> Marker | None:
+    try:
+        data = json.loads(text)
+        return Marker("probe", str(data["token"])) if data.get("tool") == "mountbench probe" else None
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def read_marker(directory: Path | str) -> Marker | None:
+    """The marker of a scratch directory, or None if it has none we wrote."""
+    d = Path(directory)
+    try:
+        return Marker.parse((d / MARKER).read_text(errors="replace"))
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return None
+    try:
+        return _legacy_probe_marker((d / LEGACY_PROBE_MARKER).read_text(errors="replace"))
+    except OSError:
+        return None
+
+
+def is_scratch_name(name: str) -> bool:
+    return name.startswith(PREFIX) and name not in (MARKER, LEGACY_PROBE_MARKER)
+
+
+# -- create, lock, remove ---------------------------------------------------------------------
+
+
+def create(parent: Path | str, name: str, marker: Marker) -> Path:
+    """Make ``<parent>/<name>/`` and its marker. Never creates ``parent`` itself.
+
+    Raises FileExistsError if the directory exists, OSError if it cannot be made; a
+    directory whose marker cannot be written is removed again before raising.
+    """
+    if not is_scratch_name(name) or "/" in name:
+        raise ValueError(f"{name!r} is not a scratch directory name")
+    directory = Path(parent) / name
+    os.mkdir(directory, 0o755)
+    try:
+        _write_new(directory / MARKER, marker.to_text())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.rmdir(directory)
+        raise
+    return directory
+
+
+def _write_new(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        data = text.encode()
+        while data:
+            data = data[os.write(fd, data) :]
+    finally:
+        os.close(fd)
+
+
+class Locked(Exception):
+    """Another process holds the scratch directory's lock."""
+
+
+def lock(directory: Path | str, *, attempts: int = 5, wait_s: float = 0.02) -> int | None:
+    """Take an exclusive ``flock`` on the marker and return its fd (close it to release).
+
+    Retries briefly (another process may be looking at the lock for a moment, see
+    :func:`lock_state`), then raises :class:`Locked`. Returns None where the filesystem
+    has no working flock.
+    """
+    try:
+        fd = os.open(Path(directory) / MARKER, os.O_RDWR)
+    except PermissionError:  # another user's marker (a run resumed as someone else): lock only
+        fd = os.open(Path(directory) / MARKER, os.O_RDONLY)
+    for attempt in range(attempts):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if attempt == attempts - 1:
+                os.close(fd)
+                raise Locked(str(directory)) from None
+            time.sleep(wait_s)
+        except OSError:  # no flock on this filesystem
+            os.close(fd)
+            return None
+    raise AssertionError("unreachable")
+
+
+def claim(fd: int, marker: Marker) -> None:
+    """Rewrite a locked marker in place to name its new owner (a resumed run).
+
+    The JSON is one line: a reader ignores whatever follows the first newline, so the
+    marker stays readable even if this process dies between the write and the truncate.
+    """
+    data = marker.to_text().encode()
+    try:
+        os.pwrite(fd, data, 0)
+        os.ftruncate(fd, len(data))
+    except OSError:  # opened read-only, or the filesystem refuses: the lock still guards the run
+        pass
+
+
+def lock_state(directory: Path | str) -> Literal["held", "free", "unknown"]:
+    """Is the marker's flock held by some process? ("unknown": no marker or no flock)"""
+    try:
+        fd = os.open(Path(directory) / MARKER, os.O_RDONLY)
+    except OSError:
+        return "unknown"
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return "held"
+    except OSError:
+        return "unknown"
+    finally:
+        os.close(fd)  # closing drops the shared lock we may have taken
+    return "free"
+
+
+class NotOurs(PermissionError):
+    """The directory's marker is missing or names someone else: it is left alone."""
+
+
+def remove(directory: Path | str, accept: Callable[[Marker], bool]) -> str:
+    """Delete a scratch directory whose marker ``accept`` approves; say what was done.
+
+    Contents go first and the marker last, so an interrupted removal can be finished
+    later. Symbolic links are removed, never followed. FUSE filesystems may briefly
+    hold ``.fuse_hidden*`` files for files still open: removal is retried a few times.
+    Returns "removed" or "absent"; raises :class:`NotOurs` if the marker is not approved
+    (or missing and the directory is not empty), OSError if something stays.
+    """
+    d = Path(directory)
+    if not os.path.lexists(d):
+        return "absent"
+    if not is_scratch_name(d.name):
+        raise NotOurs(errno.EPERM, "not a mountbench scratch directory name", str(d))
+    marker = read_marker(d)
+    if marker is None:
+        os.rmdir(d)  # only an empty directory (creation stopped before the marker); else ENOTEMPTY
+        return "removed"
+    if not accept(marker):
+        raise NotOurs(errno.EPERM, "its marker names another run or probe; not ours", str(d))
+    for attempt in range(REMOVE_ATTEMPTS):
+        try:
+            _remove_contents(d)
+            for name in (MARKER, LEGACY_PROBE_MARKER):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(d / name)
+            os.rmdir(d)
+            return "removed"
+        except OSError:
+            if not os.path.lexists(d):
+                return "removed"
+            if attempt == REMOVE_ATTEMPTS - 1:
+                raise
+            time.sleep(REMOVE_RETRY_S)
+    raise AssertionError("unreachable")
+
+
+def _remove_contents(d: Path) -> None:
+    for entry in os.scandir(d):
+        if entry.name in (MARKER, LEGACY_PROBE_MARKER):
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.path)
+
+
+# -- other users of a target --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LiveUser:
+    """Another live mountbench run or probe working in the same target."""
+
+    path: str
+    marker: Marker
+    evidence: str  # "holds the lock on its marker", "pid 123 on host is alive"
+
+    def describe(self) -> str:
+        what = f"run {self.marker.id}" if self.marker.kind == "run" else "a mountbench probe"
+        return f"{what} ({self.evidence})"
+
+
+def live_users(parent: Path | str, *, exclude: str | None = None) -> list[LiveUser]:
+    """The live runs and probes with a scratch directory in ``parent`` (``exclude``: ours).
+
+    A run is live while some process holds the flock on its marker; where the filesystem
+    has no flock, and for probes (which take no lock), while the owner process recorded
+    in the marker is alive. Directories without our marker are ignored.
+    """
+    found = []
+    try:
+        entries = sorted(os.scandir(parent), key=lambda e: e.name)
+    except OSError:
+        return []
+    for entry in entries:
+        if entry.name == exclude or not is_scratch_name(entry.name) or not entry.is_dir(follow_symlinks=False):
+            continue
+        marker = read_marker(entry.path)
+        if marker is None:
+            continue
+        state = lock_state(entry.path) if marker.kind == "run" else "unknown"
+        if state == "held":
+            found.append(LiveUser(entry.path, marker, "it holds the lock on its marker"))
+        elif state == "unknown" and marker.owner is not None and marker.owner.alive():
+            found.append(LiveUser(entry.path, marker, f"{marker.owner} is alive"))
+    return found
+
+
+def sweep_dead_probes(parent: Path | str) -> list[str]:
+    """Remove probe scratch directories in ``parent`` whose owner process is gone.
+
+    Only directories whose marker says "probe" and names an owner of this machine that
+    is provably dead are removed; a live owner, an owner on another host, a foreign or
+    missing marker, and every run's directory are left alone. Returns one line per
+    directory removed (its path and the dead owner).
+    """
+    removed = []
+    try:
+        entries = sorted(os.scandir(parent), key=lambda e: e.name)
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.name.startswith(PROBE_PREFIX) or not entry.is_dir(follow_symlinks=False):
+            continue
+        marker = read_marker(entry.path)
+        if marker is None or marker.kind != "probe" or marker.owner is None or marker.owner.alive() is not False:
+            continue
+        owner = marker.owner
+        remove(entry.path, lambda m, ours=marker: m == ours)
+        removed.append(f"{entry.path} (its probe, {owner}, is gone)")
+    return removed
+
+
+# -- runs' private temp folders ------------------------------------------------------------------
+
+
+def create_workdir(run_id: str, *, tmp: Path | str | None = None) -> Path:
+    """A private folder ``<tmp>/mountbench-<run id>-*/`` for a run's job files, with an owner file."""
+    path = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{run_id}-", dir=tmp))
+    _write_new(path / WORKDIR_OWNER, json.dumps({"run_id": run_id, "owner": Owner.current().to_dict()}) + "\n")
+    return path
+
+
+def sweep_workdirs(*, tmp: Path | str | None = None) -> list[Path]:
+    """Remove ``mountbench-*`` folders in ``tmp`` left by runs whose process is gone.
+
+    Only folders owned by this user that hold our owner file naming a dead process of
+    this machine are removed; anything else (no owner file, another user's, a live or
+    unknown owner) stays.
+    """
+    base = Path(tmp or tempfile.gettempdir())
+    removed = []
+    try:
+        entries = sorted(os.scandir(base), key=lambda e: e.name)
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.name.startswith(WORKDIR_PREFIX) or not entry.is_dir(follow_symlinks=False):
+            continue
+        owner_file = Path(entry.path) / WORKDIR_OWNER
+        try:
+            st = os.lstat(owner_file)
+            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or entry.stat().st_uid != os.geteuid():
+                continue
+            owner = Owner.from_dict(json.loads(owner_file.read_text())["owner"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if owner.alive() is False:
+            shutil.rmtree(entry.path, ignore_errors=True)
+            if not os.path.lexists(entry.path):
+                removed.append(Path(entry.path))
+    return removed
