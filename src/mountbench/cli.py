@@ -30,7 +30,7 @@ from mountbench.presets import load_preset, preset_names
 from mountbench.progress import ProgressEvents
 from mountbench.records.events import EventLog, Fanout
 from mountbench.records.export import make_document, write_document
-from mountbench.report.terminal import render_summary
+from mountbench.report.terminal import render_samples, render_summary
 from mountbench.store import Store, default_db_path
 from mountbench.summary import summarize_runs
 from mountbench.units import format_bytes, format_seconds
@@ -289,16 +289,20 @@ def list_runs(db: Path | None) -> None:
 
 
 @cli.command()
-@click.argument("run_ref", metavar="RUN", default="last")
+@click.argument("run_ref", metavar="[RUN]", default="last")
 @click.option("--baseline", metavar="LABEL", help="compare with this target instead")
 @click.option(
     "--metric", "metrics", multiple=True, help="metric to show: iops, bw, lat-mean, lat-p99, read.lat_p99.9 …"
 )
+@click.option("--samples", "list_samples", is_flag=True, help="list every sample in the order it was taken")
 @click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)
-def show(run_ref: str, baseline: str | None, metrics: tuple[str, ...], db: Path | None) -> None:
+def show(run_ref: str, baseline: str | None, metrics: tuple[str, ...], list_samples: bool, db: Path | None) -> None:
     """Show a stored run's comparison table (default: the last run)."""
     with Store(db or default_db_path(), writer=False) as store:
         run = store.load_run(run_ref)
+    if list_samples:
+        out.print(render_samples(run))
+        return
     out.print(render_summary(summarize_runs([run], baseline=baseline, metrics=metrics), [run]))
 
 

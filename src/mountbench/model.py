@@ -15,8 +15,17 @@ NOCACHE_MACOS = "f-nocache"
 UNSTABLE = "unstable"
 OUTLIERS = "outliers"
 FEW_SAMPLES = "few-samples"
-# caveats about a cell's spread, derived from its samples, not about how they were measured
-QUALITY_CODES = frozenset({UNSTABLE, OUTLIERS, FEW_SAMPLES})
+DRIFT = "drift"  # a cell's samples trend over the run
+MACHINE_DRIFT = "machine-drift"  # the baseline's do: the machine changed
+FIRST_SAMPLE = "first-sample"  # the first sample stands apart from the rest (a cold start)
+WIDE_RATIO = "wide-ratio"  # a ratio's interval too wide to rank the pair
+RATIO_DRIFT = "ratio-drift"  # the per-round ratio trends: interleaving could not keep it fair
+RATIO_STEADY = "ratio-steady"  # the machine drifted but the per-round ratio did not
+# caveats derived from a cell's samples (their spread, their order in time), not about how they
+# were measured; a ratio does not inherit these from its baseline (its interval already shows them)
+QUALITY_CODES = frozenset(
+    {UNSTABLE, OUTLIERS, FEW_SAMPLES, DRIFT, MACHINE_DRIFT, FIRST_SAMPLE, WIDE_RATIO, RATIO_DRIFT, RATIO_STEADY}
+)
 RUNTIME_CAPPED = "runtime-capped"
 EMULATED = "emulated"
 EMULATED_GUEST_CPU = "emulated-guest-cpu"  # a mount whose cost is guest CPU, under emulation

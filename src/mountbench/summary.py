@@ -6,15 +6,16 @@ Pure: takes RunData, returns plain dataclasses that reports render.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from mountbench import model
+from mountbench import model, quality
 from mountbench.errors import UsageError
 from mountbench.metrics import MetricInfo, describe, headline_metrics, metric_matches
 from mountbench.model import Caveat, RunData, Sample
-from mountbench.stats import UNSTABLE_CV, Comparison, Summary, compare, summarize
+from mountbench.stats import Comparison, Summary, compare, summarize
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,12 @@ class Cell:
     caveats: tuple[Caveat, ...]
     errors: tuple[str, ...]  # distinct failure messages
     failed: int
-    values: tuple[float, ...]
+    values: tuple[float, ...]  # in the order they were measured
+    rounds: tuple[int, ...] = ()  # the round of each value
+
+    @property
+    def drifted(self) -> bool:
+        return any(c.code in (model.DRIFT, model.MACHINE_DRIFT) for c in self.caveats)
 
 
 @dataclass(frozen=True)
@@ -66,6 +72,7 @@ def summarize_runs(
         by_key[(sample.workload, sample.target)].append(sample)
     rows: list[Row] = []
     matched_any = not metrics
+    show = f"mountbench show {runs[0].id if len(runs) == 1 else 'RUN'} --samples"
     for workload in _workloads(runs):
         available = sorted({m for s in samples if s.workload == workload.name and s.ok for m in s.metrics})
         if metrics:
@@ -75,10 +82,13 @@ def summarize_runs(
             names = headline_metrics(workload, available) or _fallback_metrics(by_key, workload.name)
         for name in names:
             info = describe(name)
-            cells = {label: _cell(label, by_key.get((workload.name, label), []), name) for label in targets}
-            base_values = cells[chosen_baseline].values
             cells = {
-                label: _with_comparison(cell, base_values) if label != chosen_baseline else cell
+                label: _cell(label, by_key.get((workload.name, label), []), info, label == chosen_baseline, show)
+                for label in targets
+            }
+            base = cells[chosen_baseline]
+            cells = {
+                label: _with_comparison(cell, base, chosen_baseline) if label != chosen_baseline else cell
                 for label, cell in cells.items()
             }
             rows.append(Row(workload.name, workload.title, info, cells))
@@ -97,14 +107,15 @@ def _fallback_metrics(by_key: dict[tuple[str, str], list[Sample]], workload: str
     return []
 
 
-def _cell(label: str, samples: list[Sample], metric: str) -> Cell:
-    ok = [s for s in samples if s.ok and metric in s.metrics]
+def _cell(label: str, samples: list[Sample], info: MetricInfo, baseline: bool, show: str) -> Cell:
+    metric = info.name
+    ok = sorted((s for s in samples if s.ok and metric in s.metrics), key=lambda s: (s.started_at, s.round))
     failed = [s for s in samples if not s.ok]
     values = tuple(float(s.metrics[metric]) for s in ok)
     caveats = _merge_caveats(s.caveats for s in samples)
     summary = summarize(values) if values else None
     if summary is not None:
-        caveats += _quality_caveats(summary)
+        caveats += quality.cell_caveats(summary, values, info, baseline=baseline, show_command=show)
     return Cell(
         target=label,
         summary=summary,
@@ -113,34 +124,22 @@ def _cell(label: str, samples: list[Sample], metric: str) -> Cell:
         errors=tuple(dict.fromkeys(s.error for s in failed)),
         failed=len(failed),
         values=values,
+        rounds=tuple(s.round for s in ok),
     )
 
 
-def _with_comparison(cell: Cell, base_values: tuple[float, ...]) -> Cell:
-    if not cell.values or not base_values:
+def _with_comparison(cell: Cell, base: Cell, baseline: str) -> Cell:
+    if not cell.values or not base.values:
         return cell
-    return Cell(
-        cell.target,
-        cell.summary,
-        compare(base_values, cell.values),
-        cell.caveats,
-        cell.errors,
-        cell.failed,
-        cell.values,
+    comparison = compare(base.values, cell.values)
+    extra = quality.ratio_caveats(
+        comparison,
+        list(zip(cell.rounds, cell.values, strict=True)),
+        list(zip(base.rounds, base.values, strict=True)),
+        drifted=cell.drifted or base.drifted,
+        baseline=baseline,
     )
-
-
-def _quality_caveats(summary: Summary) -> tuple[Caveat, ...]:
-    found = []
-    if summary.n < 3:
-        found.append(Caveat(model.FEW_SAMPLES, "fewer than 3 samples: no useful interval; use --repeat 3 or more"))
-    if summary.cv > UNSTABLE_CV:
-        found.append(
-            Caveat(model.UNSTABLE, f"unstable: samples vary by more than {UNSTABLE_CV:.0%} (the ± figure is the CV)")
-        )
-    if summary.outliers:
-        found.append(Caveat(model.OUTLIERS, "outlier samples (modified z-score > 3.5); see the raw samples"))
-    return tuple(found)
+    return dataclasses.replace(cell, comparison=comparison, caveats=cell.caveats + extra)
 
 
 def _merge_caveats(groups: Iterable[Iterable[Caveat]]) -> tuple[Caveat, ...]:

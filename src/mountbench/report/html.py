@@ -16,13 +16,14 @@ import jinja2
 from markupsafe import Markup
 
 from mountbench import __version__
+from mountbench.drift import ALPHA, MIN_CHANGE
 from mountbench.report import content
 from mountbench.report.cells import format_ratio, format_spread, format_value
 from mountbench.report.chartkeys import bars_key, block_label, percentile_key, sweep_key
 from mountbench.report.charts import Chart, inline_svg, plan_charts
 from mountbench.report.content import Report
 from mountbench.report.verdicts import verdicts
-from mountbench.stats import CONFIDENCE, OUTLIER_Z, UNSTABLE_CV
+from mountbench.stats import CONFIDENCE, OUTLIER_Z
 from mountbench.summary import Row
 from mountbench.units import format_bytes, format_seconds
 
@@ -370,6 +371,9 @@ def _methodology(report: Report) -> list[str]:
         "really has (75% with 3 samples).",
         f"Ratio to the baseline: ratio of geometric means, with a {CONFIDENCE:.0%} interval from Welch's t on the "
         "logarithms; ≈ when that interval contains 1 (the difference is within noise).",
-        f"A coefficient of variation above {UNSTABLE_CV:.0%} marks a cell unstable; outliers are samples with a "
-        f"modified z-score above {OUTLIER_Z}.",
+        "Drift: the samples of each cell, in the order they were taken, are tested for a trend (Mann–Kendall, "
+        f"p < {ALPHA:g}, and a change of at least {MIN_CHANGE:.0%} from the first rounds to the last); a trend on the "
+        "baseline is drift of the machine. Interleaved rounds keep ratios fair under slow drift, which the "
+        "per-round ratios show; a trend in them means the drift was too large for that. A first sample far from "
+        f"the rest (a cold start) is flagged, and outliers are samples with a modified z-score above {OUTLIER_Z}.",
     ]

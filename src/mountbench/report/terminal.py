@@ -6,10 +6,11 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from mountbench.metrics import describe
 from mountbench.model import QUALITY_CODES, RunData
 from mountbench.report.cells import Footnotes, format_ratio, format_spread, format_value
 from mountbench.summary import Cell, Row, RunSummary
-from mountbench.units import format_bytes
+from mountbench.units import format_bytes, format_seconds
 
 
 def render_summary(summary: RunSummary, runs: list[RunData]) -> Group:
@@ -95,3 +96,30 @@ def environment_text(runs: list[RunData]) -> str:
                 f"({info.mount_options}); {direct}; {format_bytes(info.free_bytes)} free"
             )
     return "\n".join(lines)
+
+
+def render_samples(run: RunData) -> Table:
+    """Every sample of a run in the order it was taken: what 'show RUN --samples' prints, so
+    outliers, drift and failures can be seen sample by sample."""
+    import time
+
+    table = Table(title=f"samples of run {run.id}, in the order they were taken", header_style="bold")
+    for name in ("#", "time", "round", "target", "workload", "value", "wall", "notes"):
+        table.add_column(name, justify="right" if name in ("#", "round", "value", "wall") else "left")
+    workloads = {w.name: w for w in run.workloads}
+    ordered = sorted(run.samples, key=lambda s: (s.started_at, s.round))
+    for index, sample in enumerate(ordered, 1):
+        workload = workloads.get(sample.workload)
+        headline = [m for m in (workload.description.headline if workload else ()) if m in sample.metrics]
+        value = ", ".join(format_value(sample.metrics[m], describe(m)) for m in headline) or "–"
+        when = time.strftime("%H:%M:%S", time.localtime(sample.started_at)) if sample.started_at else "?"
+        notes = (
+            Text(sample.error, style="red")
+            if not sample.ok
+            else Text(" ".join(dict.fromkeys(c.code for c in sample.caveats)), style="yellow")
+        )
+        table.add_row(
+            str(index), when, str(sample.round + 1), sample.target, sample.workload,
+            value if sample.ok else Text("failed", style="red"), format_seconds(sample.wall_s), notes,
+        )  # fmt: skip
+    return table

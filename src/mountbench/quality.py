@@ -1,0 +1,128 @@
+"""Flags that change what a reader concludes from a cell, worked out from its samples.
+
+Pure functions from a cell's values (in time order) to caveats:
+- drift: the samples trend over the run (drift.trend); on the baseline it is the
+  machine that drifted;
+- a first sample far from the rest (a cold start, what --warmup is for);
+- outliers, with the command that lists every sample;
+- for a ratio: an interval too wide to rank the two targets, and whether
+  interleaving kept the ratio fair while the machine drifted (the per-round ratios
+  show no trend) or the drift was too large for that.
+
+A large coefficient of variation alone is not flagged: on a shared or virtual
+machine nearly every cell has one, and the ± figure and the interval already show it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from mountbench import drift, model
+from mountbench.metrics import MetricInfo
+from mountbench.model import Caveat
+from mountbench.stats import Comparison, Summary
+
+RANK_MARGIN = 0.10  # an interval reaching beyond ±10 % on both sides of 1 cannot rank the pair
+
+
+def cell_caveats(
+    summary: Summary, values: Sequence[float], metric: MetricInfo, *, baseline: bool, show_command: str
+) -> tuple[Caveat, ...]:
+    """``values`` in time order; ``show_command`` lists the run's samples."""
+    found = []
+    if summary.n < 3:
+        found.append(Caveat(model.FEW_SAMPLES, "fewer than 3 samples: no useful interval; use --repeat 3 or more"))
+    trend = drift.trend(values)
+    if trend is not None and trend.drifts:
+        found.append(_drift_caveat(trend, metric, baseline))
+    first = drift.first_sample(values)
+    if first is not None and first.stands_out and not (trend and trend.drifts):
+        found.append(_first_caveat(first, metric))
+    if summary.outliers:
+        found.append(
+            Caveat(
+                model.OUTLIERS,
+                f"outlier samples (modified z-score > 3.5): '{show_command}' lists every sample with its time",
+            )
+        )
+    return tuple(found)
+
+
+def ratio_caveats(
+    comparison: Comparison | None,
+    target: Sequence[tuple[int, float]],
+    base: Sequence[tuple[int, float]],
+    *,
+    drifted: bool,
+    baseline: str,
+) -> tuple[Caveat, ...]:
+    """``target`` and ``base`` are (round, value) pairs; ``drifted``: either side drifts."""
+    found = []
+    if _too_wide(comparison):
+        assert comparison is not None
+        found.append(
+            Caveat(
+                model.WIDE_RATIO,
+                f"too wide to rank: the ratio's 95% CI {comparison.low:.3g}–{comparison.high:.3g} reaches "
+                "well beyond 1 on both sides; more repetitions (--repeat) narrow it",
+            )
+        )
+    by_round = dict(base)
+    paired = [value / by_round[r] for r, value in sorted(target) if by_round.get(r)]
+    trend = drift.trend(paired)
+    if trend is None:
+        return tuple(found)
+    if trend.drifts:
+        found.append(
+            Caveat(
+                model.RATIO_DRIFT,
+                f"drift too large for interleaving to cancel: the per-round ratio to {baseline} "
+                f"{_moved(trend.factor)} over the run (trend p = {trend.p_value:.2g})",
+            )
+        )
+    elif drifted:
+        found.append(
+            Caveat(
+                model.RATIO_STEADY,
+                f"the machine drifted during the run, but the per-round ratio to {baseline} shows no trend: "
+                "interleaved rounds kept this comparison fair",
+            )
+        )
+    return tuple(found)
+
+
+def _too_wide(comparison: Comparison | None) -> bool:
+    """Not significant, and the interval reaches beyond ±RANK_MARGIN on both sides of 1."""
+    if comparison is None or math.isnan(comparison.low) or comparison.significant:
+        return False
+    return comparison.low < 1 / (1 + RANK_MARGIN) and comparison.high > 1 + RANK_MARGIN
+
+
+def _drift_caveat(trend: drift.Trend, metric: MetricInfo, baseline: bool) -> Caveat:
+    later_better = (trend.end > trend.start) == metric.higher_is_better
+    how = f"samples {_moved(trend.factor)} over the run ({'better' if later_better else 'worse'} later; trend p = "
+    how += f"{trend.p_value:.2g})"
+    if baseline:
+        return Caveat(model.MACHINE_DRIFT, f"the machine drifted: the baseline's {how}")
+    return Caveat(model.DRIFT, f"drift: {how}; its median depends on when it was measured")
+
+
+def _first_caveat(first: drift.FirstSample, metric: MetricInfo) -> Caveat:
+    higher = first.ratio > 1
+    better = higher == metric.higher_is_better
+    percent = abs(first.ratio - 1) * 100
+    return Caveat(
+        model.FIRST_SAMPLE,
+        f"the first sample was {percent:.0f}% {'higher' if higher else 'lower'} ({'better' if better else 'worse'}) "
+        "than the rest: a cold start? --warmup 1 runs a round first and throws it away",
+    )
+
+
+def _moved(factor: float) -> str:
+    """'rose 3.9x' or 'fell 2.1x'; 'changed' when the size cannot be stated."""
+    if math.isnan(factor) or factor <= 0:
+        return "changed"
+    if factor >= 1:
+        return f"rose {factor:.2g}x"
+    return f"fell {1 / factor:.2g}x"
