@@ -67,3 +67,17 @@ def test_a_falling_trend_has_a_factor_below_one():
     found = trend([400, 380, 300, 250, 200, 150, 100])
     assert found is not None and found.drifts and found.factor < 0.5
     assert found.change > 1.0
+
+
+def test_mann_whitney_exact_values():
+    from mountbench.drift import mann_whitney_p
+
+    # 5 against 5, completely separated: 2 of the C(10, 5) = 252 arrangements are that extreme
+    assert mann_whitney_p([6, 7, 8, 9, 10], [1, 2, 3, 4, 5]) == pytest.approx(2 / 252)
+    assert mann_whitney_p([1, 2], [1, 2]) == 1.0
+
+
+def test_a_step_with_a_noisy_first_half_is_found():
+    """Seen on this VM: a throttle halfway through, a noisy first half, a flat second one."""
+    found = trend([10867, 29721, 17507, 28661, 32482, 667, 500, 500, 500, 500])
+    assert found is not None and found.drifts and found.p_value < 0.02
