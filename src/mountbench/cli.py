@@ -154,7 +154,7 @@ def run(
     if dry_run:
         _print_dry_run(request)
         return
-    for notice in check_space(request.targets, request.workloads, request.runner_for):
+    for notice in (*request.notes, *check_space(request.targets, request.workloads, request.runner_for)):
         err.print(f"note: {notice}")
     with Store(db or default_db_path()) as store:
         session = _session(request, store, events_path, json_out)

@@ -101,6 +101,31 @@ _RUN_OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
             "sample (fresh)",
         },
     ),
+    (
+        ("--until", "until_text"),
+        {
+            "metavar": "PRECISION",
+            "help": "after --repeat rounds, add rounds for each comparison until it is decided: ranked, the same "
+            "within PRECISION, or known to PRECISION (e.g. --until 5%%)",
+        },
+    ),
+    (
+        ("--max-repeat",),
+        {
+            "default": 12,
+            "show_default": True,
+            "type": click.IntRange(1, 1000),
+            "help": "with --until or --budget: the most rounds a cell gets",
+        },
+    ),
+    (
+        ("--budget", "budget_text"),
+        {
+            "metavar": "DURATION",
+            "help": "finish within DURATION (e.g. 60s, 5m): runtimes and rounds are chosen to fit, the rest goes "
+            "to the least decided comparisons (implies --until 5%% unless given)",
+        },
+    ),
     (("--keep",), {"is_flag": True, "help": "keep each target's scratch data"}),
     (("--db",), {"type": click.Path(path_type=Path), "help": DB_HELP}),
     (
@@ -114,7 +139,39 @@ _RUN_OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
 ]
 
 OPTION_NAMES = ("presets", "jobs", "only", "baseline", "repeat", "warmup", "runtime", "size_text", "seed",
-                "tree_profile", "tarball", "drop_caches", "keep", "file_state")  # fmt: skip
+                "tree_profile", "tarball", "drop_caches", "keep", "file_state", "until_text", "max_repeat",
+                "budget_text")  # fmt: skip
+
+
+DEFAULT_PRECISION = 0.05
+
+
+def parse_precision(text: str) -> float:
+    """'5%' or '0.05' -> 0.05; between 0.1 % and 100 %."""
+    stripped = text.strip()
+    try:
+        value = float(stripped[:-1]) / 100 if stripped.endswith("%") else float(stripped)
+    except ValueError:
+        raise UsageError(f"--until {text}: give a precision such as 5% or 0.05") from None
+    if not math.isfinite(value) or not 0.001 <= value <= 1:
+        raise UsageError(f"--until {text}: give a precision between 0.1% and 100%, e.g. 5%")
+    return value
+
+
+_DURATION_UNITS = {"": 1.0, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str, option: str) -> float:
+    """'90', '90s', '1.5m', '2h' -> seconds (at least 1 s)."""
+    import re
+
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", text.lower())
+    if not match or match.group(2) not in _DURATION_UNITS:
+        raise UsageError(f"{option} {text}: give a duration such as 60s, 5m or 1h")
+    seconds = float(match.group(1)) * _DURATION_UNITS[match.group(2)]
+    if seconds < 1:
+        raise UsageError(f"{option} {text}: give at least 1s")
+    return seconds
 
 
 def run_options(function: F) -> F:
@@ -132,6 +189,10 @@ def pop_run_options(params: dict[str, Any]) -> RunOptions:
         raise UsageError("--size must be positive, e.g. --size 1G")
     if raw["tarball"] and raw["tree_profile"]:
         raise UsageError("give either --tree or --tarball, not both")
+    budget = parse_duration(raw["budget_text"], "--budget") if raw["budget_text"] else None
+    until = parse_precision(raw["until_text"]) if raw["until_text"] else None
+    if budget is not None and until is None:
+        until = DEFAULT_PRECISION
     tree = None
     if raw["tarball"]:
         tree = TreeChoice(tarball=str(raw["tarball"].expanduser().resolve()))
@@ -151,12 +212,15 @@ def pop_run_options(params: dict[str, Any]) -> RunOptions:
         drop_caches=raw["drop_caches"],
         keep=raw["keep"],
         file_state=raw["file_state"],
+        until=until,
+        max_repeat=raw["max_repeat"],
+        budget=budget,
     )
 
 
 def given_run_options(params: dict[str, Any]) -> list[str]:
     """The run options that differ from their defaults (to refuse them next to --resume)."""
-    defaults = {"repeat": 3, "warmup": 0, "drop_caches": "auto", "file_state": "steady"}
+    defaults = {"repeat": 3, "warmup": 0, "drop_caches": "auto", "file_state": "steady", "max_repeat": 12}
     return [name for name in OPTION_NAMES if params.get(name) not in ((), None, False, defaults.get(name))]
 
 

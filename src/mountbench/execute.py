@@ -20,12 +20,12 @@ from typing import Any, Protocol
 
 import psutil
 
-from mountbench import caches
+from mountbench import caches, sequential
 from mountbench import scratch as scratch_mod
 from mountbench import targets as targets_mod
 from mountbench.errors import MountbenchError, TargetError
 from mountbench.model import PlanItem, RunConfig, Sample, Target, TargetRecord, Workload
-from mountbench.plan import build_plan, pending_items, remaining_estimate
+from mountbench.plan import build_plan, extra_round, pending_items, remaining_estimate
 from mountbench.runners.base import Prepared, Runner, RunSettings, TargetContext, WorkloadFailed
 from mountbench.store import Store, StoreFull
 from mountbench.units import format_bytes
@@ -114,6 +114,55 @@ def _shrink_hint(workloads: Sequence[Workload], runner_for: Callable[[Workload],
     runners = [runner_for(w) for w in workloads if runner_for(w).space_needed(w)[1]]
     hints = [getattr(r, "shrink_hint", f"drop the {r.kind} workloads with --only") for r in runners]
     return "; ".join(dict.fromkeys(hints)) or "drop workloads with --only"
+
+
+class _Clock:
+    """Where the run is in its plan and its budget: counts for progress, the ETA, and
+    whether a sample still fits before the deadline."""
+
+    def __init__(self, budget: float | None, *, total: int, done: int) -> None:
+        self.deadline = time.monotonic() + budget if budget is not None else None
+        self.budget = budget
+        self.total = total
+        self.done = done
+        self.spent = 0.0
+        self.spent_estimate = 0.0
+
+    def record(self, wall_s: float, estimate_s: float) -> None:
+        self.done += 1
+        self.spent += wall_s
+        self.spent_estimate += estimate_s
+
+    def factor(self) -> float:
+        """How the samples so far compared with their estimates (0.5x–3x)."""
+        if self.spent_estimate > 0 and self.spent > 0:
+            return min(3.0, max(0.5, self.spent / self.spent_estimate))
+        return 1.0
+
+    def fits(self, estimate_s: float) -> bool:
+        return self.deadline is None or time.monotonic() + estimate_s * self.factor() <= self.deadline
+
+    def fitting(self, pairs: list, estimate: Callable[[object], float]) -> list:
+        """The leading pairs whose samples fit in the time left."""
+        if self.deadline is None:
+            return pairs
+        left = self.deadline - time.monotonic()
+        kept = []
+        for pair in pairs:
+            cost = estimate(pair) * self.factor()
+            if cost <= left:
+                kept.append(pair)
+                left -= cost
+        return kept
+
+    def eta(self, items: Sequence[PlanItem]) -> float:
+        left = remaining_estimate(items, self.spent, self.spent_estimate)
+        if self.deadline is not None:
+            left = min(left, max(0.0, self.deadline - time.monotonic()))
+        return left
+
+    def ran_out_notice(self) -> str:
+        return f"the --budget of {self.budget:g} s ran out: samples that did not fit were not taken"
 
 
 class Session:
@@ -208,20 +257,11 @@ class Session:
         pending = pending_items(plan, done)
         self.events.on_start(self.run_id, plan, pending)
         status = "interrupted"
-        spent = spent_estimate = 0.0
+        self._clock = _Clock(self.config.budget, total=len(plan), done=len(plan) - len(pending))
         try:
-            for index, item in enumerate(pending):
-                eta = remaining_estimate(pending[index:], spent, spent_estimate)
-                done = len(plan) - len(pending) + index
-                sample = self._take(item, functools.partial(self.events.on_sample_start, item, done, len(plan), eta))
-                self.events.on_sample_done(item, sample)
-                if not item.warmup:  # a warm-up's numbers are thrown away, as hyperfine's are
-                    self.store.add_sample(self.run_id, sample)
-                    self._saved()
-                elif not sample.ok:  # not stored, so said at the end; the measured rounds record their own
-                    self.notices.append(f"{item.name} of {item.workload} on {item.target} failed: {sample.error}")
-                spent += sample.wall_s
-                spent_estimate += item.estimate_s
+            self._run_items(pending)
+            if self.config.until is not None:
+                self._adaptive_rounds()
             status = "complete"
         except KeyboardInterrupt:
             raise Interrupted(self.run_id) from None
@@ -235,6 +275,58 @@ class Session:
                 self.finish()
                 self.events.on_finish(self.run_id, status)
         return status
+
+    def _run_items(self, items: Sequence[PlanItem]) -> bool:
+        """Take and store each item; False when the budget ran out before all were taken."""
+        clock = self._clock
+        for index, item in enumerate(items):
+            if not clock.fits(item.estimate_s):
+                self.notices.append(clock.ran_out_notice())
+                return False
+            eta = clock.eta(items[index:])
+            start = functools.partial(self.events.on_sample_start, item, clock.done, clock.total, eta)
+            sample = self._take(item, start)
+            self.events.on_sample_done(item, sample)
+            if not item.warmup:  # a warm-up's numbers are thrown away, as hyperfine's are
+                self.store.add_sample(self.run_id, sample)
+                self._saved()
+            elif not sample.ok:  # not stored, so said at the end; the measured rounds record their own
+                self.notices.append(f"{item.name} of {item.workload} on {item.target} failed: {sample.error}")
+            clock.record(sample.wall_s, item.estimate_s)
+        return True
+
+    def _adaptive_rounds(self) -> None:
+        """--until/--budget: after the planned rounds, more rounds for the comparisons that are
+        not decided yet (sequential.py), interleaved and seeded like the first, until all are
+        decided, --max-repeat is reached or the budget runs out."""
+        until = self.config.until
+        assert until is not None
+        baseline = self.config.baseline
+        estimates = {key: p.estimate_s for key, p in self.prepared.items()}
+        while True:
+            run = self.store.load_run(self.run_id)
+            measured = [s.round for s in run.samples]
+            next_round = max(measured, default=-1) + 1
+            if next_round >= self.config.max_repeat:
+                return
+            decisions = sequential.decide(run, until)
+            if self._clock.deadline is None:
+                pairs = sequential.pairs_to_sample(decisions, baseline)
+            else:  # the least decided comparisons first, each with its baseline, as many as fit
+                ranked = sorted(decisions, key=lambda d: -d.distance)
+                pairs = self._clock.fitting(
+                    [sequential.pairs_to_sample([d], baseline) for d in ranked],
+                    lambda group: sum(estimates.get(pair, 0.0) for pair in group),
+                )
+                pairs = list(dict.fromkeys(pair for group in pairs for pair in group))
+            if not pairs:
+                if any(d.state == sequential.UNDECIDED for d in decisions):
+                    self.notices.append(self._clock.ran_out_notice())
+                return
+            items = extra_round(next_round, pairs, self.config.seed, estimates)
+            self._clock.total += len(items)
+            if not self._run_items(items):
+                return
 
     def _saved(self) -> None:
         """Re-export after every sample; an export that fails is a warning, not the end of the run."""

@@ -310,6 +310,9 @@ class RunOptions:
     drop_caches: str = "auto"
     keep: bool = False
     file_state: str = "steady"  # how every round sees fio's working files: steady | fresh
+    until: float | None = None  # adaptive: add rounds until every comparison is decided at this precision
+    max_repeat: int = 12  # adaptive: the most rounds a cell gets
+    budget: float | None = None  # seconds the run may take; rounds and runtimes are chosen to fit
 
 
 @dataclass(frozen=True)
@@ -356,6 +359,11 @@ class RunConfig:
     # steady: working files written fully once before round 1; fresh: laid out anew for every
     # sample; reused: (runs before mountbench 0.2) laid out by the first sample, then reused
     file_state: str = "steady"
+    # adaptive repetitions (sequential.py): ``repeat`` rounds first, then more for undecided
+    # comparisons until each is decided at ``until`` precision, up to ``max_repeat`` rounds
+    until: float | None = None
+    max_repeat: int = 12
+    budget: float | None = None  # seconds; the run stops there
 
     @classmethod
     def from_options(cls, options: RunOptions, *, seed: int, baseline: str, default_targets: bool) -> RunConfig:
@@ -374,4 +382,7 @@ class RunConfig:
             tree=options.tree,
             default_targets=default_targets,
             file_state=options.file_state,
+            until=options.until,
+            max_repeat=max(options.max_repeat, options.repeat),
+            budget=options.budget,
         )

@@ -63,3 +63,18 @@ def remaining_estimate(items: Sequence[PlanItem], spent_s: float, spent_estimate
     if spent_estimate_s > 0 and spent_s > 0:
         factor = min(3.0, max(0.5, spent_s / spent_estimate_s))
     return sum(item.estimate_s for item in items) * factor
+
+
+def extra_round(
+    round_index: int,
+    pairs: Sequence[tuple[str, str]],
+    seed: int,
+    estimates: Mapping[tuple[str, str], float],
+) -> list[PlanItem]:
+    """One more measured round of the given (target, workload) pairs (adaptive repetitions),
+    shuffled by the run's seed and the round's number like every other round."""
+    shuffled = list(pairs)
+    random.Random(f"{seed} round {round_index}").shuffle(shuffled)
+    return [
+        PlanItem(round_index, position, t, w, estimates.get((t, w), 0.0)) for position, (t, w) in enumerate(shuffled)
+    ]

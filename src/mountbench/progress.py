@@ -61,7 +61,7 @@ class ProgressEvents:
     def on_sample_start(self, item: PlanItem, done: int, total: int, eta_s: float) -> None:
         description = f"{item.target} · {item.workload} ({item.name})"
         if self.progress is not None:
-            self.progress.update(self.task, description=description, completed=done, eta=eta_s)
+            self.progress.update(self.task, description=description, completed=done, total=total, eta=eta_s)
 
     def on_sample_done(self, item: PlanItem, sample: Sample) -> None:
         if self.progress is not None:

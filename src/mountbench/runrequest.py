@@ -4,12 +4,14 @@ each checked before anything is written."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mountbench import targets as targets_mod
 from mountbench import workloads as workloads_mod
+from mountbench.budget import plan_runtime
 from mountbench.errors import UsageError
 from mountbench.fiotool import FioInfo
 from mountbench.kinds import RunnerSetup, make_runners
@@ -23,6 +25,7 @@ class RunRequest:
     targets: tuple[Target, ...]
     workloads: tuple[Workload, ...]
     runners: dict[str, Runner]
+    notes: tuple[str, ...] = ()  # what the user should know before the run starts
 
     def runner_for(self, workload: Workload) -> Runner:
         return self.runners[workload.kind]
@@ -33,6 +36,13 @@ def resolve(options: RunOptions, target_args: Sequence[str], fio: FioInfo) -> Ru
     default_set = not target_args
     targets = targets_mod.resolve_targets(list(target_args) or targets_mod.default_targets())
     workloads = workloads_mod.from_options(options)
+    notes: tuple[str, ...] = ()
+    if options.budget is not None and options.runtime is None:
+        fitted = plan_runtime(workloads, len(targets), options.repeat + options.warmup, options.budget)
+        if fitted.runtime_s is not None:
+            options = dataclasses.replace(options, runtime=fitted.runtime_s)
+            workloads = workloads_mod.from_options(options)
+        notes = (fitted.note,) if fitted.note else ()
     runners = make_runners({w.kind for w in workloads}, RunnerSetup(fio, file_state=options.file_state))
     check_workloads(workloads, runners)
     labels = [t.label for t in targets]
@@ -43,15 +53,13 @@ def resolve(options: RunOptions, target_args: Sequence[str], fio: FioInfo) -> Ru
     config = RunConfig.from_options(
         _with_recorded_presets(options), seed=seed, baseline=baseline, default_targets=default_set
     )
-    return RunRequest(config, tuple(targets), tuple(workloads), runners)
+    return RunRequest(config, tuple(targets), tuple(workloads), runners, notes)
 
 
 def _with_recorded_presets(options: RunOptions) -> RunOptions:
     """Record the preset that runs when none is named (quick, or tree for --tree/--tarball alone)."""
     if options.presets or options.job_files:
         return options
-    import dataclasses
-
     chosen = workloads_mod.TREE_PRESET if options.tree else workloads_mod.DEFAULT_PRESET
     return dataclasses.replace(options, presets=(chosen,))
 

@@ -45,6 +45,7 @@ class Comparison:
     high: float
     p_value: float
     significant: bool
+    level: float = CONFIDENCE  # the level the interval was computed at (higher for adaptive runs)
 
 
 def median_ci(values: Sequence[float], level: float = CONFIDENCE) -> tuple[float, float, float]:
@@ -129,4 +130,4 @@ def compare(baseline: Sequence[float], values: Sequence[float], level: float = C
     t_crit = float(stdtrit(df, 0.5 + level / 2))
     p_value = float(2 * stdtr(df, -abs(diff) / se))
     low, high = math.exp(diff - t_crit * se), math.exp(diff + t_crit * se)
-    return Comparison(ratio, low, high, p_value, significant=not (low <= 1.0 <= high))
+    return Comparison(ratio, low, high, p_value, significant=not (low <= 1.0 <= high), level=level)

@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from mountbench import model, quality
+from mountbench import model, quality, sequential
 from mountbench.errors import UsageError
 from mountbench.metrics import MetricInfo, describe, headline_metrics, metric_matches
 from mountbench.model import Caveat, RunData, Sample
@@ -73,6 +73,7 @@ def summarize_runs(
     rows: list[Row] = []
     matched_any = not metrics
     show = f"mountbench show {runs[0].id if len(runs) == 1 else 'RUN'} --samples"
+    configs = [run.config for run in runs]
     for workload in _workloads(runs):
         available = sorted({m for s in samples if s.workload == workload.name and s.ok for m in s.metrics})
         if metrics:
@@ -88,7 +89,7 @@ def summarize_runs(
             }
             base = cells[chosen_baseline]
             cells = {
-                label: _with_comparison(cell, base, chosen_baseline) if label != chosen_baseline else cell
+                label: _with_comparison(cell, base, chosen_baseline, configs) if label != chosen_baseline else cell
                 for label, cell in cells.items()
             }
             rows.append(Row(workload.name, workload.title, info, cells))
@@ -128,10 +129,12 @@ def _cell(label: str, samples: list[Sample], info: MetricInfo, baseline: bool, s
     )
 
 
-def _with_comparison(cell: Cell, base: Cell, baseline: str) -> Cell:
+def _with_comparison(cell: Cell, base: Cell, baseline: str, configs: Sequence[model.RunConfig]) -> Cell:
     if not cell.values or not base.values:
         return cell
-    comparison = compare(base.values, cell.values)
+    n = min(len(cell.values), len(base.values))
+    level = min(sequential.interval_level(config, n) for config in configs)  # adaptive runs: sequential.py
+    comparison = compare(base.values, cell.values, level)
     extra = quality.ratio_caveats(
         comparison,
         list(zip(cell.rounds, cell.values, strict=True)),

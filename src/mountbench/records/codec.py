@@ -47,6 +47,9 @@ def config_to_dict(config: RunConfig) -> dict[str, Any]:
         "default_targets": config.default_targets,
         "lab": _lab_to_dict(config.lab) if config.lab else None,
         "file_state": config.file_state,
+        "until": config.until,
+        "max_repeat": config.max_repeat,
+        "budget": config.budget,
     }
 
 
@@ -74,6 +77,9 @@ def config_from_dict(data: dict[str, Any]) -> RunConfig:
         default_targets=bool(data.get("default_targets", False)),
         lab=_lab_from_dict(lab) if isinstance(lab, dict) else None,
         file_state=str(data.get("file_state") or "reused"),
+        until=_float_or_none(data.get("until")),
+        max_repeat=int(data.get("max_repeat") or data.get("repeat", 1)),
+        budget=_float_or_none(data.get("budget")),
     )
 
 
@@ -213,6 +219,9 @@ def options_to_dict(options: RunOptions) -> dict[str, Any]:
         "drop_caches": options.drop_caches,
         "keep": options.keep,
         "file_state": options.file_state,
+        "until": options.until,
+        "max_repeat": options.max_repeat,
+        "budget": options.budget,
     }
 
 
@@ -231,4 +240,11 @@ def options_from_dict(data: dict[str, Any]) -> RunOptions:
         drop_caches=str(data.get("drop_caches", "auto")),
         keep=bool(data.get("keep", False)),
         file_state=str(data.get("file_state", "steady")),
+        until=_float_or_none(data.get("until")),
+        max_repeat=int(data.get("max_repeat", 12)),
+        budget=_float_or_none(data.get("budget")),
     )
+
+
+def _float_or_none(value: Any) -> float | None:
+    return None if value is None else float(value)

@@ -1,0 +1,47 @@
+"""--budget: how long each fio sample may run so that the first rounds of every cell fit
+in part of the budget, leaving the rest for the comparisons still undecided after them.
+
+fio's own start-up and exit (~0.3 s a process, kinds/fio.py FIO_FIXED_COST_S) is paid by
+every sample and counted; workloads that cannot be shortened (tree, application
+start-up) are counted at their own estimate. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mountbench.model import Workload
+
+FIRST_ROUNDS_SHARE = 0.6  # of the budget, for the first rounds; the rest goes to undecided comparisons
+MIN_RUNTIME_S = 0.5  # shorter fio samples say more about fio's start-up than about the storage
+FIXED_COST_S = 0.3  # fio's start-up and exit per sample
+OTHER_KIND_S = 2.0  # a workload of another kind with no duration bound
+
+
+@dataclass(frozen=True)
+class BudgetPlan:
+    runtime_s: float | None  # the runtime every fio job gets; None: keep theirs
+    note: str  # what the user should know ('' when the budget is comfortable)
+
+
+def plan_runtime(workloads: Sequence[Workload], targets: int, rounds: int, budget_s: float) -> BudgetPlan:
+    """``rounds``: warm-up plus the minimum measured rounds every cell gets."""
+    fio = [w for w in workloads if w.kind == "fio"]
+    others = sum(w.description.duration_bound_s or OTHER_KIND_S for w in workloads if w.kind != "fio")
+    if not fio:
+        return BudgetPlan(None, "")
+    longest = max((w.description.duration_bound_s or 60.0) for w in fio)
+    per_round = FIRST_ROUNDS_SHARE * budget_s / max(1, rounds) / max(1, targets)
+    runtime = (per_round - others - FIXED_COST_S * len(fio)) / len(fio)
+    if runtime >= longest:
+        return BudgetPlan(None, "")
+    if runtime < MIN_RUNTIME_S:
+        needed = rounds * targets * (others + len(fio) * (MIN_RUNTIME_S + FIXED_COST_S)) / FIRST_ROUNDS_SHARE
+        return BudgetPlan(
+            MIN_RUNTIME_S,
+            f"the budget of {budget_s:g} s is tight for {len(workloads)} workloads x {targets} targets x {rounds} "
+            f"rounds: every fio job runs {MIN_RUNTIME_S:g} s and the run may stop before every cell has its "
+            f"rounds (about {needed:.0f} s would fit them)",
+        )
+    return BudgetPlan(round(runtime, 2), "")

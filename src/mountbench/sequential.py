@@ -1,0 +1,124 @@
+"""Adaptive repetitions (--until, --budget): which comparisons are decided, and how the
+intervals keep the confidence they claim when the number of samples depends on the data.
+
+Optional stopping: looking at an interval after every round and stopping once it
+excludes 1 would make a nominal 95 % interval cover far less than 95 % of the time.
+mountbench spends the 5 % error over the looks (alpha spending with a Bonferroni
+bound): the interval at look k (after repeat + k − 1 rounds) is computed at level
+1 − 0.05 · (6/π²) / k². These shares add up to less than 5 % however many looks there
+are, so every look of a comparison covers the true ratio at once with probability
+≥ 95 %, and the interval at whichever look stopped it does too. The first look gets
+the largest share (3 %), because with three samples a strict level costs the most
+(the t quantile grows fast at few degrees of freedom), and most comparisons on
+different storage are decided there. The price is wider intervals later on.
+
+A comparison (a target against the baseline, one workload, all of its headline
+metrics) is decided when, for each metric, its ratio interval
+- excludes 1 (ranked: faster or slower), or
+- lies within ±precision of 1 (the same, as far as matters), or
+- is narrower than ±precision (known precisely enough, whatever it is).
+Without a baseline to compare with (one target), a cell is decided when its median's
+interval is within ±precision of the median.
+
+Pure: RunData in, decisions out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mountbench.model import RunConfig, RunData
+from mountbench.stats import CONFIDENCE
+
+RANKED = "ranked"
+SAME = "same"
+PRECISE = "precise"
+UNDECIDED = "undecided"
+FAILED = "failed"  # no successful sample: more rounds will not decide it
+
+
+def look(config: RunConfig, n: int) -> int:
+    """Which look at a comparison ``n`` samples per side make (1 for a fixed-size run)."""
+    if config.until is None:
+        return 1
+    return max(1, n - config.repeat + 1)
+
+
+def interval_level(config: RunConfig, n: int) -> float:
+    """The level of an interval from ``n`` samples per side: CONFIDENCE for a fixed-size run;
+    for an adaptive one, its look's share of the error (see the module's note)."""
+    if config.until is None:
+        return CONFIDENCE
+    k = look(config, n)
+    return 1 - (1 - CONFIDENCE) * 6 / (math.pi**2 * k * k)
+
+
+@dataclass(frozen=True)
+class Decision:
+    workload: str
+    target: str  # the compared target (or the only one, without a baseline)
+    state: str  # RANKED, SAME, PRECISE, UNDECIDED, FAILED
+    rounds: int  # measured samples of the target
+    distance: float  # how far from decided: log-width of the interval over the precision's (0 when decided)
+
+
+def decide(run: RunData, precision: float) -> list[Decision]:
+    """One decision per (workload, target) that is compared (every target but the baseline,
+    or the single target when there is no other)."""
+    from mountbench.summary import summarize_runs  # summary imports this module's level
+
+    summary = summarize_runs([run])
+    compared = [t for t in summary.targets if t != summary.baseline] or [summary.baseline]
+    found: dict[tuple[str, str], list[tuple[str, float]]] = {}
+    rounds: dict[tuple[str, str], int] = {}
+    for row in summary.rows:
+        for target in compared:
+            cell = row.cells[target]
+            key = (row.workload, target)
+            rounds[key] = cell.summary.n if cell.summary else 0
+            found.setdefault(key, []).append(_state(cell, precision, alone=target == summary.baseline))
+    decisions = []
+    for (workload, target), states in found.items():
+        worst = max(states, key=lambda s: s[1])
+        state = UNDECIDED if any(s == UNDECIDED for s, _ in states) else worst[0]
+        decisions.append(Decision(workload, target, state, rounds[(workload, target)], worst[1]))
+    return decisions
+
+
+def _state(cell, precision: float, *, alone: bool) -> tuple[str, float]:
+    if cell.summary is None:
+        return FAILED, 0.0
+    margin = math.log1p(precision)
+    if alone:
+        s = cell.summary
+        if s.n < 2 or s.median <= 0 or s.ci_low <= 0:
+            return UNDECIDED, math.inf
+        half = max(math.log(s.ci_high / s.median), math.log(s.median / s.ci_low))
+        return (PRECISE, 0.0) if half <= margin else (UNDECIDED, half / margin)
+    comparison = cell.comparison
+    if comparison is None or math.isnan(comparison.low) or comparison.low <= 0:
+        return UNDECIDED, math.inf
+    low, high = math.log(comparison.low), math.log(comparison.high)
+    if low > 0 or high < 0:
+        return RANKED, 0.0
+    if -margin <= low and high <= margin:
+        return SAME, 0.0
+    half = (high - low) / 2
+    if half <= margin:
+        return PRECISE, 0.0
+    return UNDECIDED, half / margin
+
+
+def pairs_to_sample(decisions: Sequence[Decision], baseline: str) -> list[tuple[str, str]]:
+    """(target, workload) pairs of the next round: every undecided target, and the baseline
+    of each workload that has one (a ratio needs both sides from the same rounds)."""
+    pairs: list[tuple[str, str]] = []
+    for decision in decisions:
+        if decision.state != UNDECIDED:
+            continue
+        pairs.append((decision.target, decision.workload))
+        if decision.target != baseline and (baseline, decision.workload) not in pairs:
+            pairs.append((baseline, decision.workload))
+    return pairs
