@@ -8,7 +8,7 @@ from importlib import resources
 from typing import Any
 
 from mountbench.errors import UsageError
-from mountbench.model import Workload
+from mountbench.model import SweepAxis, Workload
 
 
 @dataclass(frozen=True)
@@ -17,6 +17,7 @@ class Preset:
     description: str
     study: str
     workloads: tuple[Workload, ...]
+    sweeps: tuple[SweepAxis, ...] = ()  # a [sweep] table: its fio workloads run at every point
 
 
 def preset_names() -> list[str]:
@@ -28,12 +29,15 @@ def load_preset(name: str) -> Preset:
     names = preset_names()
     if name not in names:
         raise UsageError(f"unknown preset {name!r}; choose one of: {', '.join(names)} (see 'mountbench presets')")
+    from mountbench.sweeps import parse_sweep
+
     data = tomllib.loads(resources.files(__name__).joinpath(f"{name}.toml").read_text())
     return Preset(
         name=name,
         description=data["description"],
         study=data.get("study", ""),
         workloads=tuple(_workload(name, data, job) for job in data["jobs"]),
+        sweeps=tuple(parse_sweep(f"{option}={values}") for option, values in data.get("sweep", {}).items()),
     )
 
 

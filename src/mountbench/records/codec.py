@@ -19,6 +19,7 @@ from mountbench.model import (
     RunData,
     RunOptions,
     Sample,
+    SweepAxis,
     Target,
     TargetInfo,
     TargetRecord,
@@ -46,6 +47,7 @@ def config_to_dict(config: RunConfig) -> dict[str, Any]:
         "tree": config.tree.spec() if config.tree else None,
         "default_targets": config.default_targets,
         "lab": _lab_to_dict(config.lab) if config.lab else None,
+        "sweeps": [axis.to_dict() for axis in config.sweeps],
     }
 
 
@@ -72,7 +74,13 @@ def config_from_dict(data: dict[str, Any]) -> RunConfig:
         tree=TreeChoice.from_spec(data.get("tree")),
         default_targets=bool(data.get("default_targets", False)),
         lab=_lab_from_dict(lab) if isinstance(lab, dict) else None,
+        sweeps=_sweeps_from_list(data.get("sweeps")),
     )
+
+
+def _sweeps_from_list(data: Any) -> tuple[SweepAxis, ...]:
+    """--sweep axes; none for runs from before --sweep."""
+    return tuple(SweepAxis.from_dict(axis) for axis in data or ())
 
 
 def _lenient_count(value: Any) -> int:
@@ -210,6 +218,7 @@ def options_to_dict(options: RunOptions) -> dict[str, Any]:
         "baseline": options.baseline,
         "drop_caches": options.drop_caches,
         "keep": options.keep,
+        "sweeps": [axis.to_dict() for axis in options.sweeps],
     }
 
 
@@ -227,4 +236,5 @@ def options_from_dict(data: dict[str, Any]) -> RunOptions:
         baseline=data.get("baseline"),
         drop_caches=str(data.get("drop_caches", "auto")),
         keep=bool(data.get("keep", False)),
+        sweeps=_sweeps_from_list(data.get("sweeps")),
     )
