@@ -147,8 +147,8 @@ def peak_and_knee(
         return None
     if higher_is_better:
         peak, best = max(present, key=lambda p: (p[1], -p[0]))
-        knee = next(i for i, m in present if m >= fraction * best)
+        knee = next(i for i, m in present if m >= fraction * best * (1 - 1e-12))  # exactly 90 % counts
     else:
         peak, best = min(present, key=lambda p: (p[1], p[0]))
-        knee = next(i for i, m in present if m * fraction <= best)
+        knee = next(i for i, m in present if m * fraction <= best * (1 + 1e-12))
     return peak, knee

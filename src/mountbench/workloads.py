@@ -28,7 +28,10 @@ def from_options(options: RunOptions) -> list[Workload]:
     workloads = assemble(
         options.presets, files, size=options.size, runtime=options.runtime, tree=options.tree, sweeps=options.sweeps
     )
-    return select(workloads, options.only)
+    selected = select(workloads, options.only)
+    if options.sweeps and not any(w.description.sweep for w in selected):
+        _no_sweepable_workload()
+    return selected
 
 
 def assemble(
@@ -77,8 +80,7 @@ def _sweep(workloads: list[tuple[Workload, tuple[SweepAxis, ...]]], asked: bool)
         swept_any = swept_any or points is not None
         out += points if points is not None else [workload]
     if asked and not swept_any:
-        raise UsageError("--sweep varies fio options, and none of the chosen workloads is a fio job; add a preset "
-                         "or --job with fio jobs")  # fmt: skip
+        _no_sweepable_workload()
     if len({w.name for w in out}) != len(out):
         raise UsageError("a swept workload's name is taken by another workload; rename that workload")
     return out
@@ -93,6 +95,13 @@ def select(workloads: list[Workload], patterns: Sequence[str]) -> list[Workload]
         names = ", ".join(w.name for w in workloads)
         raise UsageError(f"--only {' '.join(patterns)} matches no workload; the workloads are: {names}")
     return kept
+
+
+def _no_sweepable_workload() -> None:
+    raise UsageError(
+        "--sweep varies fio options, and none of the chosen workloads is a fio job; add a preset or --job with "
+        "fio jobs, or widen --only"
+    )
 
 
 def _scale_sizes(group: list[Workload], size: int) -> list[Workload]:
