@@ -312,7 +312,7 @@ def presets() -> None:
             table.add_row(workload.name, describe_workload(workload))
         if preset.sweeps:
             swept = " × ".join(axis.text for axis in preset.sweeps)
-            table.caption = f"each fio workload runs once per point of --sweep {swept} (names: WORKLOAD@bs=VALUE)"
+            table.caption = f"each fio workload runs once per point of --sweep {swept} (named WORKLOAD@OPTION=VALUE)"
             table.caption_justify = "left"
         out.print(table)
         out.print()
