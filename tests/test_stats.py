@@ -77,3 +77,13 @@ def test_peak_and_knee_along_a_sweep():
     # lower is better (a latency sweep): the knee is the first value within best / 0.9
     assert peak_and_knee([9.0, 2.1, 2.0, 3.0], higher_is_better=False) == (2, 1)
     assert peak_and_knee([1.0, 2.0, 4.0], fraction=0.5) == (2, 1)
+
+
+def test_clearly_best_needs_intervals_apart():
+    from mountbench.stats import clearly_best
+
+    assert clearly_best([(1.0, 2.0), (3.0, 4.0), (1.5, 2.9)], 1)
+    assert not clearly_best([(1.0, 3.1), (3.0, 4.0)], 1)  # the other reaches into it
+    assert clearly_best([(1.0, 3.1), None, (3.2, 4.0)], 2)  # a point without data does not count
+    assert clearly_best([(1.0, 2.0), (3.0, 4.0)], 0, higher_is_better=False)
+    assert not clearly_best([None, (3.0, 4.0)], 0)

@@ -152,3 +152,18 @@ def peak_and_knee(
         peak, best = min(present, key=lambda p: (p[1], p[0]))
         knee = next(i for i, m in present if m * fraction <= best * (1 + 1e-12))
     return peak, knee
+
+
+def clearly_best(intervals: Sequence[tuple[float, float] | None], best: int, *, higher_is_better: bool = True) -> bool:
+    """Is point ``best`` better than every other beyond noise: does no other point's
+    interval of the median reach into its interval? (With 3 samples an interval is the
+    range of the samples.) False when any other point may be as good."""
+    own = intervals[best]
+    if own is None:
+        return False
+    for index, other in enumerate(intervals):
+        if index == best or other is None:
+            continue
+        if (other[1] >= own[0]) if higher_is_better else (other[0] <= own[1]):
+            return False
+    return True

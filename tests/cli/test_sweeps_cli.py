@@ -36,7 +36,7 @@ def test_s3_preset_swept_on_tmpfs_and_a_directory_in_every_format(tmp_path, mb_e
     with realmounts.tmpfs("64m") as ram:
         proc = mountbench(
             "run", f"ram={ram}", f"disk={disk}", "--preset", "s3", "--sweep", "bs=4k,64k,1M", "--only", "seq*",
-            "--repeat", "2", *QUICK, "--json", str(out), env=mb_env, timeout=600,
+            "--repeat", "1", *QUICK, "--json", str(out), env=mb_env, timeout=600,
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr
         assert not [p for p in Path(ram).iterdir() if p.name.startswith(".mountbench-")]
@@ -45,7 +45,7 @@ def test_s3_preset_swept_on_tmpfs_and_a_directory_in_every_format(tmp_path, mb_e
     names = {w["name"] for w in run["workloads"]}
     assert names == {f"{w}@bs={bs}" for w in ("seqw-buffered", "seqw-fsync", "seqr") for bs in ("4k", "64k", "1M")}
     assert run["config"]["sweeps"][0]["values"] == ["4k", "64k", "1M"]
-    assert len(run["samples"]) == 9 * 2 * 2 and all(s["ok"] for s in run["samples"])
+    assert len(run["samples"]) == 9 * 2 and all(s["ok"] for s in run["samples"])
     for sample in run["samples"]:
         texts = " ".join(c["text"] for c in sample["caveats"])
         if sample["workload"].startswith("seqw-buffered"):

@@ -105,3 +105,14 @@ def test_assemble_refuses_what_cannot_be_swept():
         assemble(["quick"], [], size=1 << 30, sweeps=[parse_sweep("size=64M,128M")])
     with pytest.raises(UsageError, match="given twice"):
         assemble(["quick"], [], sweeps=[parse_sweep("bs=4k"), parse_sweep("bs=8k")])
+
+
+def test_the_points_of_a_job_without_file_names_share_the_jobs_files(tmp_path: Path):
+    job = tmp_path / "w.fio"
+    job.write_text("[w]\nrw=write\nsize=64m\n")
+    (base,) = FIO.load_job_file(job)
+    points = FIO.sweep(base, [parse_sweep("bs=4k..1M")])
+    assert {_options(p).get("filename_format") for p in points} == {"w.$jobnum.$filenum"}
+    assert {p.description.space_group for p in points} == {"w.$jobnum.$filenum"}  # one file set, not five
+    (quick,) = [w for w in load_preset("quick").workloads if w.name == "seq1m-q8-read"]
+    assert _options(FIO.sweep(quick, [parse_sweep("bs=4k")])[0]).get("filename_format") == "mountbench.$jobnum.$filenum"

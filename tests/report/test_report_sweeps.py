@@ -17,9 +17,9 @@ from rich.console import Console
 from support.synthetic import EMULATED, study_run
 
 from mountbench.kinds.fio import KIND as FIO
-from mountbench.model import RunData, Sample, SweepPoint, Workload
+from mountbench.model import Caveat, RunData, Sample, SweepPoint, Workload
 from mountbench.presets import load_preset
-from mountbench.report import charts
+from mountbench.report import charts, sweeptext
 from mountbench.report.content import build_report
 from mountbench.report.csvexport import SWEEP_COLUMNS, sweep_records, sweeps_csv
 from mountbench.report.html import render_html
@@ -173,6 +173,23 @@ def test_grids_become_heat_maps_and_a_third_option_slices_them():
     assert curve.option == "bs" and curve.fixed == "iodepth=8"
 
 
+def test_an_optimum_is_clear_only_when_no_other_points_interval_reaches_it():
+    (base,) = [w for w in load_preset("s3").workloads if w.name == "seqr"]
+    points = FIO.sweep(base, [parse_sweep("bs=4k..64k")])
+    peaked = {"ram": {"16k": 3e9, "8k": 2e9}, "disk": {"16k": 1.01e9}}  # disk: flat within NOISE (±4 %)
+
+    def bandwidth(target: str, workload: Workload) -> float:
+        return peaked[target].get(workload.description.sweep.value, 1e9)
+
+    (sweep,) = (report := build_report([make_run("c", points, bandwidth)])).sweeps
+    assert sweep.optima["ram"].clear and sweep.values[sweep.optima["ram"].peak] == "16k"
+    assert not sweep.optima["disk"].clear
+    assert sweeptext.optimum_text(sweep, "ram") == "16k: 3.00"
+    assert sweeptext.optimum_text(sweep, "disk") == "16k: 1.01 ≈"
+    flags = {(r["target"], r["value"]): r["optimum_clear"] for r in sweep_records(report) if r["optimum"]}
+    assert flags == {("ram", "16k"): True, ("disk", "16k"): False}
+
+
 def test_optimum_and_knee_per_target():
     (base,) = [w for w in load_preset("s3").workloads if w.name == "seqw-fsync"]
     points = FIO.sweep(base, [parse_sweep("bs=4k..16M")])
@@ -188,16 +205,18 @@ def test_optimum_and_knee_per_target():
 @pytest.fixture(scope="module")
 def s3_report():
     workloads = [w for w in assemble(["s3"], [], sweeps=[parse_sweep("bs=4k..16M")]) if w.kind == "fio"]
-    return build_report([make_run("s3-run", workloads, saturating, caveats={"disk": (EMULATED,)})])
+    (buffered,) = load_preset("s3").workloads[:1]
+    dd = Caveat.from_dict(buffered.spec["caveats"][0])  # long: the chart wraps it under the plot
+    return build_report([make_run("s3-run", workloads, saturating, caveats={"disk": (EMULATED,), "ram": (dd,)})])
 
 
 def test_markdown_has_one_table_per_sweep_with_optimum_and_knee_rows(s3_report):
     text = render_markdown(s3_report)
     section = text[text.index("## Sweeps") : text.index("## Environment")]
     assert section.count("### write bandwidth against block size") == 2 and "### read bandwidth" in section
-    assert "| block size | ram (baseline) | disk [1] |" in section
+    assert "| block size | ram (baseline) [1] | disk [2] |" in section
     assert "| **★ optimum** |" in section and "| **◆ knee** | 256k: " in section
-    assert "1. emulated guest" in text  # the caveat on the disk column, as a note
+    assert "1. buffered writes without fsync" in text and "2. emulated guest" in text  # the columns' notes
 
 
 def test_html_and_terminal_show_the_same_sweeps(s3_report, tmp_path):
@@ -269,14 +288,16 @@ def test_sweep_charts_start_at_zero_keep_labels_clear_and_mark_optimum_and_knee(
         assert ax.get_xlabel() == "block size (bs, log scale)" and ax.get_ylabel().endswith("(GB/s)")
         legend = ax.get_legend()
         texts = [t.get_text() for t in legend.get_texts()]
-        # on a plateau the optimum is the smallest of equal medians (4M); the knee comes well before it
-        assert "ram (baseline)\n★ 4M  ◆ 256k" in texts and "disk\n★ 16M  ◆ 4M" in texts
+        # on a plateau the optimum is the smallest of equal medians (4M), the best only within noise (≈);
+        # the knee comes well before it
+        assert "ram (baseline)\n★ 4M (≈)  ◆ 256k" in texts and "disk\n★ 16M (≈)  ◆ 4M" in texts
         canvas = FigureCanvasAgg(figure)
         canvas.draw()
         renderer = canvas.get_renderer()
         assert not legend.get_window_extent(renderer).overlaps(ax.get_window_extent(renderer))  # beside the plot
         assert_text_fits(figure)
-    assert "[1] emulated guest" in charts.inline_svg(planned[0])  # the caveat under the chart
+    svg = charts.inline_svg(planned[0])
+    assert "[1] buffered writes without fsync" in svg and "[2] emulated guest" in svg  # under the chart
 
 
 def test_the_studys_sweep_chart_no_longer_goes_below_zero_or_covers_a_cap():

@@ -103,10 +103,15 @@ class FioKind:
             )
         group = sweeps.group_name(workload.source, workload.name, axes)
         kb_base_1000 = job.get("kb_base") == "1000"  # then fio reads 4k as 4000: pass bytes
+        # fio names a job's files after the job: the points keep the files the job would have had,
+        # so a sweep lays out (and needs space for) one file set, not one per point
+        shared: list[tuple[str, str | None]] = []
+        if job.get("filename") is None and job.get("filename_format") is None:
+            shared.append(("filename_format", f"{job.section}.$jobnum.$filenum"))
         swept = []
         for coordinates in sweeps.grid(axes):
             name = sweeps.point_name(workload.name, coordinates)
-            extra = [(c.option, str(int(c.number)) if kb_base_1000 else c.value) for c in coordinates]
+            extra = shared + [(c.option, str(int(c.number)) if kb_base_1000 else c.value) for c in coordinates]
             point_job = FioJob(_section(name), (*job.options, *extra))
             spec = {**workload.spec, **point_job.to_spec()}
             spec["sweep"] = sweeps.generated_point(group, coordinates).to_dict()

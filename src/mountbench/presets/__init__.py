@@ -9,6 +9,7 @@ from typing import Any
 
 from mountbench.errors import UsageError
 from mountbench.model import SweepAxis, Workload
+from mountbench.sweeps import parse_sweep
 
 
 @dataclass(frozen=True)
@@ -29,8 +30,6 @@ def load_preset(name: str) -> Preset:
     names = preset_names()
     if name not in names:
         raise UsageError(f"unknown preset {name!r}; choose one of: {', '.join(names)} (see 'mountbench presets')")
-    from mountbench.sweeps import parse_sweep
-
     data = tomllib.loads(resources.files(__name__).joinpath(f"{name}.toml").read_text())
     return Preset(
         name=name,

@@ -32,6 +32,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
 from mountbench.errors import UsageError
 from mountbench.metrics import MetricInfo
+from mountbench.report import sweeptext
 from mountbench.report.chartkeys import bars_key, grid_key, percentile_key, sweep_key
 from mountbench.report.content import MetricGroup, PercentileCurve, Report, Sweep, SweepGrid
 from mountbench.stats import KNEE_FRACTION
@@ -145,15 +146,11 @@ def _percentile_title(curve: PercentileCurve) -> str:
 
 
 def sweep_chart_title(sweep: Sweep) -> str:
-    from mountbench.report.sweeptext import heading
-
-    return heading(sweep)
+    return sweeptext.heading(sweep)
 
 
 def grid_chart_title(grid: SweepGrid) -> str:
-    from mountbench.report.sweeptext import grid_heading
-
-    return grid_heading(grid)
+    return sweeptext.grid_heading(grid)
 
 
 # --- bars ---------------------------------------------------------------------------------
@@ -466,8 +463,9 @@ def sweep_figure(report: Report, sweep: Sweep) -> Figure:
         figure,
         ax,
         sweep_chart_title(sweep),
-        f"points: median; error bars: {_levels(levels)} confidence interval of the median; ★ optimum: best median; "
-        f"◆ knee: smallest {_option_name(sweep.option)} reaching {KNEE_FRACTION:.0%} of the optimum",
+        f"points: median; error bars: {_levels(levels)} confidence interval of the median; ★ optimum: best median, "
+        f"(≈) when only within noise; ◆ knee: smallest {_option_name(sweep.option)} reaching "
+        f"{KNEE_FRACTION:.0%} of the optimum",
     )
     _notes_footer(figure, report, used)
     return figure
@@ -478,13 +476,12 @@ def _sweep_legend(report: Report, sweep: Sweep, label: str) -> str:
     name = _legend(report, label)
     if optimum is None:
         return name
-    return f"{name}\n★ {sweep.values[optimum.peak]}  ◆ {sweep.values[optimum.knee]}"
+    noise = "" if optimum.clear else " (≈)"
+    return f"{name}\n★ {sweep.values[optimum.peak]}{noise}  ◆ {sweep.values[optimum.knee]}"
 
 
 def _option_name(option: str) -> str:
-    from mountbench.report.content import OPTION_LABELS
-
-    return OPTION_LABELS.get(option, option)
+    return sweeptext.option_label(option)
 
 
 def _swept_axis(ax, option: str, numbers: Sequence[float], values: Sequence[str]) -> None:
@@ -559,8 +556,7 @@ def grid_figure(report: Report, grid: SweepGrid) -> Figure:
 
 def _annotate_cells(figure: Figure, ax, matrix, best, cmap, norm, divisor: float) -> None:
     """Write each cell's value when the cell is wide and tall enough for it at 5 pt or more."""
-    from mountbench.report.sweeptext import number
-
+    number = sweeptext.number
     n_rows, n_columns = len(matrix), len(matrix[0])
     box = ax.get_position()
     cell_w = box.width * figure.get_figwidth() * 72 / n_columns  # points

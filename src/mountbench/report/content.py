@@ -26,8 +26,10 @@ from mountbench.errors import UsageError
 from mountbench.metrics import MetricInfo
 from mountbench.model import Caveat, RunData, TargetInfo
 from mountbench.report.cells import Footnotes
-from mountbench.stats import peak_and_knee
+from mountbench.stats import clearly_best, peak_and_knee
 from mountbench.summary import Cell, Row, RunSummary, summarize_runs
+from mountbench.sweeps import PLACEMENT_OPTIONS
+from mountbench.sweeps import label as sweep_label
 from mountbench.units import format_bytes, format_seconds
 
 # Caveats about the statistics rather than the measurement: error bars already show them.
@@ -83,6 +85,7 @@ class SweepOptimum:
 
     peak: int  # index into the sweep's points
     knee: int  # the smallest value reaching 90 % of the peak (stats.peak_and_knee)
+    clear: bool = True  # no other point's interval reaches the peak's (stats.clearly_best)
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,7 @@ class SweepGrid:
     cells: dict[tuple[int, int], Row] = field(compare=False)
     unit: tuple[float, str] = (1.0, "")
     best: dict[str, tuple[int, int] | None] = field(default_factory=dict, compare=False)  # per target
+    clear: dict[str, bool] = field(default_factory=dict, compare=False)  # per target: best beyond noise
     fixed: str = ""  # a third (and further) swept option's values: this grid is one slice
 
     @property
@@ -529,8 +533,6 @@ def sweep_series(
 def _shared_options(workload: model.Workload, swept: Sequence[str]) -> tuple[str, ...]:
     """The workload's options apart from the swept ones (and file placement): points that
     differ here are not one sweep (other size, runtime, engine, depth, jobs or direction)."""
-    from mountbench.sweeps import PLACEMENT_OPTIONS
-
     ignored = {*swept, *PLACEMENT_OPTIONS}
     if "bs" in ignored:
         ignored.add("blocksize")
@@ -621,6 +623,7 @@ def _sweep_or_grid(found: _Found, targets: Sequence[str]) -> Sweep | SweepGrid |
         cells = {
             (row_index[p.coordinates[r].number], column_index[p.coordinates[c].number]): row for _, p, row in found
         }
+        best = {t: _best_cell(cells, t, first_row.metric.higher_is_better) for t in targets}
         return SweepGrid(
             metric=first_row.metric,
             title=title,
@@ -633,7 +636,8 @@ def _sweep_or_grid(found: _Found, targets: Sequence[str]) -> Sweep | SweepGrid |
             column_numbers=tuple(n for n, _ in column_axis),
             cells=cells,
             unit=unit,
-            best={t: _best_cell(cells, t, first_row.metric.higher_is_better) for t in targets},
+            best=best,
+            clear={t: _best_is_clear(cells, best[t], t, first_row.metric.higher_is_better) for t in targets},
             fixed=fixed,
         )
     return None
@@ -641,15 +645,17 @@ def _sweep_or_grid(found: _Found, targets: Sequence[str]) -> Sweep | SweepGrid |
 
 def _value_label(value: model.SweepValue) -> str:
     """Sizes in fio's binary suffixes whatever the job file wrote (1m -> 1M); counts as numbers."""
-    from mountbench.sweeps import label
-
-    return label(value.option, value.number)
+    return sweep_label(value.option, value.number)
 
 
 def _optimum(rows: Sequence[Row], target: str) -> SweepOptimum | None:
-    medians = [row.cells[target].summary.median if row.cells[target].summary else None for row in rows]
-    found = peak_and_knee(medians, higher_is_better=rows[0].metric.higher_is_better) if rows else None
-    return SweepOptimum(*found) if found else None
+    summaries = [row.cells[target].summary for row in rows]
+    better = rows[0].metric.higher_is_better if rows else True
+    found = peak_and_knee([s.median if s else None for s in summaries], higher_is_better=better)
+    if found is None:
+        return None
+    intervals = [(s.ci_low, s.ci_high) if s else None for s in summaries]
+    return SweepOptimum(found[0], found[1], clearly_best(intervals, found[0], higher_is_better=better))
 
 
 def _best_cell(cells: dict[tuple[int, int], Row], target: str, higher_is_better: bool) -> tuple[int, int] | None:
@@ -659,6 +665,15 @@ def _best_cell(cells: dict[tuple[int, int], Row], target: str, higher_is_better:
         higher_is_better=higher_is_better,
     )
     return keys[found[0]] if found else None
+
+
+def _best_is_clear(cells: dict[tuple[int, int], Row], best: tuple[int, int] | None, target: str, higher: bool) -> bool:
+    if best is None:
+        return False
+    keys = sorted(cells)
+    summaries = [cells[k].cells[target].summary for k in keys]
+    intervals = [(s.ci_low, s.ci_high) if s else None for s in summaries]
+    return clearly_best(intervals, keys.index(best), higher_is_better=higher)
 
 
 def _settings(workload: model.Workload, swept: Sequence[str]) -> str:

@@ -18,7 +18,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 from mountbench.metrics import describe
-from mountbench.report import content
+from mountbench.report import content, sweeptext
 from mountbench.report.content import Report
 
 SAMPLE_COLUMNS = (
@@ -196,6 +196,7 @@ SWEEP_COLUMNS = (
     "ci_high [unit]",
     "cv [fraction]",
     "optimum",
+    "optimum_clear",
     "knee",
 )
 
@@ -204,8 +205,6 @@ def sweep_records(report: Report) -> list[dict[str, object]]:
     """One record per (sweep point, target), sweeps first, then grids: the swept value(s),
     the median and its interval in the metric's own unit, and whether the point is the
     target's optimum or knee (a grid has an optimum only). Shared by CSV and JSON."""
-    from mountbench.report import sweeptext
-
     records: list[dict[str, object]] = []
     for index, sweep in enumerate(report.sweeps, 1):
         for k, (value, number, row) in enumerate(zip(sweep.values, sweep.numbers, sweep.rows, strict=True)):
@@ -216,6 +215,7 @@ def sweep_records(report: Report) -> list[dict[str, object]]:
                     | {"option": sweep.option, "value": value, "number": number, "fixed": sweep.fixed}
                     | {
                         "optimum": bool(optimum and optimum.peak == k),
+                        "optimum_clear": optimum.clear if optimum and optimum.peak == k else None,
                         "knee": bool(optimum and optimum.knee == k),
                     }
                 )
@@ -228,6 +228,7 @@ def sweep_records(report: Report) -> list[dict[str, object]]:
                     | {"option2": grid.column_option, "value2": grid.column_values[j]}
                     | {"number2": grid.column_numbers[j], "fixed": grid.fixed}
                     | {"optimum": grid.best.get(target) == (i, j), "knee": None}
+                    | {"optimum_clear": grid.clear.get(target) if grid.best.get(target) == (i, j) else None}
                 )
     return records
 

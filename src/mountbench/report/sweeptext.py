@@ -16,6 +16,7 @@ from mountbench.summary import Cell
 
 PEAK_MARK = "★"
 KNEE_MARK = "◆"
+NOISE_MARK = "≈"  # after an optimum: another point's interval reaches it, so it is best only within noise
 
 
 def option_label(option: str) -> str:
@@ -48,7 +49,8 @@ def explanation(sweep: Sweep) -> str:
     text = (
         f"Points share {sweep.settings or 'every other option'}. "
         f"{unit_phrase(sweep.metric.label, sweep.unit[1], sweep.metric.higher_is_better)}. "
-        f"{PEAK_MARK} optimum: each target's best median; {KNEE_MARK} knee: the smallest "
+        f"{PEAK_MARK} optimum: each target's best median ({NOISE_MARK}: another {option_label(sweep.option)}'s "
+        f"interval reaches it, so it is the best only within noise); {KNEE_MARK} knee: the smallest "
         f"{option_label(sweep.option)} whose median reaches {KNEE_FRACTION:.0%} of that optimum."
     )
     if not sweep.generated:
@@ -61,7 +63,7 @@ def grid_explanation(grid: SweepGrid) -> str:
     return (
         f"Points share {grid.settings or 'every other option'}. {phrase}; rows: "
         f"{option_label(grid.row_option)} ({grid.row_option}), columns: {option_label(grid.column_option)} "
-        f"({grid.column_option}). {PEAK_MARK} each target's best point."
+        f"({grid.column_option}). {PEAK_MARK} each target's best point ({NOISE_MARK}: only within noise)."
     )
 
 
@@ -97,7 +99,8 @@ def optimum_text(sweep: Sweep, target: str) -> str:
     optimum = sweep.optima.get(target)
     if optimum is None:
         return "–"
-    return f"{sweep.values[optimum.peak]}: {_median(sweep, optimum.peak, target)}"
+    noise = "" if optimum.clear else f" {NOISE_MARK}"
+    return f"{sweep.values[optimum.peak]}: {_median(sweep, optimum.peak, target)}{noise}"
 
 
 def knee_text(sweep: Sweep, target: str) -> str:
@@ -120,4 +123,5 @@ def grid_best_text(grid: SweepGrid, target: str) -> str:
     i, j = best
     summary = grid.cells[best].cells[target].summary
     value = number(summary.median, grid.unit[0]) if summary else "–"
-    return f"{grid.row_option}={grid.row_values[i]}, {grid.column_option}={grid.column_values[j]}: {value}"
+    noise = "" if grid.clear.get(target) else f" {NOISE_MARK}"
+    return f"{grid.row_option}={grid.row_values[i]}, {grid.column_option}={grid.column_values[j]}: {value}{noise}"
