@@ -63,3 +63,27 @@ def test_single_samples_have_a_ratio_but_no_interval():
     c = compare([2.0], [4.0])
     assert c.ratio == pytest.approx(2.0)
     assert math.isnan(c.low) and not c.significant
+
+
+def test_peak_and_knee_along_a_sweep():
+    from mountbench.stats import peak_and_knee
+
+    # a curve that rises, plateaus and dips: optimum at its best median, knee where it first reaches 90 %
+    assert peak_and_knee([10.0, 50.0, 91.0, 100.0, 95.0]) == (3, 2)
+    assert peak_and_knee([10.0, 50.0, 90.0, 100.0]) == (3, 2)  # exactly 90 % counts
+    assert peak_and_knee([100.0, 40.0, 100.0]) == (0, 0)  # a tie: the smaller value
+    assert peak_and_knee([None, 5.5, None, 6.0]) == (3, 1)  # failed points are skipped, indices kept
+    assert peak_and_knee([None, None]) is None and peak_and_knee([]) is None
+    # lower is better (a latency sweep): the knee is the first value within best / 0.9
+    assert peak_and_knee([9.0, 2.1, 2.0, 3.0], higher_is_better=False) == (2, 1)
+    assert peak_and_knee([1.0, 2.0, 4.0], fraction=0.5) == (2, 1)
+
+
+def test_clearly_best_needs_intervals_apart():
+    from mountbench.stats import clearly_best
+
+    assert clearly_best([(1.0, 2.0), (3.0, 4.0), (1.5, 2.9)], 1)
+    assert not clearly_best([(1.0, 3.1), (3.0, 4.0)], 1)  # the other reaches into it
+    assert clearly_best([(1.0, 3.1), None, (3.2, 4.0)], 2)  # a point without data does not count
+    assert clearly_best([(1.0, 2.0), (3.0, 4.0)], 0, higher_is_better=False)
+    assert not clearly_best([None, (3.0, 4.0)], 0)

@@ -25,12 +25,12 @@ from mountbench.execute import Interrupted, Session, check_space, new_run_id, pl
 from mountbench.fiotool import find_fio, fio_engines
 from mountbench.kinds import RunnerSetup, make_runners
 from mountbench.lab.mounts import KINDS as LAB_KINDS
-from mountbench.model import Workload
+from mountbench.model import RunData, Workload
 from mountbench.presets import load_preset, preset_names
 from mountbench.progress import ProgressEvents
 from mountbench.records.events import EventLog, Fanout
 from mountbench.records.export import make_document, write_document
-from mountbench.report.terminal import render_samples, render_summary
+from mountbench.report.terminal import render_samples, render_summary, render_sweeps
 from mountbench.store import Store, default_db_path
 from mountbench.summary import summarize_runs
 from mountbench.units import format_bytes, format_seconds
@@ -191,7 +191,7 @@ def _execute(session: Session, store: Store, *, command: str, host: dict, resume
         session.finish()  # idempotent: only scratch directories carrying this run's marker go
         raise
     run = store.load_run(session.run_id)
-    out.print(render_summary(summarize_runs([run]), [run]))
+    _print_run(run)
     for notice in session.notices:
         err.print(f"warning: {notice}", markup=False)
     if status != "complete":
@@ -262,6 +262,16 @@ def _print_dry_run(request: runrequest.RunRequest) -> None:
             out.print(f"  caveat: {caveat.text}", markup=False)
 
 
+def _print_run(run: RunData, baseline: str | None = None, metrics: tuple[str, ...] = ()) -> None:
+    """The comparison table, then a table per sweep when the run has any."""
+    from mountbench.report.content import build_report
+
+    out.print(render_summary(summarize_runs([run], baseline=baseline, metrics=metrics), [run]))
+    sweeps = render_sweeps(build_report([run], baseline=baseline))
+    if sweeps is not None:
+        out.print(sweeps)
+
+
 def _command_line() -> str:
     return shlex.join(["mountbench", *sys.argv[1:]])
 
@@ -303,7 +313,7 @@ def show(run_ref: str, baseline: str | None, metrics: tuple[str, ...], list_samp
     if list_samples:
         out.print(render_samples(run))
         return
-    out.print(render_summary(summarize_runs([run], baseline=baseline, metrics=metrics), [run]))
+    _print_run(run, baseline, metrics)
 
 
 @cli.command()
@@ -316,6 +326,10 @@ def presets() -> None:
         table.add_column("what runs")
         for workload in preset.workloads:
             table.add_row(workload.name, describe_workload(workload))
+        if preset.sweeps:
+            swept = " × ".join(axis.text for axis in preset.sweeps)
+            table.caption = f"each fio workload runs once per point of --sweep {swept} (named WORKLOAD@OPTION=VALUE)"
+            table.caption_justify = "left"
         out.print(table)
         out.print()
 
@@ -489,7 +503,7 @@ def lab(
         if json_out:
             write_document(json_out.expanduser(), make_document([run]))
     if run.samples:
-        out.print(render_summary(summarize_runs([run]), [run]))
+        _print_run(run)
     if stopped:
         raise stopped
 

@@ -15,6 +15,7 @@ import click
 from mountbench.errors import UsageError
 from mountbench.kinds.fiofiles import FILE_STATES
 from mountbench.model import DROP_MODES, RunOptions, TreeChoice
+from mountbench.sweeps import parse_sweep
 from mountbench.trees import PROFILES
 from mountbench.units import parse_size
 
@@ -47,6 +48,15 @@ _RUN_OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
             "multiple": True,
             "metavar": "PATTERN",
             "help": "keep only workloads whose name matches (glob, repeatable), e.g. --only 'rnd*' --only extract",
+        },
+    ),
+    (
+        ("--sweep", "sweeps"),
+        {
+            "multiple": True,
+            "metavar": "OPTION=VALUES",
+            "help": "run every fio workload at each value: bs=4k,64k,1M or bs=1k..16M (powers of two); also iodepth, "
+            "numjobs, size; several make a grid",
         },
     ),
     (("--baseline",), {"metavar": "LABEL", "help": "target the others are compared with (default: the first)"}),
@@ -138,7 +148,7 @@ _RUN_OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     ),
 ]
 
-OPTION_NAMES = ("presets", "jobs", "only", "baseline", "repeat", "warmup", "runtime", "size_text", "seed",
+OPTION_NAMES = ("presets", "jobs", "only", "sweeps", "baseline", "repeat", "warmup", "runtime", "size_text", "seed",
                 "tree_profile", "tarball", "drop_caches", "keep", "file_state", "until_text", "max_repeat",
                 "budget_text")  # fmt: skip
 
@@ -215,6 +225,7 @@ def pop_run_options(params: dict[str, Any]) -> RunOptions:
         until=until,
         max_repeat=raw["max_repeat"],
         budget=budget,
+        sweeps=tuple(parse_sweep(text) for text in raw["sweeps"]),
     )
 
 

@@ -84,7 +84,7 @@ def report(
     mountbench report --out report.md                 Markdown + charts next to it
     mountbench report RUN1 RUN2 --out report.html     one self-contained page
     mountbench report --from mac.json --from vm.json --format html --out s0.html
-    mountbench report --format csv --out results.csv  results.csv + results-samples.csv
+    mountbench report --format csv --out results.csv  results.csv + results-samples.csv (+ results-sweeps.csv)
     """
     from mountbench.report.content import build_report
 
@@ -103,6 +103,10 @@ def report(
         _write_csv(built, out, samples)
     else:
         document = make_document(list(built.runs), summary=built.summary)  # runs relabelled as in the summary
+        if built.sweeps or built.grids:
+            from mountbench.report.csvexport import sweep_records
+
+            document["sweeps"] = sweep_records(built)
         if out is None:
             click.echo(json.dumps(document, indent=1))
         else:
@@ -232,6 +236,12 @@ def _write_csv(built: Report, out: Path | None, samples: bool) -> None:
     write_text(out, summary_csv(built))
     write_text(raw, samples_csv(built))
     _note(f"wrote {out} (one row per summary cell) and {raw} (one row per sample)")
+    if built.sweeps or built.grids:
+        from mountbench.report.csvexport import sweeps_csv
+
+        swept = out.with_name(f"{out.stem}-sweeps{out.suffix or '.csv'}")
+        write_text(swept, sweeps_csv(built))
+        _note(f"wrote {swept} (one row per sweep point and target, with each target's optimum and knee)")
 
 
 def _note(text: str) -> None:

@@ -44,6 +44,8 @@ def describe(metric: str) -> MetricInfo:
         return MetricInfo(metric, f"{prefix}CPU time", "s", False)
     if direction == "cpu":
         return MetricInfo(metric, f"CPU {name}", "%", False)
+    if name == "bytes_per_s":
+        return MetricInfo(metric, f"{prefix}bytes per second", "B/s", True)
     if name.endswith("_per_s"):
         return MetricInfo(metric, f"{prefix}{name.replace('_', ' ')}", "1/s", True)
     if name in {"wall", "user", "sys"} or name.endswith("_s"):

@@ -77,25 +77,73 @@ class TargetInfo:
         return cls(**data)
 
 
+SWEEP_OPTIONS = ("bs", "iodepth", "numjobs", "size")  # what --sweep (and sweep detection) varies
+
+
+@dataclass(frozen=True)
+class SweepValue:
+    """One swept option's value at a point: ``bs`` = ``64k`` (65536)."""
+
+    option: str  # one of SWEEP_OPTIONS
+    value: str  # as written or generated, e.g. "64k"
+    number: float  # for ordering and axes, e.g. 65536
+
+
 @dataclass(frozen=True)
 class SweepPoint:
-    """Where a workload sits in a sweep: the workloads of one ``group`` differ in
-    ``option`` alone. ``generated`` sweeps come from --sweep or a preset that declares
-    one; the others were recognised in a job file whose sections differ in that option only."""
+    """Where a workload sits in a sweep: the workloads of one ``group`` differ in the
+    swept option(s) alone. ``generated`` sweeps come from --sweep or a preset that
+    declares one; the others were recognised in a job file whose sections differ in one
+    option only. ``grid`` holds the further options of a grid (several --sweep), in
+    --sweep order: the point's coordinates are (option, *grid)."""
 
     group: str
     option: str  # "bs", "iodepth", "numjobs", "size"
     value: str  # as written, e.g. "64k"
     number: float  # for ordering and axes, e.g. 65536
     generated: bool = True
+    grid: tuple[SweepValue, ...] = ()
+
+    @property
+    def coordinates(self) -> tuple[SweepValue, ...]:
+        return (SweepValue(self.option, self.value, self.number), *self.grid)
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        data = {key: value for key, value in self.__dict__.items() if key != "grid"}
+        data["grid"] = [dict(v.__dict__) for v in self.grid]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SweepPoint:
+        grid = tuple(SweepValue(str(v["option"]), str(v["value"]), float(v["number"])) for v in data.get("grid") or ())
         return cls(str(data["group"]), str(data["option"]), str(data["value"]), float(data["number"]),
-                   bool(data.get("generated", True)))  # fmt: skip
+                   bool(data.get("generated", True)), grid)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SweepAxis:
+    """One ``--sweep OPTION=VALUES`` (or a preset's ``[sweep]`` entry), parsed by
+    sweeps.parse_sweep: the values in the order given, each as a label fio reads and a number."""
+
+    option: str  # one of SWEEP_OPTIONS
+    values: tuple[str, ...]  # e.g. ("1k", "2k", ..., "16M")
+    numbers: tuple[float, ...]  # bytes or counts, in the same order
+    given: str = ""  # as the user wrote it, e.g. "bs=1k..16M"
+
+    @property
+    def text(self) -> str:
+        return self.given or f"{self.option}={','.join(self.values)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"option": self.option, "values": list(self.values), "numbers": list(self.numbers), "given": self.given}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SweepAxis:
+        values = tuple(map(str, data["values"]))
+        numbers = tuple(float(n) for n in data["numbers"])
+        if len(values) != len(numbers) or not values:
+            raise ValueError("a sweep needs as many numbers as values, and at least one")
+        return cls(str(data["option"]), values, numbers, str(data.get("given") or ""))
 
 
 @dataclass(frozen=True)
@@ -313,6 +361,7 @@ class RunOptions:
     until: float | None = None  # adaptive: add rounds until every comparison is decided at this precision
     max_repeat: int = 12  # adaptive: the most rounds a cell gets
     budget: float | None = None  # seconds the run may take; rounds and runtimes are chosen to fit
+    sweeps: tuple[SweepAxis, ...] = ()  # --sweep, in the order given
 
 
 @dataclass(frozen=True)
@@ -364,6 +413,7 @@ class RunConfig:
     until: float | None = None
     max_repeat: int = 12
     budget: float | None = None  # seconds; the run stops there
+    sweeps: tuple[SweepAxis, ...] = ()  # --sweep as given (a preset's own sweep is in its workloads)
 
     @classmethod
     def from_options(cls, options: RunOptions, *, seed: int, baseline: str, default_targets: bool) -> RunConfig:
@@ -385,4 +435,5 @@ class RunConfig:
             until=options.until,
             max_repeat=max(options.max_repeat, options.repeat),
             budget=options.budget,
+            sweeps=options.sweeps,
         )

@@ -29,6 +29,7 @@ import errno
 import fcntl
 import json
 import os
+import re
 import shutil
 import socket
 import stat
@@ -47,6 +48,8 @@ MARKER = ".mountbench-scratch"
 LEGACY_PROBE_MARKER = ".mountbench-probe-marker"  # written by probes before markers were shared
 WORKDIR_PREFIX = "mountbench-"
 WORKDIR_OWNER = ".mountbench-owner"
+# mountbench-<run id: YYYYMMDD-HHMMSS-hhhh>-<mkdtemp suffix>
+_WORKDIR_NAME = re.compile(r"^mountbench-\d{8}-\d{6}-[0-9a-f]{4}-[A-Za-z0-9_]{8}$")
 REMOVE_ATTEMPTS = 3
 REMOVE_RETRY_S = 0.1
 START_TIME_SLACK_S = 1.0
@@ -431,7 +434,9 @@ def sweep_workdirs(*, tmp: Path | str | None = None) -> list[Path]:
     except OSError:
         return []
     for entry in entries:
-        if not entry.name.startswith(WORKDIR_PREFIX) or not entry.is_dir(follow_symlinks=False):
+        # the name alone decides what is looked into: a stat inside anything else in /tmp (a hung
+        # FUSE mount point of someone else's, say) could block this run for good
+        if not _WORKDIR_NAME.match(entry.name) or not entry.is_dir(follow_symlinks=False):
             continue
         owner_file = Path(entry.path) / WORKDIR_OWNER
         try:

@@ -131,3 +131,40 @@ def compare(baseline: Sequence[float], values: Sequence[float], level: float = C
     p_value = float(2 * stdtr(df, -abs(diff) / se))
     low, high = math.exp(diff - t_crit * se), math.exp(diff + t_crit * se)
     return Comparison(ratio, low, high, p_value, significant=not (low <= 1.0 <= high), level=level)
+
+
+KNEE_FRACTION = 0.90  # the knee of a sweep: the first value reaching 90 % of the peak
+
+
+def peak_and_knee(
+    medians: Sequence[float | None], *, higher_is_better: bool = True, fraction: float = KNEE_FRACTION
+) -> tuple[int, int] | None:
+    """Along a sweep (``medians`` in increasing order of the swept value; None where a point
+    has no value): the index of the best median (the optimum; the smallest value on a tie)
+    and of the knee, the smallest value whose median reaches ``fraction`` of the best
+    (for a lower-is-better metric: stays within best / fraction). None without any median."""
+    present = [(i, m) for i, m in enumerate(medians) if m is not None and math.isfinite(m)]
+    if not present:
+        return None
+    if higher_is_better:
+        peak, best = max(present, key=lambda p: (p[1], -p[0]))
+        knee = next(i for i, m in present if m >= fraction * best * (1 - 1e-12))  # exactly 90 % counts
+    else:
+        peak, best = min(present, key=lambda p: (p[1], p[0]))
+        knee = next(i for i, m in present if m * fraction <= best * (1 + 1e-12))
+    return peak, knee
+
+
+def clearly_best(intervals: Sequence[tuple[float, float] | None], best: int, *, higher_is_better: bool = True) -> bool:
+    """Is point ``best`` better than every other beyond noise: does no other point's
+    interval of the median reach into its interval? (With 3 samples an interval is the
+    range of the samples.) False when any other point may be as good."""
+    own = intervals[best]
+    if own is None:
+        return False
+    for index, other in enumerate(intervals):
+        if index == best or other is None:
+            continue
+        if (other[1] >= own[0]) if higher_is_better else (other[0] <= own[1]):
+            return False
+    return True

@@ -1,7 +1,8 @@
 """Assemble the run's workloads from presets and job files, with the command
 line's overrides (--size, --runtime, --tree) written into each workload so the
-stored workload says exactly what ran. What an override means for a workload is
-up to its kind (kinds/)."""
+stored workload says exactly what ran, then expanded by sweeps (a preset's own
+[sweep] and --sweep): one workload per point. What an override or a sweep means
+for a workload is up to its kind (kinds/)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from pathlib import Path
 from mountbench.errors import UsageError
 from mountbench.kinds import Adjustments, kind_of
 from mountbench.kinds.fio import KIND as FIO
-from mountbench.model import RunOptions, TreeChoice, Workload
+from mountbench.model import RunOptions, SweepAxis, TreeChoice, Workload
 from mountbench.presets import load_preset
+from mountbench.sweeps import check_axes, merge_axes
 
 DEFAULT_PRESET = "quick"
 TREE_PRESET = "tree"
@@ -23,8 +25,13 @@ MIB = 1024 * 1024
 def from_options(options: RunOptions) -> list[Workload]:
     """The workloads a run's options ask for, filtered by --only."""
     files = [Path(p) for p in options.job_files]
-    workloads = assemble(options.presets, files, size=options.size, runtime=options.runtime, tree=options.tree)
-    return select(workloads, options.only)
+    workloads = assemble(
+        options.presets, files, size=options.size, runtime=options.runtime, tree=options.tree, sweeps=options.sweeps
+    )
+    selected = select(workloads, options.only)
+    if options.sweeps and not any(w.description.sweep for w in selected):
+        _no_sweepable_workload()
+    return selected
 
 
 def assemble(
@@ -34,24 +41,49 @@ def assemble(
     size: int | None = None,
     runtime: float | None = None,
     tree: TreeChoice | None = None,
+    sweeps: Sequence[SweepAxis] = (),
 ) -> list[Workload]:
-    """``tree`` replaces the tree of every tree workload; given alone, it selects the tree preset."""
-    groups: list[list[Workload]] = []
+    """``tree`` replaces the tree of every tree workload; given alone, it selects the tree preset.
+    ``sweeps`` apply to every workload whose kind has the option (fio's), on top of a preset's own."""
+    check_axes(sweeps)
+    groups: list[tuple[list[Workload], tuple[SweepAxis, ...]]] = []
     if tree is not None and not presets and not job_files:
         presets = [TREE_PRESET]
     for name in presets:
-        groups.append(list(load_preset(name).workloads))
+        preset = load_preset(name)
+        groups.append((list(preset.workloads), merge_axes(preset.sweeps, sweeps)))
     for path in job_files:
-        groups.append(FIO.load_job_file(path))
+        groups.append((FIO.load_job_file(path), tuple(sweeps)))
     if not groups:
-        groups.append(list(load_preset(DEFAULT_PRESET).workloads))
+        preset = load_preset(DEFAULT_PRESET)
+        groups.append((list(preset.workloads), merge_axes(preset.sweeps, sweeps)))
+    if size is not None and any(axis.option == "size" for _, axes in groups for axis in axes):
+        raise UsageError("--size and a sweep of size both set the working set; give one of them")
     adjustments = Adjustments(runtime=runtime, tree=tree)
-    adjusted = []
-    for group in groups:
+    adjusted: list[tuple[Workload, tuple[SweepAxis, ...]]] = []
+    for group, axes in groups:
+        check_axes(axes)
         if size is not None:
             group = _scale_sizes(group, size)
-        adjusted.append([kind_of(w.kind).adjust(w, adjustments) for w in group])
-    return _unique_names([w for group in adjusted for w in group])
+        adjusted += [(kind_of(w.kind).adjust(w, adjustments), axes) for w in group]
+    named = _unique_names([w for w, _ in adjusted])
+    return _sweep(list(zip(named, (axes for _, axes in adjusted), strict=True)), bool(sweeps))
+
+
+def _sweep(workloads: list[tuple[Workload, tuple[SweepAxis, ...]]], asked: bool) -> list[Workload]:
+    """Each workload at every point of its sweep (itself when it has none or its kind has no
+    such options). ``asked``: --sweep was given, so at least one workload must take it."""
+    out: list[Workload] = []
+    swept_any = False
+    for workload, axes in workloads:
+        points = kind_of(workload.kind).sweep(workload, axes) if axes else None
+        swept_any = swept_any or points is not None
+        out += points if points is not None else [workload]
+    if asked and not swept_any:
+        _no_sweepable_workload()
+    if len({w.name for w in out}) != len(out):
+        raise UsageError("a swept workload's name is taken by another workload; rename that workload")
+    return out
 
 
 def select(workloads: list[Workload], patterns: Sequence[str]) -> list[Workload]:
@@ -63,6 +95,13 @@ def select(workloads: list[Workload], patterns: Sequence[str]) -> list[Workload]
         names = ", ".join(w.name for w in workloads)
         raise UsageError(f"--only {' '.join(patterns)} matches no workload; the workloads are: {names}")
     return kept
+
+
+def _no_sweepable_workload() -> None:
+    raise UsageError(
+        "--sweep varies fio options, and none of the chosen workloads is a fio job; add a preset or --job with "
+        "fio jobs, or widen --only"
+    )
 
 
 def _scale_sizes(group: list[Workload], size: int) -> list[Workload]:

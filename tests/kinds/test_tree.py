@@ -165,3 +165,63 @@ def test_tree_bad_input(tmp_path, mb_env):
     proc = mountbench("run", str(target), "--tree", "tiny", env=dict(mb_env, PATH=str(bin_dir)))
     assert proc.returncode == 2 and "git is needed" in proc.stderr
     assert snapshot(target) == before
+
+
+def test_rsync_copies_and_updates_the_tree_on_real_targets(tmp_path, mb_env):
+    """S3: rsync -a onto the target (a fresh copy), then the delta path after touching 10% of the files."""
+    realmounts.require_tools("rsync")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    before = plant_neighbours(disk)
+    out = tmp_path / "run.json"
+    with realmounts.tmpfs("64m") as ram:
+        proc = mountbench(
+            "run", f"ram={ram}", f"disk={disk}", "--preset", "s3", "--only", "rsync*", "--tree", "tiny",
+            "--repeat", "2", "--json", str(out), env=mb_env,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert not [p for p in ram.iterdir() if p.name.startswith(".mountbench-")]
+    assert snapshot(disk) == before
+    (run,) = load_export(out)["runs"]
+    assert [w["name"] for w in run["workloads"]] == ["rsync", "rsync-update"]
+    assert len(run["samples"]) == 2 * 2 * 2 and all(s["ok"] for s in run["samples"])
+    for sample in run["samples"]:
+        m = sample["metrics"]
+        files = 120 if sample["workload"] == "rsync" else 12  # the tiny tree: every 10th of its 120 files
+        assert m["files_per_s"] == pytest.approx(files / m["wall"])
+        assert m["bytes_per_s"] > 0 and m["wall"] > 0
+    fresh = {s["metrics"]["bytes_per_s"] * s["metrics"]["wall"] for s in run["samples"] if s["workload"] == "rsync"}
+    assert len({round(b) for b in fresh}) == 1  # the whole tree's bytes, every time
+    rows = {(r["workload"], r["metric"]) for r in load_export(out)["summary"]}
+    assert ("rsync", "wall") in rows and ("rsync-update", "wall") in rows
+
+
+def test_rsync_update_transfers_exactly_the_touched_files(tmp_path):
+    """The untimed setup makes the copy equal to the source and touches every 10th file; the
+    timed rsync then sends those files (and only those) through its delta path."""
+    runner = TreeRunner()
+    workload = tree_workload("rsync-update", {"profile": "tiny", "seed": 1}, "test")
+    runner.check([workload])
+    target_dir = tmp_path / "t"
+    target_dir.mkdir()
+    target = Target("t", str(target_dir))
+    scratch = create_scratch(target, "rsync-test")
+    ctx = TargetContext(target, TargetInfo("ext4", str(target_dir), "x", "", 0, 0, True, "accepted"), scratch)
+    settings = RunSettings(workdir=tmp_path)
+    prepared = runner.prepare(workload, ctx, settings)
+    for _ in range(2):
+        runner.setup(prepared, ctx, settings)
+        archive = prepared.payload["archive"]
+        source = runner._source_root(archive)
+        copy = scratch / "rsync-update"
+        touched = [p for p in source.rglob("*") if p.is_file() and
+                   p.stat().st_mtime_ns != (copy / p.relative_to(source)).stat().st_mtime_ns]  # fmt: skip
+        assert len(touched) == 12
+        outcome = runner.run(prepared, ctx, settings)
+        assert outcome.metrics["files_per_s"] == pytest.approx(12 / outcome.metrics["wall"])
+        for path in source.rglob("*"):
+            if path.is_file():
+                mirrored = copy / path.relative_to(source)
+                assert mirrored.read_bytes() == path.read_bytes()
+                assert mirrored.stat().st_mtime_ns == path.stat().st_mtime_ns
+    assert not str(source).startswith(str(target_dir))  # the source lives outside the target

@@ -93,3 +93,17 @@ def test_a_store_written_by_an_earlier_version_still_loads(tmp_path):
         loaded = store.load_run("last")
     assert loaded.config == old_run.config
     assert [w.description for w in loaded.workloads] == [w.description for w in old_run.workloads]
+
+
+def test_sweeps_survive_config_and_options_and_old_runs_have_none():
+    from mountbench.model import RunOptions
+    from mountbench.sweeps import parse_sweep
+
+    axes = (parse_sweep("bs=1k..16M"), parse_sweep("iodepth=1,8"))
+    config = RunConfig(repeat=3, seed=1, baseline="a", sweeps=axes)
+    again = config_from_dict(json.loads(json.dumps(config_to_dict(config))))
+    assert again.sweeps == axes and again.sweeps[0].text == "bs=1k..16M"
+    options = RunOptions(presets=("s3",), sweeps=axes)
+    assert options_from_dict(json.loads(json.dumps(options_to_dict(options)))) == options
+    assert config_from_dict({"version": 2, "repeat": 3, "seed": 1, "baseline": "a"}).sweeps == ()
+    assert options_from_dict({"presets": ["quick"]}).sweeps == ()

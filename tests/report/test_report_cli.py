@@ -54,7 +54,7 @@ def test_markdown_report_with_charts_next_to_it(stored, tmp_path):
     assert proc.returncode == 0, proc.stderr
     text = out.read_text()
     images = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
-    assert len(images) == 7 and all((out.parent / name).stat().st_size > 10_000 for name in images)
+    assert len(images) == 6 and all((out.parent / name).stat().st_size > 10_000 for name in images)
     assert "virtiofs is 2.8x slower than native at extracting the tree" in text
     assert proc.stdout == "" and "wrote" in proc.stderr
 
@@ -62,7 +62,7 @@ def test_markdown_report_with_charts_next_to_it(stored, tmp_path):
 def test_html_csv_and_json_formats(stored, tmp_path):
     html = tmp_path / "r.html"
     assert mountbench("report", "last", "--out", str(html), env=stored).returncode == 0  # format from the suffix
-    assert html.read_text().startswith("<!DOCTYPE html>") and html.read_text().count("<svg ") == 7
+    assert html.read_text().startswith("<!DOCTYPE html>") and html.read_text().count("<svg ") == 6
     csv_out = tmp_path / "r.csv"
     assert mountbench("report", "--format", "csv", "--out", str(csv_out), env=stored).returncode == 0
     assert csv_out.read_text().startswith("workload,") and (tmp_path / "r-samples.csv").read_text().startswith(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 from support.factories import fio_workload, make_run
-from support.synthetic import HOST, fio, study_run
+from support.synthetic import HOST, study_run
 
 from mountbench.errors import UsageError
 from mountbench.metrics import describe as metric_info
-from mountbench.report.content import build_report, sweep_groups
+from mountbench.report.content import build_report
 
 GUEST = HOST | {"hostname": "guest", "kernel": "6.8.0", "os": "Linux 6.8.0", "fio_version": "fio-3.36"}
 
@@ -58,19 +58,6 @@ def test_workload_defined_differently_and_incomplete_runs_are_warned_about():
     text = "\n".join(build_report([a, b]).warnings)
     assert "'w' is defined differently in runs a, b" in text
     assert "run b is interrupted" in text and "--resume b" in text
-
-
-def test_a_sweep_is_same_rw_and_settings_with_three_block_sizes():
-    found = sweep_groups([fio(f"bs{b}", "", "write", b) for b in ("4k", "64k", "1m")])
-    assert [(settings, [bs for _, bs in points]) for settings, points in found] == [
-        ("rw=write ioengine=psync", [4096, 65536, 1048576])
-    ]
-    # different rw, depth or only two sizes: no sweep (the quick and nine presets have none)
-    assert not sweep_groups([fio("a", "", "read", "4k"), fio("b", "", "write", "64k"), fio("c", "", "read", "1m")])
-    assert not sweep_groups(
-        [fio("a", "", "read", "4k"), fio("b", "", "read", "1m", iodepth="32"), fio("c", "", "read", "64k", iodepth="8")]
-    )
-    assert not sweep_groups([fio("a", "", "read", "4k"), fio("b", "", "read", "1m")])
 
 
 def test_study_run_has_one_sweep_and_one_percentile_curve():

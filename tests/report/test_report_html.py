@@ -110,7 +110,7 @@ def test_chromium_renders_the_content_and_the_charts(saved, tmp_path):
     assert proc.returncode == 0 and "<html" in dom, proc.stderr[-2000:]
     assert "<title>mountbench: native vs virtiofs vs 9p</title>" in dom
     assert "9p ≈ native at SEQ 1M Q8 write (write bandwidth): the same within noise" in dom
-    assert dom.count("<svg") == 7 and dom.count('class="chart"') == 7
+    assert dom.count("<svg") == 6 and dom.count('class="chart"') == 6
     assert "read IOPS by workload and target" in dom  # chart text, inline in the page
     assert dom.count('data-sortable="ready"') == dom.count('class="sortable"'), "the sorting script failed"
 

@@ -9,7 +9,18 @@ measurement caveats (O_DIRECT refused, page cache, emulated guest) and a failed 
 from __future__ import annotations
 
 from mountbench import model
-from mountbench.model import Caveat, RunConfig, RunData, Sample, Target, TargetInfo, TargetRecord, Workload
+from mountbench.model import (
+    Caveat,
+    RunConfig,
+    RunData,
+    Sample,
+    SweepPoint,
+    Target,
+    TargetInfo,
+    TargetRecord,
+    Workload,
+)
+from mountbench.units import parse_size
 
 NOISE = (1.0, 1.03, 0.96)  # three repetitions, a few percent apart
 PERCENTILES = (1, 5, 10, 50, 90, 95, 99, 99.5, 99.9, 99.99)
@@ -30,10 +41,18 @@ HOST = {
 }
 
 
-def fio(name: str, title: str, rw: str, bs: str, **extra: str) -> Workload:
+def fio(name: str, title: str, rw: str, bs: str, *, sweep: SweepPoint | None = None, **extra: str) -> Workload:
     options = [["rw", rw], ["bs", bs], ["ioengine", "psync"], ["size", "64m"], ["runtime", "5"]]
     options += [[k, v] for k, v in extra.items()]
-    return Workload(name, "fio", title, "preset:test", {"section": name, "options": options})
+    spec = {"section": name, "options": options}
+    if sweep is not None:
+        spec["sweep"] = sweep.to_dict()
+    return Workload(name, "fio", title, "preset:test", spec)
+
+
+def bs_point(value: str) -> SweepPoint:
+    """A point of the study's block-size sweep, as a job file whose sections differ in bs alone gives it."""
+    return SweepPoint("preset:test sections differing in bs", "bs", value, float(parse_size(value)), generated=False)
 
 
 WORKLOADS = (
@@ -41,10 +60,10 @@ WORKLOADS = (
     fio("seq-write", "SEQ 1M Q8 write", "write", "1M", direct="1", iodepth="8"),
     Workload("extract", "tree", "extracting the tree", "preset:tree", {"action": "extract", "headline": ["wall"]}),
     fio("lat-4k", "random read 4k QD1 (S4)", "randread", "4k", percentile_list=":".join(map(str, PERCENTILES))),
-    fio("bs-4k", "write bs=4k", "write", "4k", direct="1"),
-    fio("bs-64k", "write bs=64k", "write", "64k", direct="1"),
-    fio("bs-1m", "write bs=1M", "write", "1m", direct="1"),
-    fio("bs-4m", "write bs=4M", "write", "4m", direct="1"),
+    fio("bs-4k", "write bs=4k", "write", "4k", sweep=bs_point("4k"), direct="1"),
+    fio("bs-64k", "write bs=64k", "write", "64k", sweep=bs_point("64k"), direct="1"),
+    fio("bs-1m", "write bs=1M", "write", "1m", sweep=bs_point("1m"), direct="1"),
+    fio("bs-4m", "write bs=4M", "write", "4m", sweep=bs_point("4m"), direct="1"),
 )
 
 # (target, workload) -> (metrics of the first repetition, caveats)

@@ -5,12 +5,12 @@ how they are described, how command-line overrides change them, and how they run
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from mountbench.fiotool import FioInfo
-from mountbench.model import Description, TreeChoice, Workload
+from mountbench.model import Description, SweepAxis, TreeChoice, Workload
 from mountbench.runners.base import Runner
 
 
@@ -51,6 +51,10 @@ class WorkloadKind(Protocol):
 
     def renamed(self, workload: Workload, name: str, title: str) -> Workload:
         """The same work under another name (two sources with a workload of the same name)."""
+
+    def sweep(self, workload: Workload, axes: Sequence[SweepAxis]) -> list[Workload] | None:
+        """One workload per point of the axes' grid (--sweep), each carrying its SweepPoint;
+        None when the kind has no such options (the workload then runs once, as defined)."""
 
     def make_runner(self, setup: RunnerSetup) -> Runner:
         """The runner that takes this kind's samples."""

@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from mountbench import devstats, model
+from mountbench import devstats, model, sweeps
 from mountbench.errors import UsageError
 from mountbench.fiojob import (
     FioJob,
@@ -32,7 +32,7 @@ from mountbench.fioparse import FioOutputError, load_fio_json, parse_fio
 from mountbench.fiotool import FioInfo, choose_clocksource, fio_engines
 from mountbench.kinds import fiofiles
 from mountbench.kinds.base import Adjustments, RunnerSetup
-from mountbench.model import Caveat, Description, SweepPoint, Workload
+from mountbench.model import Caveat, Description, SweepAxis, SweepPoint, Workload
 from mountbench.runners.base import Outcome, Prepared, RunSettings, TargetContext, WorkloadFailed
 from mountbench.runners.process import run_child
 from mountbench.units import format_bytes, parse_size
@@ -47,10 +47,13 @@ JOB_FILE_RUNTIME_CAP_S = 60
 MIB = 1024 * 1024
 SEQUENTIAL_MIN_BS = 64 * 1024  # at or above this block size bandwidth is the headline
 MIN_PERCENTILES = 5  # a percentile_list this long asks for the percentile view
-SUMMARY_OPTIONS = ("rw", "bs", "iodepth", "numjobs", "size", "filesize", "nrfiles", "runtime", "direct", "ioengine")
-# fio options that must agree for workloads to be points of one block-size sweep
-SWEEP_KEYS = ("rw", "ioengine", "iodepth", "numjobs", "direct", "buffered", "rwmixread", "fsync", "sync")
-_RESERVED_PRESET_KEYS = {"name", "title", "headline", "kind"}
+SUMMARY_OPTIONS = ("rw", "bs", "iodepth", "numjobs", "size", "filesize", "nrfiles", "runtime", "direct", "ioengine",
+                   "end_fsync")  # fmt: skip
+_RESERVED_PRESET_KEYS = {"name", "title", "headline", "kind", "caveat"}
+# options that make a plain bs= meaningless: a block size sweep of such a job is refused
+_BLOCK_SIZE_SHAPES = ("bssplit", "bsrange", "blocksize_range", "blocksize_unaligned", "bs_unaligned")
+# fio's own spelling of what a job file may also write another way
+_OPTION_ALIASES = {"blocksize": "bs", "readwrite": "rw", "timeout": "runtime"}
 
 
 class FioKind:
@@ -64,18 +67,59 @@ class FioKind:
         spec: dict[str, Any] = FioJob(entry["name"], tuple(options)).to_spec()
         if "headline" in entry:
             spec["headline"] = list(entry["headline"])
+        if "caveat" in entry:  # a fact about what the job measures, shown on its every number
+            caveat = Caveat(str(entry["caveat"]["code"]), str(entry["caveat"]["text"]))
+            spec["caveats"] = [caveat.to_dict()]
         return Workload(entry["name"], self.name, entry.get("title", entry["name"]), f"preset:{preset}", spec)
 
     def load_job_file(self, path: Path) -> list[Workload]:
-        """One workload per section; a job without runtime= is capped (JOB_FILE_RUNTIME_CAP_S)."""
-        workloads = []
+        """One workload per section; a job without runtime= is capped (JOB_FILE_RUNTIME_CAP_S).
+        Sections that differ in one sweepable option alone are marked as a detected sweep."""
+        source = f"job:{path}"
+        jobs = []
         for job in load_job_file(path):
             options = list(job.options)
             if job.get("runtime") is None:
                 options.append(("runtime", str(JOB_FILE_RUNTIME_CAP_S)))
-            capped = FioJob(job.section, tuple(options))
-            workloads.append(Workload(job.section, self.name, job.section, f"job:{path}", capped.to_spec()))
+            jobs.append(FioJob(job.section, tuple(options)))
+        points = sweeps.detect([(job.section, effective_options(job)) for job in jobs], source)
+        workloads = []
+        for job in jobs:
+            spec = job.to_spec()
+            if job.section in points:
+                spec["sweep"] = points[job.section].to_dict()
+            workloads.append(Workload(job.section, self.name, job.section, source, spec))
         return workloads
+
+    def sweep(self, workload: Workload, axes: Sequence[SweepAxis]) -> list[Workload]:
+        """One workload per point of the axes' grid, each carrying its point (generated=True)
+        and the swept values in its name, title and fio options."""
+        job = FioJob.from_spec(workload.spec)
+        options = {axis.option for axis in axes}
+        shaped = [key for key in _BLOCK_SIZE_SHAPES if job.get(key) is not None]
+        if "bs" in options and shaped:
+            raise UsageError(
+                f"--sweep bs cannot apply to workload {workload.name!r} ({workload.source}): it sets "
+                f"{', '.join(shaped)}; sweep another option or leave that workload out with --only"
+            )
+        group = sweeps.group_name(workload.source, workload.name, axes)
+        kb_base_1000 = job.get("kb_base") == "1000"  # then fio reads 4k as 4000: pass bytes
+        # fio names a job's files after the job: the points keep the files the job would have had,
+        # so a sweep lays out (and needs space for) one file set, not one per point
+        shared: list[tuple[str, str | None]] = []
+        if job.get("filename") is None and job.get("filename_format") is None:
+            shared.append(("filename_format", f"{job.section}.$jobnum.$filenum"))
+        swept = []
+        for coordinates in sweeps.grid(axes):
+            name = sweeps.point_name(workload.name, coordinates)
+            extra = shared + [(c.option, str(int(c.number)) if kb_base_1000 else c.value) for c in coordinates]
+            point_job = FioJob(_section(name), (*job.options, *extra))
+            spec = {**workload.spec, **point_job.to_spec()}
+            spec["sweep"] = sweeps.generated_point(group, coordinates).to_dict()
+            swept.append(
+                Workload(name, self.name, sweeps.point_title(workload.title, coordinates), workload.source, spec)
+            )
+        return swept
 
     def adjust(self, workload: Workload, adjustments: Adjustments) -> Workload:
         if adjustments.runtime is None:
@@ -91,7 +135,7 @@ class FioKind:
 
     def renamed(self, workload: Workload, name: str, title: str) -> Workload:
         job = FioJob.from_spec(workload.spec)
-        spec = {**workload.spec, **FioJob(name.replace("/", "-"), job.options).to_spec()}
+        spec = {**workload.spec, **FioJob(_section(name), job.options).to_spec()}
         return Workload(name, workload.kind, title, workload.source, spec)
 
     # --- description ---------------------------------------------------------------------
@@ -101,8 +145,11 @@ class FioKind:
         bs = block_size(job)
         directions = rw_directions(job)
         declared = workload.spec.get("headline")
+        point = SweepPoint.from_dict(workload.spec["sweep"]) if workload.spec.get("sweep") else None
         if declared:
             headline = tuple(declared)
+        elif point is not None and any(c.option == "bs" for c in point.coordinates):
+            headline = tuple(f"{d}.bw" for d in ("read", "write", "trim"))  # one unit along the whole curve
         else:
             large = bs is not None and bs >= SEQUENTIAL_MIN_BS
             headline = tuple(f"{d}.bw" if large else f"{d}.iops" for d in ("read", "write", "trim"))
@@ -116,7 +163,7 @@ class FioKind:
             duration_bound_s=duration_bound_s(job),
             space_group=job.get("filename") or job.get("filename_format") or f"job:{job.section}",
             space_bytes=working_set_bytes(job, fio_variables()),
-            sweep=_detected_sweep(job, bs),
+            sweep=point,
         )
 
     def make_runner(self, setup: RunnerSetup) -> FioRunner:
@@ -167,14 +214,20 @@ def _asked_percentiles(job: FioJob) -> tuple[float, ...]:
         return ()
 
 
-def _detected_sweep(job: FioJob, bs: int | None) -> SweepPoint | None:
-    """Jobs with a plain block size that agree on SWEEP_KEYS are points of one curve."""
-    if bs is None:
-        return None
-    values = {key: rw_option(job) if key == "rw" else job.get(key) for key in SWEEP_KEYS}
-    settings = " ".join(f"{key}={value}" for key, value in values.items() if value is not None)
-    text = job.get("bs") or job.get("blocksize") or "4k"
-    return SweepPoint(group=settings, option="bs", value=text, number=float(bs), generated=False)
+def effective_options(job: FioJob) -> dict[str, str]:
+    """Option name -> the value in force (later assignments win, a bare flag is "1"),
+    with fio's aliases folded: what decides whether two jobs do the same work."""
+    found: dict[str, str] = {}
+    for key, value in job.options:
+        name = key.strip().lower()
+        found[_OPTION_ALIASES.get(name, name)] = "1" if value is None else value.strip()
+    return found
+
+
+def _section(name: str) -> str:
+    """A fio section name for a workload name (``seqw@bs=4k`` -> ``seqw-bs-4k``): fio
+    may use it in file names, so only letters, digits, dots, dashes and underscores."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "job"
 
 
 # --- running -------------------------------------------------------------------------------
@@ -281,6 +334,10 @@ class FioRunner:
                         f"less than twice the RAM ({format_bytes(twice_ram)})",
                     )
                 )
+        declared = tuple(Caveat.from_dict(c) for c in workload.spec.get("caveats") or ())
+        if declared:  # the definition's own words replace the generic caveat of the same kind
+            codes = {c.code for c in declared}
+            caveats = [c for c in caveats if c.code not in codes] + list(declared)
         comment = f"mountbench: workload {workload.name} ({workload.source}) on target {ctx.target.label}"
         text = render_job(job, overrides, comment)
         bound = workload.description.duration_bound_s

@@ -1,18 +1,26 @@
 """Tree workloads: what people feel on a mount (study S0: extracting 4,294 files
-took 32 s on 9p, 5.5 s on virtiofs, 2 s natively, while fio IOPS barely differed).
+took 32 s on 9p, 5.5 s on virtiofs, 2 s natively, while fio IOPS barely differed;
+study S3: rsync onto the 9p share was catastrophically slow).
 
-Each action runs one real command (tar, find, cat, cp, git, rm) timed as a
+Each action runs one real command (tar, find, cat, cp, git, rm, rsync) timed as a
 whole process: wall clock, and user/sys from its rusage. Setup and teardown
 (fresh trees, warming) are done around it with real commands, untimed.
+
+rsync copies from a source tree outside the target (extracted once into the
+runner's private temporary directory and read into the page cache before every
+sample), so only the target is measured.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shlex
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -20,7 +28,7 @@ from typing import Any
 
 from mountbench.errors import ToolMissing, UsageError
 from mountbench.kinds.base import Adjustments, RunnerSetup, generic_description
-from mountbench.model import Description, Workload
+from mountbench.model import Description, SweepAxis, Workload
 from mountbench.runners.base import Outcome, Prepared, RunSettings, TargetContext, WorkloadFailed
 from mountbench.runners.process import run_timed
 from mountbench.trees import TreeArchive, from_tarball, generate
@@ -46,6 +54,7 @@ class Action:
     cold: bool  # caches dropped before it (when allowed)
     tools: tuple[str, ...]
     rate: str  # "files_per_s", "entries_per_s" or ""
+    moves_bytes: bool = False  # also reports bytes_per_s (the bytes of the files it handles)
 
 
 ACTIONS = {
@@ -57,8 +66,15 @@ ACTIONS = {
     "git-commit": Action("git init + add + commit", False, ("git", "sh"), "files_per_s"),
     "git-status": Action("git status, warm", False, ("git",), "entries_per_s"),
     "delete": Action("delete tree (rm -rf)", False, ("rm",), "files_per_s"),
+    "rsync": Action("copy tree onto the target (rsync -a)", False, ("rsync", "find", "cat"), "files_per_s", True),
+    "rsync-update": Action(
+        "update 10% of the files (rsync -a, delta transfer)", False, ("rsync", "find", "cat"), "files_per_s", True
+    ),
 }
 SPACE_FACTOR = 5  # canonical tree + git repo (tree + .git) + one transient copy
+# rsync -a without owner and group, as extraction uses --no-same-owner: chown fails on 9p and sshfs
+RSYNC = ["rsync", "-a", "--no-owner", "--no-group"]
+UPDATE_EVERY = 10  # rsync-update touches every 10th file (10%), sorted by path
 
 
 def tree_workload(action: str, tree: dict, source: str) -> Workload:
@@ -100,6 +116,9 @@ class TreeKind:
     def renamed(self, workload: Workload, name: str, title: str) -> Workload:
         return Workload(name, workload.kind, title, workload.source, workload.spec)
 
+    def sweep(self, workload: Workload, axes: Sequence[SweepAxis]) -> list[Workload] | None:
+        return None  # block size, depth, jobs and size are fio's options
+
     def make_runner(self, setup: RunnerSetup) -> TreeRunner:
         return TreeRunner()
 
@@ -111,6 +130,8 @@ class TreeRunner:
     def __init__(self) -> None:
         self._archives: dict[str, TreeArchive] = {}
         self._tmp = tempfile.TemporaryDirectory(prefix="mountbench-trees-")
+        self._sources: dict[str, list[Path]] = {}  # archive path -> the files of its source tree (rsync)
+        self._touches = 0  # rsync-update: each sample's touched files get a new, later mtime
 
     @cached_property
     def cache_dir(self) -> Path:
@@ -148,10 +169,16 @@ class TreeRunner:
         archive = self.archive(workload.spec["tree"])
         action = workload.spec["action"]
         command = self._command(action, ctx.scratch, archive)
+        touched = f", then touch every {UPDATE_EVERY}th file of the source" if action == "rsync-update" else ""
+        if action.startswith("rsync"):
+            command_text = f"# source: {archive.origin}, extracted once outside the target{touched}\n"
+        else:
+            command_text = ""
         return Prepared(
             workload=workload,
             target=ctx.target.label,
             text=f"# {ACTIONS[action].title} on {archive.origin}: {archive.files} files, {archive.directories} dirs\n"
+            + command_text
             + shlex.join(command)
             + "\n",
             caveats=(),
@@ -181,8 +208,33 @@ class TreeRunner:
             ],
             "git-status": [*GIT, "status", "--porcelain"],
             "delete": ["rm", "-rf", str(scratch / "delete")],
+            "rsync": [*RSYNC, f"{self._source_root(archive)}/", str(scratch / "rsync")],
+            # locally rsync copies whole files; --no-whole-file takes the delta path a remote
+            # update takes: read the old file on the target, write a new one, rename it
+            "rsync-update": [
+                *RSYNC,
+                "--no-whole-file",
+                f"{self._source_root(archive)}/",
+                str(scratch / "rsync-update"),
+            ],
         }
         return commands[action]
+
+    def _source_root(self, archive: TreeArchive) -> Path:
+        """Where rsync reads the tree from: the runner's private directory, outside every target."""
+        digest = hashlib.sha256(str(archive.path).encode()).hexdigest()[:12]
+        return Path(self._tmp.name) / f"source-{digest}" / archive.root
+
+    def _ensure_source(self, archive: TreeArchive) -> Path:
+        """The extracted source tree of an archive, made once per run (untimed), with the
+        list of its files in path order (rsync-update touches every UPDATE_EVERY-th)."""
+        root = self._source_root(archive)
+        if str(archive.path) not in self._sources:
+            top = root.parent if archive.root != "." else root
+            top.mkdir(parents=True, exist_ok=True)
+            _extract(archive, top)
+            self._sources[str(archive.path)] = sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink())
+        return root
 
     def setup(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> None:
         """Untimed: fresh trees, warm caches. Runs before caches are dropped for cold actions."""
@@ -216,9 +268,11 @@ class TreeRunner:
             raise WorkloadFailed(f"{command[0]} failed (exit {timed.returncode}): {message}")
         metrics = {"wall": timed.wall_s, "user": timed.user_s, "sys": timed.sys_s}
         rate = ACTIONS[action].rate
-        count = archive.entries if rate == "entries_per_s" else archive.files
+        files, entries, moved = self._work(action, archive)
         if rate and timed.wall_s > 0:
-            metrics[rate] = count / timed.wall_s
+            metrics[rate] = (entries if rate == "entries_per_s" else files) / timed.wall_s
+        if ACTIONS[action].moves_bytes and timed.wall_s > 0:
+            metrics["bytes_per_s"] = moved / timed.wall_s
         return Outcome(metrics, raw=shlex.join(command))
 
     @staticmethod
@@ -267,7 +321,37 @@ class TreeRunner:
             _fresh_dir(scratch / "delete")
             _extract(archive, scratch / "delete")
             return
+        if action == "rsync":
+            _remove(scratch / "rsync")
+            _warm_tree(self._ensure_source(archive))
+            return
+        if action == "rsync-update":
+            source = self._ensure_source(archive)
+            # the target's copy made equal to the source (untimed; the first time a full copy)
+            _check_run([*RSYNC, f"{source}/", str(scratch / "rsync-update")])
+            self._touch(archive)
+            _warm_tree(source)
+            return
         raise AssertionError(action)
+
+    def _touched(self, archive: TreeArchive) -> list[Path]:
+        files = self._sources[str(archive.path)]
+        return files[::UPDATE_EVERY]
+
+    def _touch(self, archive: TreeArchive) -> None:
+        """Give every UPDATE_EVERY-th source file a new mtime, later than any before, so that
+        rsync's quick check picks exactly those files (content unchanged: the delta path)."""
+        self._touches += 1
+        stamp = int(time.time()) + self._touches
+        for path in self._touched(archive):
+            os.utime(path, (stamp, stamp))
+
+    def _work(self, action: str, archive: TreeArchive) -> tuple[int, int, int]:
+        """(files, entries, bytes) one sample of the action handles."""
+        if action == "rsync-update":
+            touched = self._touched(archive)
+            return len(touched), len(touched), sum(p.stat().st_size for p in touched)
+        return archive.files, archive.entries, archive.bytes
 
     def _ensure_tree(self, where: Path, archive: TreeArchive) -> None:
         marker = where.with_name(where.name + ".ok")
@@ -279,9 +363,14 @@ class TreeRunner:
 
     def _teardown(self, action: str, scratch: Path) -> None:
         """Free the space a sample used; a failed sample leaves no partial tree."""
-        for name in {"extract": ["extract"], "copy": ["copy"], "git-commit": ["git"], "delete": ["delete"]}.get(
-            action, []
-        ):
+        made = {
+            "extract": ["extract"],
+            "copy": ["copy"],
+            "git-commit": ["git"],
+            "delete": ["delete"],
+            "rsync": ["rsync"],
+        }
+        for name in made.get(action, []):
             _remove(scratch / name)
 
     def cleanup(self, ctx: TargetContext) -> None:
@@ -324,6 +413,15 @@ def _remove(path: Path) -> None:
 
 def _extract(archive: TreeArchive, dest: Path) -> None:
     _check_run(["tar", "-x", "--no-same-owner", "-f", str(archive.path), "-C", str(dest)])
+
+
+def _warm_tree(root: Path) -> None:
+    """Read every file of a tree once, so that the timed command reads it from the page cache."""
+    proc = subprocess.run(
+        ["find", str(root), "-type", "f", "-exec", "cat", "{}", "+"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    if proc.returncode != 0:
+        raise WorkloadFailed(f"preparing: reading the source tree failed: {_last_lines(proc.stderr.decode())}")
 
 
 def _warm(path: Path) -> None:

@@ -8,7 +8,8 @@ from importlib import resources
 from typing import Any
 
 from mountbench.errors import UsageError
-from mountbench.model import Workload
+from mountbench.model import SweepAxis, Workload
+from mountbench.sweeps import parse_sweep
 
 
 @dataclass(frozen=True)
@@ -17,6 +18,7 @@ class Preset:
     description: str
     study: str
     workloads: tuple[Workload, ...]
+    sweeps: tuple[SweepAxis, ...] = ()  # a [sweep] table: its fio workloads run at every point
 
 
 def preset_names() -> list[str]:
@@ -34,6 +36,7 @@ def load_preset(name: str) -> Preset:
         description=data["description"],
         study=data.get("study", ""),
         workloads=tuple(_workload(name, data, job) for job in data["jobs"]),
+        sweeps=tuple(parse_sweep(f"{option}={values}") for option, values in data.get("sweep", {}).items()),
     )
 
 

@@ -19,6 +19,7 @@ from mountbench.model import (
     RunData,
     RunOptions,
     Sample,
+    SweepAxis,
     Target,
     TargetInfo,
     TargetRecord,
@@ -50,6 +51,7 @@ def config_to_dict(config: RunConfig) -> dict[str, Any]:
         "until": config.until,
         "max_repeat": config.max_repeat,
         "budget": config.budget,
+        "sweeps": [axis.to_dict() for axis in config.sweeps],
     }
 
 
@@ -80,7 +82,13 @@ def config_from_dict(data: dict[str, Any]) -> RunConfig:
         until=_float_or_none(data.get("until")),
         max_repeat=int(data.get("max_repeat") or data.get("repeat", 1)),
         budget=_float_or_none(data.get("budget")),
+        sweeps=_sweeps_from_list(data.get("sweeps")),
     )
+
+
+def _sweeps_from_list(data: Any) -> tuple[SweepAxis, ...]:
+    """--sweep axes; none for runs from before --sweep."""
+    return tuple(SweepAxis.from_dict(axis) for axis in data or ())
 
 
 def _lenient_count(value: Any) -> int:
@@ -222,6 +230,7 @@ def options_to_dict(options: RunOptions) -> dict[str, Any]:
         "until": options.until,
         "max_repeat": options.max_repeat,
         "budget": options.budget,
+        "sweeps": [axis.to_dict() for axis in options.sweeps],
     }
 
 
@@ -243,6 +252,7 @@ def options_from_dict(data: dict[str, Any]) -> RunOptions:
         until=_float_or_none(data.get("until")),
         max_repeat=int(data.get("max_repeat", 12)),
         budget=_float_or_none(data.get("budget")),
+        sweeps=_sweeps_from_list(data.get("sweeps")),
     )
 
 

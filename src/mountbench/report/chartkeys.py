@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from mountbench.report.content import MetricGroup, PercentileCurve, Sweep
+from mountbench.report.content import MetricGroup, PercentileCurve, Sweep, SweepGrid
 
 
 def bars_key(group: MetricGroup) -> str:
@@ -19,6 +19,11 @@ def percentile_key(curve: PercentileCurve) -> str:
 def sweep_key(index: int, sweep: Sweep) -> str:
     """``index`` counts sweeps from 1, in report order."""
     return f"sweep-{index}-{_slug(sweep.metric.name)}"
+
+
+def grid_key(index: int, grid: SweepGrid) -> str:
+    """``index`` counts grids from 1, in report order."""
+    return f"grid-{index}-{_slug(grid.metric.name)}"
 
 
 def block_label(size: float) -> str:

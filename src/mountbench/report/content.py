@@ -26,7 +26,10 @@ from mountbench.errors import UsageError
 from mountbench.metrics import MetricInfo
 from mountbench.model import Caveat, RunData, TargetInfo
 from mountbench.report.cells import Footnotes
+from mountbench.stats import clearly_best, peak_and_knee
 from mountbench.summary import Cell, Row, RunSummary, summarize_runs
+from mountbench.sweeps import PLACEMENT_OPTIONS
+from mountbench.sweeps import label as sweep_label
 from mountbench.units import format_bytes, format_seconds
 
 # Caveats about the statistics rather than the measurement: error bars already show them.
@@ -77,13 +80,59 @@ class PercentileCurve:
 
 
 @dataclass(frozen=True)
+class SweepOptimum:
+    """One target's best point along a sweep and its knee, read from the medians."""
+
+    peak: int  # index into the sweep's points
+    knee: int  # the smallest value reaching 90 % of the peak (stats.peak_and_knee)
+    clear: bool = True  # no other point's interval reaches the peak's (stats.clearly_best)
+
+
+@dataclass(frozen=True)
 class Sweep:
-    """Workloads that differ only in block size, and their bandwidth rows in block-size order."""
+    """Workloads that differ in one swept option alone (bs, iodepth, numjobs or size):
+    one table and one chart with one metric in one unit, points in value order."""
 
     metric: MetricInfo
-    settings: str  # what the points share, e.g. "rw=write ioengine=psync direct=1"
-    block_sizes: tuple[int, ...]
-    rows: tuple[Row, ...]
+    option: str  # what was swept
+    title: str  # what was swept over: the workload it was made from, or the job file
+    settings: str  # what the points share, e.g. "rw=write size=512M ioengine=psync"
+    values: tuple[str, ...]  # labels in value order: "4k", "64k", ...
+    numbers: tuple[float, ...]
+    rows: tuple[Row, ...]  # one per point, same order
+    unit: tuple[float, str]  # (divisor, name): every number of this sweep is shown in it
+    optima: dict[str, SweepOptimum | None] = field(compare=False)  # per target
+    generated: bool = True  # False: recognised in a job file whose sections differ in the option alone
+    fixed: str = ""  # the other swept options' values, when this sweep is a line through a grid
+
+    @property
+    def block_sizes(self) -> tuple[int, ...]:
+        return tuple(int(n) for n in self.numbers)
+
+
+@dataclass(frozen=True)
+class SweepGrid:
+    """Workloads generated over two swept options (several --sweep): a heat map per target.
+    ``cells`` maps (row index, column index) to the point's row; a missing point is absent."""
+
+    metric: MetricInfo
+    title: str
+    settings: str
+    row_option: str  # the first --sweep: table rows, the heat map's vertical axis
+    row_values: tuple[str, ...]
+    row_numbers: tuple[float, ...]
+    column_option: str
+    column_values: tuple[str, ...]
+    column_numbers: tuple[float, ...]
+    cells: dict[tuple[int, int], Row] = field(compare=False)
+    unit: tuple[float, str] = (1.0, "")
+    best: dict[str, tuple[int, int] | None] = field(default_factory=dict, compare=False)  # per target
+    clear: dict[str, bool] = field(default_factory=dict, compare=False)  # per target: best beyond noise
+    fixed: str = ""  # a third (and further) swept option's values: this grid is one slice
+
+    @property
+    def rows(self) -> tuple[Row, ...]:
+        return tuple(self.cells[key] for key in sorted(self.cells))
 
 
 @dataclass(frozen=True)
@@ -97,6 +146,7 @@ class Report:
     warnings: tuple[str, ...]
     notes: tuple[str, ...]  # note k is notes[k - 1]
     marks: dict[tuple[str, str, str], tuple[int, ...]] = field(compare=False)  # (workload, metric, target)
+    grids: tuple[SweepGrid, ...] = ()
 
     @property
     def multi_host(self) -> bool:
@@ -132,18 +182,19 @@ def build_report(runs: Sequence[RunData], *, baseline: str | None = None, metric
     summary = summarize_runs(labelled, baseline=_resolve_baseline(baseline, columns), metrics=metrics)
     groups = group_by_metric(summary)
     curves = percentile_curves(labelled, summary.baseline, metrics)
-    sweeps = find_sweeps(labelled, summary.baseline)
-    notes, marks = number_notes(groups, curves, sweeps, summary.targets)
+    found = find_sweeps(labelled, summary.baseline)
+    notes, marks = number_notes(groups, curves, (*found.sweeps, *found.grids), summary.targets)
     return Report(
         runs=tuple(labelled),
         summary=summary,
         columns=tuple(columns),
         groups=groups,
         percentiles=curves,
-        sweeps=sweeps,
-        warnings=tuple(host_warnings(runs) + workload_warnings(runs) + status_warnings(runs)),
+        sweeps=found.sweeps,
+        warnings=tuple(host_warnings(runs) + workload_warnings(runs) + status_warnings(runs) + list(found.warnings)),
         notes=tuple(notes),
         marks=marks,
+        grids=found.grids,
     )
 
 
@@ -304,7 +355,7 @@ def group_heading(group: MetricGroup) -> str:
 def number_notes(
     groups: Sequence[MetricGroup],
     curves: Sequence[PercentileCurve],
-    sweeps: Sequence[Sweep],
+    sweeps: Sequence[Sweep | SweepGrid],
     targets: Sequence[str],
 ) -> tuple[list[str], dict[tuple[str, str, str], tuple[int, ...]]]:
     """Number caveats and errors in the order the tables show them."""
@@ -389,51 +440,270 @@ def _asks_for_percentiles(workload: model.Workload) -> bool:
     return bool(workload.description.percentiles)
 
 
-# --- block-size sweeps (S3) -------------------------------------------------------------------
+# --- sweeps (S3) ------------------------------------------------------------------------------
 
 
-def find_sweeps(runs: Sequence[RunData], baseline: str) -> tuple[Sweep, ...]:
-    """Workloads whose descriptions place them in one sweep group, with at least three
-    different values, each with its bandwidth rows in value order."""
-    groups = sweep_groups([w for run in runs for w in run.workloads])
-    if not groups:
-        return ()
-    directions = sorted({d for _, points in groups for d in points[0][0].description.directions})
-    metrics = [f"{d}.bw" for d in directions]
+MIN_GENERATED_POINTS = 2  # a sweep the user asked for (--sweep, a preset's [sweep]) shows from two points
+# how a swept option is named in headings and on axes
+OPTION_LABELS = {"bs": "block size", "iodepth": "queue depth", "numjobs": "jobs", "size": "working-set size"}
+
+
+@dataclass(frozen=True)
+class SweepFindings:
+    sweeps: tuple[Sweep, ...] = ()
+    grids: tuple[SweepGrid, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass
+class _Series:
+    """Points that make one sweep: same source, group, swept options and everything else."""
+
+    points: list[tuple[model.Workload, model.SweepPoint]] = field(default_factory=list)
+
+    def has(self, point: model.SweepPoint) -> bool:
+        return any(p.coordinates == point.coordinates for _, p in self.points)
+
+
+def find_sweeps(runs: Sequence[RunData], baseline: str) -> SweepFindings:
+    """Sweeps (one varying option) and grids (two) from the points the workloads carry.
+
+    Points form one sweep only when they come from the same source and group, sweep the
+    same options and agree on every other option their descriptions list, so a user's
+    point is never merged with, or replaced by, another run's workload. Two different
+    workloads claiming one point are both kept, in separate sweeps, with a warning."""
+    series, warnings = sweep_series([w for run in runs for w in run.workloads])
+    wanted: list[tuple[list[tuple[model.Workload, model.SweepPoint]], str]] = []
+    for points in series:
+        for direction_metric in _sweep_metrics(points):
+            wanted.append((points, direction_metric))
     available = {m for run in runs for s in run.samples if s.ok for m in s.metrics}
-    if not any(m in available for m in metrics):
-        return ()
-    names = {w.name for _, points in groups for w, _ in points}
-    summary = summarize_runs(_only(runs, names), baseline=baseline, metrics=[m for m in metrics if m in available])
+    metrics = sorted({m for _, m in wanted if m in available})
+    if not metrics:
+        return SweepFindings(warnings=tuple(warnings))
+    names = {w.name for points, _ in wanted for w, _ in points}
+    summary = summarize_runs(_only(runs, names), baseline=baseline, metrics=metrics)
     rows = {(row.workload, row.metric.name): row for row in summary.rows}
-    sweeps = []
-    for settings, points in groups:
-        for direction in points[0][0].description.directions:
-            found = [(bs, rows.get((w.name, f"{direction}.bw"))) for w, bs in points]
-            found = [(bs, row) for bs, row in found if row is not None]
-            if len(found) >= MIN_SWEEP_POINTS:
-                metric = found[0][1].metric
-                sweeps.append(Sweep(metric, settings, tuple(bs for bs, _ in found), tuple(r for _, r in found)))
-    return tuple(sweeps)
+    sweeps: list[Sweep] = []
+    grids: list[SweepGrid] = []
+    for points, metric in wanted:
+        found = [(w, p, rows[(w.name, metric)]) for w, p in points if (w.name, metric) in rows]
+        if not found:
+            continue
+        for piece in _slices(found):
+            made = _sweep_or_grid(piece, summary.targets)
+            if isinstance(made, Sweep):
+                sweeps.append(made)
+            elif isinstance(made, SweepGrid):
+                grids.append(made)
+    return SweepFindings(tuple(sweeps), tuple(grids), tuple(warnings))
 
 
-def sweep_groups(workloads: Sequence[model.Workload]) -> list[tuple[str, list[tuple[model.Workload, int]]]]:
-    """(shared settings text, [(workload, value)] in value order) per sweep group."""
-    groups: dict[str, list[tuple[model.Workload, int]]] = defaultdict(list)
+def sweep_series(
+    workloads: Sequence[model.Workload],
+) -> tuple[list[list[tuple[model.Workload, model.SweepPoint]]], list[str]]:
+    """The points of each sweep, in order of first appearance, and warnings about points
+    two workloads claim. A workload (by name) counts once, as everywhere in a report."""
+    by_key: dict[tuple, list[_Series]] = {}
     seen: set[str] = set()
+    warnings: list[str] = []
     for workload in workloads:
         point = workload.description.sweep
         if point is None or workload.name in seen:
             continue
         seen.add(workload.name)
-        value = int(point.number)
-        if all(size != value for _, size in groups[point.group]):
-            groups[point.group].append((workload, value))
-    return [
-        (settings, sorted(points, key=lambda p: p[1]))
-        for settings, points in groups.items()
-        if len(points) >= MIN_SWEEP_POINTS
-    ]
+        options = tuple(c.option for c in point.coordinates)
+        key = (workload.source, point.group, options, _shared_options(workload, options))
+        candidates = by_key.setdefault(key, [])
+        home = next((s for s in candidates if not s.has(point)), None)
+        if home is None:
+            if candidates:
+                taken = next(w.name for s in candidates for w, p in s.points if p.coordinates == point.coordinates)
+                warnings.append(
+                    f"workloads {taken!r} and {workload.name!r} are both the "
+                    f"{_coordinates_text(point.coordinates)} point of one sweep ({workload.source}): "
+                    "they are shown as separate sweeps"
+                )
+            home = _Series()
+            candidates.append(home)
+        home.points.append((workload, point))
+    return [s.points for candidates in by_key.values() for s in candidates], warnings
+
+
+def _shared_options(workload: model.Workload, swept: Sequence[str]) -> tuple[str, ...]:
+    """The workload's options apart from the swept ones (and file placement): points that
+    differ here are not one sweep (other size, runtime, engine, depth, jobs or direction)."""
+    ignored = {*swept, *PLACEMENT_OPTIONS}
+    if "bs" in ignored:
+        ignored.add("blocksize")
+    return tuple(sorted(o for o in workload.description.options if o.partition("=")[0].strip().lower() not in ignored))
+
+
+def _coordinates_text(coordinates: Sequence[model.SweepValue]) -> str:
+    return ", ".join(f"{c.option}={c.value}" for c in coordinates)
+
+
+def _sweep_metrics(points: Sequence[tuple[model.Workload, model.SweepPoint]]) -> list[str]:
+    """One metric per direction, the same for every point: bandwidth along a block-size
+    sweep; otherwise the workload's own headline metric for that direction."""
+    first, point = points[0]
+    options = {c.option for c in point.coordinates}
+    headline = first.description.headline
+    metrics: list[str] = []
+    for direction in first.description.directions or ("read",):
+        if "bs" in options:
+            chosen = f"{direction}.bw"
+        else:
+            own = [m for m in headline if m.startswith(f"{direction}.")]
+            plain = [m for m in headline if "." not in m]
+            chosen = (own or plain or [f"{direction}.bw"])[0]
+        if chosen not in metrics:
+            metrics.append(chosen)
+    return metrics
+
+
+_Found = list[tuple[model.Workload, model.SweepPoint, Row]]
+
+
+def _slices(found: _Found) -> list[_Found]:
+    """Options that take one value are fixed; past two varying options (a 3-D grid), every
+    combination of the further ones is a slice of its own."""
+    varying = _varying(found)
+    if len(varying) <= 2:
+        return [found]
+    pieces: dict[tuple, _Found] = {}
+    for item in found:
+        coordinates = item[1].coordinates
+        pieces.setdefault(tuple(coordinates[i].number for i in varying[2:]), []).append(item)
+    return list(pieces.values())
+
+
+def _varying(found: _Found) -> list[int]:
+    count = len(found[0][1].coordinates)
+    return [i for i in range(count) if len({item[1].coordinates[i].number for item in found}) > 1]
+
+
+def _sweep_or_grid(found: _Found, targets: Sequence[str]) -> Sweep | SweepGrid | None:
+    workload, point, first_row = found[0]
+    varying = _varying(found)[:2]
+    fixed = _coordinates_text([c for i, c in enumerate(point.coordinates) if i not in varying])
+    least = MIN_GENERATED_POINTS if point.generated else MIN_SWEEP_POINTS
+    swept = [c.option for c in point.coordinates]
+    settings = _settings(workload, swept)
+    title = _sweep_title(workload, point)
+    medians = [c.summary.median for _, _, row in found for c in row.cells.values() if c.summary]
+    unit = sweep_unit(first_row.metric, medians)
+    if len(varying) == 1:
+        axis = varying[0]
+        ordered = sorted(found, key=lambda item: item[1].coordinates[axis].number)
+        if len(ordered) < least:
+            return None
+        rows = tuple(row for _, _, row in ordered)
+        return Sweep(
+            metric=first_row.metric,
+            option=point.coordinates[axis].option,
+            title=title,
+            settings=settings,
+            values=tuple(_value_label(item[1].coordinates[axis]) for item in ordered),
+            numbers=tuple(item[1].coordinates[axis].number for item in ordered),
+            rows=rows,
+            unit=unit,
+            optima={t: _optimum(rows, t) for t in targets},
+            generated=point.generated,
+            fixed=fixed,
+        )
+    if len(varying) == 2:
+        r, c = varying
+        row_axis = sorted({(i[1].coordinates[r].number, _value_label(i[1].coordinates[r])) for i in found})
+        column_axis = sorted({(i[1].coordinates[c].number, _value_label(i[1].coordinates[c])) for i in found})
+        if len(row_axis) < least or len(column_axis) < MIN_GENERATED_POINTS:
+            return None
+        row_index = {number: k for k, (number, _) in enumerate(row_axis)}
+        column_index = {number: k for k, (number, _) in enumerate(column_axis)}
+        cells = {
+            (row_index[p.coordinates[r].number], column_index[p.coordinates[c].number]): row for _, p, row in found
+        }
+        best = {t: _best_cell(cells, t, first_row.metric.higher_is_better) for t in targets}
+        return SweepGrid(
+            metric=first_row.metric,
+            title=title,
+            settings=settings,
+            row_option=point.coordinates[r].option,
+            row_values=tuple(v for _, v in row_axis),
+            row_numbers=tuple(n for n, _ in row_axis),
+            column_option=point.coordinates[c].option,
+            column_values=tuple(v for _, v in column_axis),
+            column_numbers=tuple(n for n, _ in column_axis),
+            cells=cells,
+            unit=unit,
+            best=best,
+            clear={t: _best_is_clear(cells, best[t], t, first_row.metric.higher_is_better) for t in targets},
+            fixed=fixed,
+        )
+    return None
+
+
+def _value_label(value: model.SweepValue) -> str:
+    """Sizes in fio's binary suffixes whatever the job file wrote (1m -> 1M); counts as numbers."""
+    return sweep_label(value.option, value.number)
+
+
+def _optimum(rows: Sequence[Row], target: str) -> SweepOptimum | None:
+    summaries = [row.cells[target].summary for row in rows]
+    better = rows[0].metric.higher_is_better if rows else True
+    found = peak_and_knee([s.median if s else None for s in summaries], higher_is_better=better)
+    if found is None:
+        return None
+    intervals = [(s.ci_low, s.ci_high) if s else None for s in summaries]
+    return SweepOptimum(found[0], found[1], clearly_best(intervals, found[0], higher_is_better=better))
+
+
+def _best_cell(cells: dict[tuple[int, int], Row], target: str, higher_is_better: bool) -> tuple[int, int] | None:
+    keys = sorted(cells)
+    found = peak_and_knee(
+        [cells[k].cells[target].summary.median if cells[k].cells[target].summary else None for k in keys],
+        higher_is_better=higher_is_better,
+    )
+    return keys[found[0]] if found else None
+
+
+def _best_is_clear(cells: dict[tuple[int, int], Row], best: tuple[int, int] | None, target: str, higher: bool) -> bool:
+    if best is None:
+        return False
+    keys = sorted(cells)
+    summaries = [cells[k].cells[target].summary for k in keys]
+    intervals = [(s.ci_low, s.ci_high) if s else None for s in summaries]
+    return clearly_best(intervals, keys.index(best), higher_is_better=higher)
+
+
+def _settings(workload: model.Workload, swept: Sequence[str]) -> str:
+    """The workload's quoted settings without the swept options."""
+    return " ".join(t for t in workload.description.summary.split() if t.partition("=")[0] not in swept)
+
+
+def _sweep_title(workload: model.Workload, point: model.SweepPoint) -> str:
+    """Generated: the workload the points were made from; detected: the job file."""
+    if point.generated and "@" in workload.name:
+        base = workload.name.rpartition("@")[0]
+        title = workload.title.rpartition(" (")[0] or workload.title
+        return f"{title} ({base}, {workload.source})" if title != base else f"{base} ({workload.source})"
+    return f"sections of {workload.source} differing in {point.option} alone"
+
+
+def sweep_unit(metric: MetricInfo, values: Sequence[float]) -> tuple[float, str]:
+    """(divisor, unit name) for every number of one sweep, chosen from its largest value:
+    one sweep, one unit (bandwidth in decimal MB/s or GB/s, as format_rate quotes it)."""
+    peak = max((abs(v) for v in values), default=0.0)
+    scales: dict[str, tuple[tuple[float, str], ...]] = {
+        "B/s": ((1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1.0, "B/s")),
+        "s": ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")),
+        "IOPS": ((1e6, "M IOPS"), (1e3, "k IOPS"), (1.0, "IOPS")),
+        "1/s": ((1e6, "M/s"), (1e3, "k/s"), (1.0, "/s")),
+    }
+    for divisor, name in scales.get(metric.unit, ()):
+        if peak >= divisor:
+            return divisor, name
+    return scales[metric.unit][-1] if metric.unit in scales else (1.0, metric.unit or "value")
 
 
 # --- environment facts shared by the text formats ---------------------------------------------------

@@ -17,9 +17,9 @@ from markupsafe import Markup
 
 from mountbench import __version__
 from mountbench.drift import ALPHA, MIN_CHANGE
-from mountbench.report import content
+from mountbench.report import content, sweeptext
 from mountbench.report.cells import format_ratio, format_spread, format_value
-from mountbench.report.chartkeys import bars_key, block_label, percentile_key, sweep_key
+from mountbench.report.chartkeys import bars_key, grid_key, percentile_key, sweep_key
 from mountbench.report.charts import Chart, inline_svg, plan_charts
 from mountbench.report.content import Report
 from mountbench.report.verdicts import verdicts
@@ -54,6 +54,7 @@ class TableView:
     chart: Markup | None = None
     chart_title: str = ""
     numeric_from: int = 1  # columns from this index are right-aligned
+    caption: str = ""  # a sentence on what the table shows, under its heading
 
 
 @dataclass
@@ -258,41 +259,83 @@ def _percentile_tables(report: Report, svgs: Mapping[str, tuple[Chart, Markup]])
 
 
 def _sweep_tables(report: Report, svgs: Mapping[str, tuple[Chart, Markup]]) -> list[TableView]:
+    """One table and chart per sweep; per grid, a table per target and one heat map."""
     targets = report.summary.targets
     tables = []
     for index, sweep in enumerate(report.sweeps, 1):
-        headers = ["block size", "workload"]
+        named = not sweep.generated
+        headers = [sweeptext.option_label(sweep.option), *(["workload"] if named else [])]
         headers += [f"{_heading(report, t)} {_marks(_column_marks(report, sweep.rows, t))}".strip() for t in targets]
         rows = []
-        for size, row in zip(sweep.block_sizes, sweep.rows, strict=True):
-            cells = [CellView(block_label(size), str(size)), CellView(row.workload)]
+        for i, (value, number, row) in enumerate(zip(sweep.values, sweep.numbers, sweep.rows, strict=True)):
+            cells = [CellView(value, repr(number)), *([CellView(row.workload)] if named else [])]
             for t in targets:
                 cell = row.cells[t]
-                if cell.summary is None:
-                    cells.append(CellView("–"))
-                    continue
-                text = f"{format_value(cell.summary.median, row.metric)} {format_spread(cell)}".strip()
-                cells.append(CellView(text, repr(cell.summary.median), "peak" if _is_peak(sweep, row, t) else ""))
+                optimum = sweep.optima.get(t)
+                classes = " ".join(
+                    name
+                    for name, on in (("peak", optimum and optimum.peak == i), ("knee", optimum and optimum.knee == i))
+                    if on
+                )
+                text = sweeptext.point_text(cell, sweep.unit[0]) + sweeptext.point_marks(sweep, i, t)
+                sort = repr(cell.summary.median) if cell.summary else ""
+                cells.append(CellView(text, sort, classes))
             rows.append(cells)
+        blank = [CellView("")] if named else []
+        rows.append([CellView(f"{sweeptext.PEAK_MARK} optimum"), *blank])
+        rows[-1] += [CellView(sweeptext.optimum_text(sweep, t), "", "peak") for t in targets]
+        rows.append([CellView(f"{sweeptext.KNEE_MARK} knee"), *blank])
+        rows[-1] += [CellView(sweeptext.knee_text(sweep, t), "", "knee") for t in targets]
         chart = svgs.get(sweep_key(index, sweep))
         tables.append(
             TableView(
                 f"sweep-{index}",
-                f"{sweep.metric.label} against block size ({sweep.settings}); bold: each target's best block size",
+                sweeptext.heading(sweep),
                 headers,
                 rows,
                 chart[1] if chart else None,
                 chart[0].title if chart else "",
-                numeric_from=2,
+                numeric_from=2 if named else 1,
+                caption=sweeptext.explanation(sweep),
             )
         )
+    for index, grid in enumerate(report.grids, 1):
+        chart = svgs.get(grid_key(index, grid))
+        for k, target in enumerate(targets):
+            last = k == len(targets) - 1
+            headers = [f"{_heading(report, target)}: {grid.row_option} ↓ {grid.column_option} →"]
+            headers += list(grid.column_values)
+            rows = []
+            for i, value in enumerate(grid.row_values):
+                cells = [CellView(value, repr(grid.row_numbers[i]))]
+                for j in range(len(grid.column_values)):
+                    row = grid.cells.get((i, j))
+                    if row is None:
+                        cells.append(CellView(""))
+                        continue
+                    best = grid.best.get(target) == (i, j)
+                    text = sweeptext.point_text(row.cells[target], grid.unit[0])
+                    summary = row.cells[target].summary
+                    cells.append(
+                        CellView(
+                            text + (f" {sweeptext.PEAK_MARK}" if best else ""),
+                            repr(summary.median) if summary else "",
+                            "peak" if best else "",
+                        )
+                    )
+                rows.append(cells)
+            tables.append(
+                TableView(
+                    f"grid-{index}-{k + 1}",
+                    f"{sweeptext.grid_heading(grid)} — {_heading(report, target)}",
+                    headers,
+                    rows,
+                    chart[1] if chart and last else None,
+                    chart[0].title if chart and last else "",
+                    caption=sweeptext.grid_explanation(grid) if k == 0 else "",
+                )
+            )
     return tables
-
-
-def _is_peak(sweep: content.Sweep, row: Row, target: str) -> bool:
-    medians = [r.cells[target].summary.median for r in sweep.rows if r.cells[target].summary]
-    summary = row.cells[target].summary
-    return bool(medians) and summary is not None and summary.median == max(medians)
 
 
 # --- environment and methodology ------------------------------------------------------------------

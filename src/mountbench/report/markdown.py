@@ -10,10 +10,10 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 
-from mountbench.report import content
+from mountbench.report import content, sweeptext
 from mountbench.report.cells import format_ratio, format_spread, format_value
-from mountbench.report.chartkeys import bars_key, block_label, percentile_key, sweep_key
-from mountbench.report.content import PercentileCurve, Report, Sweep
+from mountbench.report.chartkeys import bars_key, grid_key, percentile_key, sweep_key
+from mountbench.report.content import PercentileCurve, Report, Sweep, SweepGrid
 from mountbench.report.verdicts import verdicts
 from mountbench.summary import Cell, Row
 from mountbench.units import format_bytes, format_seconds
@@ -194,46 +194,57 @@ def _percentile_table(report: Report, curve: PercentileCurve) -> str:
 
 
 def _sweeps(report: Report, charts: Mapping[str, str]) -> str:
-    if not report.sweeps:
+    """One table and one chart per sweep, one unit each; a table per target and a heat map per grid."""
+    if not report.sweeps and not report.grids:
         return ""
-    parts = ["## Bandwidth against block size"]
+    parts = ["## Sweeps"]
     for i, sweep in enumerate(report.sweeps, 1):
-        parts.append(f"### {md_text(sweep.metric.label)}: {md_code(sweep.settings)}")
+        parts.append(f"### {md_text(sweeptext.heading(sweep))}")
+        parts.append(md_text(sweeptext.explanation(sweep)))
         parts.append(_sweep_table(report, sweep))
-        parts.append(_image(charts, sweep_key(i, sweep), f"{sweep.metric.label} against block size"))
+        parts.append(_image(charts, sweep_key(i, sweep), sweeptext.heading(sweep)))
+    for i, grid in enumerate(report.grids, 1):
+        parts.append(f"### {md_text(sweeptext.grid_heading(grid))}")
+        parts.append(md_text(sweeptext.grid_explanation(grid)))
+        for target in report.summary.targets:
+            parts.append(_grid_table(report, grid, target))
+        parts.append(_image(charts, grid_key(i, grid), sweeptext.grid_heading(grid)))
     return "\n\n".join(p for p in parts if p)
 
 
 def _sweep_table(report: Report, sweep: Sweep) -> str:
     targets = report.summary.targets
-    headers = ["block size", "workload"] + [
-        md_text(column_heading(report, t)) + _marks(_column_marks(report, sweep.rows, t)) for t in targets
-    ]
+    named = not sweep.generated  # a job file's own section names say which point is which
+    headers = [md_text(sweeptext.option_label(sweep.option)), *(["workload"] if named else [])]
+    headers += [md_text(column_heading(report, t)) + _marks(_column_marks(report, sweep.rows, t)) for t in targets]
     rows = []
-    for size, row in zip(sweep.block_sizes, sweep.rows, strict=True):
-        values = []
-        for t in targets:
-            cell = row.cells[t]
-            values.append(
-                f"{format_value(cell.summary.median, row.metric)} {format_spread(cell)}".strip()
-                if cell.summary
-                else "–"
-            )
-        rows.append([block_label(size), md_text(row.workload), *values])
-    rows.append(["**best**", "", *(_peak(sweep, t) for t in targets)])
-    return md_table(headers, rows, "ll" + "r" * len(targets))
+    for index, (value, row) in enumerate(zip(sweep.values, sweep.rows, strict=True)):
+        cells = [
+            sweeptext.point_text(row.cells[t], sweep.unit[0]) + sweeptext.point_marks(sweep, index, t) for t in targets
+        ]
+        rows.append([md_text(value), *([md_text(row.workload)] if named else []), *cells])
+    blank = [""] if named else []
+    rows.append([f"**{sweeptext.PEAK_MARK} optimum**", *blank, *(sweeptext.optimum_text(sweep, t) for t in targets)])
+    rows.append([f"**{sweeptext.KNEE_MARK} knee**", *blank, *(sweeptext.knee_text(sweep, t) for t in targets)])
+    return md_table(headers, rows, "l" + "l" * len(blank) + "r" * len(targets))
 
 
-def _peak(sweep: Sweep, target: str) -> str:
-    points = [
-        (row.cells[target].summary.median, size)
-        for size, row in zip(sweep.block_sizes, sweep.rows, strict=True)
-        if row.cells[target].summary
-    ]
-    if not points:
-        return "–"
-    _, size = max(points)
-    return f"**{block_label(size)}**"
+def _grid_table(report: Report, grid: SweepGrid, target: str) -> str:
+    """Rows: the first swept option; columns: the second; the target's best point starred."""
+    corner = f"{md_text(column_heading(report, target))}: {grid.row_option} ↓ {grid.column_option} →"
+    headers = [corner, *(md_text(v) for v in grid.column_values)]
+    rows = []
+    for i, value in enumerate(grid.row_values):
+        cells = []
+        for j in range(len(grid.column_values)):
+            row = grid.cells.get((i, j))
+            if row is None:
+                cells.append("")
+                continue
+            text = sweeptext.point_text(row.cells[target], grid.unit[0])
+            cells.append(text + (f" {sweeptext.PEAK_MARK}" if grid.best.get(target) == (i, j) else ""))
+        rows.append([md_text(value), *cells])
+    return md_table(headers, rows, "l" + "r" * len(grid.column_values))
 
 
 # --- environment ------------------------------------------------------------------------------------
