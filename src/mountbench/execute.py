@@ -385,6 +385,7 @@ class Session:
             wall_s=time.monotonic() - t0,
             cache_action=cache_action,
             raw=outcome.raw,
+            series=outcome.series,
         )
 
     def _detached_note(self, ctx: TargetContext) -> str:

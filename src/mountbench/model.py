@@ -30,6 +30,8 @@ RUNTIME_CAPPED = "runtime-capped"
 EMULATED = "emulated"
 EMULATED_GUEST_CPU = "emulated-guest-cpu"  # a mount whose cost is guest CPU, under emulation
 CACHE_SERVED_DIRECT = "direct-cached"  # direct reads the block device never saw
+UNSTEADY = "unsteady"  # the sample's own time series trends (kinds/fioseries.py)
+NOT_STEADY_STATE = "no-steady-state"  # fio's steadystate= criterion was not met
 HOST_CACHE = "host-cache"
 
 
@@ -277,6 +279,8 @@ class Sample:
     wall_s: float = 0.0
     cache_action: str = ""  # what was done about caches before this sample
     raw: str = ""  # the engine's raw output (fio JSON), kept in the store
+    # values over the sample's time, e.g. {"read.iops": [...], "interval_s": [0.25]} (fio's logs)
+    series: dict[str, list[float]] = field(default_factory=dict, hash=False, compare=False)
 
 
 @dataclass(frozen=True)

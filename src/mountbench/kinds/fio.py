@@ -30,7 +30,7 @@ from mountbench.fiojob import (
 )
 from mountbench.fioparse import FioOutputError, load_fio_json, parse_fio
 from mountbench.fiotool import FioInfo, choose_clocksource, fio_engines
-from mountbench.kinds import fiofiles
+from mountbench.kinds import fiofiles, fioseries
 from mountbench.kinds.base import Adjustments, RunnerSetup
 from mountbench.model import Caveat, Description, SweepAxis, SweepPoint, Workload
 from mountbench.runners.base import Outcome, Prepared, RunSettings, TargetContext, WorkloadFailed
@@ -338,6 +338,10 @@ class FioRunner:
         if declared:  # the definition's own words replace the generic caveat of the same kind
             codes = {c.code for c in declared}
             caveats = [c for c in caveats if c.code not in codes] + list(declared)
+        series = None
+        if not any(job.get(key) for key in ("write_bw_log", "write_iops_log", "log_avg_msec")):
+            series = (_slug(f"series-{ctx.target.label}-{workload.name}"), fioseries.interval_ms(bound_of(workload)))
+            overrides += fioseries.log_options(*series)
         comment = f"mountbench: workload {workload.name} ({workload.source}) on target {ctx.target.label}"
         text = render_job(job, overrides, comment)
         bound = workload.description.duration_bound_s
@@ -359,6 +363,7 @@ class FioRunner:
                 "files": files,
                 "precondition": precondition,
                 "direct": direct,
+                "series": series,
             },
         )
 
@@ -441,7 +446,12 @@ class FioRunner:
                 )
         if device_before is not None and device is not None:
             caveats += _device_check(parsed.metrics, device_before, devstats.bytes_read(device))
-        return Outcome(parsed.metrics, raw, tuple(caveats))
+        series: dict[str, list[float]] = {}
+        if prepared.payload.get("series"):
+            series = fioseries.read_series(settings.workdir, *prepared.payload["series"])
+            caveats += fioseries.steadiness(series)
+        caveats += _steady_state_verdict(load_fio_json(raw))
+        return Outcome(parsed.metrics, raw, tuple(caveats), series)
 
     def cleanup(self, ctx: TargetContext) -> None:
         """fio's files live in the scratch directory, removed with it."""
@@ -468,6 +478,26 @@ def _device_check(metrics: dict[str, float], before: int, after: int | None) -> 
             "a cache served the rest (the filesystem or engine ignores O_DIRECT)",
         )
     ]
+
+
+def _steady_state_verdict(output: dict) -> list[Caveat]:
+    """A job with fio's own steadystate= criterion that did not attain it ran to its runtime
+    without settling: say so on its numbers."""
+    for job in output.get("jobs", []):
+        state = job.get("steadystate")
+        if isinstance(state, dict) and state.get("attained") == 0:
+            return [
+                Caveat(
+                    model.NOT_STEADY_STATE,
+                    f"fio's steady-state criterion ({state.get('ss', '?')}) was not met within the runtime: the "
+                    "job ran to its end without settling",
+                )
+            ]
+    return []
+
+
+def bound_of(workload: Workload) -> float | None:
+    return workload.description.duration_bound_s
 
 
 def _unlinks(job: FioJob) -> bool:

@@ -154,6 +154,8 @@ def sample_to_dict(sample: Sample, *, with_raw: bool = True) -> dict[str, Any]:
         "wall_s": sample.wall_s,
         "cache_action": sample.cache_action,
     }
+    if sample.series:
+        data["series"] = sample.series
     if with_raw:
         data["raw"] = sample.raw
     return data
@@ -173,6 +175,7 @@ def sample_from_dict(data: dict[str, Any]) -> Sample:
         wall_s=float(data.get("wall_s", 0.0)),
         cache_action=str(data.get("cache_action", "")),
         raw=str(data.get("raw", "")),
+        series={str(k): [float(v) for v in values] for k, values in (data.get("series") or {}).items()},
     )
 
 

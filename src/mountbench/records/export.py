@@ -9,6 +9,8 @@ Format history (``version``; a reader refuses a newer major):
   1.4  the run config carries "sweeps" (the --sweep axes); a workload's sweep point may carry "grid" (the
        further options of a grid); `report --format json` adds "sweeps" when the runs hold any: one row
        per sweep point and target (report.csvexport.sweep_records), with each target's optimum and knee
+  1.5  samples may carry "series" (values over the sample's time: fio's per-interval IOPS and
+       bandwidth); run config: "until", "max_repeat", "budget" (adaptive repetitions), "file_state"
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from mountbench.records.codec import run_from_dict, run_to_dict
 from mountbench.summary import RunSummary
 
 FORMAT_NAME = "mountbench-runs"
-FORMAT_VERSION = "1.4"
+FORMAT_VERSION = "1.5"
 
 
 def summary_rows(summary: RunSummary, hosts: dict[str, str] | None = None) -> list[dict[str, Any]]:

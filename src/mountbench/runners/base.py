@@ -57,6 +57,7 @@ class Outcome:
     metrics: dict[str, float]
     raw: str
     caveats: tuple[Caveat, ...] = ()
+    series: dict[str, list[float]] = field(default_factory=dict)  # values over the sample's time
 
 
 class Runner(Protocol):

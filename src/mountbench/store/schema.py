@@ -7,6 +7,7 @@ History:
   1  runs, targets, workloads, samples
   2  probes: capability matrices and coherence measurements (mountbench probe)
   3  runs.owner: the process working on a run, so a run whose process is gone reads as interrupted
+  4  samples.series: values over each sample's time (fio's bandwidth and IOPS logs)
 """
 
 from __future__ import annotations
@@ -69,6 +70,10 @@ MIGRATIONS: list[str] = [
     # 2 -> 3
     """
     ALTER TABLE runs ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+    """,
+    # 3 -> 4
+    """
+    ALTER TABLE samples ADD COLUMN series TEXT NOT NULL DEFAULT '{}';
     """,
 ]
 

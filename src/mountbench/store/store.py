@@ -203,7 +203,7 @@ class Store:
         with self._writing(run_id), self.db:
             self.db.execute(
                 "INSERT OR REPLACE INTO samples (run_id, target, workload, round, ok, metrics, caveats, error,"
-                " started_at, wall_s, cache_action, raw) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " started_at, wall_s, cache_action, raw, series) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     data["target"],
@@ -217,6 +217,7 @@ class Store:
                     data["wall_s"],
                     data["cache_action"],
                     data["raw"],
+                    json.dumps(data.get("series") or {}),
                 ),
             )
 
@@ -315,12 +316,16 @@ class Store:
         )
         raw_col = "raw" if with_raw else "''"
         columns = ("target", "workload", "round", "ok", "metrics", "caveats", "error", "started_at", "wall_s",
-                   "cache_action", "raw")  # fmt: skip
+                   "cache_action", "raw", "series")  # fmt: skip
         samples = tuple(
-            sample_from_dict(dict(zip(columns, (*r[:4], json.loads(r[4]), json.loads(r[5]), *r[6:]), strict=True)))
+            sample_from_dict(
+                dict(
+                    zip(columns, (*r[:4], json.loads(r[4]), json.loads(r[5]), *r[6:11], json.loads(r[11])), strict=True)
+                )
+            )
             for r in self.db.execute(
                 "SELECT target, workload, round, ok, metrics, caveats, error, started_at, wall_s, cache_action,"
-                f" {raw_col} FROM samples WHERE run_id = ? ORDER BY id",
+                f" {raw_col}, series FROM samples WHERE run_id = ? ORDER BY id",
                 (run_id,),
             )
         )
