@@ -158,6 +158,9 @@ class Session:
                 self.scratch_dirs.append(scratch)
                 info = targets_mod.inspect_target(target, scratch)
                 self.contexts[target.label] = TargetContext(target, info, scratch)
+            for runner in self.runners.values():  # optional hook: checks that need the scratch directories
+                if hasattr(runner, "ready"):
+                    runner.ready(list(self.contexts.values()))
         except BaseException:
             self._release_locks()
             self.remove_scratch()  # even with --keep: nothing ran, nothing worth keeping
@@ -261,6 +264,7 @@ class Session:
                 wall_s=time.monotonic() - t0,
                 cache_action=cache_action,
                 raw=failure.raw,
+                clients=failure.clients,
             )
         return Sample(
             target=item.target,
@@ -273,6 +277,7 @@ class Session:
             wall_s=time.monotonic() - t0,
             cache_action=cache_action,
             raw=outcome.raw,
+            clients=outcome.clients,
         )
 
     # --- cleanup -----------------------------------------------------------------

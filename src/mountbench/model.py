@@ -204,6 +204,24 @@ class PlanItem:
 
 
 @dataclass(frozen=True)
+class ClientResult:
+    """One client's part of a sample taken on several machines at once (``run --client``):
+    its own metrics (named as a sample's), or why it delivered none."""
+
+    client: str  # the client's label, e.g. "10.0.0.2" or "node1:8766"
+    metrics: dict[str, float] = field(hash=False, compare=False)
+    error: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"client": self.client, "metrics": dict(self.metrics), "error": self.error}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ClientResult:
+        metrics = {str(k): float(v) for k, v in (data.get("metrics") or {}).items()}
+        return cls(str(data["client"]), metrics, str(data.get("error", "")))
+
+
+@dataclass(frozen=True)
 class Sample:
     """The outcome of one plan item: metrics on success, the engine's message on failure."""
 
@@ -218,6 +236,7 @@ class Sample:
     wall_s: float = 0.0
     cache_action: str = ""  # what was done about caches before this sample
     raw: str = ""  # the engine's raw output (fio JSON), kept in the store
+    clients: tuple[ClientResult, ...] = ()  # per-client parts; ``metrics`` is then mountbench's aggregate
 
 
 @dataclass(frozen=True)
@@ -298,6 +317,8 @@ class RunOptions:
     baseline: str | None = None
     drop_caches: str = "auto"
     keep: bool = False
+    clients: tuple[str, ...] = ()  # --client HOST[:PORT], in the order given: fio workloads run on all at once
+    client_counts: tuple[int, ...] = ()  # --clients 1,2,4: one variant per count (the first N clients)
 
 
 @dataclass(frozen=True)
@@ -341,6 +362,8 @@ class RunConfig:
     tree: TreeChoice | None = None
     default_targets: bool = False  # no target was given: this directory against RAM
     lab: LabFacts | None = None
+    clients: tuple[str, ...] = ()  # --client, as given (the workloads carry the resolved addresses)
+    client_counts: tuple[int, ...] = ()  # --clients
 
     @classmethod
     def from_options(cls, options: RunOptions, *, seed: int, baseline: str, default_targets: bool) -> RunConfig:
@@ -358,4 +381,6 @@ class RunConfig:
             runtime=options.runtime,
             tree=options.tree,
             default_targets=default_targets,
+            clients=options.clients,
+            client_counts=options.client_counts,
         )

@@ -14,6 +14,7 @@ from typing import Any
 from mountbench.model import (
     CONFIG_VERSION,
     Caveat,
+    ClientResult,
     LabFacts,
     RunConfig,
     RunData,
@@ -46,6 +47,8 @@ def config_to_dict(config: RunConfig) -> dict[str, Any]:
         "tree": config.tree.spec() if config.tree else None,
         "default_targets": config.default_targets,
         "lab": _lab_to_dict(config.lab) if config.lab else None,
+        "clients": list(config.clients),
+        "client_counts": list(config.client_counts),
     }
 
 
@@ -72,6 +75,8 @@ def config_from_dict(data: dict[str, Any]) -> RunConfig:
         tree=TreeChoice.from_spec(data.get("tree")),
         default_targets=bool(data.get("default_targets", False)),
         lab=_lab_from_dict(lab) if isinstance(lab, dict) else None,
+        clients=tuple(map(str, data.get("clients") or ())),
+        client_counts=tuple(int(n) for n in data.get("client_counts") or ()),
     )
 
 
@@ -138,6 +143,8 @@ def sample_to_dict(sample: Sample, *, with_raw: bool = True) -> dict[str, Any]:
         "wall_s": sample.wall_s,
         "cache_action": sample.cache_action,
     }
+    if sample.clients:  # only samples taken on several machines (run --client) have parts
+        data["clients"] = [c.to_dict() for c in sample.clients]
     if with_raw:
         data["raw"] = sample.raw
     return data
@@ -157,6 +164,7 @@ def sample_from_dict(data: dict[str, Any]) -> Sample:
         wall_s=float(data.get("wall_s", 0.0)),
         cache_action=str(data.get("cache_action", "")),
         raw=str(data.get("raw", "")),
+        clients=tuple(ClientResult.from_dict(c) for c in data.get("clients") or ()),
     )
 
 
@@ -210,6 +218,8 @@ def options_to_dict(options: RunOptions) -> dict[str, Any]:
         "baseline": options.baseline,
         "drop_caches": options.drop_caches,
         "keep": options.keep,
+        "clients": list(options.clients),
+        "client_counts": list(options.client_counts),
     }
 
 
@@ -227,4 +237,6 @@ def options_from_dict(data: dict[str, Any]) -> RunOptions:
         baseline=data.get("baseline"),
         drop_caches=str(data.get("drop_caches", "auto")),
         keep=bool(data.get("keep", False)),
+        clients=tuple(map(str, data.get("clients") or ())),
+        client_counts=tuple(int(n) for n in data.get("client_counts") or ()),
     )

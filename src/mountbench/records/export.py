@@ -6,6 +6,8 @@ Format history (``version``; a reader refuses a newer major):
   1.2  summary rows carry the baseline's caveats, which their ratio inherits ("baseline_caveats")
   1.3  run config typed and versioned ("config": {"version": 2, ...}, no "targets" copy); workloads carry
        their "description" (summary, headline metrics, directions, block size, sweep point, ...)
+  1.4  samples taken on several machines at once (run --client) carry their per-client results
+       ("clients": [{"client", "metrics", "error"}]); run configs name the clients ("clients", "client_counts")
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from mountbench.records.codec import run_from_dict, run_to_dict
 from mountbench.summary import RunSummary
 
 FORMAT_NAME = "mountbench-runs"
-FORMAT_VERSION = "1.3"
+FORMAT_VERSION = "1.4"
 
 
 def summary_rows(summary: RunSummary, hosts: dict[str, str] | None = None) -> list[dict[str, Any]]:

@@ -6,6 +6,7 @@ from its index to index + 1; never edit a released step, append a new one.
 History:
   1  runs, targets, workloads, samples
   2  probes: capability matrices and coherence measurements (mountbench probe)
+  3  samples.clients: per-client results of samples taken on several machines (run --client)
 """
 
 from __future__ import annotations
@@ -64,6 +65,10 @@ MIGRATIONS: list[str] = [
         host TEXT NOT NULL,
         results TEXT NOT NULL
     );
+    """,
+    # 2 -> 3
+    """
+    ALTER TABLE samples ADD COLUMN clients TEXT NOT NULL DEFAULT '[]';
     """,
 ]
 

@@ -25,6 +25,11 @@ from mountbench.records.codec import (
 from mountbench.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 
+def _decoded(row: tuple) -> tuple:
+    """A samples row with its JSON columns (metrics, caveats, clients) decoded."""
+    return (*row[:4], json.loads(row[4]), json.loads(row[5]), *row[6:11], json.loads(row[11]))
+
+
 def default_db_path() -> Path:
     """``$MOUNTBENCH_DB``, else ``<user data dir>/mountbench/results.sqlite``."""
     env = os.environ.get("MOUNTBENCH_DB")
@@ -112,7 +117,7 @@ class Store:
         with self.db:
             self.db.execute(
                 "INSERT OR REPLACE INTO samples (run_id, target, workload, round, ok, metrics, caveats, error,"
-                " started_at, wall_s, cache_action, raw) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " started_at, wall_s, cache_action, raw, clients) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     data["target"],
@@ -126,6 +131,7 @@ class Store:
                     data["wall_s"],
                     data["cache_action"],
                     data["raw"],
+                    json.dumps(data.get("clients", [])),
                 ),
             )
 
@@ -206,12 +212,16 @@ class Store:
         )
         raw_col = "raw" if with_raw else "''"
         columns = ("target", "workload", "round", "ok", "metrics", "caveats", "error", "started_at", "wall_s",
-                   "cache_action", "raw")  # fmt: skip
+                   "cache_action", "raw", "clients")  # fmt: skip
         samples = tuple(
-            sample_from_dict(dict(zip(columns, (*r[:4], json.loads(r[4]), json.loads(r[5]), *r[6:]), strict=True)))
+            sample_from_dict(
+                dict(
+                    zip(columns, (*r[:4], json.loads(r[4]), json.loads(r[5]), *r[6:11], json.loads(r[11])), strict=True)
+                )
+            )
             for r in self.db.execute(
                 "SELECT target, workload, round, ok, metrics, caveats, error, started_at, wall_s, cache_action,"
-                f" {raw_col} FROM samples WHERE run_id = ? ORDER BY id",
+                f" {raw_col}, clients FROM samples WHERE run_id = ? ORDER BY id",
                 (run_id,),
             )
         )
