@@ -24,11 +24,13 @@ from mountbench.errors import ChecksFailed, ExitCode, MountbenchError, UsageErro
 from mountbench.execute import Interrupted, Session, check_space, new_run_id, plan_dry_run
 from mountbench.fiotool import find_fio, fio_engines
 from mountbench.kinds import RunnerSetup, make_runners
+from mountbench.kinds.fioclients import client_host_facts
 from mountbench.model import Workload
 from mountbench.presets import load_preset, preset_names
 from mountbench.progress import ProgressEvents
 from mountbench.records.events import EventLog, Fanout
 from mountbench.records.export import make_document, write_document
+from mountbench.report.clients import clients_terminal
 from mountbench.report.terminal import render_summary
 from mountbench.store import Store, default_db_path
 from mountbench.summary import summarize_runs
@@ -133,10 +135,11 @@ def run(
     \b
     mountbench run /mnt/9p /mnt/virtiofs --tree git --only extract --repeat 5 --warmup 1
     """
+    per_client = bool(params.pop("per_client", False))
     if resume:
         if target or given_run_options(params) or options_json:
             raise UsageError("--resume takes no targets, presets or job files: the run's own are used")
-        _resume(resume, db, json_out, events_path)
+        _resume(resume, db, json_out, events_path, per_client)
         return
     options = options_from_json(options_json) if options_json else pop_run_options(params)
     fio = find_fio()
@@ -150,7 +153,8 @@ def run(
         session = _session(request, store, events_path, json_out)
         clock = getattr(request.runners["fio"], "clocksource", None)
         host = hostinfo.collect(fio.version) | {"fio_clocksource": clock or "fio's default"}
-        _execute(session, store, command=_command_line(), host=host)
+        host |= client_host_facts(request.runners)
+        _execute(session, store, command=_command_line(), host=host, per_client=per_client)
 
 
 def _session(
@@ -172,7 +176,9 @@ def _session(
     )
 
 
-def _execute(session: Session, store: Store, *, command: str, host: dict, resume: bool = False) -> None:
+def _execute(
+    session: Session, store: Store, *, command: str, host: dict, resume: bool = False, per_client: bool = False
+) -> None:
     try:
         session.ready_targets()
         session.prepare_all()
@@ -182,6 +188,8 @@ def _execute(session: Session, store: Store, *, command: str, host: dict, resume
         raise
     run = store.load_run(session.run_id)
     out.print(render_summary(summarize_runs([run]), [run]))
+    for table in clients_terminal(run, per_client=per_client):
+        out.print(table)
     for notice in session.notices:
         err.print(f"warning: {notice}", markup=False)
     if status != "complete":
@@ -197,14 +205,16 @@ def _events(events_path: Path | None):
     return Fanout(ProgressEvents(err), EventLog(stream))
 
 
-def _resume(run_ref: str, db: Path | None, json_out: Path | None, events_path: Path | None = None) -> None:
+def _resume(
+    run_ref: str, db: Path | None, json_out: Path | None, events_path: Path | None = None, per_client: bool = False
+) -> None:
     with Store(db or default_db_path()) as store:
         run = store.load_run(run_ref)
         if run.status == "complete":
             raise UsageError(f"run {run.id} is complete; nothing to resume ('mountbench show {run.id}' shows it)")
         request = runrequest.from_stored(run, find_fio())
         session = _session(request, store, events_path, json_out, run_id=run.id)
-        _execute(session, store, command=run.command, host=run.host, resume=True)
+        _execute(session, store, command=run.command, host=run.host, resume=True, per_client=per_client)
 
 
 def _exporter(store: Store, json_out: Path | None):
@@ -411,6 +421,49 @@ def _write_or_print(text: str, path: Path | None) -> None:
     err.print(f"wrote {path}")
 
 
+# --- serve ------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option(
+    "--bind",
+    default="127.0.0.1",
+    show_default=True,
+    metavar="ADDRESS",
+    help="address to listen on; anything but loopback must be named here (fio's protocol has no authentication)",
+)
+@click.option("--port", default=8765, show_default=True, type=int, help="fio's port; host facts on PORT + 1")
+def serve(bind: str, port: int) -> None:
+    """Be a client of 'mountbench run --client': run fio's server here, plus host facts.
+
+    Anyone who can reach these ports can run fio jobs (which create, write and delete
+    files) as this user: listen only on a trusted network. Stop with Ctrl-C.
+
+    \b
+    mountbench serve --bind 10.0.0.2          then, elsewhere: mountbench run --client 10.0.0.2 share=/mnt/share
+    """
+    from mountbench.clients import serve as serving_mod
+
+    fio = find_fio()
+    with serving_mod.serving(fio, bind, port) as served:
+        reach = serving_mod.exposure(bind)
+        err.print(
+            f"{fio.version} server listening on {bind}:{port} (fio's protocol), "
+            f"host facts on {bind}:{served.agent_port} ({reach}); stop with Ctrl-C",
+            markup=False,
+            highlight=False,
+        )
+        if reach != "loopback":
+            err.print(
+                "warning: no authentication: anyone who reaches these ports can run fio jobs here as this user",
+                markup=False,
+            )
+        try:
+            serving_mod.wait(served)
+        except KeyboardInterrupt:
+            err.print("stopped")
+
+
 # --- lab --------------------------------------------------------------------------------
 
 
@@ -453,6 +506,8 @@ def lab(
     """
     from mountbench.labrun import LabOptions, check_prerequisites, lab_specs, lab_timeout, run_lab
 
+    if params.get("clients") or params.get("client_counts_text"):
+        raise UsageError("--client and --clients are for 'mountbench run': the lab measures mounts inside one guest")
     specs = lab_specs(mounts)  # bad specs fail here, before anything boots
     check_prerequisites()
     options = pop_run_options(params)

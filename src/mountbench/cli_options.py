@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
+from mountbench.clients.spec import parse_clients, parse_counts
 from mountbench.errors import UsageError
 from mountbench.model import DROP_MODES, RunOptions, TreeChoice
 from mountbench.trees import PROFILES
@@ -91,6 +92,23 @@ _RUN_OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
         },
     ),
     (("--keep",), {"is_flag": True, "help": "keep each target's scratch data"}),
+    (
+        ("--client", "clients"),
+        {
+            "multiple": True,
+            "metavar": "HOST[:PORT]",
+            "help": "a machine running 'fio --server' or 'mountbench serve': the fio workloads run on every "
+            "--client at once (repeatable); each target is then a shared directory, at the same path here and there",
+        },
+    ),
+    (
+        ("--clients", "client_counts_text"),
+        {
+            "metavar": "N,N,...",
+            "help": "scaling: run each workload with the first N of the --client machines, for each N, e.g. 1,2,4",
+        },
+    ),
+    (("--per-client",), {"is_flag": True, "help": "show each client's own figures next to the aggregate"}),
     (("--db",), {"type": click.Path(path_type=Path), "help": DB_HELP}),
     (
         ("--json", "json_out"),
@@ -103,7 +121,7 @@ _RUN_OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
 ]
 
 OPTION_NAMES = ("presets", "jobs", "only", "baseline", "repeat", "warmup", "runtime", "size_text", "seed",
-                "tree_profile", "tarball", "drop_caches", "keep")  # fmt: skip
+                "tree_profile", "tarball", "drop_caches", "keep", "clients", "client_counts_text")  # fmt: skip
 
 
 def run_options(function: F) -> F:
@@ -126,6 +144,8 @@ def pop_run_options(params: dict[str, Any]) -> RunOptions:
         tree = TreeChoice(tarball=str(raw["tarball"].expanduser().resolve()))
     elif raw["tree_profile"]:
         tree = TreeChoice(profile=raw["tree_profile"], seed=1)
+    clients = parse_clients(raw["clients"])
+    counts = parse_counts(raw["client_counts_text"], len(clients))
     return RunOptions(
         presets=tuple(raw["presets"]),
         job_files=tuple(str(path.expanduser().resolve()) for path in raw["jobs"]),
@@ -139,6 +159,8 @@ def pop_run_options(params: dict[str, Any]) -> RunOptions:
         baseline=raw["baseline"],
         drop_caches=raw["drop_caches"],
         keep=raw["keep"],
+        clients=tuple(client.label for client in clients),
+        client_counts=counts,
     )
 
 
