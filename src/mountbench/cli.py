@@ -292,12 +292,15 @@ def list_runs(db: Path | None) -> None:
 @click.option(
     "--metric", "metrics", multiple=True, help="metric to show: iops, bw, lat-mean, lat-p99, read.lat_p99.9 …"
 )
+@click.option("--per-client", is_flag=True, help="runs on several clients: each client's figures too")
 @click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)
-def show(run_ref: str, baseline: str | None, metrics: tuple[str, ...], db: Path | None) -> None:
+def show(run_ref: str, baseline: str | None, metrics: tuple[str, ...], per_client: bool, db: Path | None) -> None:
     """Show a stored run's comparison table (default: the last run)."""
     with Store(db or default_db_path()) as store:
         run = store.load_run(run_ref)
     out.print(render_summary(summarize_runs([run], baseline=baseline, metrics=metrics), [run]))
+    for table in clients_terminal(run, per_client=per_client):
+        out.print(table)
 
 
 @cli.command()

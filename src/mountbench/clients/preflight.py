@@ -70,8 +70,8 @@ def _check_one(fio: FioInfo, client: ClientSpec) -> dict[str, Any]:
     }
     served = agent.query_facts(client, [])
     if served is not None:
-        facts |= {key: value for key, value in served.items() if key not in ("label", "address", "paths")}
-        facts["server"] = "mountbench serve"
+        facts |= {key: value for key, value in served.items() if key not in ("label", "address", "paths", "os")}
+        facts["server"] = "mountbench serve"  # "os" stays fio's word for it, the same on every kind of server
     return facts
 
 

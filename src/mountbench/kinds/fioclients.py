@@ -362,7 +362,9 @@ def client_host_facts(runners: Mapping[str, Any]) -> dict[str, Any]:
     """What a run's host record says about its clients (``{"clients": {label: facts}}``), or
     nothing. The runner fills the facts in further once the targets are ready."""
     runner = runners.get(NAME)
-    return {"clients": runner.facts} if isinstance(runner, FioClientsRunner) and runner.clients else {}
+    if not isinstance(runner, FioClientsRunner) or not runner.clients:
+        return {}
+    return {"clients": runner.facts, "fio_clocksource": "each client's fio chooses its own"}
 
 
 @contextlib.contextmanager

@@ -71,7 +71,9 @@ def plan_charts(report: Report) -> list[Chart]:
         )
     for i, sweep in enumerate(report.sweeps, 1):
         charts.append(Chart(sweep_key(i, sweep), "sweep", _sweep_title(sweep), _bind(sweep_figure, report, sweep)))
-    return charts
+    from mountbench.report.clients_chart import scaling_charts  # it draws with this module's helpers
+
+    return charts + scaling_charts(report.runs)
 
 
 def _bind(function: Callable[..., Figure], *args: object) -> Callable[[], Figure]:

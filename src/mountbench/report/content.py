@@ -423,7 +423,7 @@ def sweep_groups(workloads: Sequence[model.Workload]) -> list[tuple[str, list[tu
     seen: set[str] = set()
     for workload in workloads:
         point = workload.description.sweep
-        if point is None or workload.name in seen:
+        if point is None or workload.name in seen or point.option == "clients":  # report/clients.py draws those
             continue
         seen.add(workload.name)
         value = int(point.number)
