@@ -50,6 +50,13 @@ class Server:
         return f"{self.address}:{self.port}"
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
+        """The server and everything it started (`mountbench serve` runs fio in a group of its own)."""
+        import psutil
+
+        with suppress(psutil.NoSuchProcess):
+            for child in psutil.Process(self.proc.pid).children(recursive=True):
+                with suppress(psutil.NoSuchProcess):
+                    child.send_signal(sig)
         with suppress(ProcessLookupError):
             os.killpg(self.proc.pid, sig)
         with suppress(subprocess.TimeoutExpired):

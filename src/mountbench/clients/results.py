@@ -63,11 +63,12 @@ def clients_outcome(document: Mapping, clients: Sequence[ClientSpec], text: str 
     ``text`` is what fio printed besides the JSON (its messages name clients that
     disconnected, timed out or refused the connection)."""
     per_client, fio_all = split_entries(document, clients)
+    named = [c for c in clients if not per_client[c.label] and _named_failure(c, text)]
     results: list[ClientResult] = []
     for client in clients:
         entries = per_client[client.label]
         if not entries:
-            results.append(ClientResult(client.label, {}, _missing_reason(client, text)))
+            results.append(ClientResult(client.label, {}, _missing_reason(client, text, named)))
             continue
         parsed = parse_fio({"jobs": entries})
         error = "; ".join(parsed.errors)
@@ -104,19 +105,29 @@ def all_clients_disagreement(ours: Mapping[str, float], fios: Mapping[str, float
     )
 
 
-def _missing_reason(client: ClientSpec, text: str) -> str:
-    """Why a client delivered no results, from fio's messages that name it."""
+def _named_failure(client: ClientSpec, text: str) -> str:
+    """What fio said went wrong with this client ('' when it said nothing about it)."""
     lines = [line.strip() for line in text.splitlines() if client.host in line]
-    said = "; ".join(dict.fromkeys(lines))[:300]
     if any("disconnected" in line for line in lines):
-        why = "disconnected mid-sample (its fio server stopped or became unreachable)"
-    elif any("timed out" in line for line in lines):
-        why = "stopped answering (fio's client timed out)"
-    elif any("connect" in line for line in lines):
-        why = "could not be reached"
-    else:
-        why = "delivered no results"
-    return f"client {client.label} {why}" + (f": {said}" if said else "")
+        return "disconnected mid-sample (its fio server stopped or became unreachable)"
+    if any("timed out" in line for line in lines):
+        return "stopped answering (fio's client timed out)"
+    if any("connect" in line for line in lines):
+        return "could not be reached"
+    return ""
+
+
+def _missing_reason(client: ClientSpec, text: str, named: Sequence[ClientSpec]) -> str:
+    """Why a client delivered no results, from fio's messages that name it; a client fio
+    said nothing about lost its results because another one failed."""
+    why = _named_failure(client, text)
+    if why:
+        said = "; ".join(dict.fromkeys(line.strip() for line in text.splitlines() if client.host in line))
+        return f"client {client.label} {why}: {said[:300]}"
+    if named:
+        others = ", ".join(c.label for c in named)
+        return f"client {client.label} delivered no results (fio's client ended when {others} failed)"
+    return f"client {client.label} delivered no results"
 
 
 def slowest_client(results: Sequence[ClientResult], metric: str) -> str | None:

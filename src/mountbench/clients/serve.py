@@ -73,6 +73,7 @@ def serving(fio: FioInfo, bind: str = DEFAULT_BIND, port: int = FIO_PORT) -> Ite
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
+        preexec_fn=_die_with_parent,
     )
     try:
         _wait_listening(proc, bind, port)
@@ -124,6 +125,16 @@ def _refuse_taken(bind: str, port: int, what: str) -> None:
                 f"{what} cannot listen on {bind}:{port} ({exc.strerror}); choose another --port "
                 f"(fio takes PORT, the agent PORT + {AGENT_PORT_OFFSET})"
             ) from None
+
+
+def _die_with_parent() -> None:
+    """In the child: the kernel sends it SIGTERM if serve dies without stopping it (SIGKILL)."""
+    import ctypes
+    import sys
+
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def _stop(proc: subprocess.Popen) -> None:

@@ -321,8 +321,10 @@ class FioClientsRunner:
             message = fio_message(said + stderr) or str(exc)
             raise WorkloadFailed(f"fio's client failed {doing} (exit {returncode}): {message}", raw) from None
         if parts.failed:
+            # the clients fio named as failing first, then those that lost their results with them
+            failed = sorted(parts.failed, key=lambda c: "delivered no results" in c.error)
             message = "; ".join(c.error if c.error.startswith("client ") else f"client {c.client}: {c.error}"
-                                for c in parts.failed)  # fmt: skip
+                                for c in failed)  # fmt: skip
             raise WorkloadFailed(message, raw, parts.clients)
         return raw, parts
 
