@@ -332,7 +332,8 @@ def describe_workload(workload: Workload) -> str:
     "views",
     multiple=True,
     metavar="A=B",
-    help="two paths to one directory through different mounts: measure coherence from A to B",
+    help="two paths to one directory through different mounts: measure coherence from A to B "
+    "(PATH@HOST[:PORT] for a client running 'mountbench serve')",
 )
 @click.option("--repeat", default=5, show_default=True, type=click.IntRange(1, 100), help="coherence repetitions")
 @click.option(
@@ -360,8 +361,10 @@ def probe(target, views, repeat, timeout, fmt, out_path, show_ref, details, db, 
     \b
     mountbench probe /mnt/9p /mnt/virtiofs /tmp
     mountbench probe --view /srv/share=/mnt/sshfs-share --repeat 10
+    mountbench probe --view /mnt/nfs@10.0.0.2=/mnt/nfs@10.0.0.3    two clients, each running mountbench serve
     """
     from mountbench import probe as probing
+    from mountbench.clients import remoteprobe
 
     with Store(db or default_db_path()) as store:
         if show_ref:
@@ -370,11 +373,13 @@ def probe(target, views, repeat, timeout, fmt, out_path, show_ref, details, db, 
             if not target and not views:
                 raise UsageError("give at least one TARGET or --view A=B (see 'mountbench probe --help')")
             paths = [targets_mod.resolve_path(t) for t in target]
-            pairs = [_view_pair(v) for v in views]
+            pairs = [remoteprobe.parse_view(v) or _view_pair(v) for v in views]  # PATH@CLIENT: across clients
+            measure = {True: remoteprobe.measure_remote_coherence, False: probing.measure_coherence}
             results = {
                 "targets": [probing.probe_target(p, timeout=timeout).to_dict() for p in paths],
                 "coherence": [
-                    probing.measure_coherence(a, b, repeat=repeat, timeout=timeout).to_dict() for a, b in pairs
+                    measure[isinstance(a, remoteprobe.RemoteView)](a, b, repeat=repeat, timeout=timeout).to_dict()
+                    for a, b in pairs
                 ],
             }
             stored = {"id": "probe-" + new_run_id(), "results": results}

@@ -227,3 +227,36 @@ def test_dry_run_shows_each_clients_job_and_writes_nothing(running):
     for server in running.servers:
         assert f"# --client={server.address},{server.port}" in done.stdout
     assert snapshot(target) == before
+
+
+def test_probe_view_across_two_clients_through_serve(running):
+    target = target_dir(running, "coherence")
+    before = plant_neighbours(target)
+    a, b = running.servers[0], running.servers[1]
+    done = mountbench("probe", "--view", f"{target}@{a.address}={target}@{b.address}", "--repeat", "2",
+                      "--timeout", "2", "--format", "json", env=running.env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (result,) = json.loads(done.stdout)["coherence"]
+    assert result["view_a"] == f"{target}@{a.address}" and result["view_b"] == f"{target}@{b.address}"
+    assert result["cleanup"] == "removed" and result["error"] is None
+    for check in result["visibility"]:  # one kernel under both namespaces: every change shows
+        assert len(check["delays_ms"]) == 2 and None not in check["delays_ms"], check
+    assert all(o == "fresh" for s in result["stale_reads"] for o in s["outcomes"])
+    assert all(set(r) >= {"create", "delete"} for r in result["inotify"]["received"])
+    assert all(lock["blocked"] == [True, True] for lock in result["locks"])
+    assert "round trips" in " ".join(result["visibility"][0]["notes"])
+    assert snapshot(target) == before
+
+
+def test_probe_view_needs_serve_on_both_clients_and_one_directory(running):
+    target = target_dir(running, "coherence-bad")
+    a, plain = running.servers[0], running.servers[2]
+    done = mountbench("probe", "--view", f"{target}@{a.address}={target}@{plain.address}", env=running.env)
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1 and "no `mountbench serve` answers" in done.stderr
+    other = target_dir(running, "coherence-other")
+    b = running.servers[1]
+    done = mountbench("probe", "--view", f"{target}@{a.address}={other}@{b.address}", "--timeout", "1",
+                      env=running.env)  # fmt: skip
+    assert done.returncode == 2 and "are they the same shared directory?" in done.stderr
+    assert not list(target.iterdir()) and not list(other.iterdir())

@@ -71,3 +71,18 @@ def test_counts_are_sorted_unique_and_within_the_clients_given():
 def test_roundtrip_through_a_dict():
     client = ClientSpec("node1", 9000)
     assert ClientSpec.from_dict(client.to_dict()) == client
+
+
+def test_remote_views_name_a_path_and_a_client():
+    from mountbench.clients.remoteprobe import RemoteView, parse_view
+
+    a, b = parse_view("/mnt/nfs@10.0.0.2=/mnt/nfs@node3:9000")
+    assert a == RemoteView(ClientSpec("10.0.0.2"), "/mnt/nfs")
+    assert b == RemoteView(ClientSpec("node3", 9000), "/mnt/nfs")
+    assert b.label == "/mnt/nfs@node3:9000"
+    assert parse_view("/srv/share=/mnt/share") is None  # a local pair
+    assert parse_view("/srv/a@b/c=/mnt/x") is None  # an @ inside a local path
+    with pytest.raises(UsageError, match="both views through clients"):
+        parse_view("/mnt/nfs@10.0.0.2=/mnt/local")
+    with pytest.raises(UsageError, match="must be absolute"):
+        parse_view("share@10.0.0.2=/mnt/nfs@10.0.0.3")
