@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from support.realmounts import Unavailable, require_root
 
 FIO_PORT = 8765
+FALLBACK_METRIC = 65000
 
 
 def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -153,6 +154,11 @@ def namespace(index: int) -> Iterator[NetNs]:
         _ip("-n", name, "link", "set", ns_end, "up")
         _ip("-n", name, "route", "add", "default", "dev", ns_end)
         _ip("route", "add", f"{address}/32", "dev", host_end)
+        # should the veth route die (a link set down), packets for the address must not leave by the
+        # default route: a fallback that refuses them here, removed last
+        _ip("route", "add", "unreachable", f"{address}/32", "metric", str(FALLBACK_METRIC))
+        undo.callback(_ip, "route", "del", "unreachable", f"{address}/32", "metric", str(FALLBACK_METRIC),
+                      check=False)  # fmt: skip
         ns = NetNs(name, address, host_end)
         undo.callback(ns.stop)
         yield ns
@@ -163,6 +169,15 @@ def clients(count: int) -> Iterator[list[NetNs]]:
     """``count`` namespaces, each a client machine with its own address."""
     with ExitStack() as stack:
         yield [stack.enter_context(namespace(i + 1)) for i in range(count)]
+
+
+def cut_off(ns: NetNs) -> None:
+    """Make the namespace unreachable from here (No route to host) without taking a link down."""
+    _ip("route", "replace", "unreachable", f"{ns.address}/32")
+
+
+def reconnect(ns: NetNs) -> None:
+    _ip("route", "replace", f"{ns.address}/32", "dev", ns.host_end)
 
 
 def leftovers() -> list[str]:

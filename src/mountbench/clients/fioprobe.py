@@ -24,6 +24,12 @@ _PROBE_LINE = re.compile(
     r"fio=(?P<fio>\S+), flags="
 )
 _NULL_JOB = "[mountbench-identify]\nioengine=null\nrw=read\nsize=4k\n"
+# what fio's client prints when the server's protocol version is not its own
+_PROTOCOL_MISMATCH = re.compile(r"client/server version mismatch \((?P<theirs>\d+) != (?P<ours>\d+)\)")
+
+
+class ProtocolMismatch(UsageError):
+    """The client's fio server speaks another version of fio's protocol."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,12 @@ def identify(fio_path: str, client: ClientSpec, timeout: float = FIO_CALL_TIMEOU
         job.write_text(_NULL_JOB)
         output = run_client_job(fio_path, [(client, job)], output_format="normal", timeout=timeout, cwd=Path(tmp))
     match = _PROBE_LINE.search(output)
+    mismatch = _PROTOCOL_MISMATCH.search(output)
+    if match is None and mismatch is not None:
+        raise ProtocolMismatch(
+            f"client {client.label} speaks fio's client/server protocol {mismatch['theirs']}, this controller's fio "
+            f"speaks {mismatch['ours']}: both need the same fio version; install this machine's fio version there"
+        )
     if match is None:
         said = _last_lines(output)
         raise UsageError(

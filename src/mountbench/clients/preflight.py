@@ -18,8 +18,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from mountbench.clients import agent
+from mountbench.clients.fioprobe import (
+    ProtocolMismatch,
+    errno_text,
+    identify,
+    run_client_job,
+    same_major_minor,
+)
 from mountbench.clients.fioprobe import check_reachable as tcp_check
-from mountbench.clients.fioprobe import errno_text, identify, run_client_job, same_major_minor
 from mountbench.clients.spec import ClientSpec
 from mountbench.errors import MountbenchError, TargetError, UsageError
 from mountbench.fioparse import FioOutputError, load_fio_json
@@ -51,13 +57,14 @@ def check_clients(fio: FioInfo, clients: Sequence[ClientSpec]) -> dict[str, dict
 
 def _check_one(fio: FioInfo, client: ClientSpec) -> dict[str, Any]:
     tcp_check(client)
-    who = identify(fio.path, client)
-    ours, theirs = fio.version_tuple, parse_fio_version(who.fio_version)
-    if not same_major_minor(ours, theirs):
-        raise UsageError(
-            f"client {client.label} runs {who.fio_version} but this controller runs {fio.version}: fio's client/server "
-            f"protocol needs the same major.minor version on both; install fio {'.'.join(map(str, ours[:2]))} there"
-        )
+    try:
+        who = identify(fio.path, client)
+    except ProtocolMismatch:
+        served = agent.query_facts(client, [])  # `mountbench serve` there can still say which fio it runs
+        if served is not None and served.get("fio_version"):
+            _refuse_version(fio, client, str(served["fio_version"]))
+        raise
+    _refuse_version(fio, client, who.fio_version)
     facts: dict[str, Any] = {
         "label": client.label,
         "address": f"{client.host}:{client.port}",
@@ -73,6 +80,15 @@ def _check_one(fio: FioInfo, client: ClientSpec) -> dict[str, Any]:
         facts |= {key: value for key, value in served.items() if key not in ("label", "address", "paths", "os")}
         facts["server"] = "mountbench serve"  # "os" stays fio's word for it, the same on every kind of server
     return facts
+
+
+def _refuse_version(fio: FioInfo, client: ClientSpec, theirs: str) -> None:
+    ours = fio.version_tuple
+    if not same_major_minor(ours, parse_fio_version(theirs)):
+        raise UsageError(
+            f"client {client.label} runs {theirs} but this controller runs {fio.version}: fio's client/server "
+            f"protocol needs the same major.minor version on both; install fio {'.'.join(map(str, ours[:2]))} there"
+        )
 
 
 def add_path_facts(facts: dict[str, dict[str, Any]], clients: Sequence[ClientSpec], paths: Sequence[str]) -> None:

@@ -18,9 +18,6 @@ percentiles from the merged histograms); each client's own figures are stored wi
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
-import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -29,6 +26,7 @@ from typing import Any
 
 from mountbench import model
 from mountbench.clients import preflight
+from mountbench.clients.invocation import KilledOnInterrupt, run_watched
 from mountbench.clients.results import ClientsOutcome, clients_outcome
 from mountbench.clients.spec import ClientSpec
 from mountbench.errors import UsageError
@@ -38,13 +36,13 @@ from mountbench.fiotool import FioInfo
 from mountbench.kinds.base import Adjustments, RunnerSetup
 from mountbench.kinds.fio import FIO_FIXED_COST_S, FioRunner, cache_sensitive, fio_message
 from mountbench.kinds.fio import KIND as FIO
-from mountbench.model import Caveat, Description, SweepPoint, Workload
+from mountbench.model import Caveat, ClientResult, Description, SweepPoint, Workload
 from mountbench.runners.base import Outcome, Prepared, RunSettings, TargetContext, WorkloadFailed
 
 NAME = "fioclients"
 SHARED_DIR = "shared"  # where clients of a unique_filename=0 job work together
 CLIENT_COST_S = 0.3  # connecting, sending the job and collecting results, per sample
-STOP_GRACE_S = 10.0  # after Ctrl-C, how long fio's client may take to stop every server's job
+OVERDUE_GRACE_S = 10.0  # past a sample's expected duration, the clients' reachability is checked
 
 
 @dataclass(frozen=True)
@@ -267,7 +265,8 @@ class FioClientsRunner:
             return
         texts = {label: text + "create_only=1\n" for label, text in prepared.payload["jobs"].items()}
         timeout = 3 * ((prepared.working_set or 0) / 5e6) + 120
-        self._run_fio(wrapped.clients, texts, settings.workdir, f"{prepared.target}-layout", timeout, "laying out", 0)
+        self._run_fio(wrapped.clients, texts, settings.workdir, f"{prepared.target}-layout", timeout, "laying out", 0,
+                      overdue_s=30 + (prepared.working_set or 0) / 50e6)  # fmt: skip
         self.laid_out.add(key)
 
     def run(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> Outcome:
@@ -276,7 +275,7 @@ class FioClientsRunner:
         stem = f"{prepared.target}-{prepared.workload.name}"
         bound = prepared.workload.description.duration_bound_s or 60.0
         raw, parts = self._run_fio(wrapped.clients, prepared.payload["jobs"], settings.workdir, stem, timeout,
-                                   "running", bound)  # fmt: skip
+                                   "running", bound, overdue_s=prepared.estimate_s + OVERDUE_GRACE_S)  # fmt: skip
         return Outcome(parts.aggregate, raw, parts.caveats, parts.clients)
 
     def cleanup(self, ctx: TargetContext) -> None:
@@ -297,9 +296,11 @@ class FioClientsRunner:
         timeout: float,
         doing: str,
         settle_s: float,
+        overdue_s: float,
     ) -> tuple[str, ClientsOutcome]:
         """One ``fio --client`` for all ``clients``: their raw JSON and what each delivered.
-        ``settle_s``: how long a server's job may go on if fio's client has to be killed."""
+        ``settle_s``: how long a server's job may go on if fio's client has to be killed;
+        ``overdue_s``: after how long the clients' reachability is checked."""
         jobs = []
         for client in clients:
             path = workdir / _slug(f"{stem}-{client.dirname}.fio")
@@ -307,19 +308,37 @@ class FioClientsRunner:
             jobs.append((client, path))
         out_path = workdir / _slug(f"{stem}.json")
         out_path.unlink(missing_ok=True)
-        argv = [self.fio.path, "--output-format=json+", f"--output={out_path}"]
+        # --eta=always: fio's client then asks every server for its progress each second and drops
+        # (and names) one that stops answering within 5 s; without it an unreachable client hangs the sample
+        argv = [self.fio.path, "--output-format=json+", "--eta=always", f"--output={out_path}"]
         for client, path in jobs:
             argv += [f"--client={client.fio_arg}", str(path)]
-        returncode, stderr, timed_out = self._spawn(argv, workdir, timeout, settle_s)
+        try:
+            done = run_watched(argv, workdir, clients, timeout=timeout, overdue_s=overdue_s)
+        except KilledOnInterrupt:
+            self._abandoned(settle_s)
+            raise
+        if done.killed:
+            self._abandoned(settle_s)
         raw = out_path.read_text(errors="replace") if out_path.exists() else ""
         said = raw[: raw.find("{")] if "{" in raw else raw
-        if timed_out:
+        if done.lost:
+            lost = {label for label, _ in done.lost}
+            parts = tuple(
+                ClientResult(c.label, {}, f"client {c.label} became unreachable mid-sample ({why})")
+                if (why := dict(done.lost).get(c.label))
+                else ClientResult(c.label, {}, f"client {c.label} delivered no results (the sample was stopped)")
+                for c in clients
+            )
+            message = "; ".join(p.error for p in parts if p.client in lost)
+            raise WorkloadFailed(f"{message}; the sample was stopped", raw, parts)
+        if done.timed_out:
             raise WorkloadFailed(f"fio's client did not finish {doing} within {timeout:.0f} s (a client hung?)", raw)
         try:
-            parts = clients_outcome(load_fio_json(raw), clients, said + stderr)
+            parts = clients_outcome(load_fio_json(raw), clients, said + done.stderr)
         except FioOutputError as exc:
-            message = fio_message(said + stderr) or str(exc)
-            raise WorkloadFailed(f"fio's client failed {doing} (exit {returncode}): {message}", raw) from None
+            message = fio_message(said + done.stderr) or str(exc)
+            raise WorkloadFailed(f"fio's client failed {doing} (exit {done.returncode}): {message}", raw) from None
         if parts.failed:
             # the clients fio named as failing first, then those that lost their results with them
             failed = sorted(parts.failed, key=lambda c: "delivered no results" in c.error)
@@ -328,35 +347,9 @@ class FioClientsRunner:
             raise WorkloadFailed(message, raw, parts.clients)
         return raw, parts
 
-    def _spawn(self, argv: list[str], cwd: Path, timeout: float, settle_s: float) -> tuple[int, str, bool]:
-        """Run fio's client in its own process group. On Ctrl-C it gets SIGINT, which makes
-        it tell every server to stop its job and wait for them; if it has not finished within
-        STOP_GRACE_S it is killed, and the servers' jobs then run to their end: cleanup()
-        waits for that before the scratch directories are removed."""
-        proc = subprocess.Popen(
-            argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            start_new_session=True,
-        )  # fmt: skip
-        try:
-            _, stderr = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self._kill(proc, settle_s)
-            return proc.returncode, "", True
-        except BaseException:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGINT)
-            try:
-                proc.communicate(timeout=STOP_GRACE_S)
-            except subprocess.TimeoutExpired:
-                self._kill(proc, settle_s)
-            raise
-        return proc.returncode, stderr.decode(errors="replace"), False
-
-    def _kill(self, proc: subprocess.Popen, settle_s: float) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        # the servers' jobs are not stopped by a vanished client: they end at their runtime
+    def _abandoned(self, settle_s: float) -> None:
+        """fio's client was killed: the servers' jobs are not stopped by a vanished client and
+        end at their runtime; cleanup() waits for that."""
         self.unsettled_until = max(self.unsettled_until, time.monotonic() + settle_s + 2.0)
 
 
