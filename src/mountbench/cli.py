@@ -30,7 +30,7 @@ from mountbench.presets import load_preset, preset_names
 from mountbench.progress import ProgressEvents
 from mountbench.records.events import EventLog, Fanout
 from mountbench.records.export import make_document, write_document
-from mountbench.report.clients import clients_terminal
+from mountbench.report.clients_views import clients_terminal
 from mountbench.report.terminal import render_summary
 from mountbench.store import Store, default_db_path
 from mountbench.summary import summarize_runs

@@ -7,6 +7,7 @@ from mountbench.kinds.fioclients import client_workloads
 from mountbench.model import ClientResult, RunConfig, RunData, Sample, Target, TargetRecord
 from mountbench.presets import load_preset
 from mountbench.report import clients as report_clients
+from mountbench.report import clients_views
 from mountbench.report.content import build_report
 from mountbench.report.html import render_html
 from mountbench.report.markdown import render_markdown
@@ -83,7 +84,7 @@ def test_a_run_without_clients_has_no_section():
     from support.factories import make_run
 
     run = make_run({("a", "w"): [1.0, 2.0, 3.0]})
-    assert report_clients.clients_markdown([run]) == "" and report_clients.clients_terminal(run) == []
+    assert clients_views.clients_markdown([run]) == "" and clients_views.clients_terminal(run) == []
 
 
 def test_clients_that_differ_in_kernel_are_warned_about_unknowns_are_not():

@@ -9,8 +9,9 @@ what only a multi-client run has, from the per-client results stored with each s
   (``--per-client``), every client's median next to the aggregate;
 - warnings where the clients differ in fio version, kernel, CPU, CPU count, RAM or OS.
 
-Pure builders (``client_figures``, ``scaling_curves``, ``client_host_warnings``) and one
-renderer per format; wired into the terminal, Markdown and HTML outputs with small hooks.
+Pure builders here (``client_figures``, ``scaling_curves``, ``client_host_warnings``) and
+the text they share; one renderer per format in clients_views.py, wired into the terminal,
+Markdown and HTML outputs with small hooks; the chart in clients_chart.py.
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ def _targets(runs: Sequence[RunData]) -> list[str]:
     return labels
 
 
-def _samples(runs: Sequence[RunData], workload: str, target: str) -> list[Sample]:
+def samples_of(runs: Sequence[RunData], workload: str, target: str) -> list[Sample]:
     return [s for run in runs for s in run.samples if s.workload == workload and s.target == target]
 
 
@@ -160,12 +161,20 @@ def figure_for(workload: Workload, metric: str, target: str, samples: Sequence[S
     )
 
 
+def by_workload(figures: Sequence[ClientFigure]) -> list[list[ClientFigure]]:
+    """Figures grouped by workload, in order (one per-client table each)."""
+    groups: dict[str, list[ClientFigure]] = {}
+    for figure in figures:
+        groups.setdefault(figure.workload, []).append(figure)
+    return list(groups.values())
+
+
 def client_figures(runs: Sequence[RunData], *, every_metric: bool = False) -> list[ClientFigure]:
     """Per (workload, headline metric, target) of each multi-client workload."""
     figures = []
     for workload in client_workloads(runs):
         for target in _targets(runs):
-            samples = _samples(runs, workload.name, target)
+            samples = samples_of(runs, workload.name, target)
             if not samples:
                 continue
             for metric in _metrics_of(workload, samples, every_metric) or []:
@@ -188,7 +197,7 @@ def scaling_curves(runs: Sequence[RunData]) -> list[ScalingCurve]:
         base = variants[0].spec.get("job", {}).get("name", variants[0].name)
         title = variants[0].spec.get("job", {}).get("title", base)
         for target in _targets(runs):
-            per_variant = [(w, _samples(runs, w.name, target)) for w in variants]
+            per_variant = [(w, samples_of(runs, w.name, target)) for w in variants]
             if not any(samples for _, samples in per_variant):
                 continue
             metrics = [m for m in variants[0].description.headline if any(
@@ -306,98 +315,6 @@ def failures_text(figure: ClientFigure) -> str:
     return "; ".join(f"{label} failed in {n} sample{'s' if n != 1 else ''}" for label, n in figure.failures)
 
 
-def scaling_cell(curve: ScalingCurve, point: ScalingPoint) -> str:
-    if point.aggregate is None:
-        return "—"
-    each = fmt(curve.metric, point.per_client)
-    return f"{fmt(curve.metric, point.aggregate)} ({each} each, {percent(point.efficiency)} of linear)"
-
-
-def scaling_counts(curve: ScalingCurve) -> list[int]:
-    return [p.clients for p in curve.points]
-
-
-# --- terminal ---------------------------------------------------------------------------------------
-
-
-def clients_terminal(run: RunData, *, per_client: bool = False) -> list:
-    """rich renderables for the end of `run` and `show` (nothing for single-machine runs)."""
-    from rich.table import Table
-
-    runs = [run]
-    if not has_clients(runs):
-        return []
-    out: list = []
-    for curve in scaling_curves(runs):
-        table = Table(
-            title=f"Scaling with clients: {curve.title} · {curve.metric.label} · {curve.target}",
-            title_justify="left",
-        )
-        table.add_column("clients", justify="right")
-        table.add_column("aggregate", justify="right")
-        table.add_column("per client", justify="right")
-        table.add_column("vs linear", justify="right")
-        table.add_column("slowest client")
-        for point in curve.points:
-            figure = figure_for(run.workload(point.workload), curve.metric.name, curve.target,
-                                _samples(runs, point.workload, curve.target))  # fmt: skip
-            table.add_row(
-                str(point.clients),
-                fmt(curve.metric, point.aggregate),
-                fmt(curve.metric, point.per_client),
-                percent(point.efficiency),
-                slowest_text(figure),
-            )
-        out.append(table)
-    figures = client_figures(runs)
-    if per_client:
-        out += _per_client_tables(figures)
-    else:
-        table = Table(title="Clients (aggregate = mountbench's sum over the clients; --per-client shows each)",
-                      title_justify="left")  # fmt: skip
-        for name in ("workload · metric", "target", "aggregate", "slowest client", "failures"):
-            table.add_column(name, justify="right" if name == "aggregate" else "left")
-        for figure in figures:
-            table.add_row(
-                f"{figure.title} · {figure.metric.label}",
-                figure.target,
-                fmt(figure.metric, figure.aggregate),
-                slowest_text(figure),
-                failures_text(figure) or "—",
-            )
-        out.append(table)
-    for warning in client_host_warnings(runs):
-        out.append(f"[yellow]warning:[/yellow] {warning}")
-    return out
-
-
-def _per_client_tables(figures: Sequence[ClientFigure]) -> list:
-    from rich.table import Table
-
-    tables = []
-    by_workload: dict[str, list[ClientFigure]] = {}
-    for figure in figures:
-        by_workload.setdefault(figure.workload, []).append(figure)
-    for group in by_workload.values():
-        labels = [label for label, _ in group[0].clients]
-        table = Table(title=f"Per client: {group[0].title}", title_justify="left")
-        table.add_column("metric · target")
-        for label in labels:
-            table.add_column(label, justify="right")
-        table.add_column("aggregate", justify="right")
-        table.add_column("slowest")
-        for figure in group:
-            values = dict(figure.clients)
-            table.add_row(
-                f"{figure.metric.label} · {figure.target}",
-                *(fmt(figure.metric, values.get(label)) for label in labels),
-                fmt(figure.metric, figure.aggregate),
-                figure.slowest[0] if figure.slowest else "—",
-            )
-        tables.append(table)
-    return tables
-
-
 # --- chart keys (no matplotlib here: Markdown links to chart files by key) ----------------------
 
 
@@ -411,151 +328,3 @@ def scaling_key(index: int, curve: ScalingCurve) -> str:
 
 def scaling_title(curve: ScalingCurve) -> str:
     return f"{curve.title}: {curve.metric.label} against the number of clients ({curve.target})"
-
-
-# --- Markdown ----------------------------------------------------------------------------------------
-
-
-def clients_markdown(runs: Sequence[RunData], charts: dict[str, str] | None = None, *, per_client: bool = False) -> str:
-    """The "Clients" section of the Markdown report ('' for single-machine runs)."""
-    from mountbench.report.markdown import md_code, md_table, md_text
-
-    if not has_clients(runs):
-        return ""
-    charts = charts or {}
-    parts = ["## Clients"]
-    parts.append(
-        "Each sample ran on every client at once through fio's client/server engine. The aggregate is "
-        "mountbench's own: the clients' IOPS and bandwidth summed, latency percentiles read off their merged "
-        "histograms (never averaged)."
-    )
-    for index, curve in enumerate(scaling_curves(runs), 1):
-        parts.append(f"### Scaling: {md_text(curve.title)} · {md_text(curve.metric.label)} · {md_text(curve.target)}")
-        rows = [
-            [str(p.clients), fmt(curve.metric, p.aggregate), fmt(curve.metric, p.per_client), percent(p.efficiency)]
-            for p in curve.points
-        ]
-        parts.append(md_table(["clients", "aggregate", "per client", "vs linear"], rows, "rrrr"))
-        path = charts.get(scaling_key(index, curve))
-        if path:
-            parts.append(f"![{md_text(scaling_title(curve))}]({path})")
-    figures = client_figures(runs)
-    if per_client:
-        by_workload: dict[str, list[ClientFigure]] = {}
-        for figure in figures:
-            by_workload.setdefault(figure.workload, []).append(figure)
-        for group in by_workload.values():
-            labels = [label for label, _ in group[0].clients]
-            parts.append(f"### Per client: {md_text(group[0].title)}")
-            rows = []
-            for figure in group:
-                values = dict(figure.clients)
-                rows.append(
-                    [
-                        md_text(f"{figure.metric.label} · {figure.target}"),
-                        *(fmt(figure.metric, values.get(label)) for label in labels),
-                        fmt(figure.metric, figure.aggregate),
-                        md_text(failures_text(figure) or "—"),
-                    ]
-                )
-            headers = ["metric · target", *(md_code(label) for label in labels), "aggregate", "failures"]
-            parts.append(md_table(headers, rows, "l" + "r" * (len(labels) + 1) + "l"))
-    else:
-        rows = [
-            [
-                md_text(f"{f.title} · {f.metric.label}"),
-                md_text(f.target),
-                fmt(f.metric, f.aggregate),
-                md_text(slowest_text(f)),
-                md_text(failures_text(f) or "—"),
-            ]
-            for f in figures
-        ]
-        parts.append("### Slowest client")
-        parts.append(
-            md_table(["workload · metric", "target", "aggregate", "slowest client", "failures"], rows, "llrll")
-        )
-    facts = client_facts_rows(runs)
-    if facts:
-        parts.append("### Client machines")
-        parts.append(md_table(CLIENT_FACT_HEADERS, [[md_text(v) for v in row] for row in facts]))
-    warnings = client_host_warnings(runs)
-    if warnings:
-        parts.append("\n".join(f"- **warning**: {md_text(w)}" for w in warnings))
-    return "\n\n".join(parts)
-
-
-# --- HTML -------------------------------------------------------------------------------------------
-
-
-def clients_html(runs: Sequence[RunData], svgs: dict[str, str] | None = None, *, per_client: bool = False) -> str:
-    """The "Clients" section of the HTML report, escaped ('' for single-machine runs)."""
-    from html import escape
-
-    if not has_clients(runs):
-        return ""
-    svgs = svgs or {}
-
-    def table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric_from: int = 1) -> str:
-        head = "".join(f'<th scope="col">{escape(h)}</th>' for h in headers)
-        body = "".join(
-            "<tr>"
-            + "".join(f'<td class="{"num" if i >= numeric_from else ""}">{escape(c)}</td>' for i, c in enumerate(row))
-            + "</tr>"
-            for row in rows
-        )
-        inner = f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
-        return f'<div class="scroll"><table class="sortable">{inner}</table></div>'
-
-    parts = ['<section id="clients">', "<h2>Clients</h2>"]
-    parts.append(
-        "<p>Each sample ran on every client at once through fio's client/server engine. The aggregate is "
-        "mountbench's own: the clients' IOPS and bandwidth summed, latency percentiles read off their merged "
-        "histograms (never averaged).</p>"
-    )
-    for index, curve in enumerate(scaling_curves(runs), 1):
-        parts.append(f"<h3>Scaling: {escape(curve.title)} · {escape(curve.metric.label)} · {escape(curve.target)}</h3>")
-        rows = [
-            [str(p.clients), fmt(curve.metric, p.aggregate), fmt(curve.metric, p.per_client), percent(p.efficiency)]
-            for p in curve.points
-        ]
-        parts.append(table(["clients", "aggregate", "per client", "vs linear"], rows, 0))
-        svg = svgs.get(scaling_key(index, curve))
-        if svg:
-            parts.append(f'<figure class="chart">{svg}<figcaption>{escape(scaling_title(curve))}</figcaption></figure>')
-    figures = client_figures(runs)
-    if per_client:
-        by_workload: dict[str, list[ClientFigure]] = {}
-        for figure in figures:
-            by_workload.setdefault(figure.workload, []).append(figure)
-        for group in by_workload.values():
-            labels = [label for label, _ in group[0].clients]
-            parts.append(f"<h3>Per client: {escape(group[0].title)}</h3>")
-            rows = []
-            for figure in group:
-                values = dict(figure.clients)
-                rows.append(
-                    [
-                        f"{figure.metric.label} · {figure.target}",
-                        *(fmt(figure.metric, values.get(label)) for label in labels),
-                        fmt(figure.metric, figure.aggregate),
-                        failures_text(figure) or "—",
-                    ]
-                )
-            parts.append(table(["metric · target", *labels, "aggregate", "failures"], rows))
-    else:
-        rows = [
-            [f"{f.title} · {f.metric.label}", f.target, fmt(f.metric, f.aggregate), slowest_text(f),
-             failures_text(f) or "—"]
-            for f in figures
-        ]  # fmt: skip
-        parts.append("<h3>Slowest client</h3>")
-        parts.append(table(["workload · metric", "target", "aggregate", "slowest client", "failures"], rows, 2))
-    facts = client_facts_rows(runs)
-    if facts:
-        parts.append("<h3>Client machines</h3>")
-        parts.append(table(CLIENT_FACT_HEADERS, facts, 99))
-    for warning in client_host_warnings(runs):
-        parts.append(f'<p class="warning">warning: {escape(warning)}</p>')
-    parts.append("</section>")
-    return "\n".join(parts)

@@ -20,7 +20,7 @@ from mountbench.report import content
 from mountbench.report.cells import format_ratio, format_spread, format_value
 from mountbench.report.chartkeys import bars_key, block_label, percentile_key, sweep_key
 from mountbench.report.charts import Chart, inline_svg, plan_charts
-from mountbench.report.clients import clients_html
+from mountbench.report.clients_views import clients_html
 from mountbench.report.content import Report
 from mountbench.report.verdicts import verdicts
 from mountbench.stats import CONFIDENCE, OUTLIER_Z, UNSTABLE_CV

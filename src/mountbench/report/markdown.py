@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from mountbench.report import content
 from mountbench.report.cells import format_ratio, format_spread, format_value
 from mountbench.report.chartkeys import bars_key, block_label, percentile_key, sweep_key
-from mountbench.report.clients import clients_markdown
+from mountbench.report.clients_views import clients_markdown
 from mountbench.report.content import PercentileCurve, Report, Sweep
 from mountbench.report.verdicts import verdicts
 from mountbench.summary import Cell, Row
