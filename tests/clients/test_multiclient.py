@@ -319,3 +319,23 @@ def test_a_client_unreachable_mid_run_is_named_and_the_run_goes_on(running):
     for sample in after:  # the next samples cannot even connect
         assert sample.error.startswith(f"client {ns.address} could not be reached"), sample.error
     assert snapshot(target) == before
+
+
+def test_unique_filename_0_puts_every_client_on_one_shared_file(running, tmp_path):
+    target = target_dir(running, "shared-file")
+    before = plant_neighbours(target)
+    job = tmp_path / "shared.fio"
+    job.write_text("[together]\nrw=randread\nbs=4k\nsize=4m\nruntime=300ms\ntime_based=1\nioengine=psync\n"
+                   "filename=one.dat\nunique_filename=0\n")  # fmt: skip
+    dry = mountbench("run", *running.args[:2], f"share={target}", "--job", str(job), "--dry-run", env=running.env)
+    assert dry.returncode == 0, dry.stderr
+    directories = [line for line in dry.stdout.splitlines() if line.startswith("directory=")]
+    assert len(directories) == 2 and len(set(directories)) == 1 and directories[0].endswith("/shared")
+    done = mountbench("run", *running.args[:2], f"share={target}", "--job", str(job), "--repeat", "1",
+                      env=running.env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    run = load(running)
+    (sample,) = run.samples
+    assert sample.ok and len(sample.clients) == 2
+    assert "sharing one file set" in run.workloads[0].description.summary
+    assert snapshot(target) == before
