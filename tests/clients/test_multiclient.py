@@ -175,9 +175,12 @@ def test_a_server_killed_mid_run_fails_its_samples_by_name_and_the_run_finishes(
     assert run.status == "complete"
     failed = [s for s in run.samples if not s.ok]
     assert run.samples[0].ok and failed, [s.error for s in run.samples]
-    assert failed[0].error.startswith(f"client {victim.address} disconnected mid-sample"), failed[0].error
+    # the words depend on the phase the kill hit (most often: its job was running); the client is named
+    first = failed[0].error
+    assert first.startswith(f"client {victim.address} "), first
+    assert any(words in first for words in ("disconnected mid-sample", "became unreachable", "could not be reached"))
     for sample in failed[1:]:
-        assert sample.error.startswith(f"client {victim.address} could not be reached")
+        assert sample.error.startswith(f"client {victim.address} could not be reached"), sample.error
     assert any(c.error for c in failed[0].clients)
     assert snapshot(target) == before
     running.restart(1)
