@@ -11,6 +11,7 @@ import socket
 import subprocess
 import threading
 import time
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
@@ -48,20 +49,38 @@ def kth_smallest(bins: dict[int, int], pct: str) -> float:
     raise AssertionError("ran out of values")
 
 
-def test_three_clients_aggregate_scaling_facts_and_nothing_left(running, tmp_path):
-    target = target_dir(running, "main")
+@dataclass(frozen=True)
+class ScalingRun:
+    target: Path
+    before: dict
+    done: subprocess.CompletedProcess
+    run_id: str
+    export: Path
+
+
+@pytest.fixture(scope="module")
+def scaling_run(clients, tmp_path_factory) -> ScalingRun:
+    """One run with 1 and 3 clients, shared by the tests that read it."""
+    clients.ensure_running()
+    target = target_dir(clients, "main")
     before = plant_neighbours(target)
+    export = tmp_path_factory.mktemp("scaling") / "run.json"
     done = mountbench(
-        "run", *running.args, f"share={target}", *QUICK, "--runtime", "0.5", "--repeat", "1",
-        "--clients", "1,3", "--per-client", "--json", str(tmp_path / "run.json"),
-        env=running.env,
+        "run", *clients.args, f"share={target}", *QUICK, "--runtime", "0.5", "--repeat", "1",
+        "--clients", "1,3", "--per-client", "--json", str(export),
+        env=clients.env,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+    return ScalingRun(target, before, done, load(clients).id, export)
+
+
+def test_three_clients_aggregate_scaling_facts_and_nothing_left(running, scaling_run):
+    target, before, done = scaling_run.target, scaling_run.before, scaling_run.done
     assert "Scaling with clients" in done.stdout and "vs linear" in done.stdout
     assert "Per client: RND 4K Q1 read, 3 clients" in done.stdout
     assert snapshot(target) == before, "something was left in (or taken from) the shared directory"
 
-    run = load(running, raw=True)
+    run = load(running, scaling_run.run_id, raw=True)
     assert run.status == "complete"
     assert {w.name for w in run.workloads} == {"rnd4k-q1-read-c1", "rnd4k-q1-read-c3"}
     assert [w.description.sweep.number for w in run.workloads] == [1.0, 3.0]
@@ -91,26 +110,21 @@ def test_three_clients_aggregate_scaling_facts_and_nothing_left(running, tmp_pat
     assert plain["paths"][str(target)]["fstype"] == "unknown"
     assert all(f["fio_version"] == run.host["fio_version"] for f in facts.values())
 
-    exported = json.loads((tmp_path / "run.json").read_text())
+    exported = json.loads(scaling_run.export.read_text())
     assert exported["version"] == "1.4"
     assert len(exported["runs"][0]["samples"][0]["clients"]) in (1, 3)
 
 
-def test_reports_show_scaling_and_per_client_columns(running, tmp_path):
-    """On the run of the previous test (or a fresh one if run alone)."""
-    target = target_dir(running, "report")
-    done = mountbench("run", *running.args[:2], f"share={target}", *QUICK, "--runtime", "0.3", "--repeat", "1",
-                      "--clients", "1,2", env=running.env)  # fmt: skip
-    assert done.returncode == 0, done.stderr
+def test_reports_show_scaling_and_per_client_columns(running, scaling_run, tmp_path):
     md = tmp_path / "r.md"
-    done = mountbench("report", "--out", str(md), "--per-client", env=running.env)
+    done = mountbench("report", scaling_run.run_id, "--out", str(md), "--per-client", env=running.env)
     assert done.returncode == 0, done.stderr
     text = md.read_text()
     assert "## Clients" in text and "### Scaling: RND 4K Q1 read" in text and "| vs linear |" in text
     assert "### Per client" in text and "### Client machines" in text
     assert list(tmp_path.glob("r-scaling-1-*.png"))
     html = tmp_path / "r.html"
-    assert mountbench("report", "--out", str(html), env=running.env).returncode == 0
+    assert mountbench("report", scaling_run.run_id, "--out", str(html), env=running.env).returncode == 0
     assert 'id="clients"' in html.read_text() and "Slowest client" in html.read_text()
 
 
@@ -159,7 +173,7 @@ def test_a_server_killed_mid_run_fails_its_samples_by_name_and_the_run_finishes(
     db = Path(running.env["MOUNTBENCH_DB"])
     with Store(db) as store:
         already = sum(len(store.load_run(r["id"]).samples) for r in store.list_runs())
-    proc = start_mountbench("run", *running.args, f"share={target}", *QUICK, "--runtime", "2", "--repeat", "3",
+    proc = start_mountbench("run", *running.args, f"share={target}", *QUICK, "--runtime", "2", "--repeat", "2",
                             env=running.env)  # fmt: skip
     try:
         wait_for_samples(db, already + 1, timeout=120)
