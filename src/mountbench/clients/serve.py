@@ -77,9 +77,10 @@ def serving(fio: FioInfo, bind: str = DEFAULT_BIND, port: int = FIO_PORT) -> Ite
     )
     try:
         _wait_listening(proc, bind, port)
-        from mountbench.clients.remoteprobe import AGENT_OPS
+        from mountbench.clients.probeagent import ProbeAgent
 
-        server = agent.serve_agent(agent.Agent(port, fio.version, AGENT_OPS), bind, port + AGENT_PORT_OFFSET)
+        handlers = ProbeAgent().handlers()
+        server = agent.serve_agent(agent.Agent(port, fio.version, handlers), bind, port + AGENT_PORT_OFFSET)
         try:
             yield Serving(proc, server, bind, port)
         finally:
