@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -24,12 +25,14 @@ from mountbench.errors import ChecksFailed, ExitCode, MountbenchError, UsageErro
 from mountbench.execute import Interrupted, Session, check_space, new_run_id, plan_dry_run
 from mountbench.fiotool import find_fio, fio_engines
 from mountbench.kinds import RunnerSetup, make_runners
+from mountbench.kinds.fioclients import client_host_facts
 from mountbench.lab.mounts import KINDS as LAB_KINDS
 from mountbench.model import RunData, Workload
 from mountbench.presets import load_preset, preset_names
 from mountbench.progress import ProgressEvents
 from mountbench.records.events import EventLog, Fanout
 from mountbench.records.export import make_document, write_document
+from mountbench.report.clients_views import clients_terminal
 from mountbench.report.terminal import render_samples, render_summary, render_sweeps
 from mountbench.store import Store, default_db_path
 from mountbench.summary import summarize_runs
@@ -143,10 +146,11 @@ def run(
     \b
     mountbench run /mnt/9p /mnt/virtiofs --tree git --only extract --repeat 5 --warmup 1
     """
+    per_client = bool(params.pop("per_client", False))
     if resume:
         if target or given_run_options(params) or options_json:
             raise UsageError("--resume takes no targets, presets or job files: the run's own are used")
-        _resume(resume, db, json_out, events_path)
+        _resume(resume, db, json_out, events_path, per_client)
         return
     options = options_from_json(options_json) if options_json else pop_run_options(params)
     fio = find_fio()
@@ -160,7 +164,8 @@ def run(
         session = _session(request, store, events_path, json_out)
         clock = getattr(request.runners["fio"], "clocksource", None)
         host = hostinfo.collect(fio.version) | {"fio_clocksource": clock or "fio's default"}
-        _execute(session, store, command=_command_line(), host=host)
+        host |= client_host_facts(request.runners)
+        _execute(session, store, command=_command_line(), host=host, per_client=per_client)
 
 
 def _session(
@@ -182,7 +187,9 @@ def _session(
     )
 
 
-def _execute(session: Session, store: Store, *, command: str, host: dict, resume: bool = False) -> None:
+def _execute(
+    session: Session, store: Store, *, command: str, host: dict, resume: bool = False, per_client: bool = False
+) -> None:
     try:
         session.ready_targets()
         session.prepare_all()
@@ -191,7 +198,7 @@ def _execute(session: Session, store: Store, *, command: str, host: dict, resume
         session.finish()  # idempotent: only scratch directories carrying this run's marker go
         raise
     run = store.load_run(session.run_id)
-    _print_run(run)
+    _print_run(run, per_client=per_client)
     for notice in session.notices:
         err.print(f"warning: {notice}", markup=False)
     if status != "complete":
@@ -207,14 +214,16 @@ def _events(events_path: Path | None):
     return Fanout(ProgressEvents(err), EventLog(stream))
 
 
-def _resume(run_ref: str, db: Path | None, json_out: Path | None, events_path: Path | None = None) -> None:
+def _resume(
+    run_ref: str, db: Path | None, json_out: Path | None, events_path: Path | None = None, per_client: bool = False
+) -> None:
     with Store(db or default_db_path()) as store:
         run = store.load_run(run_ref)
         if run.status == "complete":
             raise UsageError(f"run {run.id} is complete; nothing to resume ('mountbench show {run.id}' shows it)")
         request = runrequest.from_stored(run, find_fio())
         session = _session(request, store, events_path, json_out, run_id=run.id)
-        _execute(session, store, command=run.command, host=run.host, resume=True)
+        _execute(session, store, command=run.command, host=run.host, resume=True, per_client=per_client)
 
 
 def _exporter(store: Store, json_out: Path | None):
@@ -262,14 +271,18 @@ def _print_dry_run(request: runrequest.RunRequest) -> None:
             out.print(f"  caveat: {caveat.text}", markup=False)
 
 
-def _print_run(run: RunData, baseline: str | None = None, metrics: tuple[str, ...] = ()) -> None:
-    """The comparison table, then a table per sweep when the run has any."""
+def _print_run(
+    run: RunData, baseline: str | None = None, metrics: tuple[str, ...] = (), *, per_client: bool = False
+) -> None:
+    """The comparison table, then a table per sweep and the clients' tables when the run has any."""
     from mountbench.report.content import build_report
 
     out.print(render_summary(summarize_runs([run], baseline=baseline, metrics=metrics), [run]))
     sweeps = render_sweeps(build_report([run], baseline=baseline))
     if sweeps is not None:
         out.print(sweeps)
+    for table in clients_terminal(run, per_client=per_client):
+        out.print(table)
 
 
 def _command_line() -> str:
@@ -305,15 +318,18 @@ def list_runs(db: Path | None) -> None:
     "--metric", "metrics", multiple=True, help="metric to show: iops, bw, lat-mean, lat-p99, read.lat_p99.9 …"
 )
 @click.option("--samples", "list_samples", is_flag=True, help="list every sample in the order it was taken")
+@click.option("--per-client", is_flag=True, help="runs on several clients: each client's figures too")
 @click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)
-def show(run_ref: str, baseline: str | None, metrics: tuple[str, ...], list_samples: bool, db: Path | None) -> None:
+def show(
+    run_ref: str, baseline: str | None, metrics: tuple[str, ...], list_samples: bool, per_client: bool, db: Path | None
+) -> None:
     """Show a stored run's comparison table (default: the last run)."""
     with Store(db or default_db_path(), writer=False) as store:
         run = store.load_run(run_ref)
     if list_samples:
         out.print(render_samples(run))
         return
-    _print_run(run, baseline, metrics)
+    _print_run(run, baseline, metrics, per_client=per_client)
 
 
 @cli.command()
@@ -349,7 +365,8 @@ def describe_workload(workload: Workload) -> str:
     "views",
     multiple=True,
     metavar="A=B",
-    help="two paths to one directory through different mounts: measure coherence from A to B",
+    help="two paths to one directory through different mounts: measure coherence from A to B "
+    "(PATH@HOST[:PORT] for a client running 'mountbench serve')",
 )
 @click.option("--repeat", default=5, show_default=True, type=click.IntRange(1, 100), help="coherence repetitions")
 @click.option(
@@ -390,8 +407,10 @@ def probe(
     mountbench probe /mnt/9p /mnt/virtiofs /tmp
     mountbench probe --view /srv/share=/mnt/sshfs-share --repeat 10
     mountbench probe --show last --diff
+    mountbench probe --view /mnt/nfs@10.0.0.2=/mnt/nfs@10.0.0.3    two clients, each running mountbench serve
     """
     from mountbench import probe as probing
+    from mountbench.clients import remoteprobe
     from mountbench.probe.measure import default_reference_dir, measure_all
 
     with Store(db or default_db_path(), writer=not show_ref) as store:
@@ -401,12 +420,17 @@ def probe(
             if not target and not views:
                 raise UsageError("give at least one TARGET or --view A=B (see 'mountbench probe --help')")
             paths = [targets_mod.resolve_path(t) for t in target]
-            pairs = [_view_pair(v) for v in views]
+            pairs = [remoteprobe.parse_view(v) or _view_pair(v) for v in views]  # PATH@CLIENT: across clients
+            local = [(a, b) for a, b in pairs if not isinstance(a, remoteprobe.RemoteView)]
+            remote = [(a, b) for a, b in pairs if isinstance(a, remoteprobe.RemoteView)]
             reference = None
             if not no_reference:
                 reference = targets_mod.resolve_path(str(reference_dir)) if reference_dir else default_reference_dir()
-            measured = measure_all(paths, pairs, repeat=repeat, timeout=timeout, reference=reference)
-            results = measured.to_dict()
+            measured = measure_all(paths, local, repeat=repeat, timeout=timeout, reference=reference)
+            across = tuple(
+                remoteprobe.measure_remote_coherence(a, b, repeat=repeat, timeout=timeout) for a, b in remote
+            )
+            results = dataclasses.replace(measured, coherence=measured.coherence + across).to_dict()
             stored = {"id": "probe-" + new_run_id(), "results": results}
             store.save_probe(stored["id"], _command_line(), hostinfo.collect(), results)
     report = probing.ProbeReport.from_dict(stored["results"])
@@ -445,6 +469,49 @@ def _write_or_print(text: str, path: Path | None) -> None:
     except OSError as exc:
         raise UsageError(f"cannot write {path} ({exc.strerror}); choose a writable path") from None
     err.print(f"wrote {path}")
+
+
+# --- serve ------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option(
+    "--bind",
+    default="127.0.0.1",
+    show_default=True,
+    metavar="ADDRESS",
+    help="address to listen on; anything but loopback must be named here (fio's protocol has no authentication)",
+)
+@click.option("--port", default=8765, show_default=True, type=int, help="fio's port; host facts on PORT + 1")
+def serve(bind: str, port: int) -> None:
+    """Be a client of 'mountbench run --client': run fio's server here, plus host facts.
+
+    Anyone who can reach these ports can run fio jobs (which create, write and delete
+    files) as this user: listen only on a trusted network. Stop with Ctrl-C.
+
+    \b
+    mountbench serve --bind 10.0.0.2          then, elsewhere: mountbench run --client 10.0.0.2 share=/mnt/share
+    """
+    from mountbench.clients import serve as serving_mod
+
+    fio = find_fio()
+    with serving_mod.serving(fio, bind, port) as served:
+        reach = serving_mod.exposure(bind)
+        err.print(
+            f"{fio.version} server listening on {bind}:{port} (fio's protocol), "
+            f"host facts on {bind}:{served.agent_port} ({reach}); stop with Ctrl-C",
+            markup=False,
+            highlight=False,
+        )
+        if reach != "loopback":
+            err.print(
+                "warning: no authentication: anyone who reaches these ports can run fio jobs here as this user",
+                markup=False,
+            )
+        try:
+            serving_mod.wait(served)
+        except KeyboardInterrupt:
+            err.print("stopped")
 
 
 # --- lab --------------------------------------------------------------------------------
@@ -489,6 +556,8 @@ def lab(
     """
     from mountbench.labrun import LabOptions, check_prerequisites, lab_specs, lab_timeout, run_lab
 
+    if params.get("clients") or params.get("client_counts_text"):
+        raise UsageError("--client and --clients are for 'mountbench run': the lab measures mounts inside one guest")
     specs = lab_specs(mounts)  # bad specs fail here, before anything boots
     check_prerequisites()
     options = pop_run_options(params)

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
+from mountbench.clients.spec import parse_clients, parse_counts
 from mountbench.errors import UsageError
 from mountbench.kinds.fiofiles import FILE_STATES
 from mountbench.model import DROP_MODES, RunOptions, TreeChoice
@@ -137,6 +138,23 @@ _RUN_OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
         },
     ),
     (("--keep",), {"is_flag": True, "help": "keep each target's scratch data"}),
+    (
+        ("--client", "clients"),
+        {
+            "multiple": True,
+            "metavar": "HOST[:PORT]",
+            "help": "a machine running 'fio --server' or 'mountbench serve': the fio workloads run on every "
+            "--client at once (repeatable); each target is then a shared directory, at the same path here and there",
+        },
+    ),
+    (
+        ("--clients", "client_counts_text"),
+        {
+            "metavar": "N,N,...",
+            "help": "scaling: run each workload with the first N of the --client machines, for each N, e.g. 1,2,4",
+        },
+    ),
+    (("--per-client",), {"is_flag": True, "help": "show each client's own figures next to the aggregate"}),
     (("--db",), {"type": click.Path(path_type=Path), "help": DB_HELP}),
     (
         ("--json", "json_out"),
@@ -150,7 +168,7 @@ _RUN_OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
 
 OPTION_NAMES = ("presets", "jobs", "only", "sweeps", "baseline", "repeat", "warmup", "runtime", "size_text", "seed",
                 "tree_profile", "tarball", "drop_caches", "keep", "file_state", "until_text", "max_repeat",
-                "budget_text")  # fmt: skip
+                "budget_text", "clients", "client_counts_text")  # fmt: skip
 
 
 DEFAULT_PRECISION = 0.05
@@ -208,6 +226,8 @@ def pop_run_options(params: dict[str, Any]) -> RunOptions:
         tree = TreeChoice(tarball=str(raw["tarball"].expanduser().resolve()))
     elif raw["tree_profile"]:
         tree = TreeChoice(profile=raw["tree_profile"], seed=1)
+    clients = parse_clients(raw["clients"])
+    counts = parse_counts(raw["client_counts_text"], len(clients))
     return RunOptions(
         presets=tuple(raw["presets"]),
         job_files=tuple(str(path.expanduser().resolve()) for path in raw["jobs"]),
@@ -226,6 +246,8 @@ def pop_run_options(params: dict[str, Any]) -> RunOptions:
         max_repeat=raw["max_repeat"],
         budget=budget,
         sweeps=tuple(parse_sweep(text) for text in raw["sweeps"]),
+        clients=tuple(client.label for client in clients),
+        client_counts=counts,
     )
 
 

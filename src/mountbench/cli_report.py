@@ -64,6 +64,7 @@ _SUFFIXES = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".
     help="image format of the Markdown report's charts",
 )
 @click.option("--samples", is_flag=True, help="csv without --out: print the raw samples instead of the summary")
+@click.option("--per-client", is_flag=True, help="runs on several clients (run --client): each client's figures too")
 @click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)
 @click.option("--debug", is_flag=True, hidden=True)
 def report(
@@ -75,6 +76,7 @@ def report(
     metrics: tuple[str, ...],
     chart_format: str,
     samples: bool,
+    per_client: bool,
     db: Path | None,
     debug: bool,
 ) -> None:
@@ -94,11 +96,11 @@ def report(
     runs = load_runs(run_refs, sources, db)
     built = build_report(runs, baseline=baseline, metrics=metrics)
     if fmt == "md":
-        _write_markdown(built, out, chart_format)
+        _write_markdown(built, out, chart_format, per_client)
     elif fmt == "html":
         from mountbench.report.html import render_html
 
-        _emit(render_html(built), out)
+        _emit(render_html(built, per_client=per_client), out)
     elif fmt == "csv":
         _write_csv(built, out, samples)
     else:
@@ -213,16 +215,17 @@ def _emit(text: str, out: Path | None) -> None:
     _note(f"wrote {out}")
 
 
-def _write_markdown(built: Report, out: Path | None, chart_format: str) -> None:
+def _write_markdown(built: Report, out: Path | None, chart_format: str, per_client: bool = False) -> None:
     from mountbench.report.markdown import render_markdown
 
     if out is None:  # no charts: matplotlib is not even imported
-        click.echo(render_markdown(built), nl=False)
+        click.echo(render_markdown(built, per_client=per_client), nl=False)
         return
     from mountbench.report import charts as charts_mod
 
     written = charts_mod.write_charts(built, out.parent, out.stem, chart_format)
-    write_text(out, render_markdown(built, {chart.key: path.name for chart, path in written}))
+    charts = {chart.key: path.name for chart, path in written}
+    write_text(out, render_markdown(built, charts, per_client=per_client))
     _note(f"wrote {out} and {len(written)} chart(s) next to it ({out.stem}-*.{chart_format})")
 
 

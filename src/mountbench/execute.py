@@ -218,6 +218,9 @@ class Session:
                 self.scratch_ids[target.label] = _identity(scratch)
                 info = targets_mod.inspect_target(target, scratch)
                 self.contexts[target.label] = TargetContext(target, info, scratch)
+            for runner in self.runners.values():  # optional hook: checks that need the scratch directories
+                if hasattr(runner, "ready"):
+                    runner.ready(list(self.contexts.values()))
         except BaseException:
             self._release_locks()
             self.remove_scratch()  # even with --keep: nothing ran, nothing worth keeping
@@ -373,6 +376,7 @@ class Session:
                 wall_s=time.monotonic() - t0,
                 cache_action=cache_action,
                 raw=failure.raw,
+                clients=failure.clients,
             )
         return Sample(
             target=item.target,
@@ -386,6 +390,7 @@ class Session:
             cache_action=cache_action,
             raw=outcome.raw,
             series=outcome.series,
+            clients=outcome.clients,
         )
 
     def _detached_note(self, ctx: TargetContext) -> str:

@@ -265,6 +265,24 @@ class PlanItem:
 
 
 @dataclass(frozen=True)
+class ClientResult:
+    """One client's part of a sample taken on several machines at once (``run --client``):
+    its own metrics (named as a sample's), or why it delivered none."""
+
+    client: str  # the client's label, e.g. "10.0.0.2" or "node1:8766"
+    metrics: dict[str, float] = field(hash=False, compare=False)
+    error: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"client": self.client, "metrics": dict(self.metrics), "error": self.error}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ClientResult:
+        metrics = {str(k): float(v) for k, v in (data.get("metrics") or {}).items()}
+        return cls(str(data["client"]), metrics, str(data.get("error", "")))
+
+
+@dataclass(frozen=True)
 class Sample:
     """The outcome of one plan item: metrics on success, the engine's message on failure."""
 
@@ -281,6 +299,7 @@ class Sample:
     raw: str = ""  # the engine's raw output (fio JSON), kept in the store
     # values over the sample's time, e.g. {"read.iops": [...], "interval_s": [0.25]} (fio's logs)
     series: dict[str, list[float]] = field(default_factory=dict, hash=False, compare=False)
+    clients: tuple[ClientResult, ...] = ()  # per-client parts; ``metrics`` is then mountbench's aggregate
 
 
 @dataclass(frozen=True)
@@ -366,6 +385,8 @@ class RunOptions:
     max_repeat: int = 12  # adaptive: the most rounds a cell gets
     budget: float | None = None  # seconds the run may take; rounds and runtimes are chosen to fit
     sweeps: tuple[SweepAxis, ...] = ()  # --sweep, in the order given
+    clients: tuple[str, ...] = ()  # --client HOST[:PORT], in the order given: fio workloads run on all at once
+    client_counts: tuple[int, ...] = ()  # --clients 1,2,4: one variant per count (the first N clients)
 
 
 @dataclass(frozen=True)
@@ -418,6 +439,8 @@ class RunConfig:
     max_repeat: int = 12
     budget: float | None = None  # seconds; the run stops there
     sweeps: tuple[SweepAxis, ...] = ()  # --sweep as given (a preset's own sweep is in its workloads)
+    clients: tuple[str, ...] = ()  # --client, as given (the workloads carry the resolved addresses)
+    client_counts: tuple[int, ...] = ()  # --clients
 
     @classmethod
     def from_options(cls, options: RunOptions, *, seed: int, baseline: str, default_targets: bool) -> RunConfig:
@@ -440,4 +463,6 @@ class RunConfig:
             max_repeat=max(options.max_repeat, options.repeat),
             budget=options.budget,
             sweeps=options.sweeps,
+            clients=options.clients,
+            client_counts=options.client_counts,
         )

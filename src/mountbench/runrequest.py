@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from mountbench import targets as targets_mod
 from mountbench import workloads as workloads_mod
 from mountbench.budget import plan_runtime
+from mountbench.clients.spec import parse_clients
 from mountbench.errors import UsageError
 from mountbench.fiotool import FioInfo
-from mountbench.kinds import RunnerSetup, make_runners
+from mountbench.kinds import RunnerSetup, fioclients, make_runners
 from mountbench.model import RunConfig, RunData, RunOptions, Target, Workload
 from mountbench.runners.base import Runner
 
@@ -34,6 +35,9 @@ class RunRequest:
 def resolve(options: RunOptions, target_args: Sequence[str], fio: FioInfo) -> RunRequest:
     """Targets, workloads and the resolved config of a new run; raises UsageError/TargetError."""
     default_set = not target_args
+    if options.clients and default_set:
+        raise UsageError("--client needs the shared directory as a target, e.g. mountbench run --client A --client B "
+                         "share=/mnt/share (the path as the clients and this machine see it)")  # fmt: skip
     targets = targets_mod.resolve_targets(list(target_args) or targets_mod.default_targets())
     workloads = workloads_mod.from_options(options)
     notes: tuple[str, ...] = ()
@@ -43,6 +47,9 @@ def resolve(options: RunOptions, target_args: Sequence[str], fio: FioInfo) -> Ru
             options = dataclasses.replace(options, runtime=fitted.runtime_s)
             workloads = workloads_mod.from_options(options)
         notes = (fitted.note,) if fitted.note else ()
+    if options.clients:
+        clients = parse_clients(options.clients)
+        workloads = fioclients.client_workloads(workloads, clients, options.client_counts)
     runners = make_runners({w.kind for w in workloads}, RunnerSetup(fio, file_state=options.file_state))
     check_workloads(workloads, runners)
     labels = [t.label for t in targets]

@@ -14,6 +14,7 @@ from typing import Any
 from mountbench.model import (
     CONFIG_VERSION,
     Caveat,
+    ClientResult,
     LabFacts,
     RunConfig,
     RunData,
@@ -52,6 +53,8 @@ def config_to_dict(config: RunConfig) -> dict[str, Any]:
         "max_repeat": config.max_repeat,
         "budget": config.budget,
         "sweeps": [axis.to_dict() for axis in config.sweeps],
+        "clients": list(config.clients),
+        "client_counts": list(config.client_counts),
     }
 
 
@@ -83,6 +86,8 @@ def config_from_dict(data: dict[str, Any]) -> RunConfig:
         max_repeat=int(data.get("max_repeat") or data.get("repeat", 1)),
         budget=_float_or_none(data.get("budget")),
         sweeps=_sweeps_from_list(data.get("sweeps")),
+        clients=tuple(map(str, data.get("clients") or ())),
+        client_counts=tuple(int(n) for n in data.get("client_counts") or ()),
     )
 
 
@@ -156,6 +161,8 @@ def sample_to_dict(sample: Sample, *, with_raw: bool = True) -> dict[str, Any]:
     }
     if sample.series:
         data["series"] = sample.series
+    if sample.clients:  # only samples taken on several machines (run --client) have parts
+        data["clients"] = [c.to_dict() for c in sample.clients]
     if with_raw:
         data["raw"] = sample.raw
     return data
@@ -176,6 +183,7 @@ def sample_from_dict(data: dict[str, Any]) -> Sample:
         cache_action=str(data.get("cache_action", "")),
         raw=str(data.get("raw", "")),
         series={str(k): [float(v) for v in values] for k, values in (data.get("series") or {}).items()},
+        clients=tuple(ClientResult.from_dict(c) for c in data.get("clients") or ()),
     )
 
 
@@ -234,6 +242,8 @@ def options_to_dict(options: RunOptions) -> dict[str, Any]:
         "max_repeat": options.max_repeat,
         "budget": options.budget,
         "sweeps": [axis.to_dict() for axis in options.sweeps],
+        "clients": list(options.clients),
+        "client_counts": list(options.client_counts),
     }
 
 
@@ -256,6 +266,8 @@ def options_from_dict(data: dict[str, Any]) -> RunOptions:
         max_repeat=int(data.get("max_repeat", 12)),
         budget=_float_or_none(data.get("budget")),
         sweeps=_sweeps_from_list(data.get("sweeps")),
+        clients=tuple(map(str, data.get("clients") or ())),
+        client_counts=tuple(int(n) for n in data.get("client_counts") or ()),
     )
 
 

@@ -11,6 +11,8 @@ Format history (``version``; a reader refuses a newer major):
        per sweep point and target (report.csvexport.sweep_records), with each target's optimum and knee
   1.5  samples may carry "series" (values over the sample's time: fio's per-interval IOPS and
        bandwidth); run config: "until", "max_repeat", "budget" (adaptive repetitions), "file_state"
+  1.6  samples taken on several machines at once (run --client) carry their per-client results
+       ("clients": [{"client", "metrics", "error"}]); run configs name the clients ("clients", "client_counts")
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from mountbench.records.codec import run_from_dict, run_to_dict
 from mountbench.summary import RunSummary
 
 FORMAT_NAME = "mountbench-runs"
-FORMAT_VERSION = "1.5"
+FORMAT_VERSION = "1.6"
 
 
 def summary_rows(summary: RunSummary, hosts: dict[str, str] | None = None) -> list[dict[str, Any]]:

@@ -78,7 +78,9 @@ def plan_charts(report: Report) -> list[Chart]:
         charts.append(Chart(sweep_key(i, sweep), "sweep", sweep_chart_title(sweep), _bind(sweep_figure, report, sweep)))
     for i, grid in enumerate(report.grids, 1):
         charts.append(Chart(grid_key(i, grid), "grid", grid_chart_title(grid), _bind(grid_figure, report, grid)))
-    return charts
+    from mountbench.report.clients_chart import scaling_charts  # it draws with this module's helpers
+
+    return charts + scaling_charts(report.runs)
 
 
 def _bind(function: Callable[..., Figure], *args: object) -> Callable[[], Figure]:

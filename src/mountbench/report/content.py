@@ -509,7 +509,7 @@ def sweep_series(
     warnings: list[str] = []
     for workload in workloads:
         point = workload.description.sweep
-        if point is None or workload.name in seen:
+        if point is None or workload.name in seen or point.option == "clients":  # report/clients.py draws those
             continue
         seen.add(workload.name)
         options = tuple(c.option for c in point.coordinates)

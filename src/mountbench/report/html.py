@@ -21,6 +21,7 @@ from mountbench.report import content, sweeptext
 from mountbench.report.cells import format_ratio, format_spread, format_value
 from mountbench.report.chartkeys import bars_key, grid_key, percentile_key, sweep_key
 from mountbench.report.charts import Chart, inline_svg, plan_charts
+from mountbench.report.clients_views import clients_html
 from mountbench.report.content import Report
 from mountbench.report.verdicts import verdicts
 from mountbench.stats import CONFIDENCE, OUTLIER_Z
@@ -76,16 +77,18 @@ class Page:
     methodology: list[str]
     notes: list[tuple[int, str]]
     generated: str
+    clients: Markup  # runs on several clients: report/clients.py's section (empty otherwise)
 
 
-def render_html(report: Report, *, with_charts: bool = True) -> str:
+def render_html(report: Report, *, with_charts: bool = True, per_client: bool = False) -> str:
     """The whole page as one string."""
     svgs = {chart.key: (chart, Markup(inline_svg(chart))) for chart in plan_charts(report)} if with_charts else {}
-    return _ENV.get_template("report.html.j2").render(page=build_page(report, svgs))
+    return _ENV.get_template("report.html.j2").render(page=build_page(report, svgs, per_client=per_client))
 
 
-def build_page(report: Report, svgs: Mapping[str, tuple[Chart, Markup]]) -> Page:
+def build_page(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], *, per_client: bool = False) -> Page:
     ratio = svgs.get("ratio")
+    client_svgs = {key: str(svg) for key, (_, svg) in svgs.items()}
     return Page(
         title="mountbench: " + " vs ".join(report.summary.targets),
         intro=_intro(report),
@@ -114,6 +117,7 @@ def build_page(report: Report, svgs: Mapping[str, tuple[Chart, Markup]]) -> Page
         methodology=_methodology(report),
         notes=list(enumerate(report.notes, 1)),
         generated=f"mountbench {__version__}",
+        clients=Markup(clients_html(report.runs, client_svgs, per_client=per_client)),  # escaped there
     )
 
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from mountbench.report import content, sweeptext
 from mountbench.report.cells import format_ratio, format_spread, format_value
 from mountbench.report.chartkeys import bars_key, grid_key, percentile_key, sweep_key
+from mountbench.report.clients_views import clients_markdown
 from mountbench.report.content import PercentileCurve, Report, Sweep, SweepGrid
 from mountbench.report.verdicts import verdicts
 from mountbench.summary import Cell, Row
@@ -22,9 +23,10 @@ _SPECIAL = "\\`*[]<"
 _UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")  # intraword _ never emphasises in GFM
 
 
-def render_markdown(report: Report, charts: Mapping[str, str] | None = None) -> str:
+def render_markdown(report: Report, charts: Mapping[str, str] | None = None, *, per_client: bool = False) -> str:
     """``charts`` maps chart keys (charts.plan_charts) to image paths relative to the document;
-    without it the document says how to get the charts."""
+    without it the document says how to get the charts. ``per_client``: runs on several
+    clients show each client's figures (report/clients.py)."""
     charts = dict(charts or {})
     parts = [
         _heading(report),
@@ -34,6 +36,7 @@ def render_markdown(report: Report, charts: Mapping[str, str] | None = None) -> 
         _results(report, charts),
         _percentiles(report, charts),
         _sweeps(report, charts),
+        clients_markdown(report.runs, charts, per_client=per_client),
         _environment(report),
         _notes(report),
     ]

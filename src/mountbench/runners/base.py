@@ -6,15 +6,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from mountbench.model import Caveat, Target, TargetInfo, Workload
+from mountbench.model import Caveat, ClientResult, Target, TargetInfo, Workload
 
 
 class WorkloadFailed(Exception):
-    """One sample failed (engine error, ENOSPC, EIO, target gone). Recorded in its cell."""
+    """One sample failed (engine error, ENOSPC, EIO, target gone). Recorded in its cell.
+    ``clients``: on several machines at once, what each delivered (the failed ones say why)."""
 
-    def __init__(self, message: str, raw: str = "") -> None:
+    def __init__(self, message: str, raw: str = "", clients: tuple[ClientResult, ...] = ()) -> None:
         super().__init__(message)
         self.raw = raw
+        self.clients = clients
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class Outcome:
     raw: str
     caveats: tuple[Caveat, ...] = ()
     series: dict[str, list[float]] = field(default_factory=dict)  # values over the sample's time
+    clients: tuple[ClientResult, ...] = ()  # per-client parts when the sample ran on several machines
 
 
 class Runner(Protocol):
@@ -81,3 +84,7 @@ class Runner(Protocol):
 
     def cleanup(self, ctx: TargetContext) -> None:
         """Remove per-target state the runner created inside the scratch directory."""
+
+    # Optional: ``ready(contexts: list[TargetContext]) -> None`` is called once the scratch
+    # directories exist, before anything is prepared or run, for checks that need them
+    # (the clients of `run --client` write a file there); raise TargetError to refuse.

@@ -8,6 +8,7 @@ History:
   2  probes: capability matrices and coherence measurements (mountbench probe)
   3  runs.owner: the process working on a run, so a run whose process is gone reads as interrupted
   4  samples.series: values over each sample's time (fio's bandwidth and IOPS logs)
+  5  samples.clients: per-client results of samples taken on several machines (run --client)
 """
 
 from __future__ import annotations
@@ -74,6 +75,10 @@ MIGRATIONS: list[str] = [
     # 3 -> 4
     """
     ALTER TABLE samples ADD COLUMN series TEXT NOT NULL DEFAULT '{}';
+    """,
+    # 4 -> 5
+    """
+    ALTER TABLE samples ADD COLUMN clients TEXT NOT NULL DEFAULT '[]';
     """,
 ]
 

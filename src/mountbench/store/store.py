@@ -75,6 +75,11 @@ def effective_status(status: str, owner: str) -> str:
     return status if alive else "interrupted"
 
 
+def _decoded(row: tuple) -> tuple:
+    """A samples row with its JSON columns (metrics, caveats, series, clients) decoded."""
+    return (*row[:4], json.loads(row[4]), json.loads(row[5]), *row[6:11], json.loads(row[11]), json.loads(row[12]))
+
+
 def default_db_path() -> Path:
     """``$MOUNTBENCH_DB``, else ``<user data dir>/mountbench/results.sqlite``."""
     env = os.environ.get("MOUNTBENCH_DB")
@@ -203,7 +208,8 @@ class Store:
         with self._writing(run_id), self.db:
             self.db.execute(
                 "INSERT OR REPLACE INTO samples (run_id, target, workload, round, ok, metrics, caveats, error,"
-                " started_at, wall_s, cache_action, raw, series) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " started_at, wall_s, cache_action, raw, series, clients)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     data["target"],
@@ -218,6 +224,7 @@ class Store:
                     data["cache_action"],
                     data["raw"],
                     json.dumps(data.get("series") or {}),
+                    json.dumps(data.get("clients", [])),
                 ),
             )
 
@@ -316,16 +323,12 @@ class Store:
         )
         raw_col = "raw" if with_raw else "''"
         columns = ("target", "workload", "round", "ok", "metrics", "caveats", "error", "started_at", "wall_s",
-                   "cache_action", "raw", "series")  # fmt: skip
+                   "cache_action", "raw", "series", "clients")  # fmt: skip
         samples = tuple(
-            sample_from_dict(
-                dict(
-                    zip(columns, (*r[:4], json.loads(r[4]), json.loads(r[5]), *r[6:11], json.loads(r[11])), strict=True)
-                )
-            )
+            sample_from_dict(dict(zip(columns, _decoded(r), strict=True)))
             for r in self.db.execute(
                 "SELECT target, workload, round, ok, metrics, caveats, error, started_at, wall_s, cache_action,"
-                f" {raw_col}, series FROM samples WHERE run_id = ? ORDER BY id",
+                f" {raw_col}, series, clients FROM samples WHERE run_id = ? ORDER BY id",
                 (run_id,),
             )
         )

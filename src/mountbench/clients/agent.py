@@ -1,0 +1,146 @@
+"""The side channel `mountbench serve` runs next to its fio server, on the fio port + 1.
+
+fio's protocol carries jobs and results but says nothing about the machine beyond its
+hostname and fio version, and cannot run anything but jobs. The agent answers the
+controller's other questions: host facts (kernel, CPU, RAM, the filesystem of each
+target path) and the steps of a coherence probe between two clients. Like fio's
+protocol it has no authentication: it binds to the same address as the fio server
+(loopback unless another is named) and must only be reachable on a trusted network.
+
+Wire format: one JSON object per line each way, one request per connection:
+``{"op": NAME, ...}`` -> ``{"ok": true, ...}`` or ``{"ok": false, "error": TEXT}``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import socketserver
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mountbench import hostinfo
+from mountbench.clients.spec import ClientSpec
+
+SERVICE = "mountbench"
+MAX_REQUEST = 1 << 20
+QUERY_TIMEOUT_S = 5.0
+
+Handler = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+class AgentError(Exception):
+    """The agent answered with an error, or not as an agent."""
+
+
+def host_facts(fio_version: str, paths: list[str]) -> dict[str, Any]:
+    """This machine's facts, and what each path is here (the filesystem holding it)."""
+    from mountbench.targets import find_mount
+
+    facts = hostinfo.collect(fio_version)
+    described: dict[str, Any] = {}
+    for path in paths:
+        try:
+            mount = find_mount(Path(path).resolve())
+            usage = shutil.disk_usage(path)
+            described[path] = {
+                "fstype": mount.fstype,
+                "mount_point": mount.mount_point,
+                "mount_source": mount.source,
+                "mount_options": mount.options,
+                "free_bytes": usage.free,
+                "total_bytes": usage.total,
+            }
+        except OSError as exc:
+            described[path] = {"fstype": "unknown", "error": exc.strerror or str(exc)}
+    facts["paths"] = described
+    return facts
+
+
+class Agent:
+    """The request handlers of one `mountbench serve`."""
+
+    def __init__(self, fio_port: int, fio_version: str, extra: dict[str, Handler] | None = None) -> None:
+        self.fio_port = fio_port
+        self.fio_version = fio_version
+        self.handlers: dict[str, Handler] = {"facts": self._facts, **(extra or {})}
+
+    def _facts(self, request: dict[str, Any]) -> dict[str, Any]:
+        paths = [str(p) for p in request.get("paths") or []]
+        return {"facts": host_facts(self.fio_version, paths)}
+
+    def answer(self, request: Any) -> dict[str, Any]:
+        if not isinstance(request, dict) or not isinstance(request.get("op"), str):
+            return {"ok": False, "error": 'not a request: send {"op": NAME, ...}'}
+        handler = self.handlers.get(request["op"])
+        if handler is None:
+            return {"ok": False, "error": f"unknown op {request['op']!r}; known: {', '.join(self.handlers)}"}
+        try:
+            reply = handler(request)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        return {"ok": True, "service": SERVICE, "fio_port": self.fio_port, **reply}
+
+
+def serve_agent(agent: Agent, bind: str, port: int) -> socketserver.ThreadingTCPServer:
+    """Start answering on (bind, port) in a background thread; call ``shutdown()`` to stop."""
+
+    class _Handler(socketserver.StreamRequestHandler):
+        def handle(self) -> None:
+            line = self.rfile.readline(MAX_REQUEST)
+            try:
+                request = json.loads(line)
+            except ValueError:
+                request = None
+            self.wfile.write(json.dumps(agent.answer(request)).encode() + b"\n")
+
+    family = socket.AF_INET6 if ":" in bind else socket.AF_INET
+
+    class _Server(socketserver.ThreadingTCPServer):
+        address_family = family
+        allow_reuse_address = True
+        daemon_threads = True
+
+    server = _Server((bind, port), _Handler)
+    threading.Thread(target=server.serve_forever, name="mountbench-agent", daemon=True).start()
+    return server
+
+
+def call(client: ClientSpec, request: dict[str, Any], timeout: float = QUERY_TIMEOUT_S) -> dict[str, Any]:
+    """One request to a client's agent; raises OSError when it cannot be reached,
+    AgentError when what answers is not this client's agent or reports an error."""
+    with socket.create_connection((client.host, client.agent_port), timeout=timeout) as conn:
+        conn.settimeout(timeout)
+        conn.sendall(json.dumps(request).encode() + b"\n")
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+            if len(data) > MAX_REQUEST:
+                raise AgentError("the answer is too long")
+    try:
+        reply = json.loads(data)
+    except ValueError:
+        raise AgentError(f"port {client.agent_port} did not answer as a mountbench agent") from None
+    if not isinstance(reply, dict) or reply.get("service", SERVICE) != SERVICE:
+        raise AgentError(f"port {client.agent_port} did not answer as a mountbench agent")
+    if not reply.get("ok"):
+        raise AgentError(str(reply.get("error", "unknown error")))
+    if reply.get("fio_port") != client.port:
+        raise AgentError(f"the agent on port {client.agent_port} belongs to the fio server on {reply.get('fio_port')}")
+    return reply
+
+
+def query_facts(client: ClientSpec, paths: list[str], timeout: float = QUERY_TIMEOUT_S) -> dict[str, Any] | None:
+    """The client's host facts when `mountbench serve` runs there; None for a plain fio server."""
+    try:
+        reply = call(client, {"op": "facts", "paths": paths}, timeout)
+    except (OSError, AgentError):
+        return None
+    facts = reply.get("facts")
+    return facts if isinstance(facts, dict) else None

@@ -1,0 +1,136 @@
+"""fio's client/server JSON, split per client, and mountbench's own aggregate. Pure.
+
+With ``--client``, fio's JSON has a ``client_stats`` array: each client's job entries
+(named by the host and port given to ``--client``) and, with several clients, an entry
+named "All clients" that fio sums itself. That sum has known bugs (fio issues #1918,
+#1881, #610), so mountbench recomputes the aggregate from the clients' own entries:
+IOPS and bandwidth are summed, mean latency is weighted by each client's I/O count, and
+latency percentiles are read off the clients' json+ histograms merged bin by bin
+(never averaged; see fioparse.histogram_percentiles). Where fio's own figure disagrees
+with the sum, the sample carries a caveat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from mountbench.clients.spec import ClientSpec
+from mountbench.fioparse import DIRECTIONS, FioOutputError, parse_fio
+from mountbench.model import Caveat, ClientResult
+
+ALL_CLIENTS = "All clients"
+FIO_ALL_CLIENTS = "fio-all-clients"  # caveat code
+ALL_CLIENTS_TOLERANCE = 0.02  # fio's sum and ours may differ by rounding; more is a disagreement
+
+
+@dataclass(frozen=True)
+class ClientsOutcome:
+    """One sample on several clients: each client's result and, when all succeeded, the aggregate."""
+
+    clients: tuple[ClientResult, ...]
+    aggregate: dict[str, float]  # empty when a client failed
+    caveats: tuple[Caveat, ...]
+
+    @property
+    def failed(self) -> tuple[ClientResult, ...]:
+        return tuple(c for c in self.clients if c.error)
+
+
+def split_entries(document: Mapping, clients: Sequence[ClientSpec]) -> tuple[dict[str, list[dict]], list[dict]]:
+    """(client label -> its job entries, fio's "All clients" entries)."""
+    stats = document.get("client_stats")
+    if not isinstance(stats, list):
+        raise FioOutputError("fio's JSON output has no client_stats: was it run with --client?")
+    per_client: dict[str, list[dict]] = {c.label: [] for c in clients}
+    fio_all: list[dict] = []
+    for entry in stats:
+        if entry.get("jobname") == ALL_CLIENTS:
+            fio_all.append(entry)
+            continue
+        owner = next(
+            (c for c in clients if c.is_entry_of(str(entry.get("hostname", "")), int(entry.get("port", 0)))), None
+        )
+        if owner is None:
+            raise FioOutputError(f"fio's JSON names a client that was not asked for: {entry.get('hostname')}")
+        per_client[owner.label].append(entry)
+    return per_client, fio_all
+
+
+def clients_outcome(document: Mapping, clients: Sequence[ClientSpec], text: str = "") -> ClientsOutcome:
+    """Per-client metrics and errors, and the aggregate when every client delivered.
+
+    ``text`` is what fio printed besides the JSON (its messages name clients that
+    disconnected, timed out or refused the connection)."""
+    per_client, fio_all = split_entries(document, clients)
+    named = [c for c in clients if not per_client[c.label] and _named_failure(c, text)]
+    results: list[ClientResult] = []
+    for client in clients:
+        entries = per_client[client.label]
+        if not entries:
+            results.append(ClientResult(client.label, {}, _missing_reason(client, text, named)))
+            continue
+        parsed = parse_fio({"jobs": entries})
+        error = "; ".join(parsed.errors)
+        results.append(ClientResult(client.label, parsed.metrics, f"fio job failed: {error}" if error else ""))
+    if any(r.error for r in results):
+        return ClientsOutcome(tuple(results), {}, ())
+    all_entries = [entry for client in clients for entry in per_client[client.label]]
+    aggregate = parse_fio({"jobs": all_entries}).metrics
+    caveats = ()
+    if fio_all and len(clients) > 1:
+        caveats = all_clients_disagreement(aggregate, parse_fio({"jobs": fio_all}).metrics)
+    return ClientsOutcome(tuple(results), aggregate, caveats)
+
+
+def all_clients_disagreement(ours: Mapping[str, float], fios: Mapping[str, float]) -> tuple[Caveat, ...]:
+    """A caveat naming the figures where fio's "All clients" entry and the per-client sum differ."""
+    differing = []
+    for direction in DIRECTIONS:
+        for name, label in (("iops", "IOPS"), ("bw", "bandwidth")):
+            key = f"{direction}.{name}"
+            if key not in ours:
+                continue
+            theirs = fios.get(key, 0.0)
+            if ours[key] <= 0 or abs(theirs - ours[key]) / ours[key] > ALL_CLIENTS_TOLERANCE:
+                differing.append(f"{direction} {label}")
+    if not differing:
+        return ()
+    return (
+        Caveat(
+            FIO_ALL_CLIENTS,
+            f'fio\'s own "All clients" {", ".join(differing)} differ from the sum over the clients by more than '
+            f"{ALL_CLIENTS_TOLERANCE:.0%} (fio issues #1918, #1881, #610); mountbench reports the sum",
+        ),
+    )
+
+
+def _named_failure(client: ClientSpec, text: str) -> str:
+    """What fio said went wrong with this client ('' when it said nothing about it)."""
+    lines = [line.strip() for line in text.splitlines() if client.host in line]
+    if any("disconnected" in line for line in lines):
+        return "disconnected mid-sample (its fio server stopped or became unreachable)"
+    if any("timed out" in line for line in lines):
+        return "stopped answering (fio's client timed out)"
+    if any("connect" in line for line in lines):
+        return "could not be reached"
+    return ""
+
+
+def _missing_reason(client: ClientSpec, text: str, named: Sequence[ClientSpec]) -> str:
+    """Why a client delivered no results, from fio's messages that name it; a client fio
+    said nothing about lost its results because another one failed."""
+    why = _named_failure(client, text)
+    if why:
+        said = "; ".join(dict.fromkeys(line.strip() for line in text.splitlines() if client.host in line))
+        return f"client {client.label} {why}: {said[:300]}"
+    if named:
+        others = ", ".join(c.label for c in named)
+        return f"client {client.label} delivered no results (fio's client ended when {others} failed)"
+    return f"client {client.label} delivered no results"
+
+
+def slowest_client(results: Sequence[ClientResult], metric: str) -> str | None:
+    """The client with the least of ``metric`` (a throughput: IOPS, bandwidth, files/s)."""
+    measured = [(r.metrics[metric], r.client) for r in results if metric in r.metrics and not r.error]
+    return min(measured)[1] if measured else None

@@ -1,0 +1,157 @@
+"""`mountbench serve`: this machine as a client of `run --client`. It runs ``fio --server``
+bound to one address and port, and next to it the agent (clients/agent.py) on the port
++ 1, which tells the controller this machine's host facts and runs coherence probes.
+
+Neither fio's protocol nor the agent's has any authentication: whoever reaches the ports
+can run fio jobs (which read, write and delete files) as the user running serve. The
+default address is therefore loopback; any other must be named with --bind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from mountbench.clients import agent
+from mountbench.clients.spec import AGENT_PORT_OFFSET, FIO_PORT
+from mountbench.errors import MountbenchError, UsageError
+from mountbench.fiotool import FioInfo
+
+DEFAULT_BIND = "127.0.0.1"
+START_TIMEOUT_S = 30.0
+
+
+class ServerStopped(MountbenchError):
+    """The fio server exited on its own."""
+
+
+@dataclass
+class Serving:
+    fio: subprocess.Popen
+    agent: object  # the agent's socketserver
+    bind: str
+    port: int
+
+    @property
+    def agent_port(self) -> int:
+        return self.port + AGENT_PORT_OFFSET
+
+
+def exposure(bind: str) -> str:
+    """'loopback', 'all addresses' or 'network' for what --bind exposes."""
+    try:
+        address = ipaddress.ip_address(bind)
+    except ValueError:
+        return "network"  # a host name: whatever it resolves to
+    if address.is_loopback:
+        return "loopback"
+    if address.is_unspecified:
+        return "all addresses"
+    return "network"
+
+
+def fio_server_arg(bind: str, port: int) -> str:
+    return f"--server=ip6:{bind},{port}" if ":" in bind else f"--server=ip:{bind},{port}"
+
+
+@contextlib.contextmanager
+def serving(fio: FioInfo, bind: str = DEFAULT_BIND, port: int = FIO_PORT) -> Iterator[Serving]:
+    """fio's server and the agent, both listening when this yields; both stopped after."""
+    if not 0 < port < 65535:
+        raise UsageError(f"--port {port}: choose a port from 1 to 65534 (the agent takes the next one)")
+    _refuse_taken(bind, port + AGENT_PORT_OFFSET, "the agent")
+    proc = subprocess.Popen(
+        [fio.path, fio_server_arg(bind, port)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        preexec_fn=_die_with_parent,
+    )
+    try:
+        _wait_listening(proc, bind, port)
+        from mountbench.clients.probeagent import ProbeAgent
+
+        handlers = ProbeAgent().handlers()
+        server = agent.serve_agent(agent.Agent(port, fio.version, handlers), bind, port + AGENT_PORT_OFFSET)
+        try:
+            yield Serving(proc, server, bind, port)
+        finally:
+            server.shutdown()
+            server.server_close()
+    finally:
+        _stop(proc)
+
+
+def wait(serving: Serving) -> None:
+    """Until Ctrl-C or SIGTERM (which the CLI turns into KeyboardInterrupt), or until fio's
+    server exits on its own (ServerStopped)."""
+    while serving.fio.poll() is None:
+        time.sleep(0.2)
+    out = serving.fio.stdout.read().decode(errors="replace") if serving.fio.stdout else ""
+    raise ServerStopped(f"fio's server exited with {serving.fio.returncode}: {_last_line(out)}")
+
+
+def _wait_listening(proc: subprocess.Popen, bind: str, port: int) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
+            hint = "; choose another --port" if "in use" in out else ""
+            raise UsageError(f"fio --server could not listen on {bind}:{port}: {_last_line(out)}{hint}")
+        with (
+            contextlib.suppress(OSError),
+            socket.create_connection((bind if bind != "0.0.0.0" else "127.0.0.1", port), 1),
+        ):
+            return
+        time.sleep(0.1)
+    raise UsageError(f"fio --server did not start listening on {bind}:{port} within {START_TIMEOUT_S:g} s")
+
+
+def _refuse_taken(bind: str, port: int, what: str) -> None:
+    family = socket.AF_INET6 if ":" in bind else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((bind, port))
+        except OSError as exc:
+            raise UsageError(
+                f"{what} cannot listen on {bind}:{port} ({exc.strerror}); choose another --port "
+                f"(fio takes PORT, the agent PORT + {AGENT_PORT_OFFSET})"
+            ) from None
+
+
+def _die_with_parent() -> None:
+    """In the child: the kernel sends it SIGTERM if serve dies without stopping it (SIGKILL)."""
+    import ctypes
+    import sys
+
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """fio's server and every job process it forked (its process group)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=5)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)  # job processes that outlived the server
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else "no message"

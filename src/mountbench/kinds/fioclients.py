@@ -1,0 +1,383 @@
+"""The fio-on-several-clients kind: one fio job run on several machines at once through
+fio's own client/server engine (``fio --server`` on each client, one
+``fio --client=A jobA --client=B jobB ...`` from the controller per sample).
+
+A workload wraps a fio job and the clients it runs on. ``run --client A --client B``
+makes one such workload per fio job; ``--clients 1,2,4`` makes one per job and count
+(the first N clients), whose descriptions form a "clients" sweep, the scaling curve.
+The target path is the path as the clients see it: a shared directory that the
+controller sees at the same path (checked with a real write before the run starts).
+Each client works in its own directory ``<scratch>/<client>/``, so files never collide,
+except for a job that sets fio's own ``unique_filename=0``: then all clients share
+``<scratch>/shared/`` and the job's files, as that option means in fio.
+
+The sample's metrics are mountbench's aggregate (clients/results.py: sums, and latency
+percentiles from the merged histograms); each client's own figures are stored with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mountbench import model
+from mountbench.clients import preflight
+from mountbench.clients.invocation import KilledOnInterrupt, run_watched
+from mountbench.clients.results import ClientsOutcome, clients_outcome
+from mountbench.clients.spec import ClientSpec
+from mountbench.errors import UsageError
+from mountbench.fiojob import FioJob, render_job, wants_direct
+from mountbench.fioparse import FioOutputError, load_fio_json
+from mountbench.fiotool import FioInfo
+from mountbench.kinds.base import Adjustments, RunnerSetup
+from mountbench.kinds.fio import FIO_FIXED_COST_S, FioRunner, cache_sensitive, fio_message
+from mountbench.kinds.fio import KIND as FIO
+from mountbench.model import Caveat, ClientResult, Description, SweepPoint, Workload
+from mountbench.runners.base import Outcome, Prepared, RunSettings, TargetContext, WorkloadFailed
+
+NAME = "fioclients"
+SHARED_DIR = "shared"  # where clients of a unique_filename=0 job work together
+# fio's client/server path per sample on top of a local fio's start-up (connecting, sending the
+# job, the server's forks, collecting results): a 1 s job took 2.5 s that way against 1.4 s run
+# locally, on this project's 2-CPU VM (see bench/clients_scaling.py)
+CLIENT_COST_S = 1.1
+OVERDUE_GRACE_S = 10.0  # past a sample's expected duration, the clients' reachability is checked
+
+
+@dataclass(frozen=True)
+class ClientsJob:
+    """What a workload of this kind carries: the fio workload and the clients it runs on."""
+
+    job: Workload  # of kind "fio"
+    clients: tuple[ClientSpec, ...]
+    scaling: bool  # one of several client counts (--clients): a point of the scaling sweep
+
+    @property
+    def shared(self) -> bool:
+        """fio's ``unique_filename=0``: every client works on the same files."""
+        return FioJob.from_spec(self.job.spec).get("unique_filename") == "0"
+
+    def to_spec(self) -> dict[str, Any]:
+        return {
+            "job": self.job.to_dict(),
+            "clients": [c.to_dict() for c in self.clients],
+            "scaling": self.scaling,
+            "headline": list(self.job.description.headline),
+        }
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any]) -> ClientsJob:
+        return cls(
+            Workload.from_dict(dict(spec["job"])),
+            tuple(ClientSpec.from_dict(c) for c in spec["clients"]),
+            bool(spec.get("scaling", False)),
+        )
+
+
+def client_workloads(
+    workloads: Sequence[Workload], clients: Sequence[ClientSpec], counts: Sequence[int]
+) -> list[Workload]:
+    """Each fio workload on the clients: once on all of them, or once per count in ``counts``."""
+    others = [w.name for w in workloads if w.kind != FIO.name]
+    if others:
+        raise UsageError(
+            f"--client runs fio workloads only; {', '.join(others)} run on this machine: "
+            "drop --client, or leave out --preset tree/--tree/--tarball"
+        )
+    out = []
+    for workload in workloads:
+        if not counts:
+            out.append(_wrap(workload, tuple(clients), scaling=False))
+        else:
+            out += [_wrap(workload, tuple(clients[:n]), scaling=True) for n in counts]
+    return out
+
+
+def _wrap(workload: Workload, clients: tuple[ClientSpec, ...], *, scaling: bool) -> Workload:
+    n = len(clients)
+    plural = "client" if n == 1 else "clients"
+    name = f"{workload.name}-c{n}" if scaling else workload.name
+    title = f"{workload.title}, {n} {plural}"
+    return Workload(name, NAME, title, workload.source, ClientsJob(workload, clients, scaling).to_spec())
+
+
+class FioClientsKind:
+    name = NAME
+
+    def from_preset(self, preset: str, data: Mapping[str, Any], entry: Mapping[str, Any]) -> Workload:
+        raise UsageError(f"preset {preset}: kind {NAME} is made by 'run --client', not by presets")
+
+    def describe(self, workload: Workload) -> Description:
+        wrapped = ClientsJob.from_spec(workload.spec)
+        inner = wrapped.job.description
+        n = len(wrapped.clients)
+        space = inner.space_bytes
+        if space is not None and not wrapped.shared:
+            space *= n  # each client lays out its own files
+        sweep = None
+        if wrapped.scaling:
+            sweep = SweepPoint(group=f"clients {wrapped.job.name}", option="clients", value=str(n), number=float(n))
+        labels = ",".join(c.label for c in wrapped.clients)
+        together = "sharing one file set" if wrapped.shared else "each in its own directory"
+        return Description(
+            summary=f"{n} client{'s' if n != 1 else ''} at once ({together}): {inner.summary}",
+            options=(*inner.options, f"clients={labels}"),
+            headline=inner.headline,
+            directions=inner.directions,
+            block_size=inner.block_size,
+            percentiles=inner.percentiles,
+            duration_bound_s=inner.duration_bound_s,
+            space_group=inner.space_group,
+            space_bytes=space,
+            sweep=sweep,
+        )
+
+    def _rewrap(self, workload: Workload, job: Workload) -> Workload:
+        wrapped = ClientsJob.from_spec(workload.spec)
+        spec = ClientsJob(job, wrapped.clients, wrapped.scaling).to_spec()
+        return Workload(workload.name, NAME, workload.title, workload.source, spec)
+
+    def adjust(self, workload: Workload, adjustments: Adjustments) -> Workload:
+        return self._rewrap(workload, FIO.adjust(ClientsJob.from_spec(workload.spec).job, adjustments))
+
+    def declared_size(self, workload: Workload) -> int | None:
+        return FIO.declared_size(ClientsJob.from_spec(workload.spec).job)
+
+    def with_size(self, workload: Workload, size: int) -> Workload:
+        return self._rewrap(workload, FIO.with_size(ClientsJob.from_spec(workload.spec).job, size))
+
+    def renamed(self, workload: Workload, name: str, title: str) -> Workload:
+        return Workload(name, NAME, title, workload.source, workload.spec)
+
+    def make_runner(self, setup: RunnerSetup) -> FioClientsRunner:
+        return FioClientsRunner(setup.fio)
+
+
+KIND = FioClientsKind()
+
+
+# --- running -------------------------------------------------------------------------------
+
+
+class FioClientsRunner:
+    kind = NAME
+
+    def __init__(self, fio: FioInfo) -> None:
+        self.fio = fio
+        # Client jobs keep each server's own clock choice: this machine's TSC test says
+        # nothing about theirs (FioRunner chooses only when its clocksource is unset).
+        self.inner = FioRunner(fio)
+        self.inner.clocksource = None
+        self.clients: tuple[ClientSpec, ...] = ()
+        # client label -> host facts; filled in place (targets' filesystems once they are ready),
+        # so the run's host record can hold this dict before the run starts
+        self.facts: dict[str, dict[str, Any]] = {}
+        self.writes: dict[tuple[str, str], preflight.WriteCheck] = {}  # (target, client) -> write check
+        self.laid_out: set[tuple[str, str, tuple[str, ...]]] = set()
+        self.shared = False  # some workload has its clients share one file set
+        self.unsettled_until = 0.0  # monotonic time before which an abandoned job may still write
+
+    # --- before anything runs ----------------------------------------------------------------
+
+    def check(self, workloads: list[Workload]) -> None:
+        """Every job with fio's own parser (here), then every client: reachable, same fio."""
+        wrapped = [ClientsJob.from_spec(w.spec) for w in workloads]
+        self.inner.check(list({w.job.name: w.job for w in wrapped}.values()))
+        seen: dict[str, ClientSpec] = {}
+        for item in wrapped:
+            for client in item.clients:
+                seen.setdefault(client.label, client)
+        self.clients = tuple(seen.values())
+        self.shared = any(item.shared for item in wrapped)
+        if self.clients:
+            self.facts.update(preflight.check_clients(self.fio, self.clients))
+
+    def space_needed(self, workload: Workload) -> tuple[str, int | None]:
+        return workload.description.space_group, workload.description.space_bytes
+
+    def ready(self, contexts: list[TargetContext]) -> None:
+        """Each client's directory in every scratch directory, and a real write by every
+        client into it that this machine then sees."""
+        if not self.clients:
+            return
+        preflight.add_path_facts(self.facts, self.clients, [ctx.target.path for ctx in contexts])
+        for ctx in contexts:
+            for name in [SHARED_DIR] * self.shared + [c.dirname for c in self.clients]:
+                (ctx.scratch / name).mkdir(exist_ok=True)
+            with _workdir() as workdir:
+                checks = preflight.check_writable(self.fio.path, self.clients, ctx.scratch, workdir)
+            for label, check in checks.items():
+                self.writes[(ctx.target.label, label)] = check
+
+    # --- each sample -------------------------------------------------------------------------
+
+    def prepare(self, workload: Workload, ctx: TargetContext, settings: RunSettings) -> Prepared:
+        wrapped = ClientsJob.from_spec(workload.spec)
+        job = FioJob.from_spec(wrapped.job.spec)
+        overrides: list[tuple[str, str | None]] = []
+        caveats: list[Caveat] = []
+        direct = wants_direct(job)
+        refused = [
+            (c.label, self.writes[(ctx.target.label, c.label)].odirect_detail)
+            for c in wrapped.clients
+            if (ctx.target.label, c.label) in self.writes and not self.writes[(ctx.target.label, c.label)].odirect
+        ]
+        if direct and refused:
+            overrides += [("direct", "0"), ("buffered", "1")]
+            where = ", ".join(f"{label} ({detail})" for label, detail in refused)
+            caveats.append(Caveat(model.ODIRECT_REFUSED, f"buffered on every client: O_DIRECT refused on {where}"))
+            direct = False
+        if not direct and cache_sensitive(job):
+            caveats.append(
+                Caveat(
+                    model.PAGE_CACHE,
+                    "page cache may serve these: buffered I/O on the clients, whose caches mountbench cannot drop",
+                )
+            )
+        comment = f"mountbench: workload {workload.name} ({workload.source}) on target {ctx.target.label}"
+        texts = {}
+        for client in wrapped.clients:
+            where = ctx.scratch / (SHARED_DIR if wrapped.shared else client.dirname)
+            texts[client.label] = render_job(
+                job, [("directory", str(where)), *overrides], f"{comment}, client {client.label}"
+            )
+        bound = workload.description.duration_bound_s
+        return Prepared(
+            workload=workload,
+            target=ctx.target.label,
+            text="".join(f"# --client={c.fio_arg}\n{texts[c.label]}" for c in wrapped.clients),
+            caveats=tuple(caveats),
+            buffered=False,
+            estimate_s=(bound or 60.0) + FIO_FIXED_COST_S + CLIENT_COST_S,
+            working_set=workload.description.space_bytes,
+            payload={"jobs": texts},
+            uncached_why="direct I/O" if direct else "the clients' caches cannot be dropped from here; see the caveat",
+        )
+
+    def setup(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> None:
+        """Lay out the files on every client first (fio's create_only=1, untimed), once per
+        file set: fio has no start barrier across clients, and a client still laying out
+        its files would not be running alongside the others."""
+        wrapped = ClientsJob.from_spec(prepared.workload.spec)
+        key = (ctx.target.label, prepared.workload.description.space_group, tuple(c.label for c in wrapped.clients))
+        if key in self.laid_out:
+            return
+        texts = {label: text + "create_only=1\n" for label, text in prepared.payload["jobs"].items()}
+        timeout = 3 * ((prepared.working_set or 0) / 5e6) + 120
+        self._run_fio(wrapped.clients, texts, settings.workdir, f"{prepared.target}-layout", timeout, "laying out", 0,
+                      overdue_s=30 + (prepared.working_set or 0) / 50e6)  # fmt: skip
+        self.laid_out.add(key)
+
+    def run(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> Outcome:
+        wrapped = ClientsJob.from_spec(prepared.workload.spec)
+        timeout = 3 * prepared.estimate_s + (prepared.working_set or 0) / 5e6 + 120
+        stem = f"{prepared.target}-{prepared.workload.name}"
+        bound = prepared.workload.description.duration_bound_s or 60.0
+        raw, parts = self._run_fio(wrapped.clients, prepared.payload["jobs"], settings.workdir, stem, timeout,
+                                   "running", bound, overdue_s=prepared.estimate_s + OVERDUE_GRACE_S)  # fmt: skip
+        return Outcome(parts.aggregate, raw, parts.caveats, parts.clients)
+
+    def cleanup(self, ctx: TargetContext) -> None:
+        """After an interrupted sample whose fio client had to be killed, the servers finish
+        their jobs on their own: wait for that before the scratch directory goes."""
+        wait = self.unsettled_until - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+
+    # --- one fio client invocation ------------------------------------------------------------
+
+    def _run_fio(
+        self,
+        clients: Sequence[ClientSpec],
+        texts: Mapping[str, str],
+        workdir: Path,
+        stem: str,
+        timeout: float,
+        doing: str,
+        settle_s: float,
+        overdue_s: float,
+    ) -> tuple[str, ClientsOutcome]:
+        """One ``fio --client`` for all ``clients``: their raw JSON and what each delivered.
+        ``settle_s``: how long a server's job may go on if fio's client has to be killed;
+        ``overdue_s``: after how long the clients' reachability is checked."""
+        jobs = []
+        for client in clients:
+            path = workdir / _slug(f"{stem}-{client.dirname}.fio")
+            path.write_text(texts[client.label])
+            jobs.append((client, path))
+        out_path = workdir / _slug(f"{stem}.json")
+        out_path.unlink(missing_ok=True)
+        # --eta=always: fio's client then asks every server for its progress each second and drops
+        # (and names) one that stops answering within 5 s; without it an unreachable client hangs the sample
+        argv = [self.fio.path, "--output-format=json+", "--eta=always", f"--output={out_path}"]
+        for client, path in jobs:
+            argv += [f"--client={client.fio_arg}", str(path)]
+        try:
+            done = run_watched(argv, workdir, clients, timeout=timeout, overdue_s=overdue_s)
+        except KilledOnInterrupt:
+            self._abandoned(settle_s)
+            raise
+        if done.killed:
+            self._abandoned(settle_s)
+        raw = out_path.read_text(errors="replace") if out_path.exists() else ""
+        said = raw[: raw.find("{")] if "{" in raw else raw
+        if done.lost:
+            lost = {label for label, _ in done.lost}
+            parts = tuple(
+                ClientResult(c.label, {}, f"client {c.label} became unreachable mid-sample ({why})")
+                if (why := dict(done.lost).get(c.label))
+                else ClientResult(c.label, {}, f"client {c.label} delivered no results (the sample was stopped)")
+                for c in clients
+            )
+            message = "; ".join(p.error for p in parts if p.client in lost)
+            raise WorkloadFailed(f"{message}; the sample was stopped", raw, parts)
+        if done.timed_out:
+            raise WorkloadFailed(f"fio's client did not finish {doing} within {timeout:.0f} s (a client hung?)", raw)
+        try:
+            parts = clients_outcome(load_fio_json(raw), clients, said + done.stderr)
+        except FioOutputError as exc:
+            message = fio_message(said + done.stderr) or str(exc)
+            raise WorkloadFailed(f"fio's client failed {doing} (exit {done.returncode}): {message}", raw) from None
+        if parts.failed:
+            # the clients fio named as failing first, then those that lost their results with them
+            failed = sorted(parts.failed, key=lambda c: "delivered no results" in c.error)
+            message = "; ".join(c.error if c.error.startswith("client ") else f"client {c.client}: {c.error}"
+                                for c in failed)  # fmt: skip
+            raise WorkloadFailed(message, raw, parts.clients)
+        return raw, parts
+
+    def _abandoned(self, settle_s: float) -> None:
+        """fio's client was killed: the servers' jobs are not stopped by a vanished client and
+        end at their runtime; cleanup() waits for that."""
+        self.unsettled_until = max(self.unsettled_until, time.monotonic() + settle_s + 2.0)
+
+
+def client_host_facts(runners: Mapping[str, Any]) -> dict[str, Any]:
+    """What a run's host record says about its clients (``{"clients": {label: facts}}``), or
+    nothing. The runner fills the facts in further once the targets are ready."""
+    runner = runners.get(NAME)
+    if not isinstance(runner, FioClientsRunner) or not runner.clients:
+        return {}
+    return {"clients": runner.facts, "fio_clocksource": "each client's fio chooses its own"}
+
+
+@contextlib.contextmanager
+def _workdir():
+    import shutil
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="mountbench-clients-"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _slug(text: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:150]

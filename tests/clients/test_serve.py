@@ -1,0 +1,109 @@
+"""mountbench serve: fio's server on loopback by default, the agent next to it, a clean stop."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+from support.tools import needs_fio
+
+from mountbench.clients import agent
+from mountbench.clients.spec import ClientSpec
+
+pytestmark = pytest.mark.slow
+
+
+def two_free_ports() -> int:
+    for _ in range(50):
+        with socket.socket() as a:
+            a.bind(("127.0.0.1", 0))
+            port = a.getsockname()[1]
+        with socket.socket() as b:
+            try:
+                b.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no two consecutive free ports")
+
+
+def start(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "mountbench", "serve", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+
+
+def wait_listening(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        try:
+            with socket.create_connection(("127.0.0.1", port + 1), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError("serve did not start")
+
+
+def test_serve_listens_on_loopback_only_answers_and_stops_cleanly(tmp_path):
+    needs_fio()
+    port = two_free_ports()
+    proc = start("--port", str(port))
+    try:
+        wait_listening(port, proc)
+        fio_pids = [p.pid for p in psutil.Process(proc.pid).children(recursive=True)]
+        listening = {
+            (c.laddr.ip, c.laddr.port)
+            for c in psutil.net_connections("tcp")
+            if c.status == psutil.CONN_LISTEN and c.laddr.port in (port, port + 1)
+        }
+        assert listening == {("127.0.0.1", port), ("127.0.0.1", port + 1)}
+        job = tmp_path / "null.fio"
+        job.write_text("[n]\nioengine=null\nsize=4k\n")
+        done = subprocess.run(["fio", f"--client=127.0.0.1,{port}", str(job)], capture_output=True, text=True,
+                              timeout=60)  # fmt: skip
+        assert "hostname=" in done.stdout and "err= 0" in done.stdout, done.stdout + done.stderr
+        facts = agent.query_facts(ClientSpec("127.0.0.1", port), [str(tmp_path)])
+        assert facts is not None and facts["paths"][str(tmp_path)]["fstype"] not in ("", "unknown")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert f"server listening on 127.0.0.1:{port}" in err and "fio-" in err and "(loopback)" in err
+    assert "no authentication" not in err  # loopback: nothing to warn about
+    assert err.strip().endswith("stopped")
+    assert not [pid for pid in fio_pids if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]
+
+
+def test_a_taken_port_is_a_one_line_error():
+    needs_fio()
+    port = two_free_ports()
+    with socket.create_server(("127.0.0.1", port + 1)):
+        proc = start("--port", str(port))
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert len(err.strip().splitlines()) == 1 and "choose another --port" in err
+
+
+def test_an_agent_that_is_not_the_clients_is_not_believed():
+    """Port + 1 answers, but for another fio port: no facts (the client counts as plain fio)."""
+    served = agent.Agent(fio_port=1, fio_version="fio-3.33")
+    server = agent.serve_agent(served, "127.0.0.1", 0)
+    try:
+        client = ClientSpec("127.0.0.1", server.server_address[1] - 1)
+        assert agent.query_facts(client, []) is None
+        with pytest.raises(agent.AgentError, match="belongs to the fio server on 1"):
+            agent.call(client, {"op": "facts"})
+        served.fio_port = client.port
+        assert agent.query_facts(client, [])["fio_version"] == "fio-3.33"
+        with pytest.raises(agent.AgentError, match="unknown op 'rm'"):
+            agent.call(client, {"op": "rm", "path": "/"})
+    finally:
+        server.shutdown()
+        server.server_close()
