@@ -11,6 +11,8 @@ from support import realmounts
 from support.runhelpers import load_export, mountbench, plant_neighbours, snapshot
 from support.tools import needs_fio
 
+from mountbench.records.export import FORMAT_VERSION
+
 QUICK = ["--runtime", "0.2", "--size", "8M"]
 
 
@@ -63,7 +65,7 @@ def test_s3_preset_swept_on_tmpfs_and_a_directory_in_every_format(tmp_path, mb_e
     assert len(rows) == 3 * 3 * 2 and sum(r["optimum"] == "true" for r in rows) == 3 * 2
     shown = mountbench("report", "--format", "json", env=mb_env)
     document = json.loads(shown.stdout)
-    assert document["version"] == "1.4" and len(document["sweeps"]) == len(rows)
+    assert document["version"] == FORMAT_VERSION and len(document["sweeps"]) == len(rows)
     post = tmp_path / "post.md"
     assert mountbench("report", "--out", str(post), env=mb_env).returncode == 0
     assert all((tmp_path / f"post-sweep-{i}-{m}.png").stat().st_size > 10_000 for i, m in

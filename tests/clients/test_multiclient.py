@@ -20,6 +20,7 @@ from support import netns
 from support.runhelpers import mountbench, plant_neighbours, snapshot, start_mountbench, wait_for_samples
 
 from mountbench.fioparse import load_fio_json
+from mountbench.records.export import FORMAT_VERSION
 from mountbench.store import Store
 
 pytestmark = [pytest.mark.slow, pytest.mark.root]
@@ -111,7 +112,7 @@ def test_three_clients_aggregate_scaling_facts_and_nothing_left(running, scaling
     assert all(f["fio_version"] == run.host["fio_version"] for f in facts.values())
 
     exported = json.loads(scaling_run.export.read_text())
-    assert exported["version"] == "1.4"
+    assert exported["version"] == FORMAT_VERSION
     assert len(exported["runs"][0]["samples"][0]["clients"]) in (1, 3)
 
 

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mountbench import scratch as scratch_mod
 from mountbench.clients.agent import Handler
-from mountbench.probe import scratch
+from mountbench.probe import target as probe_target
 from mountbench.probe.coherence import NEW, OLD, _classify, _poll, _read, _write
 
 INITIAL = b"0123456789abcdef" * 256  # 4 KiB, as the local probe writes
@@ -57,9 +59,10 @@ class ProbeAgent:
 
     def create(self, request: dict[str, Any]) -> dict[str, Any]:
         name, token = str(request["name"]), str(request["token"])
-        if not name.startswith(scratch.PREFIX) or "/" in name:
+        if not name.startswith(scratch_mod.PROBE_PREFIX) or "/" in name:
             raise ValueError(f"not a probe scratch name: {name!r}")
-        made = scratch.create(str(request["path"]), name, token)
+        marker = scratch_mod.Marker("probe", token, scratch_mod.Owner.current(), time.time())
+        made = probe_target.create_scratch(str(request["path"]), name, marker)
         with self.guard:
             self.dirs[token] = made["scratch"]
             self.created.add(token)
@@ -68,10 +71,10 @@ class ProbeAgent:
     def attach(self, request: dict[str, Any]) -> dict[str, Any]:
         """Wait for the scratch directory another client made to show here with its token."""
         name, token = str(request["name"]), str(request["token"])
-        if not name.startswith(scratch.PREFIX) or "/" in name:
+        if not name.startswith(scratch_mod.PROBE_PREFIX) or "/" in name:
             raise ValueError(f"not a probe scratch name: {name!r}")
         where = os.path.join(os.path.realpath(str(request["path"])), name)
-        delay = _poll(lambda: scratch.marker_token(where) == token, float(request["timeout"]))
+        delay = _poll(lambda: probe_target.marker_id(where) == token, float(request["timeout"]))
         if delay is not None:
             with self.guard:
                 self.dirs[token] = where
@@ -90,7 +93,7 @@ class ProbeAgent:
             watch.close()
         if directory is None or not ours:
             return {"cleanup": "detached"}
-        return {"cleanup": scratch.remove(directory, token)}
+        return {"cleanup": probe_target.remove_probe_scratch(directory, token)}
 
     def step(self, request: dict[str, Any]) -> dict[str, Any]:
         """One change made through this view."""

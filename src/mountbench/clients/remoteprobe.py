@@ -26,7 +26,7 @@ from mountbench.clients.agent import AgentError
 from mountbench.clients.probeagent import INITIAL
 from mountbench.clients.spec import ClientSpec, parse_client
 from mountbench.errors import TargetError, UsageError
-from mountbench.probe import scratch
+from mountbench.probe import target as probe_target
 from mountbench.probe.coherence import INOTIFY_EXPECTED, LOCK_KINDS, OPERATIONS, STALE_MODES
 from mountbench.probe.model import CoherenceResult, InotifyResult, LockResult, StaleReadResult, VisibilityResult
 
@@ -89,7 +89,7 @@ def measure_remote_coherence(a: RemoteView, b: RemoteView, *, repeat: int = 5, t
     client has no `mountbench serve` or B does not show A's scratch directory."""
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.monotonic()
-    name, token = scratch.new_name(), scratch.new_token()
+    name, token = probe_target.new_scratch_name(), probe_target.new_marker().id
     on_a, on_b = _Remote(a, token, timeout), _Remote(b, token, timeout)
     rtt = {view.label: _round_trip(view, on) for view, on in ((a, on_a), (b, on_b))}
     on_a("probe.create", path=a.path, name=name)

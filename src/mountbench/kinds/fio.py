@@ -451,7 +451,7 @@ class FioRunner:
             series = fioseries.read_series(settings.workdir, *prepared.payload["series"])
             caveats += fioseries.steadiness(series)
         caveats += _steady_state_verdict(load_fio_json(raw))
-        return Outcome(parsed.metrics, raw, tuple(caveats), series)
+        return Outcome(parsed.metrics, raw, tuple(caveats), series=series)
 
     def cleanup(self, ctx: TargetContext) -> None:
         """fio's files live in the scratch directory, removed with it."""

@@ -279,7 +279,7 @@ class FioClientsRunner:
         bound = prepared.workload.description.duration_bound_s or 60.0
         raw, parts = self._run_fio(wrapped.clients, prepared.payload["jobs"], settings.workdir, stem, timeout,
                                    "running", bound, overdue_s=prepared.estimate_s + OVERDUE_GRACE_S)  # fmt: skip
-        return Outcome(parts.aggregate, raw, parts.caveats, parts.clients)
+        return Outcome(parts.aggregate, raw, parts.caveats, clients=parts.clients)
 
     def cleanup(self, ctx: TargetContext) -> None:
         """After an interrupted sample whose fio client had to be killed, the servers finish
