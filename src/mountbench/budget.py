@@ -8,7 +8,7 @@ start-up) are counted at their own estimate. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from mountbench.model import Workload
@@ -25,10 +25,17 @@ class BudgetPlan:
     note: str  # what the user should know ('' when the budget is comfortable)
 
 
-def plan_runtime(workloads: Sequence[Workload], targets: int, rounds: int, budget_s: float) -> BudgetPlan:
-    """``rounds``: warm-up plus the minimum measured rounds every cell gets."""
-    fio = [w for w in workloads if w.kind == "fio"]
-    others = sum(w.description.duration_bound_s or OTHER_KIND_S for w in workloads if w.kind != "fio")
+def plan_runtime(
+    workloads: Sequence[Workload],
+    targets: int,
+    rounds: int,
+    budget_s: float,
+    takes_runtime: Callable[[Workload], bool] = lambda w: w.kind == "fio",
+) -> BudgetPlan:
+    """``rounds``: warm-up plus the minimum measured rounds every cell gets; ``takes_runtime``:
+    whether --runtime shortens a workload (its kind says so)."""
+    fio = [w for w in workloads if takes_runtime(w)]
+    others = sum(w.description.duration_bound_s or OTHER_KIND_S for w in workloads if not takes_runtime(w))
     if not fio:
         return BudgetPlan(None, "")
     longest = max((w.description.duration_bound_s or 60.0) for w in fio)

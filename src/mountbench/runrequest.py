@@ -15,7 +15,7 @@ from mountbench.budget import plan_runtime
 from mountbench.clients.spec import parse_clients
 from mountbench.errors import UsageError
 from mountbench.fiotool import FioInfo
-from mountbench.kinds import RunnerSetup, fioclients, make_runners
+from mountbench.kinds import RunnerSetup, fioclients, kind_of, make_runners
 from mountbench.model import RunConfig, RunData, RunOptions, Target, Workload
 from mountbench.runners.base import Runner
 
@@ -42,7 +42,8 @@ def resolve(options: RunOptions, target_args: Sequence[str], fio: FioInfo) -> Ru
     workloads = workloads_mod.from_options(options)
     notes: tuple[str, ...] = ()
     if options.budget is not None and options.runtime is None:
-        fitted = plan_runtime(workloads, len(targets), options.repeat + options.warmup, options.budget)
+        rounds = options.repeat + options.warmup
+        fitted = plan_runtime(workloads, len(targets), rounds, options.budget, takes_runtime=_takes_runtime)
         if fitted.runtime_s is not None:
             options = dataclasses.replace(options, runtime=fitted.runtime_s)
             workloads = workloads_mod.from_options(options)
@@ -61,6 +62,11 @@ def resolve(options: RunOptions, target_args: Sequence[str], fio: FioInfo) -> Ru
         _with_recorded_presets(options), seed=seed, baseline=baseline, default_targets=default_set
     )
     return RunRequest(config, tuple(targets), tuple(workloads), runners, notes)
+
+
+def _takes_runtime(workload: Workload) -> bool:
+    """Does --runtime shorten this workload? Its kind says (kinds.base.WorkloadKind.takes_runtime)."""
+    return bool(getattr(kind_of(workload.kind), "takes_runtime", False))
 
 
 def _with_recorded_presets(options: RunOptions) -> RunOptions:

@@ -33,6 +33,7 @@ class RunnerSetup:
 
 class WorkloadKind(Protocol):
     name: str
+    takes_runtime: bool  # does --runtime shorten its samples (what --budget adjusts)?
 
     def from_preset(self, preset: str, data: Mapping[str, Any], entry: Mapping[str, Any]) -> Workload:
         """One ``[[jobs]]`` entry of a preset file (``data`` is the whole file)."""

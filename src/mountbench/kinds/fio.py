@@ -58,6 +58,7 @@ _OPTION_ALIASES = {"blocksize": "bs", "readwrite": "rw", "timeout": "runtime"}
 
 class FioKind:
     name = "fio"
+    takes_runtime = True  # --runtime (and --budget) shorten its samples
 
     # --- definitions -------------------------------------------------------------------
 

@@ -107,6 +107,7 @@ def _wrap(workload: Workload, clients: tuple[ClientSpec, ...], *, scaling: bool)
 
 class FioClientsKind:
     name = NAME
+    takes_runtime = True  # --runtime (and --budget) shorten its samples
 
     def from_preset(self, preset: str, data: Mapping[str, Any], entry: Mapping[str, Any]) -> Workload:
         raise UsageError(f"preset {preset}: kind {NAME} is made by 'run --client', not by presets")

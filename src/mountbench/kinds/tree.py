@@ -91,6 +91,7 @@ def tree_workload(action: str, tree: dict, source: str) -> Workload:
 
 class TreeKind:
     name = "tree"
+    takes_runtime = False  # --runtime does not shorten a tree action
 
     def from_preset(self, preset: str, data: Mapping[str, Any], entry: Mapping[str, Any]) -> Workload:
         return tree_workload(entry["action"], dict(data["tree"]), f"preset:{preset}")
