@@ -30,9 +30,10 @@ from mountbench.presets import load_preset, preset_names
 from mountbench.progress import ProgressEvents
 from mountbench.records.events import EventLog, Fanout
 from mountbench.records.export import make_document, write_document
-from mountbench.report.terminal import render_samples, render_summary
+from mountbench.report.content import build_report
+from mountbench.report.grid import parse_unit
+from mountbench.report.terminal import render_report, render_samples
 from mountbench.store import Store, default_db_path
-from mountbench.summary import summarize_runs
 from mountbench.units import format_bytes, format_seconds
 
 
@@ -176,7 +177,7 @@ def _session(
         request.workloads,
         request.runners,
         store,
-        _events(events_path),
+        _events(events_path, request.workloads),
         run_id=run_id,
         on_saved=_exporter(store, json_out),
     )
@@ -191,20 +192,21 @@ def _execute(session: Session, store: Store, *, command: str, host: dict, resume
         session.finish()  # idempotent: only scratch directories carrying this run's marker go
         raise
     run = store.load_run(session.run_id)
-    out.print(render_summary(summarize_runs([run]), [run]))
+    out.print(render_report(build_report([run])))
     for notice in session.notices:
         err.print(f"warning: {notice}", markup=False)
     if status != "complete":
         raise Interrupted(session.run_id)
 
 
-def _events(events_path: Path | None):
+def _events(events_path: Path | None, workloads: Sequence[Workload] = ()):
     """The progress bar, plus a JSON-lines event log when asked for (the lab reads it)."""
+    progress = ProgressEvents(err, workloads)
     if events_path is None:
-        return ProgressEvents(err)
+        return progress
     # the file lives as long as the process
     stream = sys.stdout if str(events_path) == "-" else open(events_path, "a", buffering=1)  # noqa: SIM115
-    return Fanout(ProgressEvents(err), EventLog(stream))
+    return Fanout(progress, EventLog(stream))
 
 
 def _resume(run_ref: str, db: Path | None, json_out: Path | None, events_path: Path | None = None) -> None:
@@ -294,16 +296,20 @@ def list_runs(db: Path | None) -> None:
 @click.option(
     "--metric", "metrics", multiple=True, help="metric to show: iops, bw, lat-mean, lat-p99, read.lat_p99.9 …"
 )
+@click.option("--unit", metavar="UNIT", help="the summary's unit for every workload: MB/s, IOPS or us (mean latency)")
 @click.option("--samples", "list_samples", is_flag=True, help="list every sample in the order it was taken")
 @click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)
-def show(run_ref: str, baseline: str | None, metrics: tuple[str, ...], list_samples: bool, db: Path | None) -> None:
-    """Show a stored run's comparison table (default: the last run)."""
+def show(
+    run_ref: str, baseline: str | None, metrics: tuple[str, ...], unit: str | None, list_samples: bool, db: Path | None
+) -> None:
+    """Show a stored run: who wins and by how much, then the detail (default: the last run)."""
+    chosen_unit = parse_unit(unit)
     with Store(db or default_db_path(), writer=False) as store:
         run = store.load_run(run_ref)
     if list_samples:
         out.print(render_samples(run))
         return
-    out.print(render_summary(summarize_runs([run], baseline=baseline, metrics=metrics), [run]))
+    out.print(render_report(build_report([run], baseline=baseline, metrics=metrics, unit=chosen_unit)))
 
 
 @cli.command()
@@ -311,7 +317,8 @@ def presets() -> None:
     """List the named suites and what each runs."""
     for name in preset_names():
         preset = load_preset(name)
-        table = Table(title=f"{name}: {preset.description}", title_justify="left", show_edge=False)
+        default = " (default)" if name == workloads_mod.DEFAULT_PRESET else ""
+        table = Table(title=f"{name}{default}: {preset.description}", title_justify="left", show_edge=False)
         table.add_column("workload", no_wrap=True)
         table.add_column("what runs")
         for workload in preset.workloads:
@@ -489,7 +496,7 @@ def lab(
         if json_out:
             write_document(json_out.expanduser(), make_document([run]))
     if run.samples:
-        out.print(render_summary(summarize_runs([run]), [run]))
+        out.print(render_report(build_report([run])))
     if stopped:
         raise stopped
 

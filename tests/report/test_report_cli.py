@@ -55,7 +55,7 @@ def test_markdown_report_with_charts_next_to_it(stored, tmp_path):
     text = out.read_text()
     images = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
     assert len(images) == 7 and all((out.parent / name).stat().st_size > 10_000 for name in images)
-    assert "virtiofs is 2.8x slower than native at extracting the tree" in text
+    assert "virtiofs is 2.75× slower than native at extracting the tree" in text
     assert proc.stdout == "" and "wrote" in proc.stderr
 
 

@@ -49,7 +49,7 @@ def test_page_has_every_section_charts_and_highlighted_caveats(report, page):
     assert page.count("<svg ") == len(plan_charts(report))
     cell = re.search(r'<td class="num caveat"[^>]*title="\[1\] buffered: O_DIRECT refused[^"]*">8\.60k IOPS', page)
     assert cell, "the 9p cell must be highlighted and carry its caveat"
-    assert "virtiofs is 2.8x slower than native at extracting the tree" in page
+    assert "virtiofs is 2.75× slower than native at extracting the tree" in page
 
 
 def test_ratio_cells_carry_the_caveats_of_both_sides(report, page):
