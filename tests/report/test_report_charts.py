@@ -203,10 +203,27 @@ def test_no_text_is_clipped_or_overlaps_another(index):
     for i, (a, box_a) in enumerate(texts):
         for b, box_b in texts[i + 1 :]:
             assert not box_a.overlaps(box_b), f"{chart.key}: {a!r} overlaps {b!r}"
+    renderer = figure.canvas.get_renderer()
+    plot = figure.axes[0].get_window_extent(renderer)
     legend = figure.axes[0].get_legend()
     if legend is not None:  # never over the data
-        renderer = figure.canvas.get_renderer()
-        assert not legend.get_window_extent(renderer).overlaps(figure.axes[0].get_window_extent(renderer))
+        assert not legend.get_window_extent(renderer).overlaps(plot)
+    for label in figure.axes[0].texts:  # values written on bars stay inside the plot, off its frame
+        box = label.get_window_extent(renderer)
+        assert plot.x0 + 2 <= box.x0 and box.x1 <= plot.x1 - 2, f"{chart.key}: {label.get_text()!r} leaves the plot"
+
+
+def test_ratio_axis_says_times_slower_or_faster():
+    from mountbench.report.charts import _times
+
+    assert [_times(v, "faster", "slower") for v in (0.01, 0.1, 0.4, 1.0, 2.5, 100.0)] == [
+        "100× slower",
+        "10× slower",
+        "2.5× slower",
+        "same",
+        "2.5× faster",
+        "100× faster",
+    ]
 
 
 def test_ratio_chart_puts_better_to_the_right_whatever_the_metric():

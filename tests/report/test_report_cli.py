@@ -65,7 +65,7 @@ def test_html_csv_and_json_formats(stored, tmp_path):
     assert html.read_text().startswith("<!DOCTYPE html>") and html.read_text().count("<svg ") == 7
     csv_out = tmp_path / "r.csv"
     assert mountbench("report", "--format", "csv", "--out", str(csv_out), env=stored).returncode == 0
-    assert csv_out.read_text().startswith("workload,") and (tmp_path / "r-samples.csv").read_text().startswith(
+    assert csv_out.read_text().startswith("run_id,workload,") and (tmp_path / "r-samples.csv").read_text().startswith(
         "run_id,"
     )
     proc = mountbench("report", "--format", "json", "--metric", "lat-p99", env=stored)

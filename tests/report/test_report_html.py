@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from support.chromium import Browser, find_chromium
+from support.factories import fio_workload, make_run
 from support.synthetic import HOST, study_run
 
 from mountbench.report.charts import plan_charts
@@ -127,13 +128,44 @@ def test_chromium_at_desktop_and_phone_widths(browser, saved, width):
 
 def test_chromium_phone_width_turns_the_grid_into_labelled_cards(browser, saved):
     view = browser.open(saved, width=400)
-    labels = view.evaluate(
-        """[...document.querySelectorAll("#summary td.value")].slice(0, 3)
-             .map(td => getComputedStyle(td, "::before").content)"""
+    cards = view.evaluate(
+        """[...document.querySelectorAll("#summary td.value")].map(td => {
+             const label = td.querySelector(".label").getBoundingClientRect();
+             const figures = td.querySelector(".figures").getBoundingClientRect();
+             const cell = td.getBoundingClientRect();
+             return {label: td.querySelector(".label").textContent, shown: label.width > 0,
+                     apart: label.right <= figures.left + 0.5, inside: figures.right <= cell.right + 0.5};
+           })"""
     )
-    assert labels == ['"native (baseline)"', '"virtiofs"', '"9p"']
+    assert [c["label"] for c in cards[:3]] == ["native (baseline)", "virtiofs", "9p"]
+    assert all(c["shown"] and c["apart"] and c["inside"] for c in cards), cards
     comparison = view.evaluate("""getComputedStyle(document.querySelector("#summary .cmp.worse")).color""")
     assert comparison == "rgb(163, 38, 27)"  # red: slower
+    wide = browser.open(saved, width=1300)
+    assert wide.evaluate("""document.querySelector("#summary .label").getBoundingClientRect().width""") == 0
+
+
+def test_chromium_phone_width_with_long_labels(browser, tmp_path):
+    """Default labels are fstype:path: they wrap inside their card, beside the numbers."""
+    run = make_run(
+        {
+            ("tmpfs:/var/tmp/glance-shm", "seq-read"): [2.28e9, 2.1e9, 2.4e9],
+            ("ext4:/var/tmp/glance-disk", "seq-read"): [5.5e8, 5.0e8, 6.0e8],
+        },
+        metric="read.bw",
+        workloads=[fio_workload("seq-read", "read", "1M")],
+    )
+    path = tmp_path / "long.html"
+    path.write_text(render_html(build_report([run]), with_charts=False))
+    view = browser.open(path, width=400)
+    seen = view.evaluate(LAYOUT.replace('document.getElementById("results").getBoundingClientRect().width', "0"))
+    assert seen["summary"] == 0 and seen["verdicts"] == 0 and seen["page"] == 0, seen
+    apart = view.evaluate(
+        """[...document.querySelectorAll("#summary td.value")].every(td =>
+             td.querySelector(".label").getBoundingClientRect().right
+               <= td.querySelector(".figures").getBoundingClientRect().left + 0.5)"""
+    )
+    assert apart and view.problems() == []
 
 
 def test_chromium_dark_mode_and_print(browser, saved):

@@ -6,6 +6,9 @@ Format history (``version``; a reader refuses a newer major):
   1.2  summary rows carry the baseline's caveats, which their ratio inherits ("baseline_caveats")
   1.3  run config typed and versioned ("config": {"version": 2, ...}, no "targets" copy); workloads carry
        their "description" (summary, headline metrics, directions, block size, sweep point, ...)
+  1.4  summary rows say the comparison as people read it next to the raw ratio: "comparison"
+       ("6.20× slower (5.10–7.40×)"), "verdict" (better | worse | same | unknown | baseline | none),
+       "factor", "factor_low", "factor_high" (≥ 1, the way the verdict goes)
 """
 
 from __future__ import annotations
@@ -19,10 +22,11 @@ from typing import Any
 from mountbench.errors import UsageError
 from mountbench.model import QUALITY_CODES, Caveat, RunData
 from mountbench.records.codec import run_from_dict, run_to_dict
+from mountbench.report.phrasing import readable
 from mountbench.summary import RunSummary
 
 FORMAT_NAME = "mountbench-runs"
-FORMAT_VERSION = "1.3"
+FORMAT_VERSION = "1.4"
 
 
 def summary_rows(summary: RunSummary, hosts: dict[str, str] | None = None) -> list[dict[str, Any]]:
@@ -58,6 +62,7 @@ def summary_rows(summary: RunSummary, hosts: dict[str, str] | None = None) -> li
                     "ratio_low": _finite(c.low) if c else None,
                     "ratio_high": _finite(c.high) if c else None,
                     "significant": c.significant if c else None,
+                    **_finite_values(readable(row, label, summary.baseline)),
                     "caveats": [caveat.text for caveat in cell.caveats],
                     "baseline_caveats": [x.text for x in _measurement(base.caveats)] if c and base else [],
                     "errors": list(cell.errors),
@@ -74,6 +79,10 @@ def _measurement(caveats: tuple[Caveat, ...]) -> list[Caveat]:
 
 def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
+
+
+def _finite_values(record: dict[str, Any]) -> dict[str, Any]:
+    return {k: _finite(v) if isinstance(v, float) else v for k, v in record.items()}
 
 
 def make_document(runs: list[RunData], *, with_raw: bool = False, summary: RunSummary | None = None) -> dict[str, Any]:

@@ -189,10 +189,18 @@ def _direction(metric: str) -> str:
     return direction if direction in DIRECTIONS else ""
 
 
+def _rate_name(family: str) -> str:
+    """'files_per_s' -> 'files/s'."""
+    name = family.rpartition(".")[2]
+    return name[: -len("_per_s")].replace("_", " ") + "/s" if name.endswith("_per_s") else "per second"
+
+
 def _family_label(family: str, label: str) -> str:
     names = {"bw": "bandwidth", "iops": "IOPS", "lat_mean": "mean latency"}
     if family in names:
         return names[family]
+    if family.endswith("_per_s"):
+        return _rate_name(family)
     if family.startswith("lat_p"):
         return f"latency p{family[len('lat_p') :]}"
     return describe(family).label if family in {"wall", "user", "sys"} else label
@@ -204,7 +212,7 @@ def _scale(family: str, unit: str, values: Sequence[float]) -> Scale:
     if unit == "IOPS":
         return Scale("IOPS", 1.0, counting=True)
     if unit == "1/s":
-        return Scale("per second", 1.0, counting=True)
+        return Scale(_rate_name(family), 1.0, counting=True)
     if unit == "s":
         if family.startswith("lat_"):
             return Scale("µs", 1e-6)

@@ -7,7 +7,7 @@ says which way it goes (faster/slower, less/more CPU, better/worse). When the in
 contains 1 the two are "≈ same"; when there is no interval (one sample a side) the factor
 is given with "no CI".
 
-Numbers for people have three significant digits and never scientific notation.
+Numbers for people have three significant digits and never scientific notation (units.sig3).
 
 Pure: no rich, no HTML; renderers pick the colour from ``Standing.kind``.
 """
@@ -21,23 +21,11 @@ from dataclasses import dataclass
 from mountbench.metrics import MetricInfo
 from mountbench.stats import Comparison
 from mountbench.summary import Row
+from mountbench.units import sig3
 
 BETTER, WORSE, SAME, UNKNOWN = "better", "worse", "same", "unknown"
 BASELINE = "baseline"  # the baseline's own cells: nothing to compare
 SPEED_UNITS = frozenset({"IOPS", "B/s", "s", "1/s"})
-
-
-def sig3(value: float) -> str:
-    """Three significant digits, never scientific notation: 0.0391, 6.20, 25.6, 201, 1240."""
-    if value == 0 or not math.isfinite(value):
-        return "?" if not math.isfinite(value) else "0"
-    magnitude = math.floor(math.log10(abs(value)))
-    if magnitude >= 2:
-        return f"{round(value, 2 - magnitude):.0f}"
-    text = f"{value:.{2 - magnitude}f}"
-    if abs(float(text)) >= 10 ** (magnitude + 1):  # 9.996 rounds up to 10.00: one digit too many
-        return sig3(float(text))
-    return text
 
 
 def factor_text(value: float) -> str:
@@ -123,6 +111,24 @@ def _inverse(value: float) -> float:
     return math.nan if math.isnan(value) or value == 0 else 1 / value
 
 
+def readable(row: Row, target: str, baseline: str) -> dict[str, object]:
+    """The comparison as exports carry it next to the raw ratio: ``comparison`` (the words
+    people read), ``verdict`` (better | worse | same | unknown | baseline | none), and the
+    factor (≥ 1, the way ``verdict`` goes; for "same" the target's speed ÷ the baseline's)
+    with its interval; None where there is none."""
+    said = cell_standing(row, target) if target != baseline else None
+    if said is None:
+        return {"comparison": "", "verdict": verdict_kind(row, target, baseline), "factor": None,
+                "factor_low": None, "factor_high": None}  # fmt: skip
+    return {
+        "comparison": said.text,
+        "verdict": said.kind,
+        "factor": said.factor,
+        "factor_low": None if math.isnan(said.low) else said.low,
+        "factor_high": None if math.isnan(said.high) else said.high,
+    }
+
+
 # --- the headline ------------------------------------------------------------------------
 
 
@@ -204,4 +210,6 @@ def _spread(items: Sequence[Standing]) -> str:
         return f"({factor_text(factors[0])})"
     half = len(factors) // 2
     middle = factors[half] if len(factors) % 2 else math.sqrt(factors[half - 1] * factors[half])
+    if sig3(factors[0]) == sig3(factors[-1]):
+        return f"({factor_text(middle)} each)"
     return f"(median {factor_text(middle)}, {sig3(factors[0])}–{factor_text(factors[-1])})"
