@@ -9,7 +9,7 @@ packages=(fio python3-venv git tar xz-utils zstd)
 if [[ "${1:-}" == "--test" ]]; then
     packages+=(sshfs openssh-server bindfs fusefat dosfstools e2fsprogs util-linux psmisc
                qemu-system-x86 qemu-utils busybox-static kmod linux-image-amd64
-               chromium hyperfine)
+               chromium poppler-utils hyperfine)
 fi
 
 sudo_cmd=()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -168,7 +170,7 @@ def test_chromium_phone_width_with_long_labels(browser, tmp_path):
     assert apart and view.problems() == []
 
 
-def test_chromium_dark_mode_and_print(browser, saved):
+def test_chromium_dark_mode_and_print(browser, saved, tmp_path):
     view = browser.open(saved, width=1300)
     light = view.evaluate("getComputedStyle(document.body).backgroundColor")
     browser.call(
@@ -181,8 +183,23 @@ def test_chromium_dark_mode_and_print(browser, saved):
     view.media("print")
     breaks = view.evaluate("[...document.querySelectorAll('h2, h3')].map(h => getComputedStyle(h).breakAfter)")
     assert set(breaks) == {"avoid"}, "a heading must stay with what follows it"
+    headings = set(view.evaluate("[...document.querySelectorAll('h1, h2, h3')].map(h => h.textContent.trim())"))
     pdf = view.pdf()
     assert pdf.startswith(b"%PDF") and view.problems() == []
+    if shutil.which("pdftotext") is None:
+        pytest.skip("no pdftotext to read the printed pages (apt-get install poppler-utils)")
+    pages = _pdf_pages(pdf, tmp_path)
+    assert len(pages) >= 2
+    for number, text in enumerate(pages, 1):
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        assert lines and lines[-1] not in headings, f"page {number} ends with the heading {lines[-1]!r}"
+
+
+def _pdf_pages(pdf: bytes, tmp_path: Path) -> list[str]:
+    path = tmp_path / "printed.pdf"
+    path.write_bytes(pdf)
+    text = subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True, text=True, check=True).stdout
+    return [page for page in text.split("\f") if page.strip()]
 
 
 def test_chromium_sorts_a_table(browser, saved):
