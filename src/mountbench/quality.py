@@ -102,7 +102,7 @@ def _too_wide(comparison: Comparison | None) -> bool:
 
 def _drift_caveat(trend: drift.Trend, metric: MetricInfo, baseline: bool) -> Caveat:
     later_better = (trend.end > trend.start) == metric.higher_is_better
-    how = f"samples {_moved(trend.factor)} over the run ({'better' if later_better else 'worse'} later; trend p = "
+    how = f"samples {_moved(trend.factor)} over the run ({'better' if later_better else 'worse'} later; trend "
     how += f"{_p(trend.p_value)})"
     if baseline:
         return Caveat(model.MACHINE_DRIFT, f"the machine drifted: the baseline's {how}")

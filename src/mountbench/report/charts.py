@@ -623,10 +623,3 @@ def _legend(report: Report, label: str) -> str:
 
 def _wrap(text: str, width: int) -> str:
     return "\n".join(textwrap.wrap(text, max(8, width))) or text
-
-
-def _levels(levels: Sequence[float]) -> str:
-    if not levels or max(levels) == 0:
-        return "no"
-    shown = sorted({f"{level:.0%}" for level in levels if level > 0})
-    return "/".join(shown)
