@@ -9,7 +9,7 @@ packages=(fio python3-venv git tar xz-utils zstd rsync)
 if [[ "${1:-}" == "--test" ]]; then
     packages+=(sshfs openssh-server bindfs fusefat dosfstools e2fsprogs util-linux psmisc
                qemu-system-x86 qemu-utils busybox-static kmod linux-image-amd64
-               chromium hyperfine)
+               chromium poppler-utils hyperfine)
 fi
 
 sudo_cmd=()
@@ -20,7 +20,7 @@ for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
 if ((${#missing[@]})); then
-    "${sudo_cmd[@]}" apt-get update -qq
+    "${sudo_cmd[@]}" apt-get update -qq >/dev/null
     available=()
     for p in "${missing[@]}"; do
         if apt-cache show "$p" >/dev/null 2>&1; then available+=("$p"); else echo "note: no package $p here; skipping it"; fi
@@ -29,16 +29,33 @@ if ((${#missing[@]})); then
 fi
 if ((${#missing[@]})); then
     echo "installing: ${missing[*]}"
-    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # apt and debconf write progress and "delaying package configuration" notes to stderr: keep them
+    # in a log that is shown only when the install fails
+    log=$(mktemp)
+    if ! DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+            "${missing[@]}" >"$log" 2>&1; then
+        cat "$log" >&2; rm -f "$log"; exit 1
+    fi
+    rm -f "$log"
 fi
 
 python=${PYTHON:-python3}
 if [[ ! -x .venv/bin/python ]]; then
     "$python" -m venv .venv
 fi
-.venv/bin/pip install -q --upgrade pip
+# pip's build backend prints deprecation warnings of the build tools to stderr on every install;
+# they are not about this machine: show pip's output only when it fails
+pip_quiet() {
+    local log
+    log=$(mktemp)
+    if ! .venv/bin/pip install -q --disable-pip-version-check "$@" >"$log" 2>&1; then
+        cat "$log" >&2; rm -f "$log"; exit 1
+    fi
+    rm -f "$log"
+}
+pip_quiet --upgrade pip
 if [[ "${1:-}" == "--test" ]]; then
-    .venv/bin/pip install -q -e '.[test]'
+    pip_quiet -e '.[test]'
 else
-    .venv/bin/pip install -q -e .
+    pip_quiet -e .
 fi

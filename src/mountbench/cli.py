@@ -33,9 +33,10 @@ from mountbench.progress import ProgressEvents
 from mountbench.records.events import EventLog, Fanout
 from mountbench.records.export import make_document, write_document
 from mountbench.report.clients_views import clients_terminal
-from mountbench.report.terminal import render_samples, render_summary, render_sweeps
+from mountbench.report.content import build_report
+from mountbench.report.grid import parse_unit
+from mountbench.report.terminal import render_report, render_samples, render_sweeps
 from mountbench.store import Store, default_db_path
-from mountbench.summary import summarize_runs
 from mountbench.units import format_bytes, format_seconds
 
 
@@ -181,7 +182,7 @@ def _session(
         request.workloads,
         request.runners,
         store,
-        _events(events_path),
+        _events(events_path, request.workloads),
         run_id=run_id,
         on_saved=_exporter(store, json_out),
     )
@@ -205,13 +206,14 @@ def _execute(
         raise Interrupted(session.run_id)
 
 
-def _events(events_path: Path | None):
+def _events(events_path: Path | None, workloads: Sequence[Workload] = ()):
     """The progress bar, plus a JSON-lines event log when asked for (the lab reads it)."""
+    progress = ProgressEvents(err, workloads)
     if events_path is None:
-        return ProgressEvents(err)
+        return progress
     # the file lives as long as the process
     stream = sys.stdout if str(events_path) == "-" else open(events_path, "a", buffering=1)  # noqa: SIM115
-    return Fanout(ProgressEvents(err), EventLog(stream))
+    return Fanout(progress, EventLog(stream))
 
 
 def _resume(
@@ -272,13 +274,17 @@ def _print_dry_run(request: runrequest.RunRequest) -> None:
 
 
 def _print_run(
-    run: RunData, baseline: str | None = None, metrics: tuple[str, ...] = (), *, per_client: bool = False
+    run: RunData,
+    baseline: str | None = None,
+    metrics: tuple[str, ...] = (),
+    *,
+    unit: str = "auto",
+    per_client: bool = False,
 ) -> None:
-    """The comparison table, then a table per sweep and the clients' tables when the run has any."""
-    from mountbench.report.content import build_report
-
-    out.print(render_summary(summarize_runs([run], baseline=baseline, metrics=metrics), [run]))
-    sweeps = render_sweeps(build_report([run], baseline=baseline))
+    """The answer and the comparison tables, then a table per sweep and the clients' tables when the run has any."""
+    report = build_report([run], baseline=baseline, metrics=metrics, unit=unit)
+    out.print(render_report(report))
+    sweeps = render_sweeps(report)
     if sweeps is not None:
         out.print(sweeps)
     for table in clients_terminal(run, per_client=per_client):
@@ -317,19 +323,27 @@ def list_runs(db: Path | None) -> None:
 @click.option(
     "--metric", "metrics", multiple=True, help="metric to show: iops, bw, lat-mean, lat-p99, read.lat_p99.9 …"
 )
+@click.option("--unit", metavar="UNIT", help="the summary's unit for every workload: MB/s, IOPS or us (mean latency)")
 @click.option("--samples", "list_samples", is_flag=True, help="list every sample in the order it was taken")
 @click.option("--per-client", is_flag=True, help="runs on several clients: each client's figures too")
 @click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)
 def show(
-    run_ref: str, baseline: str | None, metrics: tuple[str, ...], list_samples: bool, per_client: bool, db: Path | None
+    run_ref: str,
+    baseline: str | None,
+    metrics: tuple[str, ...],
+    unit: str | None,
+    list_samples: bool,
+    per_client: bool,
+    db: Path | None,
 ) -> None:
-    """Show a stored run's comparison table (default: the last run)."""
+    """Show a stored run: who wins and by how much, then the detail (default: the last run)."""
+    chosen_unit = parse_unit(unit)
     with Store(db or default_db_path(), writer=False) as store:
         run = store.load_run(run_ref)
     if list_samples:
         out.print(render_samples(run))
         return
-    _print_run(run, baseline, metrics, per_client=per_client)
+    _print_run(run, baseline, metrics, unit=chosen_unit, per_client=per_client)
 
 
 @cli.command()
@@ -337,7 +351,8 @@ def presets() -> None:
     """List the named suites and what each runs."""
     for name in preset_names():
         preset = load_preset(name)
-        table = Table(title=f"{name}: {preset.description}", title_justify="left", show_edge=False)
+        default = " (default)" if name == workloads_mod.DEFAULT_PRESET else ""
+        table = Table(title=f"{name}{default}: {preset.description}", title_justify="left", show_edge=False)
         table.add_column("workload", no_wrap=True)
         table.add_column("what runs")
         for workload in preset.workloads:

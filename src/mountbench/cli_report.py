@@ -56,6 +56,7 @@ _SUFFIXES = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".
 @click.option(
     "--metric", "metrics", multiple=True, help="metric to report: iops, bw, lat-mean, lat-p99, read.lat_p99.9 …"
 )
+@click.option("--unit", metavar="UNIT", help="the summary's unit for every workload: MB/s, IOPS or us (mean latency)")
 @click.option(
     "--chart-format",
     type=click.Choice(CHART_FORMATS),
@@ -74,6 +75,7 @@ def report(
     out: Path | None,
     baseline: str | None,
     metrics: tuple[str, ...],
+    unit: str | None,
     chart_format: str,
     samples: bool,
     per_client: bool,
@@ -89,12 +91,14 @@ def report(
     mountbench report --format csv --out results.csv  results.csv + results-samples.csv (+ results-sweeps.csv)
     """
     from mountbench.report.content import build_report
+    from mountbench.report.grid import parse_unit
 
+    chosen_unit = parse_unit(unit)
     fmt = fmt or _format_from_suffix(out)
     if out is not None:
         out = check_out_path(out)
     runs = load_runs(run_refs, sources, db)
-    built = build_report(runs, baseline=baseline, metrics=metrics)
+    built = build_report(runs, baseline=baseline, metrics=metrics, unit=chosen_unit)
     if fmt == "md":
         _write_markdown(built, out, chart_format, per_client)
     elif fmt == "html":

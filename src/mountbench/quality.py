@@ -22,6 +22,7 @@ from mountbench import drift, model
 from mountbench.metrics import MetricInfo
 from mountbench.model import Caveat
 from mountbench.stats import Comparison, Summary
+from mountbench.units import sig3
 
 RANK_MARGIN = 0.10  # an interval reaching beyond ±10 % on both sides of 1 cannot rank the pair
 
@@ -64,8 +65,8 @@ def ratio_caveats(
         found.append(
             Caveat(
                 model.WIDE_RATIO,
-                f"too wide to rank: the ratio's 95% CI {comparison.low:.3g}–{comparison.high:.3g} reaches "
-                "well beyond 1 on both sides; more repetitions (--repeat) narrow it",
+                "too wide to rank: the comparison's 95% CI reaches well beyond 1 on both sides (it is given "
+                "next to it); more repetitions (--repeat) narrow it",
             )
         )
     by_round = dict(base)
@@ -78,7 +79,7 @@ def ratio_caveats(
             Caveat(
                 model.RATIO_DRIFT,
                 f"drift too large for interleaving to cancel: the per-round ratio to {baseline} "
-                f"{_moved(trend.factor)} over the run (trend p = {trend.p_value:.2g})",
+                f"{_moved(trend.factor)} over the run (trend {_p(trend.p_value)})",
             )
         )
     elif drifted:
@@ -101,8 +102,8 @@ def _too_wide(comparison: Comparison | None) -> bool:
 
 def _drift_caveat(trend: drift.Trend, metric: MetricInfo, baseline: bool) -> Caveat:
     later_better = (trend.end > trend.start) == metric.higher_is_better
-    how = f"samples {_moved(trend.factor)} over the run ({'better' if later_better else 'worse'} later; trend p = "
-    how += f"{trend.p_value:.2g})"
+    how = f"samples {_moved(trend.factor)} over the run ({'better' if later_better else 'worse'} later; trend "
+    how += f"{_p(trend.p_value)})"
     if baseline:
         return Caveat(model.MACHINE_DRIFT, f"the machine drifted: the baseline's {how}")
     return Caveat(model.DRIFT, f"drift: {how}; its median depends on when it was measured")
@@ -120,9 +121,14 @@ def _first_caveat(first: drift.FirstSample, metric: MetricInfo) -> Caveat:
 
 
 def _moved(factor: float) -> str:
-    """'rose 3.9x' or 'fell 2.1x'; 'changed' when the size cannot be stated."""
+    """'rose 3.90×' or 'fell 2.10×'; 'changed' when the size cannot be stated."""
     if math.isnan(factor) or factor <= 0:
         return "changed"
     if factor >= 1:
-        return f"rose {factor:.2g}x"
-    return f"fell {1 / factor:.2g}x"
+        return f"rose {sig3(factor)}×"
+    return f"fell {sig3(1 / factor)}×"
+
+
+def _p(p_value: float) -> str:
+    """'p = 0.012', 'p < 0.001': never scientific notation."""
+    return "p < 0.001" if p_value < 0.001 else f"p = {p_value:.2g}"

@@ -72,3 +72,18 @@ def _sig3(value: float) -> str:
         return f"{value:g}"
     digits = max(0, 2 - math.floor(math.log10(abs(value))))
     return f"{value:.{digits}f}"
+
+
+def sig3(value: float) -> str:
+    """Three significant digits for people, never scientific notation: 0.0391, 6.20, 25.6, 201, 1240."""
+    if not math.isfinite(value):
+        return "?"
+    if value == 0:
+        return "0"
+    magnitude = math.floor(math.log10(abs(value)))
+    if magnitude >= 2:
+        return f"{round(value, 2 - magnitude):.0f}"
+    text = f"{value:.{2 - magnitude}f}"
+    if abs(float(text)) >= 10 ** (magnitude + 1):  # 9.996 rounds up to 10.00: one digit too many
+        return sig3(float(text))
+    return text

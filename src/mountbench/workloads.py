@@ -87,10 +87,15 @@ def _sweep(workloads: list[tuple[Workload, tuple[SweepAxis, ...]]], asked: bool)
 
 
 def select(workloads: list[Workload], patterns: Sequence[str]) -> list[Workload]:
-    """Keep the workloads whose name matches one of the glob patterns (all when none)."""
+    """Keep the workloads whose name matches one of the glob patterns (all when none). A swept
+    workload (``seq1m-q8-read@bs=4k``) also answers to the name it was swept from."""
     if not patterns:
         return workloads
-    kept = [w for w in workloads if any(fnmatch.fnmatchcase(w.name, p) for p in patterns)]
+
+    def matches(name: str, pattern: str) -> bool:
+        return fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(name.split("@", 1)[0], pattern)
+
+    kept = [w for w in workloads if any(matches(w.name, p) for p in patterns)]
     if not kept:
         names = ", ".join(w.name for w in workloads)
         raise UsageError(f"--only {' '.join(patterns)} matches no workload; the workloads are: {names}")

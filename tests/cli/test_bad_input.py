@@ -192,5 +192,8 @@ def test_presets_and_doctor(target, mb_env):
     assert proc.returncode == 0
     for name in ("quick", "cdm", "nine", "lima", "latency"):
         assert name in proc.stdout
+    assert proc.stdout.count("(default)") == 1 and "quick (default):" in proc.stdout
+    usage = mountbench("show", "--help", env=mb_env)
+    assert "Usage: mountbench show [OPTIONS] [RUN]" in usage.stdout
     doctor = mountbench("doctor", str(target), env=mb_env)
     assert "fio-" in doctor.stdout and "O_DIRECT" in doctor.stdout

@@ -82,5 +82,5 @@ def _largest_drift(caveats: list[str]) -> float:
     """The largest 'rose/fell N x' factor among the drift caveats (1 when there is none)."""
     import re
 
-    factors = [float(m) for text in caveats if "drift" in text for m in re.findall(r"(?:rose|fell) ([\d.]+)x", text)]
+    factors = [float(m) for text in caveats if "drift" in text for m in re.findall(r"(?:rose|fell) ([\d.]+)[x×]", text)]
     return max(factors, default=1.0)

@@ -64,10 +64,22 @@ def test_two_real_targets_compared_stored_and_exported(tmp_path, mb_env):
     assert run["host"]["fio_version"].startswith("fio-")
     disk_rows = [r for r in doc["summary"] if r["target"] == "disk"]
     assert all(r["ratio"] is not None and r["baseline"] == "ram" for r in disk_rows)
-    # the terminal table: columns per target, ratio lines, environment
-    assert "ram (baseline)" in proc.stdout and "×" in proc.stdout and "fio-" in proc.stdout
+    # the terminal: the answer first (a headline, the summary grid), then the detail and the environment
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(f"mountbench run {run['id']}") and lines[1].startswith("▶ disk ")
+    assert "(baseline)" in proc.stdout and re.search(r"\d× (faster|slower)|≈ same", proc.stdout)
+    assert "fio-" in proc.stdout and "×0." not in proc.stdout
+    # piped progress: one line per sample with n/N, the measured value, elapsed time and ETA
+    progress = [line.strip() for line in proc.stderr.splitlines() if re.match(r"\s*\d+/24 round ", line)]
+    assert len(progress) == 24, proc.stderr
+    value = r"[\d.]+(k IOPS| IOPS| [kMG]B/s)"  # the headline metric: bandwidth or IOPS
+    assert re.search(rf"^1/24 round 1 · \w+ · [\w-]+: {value} · \d+ s elapsed, ETA \S+", progress[0]), progress[0]
     shown = mountbench("show", run["id"], "--metric", "lat-p99", env=mb_env)
-    assert shown.returncode == 0 and "latency p99" in shown.stdout
+    assert shown.returncode == 0 and "latency p99" in shown.stdout and "e+" not in shown.stdout
+    by_unit = mountbench("show", run["id"], "--unit", "MB/s", env=mb_env)
+    assert by_unit.returncode == 0 and "bandwidth, MB/s (higher is better)" in by_unit.stdout
+    wrong = mountbench("show", run["id"], "--unit", "furlongs", env=mb_env)
+    assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1 and "--unit" in wrong.stderr
     listed = mountbench("list", env=mb_env)
     assert run["id"] in listed.stdout and "complete" in listed.stdout
 

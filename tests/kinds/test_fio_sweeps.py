@@ -95,6 +95,8 @@ def test_assemble_sweeps_presets_and_job_files_and_only_selects_points(tmp_path:
     assert len(workloads) == (6 + 1) * 2 and "w@iodepth=16" in [w.name for w in workloads]
     kept = select(workloads, ["*@iodepth=16"])
     assert len(kept) == 7 and all(w.description.sweep.value == "16" for w in kept)
+    by_base = select(workloads, ["seq1m-q8-read"])  # the name a point was swept from picks all its points
+    assert [w.name for w in by_base] == ["seq1m-q8-read@iodepth=1", "seq1m-q8-read@iodepth=16"]
 
 
 def test_assemble_refuses_what_cannot_be_swept():

@@ -21,6 +21,11 @@ def test_export_round_trips_runs_and_carries_summary_rows(tmp_path):
     assert b["median"] == 4.0 and b["unit"] == "IOPS" and b["ratio"] == pytest.approx(2.0)
     assert {r["host"] for r in rows} == {run.host["hostname"]}
     assert b["baseline_caveats"] == []
+    # the readable comparison next to the raw ratio (format 1.7)
+    assert b["verdict"] in ("better", "same") and b["comparison"].startswith(("2.00× faster", "≈ same"))
+    assert b["factor"] == pytest.approx(2.0) and b["factor_low"] < 2.0 < b["factor_high"]
+    a = next(r for r in rows if r["target"] == "a")
+    assert a["verdict"] == "baseline" and a["comparison"] == "" and a["factor"] is None
 
 
 def test_summary_rows_carry_the_caveats_of_the_baseline_their_ratio_uses(tmp_path):

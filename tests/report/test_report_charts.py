@@ -1,10 +1,13 @@
-"""Charts: written as real PNG/SVG files with titles, units, error bars and caveat marks."""
+"""Charts: written as real PNG/SVG files with titles, units, error bars and caveat marks;
+rendered and checked for clipped or colliding text (issue 13)."""
 
 from __future__ import annotations
 
+import functools
 import struct
 from pathlib import Path
 
+import matplotlib
 import matplotlib.image
 import numpy as np
 import pytest
@@ -12,7 +15,17 @@ from support.factories import fio_workload, make_run
 from support.synthetic import study_run
 
 from mountbench.metrics import describe
-from mountbench.report.charts import axis_unit, inline_svg, plan_charts, render, spans_orders, write_charts
+from mountbench.model import Workload
+from mountbench.report.charts import (
+    _RC,
+    axis_unit,
+    inline_svg,
+    plan_charts,
+    render,
+    spans_more_than,
+    spans_orders,
+    write_charts,
+)
 from mountbench.report.content import build_report
 
 BLUE = np.array([0x00, 0x72, 0xB2]) / 255  # the first target's colour
@@ -57,15 +70,16 @@ def test_every_chart_renders_as_png_and_svg(report):
 def test_svg_says_what_was_measured_with_units_and_caveats(report):
     charts = {chart.key: chart for chart in plan_charts(report)}
     bars = inline_svg(charts["bars-read-iops"])
-    assert "read IOPS by workload and target" in bars and "read IOPS (IOPS)" in bars
-    assert "[1]" in bars and "O_DIRECT refused" in bars  # the caveat sits on the bar and is spelled out
+    assert "read IOPS by workload and target" in bars and "read IOPS (IOPS)" not in bars
+    assert "8.60k IOPS [1]" in bars and "O_DIRECT refused" in bars  # the value and caveat sit on the bar
+    assert "error bars: 75% confidence" in bars  # says what the interval is
     sweep = inline_svg(charts["sweep-1-write-bw"])
     assert "block size (bs, log scale)" in sweep and "write bandwidth (GB/s)" in sweep
     assert "★ 4M  ◆ 4M" in sweep and "★ 64k  ◆ 64k" in sweep  # each target's optimum and knee, in the legend
     percentiles = inline_svg(charts["percentiles-lat-4k-read"])
     assert "read latency (µs, log scale)" in percentiles and "p99.9" in percentiles
     ratio = inline_svg(charts["ratio"])
-    assert "times native" in ratio and "≈ ×1.02" in ratio
+    assert "right is better" in ratio and "≈ same" in ratio and "16.0× slower" in ratio
 
 
 def test_inline_svgs_never_share_ids(report):
@@ -75,8 +89,9 @@ def test_inline_svgs_never_share_ids(report):
     assert len(ids) == len(set(ids))
 
 
-def test_log_scale_when_values_span_orders_of_magnitude(tmp_path: Path):
-    assert spans_orders([100.0, 20_000.0]) and not spans_orders([100.0, 9_000.0])
+def test_log_scale_when_values_span_more_than_ten_times(tmp_path: Path):
+    assert spans_orders([100.0, 20_000.0]) and not spans_orders([100.0, 9_000.0])  # sweeps
+    assert spans_more_than([25e-3, 2.41], 10) and not spans_more_than([1.0, 9.0], 10)
     run = make_run(
         {
             ("ssd", "w"): [4300.0, 4400.0, 4200.0],
@@ -121,3 +136,110 @@ def test_edge_cases_render_in_every_format(tmp_path: Path):
     assert "no confidence interval" in text and "failed 1/1" in text and "target gone" in text
     assert "<svg" in render_html(report)
     assert summary_csv(report) and samples_csv(report)
+
+
+# --- nothing clipped, nothing on top of anything else ---------------------------------------------
+
+
+def _drawn_texts(figure) -> list[tuple[str, object]]:
+    """Every text the renderer really drew (ticks outside the view are not drawn), with its box."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Text
+
+    drawn: list[tuple[str, object]] = []
+    original = Text.draw
+
+    def draw(self, renderer):
+        original(self, renderer)
+        if self.get_visible() and self.get_text().strip():
+            drawn.append((self.get_text(), self.get_window_extent(renderer)))
+
+    Text.draw = draw
+    try:
+        FigureCanvasAgg(figure).draw()
+    finally:
+        Text.draw = original
+    return drawn
+
+
+@functools.cache
+def _charts_of_every_kind():
+    quick = build_report([_quick_run()])
+    return plan_charts(build_report([study_run()])) + plan_charts(quick)
+
+
+def _quick_run():
+    """Tree workloads far apart (25 ms next to 2.41 s, as in issue 13) and a failure."""
+    workloads = [
+        Workload(name, "tree", title, "preset:tree", {"action": name, "headline": ["wall"]})
+        for name, title in (("extract", "extracting the tree"), ("delete", "deleting the tree"), ("walk", "walk"))
+    ]
+    return make_run(
+        {
+            ("ram", "extract"): [0.025, 0.024, 0.026],
+            ("disk", "extract"): [2.41, 2.3, 2.5],
+            ("ram", "delete"): [0.011, 0.012, 0.010],
+            ("disk", "delete"): [0.75, 0.7, 0.8],
+            ("ram", "walk"): [0.1, 0.11, 0.09],
+        },
+        metric="wall",
+        errors={("disk", "walk"): "EIO"},
+        workloads=workloads,
+    )
+
+
+@pytest.mark.parametrize("index", range(8))
+def test_no_text_is_clipped_or_overlaps_another(index):
+    charts = _charts_of_every_kind()
+    if index >= len(charts):
+        pytest.skip("fewer charts")
+    chart = charts[index]
+    with matplotlib.rc_context(_RC):
+        figure = chart.draw()
+        texts = _drawn_texts(figure)
+    frame = figure.bbox
+    assert len(texts) > 5
+    for text, box in texts:
+        inside = box.x0 >= frame.x0 - 1 and box.x1 <= frame.x1 + 1 and box.y0 >= frame.y0 - 1 and box.y1 <= frame.y1 + 1
+        assert inside, f"{chart.key}: {text!r} is clipped ({box.bounds} outside {frame.bounds})"
+    for i, (a, box_a) in enumerate(texts):
+        for b, box_b in texts[i + 1 :]:
+            assert not box_a.overlaps(box_b), f"{chart.key}: {a!r} overlaps {b!r}"
+    renderer = figure.canvas.get_renderer()
+    plot = figure.axes[0].get_window_extent(renderer)
+    legend = figure.axes[0].get_legend()
+    if legend is not None:  # never over the data
+        assert not legend.get_window_extent(renderer).overlaps(plot)
+    for label in figure.axes[0].texts:  # values written on bars stay inside the plot, off its frame
+        box = label.get_window_extent(renderer)
+        assert plot.x0 + 2 <= box.x0 and box.x1 <= plot.x1 - 2, f"{chart.key}: {label.get_text()!r} leaves the plot"
+
+
+def test_ratio_axis_says_times_slower_or_faster():
+    from mountbench.report.charts import _times
+
+    assert [_times(v, "faster", "slower") for v in (0.01, 0.1, 0.4, 1.0, 2.5, 100.0)] == [
+        "100× slower",
+        "10× slower",
+        "2.5× slower",
+        "same",
+        "2.5× faster",
+        "100× faster",
+    ]
+
+
+def test_ratio_chart_puts_better_to_the_right_whatever_the_metric():
+    """A 68× longer wall time and a 4× lower bandwidth both reach left; a faster one reaches right."""
+    run = make_run(
+        {("base", "t"): [1.0, 1.02, 0.98], ("slow", "t"): [68.0, 69.0, 67.0]},
+        workloads=[fio_workload("t")],
+    )
+    report = build_report([run])
+    (ratio,) = [c for c in plan_charts(report) if c.kind == "ratio"]
+    with matplotlib.rc_context(_RC):
+        figure = ratio.draw()
+    ax = figure.axes[0]
+    (bar,) = [p for p in ax.patches if p.get_width() != 0]
+    metric = report.summary.rows[0].metric
+    worse = (68.0 > 1) != metric.higher_is_better  # the slow target is worse in either direction
+    assert (bar.get_x() + bar.get_width() < 1) == worse

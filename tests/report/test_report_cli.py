@@ -55,7 +55,7 @@ def test_markdown_report_with_charts_next_to_it(stored, tmp_path):
     text = out.read_text()
     images = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
     assert len(images) == 6 and all((out.parent / name).stat().st_size > 10_000 for name in images)
-    assert "virtiofs is 2.8x slower than native at extracting the tree" in text
+    assert "virtiofs is 2.75× slower than native at extracting the tree" in text
     assert proc.stdout == "" and "wrote" in proc.stderr
 
 
@@ -65,7 +65,7 @@ def test_html_csv_and_json_formats(stored, tmp_path):
     assert html.read_text().startswith("<!DOCTYPE html>") and html.read_text().count("<svg ") == 6
     csv_out = tmp_path / "r.csv"
     assert mountbench("report", "--format", "csv", "--out", str(csv_out), env=stored).returncode == 0
-    assert csv_out.read_text().startswith("workload,") and (tmp_path / "r-samples.csv").read_text().startswith(
+    assert csv_out.read_text().startswith("run_id,workload,") and (tmp_path / "r-samples.csv").read_text().startswith(
         "run_id,"
     )
     proc = mountbench("report", "--format", "json", "--metric", "lat-p99", env=stored)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
+import pytest
 from support.synthetic import study_run
 
 from mountbench.report.content import build_report
@@ -34,15 +35,27 @@ def test_one_row_per_sample_with_units_in_the_header():
 def test_one_row_per_summary_cell_with_ratio_and_caveats():
     report = build_report([study_run()])
     text = summary_csv(report)
-    assert tuple(next(csv.reader(io.StringIO(text)))) == SUMMARY_COLUMNS
+    assert tuple(next(csv.reader(io.StringIO(text)))) == SUMMARY_COLUMNS and SUMMARY_COLUMNS[0] == "run_id"
     rows = _rows(text)
     assert len(rows) == len(report.summary.rows) * len(report.summary.targets)
     cell = next(r for r in rows if r["workload"] == "extract" and r["target"] == "9p")
     assert cell["unit"] == "s" and cell["higher_is_better"] == "false" and cell["host"] == "studio"
     assert float(cell["median [unit]"]) == 32.0 and float(cell["ratio [x baseline]"]) > 15
-    assert cell["significant"] == "true"
+    assert cell["significant"] == "true" and cell["run_id"] == "20260101-120000-abcd"
+    # readable next to the raw ratio: a 16× longer wall time is 16× slower
+    assert cell["comparison"] == "16.0× slower (14.8–17.3×)" and cell["verdict"] == "worse"
+    assert float(cell["factor [x]"]) == pytest.approx(float(cell["ratio [x baseline]"]))
+    assert float(cell["factor_low [x]"]) < float(cell["factor [x]"]) < float(cell["factor_high [x]"])
+    faster = next(r for r in rows if r["workload"] == "bs-64k" and r["target"] == "9p")
+    assert faster["verdict"] == "better" and faster["comparison"].startswith("5.00× faster")
+    assert float(faster["factor [x]"]) == pytest.approx(float(faster["ratio [x baseline]"]))
+    slower = next(r for r in rows if r["workload"] == "random-read" and r["target"] == "9p")
+    assert float(slower["factor [x]"]) == pytest.approx(
+        1 / float(slower["ratio [x baseline]"])
+    )  # IOPS 0.43×: 2.33× slower
     base = next(r for r in rows if r["workload"] == "extract" and r["target"] == "native")
-    assert base["ratio [x baseline]"] == "" and base["significant"] == ""
+    assert base["ratio [x baseline]"] == "" and base["significant"] == "false" and base["verdict"] == "baseline"
+    assert base["run_id"] == "20260101-120000-abcd"
     emulated = next(r for r in rows if r["workload"] == "extract" and r["target"] == "virtiofs")
     assert "emulated guest" in emulated["caveats"]
     assert emulated["baseline_caveats"] == "" and base["baseline_caveats"] == ""

@@ -37,35 +37,73 @@ def test_rendering_is_deterministic():
 
 def _note_number(text: str, words: str) -> str:
     """The number of the first numbered note containing ``words``."""
-    return next(n for n, note in re.findall(r"^(\d+)\. (.+)$", text, flags=re.M) if words in note)
+    return next(n for n, note in re.findall(r'^(\d+)\. <a id="note-\d+"></a>(.+)$', text, flags=re.M) if words in note)
 
 
-def _row_cells(text: str, title: str) -> list[str]:
-    row = next(line for line in text.splitlines() if line.startswith(f"| {title} | "))
+def _mark(number: str) -> str:
+    return f"[\\[{number}\\]](#note-{number})"
+
+
+def _row_cells(text: str, title: str, section: str = "## Results") -> list[str]:
+    body = text.split(section, 1)[1]
+    row = next(line for line in body.splitlines() if line.startswith(f"| {title} | "))
     return [c.strip() for c in row.strip("|").split("|")]
+
+
+def test_leads_with_the_answer_then_the_same_sections_as_the_html():
+    text = _render()
+    lines = text.splitlines()
+    assert lines[2].startswith("- **virtiofs is slower than native in 7 of 8 workloads (median 2.22×")
+    headings = [line for line in lines if line.startswith("## ")]
+    assert headings == [
+        "## Summary",
+        "## Verdicts",
+        "## Results",
+        "## Latency percentiles",
+        "## Sweeps",
+        "## Environment",
+        "## Methodology",
+        "## Notes",
+    ]
+    grid = _row_cells(text, "extracting the tree", "## Summary")
+    assert grid[1:] == ["2.00", f"5.50 {_mark('4')}<br>2.75× slower {_mark('4')}", "32.0<br>16.0× slower"]
 
 
 def test_every_caveat_is_a_numbered_note_marked_in_the_cells_it_affects():
     text = _render()
     odirect = _note_number(text, "O_DIRECT refused")
     cells = _row_cells(text, "RND 4K Q1 read")
-    assert cells[3].endswith(f"[{odirect}]"), cells  # the 9p cell, and only it
-    assert f"[{odirect}]" not in cells[1] + cells[2]
-    assert cells[5].endswith(f"[{odirect}]") and f"[{odirect}]" not in cells[4]  # 9p ÷ native inherits it
+    assert cells[3].endswith(_mark(odirect)), cells  # the 9p cell, and only it
+    assert _mark(odirect) not in cells[1] + cells[2]
+    assert cells[5].endswith(_mark(odirect)) and _mark(odirect) not in cells[4]  # 9p vs native inherits it
     assert ODIRECT.text in text
     assert _note_number(text, "ENOSPC")
+
+
+def test_every_mark_links_to_a_note():
+    text = _render()
+    anchors = set(re.findall(r'<a id="(note-\d+)"></a>', text))
+    links = set(re.findall(r"\]\(#(note-\d+)\)", text))
+    assert links and links <= anchors
 
 
 def test_a_ratio_carries_the_caveats_of_its_baseline():
     text = _render()
     cache = _note_number(text, "page cache")
     cells = _row_cells(text, "random read 4k QD1 (S4)")
-    assert all(c.endswith(f"[{cache}]") for c in cells[1:]), cells  # native's caveat reaches both ratios
+    assert all(c.endswith(_mark(cache)) for c in cells[1:]), cells  # native's caveat reaches both ratios
+
+
+def test_comparisons_read_as_faster_or_slower():
+    text = _render()
+    cells = _row_cells(text, "extracting the tree")
+    assert cells[4:] == [f"2.75× slower (2.54–2.98×) {_mark('4')}", "16.0× slower (14.8–17.3×)"]
+    assert "×0." not in text and "÷" not in text.split("## Methodology")[0]
 
 
 def test_verdicts_are_stated_like_the_studies():
     text = _render()
-    assert "- virtiofs is 2.8x slower than native at extracting the tree (wall time), 95% CI 2.5–3.0x" in text
+    assert "- virtiofs is 2.75× slower than native at extracting the tree (wall time), 95% CI 2.54–2.98×" in text
     assert "9p ≈ native at SEQ 1M Q8 write (write bandwidth): the same within noise" in text
 
 

@@ -214,9 +214,11 @@ def test_markdown_has_one_table_per_sweep_with_optimum_and_knee_rows(s3_report):
     text = render_markdown(s3_report)
     section = text[text.index("## Sweeps") : text.index("## Environment")]
     assert section.count("### write bandwidth against block size") == 2 and "### read bandwidth" in section
-    assert "| block size | ram (baseline) [1] | disk [2] |" in section
+    assert "| block size | ram (baseline) [\\[1\\]](#note-1) | disk [\\[2\\]](#note-2) |" in section
     assert "| **★ optimum** |" in section and "| **◆ knee** | 256k: " in section
-    assert "1. buffered writes without fsync" in text and "2. emulated guest" in text  # the columns' notes
+    # the columns' notes
+    assert '1. <a id="note-1"></a>buffered writes without fsync' in text
+    assert '2. <a id="note-2"></a>emulated guest' in text
 
 
 def test_html_and_terminal_show_the_same_sweeps(s3_report, tmp_path):

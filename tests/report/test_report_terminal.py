@@ -1,34 +1,104 @@
-"""The terminal table and the progress lines: what a run prints as it goes and at the end."""
+"""The terminal report and the progress lines: what a run prints as it goes and at the end.
+
+Rendered with rich exactly as `show` prints it, at 80 and 200 columns (issue 13)."""
 
 from __future__ import annotations
 
 import io
+import re
 
+import pytest
 from rich.console import Console
 from support.synthetic import study_run
 
 from mountbench.model import Sample
 from mountbench.plan import build_plan, pending_items
 from mountbench.progress import ProgressEvents
-from mountbench.report.terminal import render_summary
-from mountbench.summary import summarize_runs
+from mountbench.report.content import build_report
+from mountbench.report.terminal import Fields, render_report, wrap_label
 
 
-def _text(renderable) -> str:
-    console = Console(file=io.StringIO(), width=400, color_system=None)
+def _text(renderable, width: int = 400) -> str:
+    console = Console(file=io.StringIO(), width=width, color_system=None)
     console.print(renderable)
     return console.file.getvalue()
 
 
-def test_a_ratio_line_carries_the_baselines_measurement_caveats():
-    run = study_run()
-    text = _text(render_summary(summarize_runs([run]), [run]))
+@pytest.fixture(scope="module")
+def report():
+    return build_report([study_run()])
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_fits_the_width_and_never_wraps_a_workload_name(report, width):
+    text = _text(render_report(report), width)
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= width
+    for title in ("RND 4K Q1 read", "random read 4k QD1 (S4)", "SEQ 1M Q8 write", "extracting the tree"):
+        assert any(title in line for line in lines), title
+    assert "×0." not in text and not re.search(r"\de[+-]\d", text), "ratios are said as N× faster/slower"
+
+
+def test_leads_with_the_answer(report):
+    lines = _text(render_report(report), 120).splitlines()
+    assert lines[0].startswith("mountbench run 20260101-120000-abcd")
+    assert lines[1].startswith("▶ virtiofs is slower than native in 7 of 8 workloads (median 2.22×")
+    summary = lines.index(next(line for line in lines if line.startswith("Summary")))
+    detail = lines.index("Detail:")
+    assert summary < detail
+    grid = "\n".join(lines[summary:detail])
+    assert "extracting the tree" in grid and "16.0× slower" in grid and "≈ same" in grid
+
+
+def test_uses_the_width_it_has(report):
+    # wide: the comparison has a column of its own; narrow: it goes under the value
+    wide = _text(render_report(report), 200)
+    assert re.search(r"32\.0 s ±4% │ +16\.0× slower \(14\.8–17\.3×\)", wide)
+    narrow = _text(render_report(report), 80)
+    assert not re.search(r"32\.0 s ±4% │ +16\.0× slower", narrow)
+    assert "16.0× slower" in narrow
+
+
+def test_a_comparison_carries_the_baselines_measurement_caveats(report):
+    text = _text(render_report(report), 200)
     notes = {line.split("] ", 1)[1]: line[1:].split("]")[0] for line in text.splitlines() if line.startswith("[")}
-    cache = next(n for t, n in notes.items() if t.startswith("page cache"))
-    # native (the baseline) ran lat-4k on a cached working set: each ratio of that row says so
-    ratios = [line for line in text.splitlines() if "×0.45 (0.415–0.488)" in line]
-    # RND 4K Q1 read and SEQ 1M write: no caveat on native; lat-4k: native's page-cache caveat
-    assert [line.count(f"[{cache}]") for line in ratios] == [0, 0, 2]
+    cache = notes[next(t for t in notes if t.startswith("page cache"))]
+    row = next(line for line in text.splitlines() if line.startswith("│ random read 4k QD1 (S4)") and "±" in line)
+    # native (the baseline) ran lat-4k on a cached working set: both comparisons of that row say so
+    assert row.count(f"2.22× slower (2.05–2.41×) [{cache}]") == 1
+    assert row.count(f"2.33× slower (2.15–2.52×) [{cache}]") == 1
+
+
+def test_run_facts_wrap_between_fields():
+    fields = Fields(["run x on vm", "Linux 6.1", "AMD EPYC", "2 CPUs", "23.5 GiB RAM", "fio-3.33", "3 repetitions"])
+    lines = fields.lines(30)
+    assert lines == [
+        "run x on vm; Linux 6.1;",
+        "    AMD EPYC; 2 CPUs;",
+        "    23.5 GiB RAM; fio-3.33;",
+        "    3 repetitions",
+    ]
+    text = _text(render_report(build_report([study_run()])), 80)
+    assert "16.0 GiB RAM" in text and "3 repetitions (seed 7)" in text
+
+
+def test_labels_wrap_between_their_parts():
+    assert wrap_label("tmpfs:/var/tmp/glance-shm", 12) == "tmpfs:/var/\ntmp/glance-\nshm"
+    assert wrap_label("ram", 12) == "ram"
+
+
+def test_other_units_for_the_summary():
+    report = build_report([study_run()], unit="MB/s")
+    by_heading = {s.heading: [line.title for line in s.lines] for s in report.grid.sections}
+    # every workload that measured bandwidth shows it, 4k ones too; the others keep their own unit
+    assert "write bs=4k" in by_heading["bandwidth, MB/s (higher is better)"]
+    assert by_heading["IOPS (higher is better)"] == ["RND 4K Q1 read", "random read 4k QD1 (S4)"]
+    assert by_heading["wall time, s (lower is better)"] == ["extracting the tree"]
+    text = _text(render_report(report), 100)
+    assert "--unit MB/s" in text
+
+
+# --- progress --------------------------------------------------------------------------------------
 
 
 def test_resumed_progress_counts_stored_samples_not_skipped_warmups():
@@ -40,4 +110,24 @@ def test_resumed_progress_counts_stored_samples_not_skipped_warmups():
     assert "1 samples to take after 1 warm-up (3 already stored)" in console.file.getvalue()
     item = pending_items(plan, done)[0]
     events.on_sample_done(item, Sample("b", "x", item.round, True, {}, (), wall_s=0.1))
-    assert "warm-up 1 · b · x: ok" in console.file.getvalue()
+    assert re.search(r"5/6 warm-up 1 · b · x: ok · \d+ s elapsed, ETA ", console.file.getvalue())
+
+
+def test_piped_progress_prints_n_of_total_the_measured_value_and_the_eta():
+    run = study_run()
+    pairs = [(t, w) for t in ("native", "9p") for w in ("extract", "seq-write")]
+    plan = build_plan(["native", "9p"], ["extract", "seq-write"], 2, seed=3, estimates=dict.fromkeys(pairs, 30.0))
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    events = ProgressEvents(console, run.workloads)
+    pending = pending_items(plan, set())
+    events.on_start("r1", plan, pending)
+    for item in pending[:2]:
+        metrics = {"wall": 17.8} if item.workload == "extract" else {"write.bw": 2.0e9}
+        # the sample took 25.7 s around its timed part: the line says what was measured
+        events.on_sample_done(item, Sample(item.target, item.workload, item.round, True, metrics, (), wall_s=25.7))
+    lines = [line.strip() for line in console.file.getvalue().splitlines()[1:]]
+    assert len(lines) == 2
+    for n, line in enumerate(lines, 1):
+        assert line.startswith(f"{n}/8 round 1 · "), line
+        assert re.search(r": (17\.8 s|2\.00 GB/s) · \d+ s elapsed, ETA \d+m\d\ds", line), line
+        assert "25.7 s" not in line

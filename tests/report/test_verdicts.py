@@ -1,4 +1,6 @@
-"""Verdict sentences: direction-aware factors, ≈ within noise, no CI with one sample."""
+"""Verdict sentences and the phrasing every format shares: N× faster/slower (always ≥ 1,
+the interval turned the same way), ≈ same within noise, no CI with one sample, three
+significant digits and never scientific notation."""
 
 from __future__ import annotations
 
@@ -7,9 +9,10 @@ import math
 import pytest
 
 from mountbench.metrics import describe
-from mountbench.report.verdicts import oriented, verdict
+from mountbench.report.phrasing import headlines, sig3, standing
+from mountbench.report.verdicts import verdict
 from mountbench.stats import Comparison
-from mountbench.summary import Row
+from mountbench.summary import Cell, Row
 
 
 def _row(metric: str, title: str = "extracting the tree") -> Row:
@@ -23,19 +26,19 @@ def _cmp(ratio: float, low: float, high: float) -> Comparison:
 def test_the_study_sentence():
     # S0: extracting took 32 s on 9p and 5.5 s on virtiofs; time is lower-is-better
     text = verdict(_row("wall"), "virtiofs", "9p", _cmp(5.5 / 32, 1 / 6.4, 1 / 5.1)).text
-    assert text == "virtiofs is 5.8x faster than 9p at extracting the tree (wall time), 95% CI 5.1–6.4x"
+    assert text == "virtiofs is 5.82× faster than 9p at extracting the tree (wall time), 95% CI 5.10–6.40×"
 
 
 @pytest.mark.parametrize(
     ("metric", "ratio", "expected"),
     [
-        ("read.iops", 2.5, "is 2.5x faster than"),
-        ("read.iops", 0.4, "is 2.5x slower than"),
-        ("read.bw", 1.28, "is 1.28x faster than"),
-        ("read.lat_p99", 0.5, "is 2.0x faster than"),
-        ("read.lat_p99", 3.0, "is 3.0x slower than"),
-        ("cpu.sys", 0.25, "uses 4.0x less CPU than"),
-        ("cpu.sys", 12.0, "uses 12x more CPU than"),
+        ("read.iops", 2.5, "is 2.50× faster than"),
+        ("read.iops", 0.4, "is 2.50× slower than"),
+        ("read.bw", 1.28, "is 1.28× faster than"),
+        ("read.lat_p99", 0.5, "is 2.00× faster than"),
+        ("read.lat_p99", 3.0, "is 3.00× slower than"),
+        ("cpu.sys", 0.25, "uses 4.00× less CPU than"),
+        ("cpu.sys", 12.0, "uses 12.0× more CPU than"),
     ],
 )
 def test_direction_follows_higher_is_better(metric, ratio, expected):
@@ -44,16 +47,61 @@ def test_direction_follows_higher_is_better(metric, ratio, expected):
 
 
 def test_interval_is_turned_around_with_the_factor():
-    better, factor, low, high = oriented(_cmp(0.25, 0.2, 0.5), describe("read.iops"))
-    assert (better, factor, low, high) == (False, 4.0, 2.0, 5.0)
+    said = standing(_cmp(0.25, 0.2, 0.5), describe("read.iops"))
+    assert (said.kind, said.factor, said.low, said.high, said.word) == ("worse", 4.0, 2.0, 5.0, "slower")
+    assert said.text == "4.00× slower (2.00–5.00×)"
+    # a wall time 68× longer is 68× slower, never "×68.1" that reads like a win
+    assert standing(_cmp(68.1, 60.0, 77.0), describe("wall")).text == "68.1× slower (60.0–77.0×)"
 
 
 def test_within_noise_says_so():
     item = verdict(_row("read.iops", "RND 4K"), "9p", "virtiofs", _cmp(0.93, 0.8, 1.08))
-    assert item.text == "9p ≈ virtiofs at RND 4K (read IOPS): the same within noise (×0.93, 95% CI 0.80–1.08x)"
+    assert item.text == "9p ≈ virtiofs at RND 4K (read IOPS): the same within noise (95% CI 0.800–1.08×)"
     assert item.better is None and not item.significant
+    assert standing(_cmp(0.93, 0.8, 1.08), describe("read.iops")).short == "≈ same"
 
 
 def test_one_sample_has_no_interval():
     item = verdict(_row("read.iops"), "a", "b", Comparison(3.0, math.nan, math.nan, math.nan, False))
-    assert "3.0x faster" in item.text and "no confidence interval" in item.text and not item.significant
+    assert "3.00× faster" in item.text and "no confidence interval" in item.text and not item.significant
+    said = standing(Comparison(3.0, math.nan, math.nan, math.nan, False), describe("read.iops"))
+    assert said.kind == "unknown" and said.text == "3.00× faster (no CI)"
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (0.0391, "0.0391"),
+        (6.2, "6.20"),
+        (25.6, "25.6"),
+        (201.4, "201"),
+        (1243.0, "1240"),
+        (9.996, "10.0"),
+        (0.16, "0.160"),
+    ],
+)
+def test_three_significant_digits_never_scientific(value, text):
+    assert sig3(value) == text
+
+
+def test_a_latency_ratio_of_hundreds_reads_plainly():
+    # issue 13: --metric lat-p99 printed "×201 (32.7–1.24e+03)"
+    assert standing(_cmp(201.0, 32.7, 1240.0), describe("read.lat_p99")).text == "201× slower (32.7–1240×)"
+
+
+def _cells(*pairs: tuple[str, Comparison | None]) -> dict[str, Cell]:
+    return {t: Cell(t, None, c, (), (), 0, ()) for t, c in pairs}
+
+
+def test_the_headline_counts_and_leads_with_the_majority():
+    rows = [
+        Row(f"w{i}", f"W{i}", describe("read.iops"), _cells(("ram", None), ("disk", _cmp(r, r * 0.9, r * 1.1))))
+        for i, r in enumerate([1 / 6.0, 1 / 2.0, 1 / 25.0, 1.3])
+    ]
+    rows.append(Row("w9", "W9", describe("read.iops"), _cells(("ram", None), ("disk", _cmp(1.0, 0.9, 1.1)))))
+    (line,) = headlines(rows, ["ram", "disk"], "ram")
+    assert line.kind == "worse"
+    assert line.text == (
+        "disk is slower than ram in 3 of 5 workloads (median 6.00×, 2.00–25.0×); faster in 1 (1.30×); "
+        "the same within noise in 1"
+    )

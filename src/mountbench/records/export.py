@@ -13,6 +13,9 @@ Format history (``version``; a reader refuses a newer major):
        bandwidth); run config: "until", "max_repeat", "budget" (adaptive repetitions), "file_state"
   1.6  samples taken on several machines at once (run --client) carry their per-client results
        ("clients": [{"client", "metrics", "error"}]); run configs name the clients ("clients", "client_counts")
+  1.7  summary rows say the comparison as people read it next to the raw ratio: "comparison"
+       ("6.20× slower (5.10–7.40×)"), "verdict" (better | worse | same | unknown | baseline | none),
+       "factor", "factor_low", "factor_high" (≥ 1, the way the verdict goes)
 """
 
 from __future__ import annotations
@@ -26,10 +29,11 @@ from typing import Any
 from mountbench.errors import UsageError
 from mountbench.model import QUALITY_CODES, Caveat, RunData
 from mountbench.records.codec import run_from_dict, run_to_dict
+from mountbench.report.phrasing import readable
 from mountbench.summary import RunSummary
 
 FORMAT_NAME = "mountbench-runs"
-FORMAT_VERSION = "1.6"
+FORMAT_VERSION = "1.7"
 
 
 def summary_rows(summary: RunSummary, hosts: dict[str, str] | None = None) -> list[dict[str, Any]]:
@@ -65,6 +69,7 @@ def summary_rows(summary: RunSummary, hosts: dict[str, str] | None = None) -> li
                     "ratio_low": _finite(c.low) if c else None,
                     "ratio_high": _finite(c.high) if c else None,
                     "significant": c.significant if c else None,
+                    **_finite_values(readable(row, label, summary.baseline)),
                     "caveats": [caveat.text for caveat in cell.caveats],
                     "baseline_caveats": [x.text for x in _measurement(base.caveats)] if c and base else [],
                     "errors": list(cell.errors),
@@ -81,6 +86,10 @@ def _measurement(caveats: tuple[Caveat, ...]) -> list[Caveat]:
 
 def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
+
+
+def _finite_values(record: dict[str, Any]) -> dict[str, Any]:
+    return {k: _finite(v) if isinstance(v, float) else v for k, v in record.items()}
 
 
 def make_document(runs: list[RunData], *, with_raw: bool = False, summary: RunSummary | None = None) -> dict[str, Any]:

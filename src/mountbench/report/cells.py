@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from mountbench.metrics import MetricInfo
 from mountbench.model import Caveat
-from mountbench.stats import Comparison
 from mountbench.summary import Cell, RunSummary
 from mountbench.units import format_bytes, format_count, format_rate, format_seconds
 
@@ -28,16 +26,6 @@ def format_value(value: float, info: MetricInfo) -> str:
     if info.unit == "1/s":
         return f"{format_count(value)}/s"
     return format_count(value)
-
-
-def format_ratio(comparison: Comparison | None) -> str:
-    """``×2.31 (2.10–2.55)``; ``≈ ×1.02 (0.95–1.10)`` when the interval includes 1."""
-    if comparison is None:
-        return ""
-    if math.isnan(comparison.low):
-        return f"×{comparison.ratio:.3g} (no CI)"
-    mark = "" if comparison.significant else "≈ "
-    return f"{mark}×{comparison.ratio:.3g} ({comparison.low:.3g}–{comparison.high:.3g})"
 
 
 def format_spread(cell: Cell) -> str:

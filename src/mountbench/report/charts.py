@@ -1,17 +1,22 @@
 """Charts for the reports (matplotlib, Agg, PNG and SVG), drawn from a Report.
 
-- bars: one chart per metric, grouped bars per workload, one colour and hatch per
-  target (readable in black and white), error bars = the median's interval, log
-  scale when values span orders of magnitude;
-- ratio: every target as "x times the baseline", 95% CI, faded where within noise;
+- bars: one chart per metric, a horizontal bar per workload and target with its value
+  written at its end, one colour and hatch per target (readable in black and white),
+  error bars = the median's interval (the subtitle says which), a log axis when the
+  values span more than 10×;
+- ratio: every comparison with the baseline oriented so that right is always better
+  ("6.20× slower" reaches left whatever the metric's direction), 95% CI, faded and
+  "≈ same" where within noise;
 - percentiles: latency p1 … p99.99 per target on a log scale (study S4);
 - sweep: one metric against a swept option (block size, ...), one line per target,
   from zero, with each target's optimum and knee (study S3);
 - grid: a heat map per target over two swept options, one colour scale.
 
-Measurement caveats ([n], same numbers as the tables) sit on the bars they affect
-and are spelled out under the chart. Figures are built with the object API
-(matplotlib.figure.Figure), so no global pyplot state and no display is involved.
+Legends sit outside the plot, never over data; titles wrap to the figure; nothing is
+clipped (tests render every chart and check every text's bounding box against the
+figure and the others). Measurement caveats ([n], same numbers as the tables) sit on
+the bars they affect and are spelled out under the chart. Figures are built with the
+object API (matplotlib.figure.Figure), so no global pyplot state and no display is involved.
 """
 
 from __future__ import annotations
@@ -27,16 +32,19 @@ from pathlib import Path
 import matplotlib
 import matplotlib.colors
 import matplotlib.patches
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
 from mountbench.errors import UsageError
 from mountbench.metrics import MetricInfo
 from mountbench.report import sweeptext
+from mountbench.report.cells import format_value
 from mountbench.report.chartkeys import bars_key, grid_key, percentile_key, sweep_key
 from mountbench.report.content import MetricGroup, PercentileCurve, Report, Sweep, SweepGrid
+from mountbench.report.phrasing import SAME, UNKNOWN, cell_standing, sig3, words
 from mountbench.stats import KNEE_FRACTION
-from mountbench.summary import Cell
+from mountbench.summary import Cell, Row
 from mountbench.units import format_count
 
 matplotlib.use("Agg")  # never a display, even when pyplot is imported elsewhere
@@ -46,7 +54,8 @@ COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F
 HATCHES = ("", "///", "\\\\\\", "xxx", "---", "|||", "+++", "//", "\\\\", "x")  # lines only: dots bloat SVG
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 LINESTYLES = ("-", "--", "-.", ":")
-LOG_SPAN = 100.0  # largest / smallest value at or above which an axis goes logarithmic
+LOG_SPAN = 100.0  # largest / smallest value at or above which an axis goes logarithmic (sweeps)
+BAR_LOG_SPAN = 10.0  # bar charts: a log axis when the values span more than this
 FORMATS = ("png", "svg")
 _RC = {"svg.fonttype": "none", "svg.hashsalt": "mountbench", "font.size": 9, "hatch.linewidth": 0.6}
 
@@ -140,7 +149,7 @@ def _bars_title(group: MetricGroup) -> str:
 
 
 def _ratio_title(report: Report) -> str:
-    return f"Each target as x times {report.summary.baseline} (the baseline), with 95% CI"
+    return f"Each target against {report.summary.baseline} (the baseline): right is better"
 
 
 def _percentile_title(curve: PercentileCurve) -> str:
@@ -159,25 +168,28 @@ def grid_chart_title(grid: SweepGrid) -> str:
 
 
 def bars_figure(report: Report, group: MetricGroup) -> Figure:
+    """Horizontal bars, one per (workload, target), the value written at each bar's end."""
     targets = report.summary.targets
     rows = group.rows
-    medians = [c.summary.median for row in rows for c in row.cells.values() if c.summary]
-    divisor, unit = axis_unit(group.metric, medians)
-    log = spans_orders(medians)
-    width = 0.8 / len(targets)
-    figure, ax = _figure(max(6.4, min(22.0, 1.2 + 0.28 * len(rows) * len(targets) + 0.4 * len(rows))), 4.8)
+    cells = [c for row in rows for c in row.cells.values() if c.summary]
+    values = [c.summary.median for c in cells] + [c.summary.ci_low for c in cells] + [c.summary.ci_high for c in cells]
+    divisor, unit = axis_unit(group.metric, values)
+    log = spans_more_than(values, BAR_LOG_SPAN)
+    height = 0.8 / len(targets)
+    figure, ax = _figure(8.0, _bar_height(len(rows) * len(targets)))
     used_notes: set[int] = set()
+    labels = []
     for i, label in enumerate(targets):
-        xs = [j + (i - (len(targets) - 1) / 2) * width for j in range(len(rows))]
-        cells = [row.cells[label] for row in rows]
-        heights = [c.summary.median / divisor if c.summary else math.nan for c in cells]
-        below = [(c.summary.median - c.summary.ci_low) / divisor if c.summary else 0 for c in cells]
-        above = [(c.summary.ci_high - c.summary.median) / divisor if c.summary else 0 for c in cells]
-        ax.bar(
-            xs,
-            heights,
-            width * 0.95,
-            yerr=[below, above],
+        ys = [j + (i - (len(targets) - 1) / 2) * height for j in range(len(rows))]
+        row_cells = [row.cells[label] for row in rows]
+        widths = [c.summary.median / divisor if c.summary else math.nan for c in row_cells]
+        below = [(c.summary.median - c.summary.ci_low) / divisor if c.summary else 0 for c in row_cells]
+        above = [(c.summary.ci_high - c.summary.median) / divisor if c.summary else 0 for c in row_cells]
+        ax.barh(
+            ys,
+            widths,
+            height * 0.9,
+            xerr=[below, above],
             label=_legend(report, label),
             color=COLOURS[i % len(COLOURS)],
             hatch=HATCHES[i % len(HATCHES)],
@@ -185,138 +197,248 @@ def bars_figure(report: Report, group: MetricGroup) -> Figure:
             linewidth=0.6,
             error_kw={"ecolor": "black", "capsize": 2.5, "elinewidth": 0.9},
         )
-        for x, cell in zip(xs, cells, strict=True):
-            used_notes |= _mark_bar(ax, report, x, cell, divisor)
-    ax.set_xticks(range(len(rows)), [_wrap(row.title, 16) for row in rows], fontsize=8)
-    ax.set_xlabel("workload")
-    _value_axis(ax.yaxis, ax.set_yscale, group.metric, unit, log)
-    ax.set_ylabel(_axis_label(group.metric, unit, log))
-    ax.grid(axis="y", alpha=0.3, which="both")
+        for y, row, cell in zip(ys, rows, row_cells, strict=True):
+            text, notes = _bar_label(report, row, label, cell)
+            used_notes |= notes
+            if cell.summary is None:  # no bar: the word stands at the start of the axis
+                where, coords = (0.0, y), ("axes fraction", "data")
+            else:
+                where, coords = (max(cell.summary.ci_high, cell.summary.median) / divisor, y), "data"
+            labels.append(ax.annotate(text, where, xycoords=coords, xytext=(4, 0), textcoords="offset points",
+                                      va="center", fontsize=7,
+                                      color="#B00020" if cell.summary is None else "black"))  # fmt: skip
+    ax.set_yticks(range(len(rows)), [_wrap(row.title, 24) for row in rows], fontsize=8)
+    ax.set_ylim(len(rows) - 0.5, -0.5)  # every slot, also of a bar that failed; the first workload on top
+    _bar_value_axis(ax.xaxis, ax.set_xscale, group.metric, log)
+    ax.set_xlabel(_bar_axis_label(group.metric, unit, log))
+    if not log:
+        ax.set_xlim(left=0)
+    ax.grid(axis="x", alpha=0.3, which="both")
     ax.set_axisbelow(True)
-    ax.legend(fontsize=8, loc="best")
-    levels = sorted({c.summary.ci_level for row in rows for c in row.cells.values() if c.summary})
-    _titles(
+    _legend_outside(figure, ax, len(targets))
+    levels = sorted({c.summary.ci_level for c in cells})
+    _notes_footer(figure, report, used_notes)
+    _fit_titles(
         figure,
         ax,
         _bars_title(group),
-        f"bars: median of each target's samples; error bars: {_levels(levels)} confidence interval of the median",
+        f"bars: median of each target's samples; error bars: {interval_phrase(levels)}",
+        labels,
+        log=log,
     )
-    _notes_footer(figure, report, used_notes)
     return figure
 
 
-def _mark_bar(ax, report: Report, x: float, cell: Cell, divisor: float) -> set[int]:
-    """Note numbers over a bar; 'failed' where no sample succeeded."""
+def _bar_height(bars: int) -> float:
+    return max(3.2, min(30.0, 2.0 + 0.3 * bars))
+
+
+def _bar_label(report: Report, row: Row, target: str, cell: Cell) -> tuple[str, set[int]]:
+    """'2.28 GB/s [1]', 'failed' where no sample succeeded; and the notes it names."""
     if cell.summary is None:
-        if cell.failed:
-            ax.annotate(
-                "failed",
-                (x, 0),
-                xytext=(0, 4),
-                textcoords="offset points",
-                rotation=90,
-                ha="center",
-                va="bottom",
-                fontsize=7,
-                color="#B00020",
-            )
-        return set()
+        return ("failed" if cell.failed else "no data"), set()
     marks = report.measurement_marks(cell)
-    if marks:
-        ax.annotate(
-            "[" + ",".join(map(str, marks)) + "]",
-            (x, cell.summary.ci_high / divisor),
-            xytext=(0, 2),
-            textcoords="offset points",
-            ha="center",
-            va="bottom",
-            fontsize=7,
-        )
-    return set(marks)
+    text = format_value(cell.summary.median, row.metric)
+    return text + (" [" + ",".join(map(str, marks)) + "]" if marks else ""), set(marks)
 
 
-# --- ratio to baseline -------------------------------------------------------------------------
+def interval_phrase(levels: Sequence[float]) -> str:
+    """What the error bars are: '75% confidence interval of the median (the most 3 samples allow)'."""
+    shown = sorted({level for level in levels if level > 0})
+    if not shown:
+        return "none (one sample: no interval)"
+    text = "/".join(f"{level:.0%}" for level in shown)
+    if max(shown) < 0.95:
+        return f"{text} confidence interval of the median (the most a few samples allow; 95% needs 6 or more)"
+    return f"{text} confidence interval of the median"
+
+
+def _bar_value_axis(axis, set_scale, metric: MetricInfo, log: bool) -> None:
+    """Numbers on every major tick; on a log axis at 1, 2 and 5 of each decade, so that even
+    a span of 15× has several labelled ticks."""
+    counting = metric.unit in ("IOPS", "1/s", "")
+    if log:
+        set_scale("log")
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_minor_formatter(NullFormatter())
+    axis.set_major_formatter(FuncFormatter(lambda v, _: format_count(v) if counting else f"{v:g}"))
+
+
+def _bar_axis_label(metric: MetricInfo, unit: str, log: bool) -> str:
+    """'read bandwidth (MB/s)', 'write IOPS' (never 'write IOPS (IOPS)'), ', log scale' when log."""
+    scale = ", log scale" if log else ""
+    if unit and unit.lower() in metric.label.lower():
+        return f"{metric.label}{' (log scale)' if log else ''}"
+    return f"{metric.label} ({unit}{scale})"
+
+
+def spans_more_than(values: Sequence[float], span: float) -> bool:
+    positive = [v for v in values if v > 0]
+    return len(positive) >= 2 and max(positive) / min(positive) > span
+
+
+# --- against the baseline -------------------------------------------------------------------------
 
 
 def ratio_figure(report: Report) -> Figure:
+    """Every comparison with the baseline as 'times better', on a log axis: right is better."""
     summary = report.summary
     others = [t for t in summary.targets if t != summary.baseline]
     rows = [row for row in summary.rows if any(row.cells[t].comparison for t in others)]
+    speed_only = all(words(row.metric) == ("faster", "slower") for row in rows)
+    good, bad = ("faster", "slower") if speed_only else ("better", "worse")
     bar_height = 0.8 / max(1, len(others))
-    figure, ax = _figure(8.0, max(2.6, min(30.0, 1.6 + 0.22 * len(rows) * len(others))))
+    figure, ax = _figure(8.0, _bar_height(len(rows) * len(others)))
     extremes = [1.0]
+    labels = []
     for i, label in enumerate(others):
         index = summary.targets.index(label)
-        bars = [
-            (j + (i - (len(others) - 1) / 2) * bar_height, row.cells[label].comparison)
-            for j, row in enumerate(rows)
-            if row.cells[label].comparison is not None
-        ]
+        bars = []
+        for j, row in enumerate(rows):
+            said = cell_standing(row, label)
+            if said is not None:
+                bars.append((j + (i - (len(others) - 1) / 2) * bar_height, said, _better_x(said, row)))
         if not bars:
             continue
-        ys = [y for y, _ in bars]
-        ratios = [c.ratio for _, c in bars]
-        lows = [_finite_or(c.low, c.ratio) for _, c in bars]
-        highs = [_finite_or(c.high, c.ratio) for _, c in bars]
-        extremes += lows + highs + ratios
+        xs = [x for _, _, x in bars]
+        lows = [_finite_or(x[1], x[0]) for _, _, x in bars]
+        highs = [_finite_or(x[2], x[0]) for _, _, x in bars]
+        points = [x[0] for x in xs]
+        extremes += lows + highs
         colour = matplotlib.colors.to_rgba(COLOURS[index % len(COLOURS)])
         ax.barh(  # one call per target: a single artist group keeps big charts fast
-            ys,
-            [r - 1 for r in ratios],
+            [y for y, _, _ in bars],
+            [x - 1 for x in points],
             bar_height * 0.9,
             left=1,
             xerr=[
-                [r - lo for r, lo in zip(ratios, lows, strict=True)],
-                [h - r for r, h in zip(ratios, highs, strict=True)],
+                [x - lo for x, lo in zip(points, lows, strict=True)],
+                [hi - x for x, hi in zip(points, highs, strict=True)],
             ],
-            color=[colour if c.significant else (*colour[:3], 0.35) for _, c in bars],
+            color=[colour if said.kind not in (SAME, UNKNOWN) else (*colour[:3], 0.35) for _, said, _ in bars],
             hatch=HATCHES[index % len(HATCHES)],
             edgecolor="black",
             linewidth=0.6,
             label=_legend(report, label),
             error_kw={"ecolor": "black", "capsize": 2, "elinewidth": 0.9},
         )
-        for y, (_, c), low, high in zip(ys, bars, lows, highs, strict=True):
-            right = c.ratio >= 1
-            mark = "" if c.significant else ("? " if math.isnan(c.low) else "≈ ")  # ?: no interval (n < 2)
-            ax.annotate(
-                mark + f"×{c.ratio:.3g}",
-                (high if right else low, y),
-                xytext=(4 if right else -4, 0),
-                textcoords="offset points",
-                ha="left" if right else "right",
-                va="center",
-                fontsize=7,
-            )
+        for (y, said, _), x, low, high in zip(bars, points, lows, highs, strict=True):
+            right = x >= 1
+            colour_text = {"better": "#0B6E3B", "worse": "#A3261B"}.get(said.kind, "#555555")
+            labels.append(ax.annotate(
+                said.short, (high if right else low, y), xytext=(4 if right else -4, 0), textcoords="offset points",
+                ha="left" if right else "right", va="center", fontsize=7, color=colour_text,
+            ))  # fmt: skip
     ax.set_xscale("log")
     lowest, highest = min(extremes), max(extremes)
-    ax.set_xlim(lowest / 2.2, highest * 2.2)
+    span = max(highest, 1 / lowest, 2.0)
+    ax.set_xlim(1 / (span * 1.6), span * 1.6)  # symmetric: 'same' in the middle
     ax.axvline(1, color="black", linewidth=1)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"×{v:g}"))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _times(v, good, bad)))
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel(f"times {summary.baseline} (the baseline; ratio of geometric means, log scale)")
-    arrows = ["↑" if row.metric.higher_is_better else "↓" for row in rows]
-    ax.set_yticks(
-        range(len(rows)),
-        [_wrap(f"{row.title} · {row.metric.label} {a}", 44) for row, a in zip(rows, arrows, strict=True)],
-        fontsize=8,
-    )
+    ax.set_xlabel(f"← {bad} than {summary.baseline} · {good} →  (log scale)")
+    ax.set_yticks(range(len(rows)), [_wrap(f"{row.title} · {row.metric.label}", 40) for row in rows], fontsize=8)
     ax.invert_yaxis()
     ax.grid(axis="x", alpha=0.3, which="both")
     ax.set_axisbelow(True)
-    ax.legend(fontsize=8, loc="best")
-    _titles(
+    _legend_outside(figure, ax, len(others))
+    _fit_titles(
         figure,
         ax,
         _ratio_title(report),
-        "↑ higher is better, ↓ lower is better; faded bars and ≈: within noise (95% CI contains ×1); "
-        "?: too few samples for an interval",
+        "bars: ratio of geometric means, turned so that right is better; error bars: 95% confidence interval; "
+        "faded and ≈ same: within noise (the interval contains 1); ?: too few samples for an interval",
+        labels,
+        log=True,
+        both_sides=True,
     )
     return figure
 
 
+def _better_x(said, row: Row) -> tuple[float, float, float]:
+    """(point, low, high) on the 'times better' axis: above 1 better, below 1 worse."""
+    if said.kind == SAME:
+        return said.factor, said.low, said.high  # the speed ratio itself
+    good = words(row.metric)[0]
+    if said.word == good:
+        return said.factor, said.low, said.high
+    return 1 / said.factor, _inverse(said.high), _inverse(said.low)
+
+
+def _inverse(value: float) -> float:
+    return math.nan if not math.isfinite(value) or value == 0 else 1 / value
+
+
+def _times(value: float, good: str, bad: str) -> str:
+    if abs(value - 1) < 1e-9:
+        return "same"
+    factor = value if value > 1 else 1 / value
+    return f"{float(sig3(factor)):g}× {good if value > 1 else bad}"  # 100× slower, 2.5× faster
+
+
 def _finite_or(value: float, fallback: float) -> float:
     return value if math.isfinite(value) else fallback
+
+
+# --- layout that keeps every text inside the figure ----------------------------------------------------
+
+
+def _legend_outside(figure: Figure, ax, entries: int) -> None:
+    """The legend outside the plot, at its right: it never covers a bar or an error bar."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=8, frameon=False)
+
+
+def _renderer(figure: Figure):
+    """A renderer to measure text with (figures built without pyplot have no canvas of their own)."""
+    if not hasattr(figure.canvas, "get_renderer"):
+        FigureCanvasAgg(figure)
+    figure.draw_without_rendering()
+    return figure.canvas.get_renderer()
+
+
+def _fit_titles(figure: Figure, ax, title: str, subtitle: str, labels: Sequence = (), *, log: bool = False,
+                both_sides: bool = False) -> None:  # fmt: skip
+    """The title over the figure and the subtitle over the plot, each wrapped until it fits
+    (a subtitle centred over a narrow plot was clipped before); then the value axis widened
+    until every bar's ``labels`` fit inside the plot. A few layout passes at most."""
+    title_chars = int(figure.get_figwidth() * 72 / (11 * 0.62))
+    figure.suptitle(_wrap(title, title_chars), fontsize=11, fontweight="bold")
+    chars = int(figure.get_figwidth() * 72 / (8 * 0.55))
+    shown = ax.set_title(_wrap(subtitle, chars), fontsize=8, color="#333333", loc="left")
+    for _ in range(6):
+        renderer = _renderer(figure)
+        plot = ax.get_window_extent(renderer)
+        settled = True
+        right = min(figure.bbox.x1, plot.x1) - 2  # the legend is right of the plot
+        box = shown.get_window_extent(renderer)
+        if box.x1 > right:
+            chars = int(chars * min(0.9, (right - box.x0) / max(1.0, box.width)))
+            shown = ax.set_title(_wrap(subtitle, chars), fontsize=8, color="#333333", loc="left")
+            settled = False
+        if labels and _widen_for(ax, plot, renderer, labels, log, both_sides):
+            settled = False
+        if settled:
+            return
+
+
+def _widen_for(ax, plot, renderer, labels: Sequence, log: bool, both_sides: bool) -> bool:
+    """Widen the value axis so that every label fits inside the plot; True when it did."""
+    gap = 6  # pixels between a label and the plot's frame
+    over_right = max(t.get_window_extent(renderer).x1 for t in labels) + gap - plot.x1
+    over_left = plot.x0 - min(t.get_window_extent(renderer).x0 for t in labels) + gap
+    if over_right <= 0 and over_left <= 0:
+        return False
+    low, high = ax.get_xlim()
+    if log:
+        per_px = math.log10(high / low) / plot.width
+        high *= 10 ** (max(0.0, over_right + 2) * per_px)
+        if both_sides:
+            low /= 10 ** (max(0.0, over_left + 2) * per_px)
+    else:
+        high += (max(0.0, over_right) + 2) * (high - low) / plot.width
+    ax.set_xlim(low, high)
+    return True
 
 
 # --- latency percentiles (S4) -------------------------------------------------------------------
@@ -367,12 +489,13 @@ def percentile_figure(report: Report, curve: PercentileCurve) -> Figure:
     _value_axis(ax.yaxis, ax.set_yscale, curve.rows[0].metric, unit, True)
     ax.set_ylabel(f"{curve.direction} latency ({unit}, log scale)")
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8, loc="upper left")
-    _titles(
+    _legend_outside(figure, ax, len(targets))
+    levels = sorted({r.cells[t].summary.ci_level for r in curve.rows for t in targets if r.cells[t].summary})
+    _fit_titles(
         figure,
         ax,
         _percentile_title(curve),
-        "line: median over samples at each percentile; band: confidence interval of that median",
+        f"line: median over samples at each percentile; band: {interval_phrase(levels)}",
     )
     _notes_footer(figure, report, used)
     return figure
@@ -465,7 +588,7 @@ def sweep_figure(report: Report, sweep: Sweep) -> Figure:
         figure,
         ax,
         sweep_chart_title(sweep),
-        f"points: median; error bars: {_levels(levels)} confidence interval of the median; ★ optimum: best median, "
+        f"points: median; error bars: {interval_phrase(levels)}; ★ optimum: best median, "
         f"(≈) when only within noise; ◆ knee: smallest {_option_name(sweep.option)} reaching "
         f"{KNEE_FRACTION:.0%} of the optimum",
     )
@@ -642,10 +765,3 @@ def _legend(report: Report, label: str) -> str:
 
 def _wrap(text: str, width: int) -> str:
     return "\n".join(textwrap.wrap(text, max(8, width))) or text
-
-
-def _levels(levels: Sequence[float]) -> str:
-    if not levels or max(levels) == 0:
-        return "no"
-    shown = sorted({f"{level:.0%}" for level in levels if level > 0})
-    return "/".join(shown)

@@ -8,8 +8,12 @@
   sweep (study S3). Statistics come from summary/stats; nothing here computes any.
 - Warnings: hosts that differ in ways that matter (fio, kernel, CPU, RAM),
   workloads defined differently in merged runs, runs that did not complete.
-- Notes: caveats and errors numbered once, in table order, so Markdown, HTML,
-  CSV and the charts all use the same numbers.
+- Notes: caveats and errors numbered once, in reading order (the summary grid
+  first), so Markdown, HTML, CSV and the charts all use the same numbers. A cell's
+  marks sit on its value; a ratio's marks (its own flags and how both sides were
+  measured) sit on the comparison.
+- The answer first: the summary grid (grid.py) and one headline per compared target
+  (phrasing.headlines).
 
 Pure: RunData in, Report out; renderers only format a Report.
 """
@@ -22,11 +26,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from mountbench import model
+from mountbench.drift import ALPHA, MIN_CHANGE
 from mountbench.errors import UsageError
 from mountbench.metrics import MetricInfo
 from mountbench.model import Caveat, RunData, TargetInfo
 from mountbench.report.cells import Footnotes
-from mountbench.stats import clearly_best, peak_and_knee
+from mountbench.report.grid import Grid, build_grid
+from mountbench.report.phrasing import Headline, headlines
+from mountbench.stats import CONFIDENCE, OUTLIER_Z, clearly_best, peak_and_knee
 from mountbench.summary import Cell, Row, RunSummary, summarize_runs
 from mountbench.sweeps import PLACEMENT_OPTIONS
 from mountbench.sweeps import label as sweep_label
@@ -34,6 +41,8 @@ from mountbench.units import format_bytes, format_seconds
 
 # Caveats about the statistics rather than the measurement: error bars already show them.
 QUALITY_CODES = model.QUALITY_CODES
+# Flags about a ratio rather than a value: they sit on the comparison, not on the median.
+RATIO_CODES = frozenset({model.WIDE_RATIO, model.RATIO_DRIFT, model.RATIO_STEADY})
 
 # Host facts whose difference makes numbers from two hosts hard to compare.
 HOST_FACTS = (
@@ -147,6 +156,12 @@ class Report:
     notes: tuple[str, ...]  # note k is notes[k - 1]
     marks: dict[tuple[str, str, str], tuple[int, ...]] = field(compare=False)  # (workload, metric, target)
     grids: tuple[SweepGrid, ...] = ()
+    grid: Grid = field(default_factory=lambda: Grid("auto", ()), compare=False)  # the summary at a glance
+
+    @property
+    def headlines(self) -> list[Headline]:
+        """One sentence per compared target over the grid's comparisons."""
+        return headlines(self.grid.rows(), self.summary.targets, self.summary.baseline)
 
     @property
     def multi_host(self) -> bool:
@@ -159,31 +174,46 @@ class Report:
         raise KeyError(label)
 
     def cell_marks(self, row: Row, target: str) -> tuple[int, ...]:
-        return self.marks.get((row.workload, row.metric.name, target), ())
+        """Notes on a cell's value: its caveats and errors, not the flags about its ratio."""
+        cell = row.cells[target]
+        ratio_only = {self._number(c.text) for c in cell.caveats if c.code in RATIO_CODES}
+        ratio_only -= {self._number(c.text) for c in cell.caveats if c.code not in RATIO_CODES}
+        return tuple(n for n in self.marks.get((row.workload, row.metric.name, target), ()) if n not in ratio_only)
+
+    def _number(self, text: str) -> int:
+        return self.notes.index(text) + 1 if text in self.notes else 0
 
     def measurement_marks(self, cell: Cell) -> tuple[int, ...]:
         """Note numbers of the caveats about how a cell was measured (not its spread)."""
         return tuple(sorted({self.notes.index(c.text) + 1 for c in cell.caveats if c.code not in QUALITY_CODES}))
 
     def ratio_marks(self, row: Row, target: str) -> tuple[int, ...]:
-        """A ratio inherits how both of its sides were measured: the target's and the baseline's caveats."""
-        if row.cells[target].comparison is None:
+        """A ratio's own flags (too wide to rank, drift the interleaving could not cancel), and
+        how both of its sides were measured: the target's and the baseline's caveats."""
+        cell = row.cells[target]
+        if cell.comparison is None:
             return ()
-        both = self.measurement_marks(row.cells[target]) + self.measurement_marks(row.cells[self.summary.baseline])
-        return tuple(sorted(set(both)))
+        own = tuple(self._number(c.text) for c in cell.caveats if c.code in RATIO_CODES)
+        both = self.measurement_marks(cell) + self.measurement_marks(row.cells[self.summary.baseline])
+        return tuple(sorted(set(own + both) - {0}))
 
 
-def build_report(runs: Sequence[RunData], *, baseline: str | None = None, metrics: Sequence[str] = ()) -> Report:
-    """Everything a report shows. Raises UsageError for a bad baseline or a metric no run has."""
+def build_report(
+    runs: Sequence[RunData], *, baseline: str | None = None, metrics: Sequence[str] = (), unit: str = "auto"
+) -> Report:
+    """Everything a report shows. Raises UsageError for a bad baseline or a metric no run has.
+    ``unit`` chooses the summary grid's family (grid.UNIT_CHOICES)."""
     if not runs:
         raise UsageError("no runs to report; give a run id or --from FILE.json")
     runs = unique_runs(runs)
     labelled, columns = label_columns(runs)
     summary = summarize_runs(labelled, baseline=_resolve_baseline(baseline, columns), metrics=metrics)
+    headline = summary if not metrics else summarize_runs(labelled, baseline=summary.baseline)
+    grid = build_grid(labelled, headline, unit)
     groups = group_by_metric(summary)
     curves = percentile_curves(labelled, summary.baseline, metrics)
     found = find_sweeps(labelled, summary.baseline)
-    notes, marks = number_notes(groups, curves, (*found.sweeps, *found.grids), summary.targets)
+    notes, marks = number_notes(groups, curves, (*found.sweeps, *found.grids), summary.targets, first=grid.rows())
     return Report(
         runs=tuple(labelled),
         summary=summary,
@@ -195,6 +225,7 @@ def build_report(runs: Sequence[RunData], *, baseline: str | None = None, metric
         notes=tuple(notes),
         marks=marks,
         grids=found.grids,
+        grid=grid,
     )
 
 
@@ -357,11 +388,14 @@ def number_notes(
     curves: Sequence[PercentileCurve],
     sweeps: Sequence[Sweep | SweepGrid],
     targets: Sequence[str],
+    *,
+    first: Sequence[Row] = (),
 ) -> tuple[list[str], dict[tuple[str, str, str], tuple[int, ...]]]:
-    """Number caveats and errors in the order the tables show them."""
+    """Number caveats and errors in the order the document shows them: ``first`` (the
+    summary grid's rows), then the tables."""
     notes = Footnotes.empty()
     marks: dict[tuple[str, str, str], tuple[int, ...]] = {}
-    rows = [row for group in groups for row in group.rows]
+    rows = list(first) + [row for group in groups for row in group.rows]
     rows += [row for curve in curves for row in curve.rows]
     rows += [row for sweep in sweeps for row in sweep.rows]
     for row in rows:
@@ -780,3 +814,33 @@ def run_facts(run: RunData) -> list[str]:
     if run.host.get("fio_clocksource"):
         facts.append(f"fio clocksource: {run.host['fio_clocksource']} (chosen once for every job)")
     return facts
+
+
+def methodology(report: Report) -> list[str]:
+    """How the numbers were made and compared, one paragraph each; every document prints these."""
+    seeds = ", ".join(str(run.config.seed) for run in report.runs)
+    fio = ", ".join(sorted({str(run.host.get("fio_version") or "?") for run in report.runs}))
+    return [
+        f"Every (target, workload) pair ran {repetitions(report)} measured times in interleaved rounds"
+        f"{warmup_phrase(report)}: each round runs every pair once, in an order shuffled by the seed "
+        f"({seeds}), so drift hits every target alike.",
+        f"fio ({fio}) does the I/O and reports in JSON; mountbench only plans, parses and stores. Tree workloads "
+        "time one real command (tar, find, cp, git, rm) as a whole process.",
+        "O_DIRECT is probed on every target with a real aligned write and read; a direct workload on a target "
+        "that refuses it runs buffered and its cells say so.",
+        "A buffered workload whose working set is under twice the RAM may be served by the page cache and is "
+        "marked; as root, caches are dropped before buffered samples, and what was done is recorded per sample.",
+        "Median: its interval comes from order statistics (distribution-free) and states the confidence it "
+        "really has (75% with 3 samples).",
+        f"Comparison with the baseline: the ratio of geometric means, with a {CONFIDENCE:.0%} interval from "
+        'Welch\'s t on the logarithms, said as a factor of at least 1 and the way it goes ("6.20× slower"), '
+        'with the interval turned the same way; "≈ same" when the interval contains 1 (the difference is '
+        "within noise; its interval is then the target's speed ÷ the baseline's). CSV and JSON keep the raw "
+        "ratio (target ÷ baseline of the metric itself) next to the factor.",
+        "Drift: the samples of each cell, in the order they were taken, are tested for a trend (Mann–Kendall, "
+        f"p < {ALPHA:g}, and a change of at least {MIN_CHANGE:.0%} from the first rounds to the last); a trend on the "
+        "baseline is drift of the machine. Interleaved rounds keep ratios fair under slow drift, which the "
+        "per-round ratios show; a trend in them means the drift was too large for that. A first sample far from "
+        f"the rest (a cold start) is flagged, and outliers are samples with a modified z-score above {OUTLIER_Z}; "
+        "'mountbench show RUN --samples' lists every sample in the order it was taken.",
+    ]

@@ -6,6 +6,9 @@ names and the units in the header (documented in the README, "CSV columns").
   empty where a sample has no such metric;
 - summary: one row per (workload, metric, target); the statistics are in the
   metric's own unit, given per row in ``unit``: the header says ``median [unit]``.
+  Next to the raw ratio (target ÷ baseline of the metric) each row says the comparison
+  as people read it: ``comparison`` ("6.20× slower (5.10–7.40×)"), ``verdict`` and the
+  factor (≥ 1) with its interval.
 
 Pure: a Report in, text out. Floats are written in full precision (repr).
 """
@@ -20,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from mountbench.metrics import describe
 from mountbench.report import content, sweeptext
 from mountbench.report.content import Report
+from mountbench.report.phrasing import readable
 
 SAMPLE_COLUMNS = (
     "run_id",
@@ -39,6 +43,7 @@ SAMPLE_COLUMNS = (
 )
 
 SUMMARY_COLUMNS = (
+    "run_id",
     "workload",
     "workload_title",
     "metric",
@@ -63,6 +68,11 @@ SUMMARY_COLUMNS = (
     "ratio_low [x baseline]",
     "ratio_high [x baseline]",
     "significant",
+    "comparison",
+    "verdict",
+    "factor [x]",
+    "factor_low [x]",
+    "factor_high [x]",
     "caveats",
     "caveat_codes",
     "errors",
@@ -114,9 +124,13 @@ def summary_csv(report: Report) -> str:
             stats = (
                 [s.median, s.mean, s.stdev, s.min, s.max, s.ci_low, s.ci_high, s.ci_level, s.cv] if s else [None] * 9
             )
-            ratio = [c.ratio, c.low, c.high, _bool(c.significant)] if c else [None, None, None, ""]
+            # the baseline against itself: no ratio, and no significant difference
+            ratio = [c.ratio, c.low, c.high, _bool(c.significant)] if c else [None, None, None, "false"]
+            said = readable(row, label, summary.baseline)
+            column = report.column(label)
             rows.append(
                 [
+                    " ".join(column.run_ids),
                     row.workload,
                     row.title,
                     row.metric.name,
@@ -124,12 +138,15 @@ def summary_csv(report: Report) -> str:
                     row.metric.unit,
                     _bool(row.metric.higher_is_better),
                     label,
-                    report.column(label).host,
+                    column.host,
                     summary.baseline,
                     s.n if s else 0,
                     cell.failed,
                     *(_number(v) for v in stats),
                     *(_number(v) if not isinstance(v, str) else v for v in ratio),
+                    said["comparison"],
+                    said["verdict"],
+                    *(_number(said[k]) for k in ("factor", "factor_low", "factor_high")),  # type: ignore[arg-type]
                     "; ".join(caveat.text for caveat in cell.caveats),
                     " ".join(caveat.code for caveat in cell.caveats),
                     "; ".join(cell.errors),

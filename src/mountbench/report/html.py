@@ -1,5 +1,12 @@
 """The HTML report: one self-contained file (inline CSS, inline SVG charts, a few
-lines of inline JavaScript to sort tables; nothing fetched from the network).
+lines of inline JavaScript to sort tables; nothing fetched from the network, and a
+Content-Security-Policy that forbids it).
+
+It leads with the answer (a headline per target, the summary grid), then verdicts and
+the detail. Every [n] mark is a link to its note with the note as its tooltip. The
+summary grid and the verdicts read at 400 px without sideways scrolling (the grid turns
+into one card per workload); dark mode follows prefers-color-scheme; printing keeps
+headings with what follows them.
 
 Pure: ``render_html(report)`` returns the page. The view model built here holds
 only display strings; the template (templates/report.html.j2) only lays them out.
@@ -7,24 +14,23 @@ only display strings; the template (templates/report.html.j2) only lays them out
 
 from __future__ import annotations
 
-import math
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import jinja2
 from markupsafe import Markup
 
 from mountbench import __version__
-from mountbench.drift import ALPHA, MIN_CHANGE
 from mountbench.report import content, sweeptext
-from mountbench.report.cells import format_ratio, format_spread, format_value
+from mountbench.report.cells import format_spread, format_value
 from mountbench.report.chartkeys import bars_key, grid_key, percentile_key, sweep_key
 from mountbench.report.charts import Chart, inline_svg, plan_charts
 from mountbench.report.clients_views import clients_html
 from mountbench.report.content import Report
+from mountbench.report.grid import GridSection
+from mountbench.report.phrasing import cell_standing, words
 from mountbench.report.verdicts import verdicts
-from mountbench.stats import CONFIDENCE, OUTLIER_Z
 from mountbench.summary import Row
 from mountbench.units import format_bytes, format_seconds
 
@@ -38,12 +44,21 @@ _ENV = jinja2.Environment(
 
 
 @dataclass
+class Mark:
+    """A link to note ``number`` whose tooltip is the note."""
+
+    number: int
+    note: str
+
+
+@dataclass
 class CellView:
     text: str
     sort: str = ""  # numeric sort key ("" sorts last)
     classes: str = ""
     notes: str = ""  # tooltip: the notes' text
-    marks: str = ""  # "[1,2]"
+    marks: str = ""  # "[1,2]" (plain; ``links`` instead where notes are linked)
+    links: list[Mark] = field(default_factory=list)
 
 
 @dataclass
@@ -56,15 +71,46 @@ class TableView:
     chart_title: str = ""
     numeric_from: int = 1  # columns from this index are right-aligned
     caption: str = ""  # a sentence on what the table shows, under its heading
+    header_links: list[list[Mark]] = field(default_factory=list)  # per header: its notes
+
+
+@dataclass
+class GridCellView:
+    """One value of the summary grid and, for other targets, how it compares."""
+
+    label: str  # what the column is: "disk write", shown on narrow screens
+    value: str
+    value_links: list[Mark]
+    comparison: str = ""  # "6.20× slower", "≈ same"
+    kind: str = ""  # better | worse | same | unknown
+    comparison_links: list[Mark] = field(default_factory=list)
+    title: str = ""  # tooltip: the comparison with its interval
+    failed: bool = False
+
+
+@dataclass
+class GridView:
+    heading: str
+    headers: list[str]
+    rows: list[tuple[str, list[GridCellView | None]]]
+
+
+@dataclass
+class HeadlineView:
+    text: str
+    kind: str
 
 
 @dataclass
 class Page:
     title: str
+    headlines: list[HeadlineView]
     intro: str
+    grid: list[GridView]
+    grid_unit: str
     warnings: list[str]
     caveats: list[tuple[int, str]]
-    verdicts: list[dict[str, str]]
+    verdicts: list[dict[str, object]]
     tables: list[TableView]
     ratio_chart: Markup | None
     ratio_title: str
@@ -91,7 +137,10 @@ def build_page(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], *, per_
     client_svgs = {key: str(svg) for key, (_, svg) in svgs.items()}
     return Page(
         title="mountbench: " + " vs ".join(report.summary.targets),
+        headlines=[HeadlineView(h.text, h.kind) for h in report.headlines],
         intro=_intro(report),
+        grid=[_grid_view(report, section) for section in report.grid.sections],
+        grid_unit="" if report.grid.unit == "auto" else f"--unit {report.grid.unit}",
         warnings=list(report.warnings),
         caveats=[(report.notes.index(c.text) + 1, c.text) for c in content.measurement_caveats(report)],
         verdicts=_verdicts(report),
@@ -114,7 +163,7 @@ def build_page(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], *, per_
             }
             for w in content.all_workloads(report)
         ],
-        methodology=_methodology(report),
+        methodology=content.methodology(report),
         notes=list(enumerate(report.notes, 1)),
         generated=f"mountbench {__version__}",
         clients=Markup(clients_html(report.runs, client_svgs, per_client=per_client)),  # escaped there
@@ -125,31 +174,63 @@ def _intro(report: Report) -> str:
     hosts = ", ".join(dict.fromkeys(c.host for c in report.columns))
     text = (
         f"Runs {', '.join(run.id for run in report.runs)} on {hosts}; baseline {report.summary.baseline}. "
-        f"Each cell: the median of {content.repetitions(report)} samples ± their coefficient of variation; "
-        "ratio = target ÷ baseline (ratio of geometric means) with its 95% confidence interval; "
-        "≈ = the same within noise. Click a column heading to sort."
+        f"Each value: the median of {content.repetitions(report)} samples (± their coefficient of variation in "
+        "the detail); each other target is N× faster or slower than the baseline (ratio of geometric means) with "
+        "its 95% confidence interval; ≈ same: within noise. [n] links to its note. Click a column heading to sort."
     )
     if report.multi_host:
         text += " Columns are named label@host: these runs come from different machines."
     return text
 
 
-def _verdicts(report: Report) -> list[dict[str, str]]:
+def _verdicts(report: Report) -> list[dict[str, object]]:
     found = []
     rows = {(r.workload, r.metric.name): r for r in report.summary.rows}
     for item in verdicts(report.summary):
         row = rows[(item.workload, item.metric)]
-        numbers = sorted(
-            set(report.measurement_marks(row.cells[item.target]))
-            | set(report.measurement_marks(row.cells[item.baseline]))
-        )
         kind = "same" if item.better is None else ("better" if item.better else "worse")
-        found.append({"text": item.text, "kind": kind, "marks": _marks(numbers), "notes": _tooltip(report, numbers)})
+        found.append({"text": item.text, "kind": kind, "links": _links(report, report.ratio_marks(row, item.target))})
     return found
 
 
-def _marks(numbers: list[int] | tuple[int, ...]) -> str:
+def _marks(numbers: Sequence[int]) -> str:
     return f"[{','.join(map(str, numbers))}]" if numbers else ""
+
+
+def _links(report: Report, numbers: Sequence[int]) -> list[Mark]:
+    return [Mark(n, f"[{n}] {report.notes[n - 1]}") for n in numbers]
+
+
+# --- the summary grid ----------------------------------------------------------------------------
+
+
+def _grid_view(report: Report, section: GridSection) -> GridView:
+    columns = [(t, d) for t in report.summary.targets for d in section.directions]
+    headers = ["workload"] + [f"{_heading(report, t)} {d}".strip() for t, d in columns]
+    rows = []
+    for line in section.lines:
+        cells: list[GridCellView | None] = []
+        for target, direction in columns:
+            row = line.row(direction)
+            cells.append(_grid_cell(report, section, row, target, direction) if row else None)
+        rows.append((line.title, cells))
+    return GridView(section.heading, headers, rows)
+
+
+def _grid_cell(report: Report, section: GridSection, row: Row, target: str, direction: str) -> GridCellView:
+    cell = row.cells[target]
+    label = f"{_heading(report, target)} {direction}".strip()
+    links = _links(report, report.cell_marks(row, target))
+    if cell.summary is None:
+        text = f"failed {cell.failed}/{cell.failed}" if cell.failed else "–"
+        return GridCellView(label, text, links, failed=bool(cell.failed))
+    value = section.scale.format(cell.summary.median)
+    said = cell_standing(row, target) if target != report.summary.baseline else None
+    if said is None:
+        return GridCellView(label, value, links)
+    return GridCellView(
+        label, value, links, said.short, said.kind, _links(report, report.ratio_marks(row, target)), said.text
+    )
 
 
 def _tooltip(report: Report, numbers: list[int] | tuple[int, ...]) -> str:
@@ -170,7 +251,7 @@ def _result_tables(report: Report, svgs: Mapping[str, tuple[Chart, Markup]]) -> 
     tables = []
     for index, group in enumerate(report.groups):
         headers = ["workload", *(_heading(report, t) for t in report.summary.targets)]
-        headers += [f"{t} ÷ {baseline}" for t in others]
+        headers += [f"{t} vs {baseline}" for t in others]
         rows = [
             [CellView(row.title)]
             + [_value_cell(report, row, t) for t in report.summary.targets]
@@ -202,29 +283,26 @@ def _value_cell(report: Report, row: Row, target: str) -> CellView:
     if cell.summary is None:
         classes.append("failed")
         text = f"failed {cell.failed}/{cell.failed}" if cell.failed else "–"
-        return CellView(text, "", " ".join(classes), _tooltip(report, marks), _marks(marks))
+        return CellView(text, "", " ".join(classes), _tooltip(report, marks), links=_links(report, marks))
     text = format_value(cell.summary.median, row.metric)
     spread = format_spread(cell)
     if spread:
         text += f" {spread}"
     if cell.failed:
         text += f", {cell.failed} failed"
-    return CellView(text, repr(cell.summary.median), " ".join(classes), _tooltip(report, marks), _marks(marks))
+    return CellView(
+        text, repr(cell.summary.median), " ".join(classes), _tooltip(report, marks), links=_links(report, marks)
+    )
 
 
 def _ratio_cell(report: Report, row: Row, target: str) -> CellView:
-    comparison = row.cells[target].comparison
-    if comparison is None:
+    said = cell_standing(row, target)
+    if said is None:
         return CellView("–")
-    if math.isnan(comparison.low):
-        kind = "unknown"  # no interval: too few samples to call it either way
-    elif not comparison.significant:
-        kind = "same"
-    else:
-        kind = "better" if (comparison.ratio > 1) == row.metric.higher_is_better else "worse"
-    sort = repr(comparison.ratio) if math.isfinite(comparison.ratio) else ""
+    # sorts by how much better the target is: the factor, negative when worse
+    sort = repr(said.factor if said.word == words(row.metric)[0] else -said.factor)
     marks = report.ratio_marks(row, target)
-    return CellView(format_ratio(comparison), sort, f"ratio {kind}", _tooltip(report, marks), _marks(marks))
+    return CellView(said.text, sort, f"ratio {said.kind}", _tooltip(report, marks), links=_links(report, marks))
 
 
 def _column_marks(report: Report, rows: tuple[Row, ...], target: str) -> list[int]:
@@ -235,10 +313,8 @@ def _percentile_tables(report: Report, svgs: Mapping[str, tuple[Chart, Markup]])
     targets = report.summary.targets
     tables = []
     for index, curve in enumerate(report.percentiles):
-        headers = ["percentile"]
-        for t in targets:
-            marks = _marks(_column_marks(report, curve.rows, t))
-            headers.append(f"{_heading(report, t)} {marks}".strip())
+        headers = ["percentile", *(_heading(report, t) for t in targets)]
+        header_links = [[]] + [_links(report, _column_marks(report, curve.rows, t)) for t in targets]
         rows = []
         for percentile, row in zip(curve.percentiles, curve.rows, strict=True):
             cells = [CellView(f"p{percentile:g}", repr(percentile))]
@@ -257,6 +333,7 @@ def _percentile_tables(report: Report, svgs: Mapping[str, tuple[Chart, Markup]])
                 rows,
                 chart[1] if chart else None,
                 chart[0].title if chart else "",
+                header_links=header_links,
             )
         )
     return tables
@@ -399,28 +476,3 @@ def _targets(report: Report) -> list[list[str]]:
             ]
         )
     return rows
-
-
-def _methodology(report: Report) -> list[str]:
-    seeds = ", ".join(str(run.config.seed) for run in report.runs)
-    fio = ", ".join(sorted({str(run.host.get("fio_version") or "?") for run in report.runs}))
-    return [
-        f"Every (target, workload) pair ran {content.repetitions(report)} measured times in interleaved rounds"
-        f"{content.warmup_phrase(report)}: each round runs every pair once, in an order shuffled by the seed "
-        f"({seeds}), so drift hits every target alike.",
-        f"fio ({fio}) does the I/O and reports in JSON; mountbench only plans, parses and stores. Tree workloads "
-        "time one real command (tar, find, cp, git, rm) as a whole process.",
-        "O_DIRECT is probed on every target with a real aligned write and read; a direct workload on a target "
-        "that refuses it runs buffered and its cells say so.",
-        "A buffered workload whose working set is under twice the RAM may be served by the page cache and is "
-        "marked; as root, caches are dropped before buffered samples, and what was done is recorded per sample.",
-        "Median: its interval comes from order statistics (distribution-free) and states the confidence it "
-        "really has (75% with 3 samples).",
-        f"Ratio to the baseline: ratio of geometric means, with a {CONFIDENCE:.0%} interval from Welch's t on the "
-        "logarithms; ≈ when that interval contains 1 (the difference is within noise).",
-        "Drift: the samples of each cell, in the order they were taken, are tested for a trend (Mann–Kendall, "
-        f"p < {ALPHA:g}, and a change of at least {MIN_CHANGE:.0%} from the first rounds to the last); a trend on the "
-        "baseline is drift of the machine. Interleaved rounds keep ratios fair under slow drift, which the "
-        "per-round ratios show; a trend in them means the drift was too large for that. A first sample far from "
-        f"the rest (a cold start) is flagged, and outliers are samples with a modified z-score above {OUTLIER_Z}.",
-    ]

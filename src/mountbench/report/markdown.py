@@ -1,4 +1,7 @@
-"""The Markdown report: a blog post's body, paste-ready.
+"""The Markdown report: a blog post's body, paste-ready. The same sections as the HTML
+page, in the same order: the answer (one headline per target, the summary grid), the
+verdicts, the detail per metric, percentiles, sweeps, environment, methodology and the
+notes; every [n] mark links to its note.
 
 Pure: ``render_markdown(report, charts)`` returns text; the caller writes the chart
 files (charts.write_charts) and passes their relative paths in.
@@ -11,10 +14,12 @@ import time
 from collections.abc import Mapping, Sequence
 
 from mountbench.report import content, sweeptext
-from mountbench.report.cells import format_ratio, format_spread, format_value
+from mountbench.report.cells import format_spread, format_value
 from mountbench.report.chartkeys import bars_key, grid_key, percentile_key, sweep_key
 from mountbench.report.clients_views import clients_markdown
 from mountbench.report.content import PercentileCurve, Report, Sweep, SweepGrid
+from mountbench.report.grid import GridSection
+from mountbench.report.phrasing import cell_standing
 from mountbench.report.verdicts import verdicts
 from mountbench.summary import Cell, Row
 from mountbench.units import format_bytes, format_seconds
@@ -30,14 +35,17 @@ def render_markdown(report: Report, charts: Mapping[str, str] | None = None, *, 
     charts = dict(charts or {})
     parts = [
         _heading(report),
+        _headlines(report),
         _intro(report, bool(charts)),
         _warnings(report),
+        _summary(report),
         _verdicts(report),
         _results(report, charts),
         _percentiles(report, charts),
         _sweeps(report, charts),
         clients_markdown(report.runs, charts, per_client=per_client),
         _environment(report),
+        _methodology(report),
         _notes(report),
     ]
     return "\n\n".join(part for part in parts if part).rstrip() + "\n"
@@ -74,7 +82,8 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], align: str =
 
 
 def _marks(numbers: Sequence[int]) -> str:
-    return f" [{','.join(map(str, numbers))}]" if numbers else ""
+    """`` [[2]](#note-2)``: each mark links to its note at the end."""
+    return " " + " ".join(f"[\\[{n}\\]](#note-{n})" for n in numbers) if numbers else ""
 
 
 def _when(timestamp: float | None) -> str:
@@ -94,14 +103,19 @@ def _heading(report: Report) -> str:
     return "# mountbench: " + md_text(" vs ".join(report.summary.targets))
 
 
+def _headlines(report: Report) -> str:
+    return "\n".join(f"- **{md_text(h.text)}**" for h in report.headlines)
+
+
 def _intro(report: Report, with_charts: bool) -> str:
     ids = ", ".join(md_code(run.id) for run in report.runs)
     hosts = ", ".join(md_text(h) for h in dict.fromkeys(c.host for c in report.columns))
     text = (
         f"Runs {ids} on {hosts}; baseline **{md_text(report.summary.baseline)}**. "
-        f"Each cell: the median of {md_text(content.repetitions(report))} samples ± their coefficient of variation; "
-        f"ratio = target ÷ baseline (ratio of geometric means) with its 95% confidence interval; "
-        "≈ = the same within noise (the interval contains 1); [n] = notes at the end."
+        f"Each value: the median of {md_text(content.repetitions(report))} samples (± their coefficient of "
+        "variation in the detail); each other target is N× faster or slower than the baseline (ratio of "
+        "geometric means) with its 95% confidence interval; ≈ same = within noise (the interval contains 1); "
+        "[n] = notes at the end."
     )
     if report.multi_host:
         text += " Columns are named label@host: these runs come from different machines."
@@ -124,26 +138,70 @@ def _verdicts(report: Report) -> str:
     return "## Verdicts\n\n" + "\n".join(lines) if lines else ""
 
 
+def _summary(report: Report) -> str:
+    """The summary grid: one table per unit, read and write side by side under each target."""
+    if not report.grid.sections:
+        return ""
+    unit = "" if report.grid.unit == "auto" else f" (--unit {report.grid.unit})"
+    parts = [f"## Summary{unit}"]
+    for section in report.grid.sections:
+        parts.append(f"### {md_text(section.heading)}")
+        parts.append(_grid_table(report, section))
+    return "\n\n".join(parts)
+
+
+def _grid_table(report: Report, section: GridSection) -> str:
+    targets = report.summary.targets
+    columns = [(t, d) for t in targets for d in section.directions]
+    headers = ["workload"] + [md_text(f"{column_heading(report, t)} {d}".strip()) for t, d in columns]
+    rows = []
+    for line in section.lines:
+        cells = [md_text(line.title)]
+        for target, direction in columns:
+            row = line.row(direction)
+            if row is None:
+                cells.append("")
+                continue
+            cell = row.cells[target]
+            text = section.scale.format(cell.summary.median) if cell.summary else _failed(cell)
+            text += _marks(report.cell_marks(row, target))
+            said = cell_standing(row, target)
+            if said is not None and target != report.summary.baseline:
+                text += f"<br>{said.short}{_marks(report.ratio_marks(row, target))}"
+            cells.append(text)
+        rows.append(cells)
+    return md_table(headers, rows, "l" + "r" * len(columns))
+
+
+def _failed(cell: Cell) -> str:
+    return f"failed {cell.failed}/{cell.failed}" if cell.failed else "–"
+
+
+def _comparison_text(report: Report, row: Row, target: str) -> str:
+    said = cell_standing(row, target)
+    return (said.text if said else "–") + _marks(report.ratio_marks(row, target))
+
+
 def _results(report: Report, charts: Mapping[str, str]) -> str:
     parts = ["## Results"]
     baseline = report.summary.baseline
     others = [t for t in report.summary.targets if t != baseline]
     for group in report.groups:
         headers = ["workload", *(md_text(column_heading(report, t)) for t in report.summary.targets)]
-        headers += [f"{md_text(t)} ÷ {md_text(baseline)}" for t in others]
+        headers += [f"{md_text(t)} vs {md_text(baseline)}" for t in others]
         most = max((c.summary.n for row in group.rows for c in row.cells.values() if c.summary), default=0)
         rows = [
             [md_text(row.title)]
             + [value_text(report, row, t, most) for t in report.summary.targets]
-            + [(format_ratio(row.cells[t].comparison) or "–") + _marks(report.ratio_marks(row, t)) for t in others]
+            + [_comparison_text(report, row, t) for t in others]
             for row in group.rows
         ]
         parts.append(f"### {md_text(content.group_heading(group))}")
         parts.append(md_table(headers, rows, "l" + "r" * (len(headers) - 1)))
         parts.append(_image(charts, bars_key(group), f"{group.metric.label} by workload"))
-    ratio = _image(charts, "ratio", f"each target as x times {baseline}")
+    ratio = _image(charts, "ratio", f"each target against {baseline}: right is better")
     if ratio:
-        parts += ["### Ratio to the baseline", ratio]
+        parts += ["### Against the baseline", ratio]
     return "\n\n".join(p for p in parts if p)
 
 
@@ -152,7 +210,7 @@ def value_text(report: Report, row: Row, target: str, most: int = 0) -> str:
     cell: Cell = row.cells[target]
     marks = _marks(report.cell_marks(row, target))
     if cell.summary is None:
-        return (f"failed {cell.failed}/{cell.failed}" if cell.failed else "–") + marks
+        return _failed(cell) + marks
     text = format_value(cell.summary.median, row.metric)
     spread = format_spread(cell)
     if spread:
@@ -210,7 +268,7 @@ def _sweeps(report: Report, charts: Mapping[str, str]) -> str:
         parts.append(f"### {md_text(sweeptext.grid_heading(grid))}")
         parts.append(md_text(sweeptext.grid_explanation(grid)))
         for target in report.summary.targets:
-            parts.append(_grid_table(report, grid, target))
+            parts.append(_sweep_grid_table(report, grid, target))
         parts.append(_image(charts, grid_key(i, grid), sweeptext.grid_heading(grid)))
     return "\n\n".join(p for p in parts if p)
 
@@ -232,7 +290,7 @@ def _sweep_table(report: Report, sweep: Sweep) -> str:
     return md_table(headers, rows, "l" + "l" * len(blank) + "r" * len(targets))
 
 
-def _grid_table(report: Report, grid: SweepGrid, target: str) -> str:
+def _sweep_grid_table(report: Report, grid: SweepGrid, target: str) -> str:
     """Rows: the first swept option; columns: the second; the target's best point starred."""
     corner = f"{md_text(column_heading(report, target))}: {grid.row_option} ↓ {grid.column_option} →"
     headers = [corner, *(md_text(v) for v in grid.column_values)]
@@ -255,8 +313,13 @@ def _grid_table(report: Report, grid: SweepGrid, target: str) -> str:
 
 def _environment(report: Report) -> str:
     parts = ["## Environment", "### Hosts", _hosts_table(report), "### Runs", _runs_list(report)]
-    parts += ["### Targets", _targets_table(report), "### Workloads", _workloads_table(report)]
+    parts += ["### Targets", _targets_table(report)]
     return "\n\n".join(parts)
+
+
+def _methodology(report: Report) -> str:
+    lines = "\n".join(f"- {md_text(line)}" for line in content.methodology(report))
+    return "\n\n".join(["## Methodology", lines, "### Workloads", _workloads_table(report)])
 
 
 def _hosts_table(report: Report) -> str:
@@ -328,4 +391,6 @@ def _workloads_table(report: Report) -> str:
 def _notes(report: Report) -> str:
     if not report.notes:
         return ""
-    return "## Notes\n\n" + "\n".join(f"{i}. {md_text(text)}" for i, text in enumerate(report.notes, 1))
+    return "## Notes\n\n" + "\n".join(
+        f'{i}. <a id="note-{i}"></a>{md_text(text)}' for i, text in enumerate(report.notes, 1)
+    )

@@ -1,110 +1,425 @@
-"""The terminal table: one row per workload metric, one column per target."""
+"""The terminal report: the answer first, then the detail, in the width the terminal has.
+
+1. one headline per compared target ("disk is 6.20× slower than ram in 5 of 6 workloads…");
+2. the summary grid (grid.py): workloads as rows, read and write side by side per target,
+   one unit per section; a non-baseline cell says "N× faster/slower" in green or red,
+   "≈ same" in a neutral colour;
+3. one table per metric: median ±CV and the comparison with its 95% interval;
+4. the notes, a hint at the commands that show more, and how the run was made.
+
+Every table is laid out for the console's width when it is printed: side by side when
+that fits, stacked (one line per direction; the comparison under the value) when not.
+Workload names never wrap; run facts wrap between fields, not inside one.
+"""
 
 from __future__ import annotations
 
-from rich.console import Group
+import textwrap
+import time
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
+
+from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
 from mountbench.metrics import describe
 from mountbench.model import QUALITY_CODES, RunData
-from mountbench.report import sweeptext
-from mountbench.report.cells import Footnotes, format_ratio, format_spread, format_value
-from mountbench.report.content import Report, Sweep
-from mountbench.summary import Cell, Row, RunSummary
+from mountbench.report import content, sweeptext
+from mountbench.report.cells import format_spread, format_value
+from mountbench.report.content import MetricGroup, Report, Sweep
+from mountbench.report.grid import GridSection
+from mountbench.report.phrasing import BETTER, SAME, WORSE, cell_standing
+from mountbench.summary import Cell, Row
 from mountbench.units import format_bytes, format_seconds
 
+STYLES = {BETTER: "green", WORSE: "red", SAME: "dim", "unknown": "yellow", "none": "dim"}
+MARK_STYLE = "yellow"
 
-def render_summary(summary: RunSummary, runs: list[RunData]) -> Group:
-    notes = Footnotes.empty()
-    table = Table(
-        title=_title(summary, runs),
-        caption=f"median ±CV · ratio to {summary.baseline} with 95% CI (≈: within noise) · \\[n] footnotes",
-        show_lines=True,
-        header_style="bold",
-    )
-    table.add_column("workload · metric", no_wrap=False)
-    for label in summary.targets:
-        suffix = " (baseline)" if label == summary.baseline else ""
-        table.add_column(label + suffix, justify="right")
-    for row in summary.rows:
-        base = row.cells[summary.baseline]
-        table.add_row(_row_label(row), *(_cell_text(row, row.cells[label], notes, base) for label in summary.targets))
-    parts: list = [table]
-    if notes.texts:
-        parts.append(Text("\n".join(f"[{i}] {text}" for i, text in enumerate(notes.texts, 1)), style="yellow"))
-    parts.append(Text(environment_text(runs), style="dim"))
+
+def render_report(report: Report) -> Group:
+    """Everything `run`, `show` and `lab` print after a run."""
+    parts: list = [_title(report)]
+    parts += [
+        Fields(["▶", *h.text.split()], style=STYLES.get(h.kind, ""), indent=2, separator="") for h in report.headlines
+    ]
+    parts += [Fields(["⚠", *w.split()], style="yellow", indent=2, separator="") for w in report.warnings]
+    if report.grid.sections:
+        parts.append(Text(""))
+        parts.append(Text(f"Summary ({_unit_phrase(report)}):", style="bold"))
+        parts += [Adaptive(partial(_grid_layouts, report, section)) for section in report.grid.sections]
+    parts.append(Text(""))
+    parts.append(Text("Detail:", style="bold"))
+    parts += [Adaptive(partial(_detail_layouts, report, group)) for group in report.groups]
+    parts.append(_notes(report))
+    parts.append(Fields(_legend(report), style="dim", separator=" ·"))
+    parts += environment_fields(report.runs, style="dim")
     return Group(*parts)
 
 
-def _title(summary: RunSummary, runs: list[RunData]) -> str:
-    statuses = {run.status for run in runs}
+# --- pieces --------------------------------------------------------------------------------
+
+
+def _title(report: Report) -> Text:
+    statuses = {run.status for run in report.runs}
     status = "" if statuses == {"complete"} else f" [{', '.join(sorted(statuses))}]"
-    return f"mountbench run {', '.join(summary.run_ids)}{status}"
-
-
-def _row_label(row: Row) -> Text:
-    better = "higher is better" if row.metric.higher_is_better else "lower is better"
-    return Text.assemble((row.title, "bold"), "\n", (f"{row.metric.label} ({better})", "dim"))
-
-
-def _cell_text(row: Row, cell: Cell, notes: Footnotes, base: Cell) -> Text:
-    marks = notes.marks(cell)
-    mark_text = f" [{','.join(map(str, marks))}]" if marks else ""
-    if cell.summary is None:
-        text = Text(f"✗ failed {cell.failed}/{cell.failed}" if cell.failed else "no data", style="red")
-        text.append(mark_text, style="yellow")
-        return text
-    text = Text(format_value(cell.summary.median, row.metric), style="bold")
-    spread = format_spread(cell)
-    if spread:
-        text.append(f" {spread}", style="dim")
-    text.append(mark_text, style="yellow")
-    if cell.failed:
-        text.append(f"\n{cell.failed} failed", style="red")
-    ratio = format_ratio(cell.comparison)
-    if ratio:
-        text.append("\n" + ratio, style="dim" if ratio.startswith("≈") else "cyan")
-        # the ratio also stands on how the baseline was measured
-        inherited = sorted({notes.mark(c.text) for c in base.caveats if c.code not in QUALITY_CODES})
-        if inherited:
-            text.append(f" [{','.join(map(str, inherited))}]", style="yellow")
+    text = Text(f"mountbench run {', '.join(run.id for run in report.runs)}{status}", style="bold")
+    text.append(f" · baseline {report.summary.baseline}", style="dim")
     return text
 
 
-def _warmup_text(run: RunData) -> str:
-    warmup = run.config.warmup
-    return f" after {warmup} warm-up round{'s' if warmup != 1 else ''}" if warmup else ""
+def _unit_phrase(report: Report) -> str:
+    if report.grid.unit == "auto":
+        return "medians; --unit MB/s, IOPS or us for one unit throughout"
+    return f"--unit {report.grid.unit}"
 
 
-def environment_text(runs: list[RunData]) -> str:
-    lines = []
+def _legend(report: Report) -> list[str]:
+    ids = report.runs[0].id if len(report.runs) == 1 else "RUN"
+    return [
+        "median ±CV",
+        "N× faster/slower than the baseline, 95% CI",
+        "≈ same: within noise",
+        "[n]: notes",
+        f"every sample: mountbench show {ids} --samples",
+        f"charts: mountbench report {ids} --out report.html",
+    ]
+
+
+def _marks(numbers: Sequence[int]) -> str:
+    return f" [{','.join(map(str, numbers))}]" if numbers else ""
+
+
+def _header(report: Report, label: str, suffix: str = "", *, width: int = 0) -> Text:
+    """The target's label (wrapped between its parts to ``width``), '(baseline)', then ``suffix``."""
+    text = Text(wrap_label(label, width) if width else label, style="bold")
+    if label == report.summary.baseline:
+        text.append("\n(baseline)", style="dim")
+    if suffix:
+        text.append("\n" + suffix, style="dim")
+    return text
+
+
+_BREAK_AFTER = "/:@=,_-."
+
+
+def wrap_label(label: str, width: int) -> str:
+    """'tmpfs:/var/tmp/glance-shm' in lines of at most ``width``, broken after / : @ = , _ - .
+    where it can be (a part longer than the width is cut)."""
+    width = max(width, 6)
+    parts: list[str] = []
+    current = ""
+    for char in label:
+        current += char
+        if char in _BREAK_AFTER:
+            parts.append(current)
+            current = ""
+    if current:
+        parts.append(current)
+    lines: list[str] = []
+    line = ""
+    for part in parts:
+        while len(part) > width:
+            if line:
+                lines.append(line)
+                line = ""
+            lines.append(part[:width])
+            part = part[width:]
+        if len(line) + len(part) > width and line:
+            lines.append(line)
+            line = ""
+        line += part
+    if line:
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _widest(texts: Iterable[Text], least: int = 8) -> int:
+    return max([least] + [len(line) for text in texts for line in text.plain.split("\n")])
+
+
+def _value(report: Report, row: Row, target: str, *, formatted: str | None = None) -> Text:
+    """The median (or why there is none) with the notes on it."""
+    cell = row.cells[target]
+    marks = _marks(report.cell_marks(row, target))
+    if cell.summary is None:
+        text = Text(f"✗ failed {cell.failed}/{cell.failed}" if cell.failed else "–", style="red" if cell.failed else "")
+    else:
+        text = Text(formatted if formatted is not None else format_value(cell.summary.median, row.metric))
+        if cell.failed:
+            text.append(f" ({cell.failed} failed)", style="red")
+    text.append(marks, style=MARK_STYLE)
+    return text
+
+
+def _comparison(report: Report, row: Row, target: str, *, interval: bool) -> Text:
+    said = cell_standing(row, target)
+    if said is None:
+        return Text("")
+    text = Text(said.text if interval else said.short, style=STYLES.get(said.kind, ""))
+    text.append(_marks(report.ratio_marks(row, target)), style=MARK_STYLE)
+    return text
+
+
+def _notes(report: Report) -> Text:
+    quality = _quality_notes(report)
+    text = Text()
+    for number, note in enumerate(report.notes, 1):
+        if number > 1:
+            text.append("\n")
+        text.append(f"[{number}] ", style=MARK_STYLE)
+        text.append(note, style="magenta" if number in quality else MARK_STYLE)
+    return text
+
+
+def _quality_notes(report: Report) -> set[int]:
+    """Numbers of notes about the samples' statistics (drift, outliers…), not how they were measured."""
+    rows = report.grid.rows() + [row for group in report.groups for row in group.rows]
+    found = set()
+    for row in rows:
+        for cell in row.cells.values():
+            for caveat in cell.caveats:
+                if caveat.code in QUALITY_CODES and caveat.text in report.notes:
+                    found.add(report.notes.index(caveat.text) + 1)
+    return found
+
+
+# --- the summary grid ----------------------------------------------------------------------------
+
+
+def _grid_layouts(report: Report, section: GridSection, width: int) -> list[Table]:
+    """Side by side (read and write under each target), then one line per direction."""
+    layouts = []
+    if len(section.directions) > 1:
+        layouts.append(_grid_side_by_side(report, section, width))
+    layouts.append(_grid_stacked(report, section, width))
+    return layouts
+
+
+def _label_width(width: int, titles: Iterable[str], columns: int, cells: int) -> int:
+    """How wide a target's label may be in a table ``width`` wide: its share of what the
+    workload column leaves, never narrower than the column's cells."""
+    spare = width - max((len(t) for t in titles), default=8) - 3 * (columns + 1) - 1
+    return max(cells, spare // max(1, columns))
+
+
+def _grid_table(title: str) -> Table:
+    return Table(title=title, title_justify="left", title_style="italic", header_style="bold", padding=(0, 1))
+
+
+def _grid_side_by_side(report: Report, section: GridSection, width: int) -> Table:
+    columns = [(t, d) for t in report.summary.targets for d in section.directions]
+    body = [
+        [_grid_cell(report, section, row, t) if (row := line.row(d)) else Text("·", style="dim") for t, d in columns]
+        for line in section.lines
+    ]
+    table = _grid_table(section.heading)
+    table.add_column("workload", no_wrap=True, style="bold")
+    titles = [line.title for line in section.lines]
+    for index, (target, direction) in enumerate(columns):
+        if direction == section.directions[0]:
+            room = _label_width(width, titles, len(columns), _widest(row[index] for row in body))
+            header = _header(report, target, direction, width=room)
+            lines = header.plain.count("\n")
+        else:  # the label stands over the first direction only: pad to its height
+            header = Text("\n" * lines + direction, style="dim")
+        table.add_column(header, justify="right", overflow="fold")
+    for line, cells in zip(section.lines, body, strict=True):
+        table.add_row(line.title, *cells)
+    return table
+
+
+def _grid_stacked(report: Report, section: GridSection, width: int) -> Table:
+    titles: list[str] = []
+    body: list[list[Text]] = []
+    for line in section.lines:
+        for direction in section.directions:
+            row = line.row(direction)
+            if row is None:
+                continue
+            titles.append(f"{line.title} {direction}" if direction and len(line.rows) > 1 else line.title)
+            body.append([_grid_cell(report, section, row, t) for t in report.summary.targets])
+    table = _grid_table(section.heading)
+    table.add_column("workload", no_wrap=True, style="bold")
+    for index, target in enumerate(report.summary.targets):
+        table.add_column(
+            _header(report, target, width=_widest(r[index] for r in body)), justify="right", overflow="fold"
+        )
+    for title, cells in zip(titles, body, strict=True):
+        table.add_row(title, *cells)
+    return table
+
+
+def _grid_cell(report: Report, section: GridSection, row: Row, target: str) -> Text:
+    cell = row.cells[target]
+    formatted = section.scale.format(cell.summary.median) if cell.summary else None
+    text = _value(report, row, target, formatted=formatted)
+    if target != report.summary.baseline and cell.comparison is not None:
+        text.append("\n")
+        text.append_text(_comparison(report, row, target, interval=False))
+    return text
+
+
+# --- the detail: one table per metric ----------------------------------------------------------------
+
+
+def _detail_layouts(report: Report, group: MetricGroup, width: int) -> list[Table]:
+    return [_detail_table(report, group, width, wide=True), _detail_table(report, group, width, wide=False)]
+
+
+def _detail_table(report: Report, group: MetricGroup, width: int, *, wide: bool) -> Table:
+    baseline = report.summary.baseline
+    columns: list[tuple[str, bool]] = []  # (target, is its comparison column)
+    for target in report.summary.targets:
+        columns.append((target, False))
+        if wide and target != baseline:
+            columns.append((target, True))
+    body = []
+    for row in group.rows:
+        cells: list[Text] = []
+        for target, is_comparison in columns:
+            value = _value(report, row, target, formatted=_with_spread(row, target))
+            comparison = _comparison(report, row, target, interval=True) if target != baseline else Text("")
+            if is_comparison:
+                cells.append(comparison)
+            elif wide or not comparison.plain:
+                cells.append(value)
+            else:
+                cells.append(Text("\n").join([value, comparison]))
+        body.append(cells)
+    table = Table(
+        title=content.group_heading(group), title_justify="left", title_style="italic", header_style="bold",
+        padding=(0, 1),
+    )  # fmt: skip
+    table.add_column("workload", no_wrap=True, style="bold")
+    titles = [row.title for row in group.rows]
+    for index, (target, is_comparison) in enumerate(columns):
+        room = _label_width(width, titles, len(columns), _widest(r[index] for r in body))
+        header = Text("vs baseline", style="dim") if is_comparison else _header(report, target, width=room)
+        table.add_column(header, justify="right", overflow="fold")
+    for row, cells in zip(group.rows, body, strict=True):
+        table.add_row(row.title, *cells)
+    return table
+
+
+def _with_spread(row: Row, target: str) -> str | None:
+    cell = row.cells[target]
+    if cell.summary is None:
+        return None
+    spread = format_spread(cell)
+    return format_value(cell.summary.median, row.metric) + (f" {spread}" if spread else "")
+
+
+# --- width-aware layout ----------------------------------------------------------------------------
+
+
+class Adaptive:
+    """The first of several layouts, built for the width it is given, that fits (else the last)."""
+
+    def __init__(self, build: Callable[[int], Sequence[Table]]) -> None:
+        self.build = build
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        layouts = list(self.build(options.max_width))
+        unbounded = options.update_width(10_000)
+        for layout in layouts[:-1]:
+            if Measurement.get(console, unbounded, layout).maximum <= options.max_width:
+                yield layout
+                return
+        yield layouts[-1]
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement.get(console, options, list(self.build(options.max_width))[-1])
+
+
+class Fields:
+    """Short phrases joined by ``separator`` and wrapped between them, never inside one
+    (a phrase wider than a whole line wraps between its words); continuation lines are indented."""
+
+    def __init__(
+        self, fields: Sequence[str], *, style: str = "", indent: int = 4, first_indent: int = 0, separator: str = ";"
+    ) -> None:
+        self.fields = [f for f in fields if f]
+        self.style = style
+        self.indent = indent
+        self.first_indent = first_indent
+        self.separator = separator
+
+    def lines(self, width: int) -> list[str]:
+        lines: list[str] = []
+        current = " " * self.first_indent
+        fresh = True
+        for i, field in enumerate(self.fields):
+            piece = field + (self.separator if i < len(self.fields) - 1 else "")
+            candidate = current + ("" if fresh else " ") + piece
+            if len(candidate) <= width:
+                current, fresh = candidate, False
+                continue
+            if not fresh:
+                lines.append(current)
+                current = " " * self.indent
+            # the piece starts a line; wider than the line, it wraps between its words
+            wrapped = textwrap.wrap(piece, width - self.indent, break_on_hyphens=False) or [piece]
+            lines += [current + wrapped[0]] + [" " * self.indent + more for more in wrapped[1:-1]]
+            current = (" " * self.indent + wrapped[-1]) if len(wrapped) > 1 else lines.pop()
+            fresh = False
+        lines.append(current)
+        return lines
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for line in self.lines(options.max_width):
+            yield Text(line, style=self.style, overflow="fold")
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(1, options.max_width)
+
+
+def environment_fields(runs: Iterable[RunData], *, style: str = "") -> list[Fields]:
+    """How each run was made, and each target: phrases that wrap between fields."""
+    found = []
     for run in runs:
         host = run.host
-        lines.append(
-            f"run {run.id} on {host.get('hostname', '?')}: {host.get('os', '?')}, {host.get('cpu_model', '?')}, "
-            f"{host.get('cpu_count', '?')} CPUs, {format_bytes(host.get('ram_bytes', 0))} RAM, "
-            f"{host.get('fio_version', '')}, mountbench {host.get('mountbench_version', '?')}; "
-            f"{run.config.repeat} repetitions{_warmup_text(run)}, seed {run.config.seed}, "
-            f"drop caches: {run.config.drop_caches}"
-        )
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.created_at)) if run.created_at else "?"
+        fields = [
+            f"run {run.id} on {host.get('hostname', '?')} at {when}",
+            str(host.get("os", "?")),
+            str(host.get("cpu_model", "?")),
+            f"{host.get('cpu_count', '?')} CPUs",
+            f"{format_bytes(host.get('ram_bytes', 0))} RAM",
+            str(host.get("fio_version", "")),
+            f"mountbench {host.get('mountbench_version', '?')}",
+            *content.run_facts(run),
+        ]
+        found.append(Fields(fields, style=style))
         for record in run.targets:
             info = record.info
             if info is None:
                 continue
             direct = "O_DIRECT ok" if info.odirect else f"O_DIRECT refused ({info.odirect_detail})"
-            lines.append(
-                f"  {record.target.label}: {record.target.path} on {info.fstype} {info.mount_source} "
-                f"({info.mount_options}); {direct}; {format_bytes(info.free_bytes)} free"
+            found.append(
+                Fields(
+                    [
+                        f"{record.target.label}: {record.target.path}",
+                        f"{info.fstype} from {info.mount_source}",
+                        f"options {info.mount_options}",
+                        direct,
+                        f"{format_bytes(info.free_bytes)} free",
+                    ],
+                    style=style,
+                    first_indent=2,
+                    indent=6,
+                )
             )
-    return "\n".join(lines)
+    return found
+
+
+# --- show RUN --samples -------------------------------------------------------------------------------
 
 
 def render_samples(run: RunData) -> Table:
     """Every sample of a run in the order it was taken: what 'show RUN --samples' prints, so
     outliers, drift and failures can be seen sample by sample."""
-    import time
-
     table = Table(title=f"samples of run {run.id}, in the order they were taken", header_style="bold")
     for name in ("#", "time", "round", "target", "workload", "value", "wall", "notes"):
         table.add_column(name, justify="right" if name in ("#", "round", "value", "wall") else "left")
@@ -125,9 +440,6 @@ def render_samples(run: RunData) -> Table:
             value if sample.ok else Text("failed", style="red"), format_seconds(sample.wall_s), notes,
         )  # fmt: skip
     return table
-
-
-# --- sweeps ------------------------------------------------------------------------------------
 
 
 def render_sweeps(report: Report) -> Group | None:

@@ -1,0 +1,215 @@
+"""How a comparison is said, once for every format: "6.20× slower", never "×0.161".
+
+A Comparison holds target ÷ baseline of the metric itself; whether a ratio above 1 is
+good depends on the metric (IOPS: yes; latency: no). A Standing turns it around so that
+the factor is always ≥ 1, with its interval in the same orientation, and a word that
+says which way it goes (faster/slower, less/more CPU, better/worse). When the interval
+contains 1 the two are "≈ same"; when there is no interval (one sample a side) the factor
+is given with "no CI".
+
+Numbers for people have three significant digits and never scientific notation (units.sig3).
+
+Pure: no rich, no HTML; renderers pick the colour from ``Standing.kind``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mountbench.metrics import MetricInfo
+from mountbench.stats import Comparison
+from mountbench.summary import Row
+from mountbench.units import sig3
+
+BETTER, WORSE, SAME, UNKNOWN = "better", "worse", "same", "unknown"
+BASELINE = "baseline"  # the baseline's own cells: nothing to compare
+SPEED_UNITS = frozenset({"IOPS", "B/s", "s", "1/s"})
+
+
+def factor_text(value: float) -> str:
+    """``6.20×``."""
+    return f"{sig3(value)}×"
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Where a target stands against the baseline on one metric."""
+
+    kind: str  # better | worse | same | unknown (no interval)
+    factor: float  # ≥ 1 (better/worse/unknown); the speed ratio itself for "same"
+    low: float  # the factor's interval, same orientation; nan without one
+    high: float
+    word: str  # "faster", "slower", "less CPU", ... (for "same": the word a factor > 1 would have)
+
+    @property
+    def short(self) -> str:
+        """``6.20× slower``; ``≈ same``; ``6.20× slower?`` without an interval."""
+        if self.kind == SAME:
+            return "≈ same"
+        return f"{factor_text(self.factor)} {self.word}" + ("?" if self.kind == UNKNOWN else "")
+
+    @property
+    def interval(self) -> str:
+        """``5.10–7.40×`` in the factor's orientation; empty without one."""
+        if math.isnan(self.low) or math.isnan(self.high):
+            return ""
+        return f"{sig3(self.low)}–{sig3(self.high)}×"
+
+    @property
+    def text(self) -> str:
+        """``6.20× slower (5.10–7.40×)``; ``≈ same (0.910–1.10×)``; ``6.20× slower (no CI)``."""
+        if self.kind == UNKNOWN:
+            return f"{factor_text(self.factor)} {self.word} (no CI)"
+        return f"{self.short} ({self.interval})" if self.interval else self.short
+
+
+def words(metric: MetricInfo) -> tuple[str, str]:
+    """(word when the target is better, word when it is worse) for a factor ≥ 1."""
+    if metric.unit == "%" or "cpu" in metric.name:
+        return "less CPU", "more CPU"
+    if metric.unit in SPEED_UNITS:
+        return "faster", "slower"
+    if not metric.higher_is_better:
+        return "less", "more"
+    return "better", "worse"
+
+
+def standing(comparison: Comparison, metric: MetricInfo) -> Standing:
+    """The comparison as people read it (see the module doc)."""
+    ratio, low, high = comparison.ratio, comparison.low, comparison.high
+    good, bad = words(metric)
+    # the speed ratio: above 1 means the target is better, whatever the metric's direction
+    if metric.higher_is_better:
+        speed, speed_low, speed_high = ratio, low, high
+    else:
+        speed, speed_low, speed_high = _inverse(ratio), _inverse(high), _inverse(low)
+    has_ci = not (math.isnan(low) or math.isnan(high))
+    if has_ci and not comparison.significant:
+        return Standing(SAME, speed, speed_low, speed_high, good)
+    kind = (BETTER if speed >= 1 else WORSE) if has_ci else UNKNOWN
+    if speed >= 1:
+        return Standing(kind, speed, speed_low, speed_high, good)
+    return Standing(kind, _inverse(speed), _inverse(speed_high), _inverse(speed_low), bad)
+
+
+def cell_standing(row: Row, target: str) -> Standing | None:
+    comparison = row.cells[target].comparison
+    return standing(comparison, row.metric) if comparison is not None else None
+
+
+def verdict_kind(row: Row, target: str, baseline: str) -> str:
+    """better | worse | same | unknown | baseline | none (no ratio: a side has no samples)."""
+    if target == baseline:
+        return BASELINE
+    found = cell_standing(row, target)
+    return found.kind if found else "none"
+
+
+def _inverse(value: float) -> float:
+    return math.nan if math.isnan(value) or value == 0 else 1 / value
+
+
+def readable(row: Row, target: str, baseline: str) -> dict[str, object]:
+    """The comparison as exports carry it next to the raw ratio: ``comparison`` (the words
+    people read), ``verdict`` (better | worse | same | unknown | baseline | none), and the
+    factor (≥ 1, the way ``verdict`` goes; for "same" the target's speed ÷ the baseline's)
+    with its interval; None where there is none."""
+    said = cell_standing(row, target) if target != baseline else None
+    if said is None:
+        return {"comparison": "", "verdict": verdict_kind(row, target, baseline), "factor": None,
+                "factor_low": None, "factor_high": None}  # fmt: skip
+    return {
+        "comparison": said.text,
+        "verdict": said.kind,
+        "factor": said.factor,
+        "factor_low": None if math.isnan(said.low) else said.low,
+        "factor_high": None if math.isnan(said.high) else said.high,
+    }
+
+
+# --- the headline ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One sentence per compared target: how it does against the baseline over the summary."""
+
+    target: str
+    text: str
+    kind: str  # the outcome most comparisons had: better | worse | same | unknown | none
+
+
+def headlines(rows: Sequence[Row], targets: Sequence[str], baseline: str) -> list[Headline]:
+    """ "disk is slower than ram in 11 of 13 workloads (median 6.20×, 2.10–25.6×); faster in 1
+    (1.30×); the same within noise in 1". ``rows`` are the comparisons counted: one per
+    workload and direction of the summary grid."""
+    found = []
+    things = _things(rows)
+    for target in targets:
+        if target == baseline:
+            continue
+        found.append(_headline(rows, target, baseline, things))
+    return found
+
+
+def _things(rows: Sequence[Row]) -> str:
+    """'workloads' when every row is a different workload, else 'comparisons'."""
+    return "workloads" if len({r.workload for r in rows}) == len(rows) else "comparisons"
+
+
+def _headline(rows: Sequence[Row], target: str, baseline: str, things: str) -> Headline:
+    by_kind: dict[str, list[Standing]] = {WORSE: [], BETTER: [], SAME: [], UNKNOWN: []}
+    missing = 0
+    for row in rows:
+        found = cell_standing(row, target)
+        if found is None:
+            missing += 1
+        else:
+            by_kind[found.kind].append(found)
+    speed_only = all(r.metric.unit in SPEED_UNITS and "cpu" not in r.metric.name for r in rows)
+    good, bad = ("faster", "slower") if speed_only else ("better", "worse")
+    # (count, kind, what, detail): "slower" "(median 6.20×, 2.10–25.6×)"
+    clauses: list[tuple[int, str, str, str]] = []
+    for kind, word in ((WORSE, bad), (BETTER, good)):
+        if by_kind[kind]:
+            clauses.append((len(by_kind[kind]), kind, word, _spread(by_kind[kind])))
+    if by_kind[SAME]:
+        clauses.append((len(by_kind[SAME]), SAME, "the same within noise", ""))
+    if by_kind[UNKNOWN]:
+        clauses.append((len(by_kind[UNKNOWN]), UNKNOWN, "too few samples to tell", ""))
+    if missing:
+        clauses.append((missing, "none", "no result", "(see the notes)"))
+    if not clauses:
+        return Headline(target, f"{target}: nothing to compare with {baseline}", "none")
+    clauses.sort(key=lambda c: -c[0])  # the majority first; ties keep the order above
+    count, kind, what, detail = clauses[0]
+    where = _all_or_some(count, len(rows), things)
+    if kind in (WORSE, BETTER):
+        lead = f"{target} is {what} than {baseline} {where}"
+    else:
+        lead = f"{target} vs {baseline}: {what} {where}"
+    parts = [f"{lead} {detail}".strip()]
+    parts += [f"{what} in {n} {detail}".strip() for n, _, what, detail in clauses[1:]]
+    return Headline(target, "; ".join(parts), kind)
+
+
+def _all_or_some(n: int, total: int, things: str) -> str:
+    if n < total:
+        return f"in {n} of {total} {things}"
+    if total == 1:
+        return f"in the one {things[:-1]}"
+    return f"in both {things}" if total == 2 else f"in all {total} {things}"
+
+
+def _spread(items: Sequence[Standing]) -> str:
+    """'(6.20×)' or '(median 6.20×, 2.10–25.6×)'; the median of factors is taken on a log scale."""
+    factors = sorted(s.factor for s in items)
+    if len(factors) == 1:
+        return f"({factor_text(factors[0])})"
+    half = len(factors) // 2
+    middle = factors[half] if len(factors) % 2 else math.sqrt(factors[half - 1] * factors[half])
+    if sig3(factors[0]) == sig3(factors[-1]):
+        return f"({factor_text(middle)} each)"
+    return f"(median {factor_text(middle)}, {sig3(factors[0])}–{factor_text(factors[-1])})"
