@@ -490,7 +490,7 @@ def lab(
     from mountbench.labrun import LabOptions, check_prerequisites, lab_specs, lab_timeout, run_lab
 
     specs = lab_specs(mounts)  # bad specs fail here, before anything boots
-    check_prerequisites()
+    check_prerequisites(specs)
     options = pop_run_options(params)
     workloads = workloads_mod.from_options(options)  # unknown presets and bad job files fail here too
     runrequest.check_workloads(workloads, make_runners({w.kind for w in workloads}, RunnerSetup(find_fio())))

@@ -77,8 +77,9 @@ def lab_specs(texts: Sequence[str]) -> list[MountSpec]:
     return specs
 
 
-def check_prerequisites() -> None:
-    problems = check_lab_prerequisites()
+def check_prerequisites(specs: Sequence[MountSpec]) -> None:
+    """Refuse, before anything boots, a host that lacks the lab or these mounts' pieces."""
+    problems = check_lab_prerequisites(kinds={spec.kind for spec in specs})
     if problems:
         problem, fix = problems[0]
         more = f" (and {len(problems) - 1} more: see 'mountbench doctor --lab')" if len(problems) > 1 else ""
@@ -115,7 +116,7 @@ def run_lab(options: LabOptions, on_output: Callable[[str], None]) -> tuple[RunD
     guest run is stopped early, the samples it finished still come home, with the reason."""
     specs = lab_specs(options.mounts)
     baseline_spec = _baseline(specs, options.run.baseline)
-    check_prerequisites()
+    check_prerequisites(specs)
     cost = HostCost()
     extra: dict[tuple[str, str, int], dict[str, float]] = {}
     starts: dict[tuple[str, str, int], dict[str, Any]] = {}
