@@ -398,6 +398,9 @@ class CoherenceResult:
 
     ``error`` is set when a view stopped answering and the remaining checks were not run
     (they are recorded as hung). ``cleanup`` says what became of the scratch directory.
+    ``clock_resolution_ms``: when A and B are on two machines (the lab's host and guest),
+    how well their clocks were matched, so how far each delay may be off either way (None:
+    one machine, one clock).
     """
 
     view_a: str
@@ -413,6 +416,7 @@ class CoherenceResult:
     started: str | None = None
     duration_s: float | None = None
     swept: tuple[str, ...] = ()
+    clock_resolution_ms: float | None = None
 
     def visibility_of(self, operation: str) -> VisibilityResult:
         for v in self.visibility:
@@ -435,6 +439,7 @@ class CoherenceResult:
             "started": self.started,
             "duration_s": self.duration_s,
             "swept": list(self.swept),
+            "clock_resolution_ms": self.clock_resolution_ms,
         }
 
     @classmethod
@@ -453,6 +458,7 @@ class CoherenceResult:
             started=data.get("started"),
             duration_s=data.get("duration_s"),
             swept=tuple(str(x) for x in data.get("swept", [])),
+            clock_resolution_ms=_opt_float(data.get("clock_resolution_ms")),
         )
 
 
