@@ -464,6 +464,23 @@ def _write_or_print(text: str, path: Path | None) -> None:
 @click.option("--memory", default="1G", show_default=True)
 @click.option("--kernel", type=click.Path(exists=True, dir_okay=False), help="bzImage (default: /boot/vmlinuz-*)")
 @click.option("--keep-guest", is_flag=True, help="keep images, sockets and logs afterwards")
+@click.option(
+    "--probe",
+    "probe_mounts",
+    is_flag=True,
+    help="after the run, probe each mount in the guest and measure coherence between the host's directory and the "
+    "guest's mount, both ways; the report then answers 'pick two' (performance, coherence, concurrency)",
+)
+@click.option(
+    "--probe-repeat", default=3, show_default=True, type=click.IntRange(1, 100), help="--probe: coherence repetitions"
+)
+@click.option(
+    "--probe-timeout",
+    default=5.0,
+    show_default=True,
+    type=click.FloatRange(0.5, 600),
+    help="--probe: seconds before a probe is called hung, and how long a change may take to show",
+)
 @click.option("--debug", is_flag=True, hidden=True)
 def lab(
     mounts: tuple[str, ...],
@@ -472,6 +489,9 @@ def lab(
     memory: str,
     kernel: str | None,
     keep_guest: bool,
+    probe_mounts: bool,
+    probe_repeat: int,
+    probe_timeout: float,
     db: Path | None,
     json_out: Path | None,
     debug: bool,
@@ -486,7 +506,9 @@ def lab(
     mountbench lab                                   9p, 9p cache=loose, virtiofs, sshfs, disk, guest-tmpfs
     mountbench lab --mount 9p:cache=loose --mount virtiofs:cache=always --preset tree --tree git
     mountbench lab --mount disk:format=qcow2,cache=writeback --mount disk:cache=none --preset nine --size 1G
+    mountbench lab --mount 9p --mount 9p:cache=loose --mount virtiofs --mount nfs --mount disk --preset s3 --probe
     """
+    from mountbench.labprobe import ProbeOptions
     from mountbench.labrun import LabOptions, check_prerequisites, lab_specs, lab_timeout, run_lab
 
     specs = lab_specs(mounts)  # bad specs fail here, before anything boots
@@ -495,7 +517,8 @@ def lab(
     workloads = workloads_mod.from_options(options)  # unknown presets and bad job files fail here too
     runrequest.check_workloads(workloads, make_runners({w.kind for w in workloads}, RunnerSetup(find_fio())))
     timeout = lab_timeout(workloads, options.repeat + options.warmup, len(specs))
-    lab_options = LabOptions(tuple(mounts), options, accel, cpus, memory, kernel, keep_guest, timeout)
+    probing = ProbeOptions(probe_repeat, probe_timeout) if probe_mounts else None
+    lab_options = LabOptions(tuple(mounts), options, accel, cpus, memory, kernel, keep_guest, timeout, probing)
     err.print("booting the lab guest (under TCG this takes a minute)...")
     run, stopped = run_lab(lab_options, on_output=lambda line: err.print(line, markup=False, highlight=False))
     with Store(db or default_db_path()) as store:

@@ -29,6 +29,7 @@ import queue
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import IO, Any
 
 from mountbench.errors import MountbenchError
@@ -143,16 +144,34 @@ def serve(fd: int, out: IO[str], steps: Steps, idle_s: float = IDLE_EXIT_S) -> N
             break
 
 
-def main(argv: list[str] | None = None) -> None:
+def capabilities_to_file(path: str, timeout: float, out: str) -> dict[str, Any]:
+    """The capability probe of ``path`` (probe_target), written as JSON to ``out`` (a file on a
+    share that is not under test: the lab's results share); what it found, in short."""
+    from mountbench.probe.target import probe_target
+
+    probed = probe_target(Path(path), timeout=timeout)
+    tmp = f"{out}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(probed.to_dict(), f)
+    os.replace(tmp, out)
+    return {"out": out, "results": len(probed.results), "error": probed.error}
+
+
+def agent_steps() -> Steps:
+    """What the agent can run: the coherence checks' steps and the capability probe."""
     from mountbench.probe.coherence import STEPS
 
+    return {**STEPS, "capabilities_to_file": capabilities_to_file}
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="mountbench.probe.agent", description=__doc__)
     parser.add_argument("--channel", required=True, help="where requests come from (the lab: /dev/ttyS1)")
     parser.add_argument("--idle", type=float, default=IDLE_EXIT_S, help="leave after this many idle seconds")
     args = parser.parse_args(argv)
     fd = os.open(args.channel, os.O_RDONLY | os.O_NOCTTY)
     try:
-        serve(fd, sys.stdout, STEPS, args.idle)
+        serve(fd, sys.stdout, agent_steps(), args.idle)
     finally:
         os.close(fd)
 

@@ -75,6 +75,7 @@ def nfs_options(spec: MountSpec, service: HostService, mount_port: int | None = 
 
 class Nfs(MountKind):
     name = "nfs"
+    shared = True
     options: ClassVar[Mapping[str, Option]] = {
         "vers": Option(("4.1", "3"), default="4.1", core=True, doc="NFS protocol version"),
         "rsize": Option(type="size", minimum=4 << 10, maximum=1 << 20, doc="read size per RPC (default: negotiated)"),
