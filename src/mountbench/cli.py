@@ -267,9 +267,15 @@ def _print_run(run: RunData, baseline: str | None = None, metrics: tuple[str, ..
     from mountbench.report.content import build_report
 
     out.print(render_summary(summarize_runs([run], baseline=baseline, metrics=metrics), [run]))
-    sweeps = render_sweeps(build_report([run], baseline=baseline))
+    built = build_report([run], baseline=baseline)
+    sweeps = render_sweeps(built)
     if sweeps is not None:
         out.print(sweeps)
+    from mountbench.report import picktwo  # lab --probe: pick two, and the probe's own tables
+
+    picked = picktwo.render_terminal(built)
+    if picked is not None:
+        out.print(picked)
 
 
 def _command_line() -> str:

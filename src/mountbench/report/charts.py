@@ -78,6 +78,9 @@ def plan_charts(report: Report) -> list[Chart]:
         charts.append(Chart(sweep_key(i, sweep), "sweep", sweep_chart_title(sweep), _bind(sweep_figure, report, sweep)))
     for i, grid in enumerate(report.grids, 1):
         charts.append(Chart(grid_key(i, grid), "grid", grid_chart_title(grid), _bind(grid_figure, report, grid)))
+    from mountbench.report import picktwochart  # lab --probe: the pick-two section (report/picktwo.py)
+
+    charts += picktwochart.charts(report)
     return charts
 
 

@@ -10,7 +10,7 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 
-from mountbench.report import content, sweeptext
+from mountbench.report import content, picktwo, sweeptext
 from mountbench.report.cells import format_ratio, format_spread, format_value
 from mountbench.report.chartkeys import bars_key, grid_key, percentile_key, sweep_key
 from mountbench.report.content import PercentileCurve, Report, Sweep, SweepGrid
@@ -34,6 +34,7 @@ def render_markdown(report: Report, charts: Mapping[str, str] | None = None) -> 
         _results(report, charts),
         _percentiles(report, charts),
         _sweeps(report, charts),
+        picktwo.render_markdown(report, charts),  # lab --probe (report/picktwo.py)
         _environment(report),
         _notes(report),
     ]
