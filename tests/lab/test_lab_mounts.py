@@ -49,7 +49,7 @@ def test_only_lab_mounts_name_a_kind() -> None:
         rf"""kind\s*(==|!=)\s*["']({names})["']|kind\s+(not\s+)?in\s*[(\[{{][^)\]}}]*["']({names})["']"""
     )
     offenders = []
-    for path in [*SRC.glob("lab/*.py"), SRC / "labrun.py", SRC / "cli.py", SRC / "hostcost.py"]:
+    for path in [*SRC.glob("lab/*.py"), SRC / "labrun.py", SRC / "labprobe.py", SRC / "cli.py", SRC / "hostcost.py"]:
         for number, line in enumerate(path.read_text().splitlines(), 1):
             if decides.search(line):
                 offenders.append(f"{path.relative_to(SRC)}:{number}: {line.strip()}")
