@@ -181,7 +181,10 @@ def run_lab(options: LabOptions, on_output: Callable[[str], None]) -> tuple[RunD
         lab = guest.describe()
         mounts = mount_facts(guest.mounts, emulated=bool(lab.get("emulated")))
         if options.probe is not None and stopped is None:
-            lab["probe"] = probe_lab(guest, options.probe, on_output).to_dict()
+            try:
+                lab["probe"] = probe_lab(guest, options.probe, on_output).to_dict()
+            except KeyboardInterrupt:  # the run came home already: keep it, without the probe
+                stopped = LabStopped("interrupted during --probe; the run is stored without it", ExitCode.INTERRUPTED)
     return _bring_home(guest_run, lab, extra, mounts, baseline_spec.label), stopped
 
 
