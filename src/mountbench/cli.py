@@ -477,15 +477,11 @@ def _write_or_print(text: str, path: Path | None) -> None:
     help="after the run, probe each mount in the guest and measure coherence between the host's directory and the "
     "guest's mount, both ways; the report then answers 'pick two' (performance, coherence, concurrency)",
 )
-@click.option(
-    "--probe-repeat", default=3, show_default=True, type=click.IntRange(1, 100), help="--probe: coherence repetitions"
-)
+@click.option("--probe-repeat", type=click.IntRange(1, 100), help="--probe: coherence repetitions [default: 3]")
 @click.option(
     "--probe-timeout",
-    default=5.0,
-    show_default=True,
     type=click.FloatRange(0.5, 600),
-    help="--probe: seconds before a probe is called hung, and how long a change may take to show",
+    help="--probe: seconds before a probe is called hung, and how long a change may take to show [default: 5]",
 )
 @click.option("--debug", is_flag=True, hidden=True)
 def lab(
@@ -496,8 +492,8 @@ def lab(
     kernel: str | None,
     keep_guest: bool,
     probe_mounts: bool,
-    probe_repeat: int,
-    probe_timeout: float,
+    probe_repeat: int | None,
+    probe_timeout: float | None,
     db: Path | None,
     json_out: Path | None,
     debug: bool,
@@ -518,12 +514,14 @@ def lab(
     from mountbench.labrun import LabOptions, check_prerequisites, lab_specs, lab_timeout, run_lab
 
     specs = lab_specs(mounts)  # bad specs fail here, before anything boots
+    if not probe_mounts and (probe_repeat is not None or probe_timeout is not None):
+        raise UsageError("--probe-repeat and --probe-timeout apply to --probe; add --probe or drop them")
     check_prerequisites(specs)
     options = pop_run_options(params)
     workloads = workloads_mod.from_options(options)  # unknown presets and bad job files fail here too
     runrequest.check_workloads(workloads, make_runners({w.kind for w in workloads}, RunnerSetup(find_fio())))
     timeout = lab_timeout(workloads, options.repeat + options.warmup, len(specs))
-    probing = ProbeOptions(probe_repeat, probe_timeout) if probe_mounts else None
+    probing = ProbeOptions(probe_repeat or 3, probe_timeout or 5.0) if probe_mounts else None
     lab_options = LabOptions(tuple(mounts), options, accel, cpus, memory, kernel, keep_guest, timeout, probing)
     err.print("booting the lab guest (under TCG this takes a minute)...")
     run, stopped = run_lab(lab_options, on_output=lambda line: err.print(line, markup=False, highlight=False))
