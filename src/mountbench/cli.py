@@ -32,6 +32,7 @@ from mountbench.presets import load_preset, preset_names
 from mountbench.progress import ProgressEvents
 from mountbench.records.events import EventLog, Fanout
 from mountbench.records.export import make_document, write_document
+from mountbench.report import picktwo
 from mountbench.report.clients_views import clients_terminal
 from mountbench.report.content import build_report
 from mountbench.report.grid import parse_unit
@@ -289,6 +290,9 @@ def _print_run(
         out.print(sweeps)
     for table in clients_terminal(run, per_client=per_client):
         out.print(table)
+    picked = picktwo.render_terminal(report)  # lab --probe: pick two, and the probe's own tables
+    if picked is not None:
+        out.print(picked)
 
 
 def _command_line() -> str:
@@ -546,6 +550,19 @@ def serve(bind: str, port: int) -> None:
 @click.option("--memory", default="1G", show_default=True)
 @click.option("--kernel", type=click.Path(exists=True, dir_okay=False), help="bzImage (default: /boot/vmlinuz-*)")
 @click.option("--keep-guest", is_flag=True, help="keep images, sockets and logs afterwards")
+@click.option(
+    "--probe",
+    "probe_mounts",
+    is_flag=True,
+    help="after the run, probe each mount in the guest and measure coherence between the host's directory and the "
+    "guest's mount, both ways; the report then answers 'pick two' (performance, coherence, concurrency)",
+)
+@click.option("--probe-repeat", type=click.IntRange(1, 100), help="--probe: coherence repetitions [default: 3]")
+@click.option(
+    "--probe-timeout",
+    type=click.FloatRange(0.5, 600),
+    help="--probe: seconds before a probe is called hung, and how long a change may take to show [default: 5]",
+)
 @click.option("--debug", is_flag=True, hidden=True)
 def lab(
     mounts: tuple[str, ...],
@@ -554,6 +571,9 @@ def lab(
     memory: str,
     kernel: str | None,
     keep_guest: bool,
+    probe_mounts: bool,
+    probe_repeat: int | None,
+    probe_timeout: float | None,
     db: Path | None,
     json_out: Path | None,
     debug: bool,
@@ -568,18 +588,23 @@ def lab(
     mountbench lab                                   9p, 9p cache=loose, virtiofs, sshfs, disk, guest-tmpfs
     mountbench lab --mount 9p:cache=loose --mount virtiofs:cache=always --preset tree --tree git
     mountbench lab --mount disk:format=qcow2,cache=writeback --mount disk:cache=none --preset nine --size 1G
+    mountbench lab --mount 9p --mount 9p:cache=loose --mount virtiofs --mount nfs --mount disk --preset s3 --probe
     """
+    from mountbench.labprobe import ProbeOptions
     from mountbench.labrun import LabOptions, check_prerequisites, lab_specs, lab_timeout, run_lab
 
     if params.get("clients") or params.get("client_counts_text"):
         raise UsageError("--client and --clients are for 'mountbench run': the lab measures mounts inside one guest")
     specs = lab_specs(mounts)  # bad specs fail here, before anything boots
-    check_prerequisites()
+    if not probe_mounts and (probe_repeat is not None or probe_timeout is not None):
+        raise UsageError("--probe-repeat and --probe-timeout apply to --probe; add --probe or drop them")
+    check_prerequisites(specs)
     options = pop_run_options(params)
     workloads = workloads_mod.from_options(options)  # unknown presets and bad job files fail here too
     runrequest.check_workloads(workloads, make_runners({w.kind for w in workloads}, RunnerSetup(find_fio())))
     timeout = lab_timeout(workloads, options.repeat + options.warmup, len(specs))
-    lab_options = LabOptions(tuple(mounts), options, accel, cpus, memory, kernel, keep_guest, timeout)
+    probing = ProbeOptions(probe_repeat or 3, probe_timeout or 5.0) if probe_mounts else None
+    lab_options = LabOptions(tuple(mounts), options, accel, cpus, memory, kernel, keep_guest, timeout, probing)
     err.print("booting the lab guest (under TCG this takes a minute)...")
     run, stopped = run_lab(lab_options, on_output=lambda line: err.print(line, markup=False, highlight=False))
     with Store(db or default_db_path()) as store:

@@ -88,7 +88,7 @@ def report(
     mountbench report --out report.md                 Markdown + charts next to it
     mountbench report RUN1 RUN2 --out report.html     one self-contained page
     mountbench report --from mac.json --from vm.json --format html --out s0.html
-    mountbench report --format csv --out results.csv  results.csv + results-samples.csv (+ results-sweeps.csv)
+    mountbench report --format csv --out results.csv  results.csv + results-samples.csv (+ -sweeps, -picktwo)
     """
     from mountbench.report.content import build_report
     from mountbench.report.grid import parse_unit
@@ -113,6 +113,10 @@ def report(
             from mountbench.report.csvexport import sweep_records
 
             document["sweeps"] = sweep_records(built)
+        from mountbench.report import picktwo  # lab --probe
+
+        if picktwo.pick_two(built) is not None:
+            document["pick_two"] = picktwo.records(built)
         if out is None:
             click.echo(json.dumps(document, indent=1))
         else:
@@ -249,6 +253,12 @@ def _write_csv(built: Report, out: Path | None, samples: bool) -> None:
         swept = out.with_name(f"{out.stem}-sweeps{out.suffix or '.csv'}")
         write_text(swept, sweeps_csv(built))
         _note(f"wrote {swept} (one row per sweep point and target, with each target's optimum and knee)")
+    from mountbench.report import picktwo  # lab --probe
+
+    if picktwo.pick_two(built) is not None:
+        picked = out.with_name(f"{out.stem}-picktwo{out.suffix or '.csv'}")
+        write_text(picked, picktwo.to_csv(built))
+        _note(f"wrote {picked} (pick two: one row per mount and measure, with its verdict)")
 
 
 def _note(text: str) -> None:

@@ -30,6 +30,7 @@ from mountbench.lab import (
     parse_mount_spec,
 )
 from mountbench.lab.caveats import emulation_caveat, host_cache_caveat
+from mountbench.labprobe import ProbeOptions, probe_lab
 from mountbench.model import Caveat, LabFacts, RunData, RunOptions, Sample, Target, TargetRecord, Workload
 from mountbench.records.codec import options_to_dict
 from mountbench.records.events import parse_event
@@ -48,6 +49,7 @@ class LabOptions:
     kernel: str | None = None
     keep_guest: bool = False
     timeout_s: float = 3600.0
+    probe: ProbeOptions | None = None  # lab --probe: probe the mounts after the run (labprobe.py)
 
 
 def guest_cpu_s(start: dict[str, Any], done: dict[str, Any]) -> float | None:
@@ -77,8 +79,9 @@ def lab_specs(texts: Sequence[str]) -> list[MountSpec]:
     return specs
 
 
-def check_prerequisites() -> None:
-    problems = check_lab_prerequisites()
+def check_prerequisites(specs: Sequence[MountSpec]) -> None:
+    """Refuse, before anything boots, a host that lacks the lab or these mounts' pieces."""
+    problems = check_lab_prerequisites(kinds={spec.kind for spec in specs})
     if problems:
         problem, fix = problems[0]
         more = f" (and {len(problems) - 1} more: see 'mountbench doctor --lab')" if len(problems) > 1 else ""
@@ -115,7 +118,7 @@ def run_lab(options: LabOptions, on_output: Callable[[str], None]) -> tuple[RunD
     guest run is stopped early, the samples it finished still come home, with the reason."""
     specs = lab_specs(options.mounts)
     baseline_spec = _baseline(specs, options.run.baseline)
-    check_prerequisites()
+    check_prerequisites(specs)
     cost = HostCost()
     extra: dict[tuple[str, str, int], dict[str, float]] = {}
     starts: dict[tuple[str, str, int], dict[str, Any]] = {}
@@ -177,6 +180,11 @@ def run_lab(options: LabOptions, on_output: Callable[[str], None]) -> tuple[RunD
             guest_run = dataclasses.replace(guest_run, status="interrupted")
         lab = guest.describe()
         mounts = mount_facts(guest.mounts, emulated=bool(lab.get("emulated")))
+        if options.probe is not None and stopped is None:
+            try:
+                lab["probe"] = probe_lab(guest, options.probe, on_output).to_dict()
+            except KeyboardInterrupt:  # the run came home already: keep it, without the probe
+                stopped = LabStopped("interrupted during --probe; the run is stored without it", ExitCode.INTERRUPTED)
     return _bring_home(guest_run, lab, extra, mounts, baseline_spec.label), stopped
 
 
@@ -252,11 +260,12 @@ def _bring_home(
 
 def lab_facts(described: dict[str, Any]) -> LabFacts:
     """Guest.describe()'s facts as the typed record stored with the run."""
-    fields = {f.name for f in dataclasses.fields(LabFacts)} - {"boot", "mounts"}
+    fields = {f.name for f in dataclasses.fields(LabFacts)} - {"boot", "mounts", "probe"}
     return LabFacts(
         **{name: described.get(name) for name in fields},
         boot=dict(described.get("boot") or {}),
         mounts=tuple(dict(m) for m in described.get("mounts") or ()),
+        probe=described.get("probe"),
     )
 
 

@@ -64,6 +64,15 @@ def test_lab_default_mounts_fio_and_tree(lab_ready: None, tmp_path: Path, mb_env
 
 
 def test_lab_bad_mount_spec_fails_before_booting(mb_env: dict[str, str]) -> None:
-    proc = mountbench("lab", "--mount", "nfs:vers=4", env=mb_env, timeout=60)
+    proc = mountbench("lab", "--mount", "nfs:vers=4", env=mb_env, timeout=60)  # 4.1 or 3
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+def test_lab_probe_options_without_probe_fail_before_booting(mb_env: dict[str, str], tmp_path: Path) -> None:
+    proc = mountbench("lab", "--mount", "9p", "--probe-timeout", "2", env=mb_env, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "mountbench: error: --probe-repeat and --probe-timeout apply to --probe; add --probe or drop them"
+    ]
+    assert not Path(mb_env["MOUNTBENCH_DB"]).exists()

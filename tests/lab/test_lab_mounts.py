@@ -37,7 +37,7 @@ def lab_mount(text: str, slug: str | None = None, tag: str = "mb0", host_path: s
 
 
 def test_registry_lists_every_kind_once_in_order() -> None:
-    assert list(KINDS) == ["9p", "virtiofs", "sshfs", "disk", "guest-tmpfs"]
+    assert list(KINDS) == ["9p", "virtiofs", "sshfs", "nfs", "disk", "guest-tmpfs"]
     assert all(kind.name == name for name, kind in KINDS.items())
     assert all(parse_mount_spec(name).mount_kind is kind for name, kind in KINDS.items())
 
@@ -49,7 +49,7 @@ def test_only_lab_mounts_name_a_kind() -> None:
         rf"""kind\s*(==|!=)\s*["']({names})["']|kind\s+(not\s+)?in\s*[(\[{{][^)\]}}]*["']({names})["']"""
     )
     offenders = []
-    for path in [*SRC.glob("lab/*.py"), SRC / "labrun.py", SRC / "cli.py", SRC / "hostcost.py"]:
+    for path in [*SRC.glob("lab/*.py"), SRC / "labrun.py", SRC / "labprobe.py", SRC / "cli.py", SRC / "hostcost.py"]:
         for number, line in enumerate(path.read_text().splitlines(), 1):
             if decides.search(line):
                 offenders.append(f"{path.relative_to(SRC)}:{number}: {line.strip()}")
@@ -160,6 +160,101 @@ def test_sshfs() -> None:
     assert mount_command(m) == "mb_sshfs sshfs 40123 mb /lab/mounts/sshfs /run/mbctl/ssh/id_ed25519"
     assert "buffered" in (kind.host_cache(m.spec) or "")
     assert "mb_sshfs()" in kind.guest_helpers and "10.0.2.2" in kind.guest_helpers
+
+
+def test_nfs_options_and_labels() -> None:
+    kind = KINDS["nfs"]
+    assert list(kind.options) == ["vers", "rsize", "wsize", "writes", "actimeo"]
+    assert [n for n, o in kind.options.items() if o.core] == ["vers"]
+    plain = parse_mount_spec("nfs")
+    assert (plain.label, plain.slug) == ("nfs vers=4.1", "nfs")
+    assert plain.get("rsize") is None and plain.get("actimeo") is None  # the client's own defaults
+    tuned = parse_mount_spec("nfs:actimeo=0,wsize=1M,rsize=64k,writes=sync,vers=3")
+    assert tuned.label == "nfs vers=3 rsize=64K wsize=1M writes=sync actimeo=0"
+    assert tuned.slug == "nfs-vers-3-rsize-64k-wsize-1m-writes-sync-actimeo-0"
+    assert parse_mount_spec(tuned.spec_text) == tuned
+    for text, needle in (
+        ("nfs:vers=4", "use vers=4.1|3"),
+        ("nfs:rsize=1k", "rsize=1k is too small; use at least 4K"),
+        ("nfs:wsize=2M", "wsize=2M is too large; use at most 1M"),
+        ("nfs:writes=direct", "use writes=async|sync"),
+        ("nfs:actimeo=soon", "actimeo=soon is not a whole number"),
+    ):
+        with pytest.raises(UsageError, match=re.escape(needle)):
+            parse_mount_spec(text)
+
+
+def test_nfs_mount_command() -> None:
+    """v4.1: one port, the export's pseudo path; v3: the MOUNT port too, nolock (no NLM in the
+    lab); the spec's options in the kernel's words (sizes in bytes), with mount -i."""
+    kind = KINDS["nfs"]
+    v4 = lab_mount("nfs:actimeo=0", host_path="/lab/mounts/nfs")
+    with pytest.raises(ValueError, match="server's port"):
+        mount_command(v4)
+    v4.service = HostService(40111)
+    v4.extra["nfs_export"] = "/mb/export"
+    assert mount_command(v4) == (
+        "mb_nfs nfs-actimeo-0 nfs4 10.0.2.2:/mb/export vers=4.1,proto=tcp,addr=10.0.2.2,port=40111,actimeo=0"
+    )
+    v3 = lab_mount("nfs:vers=3,rsize=64k,writes=sync", host_path="/lab/mounts/nfs-vers-3")
+    v3.service = HostService(40112)
+    v3.extra["nfs_mount_port"] = "40113"
+    assert mount_command(v3) == (
+        "mb_nfs nfs-vers-3-rsize-64k-writes-sync nfs 10.0.2.2:/lab/mounts/nfs-vers-3 "
+        "vers=3,proto=tcp,addr=10.0.2.2,port=40112,mountaddr=10.0.2.2,mountport=40113,mountproto=tcp,nolock,"
+        "rsize=65536,sync"
+    )
+    assert kind.needs_network and {"virtio_net", "nfsv4", "nfsv3"} <= set(kind.guest_modules)
+    assert "mb_nfs()" in kind.guest_helpers and "mount -i" in kind.guest_helpers
+    assert "buffered" in (kind.host_cache(v4.spec) or "")
+    assert kind.guest_cpu_bound is None and not kind.reference
+
+
+def test_nfs_guest_modules_resolve_to_plain_modules() -> None:
+    """The guest kernel's NFS client and its dependencies, loadable by busybox insmod."""
+    from mountbench.errors import MountbenchError
+    from mountbench.lab.kernel import find_kernel, resolve_modules
+
+    try:
+        kernel = find_kernel()
+    except MountbenchError as exc:
+        pytest.skip(str(exc))
+    names = [m.name for m in resolve_modules(kernel, KINDS["nfs"].guest_modules)]
+    for needed in ("sunrpc", "lockd", "nfs", "nfsv4", "nfsv3"):
+        assert needed in names
+    assert names.index("sunrpc") < names.index("nfs") < names.index("nfsv4")
+
+
+def test_ganesha_config() -> None:
+    from mountbench.lab.ganesha import GaneshaConfig, ganesha_argv
+
+    v4 = GaneshaConfig(Path("/lab/mounts/nfs"), 40111, Path("/lab/ganesha-nfs/recovery"))
+    text = v4.text()
+    assert "Protocols = 4;" in text and "NFS_Port = 40111;" in text and "MNT_Port" not in text
+    assert "Bind_addr = 127.0.0.1;" in text and "Path = /lab/mounts/nfs;" in text
+    assert "RecoveryRoot = /lab/ganesha-nfs/recovery;" in text  # nothing written to /var/lib/nfs
+    assert "Active_krb5 = false;" in text and "Only_Numeric_Owners = true;" in text
+    assert text.count("{") == text.count("}")
+    v3 = GaneshaConfig(Path("/x"), 1, Path("/r"), v3=True, mount_port=2)
+    assert "Protocols = 3, 4;" in v3.text() and "MNT_Port = 2;" in v3.text()
+    with pytest.raises(ValueError, match="MOUNT port"):
+        GaneshaConfig(Path("/x"), 1, Path("/r"), v3=True).text()
+    argv = ganesha_argv("/usr/bin/ganesha.nfsd", Path("/c"), Path("/l"), Path("/p"))
+    assert argv[:2] == ["/usr/bin/ganesha.nfsd", "-F"]  # foreground: the lab owns its process
+
+
+def test_nfs_prerequisites_name_the_packages(monkeypatch: pytest.MonkeyPatch) -> None:
+    import mountbench.lab.mounts.nfs as nfs_module
+
+    monkeypatch.setattr(nfs_module, "find_ganesha", lambda: None)
+    monkeypatch.setattr(nfs_module, "find_vfs_fsal", lambda: None)
+    problems = dict(KINDS["nfs"].prerequisites())
+    assert problems["nfs-ganesha is missing (nfs mounts)"] == "apt-get install nfs-ganesha nfs-ganesha-vfs"
+    assert problems["nfs-ganesha's VFS backend is missing (nfs mounts)"] == "apt-get install nfs-ganesha-vfs"
+    assert ("nfs-ganesha is missing (nfs mounts)", "apt-get install nfs-ganesha nfs-ganesha-vfs") in (
+        kind_prerequisites()
+    )
+    assert not [p for p in kind_prerequisites(["9p"]) if "nfs" in p[0]]  # a 9p-only lab does not need it
 
 
 def test_disk() -> None:

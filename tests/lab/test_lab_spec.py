@@ -85,7 +85,7 @@ def test_default_mounts() -> None:
 @pytest.mark.parametrize(
     ("text", "needle"),
     [
-        ("nfs", "unknown mount kind 'nfs'; use one of 9p, virtiofs, sshfs, disk, guest-tmpfs"),
+        ("smb", "unknown mount kind 'smb'; use one of 9p, virtiofs, sshfs, nfs, disk, guest-tmpfs"),
         ("", "unknown mount kind"),
         ("9p:cache=fast", "9p cache=fast is not valid; use cache=none|loose|mmap|fscache"),
         ("virtiofs:cache=none", "use cache=never|auto|always"),

@@ -423,3 +423,26 @@ def test_coherence_reference_column_and_diff() -> None:
     diffed = render_coherence_markdown([c], reference=local, diff=True)
     assert "replace by rename" not in diffed  # fresh on both: the same
     assert "rewrite in place" in diffed and "inotify" in diffed
+
+
+def test_delays_between_two_machines_are_shown_as_what_the_clocks_allow() -> None:
+    """Across the lab's VM boundary the two clocks are matched to within a resolution: a delay
+    no longer than it is shown as the bound it is known to, the column says ±, the caption why."""
+    import dataclasses
+
+    from mountbench.probe.render import delay_text
+
+    quick = summarize_delays([0.0, 1.5])
+    assert delay_text(quick, 2.0) == "750 µs (0 ns–1.50 ms)"
+    assert delay_text(quick, 2.0, resolution_ms=2.0) == "≤ 3.50 ms"  # each true delay ≤ measured + 2 ms
+    assert delay_text(summarize_delays([30.0, None]), 2.0, resolution_ms=2.0).startswith("30.0 ms (")
+    assert delay_text(summarize_delays([]), 2.0) == "not measured"
+    across = dataclasses.replace(coherence(), clock_resolution_ms=0.9)
+    assert CoherenceResult.from_dict(json.loads(json.dumps(across.to_dict()))) == across
+    text = plain(render_coherence_terminal([across]))
+    assert "clocks ±900 µs" in text and "≤ 1.40 ms" in text  # create: max 0.5 ms + 0.9 ms
+    assert "matched over the lab's control channel" in text
+    md = render_coherence_markdown(across)
+    assert "(×3, clocks ±900 µs)" in md.splitlines()[0] and "matched over" in md
+    assert "matched over" in render_coherence_html_fragment(across)
+    assert "clocks ±" not in render_coherence_markdown(coherence())  # one machine: no such column note

@@ -107,3 +107,17 @@ def test_sweeps_survive_config_and_options_and_old_runs_have_none():
     assert options_from_dict(json.loads(json.dumps(options_to_dict(options)))) == options
     assert config_from_dict({"version": 2, "repeat": 3, "seed": 1, "baseline": "a"}).sweeps == ()
     assert options_from_dict({"presets": ["quick"]}).sweeps == ()
+
+
+def test_a_lab_runs_probe_survives_the_codec_and_older_lab_runs_have_none():
+    from mountbench.model import LabFacts
+    from mountbench.probe.model import LabProbe, MountProbe
+
+    probe = LabProbe((MountProbe("9p cache=none", "/mnt/9p", True, errors=("x",)),), repeat=2, timeout_s=1.5)
+    config = RunConfig(repeat=1, seed=1, baseline="9p", lab=LabFacts(accel="tcg", probe=probe.to_dict()))
+    again = config_from_dict(json.loads(json.dumps(config_to_dict(config))))
+    assert again == config and again.lab is not None
+    assert LabProbe.from_dict(again.lab.probe or {}) == probe
+    older = config_to_dict(RunConfig(repeat=1, seed=1, baseline="9p", lab=LabFacts(accel="tcg")))
+    assert "probe" not in older["lab"]  # a lab run without --probe is stored as before
+    assert config_from_dict(older).lab.probe is None  # type: ignore[union-attr]

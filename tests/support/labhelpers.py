@@ -9,12 +9,15 @@ from pathlib import Path
 import psutil
 import pytest
 
-from mountbench.lab import check_lab_prerequisites
+from mountbench.lab import DEFAULT_MOUNTS, check_lab_prerequisites
 
 
-def require_lab() -> None:
-    """Skip (or fail, with MOUNTBENCH_LAB_REQUIRED=1) when the host lacks lab pieces."""
-    problems = check_lab_prerequisites()
+def require_lab(kinds: Iterable[str] | None = None) -> None:
+    """Skip (or fail, with MOUNTBENCH_LAB_REQUIRED=1) when the host lacks lab pieces: the
+    lab's own and those of these mount kinds (default: the default mounts' kinds)."""
+    if kinds is None:
+        kinds = {spec.kind for spec in DEFAULT_MOUNTS}
+    problems = check_lab_prerequisites(kinds=kinds)
     if problems:
         text = "; ".join(f"{p} ({fix})" for p, fix in problems)
         if os.environ.get("MOUNTBENCH_LAB_REQUIRED") == "1":

@@ -624,6 +624,17 @@ class Guest:
             if on_line is not None:
                 on_line(_raw(line))
 
+    def send_to_command(self, line: str) -> None:
+        """Send one line to the command running now (run_in_guest, from another thread): it
+        arrives on the guest's /dev/ttyS1, the lab's control channel, which the command may
+        open and read (the probe agent does). The guest's own loop reads that channel only
+        between commands, so nothing may be sent once the command has ended."""
+        if "\n" in line:
+            raise ValueError("one line at a time")
+        if self._state != "busy" or self._ctl is None:
+            raise LabError(f"no command is running in the guest (state: {self._state})")
+        self._ctl.sendall(line.encode() + b"\n")
+
     def _dead(self, message: str) -> LabError:
         self._state = "broken"
         return LabError(f"{message}{self._where()}", self.console_tail(15))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 
 from mountbench.errors import MountbenchError
@@ -13,11 +14,13 @@ from mountbench.lab.mounts import Problem, kind_prerequisites
 from mountbench.lab.virtiofsd import find_virtiofsd
 
 
-def check_lab_prerequisites(optional: bool = False) -> list[Problem]:
+def check_lab_prerequisites(optional: bool = False, kinds: Iterable[str] | None = None) -> list[Problem]:
     """Missing host pieces for the lab, each with the command that fixes it (empty: all good).
 
-    With `optional`, also pieces the lab works without but is better with (the
-    Rust virtiofsd, for a read-only root over virtiofs), marked "optional:".
+    `kinds` limits the mount kinds' own pieces to those kinds (default: every kind, as
+    `doctor --lab` lists them); the lab itself checks only the kinds it mounts. With
+    `optional`, also pieces the lab works without but is better with (the Rust
+    virtiofsd, for a read-only root over virtiofs), marked "optional:".
     """
     problems: list[Problem] = []
 
@@ -54,7 +57,7 @@ def check_lab_prerequisites(optional: bool = False) -> list[Problem]:
         "apt-get install kmod",
     )
     need(shutil.which("fio") is not None, "fio is missing", "apt-get install fio")
-    problems += kind_prerequisites()  # each mount kind's own tools (lab/mounts)
+    problems += kind_prerequisites(kinds)  # each mount kind's own tools (lab/mounts)
     need(
         not optional or find_virtiofsd("rust") is not None,
         "optional: no Rust virtiofsd, so the guest root goes over 9p (slower program start)",

@@ -398,6 +398,9 @@ class CoherenceResult:
 
     ``error`` is set when a view stopped answering and the remaining checks were not run
     (they are recorded as hung). ``cleanup`` says what became of the scratch directory.
+    ``clock_resolution_ms``: when A and B are on two machines (the lab's host and guest),
+    how well their clocks were matched, so how far each delay may be off either way (None:
+    one machine, one clock).
     """
 
     view_a: str
@@ -413,6 +416,7 @@ class CoherenceResult:
     started: str | None = None
     duration_s: float | None = None
     swept: tuple[str, ...] = ()
+    clock_resolution_ms: float | None = None
 
     def visibility_of(self, operation: str) -> VisibilityResult:
         for v in self.visibility:
@@ -435,6 +439,7 @@ class CoherenceResult:
             "started": self.started,
             "duration_s": self.duration_s,
             "swept": list(self.swept),
+            "clock_resolution_ms": self.clock_resolution_ms,
         }
 
     @classmethod
@@ -453,6 +458,7 @@ class CoherenceResult:
             started=data.get("started"),
             duration_s=data.get("duration_s"),
             swept=tuple(str(x) for x in data.get("swept", [])),
+            clock_resolution_ms=_opt_float(data.get("clock_resolution_ms")),
         )
 
 
@@ -488,4 +494,106 @@ class ProbeReport:
             coherence=tuple(CoherenceResult.from_dict(c) for c in data.get("coherence", [])),
             reference=TargetProbe.from_dict(ref["target"]) if ref.get("target") else None,
             reference_coherence=CoherenceResult.from_dict(ref["coherence"]) if ref.get("coherence") else None,
+        )
+
+
+# -- `mountbench lab --probe`: the guest's mounts, probed inside and across the VM boundary ---------
+
+
+@dataclass(frozen=True)
+class MountProbe:
+    """One lab mount as `lab --probe` saw it.
+
+    ``capabilities``: the capability probe run inside the guest on the mount. For a mount
+    that shows a host directory (``shared``), coherence both ways across the VM boundary:
+    ``to_guest`` (the host changes its directory, the guest observes its mount) and
+    ``to_host`` (the reverse). ``errors`` says why a part was not measured.
+    """
+
+    label: str  # the mount's label: the run's target label
+    guest_path: str
+    shared: bool
+    capabilities: TargetProbe | None = None
+    to_guest: CoherenceResult | None = None
+    to_host: CoherenceResult | None = None
+    errors: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "guest_path": self.guest_path,
+            "shared": self.shared,
+            "capabilities": self.capabilities.to_dict() if self.capabilities else None,
+            "to_guest": self.to_guest.to_dict() if self.to_guest else None,
+            "to_host": self.to_host.to_dict() if self.to_host else None,
+            "errors": list(self.errors),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MountProbe:
+        caps, to_guest, to_host = data.get("capabilities"), data.get("to_guest"), data.get("to_host")
+        return cls(
+            label=str(data["label"]),
+            guest_path=str(data.get("guest_path", "")),
+            shared=bool(data.get("shared", False)),
+            capabilities=TargetProbe.from_dict(caps) if caps else None,
+            to_guest=CoherenceResult.from_dict(to_guest) if to_guest else None,
+            to_host=CoherenceResult.from_dict(to_host) if to_host else None,
+            errors=tuple(str(e) for e in data.get("errors", [])),
+        )
+
+
+@dataclass(frozen=True)
+class LabProbe:
+    """What `mountbench lab --probe` measured, stored with the lab's run.
+
+    ``reference``: the capability probe on the guest's own tmpfs; ``reference_coherence``:
+    the coherence checks with A and B one directory of the guest's tmpfs (as on one local
+    filesystem, under the same emulation). ``errors``: parts of the probe that failed as a
+    whole (the guest's probe command, the agent).
+    """
+
+    mounts: tuple[MountProbe, ...]
+    repeat: int
+    timeout_s: float
+    reference: TargetProbe | None = None
+    reference_coherence: CoherenceResult | None = None
+    errors: tuple[str, ...] = ()
+
+    def mount(self, label: str) -> MountProbe:
+        for m in self.mounts:
+            if m.label == label:
+                return m
+        raise KeyError(label)
+
+    def as_report(self) -> ProbeReport:
+        """The capability matrix and coherence pairs as one `mountbench probe` report."""
+        return ProbeReport(
+            targets=tuple(m.capabilities for m in self.mounts if m.capabilities is not None),
+            coherence=tuple(c for m in self.mounts for c in (m.to_guest, m.to_host) if c is not None),
+            reference=self.reference,
+            reference_coherence=self.reference_coherence,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "mounts": [m.to_dict() for m in self.mounts],
+            "repeat": self.repeat,
+            "timeout_s": self.timeout_s,
+            "reference": self.reference.to_dict() if self.reference else None,
+            "reference_coherence": self.reference_coherence.to_dict() if self.reference_coherence else None,
+            "errors": list(self.errors),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LabProbe:
+        ref, ref_coh = data.get("reference"), data.get("reference_coherence")
+        return cls(
+            mounts=tuple(MountProbe.from_dict(m) for m in data.get("mounts", [])),
+            repeat=int(data.get("repeat", 0)),
+            timeout_s=float(data.get("timeout_s", 0.0)),
+            reference=TargetProbe.from_dict(ref) if ref else None,
+            reference_coherence=CoherenceResult.from_dict(ref_coh) if ref_coh else None,
+            errors=tuple(str(e) for e in data.get("errors", [])),
         )

@@ -442,14 +442,22 @@ def _timeout_text(timeout_s: float) -> str:
     return f"{timeout_s:g} s"
 
 
-def delay_text(summary: DelaySummary, timeout_s: float) -> str:
-    """ "0.38 ms (0.30–0.45, 2/2)", "not within 2.5 s (0/2)", or a median with misses."""
+def delay_text(summary: DelaySummary, timeout_s: float, resolution_ms: float | None = None) -> str:
+    """ "0.38 ms (0.30–0.45, 2/2)", "not within 2.5 s (0/2)", or a median with misses.
+
+    ``resolution_ms``: A and B on two machines, whose clocks were matched to within it; delays
+    no longer than that are shown as the bound they are known to: "≤ 7.52 ms"."""
+    if summary.total == 0:
+        return "not measured"
     if summary.seen == 0:
         return f"not within {_timeout_text(timeout_s)} (0/{summary.total})"
     assert summary.median_ms is not None and summary.min_ms is not None
     assert summary.max_ms is not None
-    text = format_ms(summary.median_ms)
-    if summary.total > 1:
+    if resolution_ms is not None and summary.max_ms <= resolution_ms:
+        text = f"≤ {format_ms(summary.max_ms + resolution_ms)}"
+    else:
+        text = format_ms(summary.median_ms)
+    if summary.total > 1 and not text.startswith("≤"):
         text += f" ({format_ms(summary.min_ms)}–{format_ms(summary.max_ms)})"
     missed = summary.total - summary.seen
     if missed:
@@ -457,8 +465,8 @@ def delay_text(summary: DelaySummary, timeout_s: float) -> str:
     return text
 
 
-def visibility_text(v: VisibilityResult, timeout_s: float) -> str:
-    text = delay_text(v.summary, timeout_s)
+def visibility_text(v: VisibilityResult, timeout_s: float, resolution_ms: float | None = None) -> str:
+    text = delay_text(v.summary, timeout_s, resolution_ms)
     if v.hung:
         text += f", {v.hung} hung"
     return text
@@ -496,7 +504,7 @@ def stale_severity(s: StaleReadResult) -> CoherenceSeverity:
     return "ok"
 
 
-def inotify_text(i: InotifyResult, timeout_s: float) -> str:
+def inotify_text(i: InotifyResult, timeout_s: float, resolution_ms: float | None = None) -> str:
     n = len(i.received)
     if i.error:
         return f"error: {i.error}"
@@ -507,8 +515,11 @@ def inotify_text(i: InotifyResult, timeout_s: float) -> str:
         got = sorted({k for r in i.received for k in r})
         text += f" (received: {', '.join(got)})"
     s = i.summary
-    if s.median_ms is not None:
-        text += f"; first after {format_ms(s.median_ms)}"
+    if s.median_ms is not None and s.max_ms is not None:
+        if resolution_ms is not None and s.max_ms <= resolution_ms:
+            text += f"; first within {format_ms(s.max_ms + resolution_ms)}"
+        else:
+            text += f"; first after {format_ms(s.median_ms)}"
     return text
 
 
@@ -557,7 +568,8 @@ def _coherence_rows(results: Sequence[CoherenceResult]) -> list[tuple[str, list[
             except KeyError:
                 cells.append(empty)
                 continue
-            cells.append(Cell(visibility_text(found, r.timeout_s), visibility_severity(found)))
+            text = visibility_text(found, r.timeout_s, r.clock_resolution_ms)
+            cells.append(Cell(text, visibility_severity(found)))
         rows.append((f"{v.operation} seen through B after", cells))
     for s in first.stale_reads:
         cells = []
@@ -568,7 +580,10 @@ def _coherence_rows(results: Sequence[CoherenceResult]) -> list[tuple[str, list[
     rows.append(
         (
             "inotify through B for changes through A",
-            [Cell(inotify_text(r.inotify, r.timeout_s), inotify_severity(r.inotify)) for r in results],
+            [
+                Cell(inotify_text(r.inotify, r.timeout_s, r.clock_resolution_ms), inotify_severity(r.inotify))
+                for r in results
+            ],
         )
     )
     for lk in first.locks:
@@ -622,15 +637,30 @@ REFERENCE_COHERENCE = (
 
 
 def _coherence_headers(results: Sequence[CoherenceResult], reference: CoherenceResult | None) -> list[str]:
-    heads = [f"{pair_label(r)} (×{r.repeat})" for r in results]
+    heads = [f"{pair_label(r)} (×{r.repeat}{_clocks_text(r)})" for r in results]
     if reference is not None:
         heads.append(f"{REFERENCE_NAME}: {reference.view_a} (×{reference.repeat})")
     return heads
 
 
+def _clocks_text(result: CoherenceResult) -> str:
+    """ ", clocks ±3.76 ms" when A and B were on two machines (see CoherenceResult)."""
+    if result.clock_resolution_ms is None:
+        return ""
+    return f", clocks ±{format_ms(result.clock_resolution_ms)}"
+
+
+TWO_CLOCKS = (
+    "clocks ±: A and B were on two machines (the lab's host and guest), whose clocks were matched over the lab's "
+    "control channel to within that; a delay no longer than the match is shown as the bound it is known to (≤)"
+)
+
+
 def coherence_caption(results: Sequence[CoherenceResult], reference: CoherenceResult | None = None) -> list[str]:
     """What goes under the coherence table: the legend, the reference, the notes."""
     lines = [COHERENCE_LEGEND]
+    if any(r.clock_resolution_ms is not None for r in results):
+        lines.append(TWO_CLOCKS)
     if reference is not None:
         lines.append(f"{REFERENCE_COHERENCE} ({reference.view_a})")
     return lines + coherence_notes(results, reference)
@@ -652,7 +682,7 @@ def render_coherence_terminal(
     )
     table.add_column("check", style="bold")
     for r in results:
-        table.add_column(f"{pair_label(r)}\n×{r.repeat}, timeout {_timeout_text(r.timeout_s)}")
+        table.add_column(f"{pair_label(r)}\n×{r.repeat}, timeout {_timeout_text(r.timeout_s)}{_clocks_text(r)}")
     if reference is not None:
         table.add_column(f"{REFERENCE_NAME}\n×{reference.repeat}", header_style="bold italic")
     for title, cells in _coherence_table(results, reference, diff):
@@ -677,6 +707,8 @@ def render_coherence_markdown(
         marked = [f"**{_md_escape(c.marked)}**" if c.severity == DATA_LOSS else _md_escape(c.marked) for c in cells]
         lines.append("| " + " | ".join([_md_escape(title), *marked]) + " |")
     lines += ["", f"_{COHERENCE_LEGEND}_"]
+    if any(r.clock_resolution_ms is not None for r in results):
+        lines += ["", f"_{TWO_CLOCKS}._"]
     if reference is not None:
         lines += ["", f"_{REFERENCE_COHERENCE}._"]
     found = coherence_notes(results, reference)
@@ -705,6 +737,8 @@ def render_coherence_html_fragment(
         out.append(f'<tr><th scope="row">{e(title)}</th>{tds}</tr>')
     out.append("</tbody></table>")
     out.append(f'<p class="legend">{e(COHERENCE_LEGEND)}</p>')
+    if any(r.clock_resolution_ms is not None for r in results):
+        out.append(f'<p class="legend">{e(TWO_CLOCKS)}.</p>')
     if reference is not None:
         out.append(f'<p class="legend">{e(REFERENCE_COHERENCE)}.</p>')
     found = coherence_notes(results, reference)

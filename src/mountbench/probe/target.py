@@ -211,7 +211,11 @@ def probe_target(
 
 def sweep_killed_probes(target: str, timeout: float) -> tuple[str, ...]:
     """Remove what killed probes left in ``target``; one line per directory (or the failure)."""
-    outcome = run_isolated(sweep_leftovers, target, timeout=timeout)
+    return describe_sweep(run_isolated(sweep_leftovers, target, timeout=timeout))
+
+
+def describe_sweep(outcome: Outcome) -> tuple[str, ...]:
+    """What a run of :func:`sweep_leftovers` did, one line per directory (or the failure)."""
     if outcome.status == "ok":
         return tuple(f"removed {line}" for line in outcome.value)
     if outcome.status == "oserror" and outcome.errno in ("ENOENT", "ENOTDIR"):

@@ -113,12 +113,20 @@ def _lab_to_dict(lab: LabFacts) -> dict[str, Any]:
     data: dict[str, Any] = {name: getattr(lab, name) for name in _LAB_FIELDS}
     data["boot"] = dict(lab.boot)
     data["mounts"] = [dict(m) for m in lab.mounts]
+    if lab.probe is not None:
+        data["probe"] = lab.probe
     return data
 
 
 def _lab_from_dict(data: dict[str, Any]) -> LabFacts:
     known = {name: data.get(name) for name in _LAB_FIELDS}
-    return LabFacts(**known, boot=dict(data.get("boot") or {}), mounts=tuple(dict(m) for m in data.get("mounts") or ()))
+    probe = data.get("probe")
+    return LabFacts(
+        **known,
+        boot=dict(data.get("boot") or {}),
+        mounts=tuple(dict(m) for m in data.get("mounts") or ()),
+        probe=dict(probe) if isinstance(probe, dict) else None,
+    )
 
 
 # --- targets, workloads, samples --------------------------------------------------------------

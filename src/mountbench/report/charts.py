@@ -87,9 +87,10 @@ def plan_charts(report: Report) -> list[Chart]:
         charts.append(Chart(sweep_key(i, sweep), "sweep", sweep_chart_title(sweep), _bind(sweep_figure, report, sweep)))
     for i, grid in enumerate(report.grids, 1):
         charts.append(Chart(grid_key(i, grid), "grid", grid_chart_title(grid), _bind(grid_figure, report, grid)))
+    from mountbench.report import picktwochart  # lab --probe: the pick-two section (report/picktwo.py)
     from mountbench.report.clients_chart import scaling_charts  # it draws with this module's helpers
 
-    return charts + scaling_charts(report.runs)
+    return charts + scaling_charts(report.runs) + picktwochart.charts(report)
 
 
 def _bind(function: Callable[..., Figure], *args: object) -> Callable[[], Figure]:

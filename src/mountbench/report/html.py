@@ -22,7 +22,7 @@ import jinja2
 from markupsafe import Markup
 
 from mountbench import __version__
-from mountbench.report import content, sweeptext
+from mountbench.report import content, picktwo, sweeptext
 from mountbench.report.cells import format_spread, format_value
 from mountbench.report.chartkeys import bars_key, grid_key, percentile_key, sweep_key
 from mountbench.report.charts import Chart, inline_svg, plan_charts
@@ -116,6 +116,7 @@ class Page:
     ratio_title: str
     percentiles: list[TableView]
     sweeps: list[TableView]
+    pick_two: Markup  # lab --probe: the pick-two section (report/picktwo.py), empty without it
     hosts: list[list[str]]
     runs: list[dict[str, str]]
     targets: list[list[str]]
@@ -149,6 +150,7 @@ def build_page(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], *, per_
         ratio_title=ratio[0].title if ratio else "",
         percentiles=_percentile_tables(report, svgs),
         sweeps=_sweep_tables(report, svgs),
+        pick_two=Markup(picktwo.render_html(report, svgs[picktwo.KEY][1] if picktwo.KEY in svgs else None)),
         hosts=_hosts(report),
         runs=_runs(report),
         targets=_targets(report),

@@ -13,7 +13,7 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 
-from mountbench.report import content, sweeptext
+from mountbench.report import content, picktwo, sweeptext
 from mountbench.report.cells import format_spread, format_value
 from mountbench.report.chartkeys import bars_key, grid_key, percentile_key, sweep_key
 from mountbench.report.clients_views import clients_markdown
@@ -44,6 +44,7 @@ def render_markdown(report: Report, charts: Mapping[str, str] | None = None, *, 
         _percentiles(report, charts),
         _sweeps(report, charts),
         clients_markdown(report.runs, charts, per_client=per_client),
+        picktwo.render_markdown(report, charts),  # lab --probe (report/picktwo.py)
         _environment(report),
         _methodology(report),
         _notes(report),

@@ -14,6 +14,7 @@ from typing import Final
 from mountbench.lab.mounts.base import HOST_FROM_GUEST, HostService, LabHost, MountKind, Option, Problem
 from mountbench.lab.mounts.disk import VirtualDisk
 from mountbench.lab.mounts.guest_tmpfs import GuestTmpfs
+from mountbench.lab.mounts.nfs import Nfs
 from mountbench.lab.mounts.ninep import NineP
 from mountbench.lab.mounts.sshfs import Sshfs
 from mountbench.lab.mounts.virtiofs import Virtiofs
@@ -25,6 +26,7 @@ KINDS: Final[dict[str, MountKind]] = {
         NineP(),
         Virtiofs(),
         Sshfs(),
+        Nfs(),
         VirtualDisk(),
         GuestTmpfs(),
     )
@@ -39,11 +41,14 @@ def guest_modules(kinds: Iterable[MountKind] | None = None) -> tuple[str, ...]:
     return tuple(names)
 
 
-def kind_prerequisites() -> list[Problem]:
-    """Every kind's missing host pieces, in registry order, each problem once."""
+def kind_prerequisites(names: Iterable[str] | None = None) -> list[Problem]:
+    """The missing host pieces of these kinds (default: every kind), in registry order,
+    each problem once."""
+    wanted = set(KINDS) if names is None else set(names)
     problems: dict[Problem, None] = {}
     for kind in KINDS.values():
-        problems.update(dict.fromkeys(kind.prerequisites()))
+        if kind.name in wanted:
+            problems.update(dict.fromkeys(kind.prerequisites()))
     return list(problems)
 
 

@@ -11,6 +11,7 @@ disk, the guest's own tmpfs). Its module knows everything about it:
 - the guest side (`mount_command`, `guest_helpers`, `guest_modules`,
   `needs_network`): the shell line in /run/mbctl/mounts.sh that mounts it;
 - what limits its numbers (`host_cache`, `guest_cpu_bound`);
+- whether the guest shares a host directory (`shared`: coherence is measured across it);
 - what the host must have installed for it (`prerequisites`).
 
 Adding a kind is one new module with a MountKind subclass and one line in
@@ -149,6 +150,9 @@ class MountKind:
     # the emulated-guest-cpu caveat instead of the general one (lab/caveats.py).
     guest_cpu_bound: ClassVar[str | None] = None
     reference: ClassVar[bool] = False  # the natural baseline (storage without any sharing layer)
+    # The guest sees a host directory (host_path), which the host can change while the
+    # guest works: `lab --probe` measures coherence between the two views of it.
+    shared: ClassVar[bool] = False
 
     # --- options -----------------------------------------------------------------------
 

@@ -43,6 +43,7 @@ mb_sshfs() {{  # SLUG PORT USER HOSTDIR KEYFILE
 
 class Sshfs(MountKind):
     name = "sshfs"
+    shared = True
     needs_network = True
     guest_modules = ("virtio_net", "fuse")
     guest_helpers = GUEST_HELPERS

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 class Virtiofs(MountKind):
     name = "virtiofs"
+    shared = True
     options: ClassVar[Mapping[str, Option]] = {
         "cache": Option(("never", "auto", "always"), default="auto", core=True),
         "thread_pool_size": Option(type="int", minimum=0, maximum=1024),
