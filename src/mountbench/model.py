@@ -20,6 +20,8 @@ QUALITY_CODES = frozenset({UNSTABLE, OUTLIERS, FEW_SAMPLES})
 RUNTIME_CAPPED = "runtime-capped"
 EMULATED = "emulated"
 HOST_CACHE = "host-cache"
+HOST_COST_PARTIAL = "host-cost-partial"  # a watched process was missing or exited during the sample
+HTTP_ERRORS = "http-errors"  # some requests of an http sample failed
 
 
 @dataclass(frozen=True)
@@ -298,6 +300,26 @@ class RunOptions:
     baseline: str | None = None
     drop_caches: str = "auto"
     keep: bool = False
+    watch: tuple[str, ...] = ()  # --watch NAME|PID: host processes measured around each sample
+    app: AppChoice | None = None  # --app-tree / --startup-cmd for startup workloads
+
+
+@dataclass(frozen=True)
+class AppChoice:
+    """What startup workloads copy onto each target and time (--app-tree, --startup-cmd);
+    None fields keep the kind's default (this Python's standard library, importing a fixed list)."""
+
+    tree: str | None = None  # absolute path of the tree to copy
+    command: str | None = None  # run in the copy; {tree} is replaced by its path
+
+    def spec(self) -> dict[str, Any]:
+        return {"tree": self.tree, "command": self.command}
+
+    @classmethod
+    def from_spec(cls, data: dict[str, Any] | None) -> AppChoice | None:
+        if not data or not (data.get("tree") or data.get("command")):
+            return None
+        return cls(tree=data.get("tree") or None, command=data.get("command") or None)
 
 
 @dataclass(frozen=True)
@@ -341,6 +363,8 @@ class RunConfig:
     tree: TreeChoice | None = None
     default_targets: bool = False  # no target was given: this directory against RAM
     lab: LabFacts | None = None
+    watch: tuple[str, ...] = ()  # --watch as given (resolved again on --resume)
+    app: AppChoice | None = None
 
     @classmethod
     def from_options(cls, options: RunOptions, *, seed: int, baseline: str, default_targets: bool) -> RunConfig:
@@ -358,4 +382,6 @@ class RunConfig:
             runtime=options.runtime,
             tree=options.tree,
             default_targets=default_targets,
+            watch=options.watch,
+            app=options.app,
         )

@@ -15,6 +15,7 @@ from mountbench.fiotool import FioInfo
 from mountbench.kinds import RunnerSetup, make_runners
 from mountbench.model import RunConfig, RunData, RunOptions, Target, Workload
 from mountbench.runners.base import Runner
+from mountbench.watch import SampleWatch, resolve_watch
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,7 @@ class RunRequest:
     targets: tuple[Target, ...]
     workloads: tuple[Workload, ...]
     runners: dict[str, Runner]
+    watch: SampleWatch | None = None  # --watch: host processes measured around every sample
 
     def runner_for(self, workload: Workload) -> Runner:
         return self.runners[workload.kind]
@@ -43,16 +45,21 @@ def resolve(options: RunOptions, target_args: Sequence[str], fio: FioInfo) -> Ru
     config = RunConfig.from_options(
         _with_recorded_presets(options), seed=seed, baseline=baseline, default_targets=default_set
     )
-    return RunRequest(config, tuple(targets), tuple(workloads), runners)
+    return RunRequest(config, tuple(targets), tuple(workloads), runners, resolve_watch(options.watch))
 
 
 def _with_recorded_presets(options: RunOptions) -> RunOptions:
-    """Record the preset that runs when none is named (quick, or tree for --tree/--tarball alone)."""
+    """Record the preset that runs when none is named (quick; tree for --tree/--tarball alone;
+    startup for --app-tree/--startup-cmd alone)."""
     if options.presets or options.job_files:
         return options
     import dataclasses
 
-    chosen = workloads_mod.TREE_PRESET if options.tree else workloads_mod.DEFAULT_PRESET
+    chosen = workloads_mod.DEFAULT_PRESET
+    if options.tree:
+        chosen = workloads_mod.TREE_PRESET
+    elif options.app:
+        chosen = workloads_mod.STARTUP_PRESET
     return dataclasses.replace(options, presets=(chosen,))
 
 
@@ -65,7 +72,8 @@ def from_stored(run: RunData, fio: FioInfo) -> RunRequest:
     check_workloads(list(run.workloads), runners)
     for record in run.targets:
         targets_mod.resolve_path(record.target.path)
-    return RunRequest(run.config, tuple(r.target for r in run.targets), run.workloads, runners)
+    watch = resolve_watch(run.config.watch)
+    return RunRequest(run.config, tuple(r.target for r in run.targets), run.workloads, runners, watch)
 
 
 def check_workloads(workloads: Sequence[Workload], runners: dict[str, Runner]) -> None:

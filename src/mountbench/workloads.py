@@ -12,18 +12,21 @@ from pathlib import Path
 from mountbench.errors import UsageError
 from mountbench.kinds import Adjustments, kind_of
 from mountbench.kinds.fio import KIND as FIO
-from mountbench.model import RunOptions, TreeChoice, Workload
+from mountbench.model import AppChoice, RunOptions, TreeChoice, Workload
 from mountbench.presets import load_preset
 
 DEFAULT_PRESET = "quick"
 TREE_PRESET = "tree"
+STARTUP_PRESET = "startup"
 MIB = 1024 * 1024
 
 
 def from_options(options: RunOptions) -> list[Workload]:
     """The workloads a run's options ask for, filtered by --only."""
     files = [Path(p) for p in options.job_files]
-    workloads = assemble(options.presets, files, size=options.size, runtime=options.runtime, tree=options.tree)
+    workloads = assemble(
+        options.presets, files, size=options.size, runtime=options.runtime, tree=options.tree, app=options.app
+    )
     return select(workloads, options.only)
 
 
@@ -34,24 +37,34 @@ def assemble(
     size: int | None = None,
     runtime: float | None = None,
     tree: TreeChoice | None = None,
+    app: AppChoice | None = None,
 ) -> list[Workload]:
-    """``tree`` replaces the tree of every tree workload; given alone, it selects the tree preset."""
+    """``tree`` replaces the tree of every tree workload; given alone, it selects the tree
+    preset. ``app`` does the same for startup workloads and the startup preset."""
     groups: list[list[Workload]] = []
     if tree is not None and not presets and not job_files:
         presets = [TREE_PRESET]
+    elif app is not None and not presets and not job_files:
+        presets = [STARTUP_PRESET]
     for name in presets:
         groups.append(list(load_preset(name).workloads))
     for path in job_files:
         groups.append(FIO.load_job_file(path))
     if not groups:
         groups.append(list(load_preset(DEFAULT_PRESET).workloads))
-    adjustments = Adjustments(runtime=runtime, tree=tree)
+    adjustments = Adjustments(runtime=runtime, tree=tree, app=app)
     adjusted = []
     for group in groups:
         if size is not None:
             group = _scale_sizes(group, size)
         adjusted.append([kind_of(w.kind).adjust(w, adjustments) for w in group])
-    return _unique_names([w for group in adjusted for w in group])
+    workloads = [w for group in adjusted for w in group]
+    if app is not None and not any(w.kind == "startup" for w in workloads):
+        raise UsageError(
+            "--app-tree and --startup-cmd apply to startup workloads, and none is selected; "
+            "add --preset startup (or s1)"
+        )
+    return _unique_names(workloads)
 
 
 def select(workloads: list[Workload], patterns: Sequence[str]) -> list[Workload]:

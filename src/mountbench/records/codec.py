@@ -13,6 +13,7 @@ from typing import Any
 
 from mountbench.model import (
     CONFIG_VERSION,
+    AppChoice,
     Caveat,
     LabFacts,
     RunConfig,
@@ -46,6 +47,8 @@ def config_to_dict(config: RunConfig) -> dict[str, Any]:
         "tree": config.tree.spec() if config.tree else None,
         "default_targets": config.default_targets,
         "lab": _lab_to_dict(config.lab) if config.lab else None,
+        "watch": list(config.watch),
+        "app": config.app.spec() if config.app else None,
     }
 
 
@@ -72,6 +75,8 @@ def config_from_dict(data: dict[str, Any]) -> RunConfig:
         tree=TreeChoice.from_spec(data.get("tree")),
         default_targets=bool(data.get("default_targets", False)),
         lab=_lab_from_dict(lab) if isinstance(lab, dict) else None,
+        watch=tuple(map(str, data.get("watch") or ())),
+        app=AppChoice.from_spec(data.get("app")),
     )
 
 
@@ -210,6 +215,8 @@ def options_to_dict(options: RunOptions) -> dict[str, Any]:
         "baseline": options.baseline,
         "drop_caches": options.drop_caches,
         "keep": options.keep,
+        "watch": list(options.watch),
+        "app": options.app.spec() if options.app else None,
     }
 
 
@@ -227,4 +234,6 @@ def options_from_dict(data: dict[str, Any]) -> RunOptions:
         baseline=data.get("baseline"),
         drop_caches=str(data.get("drop_caches", "auto")),
         keep=bool(data.get("keep", False)),
+        watch=tuple(map(str, data.get("watch") or ())),
+        app=AppChoice.from_spec(data.get("app")),
     )
