@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from mountbench.errors import UsageError
-from mountbench.kinds import fio, tree
+from mountbench.kinds import fio, http, startup, tree
 from mountbench.kinds.base import Adjustments, RunnerSetup, WorkloadKind, generic_description
 from mountbench.model import Description, Workload
 from mountbench.runners.base import Runner
@@ -14,6 +14,8 @@ from mountbench.runners.base import Runner
 KINDS: dict[str, WorkloadKind] = {
     fio.KIND.name: fio.KIND,
     tree.KIND.name: tree.KIND,
+    http.KIND.name: http.KIND,
+    startup.KIND.name: startup.KIND,
 }
 
 __all__ = ["KINDS", "Adjustments", "RunnerSetup", "describe", "kind_of", "make_runners"]
