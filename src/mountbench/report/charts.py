@@ -49,7 +49,7 @@ _RC = {"svg.fonttype": "none", "svg.hashsalt": "mountbench", "font.size": 9, "ha
 @dataclass(frozen=True)
 class Chart:
     key: str  # unique, file-name safe
-    kind: str  # bars | ratio | percentiles | sweep
+    kind: str  # bars | ratio | percentiles | sweep | cost
     title: str  # what was measured, also the alt text
     draw: Callable[[], Figure]
 
@@ -71,7 +71,9 @@ def plan_charts(report: Report) -> list[Chart]:
         )
     for i, sweep in enumerate(report.sweeps, 1):
         charts.append(Chart(sweep_key(i, sweep), "sweep", _sweep_title(sweep), _bind(sweep_figure, report, sweep)))
-    return charts
+    from mountbench.report.costcharts import cost_charts  # it draws with this module's helpers
+
+    return charts + cost_charts(report)
 
 
 def _bind(function: Callable[..., Figure], *args: object) -> Callable[[], Figure]:

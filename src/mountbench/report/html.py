@@ -16,7 +16,7 @@ import jinja2
 from markupsafe import Markup
 
 from mountbench import __version__
-from mountbench.report import content
+from mountbench.report import content, costview
 from mountbench.report.cells import format_ratio, format_spread, format_value
 from mountbench.report.chartkeys import bars_key, block_label, percentile_key, sweep_key
 from mountbench.report.charts import Chart, inline_svg, plan_charts
@@ -67,6 +67,8 @@ class Page:
     ratio_title: str
     percentiles: list[TableView]
     sweeps: list[TableView]
+    costs: list[TableView]  # study S1's host cost per case (report/costview.py)
+    costs_intro: str
     hosts: list[list[str]]
     runs: list[dict[str, str]]
     targets: list[list[str]]
@@ -95,6 +97,8 @@ def build_page(report: Report, svgs: Mapping[str, tuple[Chart, Markup]]) -> Page
         ratio_title=ratio[0].title if ratio else "",
         percentiles=_percentile_tables(report, svgs),
         sweeps=_sweep_tables(report, svgs),
+        costs=_cost_tables(report, svgs),
+        costs_intro=costview.section_intro(),
         hosts=_hosts(report),
         runs=_runs(report),
         targets=_targets(report),
@@ -285,6 +289,19 @@ def _sweep_tables(report: Report, svgs: Mapping[str, tuple[Chart, Markup]]) -> l
                 numeric_from=2,
             )
         )
+    return tables
+
+
+def _cost_tables(report: Report, svgs: Mapping[str, tuple[Chart, Markup]]) -> list[TableView]:
+    tables = []
+    for index, case in enumerate(costview.cost_cases(report), 1):
+        headers, body = costview.case_table(report, case)
+        rows = [
+            [CellView(text, "", "", _tooltip(report, marks), _marks(marks)) for text, marks in cells] for cells in body
+        ]
+        chart = svgs.get(case.key)
+        tables.append(TableView(f"cost-{index}", case.title, headers, rows, chart[1] if chart else None,
+                                chart[0].title if chart else ""))  # fmt: skip
     return tables
 
 

@@ -18,6 +18,9 @@ from mountbench.summary import Row, RunSummary
 
 # Speed-like units read as faster/slower; the rest (CPU %, bytes) as better/worse.
 _SPEED_UNITS = {"IOPS", "B/s", "s", "1/s"}
+# What measured processes spent (watch.py): "uses 3.1x more host CPU than"
+_COST_NOUNS = {"cpu_s": "CPU", "cpu_user_s": "CPU", "cpu_sys_s": "CPU", "cpu_s_per_gib": "CPU per GiB",
+               "uss_peak": "memory"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,9 @@ def _inverse(value: float) -> float:
 
 
 def _phrase(metric: MetricInfo, better: bool, factor: str) -> str:
+    cost = _COST_NOUNS.get(metric.name.partition(".")[2])
+    if cost:  # host.cpu_s, nginx.uss_peak, ...: what a sample cost, not how fast it went
+        return f"uses {factor}x {'less' if better else 'more'} {cost} than"
     if metric.unit in _SPEED_UNITS:
         return f"is {factor}x {'faster' if better else 'slower'} than"
     if metric.unit == "%":
