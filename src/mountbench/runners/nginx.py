@@ -163,7 +163,7 @@ def start_nginx(
         proc = start_server(argv, log=workdir / "nginx.out")
         server = NginxServer(proc, port, root, workdir)
         try:
-            if _wait_listening(proc, port, timeout_s):
+            if _wait_listening(proc, port, workdir / "error.log", timeout_s):
                 return server
         except BaseException:
             server.stop()
@@ -175,16 +175,24 @@ def start_nginx(
     raise NginxFailed(f"nginx did not start: {last}")
 
 
-def _wait_listening(proc: subprocess.Popen[bytes], port: int, timeout_s: float) -> bool:
+def _wait_listening(proc: subprocess.Popen[bytes], port: int, errors: Path, timeout_s: float) -> bool:
+    """True once nginx itself listens on the port. Answering a connection is not proof: nginx
+    retries a busy port for seconds while whoever holds it answers."""
+    import psutil
+
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             return False
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return proc.poll() is None
-        except OSError:
-            time.sleep(0.02)
+            sockets = psutil.Process(proc.pid).net_connections("tcp")
+        except psutil.Error:
+            sockets = []
+        if any(s.status == psutil.CONN_LISTEN and s.laddr.port == port for s in sockets):
+            return True
+        if "Address already in use" in log_tail([errors], 3):
+            return False  # nginx would retry the busy port for 2.5 s: the caller picks another now
+        time.sleep(0.02)
     return False
 
 
