@@ -29,14 +29,17 @@ def test_s1_has_the_study_cases_and_both_application_kinds():
     assert {by_name["startup-cold"].spec["mode"], by_name["startup-warm"].spec["mode"]} == {"cold", "warm"}
 
 
-def test_size_scales_the_files_and_leaves_http_and_startup_alone():
+def test_size_scales_the_files_and_the_http_set_and_leaves_startup_alone():
     workloads = {w.name: w for w in assemble(["s1"], [], size=64 * MIB)}
     assert _option(workloads["one-file-seq-read"], "size") == str(64 * MIB)
     ten = workloads["ten-files-rand-read"]
     low, high = map(int, _option(ten, "filesize").split("-"))
     assert 10 * high <= 64 * MIB and 0.75 < low / high < 0.85  # 80–100 MiB, scaled together
     assert ten.description.space_bytes <= 64 * MIB
-    assert workloads["http-sendfile"].spec["files"][-1] == 16 * MIB
+    files = workloads["http-sendfile"].spec["files"]  # 32 MiB beside 1 GiB: 2 MiB beside 64 MiB
+    assert files[-1] == MIB and files[-2] == MIB // 2 and sum(files) <= 2 * MIB
+    assert workloads["http-sendfile"].description.space_bytes == sum(files)
+    assert {w.spec["files"][-1] for w in assemble(["s1"], []) if w.kind == "http"} == {16 * MIB}  # as S1, unscaled
     assert workloads["startup-cold"].spec == load_preset("s1").workloads[6].spec
 
 

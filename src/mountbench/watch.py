@@ -497,13 +497,14 @@ def resolve_watch(texts: Sequence[str]) -> SampleWatch | None:
     specs = list(dict.fromkeys(WatchSpec.parse(t) for t in texts))
     table = process_table()
     lineage = own_lineage(table)
+    mine = descendants(table, [os.getpid()], set())
     for spec in specs:
-        if spec.pid is not None and spec.pid in lineage:
+        if spec.pid is not None and spec.pid in lineage | mine:
             raise UsageError(
-                f"--watch {spec.text} is mountbench itself or the shell it runs under; "
+                f"--watch {spec.text} is mountbench itself, one of its children or the shell it runs under; "
                 "watch the processes that serve the mount (e.g. --watch sshfs)"
             )
-        if not any(spec.matches(pid, stat) for pid, stat in table.items() if pid not in lineage):
+        if not any(spec.matches(pid, stat) for pid, stat in table.items() if pid not in lineage | mine):
             if spec.pid is not None:
                 raise UsageError(f"--watch {spec.text}: no process has that PID; check it with 'ps -p {spec.pid}'")
             raise UsageError(

@@ -125,10 +125,15 @@ class HttpKind:
         return Workload(workload.name, workload.kind, workload.title, workload.source, spec)
 
     def declared_size(self, workload: Workload) -> int | None:
-        return None  # the file set is the preset's: --size scales the fio jobs beside it
+        """The file set's total: --size scales it with the rest of its suite (S1: 32 MiB beside 1 GiB)."""
+        return sum(int(s) for s in workload.spec["files"])
 
     def with_size(self, workload: Workload, size: int) -> Workload:
-        return workload
+        """Every file in proportion (4 KiB multiples, at least 4 KiB): the set keeps its shape."""
+        factor = size / self.declared_size(workload)
+        files = [max(4 * KIB, int(int(s) * factor) // (4 * KIB) * 4 * KIB) for s in workload.spec["files"]]
+        spec = {**workload.spec, "files": files}
+        return Workload(workload.name, workload.kind, workload.title, workload.source, spec)
 
     def renamed(self, workload: Workload, name: str, title: str) -> Workload:
         return Workload(name, workload.kind, title, workload.source, workload.spec)
