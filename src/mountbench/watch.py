@@ -75,9 +75,13 @@ def read_stat(path: Path) -> ProcStat | None:
 
 
 def process_table() -> dict[int, ProcStat]:
-    """Every process of this machine (zombies included) by PID."""
+    """Every process of this machine (zombies included) by PID; empty without /proc."""
     table = {}
-    for entry in os.listdir(PROC):
+    try:
+        entries = os.listdir(PROC)
+    except OSError:
+        return table
+    for entry in entries:
         if entry.isdigit():
             stat = read_stat(PROC / entry / "stat")
             if stat is not None:
@@ -495,6 +499,8 @@ def resolve_watch(texts: Sequence[str]) -> SampleWatch | None:
     if not texts:
         return None
     specs = list(dict.fromkeys(WatchSpec.parse(t) for t in texts))
+    if not (PROC / "self" / "stat").exists():
+        raise UsageError("--watch reads /proc, which only Linux has; run without --watch here")
     table = process_table()
     lineage = own_lineage(table)
     mine = descendants(table, [os.getpid()], set())
