@@ -1,4 +1,4 @@
-"""watch.py: the host cost of processes around a sample, measured on real processes."""
+"""watch.py (and procfs.py): the host cost of processes around a sample, measured on real processes."""
 
 from __future__ import annotations
 
@@ -16,17 +16,9 @@ import pytest
 
 from mountbench.errors import UsageError
 from mountbench.model import HOST_COST_PARTIAL
+from mountbench.procfs import descendants, parse_stat, process_table
 from mountbench.runners.base import Outcome
-from mountbench.watch import (
-    Cost,
-    Role,
-    WatchSpec,
-    Window,
-    descendants,
-    parse_stat,
-    process_table,
-    resolve_watch,
-)
+from mountbench.watch import Cost, Role, WatchSpec, Window, resolve_watch
 
 BURN = "import time\nt = time.process_time()\nwhile time.process_time() - t < {seconds}: pass\n"
 

@@ -24,6 +24,9 @@ def _tools():
 
 def test_s1_preset_with_watched_sshfs(tmp_path: Path, mb_env: dict[str, str]) -> None:
     out = tmp_path / "s1.json"
+    app = tmp_path / "app"  # start-up with the whole standard library is tests/kinds/test_startup.py's
+    app.mkdir()
+    (app / "smallapp.py").write_text("import json, email.parser\n")
     with (
         realmounts.tmpfs("160m") as ram,
         realmounts.sshd() as server,
@@ -33,6 +36,7 @@ def test_s1_preset_with_watched_sshfs(tmp_path: Path, mb_env: dict[str, str]) ->
         proc = mountbench(
             "run", f"ram={ram}", f"sshfs={fuse.mountpoint}", "--preset", "s1", "--size", "8M",
             "--runtime", "1", "--repeat", "1", "--watch", str(fuse.pid), "--watch", str(server.proc.pid),
+            "--app-tree", str(app),
             "--json", str(out), env=mb_env, timeout=600,
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr
