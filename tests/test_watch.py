@@ -219,3 +219,12 @@ def test_applied_to_adds_host_metrics_with_cpu_per_gib(named_sleeper) -> None:
     assert outcome.metrics["read.bw"] == 1.0 and outcome.raw == "raw"
     assert outcome.metrics["host.cpu_s"] >= 0 and "host.cpu_s_per_gib" in outcome.metrics
     assert outcome.metrics["host.uss_peak"] > 0
+
+
+def test_the_lab_measures_qemu_without_its_vcpus_and_memory() -> None:
+    from mountbench.hostcost import QEMU_ROLE, roles_finder
+
+    find = roles_finder(lambda: {"qemu": [10], "virtiofsd": [11, 12], "sshd": [13]})
+    roles = find({})
+    assert roles[10] == QEMU_ROLE and QEMU_ROLE.exclude_threads == "CPU " and not QEMU_ROLE.memory
+    assert roles[11] == roles[12] == roles[13] == Role()
