@@ -82,7 +82,7 @@ def _panel(ax, report: Report, row: Row) -> set[int]:
         )
         marks = report.measurement_marks(cell)
         if cell.summary is None:
-            ax.annotate("failed" if cell.failed else "–", (i, 0), xytext=(0, 4), textcoords="offset points",
+            ax.annotate("failed" if cell.failed else "not measured", (i, 0), xytext=(0, 4), textcoords="offset points",
                         ha="center", va="bottom", rotation=90, fontsize=7, color="#B00020")  # fmt: skip
         elif marks:
             ax.annotate("[" + ",".join(map(str, marks)) + "]", (i, cell.summary.ci_high / divisor), xytext=(0, 2),
@@ -90,6 +90,7 @@ def _panel(ax, report: Report, row: Row) -> set[int]:
             used |= set(marks)
     # the targets are named under their bars (no legend needed), the baseline marked
     ax.set_xticks(range(len(targets)), [_wrap(_legend(report, t), 14) for t in targets], fontsize=7)
+    ax.set_xlim(-0.6, len(targets) - 0.4)  # a target without a bar keeps its place
     _value_axis(ax.yaxis, ax.set_yscale, row.metric, unit, log)
     better = "higher is better" if row.metric.higher_is_better else "lower is better"
     ax.set_title(_wrap(f"{row.metric.label} ({better})", 34), fontsize=9)
