@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Install what mountbench needs on Debian/Ubuntu, then the Python package into .venv.
-#   scripts/install.sh          runtime: fio and the package
+#   scripts/install.sh          runtime: fio, nginx and wrk (http workloads, preset s1) and the package
 #   scripts/install.sh --test   also what the test suite uses (real mounts, the QEMU lab, a browser)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(fio python3-venv git tar xz-utils zstd rsync)
+packages=(fio python3-venv git tar xz-utils zstd rsync nginx-light wrk)
 if [[ "${1:-}" == "--test" ]]; then
     packages+=(sshfs openssh-server bindfs fusefat dosfstools e2fsprogs util-linux psmisc
                qemu-system-x86 qemu-utils busybox-static kmod linux-image-amd64 nfs-ganesha nfs-ganesha-vfs
@@ -29,14 +29,34 @@ if ((${#missing[@]})); then
 fi
 if ((${#missing[@]})); then
     echo "installing: ${missing[*]}"
+    # mountbench starts its own nginx (127.0.0.1, a generated config) for each http sample: the
+    # package's default site on port 80 is not started here, nor enabled at boot, when this
+    # script is what installs it
+    new_nginx=0
+    if [[ " ${missing[*]} " == *" nginx-light "* ]] && ! command -v nginx >/dev/null && [[ ! -x /usr/sbin/nginx ]]; then
+        new_nginx=1
+    fi
+    policy=/usr/sbin/policy-rc.d
+    made_policy=0
+    if ((new_nginx)) && [[ ! -e $policy ]]; then
+        printf '#!/bin/sh\nexit 101\n' | "${sudo_cmd[@]}" tee "$policy" >/dev/null
+        "${sudo_cmd[@]}" chmod 755 "$policy"
+        made_policy=1
+    fi
     # apt and debconf write progress and "delaying package configuration" notes to stderr: keep them
     # in a log that is shown only when the install fails
     log=$(mktemp)
     if ! DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
             "${missing[@]}" >"$log" 2>&1; then
-        cat "$log" >&2; rm -f "$log"; exit 1
+        cat "$log" >&2; rm -f "$log"
+        if ((made_policy)); then "${sudo_cmd[@]}" rm -f "$policy"; fi
+        exit 1
     fi
     rm -f "$log"
+    if ((made_policy)); then "${sudo_cmd[@]}" rm -f "$policy"; fi
+    if ((new_nginx)) && command -v systemctl >/dev/null && [[ -d /run/systemd/system ]]; then
+        "${sudo_cmd[@]}" systemctl disable --now nginx >/dev/null 2>&1 || true
+    fi
 fi
 
 python=${PYTHON:-python3}

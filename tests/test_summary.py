@@ -78,3 +78,18 @@ def test_percentile_names_with_a_decimal_point_keep_unit_and_direction():
     assert metric_matches("lat-p99.9", "read.lat_p99.9")
     assert not metric_matches("lat-p99", "read.lat_p99.9")
     assert describe("wall").unit == "s" and describe("host.cpu_s_per_gib").unit == "s/GiB"
+
+
+def test_host_cost_metrics_are_named_and_shown_with_every_headline():
+    from mountbench.metrics import describe, headline_metrics
+
+    assert describe("host.cpu_s").label == "host CPU time" and describe("host.cpu_s").higher_is_better is False
+    assert describe("nginx.cpu_s_per_gib").label == "nginx CPU per GiB moved"
+    assert describe("host.uss_peak").unit == "B" and describe("host.ctx_voluntary").unit == ""
+    assert describe("http.requests_per_s").label == "http requests/s" and describe("http.requests_per_s").unit == "1/s"
+    assert describe("http.lat_p99").unit == "s" and describe("http.errors").higher_is_better is False
+    run = make_run({("a", "w"): [1.0], ("b", "w"): [2.0]})
+    workload = run.workloads[0]
+    available = ["read.iops", "host.cpu_s", "host.ctx_voluntary", "host.uss_peak"]
+    assert headline_metrics(workload, available) == ["read.iops", "host.cpu_s", "host.uss_peak"]
+    assert headline_metrics(workload, ["read.iops"]) == ["read.iops"]

@@ -186,6 +186,7 @@ def _session(
         _events(events_path, request.workloads),
         run_id=run_id,
         on_saved=_exporter(store, json_out),
+        watch=request.watch,
     )
 
 
@@ -600,6 +601,10 @@ def lab(
         raise UsageError("--probe-repeat and --probe-timeout apply to --probe; add --probe or drop them")
     check_prerequisites(specs)
     options = pop_run_options(params)
+    if options.watch:
+        raise UsageError(
+            "--watch is for 'mountbench run': the lab measures the host processes serving each mount itself"
+        )
     workloads = workloads_mod.from_options(options)  # unknown presets and bad job files fail here too
     runrequest.check_workloads(workloads, make_runners({w.kind for w in workloads}, RunnerSetup(find_fio())))
     timeout = lab_timeout(workloads, options.repeat + options.warmup, len(specs))

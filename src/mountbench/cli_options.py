@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -15,10 +16,11 @@ import click
 from mountbench.clients.spec import parse_clients, parse_counts
 from mountbench.errors import UsageError
 from mountbench.kinds.fiofiles import FILE_STATES
-from mountbench.model import DROP_MODES, RunOptions, TreeChoice
+from mountbench.model import DROP_MODES, AppChoice, RunOptions, TreeChoice
 from mountbench.sweeps import parse_sweep
 from mountbench.trees import PROFILES
 from mountbench.units import parse_size
+from mountbench.watch import WatchSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -80,7 +82,7 @@ _RUN_OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
             "type": click.FloatRange(min=0.1),
             "callback": _finite_seconds,
             "metavar": "SECONDS",
-            "help": "runtime of every fio job",
+            "help": "runtime of every fio job and of every http load (wrk: whole seconds)",
         },
     ),
     (("--size", "size_text"), {"metavar": "SIZE", "help": "working-set size, e.g. 1G (largest job of each suite)"}),
@@ -137,6 +139,31 @@ _RUN_OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
             "to the least decided comparisons (implies --until 5%% unless given)",
         },
     ),
+    (
+        ("--watch", "watch"),
+        {
+            "multiple": True,
+            "metavar": "NAME|PID",
+            "help": "measure this host process (and its children) while each sample runs: CPU, CPU per GiB, "
+            "peak memory, context switches as host.* metrics (repeatable), e.g. --watch sshfs",
+        },
+    ),
+    (
+        ("--app-tree", "app_tree"),
+        {
+            "type": click.Path(path_type=Path),
+            "metavar": "DIR",
+            "help": "startup workloads: copy this tree onto each target (default: this Python's standard library)",
+        },
+    ),
+    (
+        ("--startup-cmd", "startup_cmd"),
+        {
+            "metavar": "CMD",
+            "help": "startup workloads: time this command, run inside the copied tree ({tree} is its path), "
+            'e.g. --startup-cmd "java -jar app.jar"',
+        },
+    ),
     (("--keep",), {"is_flag": True, "help": "keep each target's scratch data"}),
     (
         ("--client", "clients"),
@@ -168,7 +195,7 @@ _RUN_OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
 
 OPTION_NAMES = ("presets", "jobs", "only", "sweeps", "baseline", "repeat", "warmup", "runtime", "size_text", "seed",
                 "tree_profile", "tarball", "drop_caches", "keep", "file_state", "until_text", "max_repeat",
-                "budget_text", "clients", "client_counts_text")  # fmt: skip
+                "budget_text", "clients", "client_counts_text", "watch", "app_tree", "startup_cmd")  # fmt: skip
 
 
 DEFAULT_PRECISION = 0.05
@@ -228,6 +255,8 @@ def pop_run_options(params: dict[str, Any]) -> RunOptions:
         tree = TreeChoice(profile=raw["tree_profile"], seed=1)
     clients = parse_clients(raw["clients"])
     counts = parse_counts(raw["client_counts_text"], len(clients))
+    for text in raw["watch"]:
+        WatchSpec.parse(text)  # syntax now; whether it runs is checked when the run starts
     return RunOptions(
         presets=tuple(raw["presets"]),
         job_files=tuple(str(path.expanduser().resolve()) for path in raw["jobs"]),
@@ -248,7 +277,26 @@ def pop_run_options(params: dict[str, Any]) -> RunOptions:
         sweeps=tuple(parse_sweep(text) for text in raw["sweeps"]),
         clients=tuple(client.label for client in clients),
         client_counts=counts,
+        watch=tuple(raw["watch"]),
+        app=_app_choice(raw["app_tree"], raw["startup_cmd"]),
     )
+
+
+def _app_choice(tree: Path | None, command: str | None) -> AppChoice | None:
+    if tree is None and command is None:
+        return None
+    if tree is not None:
+        tree = tree.expanduser().resolve()
+        if not tree.is_dir():
+            raise UsageError(f"--app-tree {tree}: not a directory; give the directory to copy onto each target")
+    if command is not None:
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise UsageError(f"--startup-cmd {command!r}: {exc}; quote it as one shell word") from None
+        if not argv:
+            raise UsageError('--startup-cmd is empty; give the command to time, e.g. --startup-cmd "java -jar app.jar"')
+    return AppChoice(tree=str(tree) if tree else None, command=command)
 
 
 def given_run_options(params: dict[str, Any]) -> list[str]:

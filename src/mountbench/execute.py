@@ -26,9 +26,10 @@ from mountbench import targets as targets_mod
 from mountbench.errors import MountbenchError, TargetError
 from mountbench.model import PlanItem, RunConfig, Sample, Target, TargetRecord, Workload
 from mountbench.plan import build_plan, extra_round, pending_items, remaining_estimate
-from mountbench.runners.base import Prepared, Runner, RunSettings, TargetContext, WorkloadFailed
+from mountbench.runners.base import Outcome, Prepared, Runner, RunSettings, TargetContext, WorkloadFailed
 from mountbench.store import Store, StoreFull
 from mountbench.units import format_bytes
+from mountbench.watch import SampleWatch
 
 
 class Interrupted(MountbenchError):
@@ -178,8 +179,10 @@ class Session:
         events: Events | None = None,
         run_id: str | None = None,
         on_saved: Callable[[str], None] | None = None,
+        watch: SampleWatch | None = None,
     ) -> None:
         self.config = config
+        self.watch = watch  # --watch: host processes measured around each timed part (watch.py)
         self.targets = tuple(targets)
         self.workloads = tuple(workloads)
         self.runners = runners
@@ -362,7 +365,7 @@ class Session:
             on_timed_start()
             started = time.time()
             t0 = time.monotonic()
-            outcome = runner.run(prepared, ctx, self.settings)
+            outcome = self._timed(runner, prepared, ctx)
         except WorkloadFailed as failure:
             return Sample(
                 target=item.target,
@@ -408,6 +411,19 @@ class Session:
         if now is not None:  # an engine in flight recreated the path on the filesystem underneath
             note += f"; also delete {ctx.scratch}, made under the mount point by the sample that was running"
         return note
+
+    def _timed(self, runner: Runner, prepared: Prepared, ctx: TargetContext) -> Outcome:
+        """The timed part; with --watch, the watched host processes are measured around
+        exactly it and their cost (host.*) joins the sample's metrics."""
+        assert self.settings is not None
+        if self.watch is None:
+            return runner.run(prepared, ctx, self.settings)
+        window = self.watch.start()
+        try:
+            outcome = runner.run(prepared, ctx, self.settings)
+        finally:
+            measured = window.stop()
+        return measured.applied_to(outcome)
 
     # --- cleanup -----------------------------------------------------------------
 

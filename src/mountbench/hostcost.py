@@ -1,103 +1,53 @@
-"""Host-side cost of serving a mount (study S1): CPU time and peak memory of the
-processes that do the work (QEMU's I/O threads, virtiofsd, sshd/sftp-server)
-while one sample runs.
+"""Host-side cost of serving a lab mount (study S1): the processes that do the work
+(QEMU's I/O threads, virtiofsd, sshd/sftp-server), measured while one sample runs with
+the same code as ``run --watch`` (watch.py): CPU time (user + sys, children included),
+peak USS polled every 100 ms, context switches, as ``host.*`` metrics.
 
-CPU is user+sys from /proc (psutil) between the sample's start and end; for
-QEMU only its non-vCPU threads count, since the vCPU threads run the guest
-itself. Memory is the peak USS of the serving daemons, polled every 100 ms
-(QEMU's own USS would mostly be guest RAM, so it is left out).
+For QEMU only its non-vCPU threads count (its vCPU threads run the guest itself), and
+its memory is left out (QEMU's own USS would mostly be guest RAM).
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Mapping
 
-import psutil
+from mountbench.procfs import ProcStat
+from mountbench.watch import POLL_S, Role, Window
 
-POLL_S = 0.1
+__all__ = ["POLL_S", "HostCost", "roles_finder"]
 
-
-def _thread_cpu(pid: int, vcpu_excluded: bool) -> float:
-    """User+sys seconds of a process (exited threads included); without its vCPU
-    threads when asked, since those run the guest itself."""
-    try:
-        proc = psutil.Process(pid)
-        times = proc.cpu_times()
-        total = times.user + times.system
-        if vcpu_excluded:
-            for thread in proc.threads():
-                try:
-                    name = Path(f"/proc/{pid}/task/{thread.id}/comm").read_text().strip()
-                except OSError:
-                    continue
-                if name.startswith("CPU "):  # QEMU names vCPU threads "CPU 0/TCG", "CPU 1/KVM"
-                    total -= thread.user_time + thread.system_time
-        return total
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
-        return 0.0
+QEMU_ROLE = Role(exclude_threads="CPU ", memory=False)  # QEMU names vCPU threads "CPU 0/TCG", "CPU 1/KVM"
 
 
-def _uss(pid: int) -> int:
-    try:
-        return psutil.Process(pid).memory_full_info().uss
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
-        return 0
+def roles_finder(roles: Callable[[], dict[str, list[int]]]) -> Callable[[Mapping[int, ProcStat]], dict[int, Role]]:
+    """A watch.Window finder from the lab's serving processes by role ("qemu", "virtiofsd", "sshd", ...)."""
 
-
-@dataclass
-class _Window:
-    roles: Callable[[], dict[str, list[int]]]
-    cpu_start: dict[int, float] = field(default_factory=dict)
-    qemu: set[int] = field(default_factory=set)
-    peak_uss: int = 0
-    stop: threading.Event = field(default_factory=threading.Event)
-    thread: threading.Thread | None = None
-
-    def snapshot(self) -> dict[int, float]:
-        now = {}
-        for role, pids in self.roles().items():
+    def find(table: Mapping[int, ProcStat]) -> dict[int, Role]:
+        found: dict[int, Role] = {}
+        for role, pids in roles().items():
             for pid in pids:
-                if role == "qemu":
-                    self.qemu.add(pid)
-                now[pid] = _thread_cpu(pid, pid in self.qemu)
-        return now
+                found[pid] = QEMU_ROLE if role == "qemu" else Role()
+        return found
 
-    def poll(self) -> None:
-        while not self.stop.wait(POLL_S):
-            daemons = [pid for role, pids in self.roles().items() if role != "qemu" for pid in pids]
-            self.peak_uss = max(self.peak_uss, sum(_uss(pid) for pid in daemons))
+    return find
 
 
 class HostCost:
     """Measure windows of host cost, keyed by whatever the caller uses (target, workload, round)."""
 
     def __init__(self) -> None:
-        self.windows: dict[object, _Window] = {}
+        self.windows: dict[object, Window] = {}
 
     def start(self, key: object, roles: Callable[[], dict[str, list[int]]]) -> None:
-        window = _Window(roles)
-        window.snapshot()  # learn which pids are QEMU
-        window.cpu_start = window.snapshot()
-        window.thread = threading.Thread(target=window.poll, daemon=True)
-        window.thread.start()
-        self.windows[key] = window
+        self.windows[key] = Window(roles_finder(roles)).start()
 
     def stop(self, key: object) -> dict[str, float]:
+        """host.cpu_s, host.cpu_user_s, host.cpu_sys_s, host.ctx_*, and host.uss_peak when a
+        daemon's memory was read (the caller adds host.cpu_s_per_gib from the bytes moved)."""
         window = self.windows.pop(key, None)
         if window is None:
             return {}
-        window.stop.set()
-        if window.thread:
-            window.thread.join()
-        end = window.snapshot()
-        cpu = sum(end[pid] - window.cpu_start.get(pid, 0.0) for pid in end)
-        metrics = {"host.cpu_s": max(0.0, cpu)}
-        if window.peak_uss:
-            metrics["host.uss_peak"] = float(window.peak_uss)
-        return metrics
+        return window.stop().metrics("host")
 
     def close(self) -> None:
         for key in list(self.windows):

@@ -23,6 +23,21 @@ def split_metric(metric: str) -> tuple[str, str]:
     return (direction, name) if dot else ("", metric)
 
 
+# CPU time of measured processes (watch.py): host.cpu_s, nginx.cpu_s, ...
+_CPU_TIMES = {"cpu_s": "CPU time", "cpu_user_s": "CPU time, user", "cpu_sys_s": "CPU time, system"}
+# plain counts: label, higher is better
+_COUNTS = {
+    "ctx_voluntary": ("voluntary context switches", False),
+    "ctx_involuntary": ("involuntary context switches", False),
+    "errors": ("errors", False),
+    "requests": ("requests", True),
+}
+
+# What serving a sample cost the host (--watch, the lab): shown with every workload's
+# headline metrics when a sample has them, next to the throughput they paid for.
+COST_METRICS = ("host.cpu_s", "host.cpu_s_per_gib", "host.uss_peak")
+
+
 def describe(metric: str) -> MetricInfo:
     direction, name = split_metric(metric)
     prefix = f"{direction} " if direction else ""
@@ -37,11 +52,16 @@ def describe(metric: str) -> MetricInfo:
     if name.startswith("lat_p"):
         return MetricInfo(metric, f"{prefix}latency p{name[5:]}", "s", False)
     if name == "cpu_s_per_gib":
-        return MetricInfo(metric, "host CPU per GiB moved", "s/GiB", False)
+        return MetricInfo(metric, f"{prefix}CPU per GiB moved", "s/GiB", False)
     if name == "uss_peak":
         return MetricInfo(metric, f"{prefix}peak memory (USS)", "B", False)
-    if name == "cpu_s":
-        return MetricInfo(metric, f"{prefix}CPU time", "s", False)
+    if name in _CPU_TIMES:
+        return MetricInfo(metric, f"{prefix}{_CPU_TIMES[name]}", "s", False)
+    if name in _COUNTS:
+        label, higher = _COUNTS[name]
+        return MetricInfo(metric, f"{prefix}{label}", "", higher)
+    if name == "requests_per_s":
+        return MetricInfo(metric, f"{prefix}requests/s", "1/s", True)
     if direction == "cpu":
         return MetricInfo(metric, f"CPU {name}", "%", False)
     if name == "bytes_per_s":
@@ -64,6 +84,8 @@ def metric_matches(alias: str, metric: str) -> bool:
 
 
 def headline_metrics(workload: Workload, available: Iterable[str]) -> list[str]:
-    """The numbers people quote for a workload (its kind chose them, kinds/): those present."""
+    """The numbers people quote for a workload (its kind chose them, kinds/), then what
+    they cost the host (COST_METRICS): those present."""
     present = set(available)
-    return [m for m in workload.description.headline if m in present]
+    chosen = [m for m in workload.description.headline if m in present]
+    return chosen + [m for m in COST_METRICS if m in present and m not in chosen]

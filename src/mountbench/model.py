@@ -33,6 +33,8 @@ CACHE_SERVED_DIRECT = "direct-cached"  # direct reads the block device never saw
 UNSTEADY = "unsteady"  # the sample's own time series trends (kinds/fioseries.py)
 NOT_STEADY_STATE = "no-steady-state"  # fio's steadystate= criterion was not met
 HOST_CACHE = "host-cache"
+HOST_COST_PARTIAL = "host-cost-partial"  # a watched process was missing or exited during the sample
+HTTP_ERRORS = "http-errors"  # some requests of an http sample failed
 
 
 @dataclass(frozen=True)
@@ -387,6 +389,26 @@ class RunOptions:
     sweeps: tuple[SweepAxis, ...] = ()  # --sweep, in the order given
     clients: tuple[str, ...] = ()  # --client HOST[:PORT], in the order given: fio workloads run on all at once
     client_counts: tuple[int, ...] = ()  # --clients 1,2,4: one variant per count (the first N clients)
+    watch: tuple[str, ...] = ()  # --watch NAME|PID: host processes measured around each sample
+    app: AppChoice | None = None  # --app-tree / --startup-cmd for startup workloads
+
+
+@dataclass(frozen=True)
+class AppChoice:
+    """What startup workloads copy onto each target and time (--app-tree, --startup-cmd);
+    None fields keep the kind's default (this Python's standard library, importing a fixed list)."""
+
+    tree: str | None = None  # absolute path of the tree to copy
+    command: str | None = None  # run in the copy; {tree} is replaced by its path
+
+    def spec(self) -> dict[str, Any]:
+        return {"tree": self.tree, "command": self.command}
+
+    @classmethod
+    def from_spec(cls, data: dict[str, Any] | None) -> AppChoice | None:
+        if not data or not (data.get("tree") or data.get("command")):
+            return None
+        return cls(tree=data.get("tree") or None, command=data.get("command") or None)
 
 
 @dataclass(frozen=True)
@@ -442,6 +464,8 @@ class RunConfig:
     sweeps: tuple[SweepAxis, ...] = ()  # --sweep as given (a preset's own sweep is in its workloads)
     clients: tuple[str, ...] = ()  # --client, as given (the workloads carry the resolved addresses)
     client_counts: tuple[int, ...] = ()  # --clients
+    watch: tuple[str, ...] = ()  # --watch as given (resolved again on --resume)
+    app: AppChoice | None = None
 
     @classmethod
     def from_options(cls, options: RunOptions, *, seed: int, baseline: str, default_targets: bool) -> RunConfig:
@@ -466,4 +490,6 @@ class RunConfig:
             sweeps=options.sweeps,
             clients=options.clients,
             client_counts=options.client_counts,
+            watch=options.watch,
+            app=options.app,
         )

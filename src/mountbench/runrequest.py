@@ -18,6 +18,7 @@ from mountbench.fiotool import FioInfo
 from mountbench.kinds import RunnerSetup, fioclients, kind_of, make_runners
 from mountbench.model import RunConfig, RunData, RunOptions, Target, Workload
 from mountbench.runners.base import Runner
+from mountbench.watch import SampleWatch, resolve_watch
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class RunRequest:
     workloads: tuple[Workload, ...]
     runners: dict[str, Runner]
     notes: tuple[str, ...] = ()  # what the user should know before the run starts
+    watch: SampleWatch | None = None  # --watch: host processes measured around every sample
 
     def runner_for(self, workload: Workload) -> Runner:
         return self.runners[workload.kind]
@@ -61,7 +63,7 @@ def resolve(options: RunOptions, target_args: Sequence[str], fio: FioInfo) -> Ru
     config = RunConfig.from_options(
         _with_recorded_presets(options), seed=seed, baseline=baseline, default_targets=default_set
     )
-    return RunRequest(config, tuple(targets), tuple(workloads), runners, notes)
+    return RunRequest(config, tuple(targets), tuple(workloads), runners, notes, resolve_watch(options.watch))
 
 
 def _takes_runtime(workload: Workload) -> bool:
@@ -70,10 +72,17 @@ def _takes_runtime(workload: Workload) -> bool:
 
 
 def _with_recorded_presets(options: RunOptions) -> RunOptions:
-    """Record the preset that runs when none is named (quick, or tree for --tree/--tarball alone)."""
+    """Record the preset that runs when none is named (quick; tree for --tree/--tarball alone;
+    startup for --app-tree/--startup-cmd alone)."""
     if options.presets or options.job_files:
         return options
-    chosen = workloads_mod.TREE_PRESET if options.tree else workloads_mod.DEFAULT_PRESET
+    import dataclasses
+
+    chosen = workloads_mod.DEFAULT_PRESET
+    if options.tree:
+        chosen = workloads_mod.TREE_PRESET
+    elif options.app:
+        chosen = workloads_mod.STARTUP_PRESET
     return dataclasses.replace(options, presets=(chosen,))
 
 
@@ -87,7 +96,8 @@ def from_stored(run: RunData, fio: FioInfo) -> RunRequest:
     check_workloads(list(run.workloads), runners)
     for record in run.targets:
         targets_mod.resolve_path(record.target.path)
-    return RunRequest(run.config, tuple(r.target for r in run.targets), run.workloads, runners)
+    watch = resolve_watch(run.config.watch)
+    return RunRequest(run.config, tuple(r.target for r in run.targets), run.workloads, runners, watch=watch)
 
 
 def check_workloads(workloads: Sequence[Workload], runners: dict[str, Runner]) -> None:

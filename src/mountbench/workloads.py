@@ -13,12 +13,13 @@ from pathlib import Path
 from mountbench.errors import UsageError
 from mountbench.kinds import Adjustments, kind_of
 from mountbench.kinds.fio import KIND as FIO
-from mountbench.model import RunOptions, SweepAxis, TreeChoice, Workload
+from mountbench.model import AppChoice, RunOptions, SweepAxis, TreeChoice, Workload
 from mountbench.presets import load_preset
 from mountbench.sweeps import check_axes, merge_axes
 
 DEFAULT_PRESET = "quick"
 TREE_PRESET = "tree"
+STARTUP_PRESET = "startup"
 MIB = 1024 * 1024
 
 
@@ -26,7 +27,13 @@ def from_options(options: RunOptions) -> list[Workload]:
     """The workloads a run's options ask for, filtered by --only."""
     files = [Path(p) for p in options.job_files]
     workloads = assemble(
-        options.presets, files, size=options.size, runtime=options.runtime, tree=options.tree, sweeps=options.sweeps
+        options.presets,
+        files,
+        size=options.size,
+        runtime=options.runtime,
+        tree=options.tree,
+        sweeps=options.sweeps,
+        app=options.app,
     )
     selected = select(workloads, options.only)
     if options.sweeps and not any(w.description.sweep for w in selected):
@@ -42,13 +49,17 @@ def assemble(
     runtime: float | None = None,
     tree: TreeChoice | None = None,
     sweeps: Sequence[SweepAxis] = (),
+    app: AppChoice | None = None,
 ) -> list[Workload]:
     """``tree`` replaces the tree of every tree workload; given alone, it selects the tree preset.
-    ``sweeps`` apply to every workload whose kind has the option (fio's), on top of a preset's own."""
+    ``app`` does the same for startup workloads and the startup preset. ``sweeps`` apply to every
+    workload whose kind has the option (fio's), on top of a preset's own."""
     check_axes(sweeps)
     groups: list[tuple[list[Workload], tuple[SweepAxis, ...]]] = []
     if tree is not None and not presets and not job_files:
         presets = [TREE_PRESET]
+    elif app is not None and not presets and not job_files:
+        presets = [STARTUP_PRESET]
     for name in presets:
         preset = load_preset(name)
         groups.append((list(preset.workloads), merge_axes(preset.sweeps, sweeps)))
@@ -59,13 +70,18 @@ def assemble(
         groups.append((list(preset.workloads), merge_axes(preset.sweeps, sweeps)))
     if size is not None and any(axis.option == "size" for _, axes in groups for axis in axes):
         raise UsageError("--size and a sweep of size both set the working set; give one of them")
-    adjustments = Adjustments(runtime=runtime, tree=tree)
+    adjustments = Adjustments(runtime=runtime, tree=tree, app=app)
     adjusted: list[tuple[Workload, tuple[SweepAxis, ...]]] = []
     for group, axes in groups:
         check_axes(axes)
         if size is not None:
             group = _scale_sizes(group, size)
         adjusted += [(kind_of(w.kind).adjust(w, adjustments), axes) for w in group]
+    if app is not None and not any(w.kind == "startup" for w, _ in adjusted):
+        raise UsageError(
+            "--app-tree and --startup-cmd apply to startup workloads, and none is selected; "
+            "add --preset startup (or s1)"
+        )
     named = _unique_names([w for w, _ in adjusted])
     return _sweep(list(zip(named, (axes for _, axes in adjusted), strict=True)), bool(sweeps))
 

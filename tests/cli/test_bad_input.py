@@ -197,3 +197,10 @@ def test_presets_and_doctor(target, mb_env):
     assert "Usage: mountbench show [OPTIONS] [RUN]" in usage.stdout
     doctor = mountbench("doctor", str(target), env=mb_env)
     assert "fio-" in doctor.stdout and "O_DIRECT" in doctor.stdout
+
+
+def test_watching_a_process_that_is_not_running(target, mb_env):
+    proc = mountbench("run", str(target), "--watch", "no-such-daemon-mb", env=mb_env)
+    assert_one_line_error(proc, "--watch no-such-daemon-mb: no process named no-such-daemon-mb is running")
+    proc = mountbench("run", str(target), "--watch", "/usr/bin/sshfs", env=mb_env)
+    assert_one_line_error(proc, "give a process name without its path")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from support.factories import make_run
 
-from mountbench.model import CONFIG_VERSION, RunConfig, TreeChoice
+from mountbench.model import CONFIG_VERSION, AppChoice, RunConfig, TreeChoice
 from mountbench.records.codec import (
     config_from_dict,
     config_to_dict,
@@ -62,6 +62,17 @@ def test_options_round_trip():
 
     options = RunOptions(presets=("tree",), tree=TreeChoice(tarball="/t.tar"), repeat=4, seed=None, size=10)
     assert options_from_dict(json.loads(json.dumps(options_to_dict(options)))) == options
+    watched = RunOptions(presets=("s1",), watch=("sshfs", "4242"), app=AppChoice(tree="/app", command="java -jar a"))
+    assert options_from_dict(json.loads(json.dumps(options_to_dict(watched)))) == watched
+
+
+def test_watch_and_app_are_recorded_and_default_for_older_runs():
+    config = RunConfig(repeat=1, seed=1, baseline="a", watch=("sshfs",), app=AppChoice(command="true"))
+    again = config_from_dict(json.loads(json.dumps(config_to_dict(config))))
+    assert again.watch == ("sshfs",) and again.app == AppChoice(tree=None, command="true")
+    older = config_to_dict(RunConfig(repeat=1, seed=1, baseline="a"))
+    del older["watch"], older["app"]
+    assert config_from_dict(older).watch == () and config_from_dict(older).app is None
 
 
 def test_an_export_of_format_1_2_loads_with_descriptions_derived():

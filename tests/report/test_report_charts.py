@@ -243,3 +243,42 @@ def test_ratio_chart_puts_better_to_the_right_whatever_the_metric():
     metric = report.summary.rows[0].metric
     worse = (68.0 > 1) != metric.higher_is_better  # the slow target is worse in either direction
     assert (bar.get_x() + bar.get_width() < 1) == worse
+
+
+def test_s1_host_cost_view_in_every_format(tmp_path: Path):
+    """Study S1's figure set: per case, throughput next to host CPU and memory per target."""
+    from mountbench.model import Sample
+    from mountbench.report.costview import cost_cases
+    from mountbench.report.html import render_html
+    from mountbench.report.markdown import render_markdown
+
+    values = {("9p", "seq"): [1.0e8, 1.1e8, 0.9e8], ("virtiofs", "seq"): [3.0e8, 3.1e8, 2.9e8]}
+    run = make_run(values, "read.bw", workloads=[fio_workload("seq", "read", "1M")])
+    cost = {"9p": (0.8, 9e6), "virtiofs": (0.3, 40e6)}
+    samples = tuple(
+        Sample(s.target, s.workload, s.round, True,
+               {**s.metrics, "read.bytes": 2**30, "host.cpu_s": cost[s.target][0] * (1 + s.round / 20),
+                "host.cpu_s_per_gib": cost[s.target][0], "host.uss_peak": cost[s.target][1]})
+        for s in run.samples
+    )  # fmt: skip
+    import dataclasses
+
+    report = build_report([dataclasses.replace(run, samples=samples)])
+    (case,) = cost_cases(report)
+    assert case.throughput.metric.name == "read.bw" and case.cpu.metric.name == "host.cpu_s"
+    assert case.cpu_per_gib is not None and case.memory.metric.name == "host.uss_peak"
+    charts = {chart.key: chart for chart in plan_charts(report)}
+    assert charts[case.key].kind == "cost" and "host CPU and host memory" in charts[case.key].title
+    svg = render(charts[case.key], "svg").decode()
+    assert "host peak memory (USS)" in svg and "read bandwidth" in svg and "9p (baseline)" in svg
+    markdown = render_markdown(report, {case.key: "r-cost-seq.png"})
+    section = markdown[markdown.index("## Host cost per case (study S1)") : markdown.index("## Environment")]
+    assert "| 9p | 100 MB/s | 840 ms | 800 ms/GiB | 8.58 MiB |" in section
+    assert "| virtiofs | 300 MB/s | 315 ms | 300 ms/GiB | 38.1 MiB |" in section
+    assert "](r-cost-seq.png)" in section
+    html = render_html(report)
+    assert 'id="host-cost"' in html and "Host cost per case (study S1)" in html
+    # no host cost, no section and no chart
+    plain = build_report([run])
+    assert not cost_cases(plain) and "Host cost" not in render_markdown(plain)
+    assert not any(c.kind == "cost" for c in plan_charts(plain))

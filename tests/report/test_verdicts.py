@@ -39,6 +39,10 @@ def test_the_study_sentence():
         ("read.lat_p99", 3.0, "is 3.00× slower than"),
         ("cpu.sys", 0.25, "uses 4.00× less CPU than"),
         ("cpu.sys", 12.0, "uses 12.0× more CPU than"),
+        ("host.cpu_s", 3.1, "uses 3.10× more CPU than"),
+        ("host.cpu_s_per_gib", 0.5, "uses 2.00× less CPU per GiB than"),
+        ("nginx.uss_peak", 2.0, "uses 2.00× more memory than"),
+        ("http.requests_per_s", 2.0, "is 2.00× faster than"),
     ],
 )
 def test_direction_follows_higher_is_better(metric, ratio, expected):

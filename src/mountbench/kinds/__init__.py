@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from mountbench.errors import UsageError
-from mountbench.kinds import fio, fioclients, tree
+from mountbench.kinds import fio, fioclients, http, startup, tree
 from mountbench.kinds.base import Adjustments, RunnerSetup, WorkloadKind, generic_description
 from mountbench.model import Description, Workload
 from mountbench.runners.base import Runner
@@ -15,6 +15,8 @@ KINDS: dict[str, WorkloadKind] = {
     fio.KIND.name: fio.KIND,
     tree.KIND.name: tree.KIND,
     fioclients.KIND.name: fioclients.KIND,
+    http.KIND.name: http.KIND,
+    startup.KIND.name: startup.KIND,
 }
 
 __all__ = ["KINDS", "Adjustments", "RunnerSetup", "describe", "kind_of", "make_runners"]

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from mountbench.fiotool import FioInfo
-from mountbench.model import Description, SweepAxis, TreeChoice, Workload
+from mountbench.model import AppChoice, Description, SweepAxis, TreeChoice, Workload
 from mountbench.runners.base import Runner
 
 
@@ -20,6 +20,7 @@ class Adjustments:
 
     runtime: float | None = None  # seconds per timed run
     tree: TreeChoice | None = None  # the tree of tree workloads
+    app: AppChoice | None = None  # the tree and command of startup workloads
 
 
 @dataclass(frozen=True)

@@ -132,7 +132,17 @@ class FioKind:
         return evaluate_size(text, fio_variables()) if text else None
 
     def with_size(self, workload: Workload, size: int) -> Workload:
-        return with_options(workload, [("size", str(size))])
+        """A new ``size``; a ``filesize`` (or range) beside it shrinks in proportion, so a job
+        of many files (study S1's ten 80–100 MiB files) keeps its shape at any --size."""
+        extra: list[tuple[str, str | None]] = [("size", str(size))]
+        job = FioJob.from_spec(workload.spec)
+        declared = self.declared_size(workload)
+        filesize = job.get("filesize")
+        if filesize and declared:
+            scaled = scale_filesize(filesize, size / declared, floor=block_size(job) or 4096)
+            if scaled is not None:
+                extra.append(("filesize", scaled))
+        return with_options(workload, extra)
 
     def renamed(self, workload: Workload, name: str, title: str) -> Workload:
         job = FioJob.from_spec(workload.spec)
@@ -179,6 +189,19 @@ def with_options(workload: Workload, extra: list[tuple[str, str | None]]) -> Wor
     job = FioJob.from_spec(workload.spec)
     job = FioJob(job.section, (*job.options, *extra))
     return Workload(workload.name, workload.kind, workload.title, workload.source, {**workload.spec, **job.to_spec()})
+
+
+def scale_filesize(text: str, factor: float, floor: int) -> str | None:
+    """``80m-100m`` × 0.1 -> ``8388608-10485760`` (bytes, 4 KiB multiples, at least ``floor``);
+    None for what cannot be read (a variable, an expression)."""
+    try:
+        bounds = [parse_size(part) for part in text.split("-")]
+    except UsageError:
+        return None
+    if len(bounds) not in (1, 2):
+        return None
+    scaled = [max(floor, int(bound * factor) // 4096 * 4096) for bound in bounds]
+    return "-".join(map(str, scaled))
 
 
 def block_size(job: FioJob) -> int | None:

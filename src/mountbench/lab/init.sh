@@ -78,8 +78,9 @@ stage1() {
         || fail "cannot mount the lab control share"
     mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,cache=none mbres /newroot/results \
         || fail "cannot mount the results share"
+    # loopback always: workloads such as http serve on 127.0.0.1 inside the guest
+    ip link set lo up
     if [ "$net" = 1 ]; then
-        ip link set lo up
         ip link set eth0 up || fail "no eth0 (virtio_net missing?)"
         ip addr add 10.0.2.15/24 dev eth0
         ip route add default via 10.0.2.2

@@ -13,6 +13,7 @@ from typing import Any
 
 from mountbench.model import (
     CONFIG_VERSION,
+    AppChoice,
     Caveat,
     ClientResult,
     LabFacts,
@@ -55,6 +56,8 @@ def config_to_dict(config: RunConfig) -> dict[str, Any]:
         "sweeps": [axis.to_dict() for axis in config.sweeps],
         "clients": list(config.clients),
         "client_counts": list(config.client_counts),
+        "watch": list(config.watch),
+        "app": config.app.spec() if config.app else None,
     }
 
 
@@ -88,6 +91,8 @@ def config_from_dict(data: dict[str, Any]) -> RunConfig:
         sweeps=_sweeps_from_list(data.get("sweeps")),
         clients=tuple(map(str, data.get("clients") or ())),
         client_counts=tuple(int(n) for n in data.get("client_counts") or ()),
+        watch=tuple(map(str, data.get("watch") or ())),
+        app=AppChoice.from_spec(data.get("app")),
     )
 
 
@@ -252,6 +257,8 @@ def options_to_dict(options: RunOptions) -> dict[str, Any]:
         "sweeps": [axis.to_dict() for axis in options.sweeps],
         "clients": list(options.clients),
         "client_counts": list(options.client_counts),
+        "watch": list(options.watch),
+        "app": options.app.spec() if options.app else None,
     }
 
 
@@ -276,6 +283,8 @@ def options_from_dict(data: dict[str, Any]) -> RunOptions:
         sweeps=_sweeps_from_list(data.get("sweeps")),
         clients=tuple(map(str, data.get("clients") or ())),
         client_counts=tuple(int(n) for n in data.get("client_counts") or ()),
+        watch=tuple(map(str, data.get("watch") or ())),
+        app=AppChoice.from_spec(data.get("app")),
     )
 
 

@@ -63,7 +63,7 @@ _RC = {"svg.fonttype": "none", "svg.hashsalt": "mountbench", "font.size": 9, "ha
 @dataclass(frozen=True)
 class Chart:
     key: str  # unique, file-name safe
-    kind: str  # bars | ratio | percentiles | sweep | grid
+    kind: str  # bars | ratio | percentiles | sweep | grid | cost | scaling | pick-two
     title: str  # what was measured, also the alt text
     draw: Callable[[], Figure]
 
@@ -88,9 +88,10 @@ def plan_charts(report: Report) -> list[Chart]:
     for i, grid in enumerate(report.grids, 1):
         charts.append(Chart(grid_key(i, grid), "grid", grid_chart_title(grid), _bind(grid_figure, report, grid)))
     from mountbench.report import picktwochart  # lab --probe: the pick-two section (report/picktwo.py)
-    from mountbench.report.clients_chart import scaling_charts  # it draws with this module's helpers
+    from mountbench.report.clients_chart import scaling_charts  # they draw with this module's helpers
+    from mountbench.report.costcharts import cost_charts
 
-    return charts + scaling_charts(report.runs) + picktwochart.charts(report)
+    return charts + cost_charts(report) + scaling_charts(report.runs) + picktwochart.charts(report)
 
 
 def _bind(function: Callable[..., Figure], *args: object) -> Callable[[], Figure]:

@@ -22,7 +22,7 @@ import jinja2
 from markupsafe import Markup
 
 from mountbench import __version__
-from mountbench.report import content, picktwo, sweeptext
+from mountbench.report import content, costview, picktwo, sweeptext
 from mountbench.report.cells import format_spread, format_value
 from mountbench.report.chartkeys import bars_key, grid_key, percentile_key, sweep_key
 from mountbench.report.charts import Chart, inline_svg, plan_charts
@@ -117,6 +117,8 @@ class Page:
     percentiles: list[TableView]
     sweeps: list[TableView]
     pick_two: Markup  # lab --probe: the pick-two section (report/picktwo.py), empty without it
+    costs: list[TableView]  # study S1's host cost per case (report/costview.py)
+    costs_intro: str
     hosts: list[list[str]]
     runs: list[dict[str, str]]
     targets: list[list[str]]
@@ -151,6 +153,8 @@ def build_page(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], *, per_
         percentiles=_percentile_tables(report, svgs),
         sweeps=_sweep_tables(report, svgs),
         pick_two=Markup(picktwo.render_html(report, svgs[picktwo.KEY][1] if picktwo.KEY in svgs else None)),
+        costs=_cost_tables(report, svgs),
+        costs_intro=costview.section_intro(),
         hosts=_hosts(report),
         runs=_runs(report),
         targets=_targets(report),
@@ -418,6 +422,20 @@ def _sweep_tables(report: Report, svgs: Mapping[str, tuple[Chart, Markup]]) -> l
                     caption=sweeptext.grid_explanation(grid) if k == 0 else "",
                 )
             )
+    return tables
+
+
+def _cost_tables(report: Report, svgs: Mapping[str, tuple[Chart, Markup]]) -> list[TableView]:
+    tables = []
+    for index, case in enumerate(costview.cost_cases(report), 1):
+        headers, body = costview.case_table(report, case)
+        rows = [
+            [CellView(text, "", "", _tooltip(report, marks), links=_links(report, marks)) for text, marks in cells]
+            for cells in body
+        ]
+        chart = svgs.get(case.key)
+        tables.append(TableView(f"cost-{index}", case.title, headers, rows, chart[1] if chart else None,
+                                chart[0].title if chart else ""))  # fmt: skip
     return tables
 
 

@@ -13,7 +13,7 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 
-from mountbench.report import content, picktwo, sweeptext
+from mountbench.report import content, costview, picktwo, sweeptext
 from mountbench.report.cells import format_spread, format_value
 from mountbench.report.chartkeys import bars_key, grid_key, percentile_key, sweep_key
 from mountbench.report.clients_views import clients_markdown
@@ -41,6 +41,7 @@ def render_markdown(report: Report, charts: Mapping[str, str] | None = None, *, 
         _summary(report),
         _verdicts(report),
         _results(report, charts),
+        _host_cost(report, charts),
         _percentiles(report, charts),
         _sweeps(report, charts),
         clients_markdown(report.runs, charts, per_client=per_client),
@@ -203,6 +204,24 @@ def _results(report: Report, charts: Mapping[str, str]) -> str:
     ratio = _image(charts, "ratio", f"each target against {baseline}: right is better")
     if ratio:
         parts += ["### Against the baseline", ratio]
+    return "\n\n".join(p for p in parts if p)
+
+
+def _host_cost(report: Report, charts: Mapping[str, str]) -> str:
+    """Study S1's view (report/costview.py): per case, what it reached and what it cost the host."""
+    cases = costview.cost_cases(report)
+    if not cases:
+        return ""
+    parts = ["## Host cost per case (study S1)", md_text(costview.section_intro())]
+    for case in cases:
+        headers, body = costview.case_table(report, case)
+        rows = [[md_text(text) + _marks(marks) for text, marks in cells] for cells in body]
+        parts.append(f"### {md_text(case.title)}")
+        parts.append(md_table([md_text(h) for h in headers], rows, "l" + "r" * (len(headers) - 1)))
+        parts.append(_image(charts, case.key, f"{case.title}: throughput, host CPU and memory per target"))
+    requests = costview.requests_group(report)
+    if requests is not None:
+        parts.append(_image(charts, bars_key(requests), "nginx requests/s per target"))
     return "\n\n".join(p for p in parts if p)
 
 

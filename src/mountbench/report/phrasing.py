@@ -65,8 +65,16 @@ class Standing:
         return f"{self.short} ({self.interval})" if self.interval else self.short
 
 
+# What measured processes spent (watch.py, study S1): "uses 3.10× more CPU than"
+COST_NOUNS = {"cpu_s": "CPU", "cpu_user_s": "CPU", "cpu_sys_s": "CPU", "cpu_s_per_gib": "CPU per GiB",
+              "uss_peak": "memory"}  # fmt: skip
+
+
 def words(metric: MetricInfo) -> tuple[str, str]:
     """(word when the target is better, word when it is worse) for a factor ≥ 1."""
+    cost = COST_NOUNS.get(metric.name.partition(".")[2])
+    if cost:  # host.cpu_s, nginx.uss_peak, ...: what a sample cost, not how fast it went
+        return f"less {cost}", f"more {cost}"
     if metric.unit == "%" or "cpu" in metric.name:
         return "less CPU", "more CPU"
     if metric.unit in SPEED_UNITS:

@@ -45,6 +45,6 @@ def verdict(row: Row, target: str, baseline: str, comparison: Comparison) -> Ver
         return Verdict(target, baseline, row.workload, row.metric.name, text, False, None)
     interval = "no confidence interval (too few samples)" if said.kind == UNKNOWN else f"95% CI {said.interval}"
     better = said.word == words(row.metric)[0]
-    verb = "uses" if "CPU" in said.word else "is"
+    verb = "uses" if said.word.startswith(("less ", "more ")) else "is"  # uses 3.10× more CPU
     text = f"{target} {verb} {factor_text(said.factor)} {said.word} than {baseline} {what}, {interval}"
     return Verdict(target, baseline, row.workload, row.metric.name, text, said.kind != UNKNOWN, better)

@@ -128,3 +128,46 @@ def run_timed(argv: list[str], *, cwd: Path | None = None, timeout: float | None
         errfile.seek(0)
         stderr = errfile.read()[-4000:].decode(errors="replace")
     return Timed(proc.returncode, wall, usage.ru_utime, usage.ru_stime, stderr, expired.is_set())
+
+
+# --- servers mountbench owns (nginx for the http workloads) ----------------------------------
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec: one prctl call
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+
+
+def start_server(argv: list[str], *, log: Path, cwd: Path | None = None) -> subprocess.Popen[bytes]:
+    """Start a server in its own session with its output in ``log``. On Linux it gets
+    SIGTERM from the kernel if mountbench dies without stopping it (PR_SET_PDEATHSIG), so
+    not even a SIGKILL of mountbench leaves it running. Stop it with :func:`stop_server`."""
+    import sys
+
+    with open(log, "ab") as out:
+        return subprocess.Popen(
+            argv,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+        )
+
+
+def stop_server(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
+    """SIGTERM to the server's whole process group (nginx's master and workers), then
+    SIGKILL to what is left after ``grace_s``. Safe to call twice."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=grace_s)
+    # workers may outlive a master that was killed: the group goes whatever the master did
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    if proc.poll() is None:
+        proc.wait()
