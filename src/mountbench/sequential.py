@@ -28,9 +28,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mountbench.model import RunConfig, RunData
 from mountbench.stats import CONFIDENCE
+
+if TYPE_CHECKING:
+    from mountbench.summary import RunSummary
 
 RANKED = "ranked"
 SAME = "same"
@@ -69,7 +73,11 @@ def decide(run: RunData, precision: float) -> list[Decision]:
     or the single target when there is no other)."""
     from mountbench.summary import summarize_runs  # summary imports this module's level
 
-    summary = summarize_runs([run])
+    return decide_summary(summarize_runs([run]), precision)
+
+
+def decide_summary(summary: RunSummary, precision: float) -> list[Decision]:
+    """:func:`decide` over a comparison table already made."""
     compared = [t for t in summary.targets if t != summary.baseline] or [summary.baseline]
     found: dict[tuple[str, str], list[tuple[str, float]]] = {}
     rounds: dict[tuple[str, str], int] = {}
@@ -122,3 +130,56 @@ def pairs_to_sample(decisions: Sequence[Decision], baseline: str) -> list[tuple[
         if decision.target != baseline and (baseline, decision.workload) not in pairs:
             pairs.append((baseline, decision.workload))
     return pairs
+
+
+# Why a cell got the rounds it got (reports say it next to the count).
+FIXED = "fixed"  # no --until: --repeat rounds for every cell
+MAX_REPEAT = "max-repeat"  # still undecided at --max-repeat rounds
+BUDGET = "budget"  # still undecided when --budget ran out
+INTERRUPTED = "interrupted"  # the run stopped before the cell was decided
+BASELINE = "baseline"  # sampled alongside the comparisons that needed it
+
+STOP_WORDS = {
+    RANKED: "its ratio interval excludes 1",
+    SAME: "its ratio interval lies within the precision of 1 (the same)",
+    PRECISE: "known to the precision",
+    FAILED: "no successful sample",
+    FIXED: "a fixed number of rounds (--repeat)",
+    MAX_REPEAT: "still undecided at --max-repeat",
+    BUDGET: "still undecided when the budget ran out",
+    INTERRUPTED: "the run stopped first",
+    BASELINE: "sampled in every round a comparison with it needed",
+}
+
+
+@dataclass(frozen=True)
+class Stop:
+    rounds: int  # measured samples that count (successful)
+    reason: str  # one of STOP_WORDS
+
+
+def stop_reasons(summary: RunSummary, config: RunConfig, status: str) -> dict[tuple[str, str], Stop]:
+    """(workload, target) → how many rounds the cell got and why it got no more. Pure:
+    recomputed from the samples with the rule the run used (decide_summary)."""
+    cells = {(row.workload, t): row.cells[t] for row in summary.rows for t in summary.targets}
+    rounds = {key: (cell.summary.n if cell.summary else 0) for key, cell in cells.items()}
+    if config.until is None:
+        return {key: Stop(n, FIXED if n or cells[key].summary else FAILED) for key, n in rounds.items()}
+    decided = {(d.workload, d.target): d for d in decide_summary(summary, config.until)}
+    stops: dict[tuple[str, str], Stop] = {}
+    for key, n in rounds.items():
+        decision = decided.get(key)
+        if decision is None:
+            reason = BASELINE
+        elif decision.state != UNDECIDED:
+            reason = decision.state
+        elif status != "complete":
+            reason = INTERRUPTED
+        elif n >= config.max_repeat:
+            reason = MAX_REPEAT
+        elif config.budget is not None:
+            reason = BUDGET
+        else:
+            reason = MAX_REPEAT  # samples failed along the way: the rounds ran out first
+        stops[key] = Stop(n, reason)
+    return stops

@@ -16,6 +16,8 @@ Format history (``version``; a reader refuses a newer major):
   1.7  summary rows say the comparison as people read it next to the raw ratio: "comparison"
        ("6.20× slower (5.10–7.40×)"), "verdict" (better | worse | same | unknown | baseline | none),
        "factor", "factor_low", "factor_high" (≥ 1, the way the verdict goes)
+  1.8  summary rows say why each cell got the rounds it got ("stopped": fixed, ranked, same,
+       precise, max-repeat, budget, interrupted, failed, baseline)
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,16 +33,21 @@ from mountbench.errors import UsageError
 from mountbench.model import QUALITY_CODES, Caveat, RunData
 from mountbench.records.codec import run_from_dict, run_to_dict
 from mountbench.report.phrasing import readable
+from mountbench.sequential import Stop
 from mountbench.summary import RunSummary
 
 FORMAT_NAME = "mountbench-runs"
-FORMAT_VERSION = "1.7"
+FORMAT_VERSION = "1.8"
 
 
-def summary_rows(summary: RunSummary, hosts: dict[str, str] | None = None) -> list[dict[str, Any]]:
+def summary_rows(
+    summary: RunSummary, hosts: dict[str, str] | None = None, stops: Mapping[tuple[str, str], Stop] | None = None
+) -> list[dict[str, Any]]:
     """One flat record per (workload, metric, target): what the table shows.
-    ``hosts`` maps a target label to the hostname it was measured on."""
+    ``hosts`` maps a target label to the hostname it was measured on; ``stops`` says why
+    each cell got the rounds it got (sequential.stop_reasons)."""
     hosts = hosts or {}
+    stops = stops or {}
     rows = []
     for row in summary.rows:
         base = row.cells.get(summary.baseline)
@@ -56,6 +64,7 @@ def summary_rows(summary: RunSummary, hosts: dict[str, str] | None = None) -> li
                     "host": hosts.get(label),
                     "baseline": summary.baseline,
                     "n": s.n if s else 0,
+                    "stopped": stops[(row.workload, label)].reason if (row.workload, label) in stops else None,
                     "failed": cell.failed,
                     "median": s.median if s else None,
                     "mean": s.mean if s else None,
@@ -101,7 +110,7 @@ def make_document(runs: list[RunData], *, with_raw: bool = False, summary: RunSu
         "version": FORMAT_VERSION,
         "exported_at": time.time(),
         "runs": [run_to_dict(run, with_raw=with_raw) for run in runs],
-        "summary": summary_rows(summary, _target_hosts(runs)) if summary else [],
+        "summary": summary_rows(summary, _target_hosts(runs), _stops(runs)) if summary else [],
     }
 
 
@@ -116,6 +125,18 @@ def run_summary(runs: list[RunData]) -> RunSummary | None:
         return summarize_runs(labelled)
     except UsageError:
         return None
+
+
+def _stops(runs: list[RunData]) -> dict[tuple[str, str], Stop]:
+    """Why each cell got its rounds, with the columns named as in run_summary."""
+    from mountbench.report.content import label_columns, stop_reasons, unique_runs
+
+    try:
+        unique = unique_runs(runs)
+        _labelled, columns = label_columns(unique)
+        return stop_reasons(unique, columns)
+    except UsageError:
+        return {}
 
 
 def _target_hosts(runs: list[RunData]) -> dict[str, str]:

@@ -25,7 +25,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from mountbench import model
+from mountbench import model, sequential
 from mountbench.drift import ALPHA, MIN_CHANGE
 from mountbench.errors import UsageError
 from mountbench.metrics import MetricInfo
@@ -157,6 +157,13 @@ class Report:
     marks: dict[tuple[str, str, str], tuple[int, ...]] = field(compare=False)  # (workload, metric, target)
     grids: tuple[SweepGrid, ...] = ()
     grid: Grid = field(default_factory=lambda: Grid("auto", ()), compare=False)  # the summary at a glance
+    # (workload, target) → rounds and why no more (sequential.stop_reasons)
+    stops: dict[tuple[str, str], sequential.Stop] = field(default_factory=dict, compare=False)
+
+    @property
+    def adaptive(self) -> bool:
+        """Did any run choose its rounds per cell (--until, --budget)?"""
+        return any(run.config.until is not None for run in self.runs)
 
     @property
     def headlines(self) -> list[Headline]:
@@ -226,7 +233,41 @@ def build_report(
         marks=marks,
         grids=found.grids,
         grid=grid,
+        stops=stop_reasons(runs, columns),
     )
+
+
+def stop_reasons(runs: Sequence[RunData], columns: Sequence[Column]) -> dict[tuple[str, str], sequential.Stop]:
+    """Each run's cells by the rule that run used, keyed by the report's column labels."""
+    stops: dict[tuple[str, str], sequential.Stop] = {}
+    for run in runs:
+        shown = {c.original: c.label for c in columns if run.id in c.run_ids}
+        try:
+            summary = summarize_runs([run])
+        except UsageError:  # its baseline is another run's target: compare within the run itself
+            summary = summarize_runs([run], baseline=run.targets[0].target.label)
+        for (workload, target), stop in sequential.stop_reasons(summary, run.config, run.status).items():
+            stops[(workload, shown.get(target, target))] = stop
+    return stops
+
+
+def rounds_rows(report: Report) -> list[tuple[str, list[str]]]:
+    """(workload title, per target 'N · reason') for the rounds table of an adaptive report."""
+    rows = []
+    for workload in dict.fromkeys(row.workload for row in report.summary.rows):
+        title = next(row.title for row in report.summary.rows if row.workload == workload)
+        cells = []
+        for target in report.summary.targets:
+            stop = report.stops.get((workload, target))
+            cells.append(f"{stop.rounds} · {stop.reason}" if stop else "–")
+        rows.append((title, cells))
+    return rows
+
+
+def rounds_legend(report: Report) -> str:
+    """What the reasons in the rounds table mean, for the ones it uses."""
+    used = dict.fromkeys(stop.reason for stop in report.stops.values())
+    return "; ".join(f"{reason}: {sequential.STOP_WORDS[reason]}" for reason in used)
 
 
 def unique_runs(runs: Sequence[RunData]) -> list[RunData]:
@@ -778,7 +819,13 @@ def host_of_run(report: Report, run_id: str) -> str:
 
 
 def repetitions(report: Report) -> str:
-    values = sorted({str(run.config.repeat) for run in report.runs})
+    """'5', or for adaptive runs 'between 3 and 12' (the rounds table has each cell's count)."""
+    values = sorted(
+        {
+            str(r.config.repeat) if r.config.until is None else f"{r.config.repeat}–{r.config.max_repeat}"
+            for r in report.runs
+        }
+    )
     return ", ".join(values)
 
 
@@ -803,6 +850,12 @@ def run_facts(run: RunData) -> list[str]:
     overrides, what was asked about caches. Shared by the Markdown and HTML reports."""
     config = run.config
     facts = [f"{config.repeat} repetitions (seed {config.seed})"]
+    if config.until is not None:
+        budget = f", budget {format_seconds(config.budget)}" if config.budget else ""
+        facts = [
+            f"{config.repeat}–{config.max_repeat} rounds per cell (--until {config.until:.0%}{budget}; "
+            f"seed {config.seed})"
+        ]
     if config.warmup:
         facts.append(f"{config.warmup} warm-up round{'s' if config.warmup != 1 else ''} first, not counted")
     if config.size:
@@ -820,6 +873,7 @@ def methodology(report: Report) -> list[str]:
     """How the numbers were made and compared, one paragraph each; every document prints these."""
     seeds = ", ".join(str(run.config.seed) for run in report.runs)
     fio = ", ".join(sorted({str(run.host.get("fio_version") or "?") for run in report.runs}))
+    adaptive = adaptive_methodology(report)
     return [
         f"Every (target, workload) pair ran {repetitions(report)} measured times in interleaved rounds"
         f"{warmup_phrase(report)}: each round runs every pair once, in an order shuffled by the seed "
@@ -843,4 +897,26 @@ def methodology(report: Report) -> list[str]:
         "per-round ratios show; a trend in them means the drift was too large for that. A first sample far from "
         f"the rest (a cold start) is flagged, and outliers are samples with a modified z-score above {OUTLIER_Z}; "
         "'mountbench show RUN --samples' lists every sample in the order it was taken.",
+        *adaptive,
+    ]
+
+
+def adaptive_methodology(report: Report) -> list[str]:
+    """How --until/--budget chose the rounds and kept the intervals honest (empty for fixed runs)."""
+    adaptive = [run.config for run in report.runs if run.config.until is not None]
+    if not adaptive:
+        return []
+    precision = ", ".join(sorted({f"{c.until:.0%}" for c in adaptive}))
+    most = ", ".join(sorted({str(c.max_repeat) for c in adaptive}))
+    budget = ", ".join(sorted({format_seconds(c.budget) for c in adaptive if c.budget}))
+    return [
+        f"Adaptive rounds (--until {precision}, at most {most} rounds"
+        + (f", budget {budget}" if budget else "")
+        + "): after the first rounds, more interleaved, seeded rounds only for the comparisons not yet "
+        "decided, that is whose ratio interval neither excludes 1 (ranked), nor lies within the precision of 1 "
+        "(the same), nor is narrower than the precision. Looking after every round would make a 95% interval "
+        "cover far less than 95%, so the error is spent over the looks (alpha spending with a Bonferroni "
+        "bound): the interval at look k has level 1 − 0.05·6/(π²k²), and these shares add up to under 5% "
+        "however many looks there are; a comparison's interval is the one at its last look, and states its "
+        "level. The rounds table says how many rounds each cell got and why it stopped.",
     ]

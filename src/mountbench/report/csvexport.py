@@ -54,6 +54,7 @@ SUMMARY_COLUMNS = (
     "host",
     "baseline",
     "n",
+    "stopped",
     "failed",
     "median [unit]",
     "mean [unit]",
@@ -141,6 +142,7 @@ def summary_csv(report: Report) -> str:
                     column.host,
                     summary.baseline,
                     s.n if s else 0,
+                    _stopped(report, row.workload, label),
                     cell.failed,
                     *(_number(v) for v in stats),
                     *(_number(v) if not isinstance(v, str) else v for v in ratio),
@@ -154,6 +156,12 @@ def summary_csv(report: Report) -> str:
                 ]
             )
     return _write(SUMMARY_COLUMNS, rows)
+
+
+def _stopped(report: Report, workload: str, target: str) -> str:
+    """Why the cell got no more rounds (sequential.STOP_WORDS), '' when unknown."""
+    stop = report.stops.get((workload, target))
+    return stop.reason if stop else ""
 
 
 def metric_order(metric: str) -> tuple:

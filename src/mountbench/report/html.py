@@ -22,7 +22,7 @@ import jinja2
 from markupsafe import Markup
 
 from mountbench import __version__
-from mountbench.report import content, costview, picktwo, sweeptext
+from mountbench.report import content, costview, picktwo, serieschart, sweeptext
 from mountbench.report.cells import format_spread, format_value
 from mountbench.report.chartkeys import bars_key, grid_key, percentile_key, sweep_key
 from mountbench.report.charts import Chart, inline_svg, plan_charts
@@ -127,12 +127,20 @@ class Page:
     notes: list[tuple[int, str]]
     generated: str
     clients: Markup  # runs on several clients: report/clients.py's section (empty otherwise)
+    rounds: TableView | None = None  # adaptive runs: rounds per cell and why no more
+    rounds_legend: str = ""
+    series: list[tuple[str, Markup]] = field(default_factory=list)  # within each sample (serieschart.py)
+    series_more: int = 0  # workloads with series not drawn
 
 
 def render_html(report: Report, *, with_charts: bool = True, per_client: bool = False) -> str:
     """The whole page as one string."""
     svgs = {chart.key: (chart, Markup(inline_svg(chart))) for chart in plan_charts(report)} if with_charts else {}
-    return _ENV.get_template("report.html.j2").render(page=build_page(report, svgs, per_client=per_client))
+    page = build_page(report, svgs, per_client=per_client)
+    if with_charts:  # HTML alone draws what happened within each sample
+        page.series = [(chart.title, Markup(inline_svg(chart))) for chart in serieschart.series_charts(report)]
+        page.series_more = serieschart.series_cases(report)[1]
+    return _ENV.get_template("report.html.j2").render(page=page)
 
 
 def build_page(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], *, per_client: bool = False) -> Page:
@@ -173,6 +181,8 @@ def build_page(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], *, per_
         notes=list(enumerate(report.notes, 1)),
         generated=f"mountbench {__version__}",
         clients=Markup(clients_html(report.runs, client_svgs, per_client=per_client)),  # escaped there
+        rounds=_rounds_table(report) if report.adaptive else None,
+        rounds_legend=content.rounds_legend(report) if report.adaptive else "",
     )
 
 
@@ -423,6 +433,12 @@ def _sweep_tables(report: Report, svgs: Mapping[str, tuple[Chart, Markup]]) -> l
                 )
             )
     return tables
+
+
+def _rounds_table(report: Report) -> TableView:
+    headers = ["workload", *report.summary.targets]
+    rows = [[CellView(title), *(CellView(text) for text in cells)] for title, cells in content.rounds_rows(report)]
+    return TableView("rounds", "Rounds per cell (and why no more)", headers, rows)
 
 
 def _cost_tables(report: Report, svgs: Mapping[str, tuple[Chart, Markup]]) -> list[TableView]:

@@ -204,6 +204,14 @@ def _results(report: Report, charts: Mapping[str, str]) -> str:
     ratio = _image(charts, "ratio", f"each target against {baseline}: right is better")
     if ratio:
         parts += ["### Against the baseline", ratio]
+    if report.adaptive:
+        headers = ["workload", *(md_text(t) for t in report.summary.targets)]
+        rows = [[md_text(title), *cells] for title, cells in content.rounds_rows(report)]
+        parts += [
+            "### Rounds per cell (and why no more)",
+            md_table(headers, rows, "l" + "r" * len(report.summary.targets)),
+        ]
+        parts.append(md_text(content.rounds_legend(report)))
     return "\n\n".join(p for p in parts if p)
 
 

@@ -52,6 +52,8 @@ def render_report(report: Report) -> Group:
     parts.append(Text(""))
     parts.append(Text("Detail:", style="bold"))
     parts += [Adaptive(partial(_detail_layouts, report, group)) for group in report.groups]
+    if report.adaptive:
+        parts += _rounds(report)
     parts.append(_notes(report))
     parts.append(Fields(_legend(report), style="dim", separator=" ·"))
     parts += environment_fields(report.runs, style="dim")
@@ -59,6 +61,17 @@ def render_report(report: Report) -> Group:
 
 
 # --- pieces --------------------------------------------------------------------------------
+
+
+def _rounds(report: Report) -> list:
+    """Adaptive runs: how many rounds each cell got and why it got no more."""
+    table = _grid_table("Rounds per cell (and why no more)")
+    table.add_column("workload", overflow="fold")
+    for target in report.summary.targets:
+        table.add_column(target, justify="right", overflow="fold")
+    for title, cells in content.rounds_rows(report):
+        table.add_row(title, *cells)
+    return [Text(""), table, Fields(content.rounds_legend(report).split("; "), style="dim")]
 
 
 def _title(report: Report) -> Text:

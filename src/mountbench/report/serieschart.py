@@ -1,0 +1,111 @@
+"""Within each sample (HTML only): a fio workload's bandwidth or IOPS over the sample's
+time, from the per-interval logs stored with every sample (kinds/fioseries.py).
+
+One chart per workload whose samples carry a series for its headline metric: every
+sample of every target as a thin line in the target's colour, so a warm-up ramp, a
+cliff when a cache fills or throttling shows as a shape rather than hiding in a median.
+Workloads with a sample flagged 'not steady' come first; at most MAX_CHARTS are drawn
+(the JSON export holds every series)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from matplotlib.figure import Figure
+
+from mountbench.model import UNSTEADY, RunData, Sample
+from mountbench.report.charts import COLOURS, LINESTYLES, Chart, _legend, _titles, axis_unit
+from mountbench.report.content import Report
+from mountbench.summary import Row
+
+MAX_CHARTS = 12
+
+
+@dataclass(frozen=True)
+class SeriesCase:
+    row: Row  # the workload's headline row (its metric names the series)
+    samples: dict[str, list[Sample]]  # target -> its samples with that series, in round order
+
+    @property
+    def key(self) -> str:
+        return f"series-{self.row.workload}-{self.row.metric.name}"
+
+    @property
+    def unsteady(self) -> bool:
+        return any(c.code == UNSTEADY for samples in self.samples.values() for s in samples for c in s.caveats)
+
+
+def series_cases(report: Report) -> tuple[list[SeriesCase], int]:
+    """(the cases to draw, how many more workloads have series but are not drawn)."""
+    cases = []
+    seen: set[str] = set()
+    for row in report.summary.rows:
+        if row.workload in seen or row.metric.name not in _SERIES_METRICS:
+            continue
+        found = _samples(report.runs, row)
+        if found:
+            seen.add(row.workload)
+            cases.append(SeriesCase(row, found))
+    cases.sort(key=lambda case: not case.unsteady)  # stable: report order within each kind
+    return cases[:MAX_CHARTS], max(0, len(cases) - MAX_CHARTS)
+
+
+_SERIES_METRICS = {f"{d}.{k}" for d in ("read", "write", "trim") for k in ("bw", "iops")}
+
+
+def _samples(runs: Sequence[RunData], row: Row) -> dict[str, list[Sample]]:
+    found: dict[str, list[Sample]] = {}
+    for run in runs:
+        for sample in sorted(run.samples, key=lambda s: s.round):
+            if sample.workload == row.workload and sample.ok and len(sample.series.get(row.metric.name, [])) >= 2:
+                found.setdefault(sample.target, []).append(sample)
+    return found
+
+
+def series_charts(report: Report) -> list[Chart]:
+    cases, _more = series_cases(report)
+    return [
+        Chart(case.key, "series", series_title(case), lambda case=case: series_figure(report, case)) for case in cases
+    ]
+
+
+def series_title(case: SeriesCase) -> str:
+    return f"{case.row.title}: {case.row.metric.label} within each sample"
+
+
+def series_figure(report: Report, case: SeriesCase) -> Figure:
+    name = case.row.metric.name
+    values = [v for samples in case.samples.values() for s in samples for v in s.series[name]]
+    divisor, unit = axis_unit(case.row.metric, values)
+    figure = Figure(figsize=(8.6, 3.6), layout="constrained")
+    ax = figure.add_subplot()
+    for i, target in enumerate(report.summary.targets):
+        samples = case.samples.get(target, [])
+        colour = COLOURS[i % len(COLOURS)]
+        for j, sample in enumerate(samples):
+            step = (sample.series.get("interval_s") or [1.0])[0]
+            points = sample.series[name]
+            steady = not any(c.code == UNSTEADY for c in sample.caveats)
+            ax.plot(
+                [step * (k + 1) for k in range(len(points))],
+                [v / divisor for v in points],
+                color=colour,
+                linestyle=LINESTYLES[i % len(LINESTYLES)] if steady else ":",
+                linewidth=1.0 if steady else 1.6,
+                alpha=0.75,
+                label=_legend(report, target) + f" ({len(samples)} samples)" if j == 0 else None,
+            )
+    ax.set_xlabel("time within the sample (s)")
+    ax.set_ylabel(f"{case.row.metric.label} ({unit})")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=8)
+    _titles(
+        figure,
+        ax,
+        series_title(case),
+        "one line per sample, from fio's per-interval log (the first interval holds fio's ramp-up); "
+        "dotted: a sample flagged as not steady",
+    )
+    return figure
