@@ -84,14 +84,18 @@ def _uss_psutil(pid: int) -> int | None:
         return None
 
 
+def _thread_ids(pid: int) -> list[str]:
+    """The ids of a process's live threads (none when it is gone)."""
+    try:
+        return os.listdir(PROC / str(pid) / "task")
+    except OSError:
+        return []
+
+
 def thread_switches(pid: int) -> dict[int, tuple[int, int]]:
     """Thread id -> (voluntary, involuntary) context switches of every live thread."""
     found = {}
-    try:
-        tids = os.listdir(PROC / str(pid) / "task")
-    except OSError:
-        return found
-    for tid in tids:
+    for tid in _thread_ids(pid):
         voluntary = involuntary = None
         try:
             for line in (PROC / str(pid) / "task" / tid / "status").read_text().splitlines():
@@ -109,11 +113,7 @@ def thread_switches(pid: int) -> dict[int, tuple[int, int]]:
 def excluded_thread_cpu(pid: int, prefix: str) -> dict[int, tuple[float, float]]:
     """Thread id -> (user, sys) seconds of the threads whose name starts with ``prefix``."""
     found = {}
-    try:
-        tids = os.listdir(PROC / str(pid) / "task")
-    except OSError:
-        return found
-    for tid in tids:
+    for tid in _thread_ids(pid):
         try:
             name = (PROC / str(pid) / "task" / tid / "comm").read_text().strip()
         except OSError:

@@ -74,7 +74,7 @@ def summarize_runs(
     matched_any = not metrics
     show = f"mountbench show {runs[0].id if len(runs) == 1 else 'RUN'} --samples"
     configs = [run.config for run in runs]
-    for workload in _workloads(runs):
+    for workload in workloads_of(runs):
         available = sorted({m for s in samples if s.workload == workload.name and s.ok for m in s.metrics})
         if metrics:
             names = [m for m in available if any(metric_matches(alias, m) for alias in metrics)]
@@ -165,9 +165,23 @@ def _configured_baseline(runs: Sequence[RunData]) -> str | None:
     return None
 
 
-def _workloads(runs: Sequence[RunData]) -> list[model.Workload]:
+def workloads_of(runs: Sequence[RunData]) -> list[model.Workload]:
+    """Every workload of the runs once, by name, in the order they first appear."""
     seen: dict[str, model.Workload] = {}
     for run in runs:
         for workload in run.workloads:
             seen.setdefault(workload.name, workload)
     return list(seen.values())
+
+
+def only_workloads(runs: Sequence[RunData], names: Sequence[str] | set[str]) -> list[RunData]:
+    """The runs with only the named workloads: summaries for one view need not cover all."""
+    keep = set(names)
+    return [
+        dataclasses.replace(
+            run,
+            workloads=tuple(w for w in run.workloads if w.name in keep),
+            samples=tuple(s for s in run.samples if s.workload in keep),
+        )
+        for run in runs
+    ]

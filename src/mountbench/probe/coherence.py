@@ -503,12 +503,18 @@ def _failed(*outcomes: Outcome) -> Outcome | None:
     return next((o for o in outcomes if o.status != "ok"), None)
 
 
-def _visibility(m: _Measurement, op: str, rep: int) -> Outcome:
-    a, b = m.a, m.b
-    setup = m.run(a, "vis_setup", op, rep)
+def _set_up_and_prime(m: _Measurement, step: str, arg: str, rep: int) -> Outcome:
+    """'<step>_setup' through A, then '<step>_prime' through B (waiting until B sees the
+    setup): the failed outcome of either, else the prime's."""
+    setup = m.run(m.a, f"{step}_setup", arg, rep)
     if setup.status != "ok":
         return setup
-    prime = m.run(b, "vis_prime", op, rep, m.timeout, waits=True)
+    return m.run(m.b, f"{step}_prime", arg, rep, m.timeout, waits=True)
+
+
+def _visibility(m: _Measurement, op: str, rep: int) -> Outcome:
+    a, b = m.a, m.b
+    prime = _set_up_and_prime(m, "vis", op, rep)
     if prime.status != "ok":
         return prime
     if not prime.value["ok"]:
@@ -527,10 +533,7 @@ def _visibility(m: _Measurement, op: str, rep: int) -> Outcome:
 
 def _stale_read(m: _Measurement, mode: str, rep: int) -> Outcome:
     a, b = m.a, m.b
-    setup = m.run(a, "stale_setup", mode, rep)
-    if setup.status != "ok":
-        return setup
-    prime = m.run(b, "stale_prime", mode, rep, m.timeout, waits=True)
+    prime = _set_up_and_prime(m, "stale", mode, rep)
     if prime.status != "ok":
         return prime
     if not prime.value["ok"]:
@@ -558,10 +561,7 @@ def _inotify(m: _Measurement, rep: int) -> Outcome:
 
 def _lock(m: _Measurement, kind: str, rep: int) -> Outcome:
     a, b = m.a, m.b
-    setup = m.run(a, "lock_setup", kind, rep)
-    if setup.status != "ok":
-        return setup
-    prime = m.run(b, "lock_prime", kind, rep, m.timeout, waits=True)
+    prime = _set_up_and_prime(m, "lock", kind, rep)
     if prime.status != "ok":
         return prime
     if not prime.value["ok"]:

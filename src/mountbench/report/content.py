@@ -34,7 +34,7 @@ from mountbench.report.cells import Footnotes
 from mountbench.report.grid import Grid, build_grid
 from mountbench.report.phrasing import Headline, headlines
 from mountbench.stats import CONFIDENCE, OUTLIER_Z, clearly_best, peak_and_knee
-from mountbench.summary import Cell, Row, RunSummary, summarize_runs
+from mountbench.summary import Cell, Row, RunSummary, only_workloads, summarize_runs
 from mountbench.sweeps import PLACEMENT_OPTIONS
 from mountbench.sweeps import label as sweep_label
 from mountbench.units import format_bytes, format_seconds
@@ -473,7 +473,7 @@ def percentile_curves(runs: Sequence[RunData], baseline: str, metrics: Sequence[
     )
     if not present:
         return ()
-    summary = summarize_runs(_only(runs, names), baseline=baseline, metrics=present)
+    summary = summarize_runs(only_workloads(runs, names), baseline=baseline, metrics=present)
     curves = []
     for name in names:
         by_direction: dict[str, list[tuple[float, Row]]] = defaultdict(list)
@@ -490,19 +490,6 @@ def percentile_curves(runs: Sequence[RunData], baseline: str, metrics: Sequence[
                     )
                 )
     return tuple(curves)
-
-
-def _only(runs: Sequence[RunData], names: Sequence[str] | set[str]) -> list[RunData]:
-    """The runs with only the named workloads: summaries for one view need not cover all."""
-    keep = set(names)
-    return [
-        dataclasses.replace(
-            run,
-            workloads=tuple(w for w in run.workloads if w.name in keep),
-            samples=tuple(s for s in run.samples if s.workload in keep),
-        )
-        for run in runs
-    ]
 
 
 def _is_percentile(metric: str) -> bool:
@@ -557,7 +544,7 @@ def find_sweeps(runs: Sequence[RunData], baseline: str) -> SweepFindings:
     if not metrics:
         return SweepFindings(warnings=tuple(warnings))
     names = {w.name for points, _ in wanted for w, _ in points}
-    summary = summarize_runs(_only(runs, names), baseline=baseline, metrics=metrics)
+    summary = summarize_runs(only_workloads(runs, names), baseline=baseline, metrics=metrics)
     rows = {(row.workload, row.metric.name): row for row in summary.rows}
     sweeps: list[Sweep] = []
     grids: list[SweepGrid] = []

@@ -16,7 +16,6 @@ Pure: RunData and summaries in, a Grid out. Renderers only format it.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -25,7 +24,7 @@ from mountbench.errors import UsageError
 from mountbench.metrics import describe, split_metric
 from mountbench.model import RunData
 from mountbench.report.phrasing import sig3
-from mountbench.summary import Row, RunSummary, summarize_runs
+from mountbench.summary import Row, RunSummary, only_workloads, summarize_runs, workloads_of
 from mountbench.units import format_count
 
 UNIT_CHOICES = ("auto", "MB/s", "IOPS", "us")
@@ -121,12 +120,12 @@ def build_grid(runs: Sequence[RunData], headline: RunSummary, unit: str = "auto"
     missing = {(w, m) for w, metrics in chosen.items() for m in metrics if (w, m) not in rows}
     if missing:
         names = sorted({m for _, m in missing})
-        extra = summarize_runs(_only(runs, {w for w, _ in missing}), baseline=headline.baseline, metrics=names)
+        extra = summarize_runs(only_workloads(runs, {w for w, _ in missing}), baseline=headline.baseline, metrics=names)
         rows.update(
             {(row.workload, row.metric.name): row for row in extra.rows if (row.workload, row.metric.name) in missing}
         )
     picked: list[tuple[model.Workload, Row]] = []
-    for workload in _workloads(runs):
+    for workload in workloads_of(runs):
         for metric in chosen.get(workload.name, ()):
             row = rows.get((workload.name, metric))
             if row is not None:
@@ -147,7 +146,7 @@ def _chosen_metrics(runs: Sequence[RunData], headline: RunSummary, unit: str) ->
         for sample in run.samples:
             if sample.ok:
                 available.setdefault(sample.workload, set()).update(sample.metrics)
-    for workload in _workloads(runs):
+    for workload in workloads_of(runs):
         wanted = [f"{d}.{family}" for d in workload.description.directions if d in DIRECTIONS]
         present = [m for m in wanted if m in available.get(workload.name, set())]
         if present:
@@ -262,22 +261,3 @@ def _pair_key(workload: model.Workload, direction: str) -> tuple | None:
     if len(kept) == len(words) or not kept:
         return None  # the title does not name its direction: it is not one of a pair
     return ("pair", " ".join(kept), description.block_size, description.space_bytes, description.duration_bound_s)
-
-
-def _workloads(runs: Sequence[RunData]) -> list[model.Workload]:
-    seen: dict[str, model.Workload] = {}
-    for run in runs:
-        for workload in run.workloads:
-            seen.setdefault(workload.name, workload)
-    return list(seen.values())
-
-
-def _only(runs: Sequence[RunData], names: set[str]) -> list[RunData]:
-    return [
-        dataclasses.replace(
-            run,
-            workloads=tuple(w for w in run.workloads if w.name in names),
-            samples=tuple(s for s in run.samples if s.workload in names),
-        )
-        for run in runs
-    ]
