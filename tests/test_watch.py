@@ -187,6 +187,26 @@ def test_resolve_watch_refuses_what_is_not_running(named_sleeper) -> None:
             WatchSpec.parse(bad)
 
 
+def test_a_watch_tied_to_a_target_measures_only_around_its_samples(named_sleeper) -> None:
+    """--watch sshfs=NAME: the daemon serving one mount is not what another mount costs."""
+    name, proc = named_sleeper
+    spec = WatchSpec.parse(f"sshfs={proc.pid}")
+    assert (spec.target, spec.pid, spec.text) == ("sshfs", proc.pid, f"sshfs={proc.pid}")
+    watch = resolve_watch([f"sshfs={name}"])
+    assert watch is not None
+    assert watch.start("tmpfs") is None  # no watch applies: the tmpfs sample gets no host.* figure
+    window = watch.start("sshfs")
+    assert window is not None
+    time.sleep(0.15)
+    assert window.stop().cost is not None
+    watch.check_targets(["tmpfs", "sshfs"])
+    with pytest.raises(UsageError, match="'sshfs' is not a target label; choose one of: tmpfs, disk"):
+        watch.check_targets(["tmpfs", "disk"])
+    for bad in ("sshfs=", "=sshfs"):
+        with pytest.raises(UsageError, match="--watch LABEL=sshfs"):
+            WatchSpec.parse(bad)
+
+
 def test_a_watched_process_that_exits_mid_sample_gets_a_caveat(named_sleeper) -> None:
     name, proc = named_sleeper
     watch = resolve_watch([name])

@@ -143,9 +143,10 @@ _RUN_OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
         ("--watch", "watch"),
         {
             "multiple": True,
-            "metavar": "NAME|PID",
+            "metavar": "[LABEL=]NAME|PID",
             "help": "measure this host process (and its children) while each sample runs: CPU, CPU per GiB, "
-            "peak memory, context switches as host.* metrics (repeatable), e.g. --watch sshfs",
+            "peak memory, context switches as host.* metrics (repeatable), e.g. --watch sshfs; LABEL= measures "
+            "it only around that target's samples, e.g. --watch sshfs=sshfs",
         },
     ),
     (

@@ -416,9 +416,9 @@ class Session:
         """The timed part; with --watch, the watched host processes are measured around
         exactly it and their cost (host.*) joins the sample's metrics."""
         assert self.settings is not None
-        if self.watch is None:
+        window = self.watch.start(ctx.target.label) if self.watch is not None else None
+        if window is None:
             return runner.run(prepared, ctx, self.settings)
-        window = self.watch.start()
         try:
             outcome = runner.run(prepared, ctx, self.settings)
         finally:

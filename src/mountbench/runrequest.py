@@ -63,7 +63,10 @@ def resolve(options: RunOptions, target_args: Sequence[str], fio: FioInfo) -> Ru
     config = RunConfig.from_options(
         _with_recorded_presets(options), seed=seed, baseline=baseline, default_targets=default_set
     )
-    return RunRequest(config, tuple(targets), tuple(workloads), runners, notes, resolve_watch(options.watch))
+    watch = resolve_watch(options.watch)
+    if watch is not None:
+        watch.check_targets([t.label for t in targets])
+    return RunRequest(config, tuple(targets), tuple(workloads), runners, notes, watch)
 
 
 def _takes_runtime(workload: Workload) -> bool:

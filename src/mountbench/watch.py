@@ -232,17 +232,27 @@ class Window:
 
 @dataclass(frozen=True)
 class WatchSpec:
-    """One --watch argument: a process name (as ps shows it) or a PID; their descendants count too."""
+    """One --watch argument: a process name (as ps shows it) or a PID; their descendants count too.
+    ``LABEL=NAME|PID`` ties it to one target: it is measured only around that target's samples
+    (the daemon serving one mount is not what another mount costs)."""
 
     text: str
     pid: int | None = None
     name: str | None = None
+    target: str | None = None  # only around this target's samples (None: every sample)
 
     @classmethod
     def parse(cls, text: str) -> WatchSpec:
         text = text.strip()
-        if not text:
-            raise UsageError("--watch needs a process name or PID, e.g. --watch sshfs or --watch 4242")
+        label, sep, what = text.partition("=")
+        if sep and label.strip() and what.strip():
+            spec = cls.parse(what)
+            return dataclasses.replace(spec, text=text, target=label.strip())
+        if not text or sep:
+            raise UsageError(
+                f"--watch {text!r}: give a process name or PID, e.g. --watch sshfs or --watch 4242, "
+                "or tie it to one target: --watch LABEL=sshfs"
+            )
         if text.isdigit():
             if int(text) <= 0:
                 raise UsageError(f"--watch {text}: not a process ID; give a PID from 'pgrep -l NAME' or a name")
@@ -345,10 +355,22 @@ class SampleWatch:
         self.specs = tuple(specs)
         self.lineage = own_lineage(process_table())
 
-    def start(self) -> WatchedWindow:
-        window = WatchedWindow(self.specs, self.lineage)
+    def start(self, target: str | None = None) -> WatchedWindow | None:
+        """A window over the watches that apply to ``target``'s samples; None when none does."""
+        specs = [s for s in self.specs if s.target is None or s.target == target]
+        if not specs:
+            return None
+        window = WatchedWindow(specs, self.lineage)
         window.window.start()
         return window
+
+    def check_targets(self, labels: Sequence[str]) -> None:
+        """A watch tied to a label that names no target is a one-line error."""
+        for spec in self.specs:
+            if spec.target is not None and spec.target not in labels:
+                raise UsageError(
+                    f"--watch {spec.text}: {spec.target!r} is not a target label; choose one of: {', '.join(labels)}"
+                )
 
 
 def resolve_watch(texts: Sequence[str]) -> SampleWatch | None:
