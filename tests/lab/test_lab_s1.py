@@ -45,7 +45,7 @@ def test_lab_s1_with_host_cost(lab_ready: None, tmp_path: Path, mb_env: dict[str
         assert sample["metrics"]["host.cpu_s"] > 0  # QEMU's I/O threads and sshd work for every sample
         assert sample["metrics"]["host.uss_peak"] > 0  # sshd, its session and sftp-server
         assert sample["metrics"]["host.ctx_voluntary"] > 0
-        assert any(c["code"] == "emulated" for c in sample["caveats"])
+        assert any(c["code"] == "emulated-guest-cpu" for c in sample["caveats"])  # sshfs: ssh is guest CPU
     assert fio["metrics"]["read.bw"] > 0 and fio["metrics"]["host.cpu_s_per_gib"] > 0
     assert http["metrics"]["http.requests_per_s"] > 0 and http["metrics"]["host.cpu_s_per_gib"] > 0
     assert http["metrics"]["nginx.cpu_s"] > 0  # nginx in the guest, measured there
