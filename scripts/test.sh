@@ -5,4 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install.sh --test
 .venv/bin/ruff check src tests bench
-.venv/bin/python -m pytest -q -ra "$@"
+# two workers: the lab's emulated guests (one at a time, on one worker) overlap the rest, much of
+# which waits on fio runtimes, mounts and timeouts rather than on the CPU
+.venv/bin/python -m pytest -q -ra -n 2 --dist loadgroup "$@"

@@ -8,6 +8,26 @@ from pathlib import Path
 import pytest
 
 DATA = Path(__file__).parent / "data"
+HERE = Path(__file__).parent
+
+# With pytest-xdist (scripts/test.sh runs two workers), tests that share one scarce thing run
+# on one worker, one after another: the lab tests each boot an emulated guest that takes both
+# CPUs; the multi-client tests set up network namespaces and fio servers; the nginx tests
+# check that no nginx is left running, which another test's nginx would upset.
+SERIAL_GROUPS = {
+    "lab/": "lab",
+    "clients/": "clients",
+    "kinds/test_http.py": "nginx",
+    "cli/test_s1.py": "nginx",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        where = Path(str(item.path)).relative_to(HERE).as_posix()
+        group = next((g for prefix, g in SERIAL_GROUPS.items() if where.startswith(prefix)), None)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture
