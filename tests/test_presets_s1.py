@@ -47,3 +47,11 @@ def test_scale_filesize():
     assert scale_filesize("80m-100m", 0.1, floor=4096) == f"{8 * MIB}-{10 * MIB}"
     assert scale_filesize("4m", 0.001, floor=MIB) == str(MIB)  # never under a block
     assert scale_filesize("$mb_memory", 0.5, floor=4096) is None
+
+
+def test_a_size_too_small_for_ten_one_block_files_grows_to_hold_them():
+    """--size 8M: ten files of at least one 1 MiB block need 10 MiB; with size=8M fio would
+    write 8 files and leave the last two as holes (caught as 'working file incomplete')."""
+    seq = {w.name: w for w in assemble(["s1"], [], size=8 * MIB)}["ten-files-seq-read"]
+    _low, high = map(int, _option(seq, "filesize").split("-"))
+    assert high == MIB and int(_option(seq, "size")) == 10 * MIB

@@ -260,7 +260,11 @@ def _print_dry_run(request: runrequest.RunRequest) -> None:
         f"(seed {config.seed}, baseline {config.baseline})"
     )
     for target in request.targets:
-        out.print(f"  target {target.label}: {target.path} (scratch {dry.scratch_names[target.label].name}/)")
+        # paths and job files are never wrapped: they are meant to be copied
+        out.print(
+            f"  target {target.label}: {target.path} (scratch {dry.scratch_names[target.label].name}/)",
+            soft_wrap=True,
+        )
     out.print("[bold]Order[/bold] (rounds shuffled by the seed):")
     for item in dry.plan:
         out.print(
@@ -270,7 +274,7 @@ def _print_dry_run(request: runrequest.RunRequest) -> None:
     out.print("[bold]Job files[/bold] (O_DIRECT is not probed in a dry run):")
     for (label, _name), prepared in dry.prepared.items():
         out.print(f"[dim]# {label}[/dim]")
-        out.print(prepared.text, markup=False, highlight=False)
+        out.print(prepared.text, markup=False, highlight=False, soft_wrap=True)
         for caveat in prepared.caveats:
             out.print(f"  caveat: {caveat.text}", markup=False)
 
@@ -314,7 +318,12 @@ def list_runs(db: Path | None) -> None:
     if not runs:
         out.print("no runs stored yet; start one with 'mountbench run'")
         return
-    table = Table("started", "status", "host", "samples", "targets")
+    table = Table()
+    table.add_column("started")
+    table.add_column("status", no_wrap=True, min_width=11)  # 'interrupted' whole: it is what to act on
+    table.add_column("host")
+    table.add_column("samples", justify="right")
+    table.add_column("targets", overflow="fold")  # long paths fold rather than squeeze the rest
     table.add_column("run", no_wrap=True)
     for row in runs:
         started = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["created_at"]))

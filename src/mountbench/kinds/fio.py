@@ -134,14 +134,20 @@ class FioKind:
     def with_size(self, workload: Workload, size: int) -> Workload:
         """A new ``size``; a ``filesize`` (or range) beside it shrinks in proportion, so a job
         of many files (study S1's ten 80–100 MiB files) keeps its shape at any --size."""
-        extra: list[tuple[str, str | None]] = [("size", str(size))]
         job = FioJob.from_spec(workload.spec)
         declared = self.declared_size(workload)
         filesize = job.get("filesize")
+        scaled = None
         if filesize and declared:
             scaled = scale_filesize(filesize, size / declared, floor=block_size(job) or 4096)
-            if scaled is not None:
-                extra.append(("filesize", scaled))
+        if scaled is not None:
+            # files cannot shrink below one block: when nrfiles of them no longer fit in the size,
+            # the size grows to hold them all, or fio would leave the last files unwritten
+            largest = max(int(bound) for bound in scaled.split("-"))
+            size = max(size, _count(job.get("nrfiles")) * largest)
+        extra: list[tuple[str, str | None]] = [("size", str(size))]
+        if scaled is not None:
+            extra.append(("filesize", scaled))
         return with_options(workload, extra)
 
     def renamed(self, workload: Workload, name: str, title: str) -> Workload:
@@ -189,6 +195,14 @@ def with_options(workload: Workload, extra: list[tuple[str, str | None]]) -> Wor
     job = FioJob.from_spec(workload.spec)
     job = FioJob(job.section, (*job.options, *extra))
     return Workload(workload.name, workload.kind, workload.title, workload.source, {**workload.spec, **job.to_spec()})
+
+
+def _count(text: str | None) -> int:
+    """A count option (nrfiles, numjobs) as a number; 1 when absent or not a plain number."""
+    try:
+        return max(1, int(text or 1))
+    except ValueError:
+        return 1
 
 
 def scale_filesize(text: str, factor: float, floor: int) -> str | None:
