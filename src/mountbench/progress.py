@@ -84,7 +84,8 @@ class ProgressEvents:
         warm_text = f" after {warmups} warm-up{'s' if warmups != 1 else ''}" if warmups else ""
         self.console.print(
             f"run {run_id}: {len(pending) - warmups} samples to take{warm_text} ({stored} already stored), "
-            f"about {format_seconds(estimate)} of I/O"
+            f"about {format_seconds(estimate)} of I/O",
+            soft_wrap=not self.live,  # piped: one line, whatever its length, for logs and grep
         )
         if self.live:
             self.progress = Progress(
@@ -126,6 +127,7 @@ class ProgressEvents:
             f"{elapsed} elapsed, ETA {clock(eta) if left else 'none: done'}",
             markup=False,
             highlight=False,
+            soft_wrap=True,  # one line per sample, however long the target's label
         )
 
     def on_finish(self, run_id: str, status: str) -> None:

@@ -273,7 +273,8 @@ def test_killed_run_is_resumed_and_its_scratch_reused_then_removed(tmp_path, mb_
         assert conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 2 * 7  # warm-ups are never stored
         assert {r for (r,) in conn.execute("SELECT round FROM samples")} == {0, 1}
     # the resumed session warms up again, but only the cells that still had samples to take
-    warmed = re.search(r"samples to take after (\d+) warm-ups? \((\d+) already stored\)", resumed.stderr)
+    said = " ".join(resumed.stderr.split())
+    warmed = re.search(r"samples to take after (\d+) warm-ups? \((\d+) already stored\)", said)
     assert warmed and 1 <= int(warmed[1]) <= 7 and int(warmed[2]) >= 3, resumed.stderr
     assert scratch_dirs(target) == []
     again = mountbench("run", "--resume", run_id, env=mb_env)

@@ -131,3 +131,15 @@ def test_piped_progress_prints_n_of_total_the_measured_value_and_the_eta():
         assert line.startswith(f"{n}/8 round 1 · "), line
         assert re.search(r": (17\.8 s|2\.00 GB/s) · \d+ s elapsed, ETA \d+m\d\ds", line), line
         assert "25.7 s" not in line
+
+
+def test_piped_progress_is_one_line_per_sample_however_long_the_label():
+    long = "ext4:/tmp/pytest-of-root/pytest-273/popen-gw0/a-rather-long-directory-name/target"
+    plan = build_plan([long], ["x"], 1, seed=1, estimates={})
+    console = Console(file=io.StringIO(), width=80, color_system=None)  # what a pipe gets
+    events = ProgressEvents(console)
+    pending = pending_items(plan, set())
+    events.on_start("r1", plan, pending)
+    events.on_sample_done(pending[0], Sample(long, "x", 0, True, {}, (), wall_s=0.1))
+    lines = console.file.getvalue().splitlines()
+    assert len(lines) == 2 and lines[1].strip().startswith(f"1/1 round 1 · {long} · x: ok · "), lines
