@@ -22,12 +22,27 @@ SERIAL_GROUPS = {
 }
 
 
+# Tests whose assertions depend on speed (a throttled target's drift, round 1 against the rest,
+# CPU seconds of a burner, visibility delays): marked `timing`, and scripts/test.sh runs them
+# after the parallel part, alone on the machine, so another worker's load cannot decide them.
+TIMING = (
+    "kinds/test_fio_files.py::test_round_1_of_a_random_write_no_longer_differs_from_the_rest",
+    "test_watch.py",
+    "cli/test_drift_real.py",
+    "kinds/test_fio_series.py",
+    "probe/test_probe_coherence.py",
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         where = Path(str(item.path)).relative_to(HERE).as_posix()
         group = next((g for prefix, g in SERIAL_GROUPS.items() if where.startswith(prefix)), None)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
+        test_id = f"{where}::{item.name}"
+        if any(test_id.startswith(entry) if "::" in entry else where == entry for entry in TIMING):
+            item.add_marker(pytest.mark.timing)
 
 
 @pytest.fixture

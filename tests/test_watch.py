@@ -75,7 +75,7 @@ def test_a_child_born_during_the_window_counts_even_after_it_exited(tmp_path: Pa
         parent.kill()
         parent.wait()
     # all of the burner's CPU (reaped by a measured parent), not counted twice
-    assert cost.cpu_s >= 0.4
+    assert cost.cpu_s >= 0.4 - 0.005  # user + sys in clock ticks: 0.11 + 0.29 is 0.39999999999999997
     assert cost.cpu_s < 0.4 + 2.0
     assert cost.processes >= 2
 
