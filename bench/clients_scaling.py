@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from support import netns, realmounts
 
-from mountbench.fioparse import load_fio_json
+from mountbench.fio.parse import load_fio_json
 from mountbench.store import Store
 from mountbench.units import format_count, format_rate
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from _common import MOUNTBENCH, check, load_runs, timed
 from scipy.special import stdtrit
 
-from mountbench.fiojob import FioJob
+from mountbench.fio.jobfile import FioJob
 from mountbench.kinds.fiofiles import precondition_job
 from mountbench.presets import load_preset
 

@@ -29,7 +29,7 @@ VENV_PYTHON = Path(sys.executable)
 # Guest-clock timings of program start-up, run twice (cold, then warm caches).
 STARTUP = {
     "python": f"{VENV_PYTHON} -c pass",
-    "import mountbench.cli": f"{VENV_PYTHON} -c 'import mountbench.cli'",
+    "import mountbench.cli.main": f"{VENV_PYTHON} -c 'import mountbench.cli.main'",
     "mountbench --help": f"{VENV_PYTHON} -m mountbench --help >/dev/null",
     "fio --version": "fio --version >/dev/null",
 }

@@ -19,6 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from mountbench.kinds import make_workload
 from mountbench.model import RunData, Sample, Target, TargetInfo, TargetRecord, Workload
 from mountbench.report.charts import write_charts
 from mountbench.report.content import build_report
@@ -49,7 +50,7 @@ def workloads(count: int) -> list[Workload]:
         name = name if i < len(SHAPES) else f"{name}-{i}"
         options = [["rw", rw], ["bs", bs], ["ioengine", "libaio"], ["direct", "1"], ["size", "256M"]]
         options += [[k, v] for k, v in extra.items()]
-        found.append(Workload(name, "fio", name, "preset:bench", {"section": name, "options": options}))
+        found.append(make_workload(name, "fio", name, "preset:bench", {"section": name, "options": options}))
     return found
 
 

@@ -31,7 +31,7 @@ import numpy as np
 from _common import MOUNTBENCH, check, load_runs, timed
 
 from mountbench.kinds.tree import TreeRunner
-from mountbench.trees import generate
+from mountbench.kinds.trees import generate
 
 
 def main() -> None:

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from mountbench.drift import first_sample, mann_kendall_p, trend
+from mountbench.analysis.drift import first_sample, mann_kendall_p, trend
 
 
 def test_exact_p_values_match_the_permutation_distribution():
@@ -21,7 +21,7 @@ def test_exact_p_values_match_the_permutation_distribution():
 
 
 def test_normal_approximation_agrees_with_the_exact_distribution_where_they_meet():
-    from mountbench import drift
+    from mountbench.analysis import drift
 
     n = 60
     s = 300
@@ -70,7 +70,7 @@ def test_a_falling_trend_has_a_factor_below_one():
 
 
 def test_mann_whitney_exact_values():
-    from mountbench.drift import mann_whitney_p
+    from mountbench.analysis.drift import mann_whitney_p
 
     # 5 against 5, completely separated: 2 of the C(10, 5) = 252 arrangements are that extreme
     assert mann_whitney_p([6, 7, 8, 9, 10], [1, 2, 3, 4, 5]) == pytest.approx(2 / 252)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from support.fakerunner import FakeRunner, fake_workload
 
-from mountbench.execute import Interrupted, Session
+from mountbench.engine.session import Interrupted, Session
 from mountbench.model import PlanItem, RunConfig, Sample, Target
 from mountbench.store import Store
 

@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from mountbench.errors import UsageError
-from mountbench.fiojob import (
+from mountbench.fio.jobfile import (
     FioJob,
     duration_bound_s,
     evaluate_size,

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from mountbench.fioparse import FioOutputError, histogram_percentiles, load_fio_json, parse_fio
+from mountbench.fio.parse import FioOutputError, histogram_percentiles, load_fio_json, parse_fio
 
 
 def load(data_dir, name):

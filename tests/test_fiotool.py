@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from mountbench.fiotool import _invariant_tsc
+from mountbench.fio.binary import _invariant_tsc
 
 
 def test_invariant_tsc_needs_both_flags(tmp_path: Path):

@@ -1,6 +1,6 @@
 from collections import Counter
 
-from mountbench.plan import build_plan, pending_items, remaining_estimate
+from mountbench.engine.plan import build_plan, pending_items, remaining_estimate
 
 
 def test_every_round_runs_each_pair_once_in_a_seeded_order():

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from mountbench.engine.workloads import assemble
 from mountbench.kinds.fio import scale_filesize
 from mountbench.presets import load_preset
-from mountbench.workloads import assemble
 
 MIB = 1024 * 1024
 

@@ -10,7 +10,7 @@ import pytest
 from support.factories import make_run
 
 from mountbench import model
-from mountbench.summary import summarize_runs
+from mountbench.analysis.summary import summarize_runs
 
 STEADY = [100, 103, 98, 101, 99, 102, 100, 97]
 RISING = [100, 104, 115, 130, 160, 190, 240, 300]

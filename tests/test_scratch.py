@@ -1,4 +1,4 @@
-"""mountbench.scratch: markers, owners, removal of only what is ours, and the sweeps."""
+"""mountbench.host.scratch: markers, owners, removal of only what is ours, and the sweeps."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 from support.runhelpers import mountbench, start_mountbench, wait_for_samples
 from support.tools import needs_fio
 
-from mountbench import scratch
-from mountbench.scratch import Marker, Owner
+from mountbench.host import scratch
+from mountbench.host.scratch import Marker, Owner
 
 
 def dead_owner() -> Owner:

@@ -14,11 +14,11 @@ import pytest
 from support.factories import make_run
 from support.fakerunner import FakeRunner, fake_workload
 
-from mountbench.execute import Session
+from mountbench.analysis.sequential import PRECISE, RANKED, SAME, UNDECIDED, decide, interval_level, pairs_to_sample
+from mountbench.analysis.summary import summarize_runs
+from mountbench.engine.session import Session
 from mountbench.model import RunConfig, Target
-from mountbench.sequential import PRECISE, RANKED, SAME, UNDECIDED, decide, interval_level, pairs_to_sample
 from mountbench.store import Store
-from mountbench.summary import summarize_runs
 
 
 def _adaptive(run, until=0.05, repeat=3, max_repeat=12):

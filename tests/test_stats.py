@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from mountbench.stats import compare, median_ci, outlier_indices, summarize
+from mountbench.analysis.stats import compare, median_ci, outlier_indices, summarize
 
 
 def test_median_ci_reports_the_confidence_it_really_has():
@@ -66,7 +66,7 @@ def test_single_samples_have_a_ratio_but_no_interval():
 
 
 def test_peak_and_knee_along_a_sweep():
-    from mountbench.stats import peak_and_knee
+    from mountbench.analysis.stats import peak_and_knee
 
     # a curve that rises, plateaus and dips: optimum at its best median, knee where it first reaches 90 %
     assert peak_and_knee([10.0, 50.0, 91.0, 100.0, 95.0]) == (3, 2)
@@ -80,7 +80,7 @@ def test_peak_and_knee_along_a_sweep():
 
 
 def test_clearly_best_needs_intervals_apart():
-    from mountbench.stats import clearly_best
+    from mountbench.analysis.stats import clearly_best
 
     assert clearly_best([(1.0, 2.0), (3.0, 4.0), (1.5, 2.9)], 1)
     assert not clearly_best([(1.0, 3.1), (3.0, 4.0)], 1)  # the other reaches into it

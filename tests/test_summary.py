@@ -2,9 +2,9 @@ import pytest
 from support.factories import fio_workload, make_run
 
 from mountbench import model
+from mountbench.analysis.summary import summarize_runs
 from mountbench.errors import UsageError
 from mountbench.model import Caveat
-from mountbench.summary import summarize_runs
 
 
 def test_rows_are_workload_metrics_and_columns_targets_with_ratios():
@@ -71,7 +71,7 @@ def test_a_workload_that_always_failed_still_has_a_row():
 
 
 def test_percentile_names_with_a_decimal_point_keep_unit_and_direction():
-    from mountbench.metrics import describe, metric_matches
+    from mountbench.analysis.metrics import describe, metric_matches
 
     info = describe("read.lat_p99.9")
     assert (info.unit, info.higher_is_better, info.label) == ("s", False, "read latency p99.9")
@@ -81,7 +81,7 @@ def test_percentile_names_with_a_decimal_point_keep_unit_and_direction():
 
 
 def test_host_cost_metrics_are_named_and_shown_with_every_headline():
-    from mountbench.metrics import describe, headline_metrics
+    from mountbench.analysis.metrics import describe, headline_metrics
 
     assert describe("host.cpu_s").label == "host CPU time" and describe("host.cpu_s").higher_is_better is False
     assert describe("nginx.cpu_s_per_gib").label == "nginx CPU per GiB moved"

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mountbench.errors import UsageError
-from mountbench.model import SweepAxis, SweepPoint
-from mountbench.sweeps import (
+from mountbench.fio.sweeps import (
     check_axes,
     detect,
     generated_point,
@@ -17,6 +16,7 @@ from mountbench.sweeps import (
     point_name,
     point_title,
 )
+from mountbench.model import SweepAxis, SweepPoint
 
 
 def test_a_list_keeps_its_order_and_names_values_as_fio_reads_them():

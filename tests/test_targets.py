@@ -10,10 +10,9 @@ from support.realmounts import requires_root
 from support.runhelpers import mountbench, start_mountbench, wait_for_samples
 from support.tools import needs_fio
 
-from mountbench import scratch as scratch_mod
 from mountbench.errors import TargetError, UsageError
-from mountbench.model import Target
-from mountbench.targets import (
+from mountbench.host import scratch as scratch_mod
+from mountbench.host.targets import (
     create_scratch,
     lock_scratch,
     parse_mountinfo,
@@ -21,6 +20,7 @@ from mountbench.targets import (
     remove_scratch,
     resolve_targets,
 )
+from mountbench.model import Target
 
 MOUNTINFO = """\
 22 1 252:0 / / rw,relatime shared:1 - ext4 /dev/vda rw,discard

@@ -7,7 +7,7 @@ import tarfile
 import pytest
 
 from mountbench.errors import UsageError
-from mountbench.trees import PROFILES, from_tarball, generate
+from mountbench.kinds.trees import PROFILES, from_tarball, generate
 
 
 def test_git_profile_has_study_s0_shape(tmp_path):

@@ -15,10 +15,9 @@ from pathlib import Path
 import pytest
 
 from mountbench.errors import UsageError
-from mountbench.model import HOST_COST_PARTIAL
-from mountbench.procfs import descendants, parse_stat, process_table
-from mountbench.runners.base import Outcome
-from mountbench.watch import Cost, Role, WatchSpec, Window, resolve_watch
+from mountbench.host.procfs import descendants, parse_stat, process_table
+from mountbench.host.watch import Cost, Role, WatchSpec, Window, resolve_watch
+from mountbench.model import HOST_COST_PARTIAL, Outcome
 
 BURN = "import time\nt = time.process_time()\nwhile time.process_time() - t < {seconds}: pass\n"
 
@@ -242,7 +241,7 @@ def test_applied_to_adds_host_metrics_with_cpu_per_gib(named_sleeper) -> None:
 
 
 def test_the_lab_measures_qemu_without_its_vcpus_and_memory() -> None:
-    from mountbench.hostcost import QEMU_ROLE, roles_finder
+    from mountbench.host.cost import QEMU_ROLE, roles_finder
 
     find = roles_finder(lambda: {"qemu": [10], "virtiofsd": [11, 12], "sshd": [13]})
     roles = find({})

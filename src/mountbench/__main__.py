@@ -1,3 +1,3 @@
-from mountbench.cli import main
+from mountbench.cli.main import main
 
 main()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 # Caveat codes. The text shown to people is in Caveat.text; codes let tests and
@@ -203,8 +204,8 @@ class Workload:
 
     ``kind`` names the module in kinds/ that owns it; ``spec`` is that kind's
     JSON-safe definition (for fio: the option list of one job). ``description`` is
-    computed by the kind when the workload is created (also for workloads read from
-    runs stored by versions that did not record one).
+    computed by the kind when it makes the workload (kinds.base.new_workload); runs
+    stored by versions that did not record one get theirs in records.codec.
     """
 
     name: str
@@ -212,13 +213,7 @@ class Workload:
     title: str
     source: str  # "preset:quick", "job:/path/to/file.fio"
     spec: dict[str, Any] = field(hash=False, compare=False)
-    description: Description = field(default=None, hash=False, compare=False)  # type: ignore[assignment]
-
-    def __post_init__(self) -> None:
-        if self.description is None:
-            from mountbench.kinds import describe  # the kinds import this module
-
-            object.__setattr__(self, "description", describe(self))
+    description: Description = field(hash=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -232,14 +227,15 @@ class Workload:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Workload:
-        described = data.get("description")
+        """A stored workload with its stored description (records.codec supplies one when
+        an older version stored none)."""
         return cls(
             data["name"],
             data["kind"],
             data["title"],
             data["source"],
             data["spec"],
-            Description.from_dict(described) if isinstance(described, dict) else None,  # type: ignore[arg-type]
+            Description.from_dict(data["description"]),
         )
 
 
@@ -493,3 +489,60 @@ class RunConfig:
             watch=options.watch,
             app=options.app,
         )
+
+
+# What a runner takes and gives for one sample (the interface is kinds.runner.Runner)
+
+
+class WorkloadFailed(Exception):
+    """One sample failed (engine error, ENOSPC, EIO, target gone). Recorded in its cell.
+    ``clients``: on several machines at once, what each delivered (the failed ones say why)."""
+
+    def __init__(self, message: str, raw: str = "", clients: tuple[ClientResult, ...] = ()) -> None:
+        super().__init__(message)
+        self.raw = raw
+        self.clients = clients
+
+
+@dataclass(frozen=True)
+class TargetContext:
+    """A target ready for work: where it is, what it is, and its scratch directory."""
+
+    target: Target
+    info: TargetInfo
+    scratch: Path
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """Run-wide options a runner needs to prepare a workload."""
+
+    size_override: int | None = None
+    runtime_override: float | None = None
+    ram_bytes: int = 0
+    workdir: Path = Path(".")  # private temp dir for job files and engine output (never a target)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A workload made concrete for one target: exactly what will run, and its caveats."""
+
+    workload: Workload
+    target: str
+    text: str  # the job file or command line, shown by --dry-run
+    caveats: tuple[Caveat, ...]
+    buffered: bool  # page cache involved: caches are dropped before it when allowed
+    estimate_s: float
+    working_set: int | None  # bytes laid out in the scratch directory, when known
+    payload: dict[str, Any] = field(default_factory=dict)
+    uncached_why: str = "direct I/O"  # why a sample that is not ``buffered`` needs no cache drop
+
+
+@dataclass(frozen=True)
+class Outcome:
+    metrics: dict[str, float]
+    raw: str
+    caveats: tuple[Caveat, ...] = ()
+    series: dict[str, list[float]] = field(default_factory=dict)  # values over the sample's time
+    clients: tuple[ClientResult, ...] = ()  # per-client parts when the sample ran on several machines

@@ -24,7 +24,7 @@ from support.runhelpers import (
 )
 from support.tools import needs_fio
 
-from mountbench.fioparse import load_fio_json
+from mountbench.fio.parse import load_fio_json
 
 pytestmark = pytest.mark.slow
 

@@ -19,7 +19,7 @@ import pytest
 from support import netns
 from support.runhelpers import mountbench, plant_neighbours, snapshot, start_mountbench, wait_for_samples
 
-from mountbench.fioparse import load_fio_json
+from mountbench.fio.parse import load_fio_json
 from mountbench.records.export import FORMAT_VERSION
 from mountbench.store import Store
 

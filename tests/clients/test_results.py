@@ -14,7 +14,7 @@ from mountbench.clients.results import (
     split_entries,
 )
 from mountbench.clients.spec import ClientSpec
-from mountbench.fioparse import load_fio_json
+from mountbench.fio.parse import load_fio_json
 
 
 def recorded(data_dir, name):

@@ -13,7 +13,7 @@ from support import realmounts
 from support.runhelpers import mountbench
 from support.tools import needs_fio
 
-from mountbench.fiojob import FioJob, fio_variables
+from mountbench.fio.jobfile import FioJob, fio_variables
 from mountbench.kinds.fiofiles import WorkingFile, damage, working_files
 
 pytestmark = pytest.mark.slow

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from mountbench.engine.workloads import assemble, from_options, select
 from mountbench.errors import UsageError
-from mountbench.fiojob import FioJob
+from mountbench.fio.jobfile import FioJob
+from mountbench.fio.sweeps import parse_sweep
 from mountbench.kinds.fio import KIND as FIO
 from mountbench.model import PAGE_CACHE, RunOptions, TreeChoice
 from mountbench.presets import load_preset
-from mountbench.sweeps import parse_sweep
-from mountbench.workloads import assemble, from_options, select
 
 
 def _options(workload) -> FioJob:

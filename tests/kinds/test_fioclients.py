@@ -4,7 +4,7 @@ import pytest
 
 from mountbench.clients.spec import ClientSpec
 from mountbench.errors import UsageError
-from mountbench.kinds import describe
+from mountbench.kinds import describe, make_workload
 from mountbench.kinds.fioclients import ClientsJob, client_workloads
 from mountbench.model import Workload
 from mountbench.presets import load_preset
@@ -47,7 +47,7 @@ def test_space_is_one_working_set_per_client_in_one_group():
 
 def test_unique_filename_0_means_one_shared_file_set():
     job = quick("rnd4k-q1-read")
-    shared = Workload(job.name, "fio", job.title, job.source,
+    shared = make_workload(job.name, "fio", job.title, job.source,
                       {**job.spec, "options": [*job.spec["options"], ["unique_filename", "0"]]})  # fmt: skip
     (wrapped,) = client_workloads([shared], CLIENTS, ())
     assert ClientsJob.from_spec(wrapped.spec).shared

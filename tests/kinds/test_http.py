@@ -17,11 +17,10 @@ import pytest
 from support.runhelpers import load_export, mountbench, plant_neighbours, snapshot, start_mountbench
 from support.tools import needs_fio
 
+from mountbench.host.targets import create_scratch, inspect_target, remove_scratch
+from mountbench.kinds.engines import nginx as nginx_mod
 from mountbench.kinds.http import KIND, file_names, http_workload
-from mountbench.model import Target
-from mountbench.runners import nginx as nginx_mod
-from mountbench.runners.base import RunSettings, TargetContext, WorkloadFailed
-from mountbench.targets import create_scratch, inspect_target, remove_scratch
+from mountbench.model import RunSettings, Target, TargetContext, WorkloadFailed
 
 pytestmark = pytest.mark.slow
 

@@ -10,10 +10,9 @@ from support import realmounts
 from support.runhelpers import load_export, mountbench, plant_neighbours, snapshot
 from support.tools import needs_fio
 
+from mountbench.host.targets import create_scratch
 from mountbench.kinds.tree import TreeRunner, tree_workload
-from mountbench.model import Target, TargetInfo
-from mountbench.runners.base import RunSettings, TargetContext, WorkloadFailed
-from mountbench.targets import create_scratch
+from mountbench.model import RunSettings, Target, TargetContext, TargetInfo, WorkloadFailed
 
 pytestmark = pytest.mark.slow
 
@@ -62,7 +61,7 @@ def test_tree_preset_on_two_real_targets(tmp_path, mb_env):
 def test_user_tarball_and_only(tmp_path, mb_env):
     import lzma
 
-    from mountbench.trees import generate
+    from mountbench.kinds.trees import generate
 
     source = generate("tiny", 3, tmp_path)
     given = tmp_path / "mine.tar.xz"

@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 from support.labhelpers import assert_all_gone, lab_root, require_lab
 
+from mountbench.host.scratch import PROBE_PREFIX
 from mountbench.lab import Guest, parse_mount_spec
-from mountbench.labprobe import ProbeOptions, probe_lab
+from mountbench.lab.probe import ProbeOptions, probe_lab
 from mountbench.probe.coherence import OPERATIONS
-from mountbench.scratch import PROBE_PREFIX
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 

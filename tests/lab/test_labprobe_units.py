@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from mountbench.lab import KINDS
-from mountbench.labprobe import ProbeOptions, agent_command, agent_timeout, capability_bound, coherence_bound
+from mountbench.lab.probe import ProbeOptions, agent_command, agent_timeout, capability_bound, coherence_bound
 from mountbench.probe.model import (
     CoherenceResult,
     FsInfo,

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from mountbench.host.scratch import PROBE_PREFIX
 from mountbench.probe.agent import AgentError, AgentLink, RemoteSide
 from mountbench.probe.coherence import OPERATIONS, STEPS, View, measure_views
 from mountbench.probe.sides import LocalSide
-from mountbench.scratch import PROBE_PREFIX
 
 
 @pytest.fixture

@@ -21,10 +21,10 @@ import pytest
 from support import realmounts as rm
 
 from mountbench.errors import TargetError
+from mountbench.host.scratch import PROBE_PREFIX as PREFIX
 from mountbench.probe import CoherenceResult, measure_coherence
 from mountbench.probe.coherence import OPERATIONS
 from mountbench.probe.sandbox import KILL_GRACE_S
-from mountbench.scratch import PROBE_PREFIX as PREFIX
 
 pytestmark = [pytest.mark.root, rm.requires_root]
 

@@ -9,6 +9,7 @@ import pytest
 from rich.console import Console
 from rich.table import Table
 
+from mountbench.host.targets import mount_of, parse_mountinfo
 from mountbench.probe import (
     CoherenceResult,
     FsInfo,
@@ -35,7 +36,6 @@ from mountbench.probe.capabilities import MTIME_BASE_NS, MTIME_OFFSETS_NS, mtime
 from mountbench.probe.inotify import IN_CREATE, IN_MOVED_TO, parse_events
 from mountbench.probe.model import summarize_delays
 from mountbench.probe.render import _coherence_rows, differing_capabilities, short_names
-from mountbench.targets import mount_of, parse_mountinfo
 
 
 def target(path: str, fstype: str, *results: ProbeResult, cleanup: str = "removed") -> TargetProbe:

@@ -107,8 +107,8 @@ def test_a_store_written_by_an_earlier_version_still_loads(tmp_path):
 
 
 def test_sweeps_survive_config_and_options_and_old_runs_have_none():
+    from mountbench.fio.sweeps import parse_sweep
     from mountbench.model import RunOptions
-    from mountbench.sweeps import parse_sweep
 
     axes = (parse_sweep("bs=1k..16M"), parse_sweep("iodepth=1,8"))
     config = RunConfig(repeat=3, seed=1, baseline="a", sweeps=axes)

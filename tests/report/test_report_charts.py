@@ -14,8 +14,8 @@ import pytest
 from support.factories import fio_workload, make_run
 from support.synthetic import study_run
 
-from mountbench.metrics import describe
-from mountbench.model import Workload
+from mountbench.analysis.metrics import describe
+from mountbench.kinds import make_workload
 from mountbench.report.charts import (
     _RC,
     axis_unit,
@@ -171,7 +171,7 @@ def _charts_of_every_kind():
 def _quick_run():
     """Tree workloads far apart (25 ms next to 2.41 s, as in issue 13) and a failure."""
     workloads = [
-        Workload(name, "tree", title, "preset:tree", {"action": name, "headline": ["wall"]})
+        make_workload(name, "tree", title, "preset:tree", {"action": name, "headline": ["wall"]})
         for name, title in (("extract", "extracting the tree"), ("delete", "deleting the tree"), ("walk", "walk"))
     ]
     return make_run(

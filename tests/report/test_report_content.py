@@ -6,8 +6,8 @@ import pytest
 from support.factories import fio_workload, make_run
 from support.synthetic import HOST, study_run
 
+from mountbench.analysis.metrics import describe as metric_info
 from mountbench.errors import UsageError
-from mountbench.metrics import describe as metric_info
 from mountbench.report.content import build_report
 
 GUEST = HOST | {"hostname": "guest", "kernel": "6.8.0", "os": "Linux 6.8.0", "fio_version": "fio-3.36"}

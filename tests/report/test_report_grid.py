@@ -7,6 +7,7 @@ from support.factories import INFO
 from support.synthetic import study_run
 
 from mountbench.errors import UsageError
+from mountbench.kinds import make_workload
 from mountbench.model import RunConfig, RunData, Sample, Target, TargetRecord, Workload
 from mountbench.presets import load_preset
 from mountbench.report.content import build_report
@@ -58,8 +59,10 @@ def test_read_and_write_twins_share_a_line_side_by_side():
 
 
 def test_a_mixed_workload_fills_both_columns_and_an_unpaired_one_keeps_its_title():
-    mixed = Workload("mix", "fio", "RND 4K 70/30", "preset:test", {"section": "mix", "options": [["rw", "randrw"]]})
-    lone = Workload("lone", "fio", "SEQ 64K read", "preset:test", {"section": "lone", "options": [["bs", "64k"]]})
+    mixed = make_workload(
+        "mix", "fio", "RND 4K 70/30", "preset:test", {"section": "mix", "options": [["rw", "randrw"]]}
+    )
+    lone = make_workload("lone", "fio", "SEQ 64K read", "preset:test", {"section": "lone", "options": [["bs", "64k"]]})
     grid = _lines(build_report([_quick_run((mixed, lone))]))
     assert grid["IOPS (higher is better)"]["RND 4K 70/30"] == ["read", "write"]
     assert grid["bandwidth, MB/s (higher is better)"]["SEQ 64K read"] == ["read"]

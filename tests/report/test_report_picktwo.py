@@ -17,8 +17,10 @@ from rich.console import Console
 from support.synthetic import EMULATED, study_run
 
 from mountbench import model
+from mountbench.fio.sweeps import parse_sweep
+from mountbench.kinds import make_workload
 from mountbench.kinds.fio import KIND as FIO
-from mountbench.model import LabFacts, RunData, Sample, Workload
+from mountbench.model import LabFacts, RunData, Sample
 from mountbench.presets import load_preset
 from mountbench.probe.model import (
     CoherenceResult,
@@ -37,7 +39,6 @@ from mountbench.report import charts, picktwo
 from mountbench.report.content import build_report
 from mountbench.report.html import render_html
 from mountbench.report.markdown import render_markdown
-from mountbench.sweeps import parse_sweep
 
 NONE, LOOSE, VFS, DISK = "9p cache=none", "9p cache=loose", "virtiofs cache=auto", "disk"
 OPS = ("create", "append", "truncate", "rename", "delete")
@@ -104,7 +105,7 @@ def lab_run(probe: LabProbe | None = None, run_id: str = "20261122-101010-abcd")
     """A lab run: the s3 preset's end_fsync write sweep and a tree extract on four mounts."""
     (base,) = [w for w in load_preset("s3").workloads if w.name == "seqw-fsync"]
     points = FIO.sweep(base, [parse_sweep("bs=4k..1M")])
-    extract = Workload(
+    extract = make_workload(
         "extract", "tree", "extract tree (tar -x)", "preset:tree", {"action": "extract", "headline": ["wall"]}
     )
     samples = []

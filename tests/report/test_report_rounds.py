@@ -9,7 +9,8 @@ import io
 
 from support.factories import fio_workload, make_run
 
-from mountbench import sequential
+from mountbench.analysis import sequential
+from mountbench.analysis.summary import summarize_runs
 from mountbench.model import UNSTEADY, Caveat
 from mountbench.records.export import make_document
 from mountbench.report import serieschart
@@ -18,7 +19,6 @@ from mountbench.report.csvexport import summary_csv
 from mountbench.report.html import render_html
 from mountbench.report.markdown import render_markdown
 from mountbench.report.terminal import render_report
-from mountbench.summary import summarize_runs
 
 
 def _adaptive(run, *, until=0.05, max_repeat=6, budget=None, status="complete"):

@@ -16,6 +16,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from rich.console import Console
 from support.synthetic import EMULATED, study_run
 
+from mountbench.engine.workloads import assemble
+from mountbench.fio.sweeps import parse_sweep
+from mountbench.kinds import make_workload
 from mountbench.kinds.fio import KIND as FIO
 from mountbench.model import Caveat, RunData, Sample, SweepPoint, Workload
 from mountbench.presets import load_preset
@@ -25,8 +28,6 @@ from mountbench.report.csvexport import SWEEP_COLUMNS, sweep_records, sweeps_csv
 from mountbench.report.html import render_html
 from mountbench.report.markdown import render_markdown
 from mountbench.report.terminal import render_sweeps
-from mountbench.sweeps import parse_sweep
-from mountbench.workloads import assemble
 
 NOISE = (1.0, 1.04, 0.97)
 
@@ -109,7 +110,7 @@ def test_points_recorded_by_the_previous_version_are_split_by_source():
 
     def old(name: str, source: str, bs: int, **extra: str) -> Workload:
         spec = {"section": name, "options": [["rw", "write"], ["bs", str(bs)], ["iodepth", "8"], *extra.items()]}
-        fresh = Workload(name, "fio", name, source, spec)
+        fresh = make_workload(name, "fio", name, source, spec)
         point = SweepPoint("rw=write iodepth=8", "bs", str(bs), float(bs), generated=False)
         return dataclasses.replace(fresh, description=dataclasses.replace(fresh.description, sweep=point))
 
@@ -125,7 +126,7 @@ def test_two_workloads_claiming_one_point_are_both_kept_and_the_report_says_so()
     def claimed(name: str, bs: str) -> Workload:
         point = SweepPoint("job:/x.fio sections differing in bs", "bs", bs, float(FIO_SIZES[bs]), generated=False)
         spec = {"section": name, "options": [["rw", "write"], ["bs", bs]], "sweep": point.to_dict()}
-        return Workload(name, "fio", name, "job:/x.fio", spec)
+        return make_workload(name, "fio", name, "job:/x.fio", spec)
 
     workloads = [claimed(f"a{bs}", bs) for bs in ("4k", "64k", "1M")] + [claimed(f"b{bs}", bs) for bs in FIO_SIZES]
     report = build_report([make_run("r", workloads, saturating)])

@@ -11,9 +11,9 @@ import pytest
 from rich.console import Console
 from support.synthetic import study_run
 
+from mountbench.cli.progress import ProgressEvents
+from mountbench.engine.plan import build_plan, pending_items
 from mountbench.model import Sample
-from mountbench.plan import build_plan, pending_items
-from mountbench.progress import ProgressEvents
 from mountbench.report.content import build_report
 from mountbench.report.terminal import Fields, render_report, wrap_label
 

@@ -8,11 +8,11 @@ import math
 
 import pytest
 
-from mountbench.metrics import describe
+from mountbench.analysis.metrics import describe
+from mountbench.analysis.stats import Comparison
+from mountbench.analysis.summary import Cell, Row
 from mountbench.report.phrasing import headlines, sig3, standing
 from mountbench.report.verdicts import verdict
-from mountbench.stats import Comparison
-from mountbench.summary import Cell, Row
 
 
 def _row(metric: str, title: str = "extracting the tree") -> Row:

@@ -9,9 +9,9 @@ import pytest
 
 from mountbench.errors import UsageError
 from mountbench.kinds.base import Adjustments
+from mountbench.kinds.engines.nginx import quote, render_config
+from mountbench.kinds.engines.wrk import MARKER, parse_wrk, render_script, whole_seconds, wrk_argv
 from mountbench.kinds.http import DEFAULT_FILES, KIND, file_names, http_workload
-from mountbench.runners.nginx import quote, render_config
-from mountbench.runners.wrk import MARKER, parse_wrk, render_script, whole_seconds, wrk_argv
 
 # wrk 4.1.0's output with the script's done() line, as recorded on this machine
 DONE_LINE = (

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from mountbench.kinds import make_workload
 from mountbench.model import Caveat, RunConfig, RunData, Sample, Target, TargetInfo, TargetRecord, Workload
 
 INFO = TargetInfo("tmpfs", "/dev/shm", "tmpfs", "rw", 10**10, 2 * 10**10, True, "accepted")
 
 
 def fio_workload(name: str, rw: str = "randread", bs: str = "4k") -> Workload:
-    return Workload(name, "fio", name.upper(), "preset:test", {"section": name, "options": [["rw", rw], ["bs", bs]]})
+    spec = {"section": name, "options": [["rw", rw], ["bs", bs]]}
+    return make_workload(name, "fio", name.upper(), "preset:test", spec)
 
 
 def make_run(

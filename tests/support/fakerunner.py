@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mountbench.model import Workload
-from mountbench.runners.base import Outcome, Prepared, RunSettings, TargetContext, WorkloadFailed
+from mountbench.kinds import make_workload
+from mountbench.model import Outcome, Prepared, RunSettings, TargetContext, Workload, WorkloadFailed
 
 KIND = "fake"
 
 
 def fake_workload(name: str) -> Workload:
-    return Workload(name, KIND, name.upper(), "test:fake", {"headline": ["value"]})
+    return make_workload(name, KIND, name.upper(), "test:fake", {"headline": ["value"]})
 
 
 @dataclass

@@ -9,6 +9,7 @@ measurement caveats (O_DIRECT refused, page cache, emulated guest) and a failed 
 from __future__ import annotations
 
 from mountbench import model
+from mountbench.kinds import make_workload
 from mountbench.model import (
     Caveat,
     RunConfig,
@@ -47,7 +48,7 @@ def fio(name: str, title: str, rw: str, bs: str, *, sweep: SweepPoint | None = N
     spec = {"section": name, "options": options}
     if sweep is not None:
         spec["sweep"] = sweep.to_dict()
-    return Workload(name, "fio", title, "preset:test", spec)
+    return make_workload(name, "fio", title, "preset:test", spec)
 
 
 def bs_point(value: str) -> SweepPoint:
@@ -58,7 +59,7 @@ def bs_point(value: str) -> SweepPoint:
 WORKLOADS = (
     fio("random-read", "RND 4K Q1 read", "randread", "4k", direct="1"),
     fio("seq-write", "SEQ 1M Q8 write", "write", "1M", direct="1", iodepth="8"),
-    Workload("extract", "tree", "extracting the tree", "preset:tree", {"action": "extract", "headline": ["wall"]}),
+    make_workload("extract", "tree", "extracting the tree", "preset:tree", {"action": "extract", "headline": ["wall"]}),
     fio("lat-4k", "random read 4k QD1 (S4)", "randread", "4k", percentile_list=":".join(map(str, PERCENTILES))),
     fio("bs-4k", "write bs=4k", "write", "4k", sweep=bs_point("4k"), direct="1"),
     fio("bs-64k", "write bs=64k", "write", "64k", sweep=bs_point("64k"), direct="1"),

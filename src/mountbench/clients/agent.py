@@ -22,8 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mountbench import hostinfo
 from mountbench.clients.spec import ClientSpec
+from mountbench.host import facts as hostinfo
 
 SERVICE = "mountbench"
 MAX_REQUEST = 1 << 20
@@ -38,7 +38,7 @@ class AgentError(Exception):
 
 def host_facts(fio_version: str, paths: list[str]) -> dict[str, Any]:
     """This machine's facts, and what each path is here (the filesystem holding it)."""
-    from mountbench.targets import find_mount
+    from mountbench.host.targets import find_mount
 
     facts = hostinfo.collect(fio_version)
     described: dict[str, Any] = {}

@@ -28,8 +28,8 @@ from mountbench.clients.fioprobe import (
 from mountbench.clients.fioprobe import check_reachable as tcp_check
 from mountbench.clients.spec import ClientSpec
 from mountbench.errors import MountbenchError, TargetError, UsageError
-from mountbench.fioparse import FioOutputError, load_fio_json
-from mountbench.fiotool import FioInfo, parse_fio_version
+from mountbench.fio.binary import FioInfo, parse_fio_version
+from mountbench.fio.parse import FioOutputError, load_fio_json
 
 CHECK_FILE = ".mountbench-check"
 MAX_PARALLEL = 16

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mountbench import scratch as scratch_mod
 from mountbench.clients.agent import Handler
+from mountbench.host import scratch as scratch_mod
 from mountbench.probe import target as probe_target
 from mountbench.probe.coherence import NEW, OLD, _classify, _poll, _read, _write
 

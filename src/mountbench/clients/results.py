@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from mountbench.clients.spec import ClientSpec
-from mountbench.fioparse import DIRECTIONS, FioOutputError, parse_fio
+from mountbench.fio.parse import DIRECTIONS, FioOutputError, parse_fio
 from mountbench.model import Caveat, ClientResult
 
 ALL_CLIENTS = "All clients"

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from mountbench.clients import agent
 from mountbench.clients.spec import AGENT_PORT_OFFSET, FIO_PORT
 from mountbench.errors import MountbenchError, UsageError
-from mountbench.fiotool import FioInfo
+from mountbench.fio.binary import FioInfo
 
 DEFAULT_BIND = "127.0.0.1"
 START_TIMEOUT_S = 30.0

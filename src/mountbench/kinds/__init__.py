@@ -4,12 +4,14 @@ implements kinds.base.WorkloadKind, and one line in KINDS below."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
 
 from mountbench.errors import UsageError
 from mountbench.kinds import fio, fioclients, http, startup, tree
-from mountbench.kinds.base import Adjustments, RunnerSetup, WorkloadKind, generic_description
+from mountbench.kinds.base import Adjustments, RunnerSetup, WorkloadKind, generic_description, new_workload
+from mountbench.kinds.runner import Runner
 from mountbench.model import Description, Workload
-from mountbench.runners.base import Runner
 
 KINDS: dict[str, WorkloadKind] = {
     fio.KIND.name: fio.KIND,
@@ -19,7 +21,7 @@ KINDS: dict[str, WorkloadKind] = {
     startup.KIND.name: startup.KIND,
 }
 
-__all__ = ["KINDS", "Adjustments", "RunnerSetup", "describe", "kind_of", "make_runners"]
+__all__ = ["KINDS", "Adjustments", "RunnerSetup", "describe", "kind_of", "make_runners", "make_workload"]
 
 
 def kind_of(name: str) -> WorkloadKind:
@@ -35,6 +37,16 @@ def describe(workload: Workload) -> Description:
     """The kind's description; a generic one for kinds this version does not know."""
     kind = KINDS.get(workload.kind)
     return kind.describe(workload) if kind is not None else generic_description(workload)
+
+
+def make_workload(name: str, kind: str, title: str, source: str, spec: dict[str, Any]) -> Workload:
+    """A workload of the named kind, described by it (a generic description for kinds
+    this version does not know)."""
+    known = KINDS.get(kind)
+    if known is not None:
+        return new_workload(known, name, title, source, spec)
+    draft = Workload(name, kind, title, source, spec, Description(summary=""))
+    return replace(draft, description=generic_description(draft))
 
 
 def make_runners(kinds: Iterable[str], setup: RunnerSetup) -> dict[str, Runner]:

@@ -5,13 +5,13 @@ how they are described, how command-line overrides change them, and how they run
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from mountbench.fiotool import FioInfo
+from mountbench.fio.binary import FioInfo
+from mountbench.kinds.runner import Runner
 from mountbench.model import AppChoice, Description, SweepAxis, TreeChoice, Workload
-from mountbench.runners.base import Runner
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,21 @@ class WorkloadKind(Protocol):
 
     def make_runner(self, setup: RunnerSetup) -> Runner:
         """The runner that takes this kind's samples."""
+
+
+def new_workload(kind: WorkloadKind, name: str, title: str, source: str, spec: dict[str, Any]) -> Workload:
+    """A workload of ``kind``, described by it once, here, when it is made."""
+    draft = Workload(name, kind.name, title, source, spec, Description(summary=""))
+    return replace(draft, description=kind.describe(draft))
+
+
+def stored_workload(data: Mapping[str, Any], describe: Callable[[Workload], Description]) -> Workload:
+    """A workload read from a store or an export; one stored by a version that recorded no
+    description gets it from ``describe`` (its kind's)."""
+    if isinstance(data.get("description"), dict):
+        return Workload.from_dict(dict(data))
+    draft = Workload.from_dict({**data, "description": {"summary": ""}})
+    return replace(draft, description=describe(draft))
 
 
 def generic_description(workload: Workload) -> Description:

@@ -15,9 +15,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from mountbench import devstats, model, sweeps
+from mountbench import model
 from mountbench.errors import UsageError
-from mountbench.fiojob import (
+from mountbench.fio import sweeps
+from mountbench.fio.binary import FioInfo, choose_clocksource, fio_engines
+from mountbench.fio.jobfile import (
     FioJob,
     check_placement,
     duration_bound_s,
@@ -28,13 +30,23 @@ from mountbench.fiojob import (
     wants_direct,
     working_set_bytes,
 )
-from mountbench.fioparse import FioOutputError, load_fio_json, parse_fio
-from mountbench.fiotool import FioInfo, choose_clocksource, fio_engines
+from mountbench.fio.parse import FioOutputError, load_fio_json, parse_fio
+from mountbench.host import devstats
+from mountbench.host.process import run_child
 from mountbench.kinds import fiofiles, fioseries
-from mountbench.kinds.base import Adjustments, RunnerSetup
-from mountbench.model import Caveat, Description, SweepAxis, SweepPoint, Workload
-from mountbench.runners.base import Outcome, Prepared, RunSettings, TargetContext, WorkloadFailed
-from mountbench.runners.process import run_child
+from mountbench.kinds.base import Adjustments, RunnerSetup, new_workload
+from mountbench.model import (
+    Caveat,
+    Description,
+    Outcome,
+    Prepared,
+    RunSettings,
+    SweepAxis,
+    SweepPoint,
+    TargetContext,
+    Workload,
+    WorkloadFailed,
+)
 from mountbench.units import format_bytes, parse_size
 
 PARSE_CHECKS_AT_ONCE = 8
@@ -71,7 +83,7 @@ class FioKind:
         if "caveat" in entry:  # a fact about what the job measures, shown on its every number
             caveat = Caveat(str(entry["caveat"]["code"]), str(entry["caveat"]["text"]))
             spec["caveats"] = [caveat.to_dict()]
-        return Workload(entry["name"], self.name, entry.get("title", entry["name"]), f"preset:{preset}", spec)
+        return new_workload(KIND, entry["name"], entry.get("title", entry["name"]), f"preset:{preset}", spec)
 
     def load_job_file(self, path: Path) -> list[Workload]:
         """One workload per section; a job without runtime= is capped (JOB_FILE_RUNTIME_CAP_S).
@@ -89,7 +101,7 @@ class FioKind:
             spec = job.to_spec()
             if job.section in points:
                 spec["sweep"] = points[job.section].to_dict()
-            workloads.append(Workload(job.section, self.name, job.section, source, spec))
+            workloads.append(new_workload(KIND, job.section, job.section, source, spec))
         return workloads
 
     def sweep(self, workload: Workload, axes: Sequence[SweepAxis]) -> list[Workload]:
@@ -118,7 +130,7 @@ class FioKind:
             spec = {**workload.spec, **point_job.to_spec()}
             spec["sweep"] = sweeps.generated_point(group, coordinates).to_dict()
             swept.append(
-                Workload(name, self.name, sweeps.point_title(workload.title, coordinates), workload.source, spec)
+                new_workload(KIND, name, sweeps.point_title(workload.title, coordinates), workload.source, spec)
             )
         return swept
 
@@ -153,7 +165,7 @@ class FioKind:
     def renamed(self, workload: Workload, name: str, title: str) -> Workload:
         job = FioJob.from_spec(workload.spec)
         spec = {**workload.spec, **FioJob(_section(name), job.options).to_spec()}
-        return Workload(name, workload.kind, title, workload.source, spec)
+        return new_workload(KIND, name, title, workload.source, spec)
 
     # --- description ---------------------------------------------------------------------
 
@@ -194,7 +206,7 @@ def with_options(workload: Workload, extra: list[tuple[str, str | None]]) -> Wor
     """The workload with options appended (later assignments win in fio)."""
     job = FioJob.from_spec(workload.spec)
     job = FioJob(job.section, (*job.options, *extra))
-    return Workload(workload.name, workload.kind, workload.title, workload.source, {**workload.spec, **job.to_spec()})
+    return new_workload(KIND, workload.name, workload.title, workload.source, {**workload.spec, **job.to_spec()})
 
 
 def _count(text: str | None) -> int:

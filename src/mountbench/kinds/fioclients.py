@@ -30,14 +30,24 @@ from mountbench.clients.invocation import KilledOnInterrupt, run_watched
 from mountbench.clients.results import ClientsOutcome, clients_outcome
 from mountbench.clients.spec import ClientSpec
 from mountbench.errors import UsageError
-from mountbench.fiojob import FioJob, render_job, wants_direct
-from mountbench.fioparse import FioOutputError, load_fio_json
-from mountbench.fiotool import FioInfo
-from mountbench.kinds.base import Adjustments, RunnerSetup
+from mountbench.fio.binary import FioInfo
+from mountbench.fio.jobfile import FioJob, render_job, wants_direct
+from mountbench.fio.parse import FioOutputError, load_fio_json
+from mountbench.kinds.base import Adjustments, RunnerSetup, new_workload, stored_workload
 from mountbench.kinds.fio import FIO_FIXED_COST_S, FioRunner, cache_sensitive, fio_message
 from mountbench.kinds.fio import KIND as FIO
-from mountbench.model import Caveat, ClientResult, Description, SweepPoint, Workload
-from mountbench.runners.base import Outcome, Prepared, RunSettings, TargetContext, WorkloadFailed
+from mountbench.model import (
+    Caveat,
+    ClientResult,
+    Description,
+    Outcome,
+    Prepared,
+    RunSettings,
+    SweepPoint,
+    TargetContext,
+    Workload,
+    WorkloadFailed,
+)
 
 NAME = "fioclients"
 SHARED_DIR = "shared"  # where clients of a unique_filename=0 job work together
@@ -72,7 +82,7 @@ class ClientsJob:
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any]) -> ClientsJob:
         return cls(
-            Workload.from_dict(dict(spec["job"])),
+            stored_workload(spec["job"], FIO.describe),
             tuple(ClientSpec.from_dict(c) for c in spec["clients"]),
             bool(spec.get("scaling", False)),
         )
@@ -102,7 +112,7 @@ def _wrap(workload: Workload, clients: tuple[ClientSpec, ...], *, scaling: bool)
     plural = "client" if n == 1 else "clients"
     name = f"{workload.name}-c{n}" if scaling else workload.name
     title = f"{workload.title}, {n} {plural}"
-    return Workload(name, NAME, title, workload.source, ClientsJob(workload, clients, scaling).to_spec())
+    return new_workload(KIND, name, title, workload.source, ClientsJob(workload, clients, scaling).to_spec())
 
 
 class FioClientsKind:
@@ -140,7 +150,7 @@ class FioClientsKind:
     def _rewrap(self, workload: Workload, job: Workload) -> Workload:
         wrapped = ClientsJob.from_spec(workload.spec)
         spec = ClientsJob(job, wrapped.clients, wrapped.scaling).to_spec()
-        return Workload(workload.name, NAME, workload.title, workload.source, spec)
+        return new_workload(KIND, workload.name, workload.title, workload.source, spec)
 
     def adjust(self, workload: Workload, adjustments: Adjustments) -> Workload:
         return self._rewrap(workload, FIO.adjust(ClientsJob.from_spec(workload.spec).job, adjustments))
@@ -152,7 +162,7 @@ class FioClientsKind:
         return self._rewrap(workload, FIO.with_size(ClientsJob.from_spec(workload.spec).job, size))
 
     def renamed(self, workload: Workload, name: str, title: str) -> Workload:
-        return Workload(name, NAME, title, workload.source, workload.spec)
+        return new_workload(KIND, name, title, workload.source, workload.spec)
 
     def make_runner(self, setup: RunnerSetup) -> FioClientsRunner:
         return FioClientsRunner(setup.fio)

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from mountbench.fiojob import FioJob, evaluate_size, render_job
+from mountbench.fio.jobfile import FioJob, evaluate_size, render_job
 from mountbench.units import format_bytes
 
 FILE_STATES = ("steady", "fresh")

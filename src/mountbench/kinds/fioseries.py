@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from mountbench import drift, model
+from mountbench import model
+from mountbench.analysis import drift
 from mountbench.model import Caveat
 
 POINTS = 20  # intervals per sample

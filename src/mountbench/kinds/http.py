@@ -23,10 +23,10 @@ from typing import Any
 
 from mountbench import model
 from mountbench.errors import UsageError
-from mountbench.kinds.base import Adjustments, RunnerSetup
-from mountbench.model import Caveat, Description, SweepAxis, Workload
-from mountbench.runners.base import Outcome, Prepared, RunSettings, TargetContext, WorkloadFailed
-from mountbench.runners.nginx import (
+from mountbench.host.process import run_child
+from mountbench.host.watch import Window, moved_bytes
+from mountbench.kinds.base import Adjustments, RunnerSetup, new_workload
+from mountbench.kinds.engines.nginx import (
     Nginx,
     NginxFailed,
     NginxServer,
@@ -35,10 +35,19 @@ from mountbench.runners.nginx import (
     render_config,
     start_nginx,
 )
-from mountbench.runners.process import run_child
-from mountbench.runners.wrk import find_wrk, parse_wrk, render_script, whole_seconds, wrk_argv
+from mountbench.kinds.engines.wrk import find_wrk, parse_wrk, render_script, whole_seconds, wrk_argv
+from mountbench.model import (
+    Caveat,
+    Description,
+    Outcome,
+    Prepared,
+    RunSettings,
+    SweepAxis,
+    TargetContext,
+    Workload,
+    WorkloadFailed,
+)
 from mountbench.units import format_bytes, parse_size
-from mountbench.watch import Window, moved_bytes
 
 KIB = 1024
 # S1's file set: ten files, 32 KiB doubling up to 16 MiB (32 MiB in all)
@@ -71,7 +80,7 @@ def http_workload(name: str, title: str, source: str, settings: Mapping[str, Any
     spec["sendfile"] = bool(spec["sendfile"])
     spec["duration"] = whole_seconds(float(spec["duration"]))
     spec.setdefault("headline", list(HEADLINE))
-    return Workload(name, "http", title, source, spec)
+    return new_workload(KIND, name, title, source, spec)
 
 
 def file_names(sizes: list[int]) -> list[str]:
@@ -123,7 +132,7 @@ class HttpKind:
         if adjustments.runtime is None:
             return workload
         spec = {**workload.spec, "duration": whole_seconds(adjustments.runtime)}
-        return Workload(workload.name, workload.kind, workload.title, workload.source, spec)
+        return new_workload(KIND, workload.name, workload.title, workload.source, spec)
 
     def declared_size(self, workload: Workload) -> int | None:
         """The file set's total: --size scales it with the rest of its suite (S1: 32 MiB beside 1 GiB)."""
@@ -134,10 +143,10 @@ class HttpKind:
         factor = size / self.declared_size(workload)
         files = [max(4 * KIB, int(int(s) * factor) // (4 * KIB) * 4 * KIB) for s in workload.spec["files"]]
         spec = {**workload.spec, "files": files}
-        return Workload(workload.name, workload.kind, workload.title, workload.source, spec)
+        return new_workload(KIND, workload.name, workload.title, workload.source, spec)
 
     def renamed(self, workload: Workload, name: str, title: str) -> Workload:
-        return Workload(name, workload.kind, title, workload.source, workload.spec)
+        return new_workload(KIND, name, title, workload.source, workload.spec)
 
     def sweep(self, workload: Workload, axes: Sequence[SweepAxis]) -> list[Workload] | None:
         return None  # the served file set's sizes are http's own options

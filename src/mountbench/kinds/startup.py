@@ -35,10 +35,19 @@ from pathlib import Path
 from typing import Any
 
 from mountbench.errors import ToolMissing, UsageError
-from mountbench.kinds.base import Adjustments, RunnerSetup
-from mountbench.model import AppChoice, Description, SweepAxis, Workload
-from mountbench.runners.base import Outcome, Prepared, RunSettings, TargetContext, WorkloadFailed
-from mountbench.runners.process import run_timed
+from mountbench.host.process import run_timed
+from mountbench.kinds.base import Adjustments, RunnerSetup, new_workload
+from mountbench.model import (
+    AppChoice,
+    Description,
+    Outcome,
+    Prepared,
+    RunSettings,
+    SweepAxis,
+    TargetContext,
+    Workload,
+    WorkloadFailed,
+)
 from mountbench.units import format_bytes
 
 MODES = ("cold", "warm")
@@ -69,7 +78,7 @@ def startup_workload(mode: str, name: str, title: str, source: str, app: AppChoi
     # the fixed list is for the standard library; a user's tree imports its own top level
     modules = list(MODULES) if tree is None and command is None else []
     spec = {"mode": mode, "tree": tree, "command": command, "modules": modules, "headline": ["wall"]}
-    return Workload(name, "startup", title, source, spec)
+    return new_workload(KIND, name, title, source, spec)
 
 
 def _title(spec: Mapping[str, Any]) -> str:
@@ -89,7 +98,7 @@ class StartupKind:
         mode = str(entry.get("mode", ""))
         workload = startup_workload(mode, entry["name"], "", f"preset:{preset}")
         title = entry.get("title") or _title(workload.spec)
-        return Workload(workload.name, workload.kind, title, workload.source, workload.spec)
+        return new_workload(KIND, workload.name, title, workload.source, workload.spec)
 
     def describe(self, workload: Workload) -> Description:
         spec = workload.spec
@@ -117,7 +126,7 @@ class StartupKind:
         if adjustments.app is None:
             return workload
         adjusted = startup_workload(workload.spec["mode"], workload.name, "", workload.source, adjustments.app)
-        return Workload(workload.name, workload.kind, _title(adjusted.spec), workload.source, adjusted.spec)
+        return new_workload(KIND, workload.name, _title(adjusted.spec), workload.source, adjusted.spec)
 
     def declared_size(self, workload: Workload) -> int | None:
         return None  # the tree is what it is
@@ -126,7 +135,7 @@ class StartupKind:
         return workload
 
     def renamed(self, workload: Workload, name: str, title: str) -> Workload:
-        return Workload(name, workload.kind, title, workload.source, workload.spec)
+        return new_workload(KIND, name, title, workload.source, workload.spec)
 
     def sweep(self, workload: Workload, axes: Sequence[SweepAxis]) -> list[Workload] | None:
         return None  # a start-up has no fio options to sweep

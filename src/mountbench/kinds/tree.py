@@ -27,11 +27,19 @@ from pathlib import Path
 from typing import Any
 
 from mountbench.errors import ToolMissing, UsageError
-from mountbench.kinds.base import Adjustments, RunnerSetup, generic_description
-from mountbench.model import Description, SweepAxis, Workload
-from mountbench.runners.base import Outcome, Prepared, RunSettings, TargetContext, WorkloadFailed
-from mountbench.runners.process import run_timed
-from mountbench.trees import TreeArchive, from_tarball, generate
+from mountbench.host.process import run_timed
+from mountbench.kinds.base import Adjustments, RunnerSetup, generic_description, new_workload
+from mountbench.kinds.trees import TreeArchive, from_tarball, generate
+from mountbench.model import (
+    Description,
+    Outcome,
+    Prepared,
+    RunSettings,
+    SweepAxis,
+    TargetContext,
+    Workload,
+    WorkloadFailed,
+)
 
 GIT = [
     "git",
@@ -80,13 +88,8 @@ UPDATE_EVERY = 10  # rsync-update touches every 10th file (10%), sorted by path
 def tree_workload(action: str, tree: dict, source: str) -> Workload:
     if action not in ACTIONS:
         raise UsageError(f"unknown tree action {action!r}; choose one of: {', '.join(ACTIONS)}")
-    return Workload(
-        name=action,
-        kind="tree",
-        title=ACTIONS[action].title,
-        source=source,
-        spec={"action": action, "tree": tree, "headline": ["wall"]},
-    )
+    spec = {"action": action, "tree": tree, "headline": ["wall"]}
+    return new_workload(KIND, action, ACTIONS[action].title, source, spec)
 
 
 class TreeKind:
@@ -106,7 +109,7 @@ class TreeKind:
         if adjustments.tree is None:
             return workload
         spec = {**workload.spec, "tree": adjustments.tree.spec()}
-        return Workload(workload.name, workload.kind, workload.title, workload.source, spec)
+        return new_workload(KIND, workload.name, workload.title, workload.source, spec)
 
     def declared_size(self, workload: Workload) -> int | None:
         return None  # --size does not shrink a tree: --tree tiny or --tarball does
@@ -115,7 +118,7 @@ class TreeKind:
         return workload
 
     def renamed(self, workload: Workload, name: str, title: str) -> Workload:
-        return Workload(name, workload.kind, title, workload.source, workload.spec)
+        return new_workload(KIND, name, title, workload.source, workload.spec)
 
     def sweep(self, workload: Workload, axes: Sequence[SweepAxis]) -> list[Workload] | None:
         return None  # block size, depth, jobs and size are fio's options

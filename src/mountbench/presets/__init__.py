@@ -8,8 +8,8 @@ from importlib import resources
 from typing import Any
 
 from mountbench.errors import UsageError
+from mountbench.fio.sweeps import parse_sweep
 from mountbench.model import SweepAxis, Workload
-from mountbench.sweeps import parse_sweep
 
 
 @dataclass(frozen=True)

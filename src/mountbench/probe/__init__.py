@@ -8,7 +8,7 @@
 
 Modules: ``model`` (records), ``capabilities`` (one function per capability),
 ``sandbox`` (child processes with a timeout), ``target`` (probe_target, and the
-probe's scratch directory through :mod:`mountbench.scratch`), ``coherence``
+probe's scratch directory through :mod:`mountbench.host.scratch`), ``coherence``
 (measure_coherence), ``render``, ``fsinfo``, ``inotify`` (a ctypes inotify watcher).
 """
 

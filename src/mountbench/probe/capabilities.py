@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mountbench import odirect
+from mountbench.host import odirect
 from mountbench.probe import inotify
 from mountbench.probe.model import DATA_LOSS, DIFFERS, NO, YES, Finding
 from mountbench.probe.sandbox import Child, errno_name

@@ -34,8 +34,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from mountbench import scratch as scratch_mod
 from mountbench.errors import TargetError
+from mountbench.host import scratch as scratch_mod
 from mountbench.probe import inotify
 from mountbench.probe.capabilities import try_lock
 from mountbench.probe.model import (

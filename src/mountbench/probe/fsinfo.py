@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
+from mountbench.host.targets import mount_of, read_mounts
 from mountbench.probe.model import FsInfo
-from mountbench.targets import mount_of, read_mounts
 
 STATVFS_FIELDS = (
     "f_bsize",

@@ -5,7 +5,7 @@ creating the scratch directory, each probe, and the removal each run in a child 
 bounded by ``timeout``. After a probe hangs, the target is pinged; if it no longer
 answers, the remaining probes are "skipped" rather than each waiting out its own timeout.
 
-The scratch directory is :mod:`mountbench.scratch`'s (shared with runs): its marker names
+The scratch directory is :mod:`mountbench.host.scratch`'s (shared with runs): its marker names
 this process as the owner, so the next probe can remove what a killed probe left.
 """
 
@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mountbench import scratch as scratch_mod
+from mountbench.host import scratch as scratch_mod
 from mountbench.probe.capabilities import (
     CAPABILITIES,
     Capability,

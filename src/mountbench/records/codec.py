@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mountbench.kinds import describe
+from mountbench.kinds.base import stored_workload
 from mountbench.model import (
     CONFIG_VERSION,
     AppChoice,
@@ -156,7 +158,7 @@ def workload_to_dict(workload: Workload) -> dict[str, Any]:
 
 def workload_from_dict(data: dict[str, Any]) -> Workload:
     """A workload without a stored description (older versions) gets one from its kind."""
-    return Workload.from_dict(data)
+    return stored_workload(data, describe)
 
 
 def sample_to_dict(sample: Sample, *, with_raw: bool = True) -> dict[str, Any]:

@@ -29,12 +29,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mountbench.analysis.sequential import Stop
+from mountbench.analysis.summary import RunSummary
 from mountbench.errors import UsageError
 from mountbench.model import QUALITY_CODES, Caveat, RunData
 from mountbench.records.codec import run_from_dict, run_to_dict
 from mountbench.report.phrasing import readable
-from mountbench.sequential import Stop
-from mountbench.summary import RunSummary
 
 FORMAT_NAME = "mountbench-runs"
 FORMAT_VERSION = "1.8"
@@ -117,8 +117,8 @@ def make_document(runs: list[RunData], *, with_raw: bool = False, summary: RunSu
 def run_summary(runs: list[RunData]) -> RunSummary | None:
     """The comparison table of these runs as reports build it (columns named label@host when
     hosts differ); None when there is nothing to summarise yet (no targets, a bad baseline)."""
+    from mountbench.analysis.summary import summarize_runs
     from mountbench.report.content import label_columns, unique_runs  # reports import this module's readers
-    from mountbench.summary import summarize_runs
 
     try:
         labelled, _columns = label_columns(unique_runs(runs))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mountbench.metrics import MetricInfo
+from mountbench.analysis.metrics import MetricInfo
+from mountbench.analysis.summary import Cell, RunSummary
 from mountbench.model import Caveat
-from mountbench.summary import Cell, RunSummary
 from mountbench.units import format_bytes, format_count, format_rate, format_seconds
 
 

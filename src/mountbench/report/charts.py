@@ -36,15 +36,15 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
+from mountbench.analysis.metrics import MetricInfo
+from mountbench.analysis.stats import KNEE_FRACTION
+from mountbench.analysis.summary import Cell, Row
 from mountbench.errors import UsageError
-from mountbench.metrics import MetricInfo
 from mountbench.report import sweeptext
 from mountbench.report.cells import format_value
 from mountbench.report.chartkeys import bars_key, grid_key, percentile_key, sweep_key
 from mountbench.report.content import MetricGroup, PercentileCurve, Report, Sweep, SweepGrid
 from mountbench.report.phrasing import SAME, UNKNOWN, cell_standing, sig3, words
-from mountbench.stats import KNEE_FRACTION
-from mountbench.summary import Cell, Row
 from mountbench.units import format_count
 
 matplotlib.use("Agg")  # never a display, even when pyplot is imported elsewhere

@@ -20,7 +20,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mountbench.metrics import MetricInfo, describe
+from mountbench.analysis.metrics import MetricInfo, describe
 from mountbench.model import RunData, Sample, Workload
 from mountbench.units import format_bytes, format_count, format_rate, format_seconds
 

@@ -25,18 +25,19 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from mountbench import model, sequential
-from mountbench.drift import ALPHA, MIN_CHANGE
+from mountbench import model
+from mountbench.analysis import sequential
+from mountbench.analysis.drift import ALPHA, MIN_CHANGE
+from mountbench.analysis.metrics import MetricInfo
+from mountbench.analysis.stats import CONFIDENCE, OUTLIER_Z, clearly_best, peak_and_knee
+from mountbench.analysis.summary import Cell, Row, RunSummary, only_workloads, summarize_runs
 from mountbench.errors import UsageError
-from mountbench.metrics import MetricInfo
+from mountbench.fio.sweeps import PLACEMENT_OPTIONS
+from mountbench.fio.sweeps import label as sweep_label
 from mountbench.model import Caveat, RunData, TargetInfo
 from mountbench.report.cells import Footnotes
 from mountbench.report.grid import Grid, build_grid
 from mountbench.report.phrasing import Headline, headlines
-from mountbench.stats import CONFIDENCE, OUTLIER_Z, clearly_best, peak_and_knee
-from mountbench.summary import Cell, Row, RunSummary, only_workloads, summarize_runs
-from mountbench.sweeps import PLACEMENT_OPTIONS
-from mountbench.sweeps import label as sweep_label
 from mountbench.units import format_bytes, format_seconds
 
 # Caveats about the statistics rather than the measurement: error bars already show them.

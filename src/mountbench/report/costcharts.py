@@ -9,6 +9,7 @@ import math
 
 from matplotlib.figure import Figure
 
+from mountbench.analysis.summary import Row
 from mountbench.report.charts import (
     COLOURS,
     HATCHES,
@@ -23,7 +24,6 @@ from mountbench.report.charts import (
 )
 from mountbench.report.content import Report
 from mountbench.report.costview import CostCase, cost_cases
-from mountbench.summary import Row
 
 
 def cost_charts(report: Report) -> list[Chart]:

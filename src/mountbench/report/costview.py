@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from mountbench.metrics import COST_METRICS
+from mountbench.analysis.metrics import COST_METRICS
+from mountbench.analysis.summary import Row
 from mountbench.report.cells import format_value
 from mountbench.report.content import MetricGroup, Report
-from mountbench.summary import Row
 
 CPU = "host.cpu_s"
 CPU_PER_GIB = "host.cpu_s_per_gib"

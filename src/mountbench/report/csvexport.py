@@ -20,7 +20,7 @@ import io
 import math
 from collections.abc import Iterable, Sequence
 
-from mountbench.metrics import describe
+from mountbench.analysis.metrics import describe
 from mountbench.report import content, sweeptext
 from mountbench.report.content import Report
 from mountbench.report.phrasing import readable

@@ -20,11 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mountbench import model
+from mountbench.analysis.metrics import describe, split_metric
+from mountbench.analysis.summary import Row, RunSummary, only_workloads, summarize_runs, workloads_of
 from mountbench.errors import UsageError
-from mountbench.metrics import describe, split_metric
 from mountbench.model import RunData
 from mountbench.report.phrasing import sig3
-from mountbench.summary import Row, RunSummary, only_workloads, summarize_runs, workloads_of
 from mountbench.units import format_count
 
 UNIT_CHOICES = ("auto", "MB/s", "IOPS", "us")

@@ -22,6 +22,7 @@ import jinja2
 from markupsafe import Markup
 
 from mountbench import __version__
+from mountbench.analysis.summary import Row
 from mountbench.report import content, costview, picktwo, serieschart, sweeptext
 from mountbench.report.cells import format_spread, format_value
 from mountbench.report.chartkeys import bars_key, grid_key, percentile_key, sweep_key
@@ -31,7 +32,6 @@ from mountbench.report.content import Report
 from mountbench.report.grid import GridSection
 from mountbench.report.phrasing import cell_standing, words
 from mountbench.report.verdicts import verdicts
-from mountbench.summary import Row
 from mountbench.units import format_bytes, format_seconds
 
 _ENV = jinja2.Environment(

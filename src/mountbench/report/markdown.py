@@ -13,6 +13,7 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 
+from mountbench.analysis.summary import Cell, Row
 from mountbench.report import content, costview, picktwo, sweeptext
 from mountbench.report.cells import format_spread, format_value
 from mountbench.report.chartkeys import bars_key, grid_key, percentile_key, sweep_key
@@ -21,7 +22,6 @@ from mountbench.report.content import PercentileCurve, Report, Sweep, SweepGrid
 from mountbench.report.grid import GridSection
 from mountbench.report.phrasing import cell_standing
 from mountbench.report.verdicts import verdicts
-from mountbench.summary import Cell, Row
 from mountbench.units import format_bytes, format_seconds
 
 _SPECIAL = "\\`*[]<"

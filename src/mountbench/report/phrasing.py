@@ -18,9 +18,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mountbench.metrics import MetricInfo
-from mountbench.stats import Comparison
-from mountbench.summary import Row
+from mountbench.analysis.metrics import MetricInfo
+from mountbench.analysis.stats import Comparison
+from mountbench.analysis.summary import Row
 from mountbench.units import sig3
 
 BETTER, WORSE, SAME, UNKNOWN = "better", "worse", "same", "unknown"

@@ -35,10 +35,10 @@ from rich.table import Table
 from rich.text import Text
 
 from mountbench import model
+from mountbench.analysis.summary import Cell, Row
 from mountbench.probe import model as probe_model
 from mountbench.probe import render as probe_render
 from mountbench.report.content import Report, Sweep
-from mountbench.summary import Cell, Row
 from mountbench.units import format_rate, format_seconds
 
 Verdict = Literal["good", "fair", "poor", "data loss", "not shared", "not measured"]

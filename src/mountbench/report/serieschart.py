@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 from matplotlib.figure import Figure
 
+from mountbench.analysis.summary import Row
 from mountbench.model import UNSTEADY, RunData, Sample
 from mountbench.report.charts import COLOURS, LINESTYLES, Chart, _legend, _titles, axis_unit
 from mountbench.report.content import Report
-from mountbench.summary import Row
 
 MAX_CHARTS = 12
 

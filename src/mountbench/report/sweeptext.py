@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 
+from mountbench.analysis.stats import KNEE_FRACTION
+from mountbench.analysis.summary import Cell
 from mountbench.report.cells import format_spread
 from mountbench.report.content import OPTION_LABELS, Sweep, SweepGrid
-from mountbench.stats import KNEE_FRACTION
-from mountbench.summary import Cell
 
 PEAK_MARK = "★"
 KNEE_MARK = "◆"

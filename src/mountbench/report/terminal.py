@@ -24,14 +24,14 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from mountbench.metrics import describe
+from mountbench.analysis.metrics import describe
+from mountbench.analysis.summary import Cell, Row
 from mountbench.model import QUALITY_CODES, RunData
 from mountbench.report import content, sweeptext
 from mountbench.report.cells import format_spread, format_value
 from mountbench.report.content import MetricGroup, Report, Sweep
 from mountbench.report.grid import GridSection
 from mountbench.report.phrasing import BETTER, SAME, WORSE, cell_standing
-from mountbench.summary import Cell, Row
 from mountbench.units import format_bytes, format_seconds
 
 STYLES = {BETTER: "green", WORSE: "red", SAME: "dim", "unknown": "yellow", "none": "dim"}

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mountbench.analysis.stats import Comparison
+from mountbench.analysis.summary import Row, RunSummary
 from mountbench.report.phrasing import SAME, UNKNOWN, factor_text, standing, words
-from mountbench.stats import Comparison
-from mountbench.summary import Row, RunSummary
 
 
 @dataclass(frozen=True)

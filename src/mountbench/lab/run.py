@@ -17,9 +17,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from mountbench import hostinfo
 from mountbench.errors import ExitCode, MountbenchError, ToolMissing, UsageError
-from mountbench.hostcost import HostCost
+from mountbench.host import facts as hostinfo
+from mountbench.host.cost import HostCost
 from mountbench.lab import (
     DEFAULT_MOUNTS,
     Guest,
@@ -30,7 +30,7 @@ from mountbench.lab import (
     parse_mount_spec,
 )
 from mountbench.lab.caveats import emulation_caveat, host_cache_caveat
-from mountbench.labprobe import ProbeOptions, probe_lab
+from mountbench.lab.probe import ProbeOptions, probe_lab
 from mountbench.model import Caveat, LabFacts, RunData, RunOptions, Sample, Target, TargetRecord, Workload
 from mountbench.records.codec import options_to_dict
 from mountbench.records.events import parse_event

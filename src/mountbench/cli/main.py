@@ -17,19 +17,21 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from mountbench import __version__, hostinfo, runrequest
-from mountbench import targets as targets_mod
-from mountbench import workloads as workloads_mod
-from mountbench.cli_options import DB_HELP, given_run_options, options_from_json, pop_run_options, run_options
+from mountbench import __version__
+from mountbench.cli.options import DB_HELP, given_run_options, options_from_json, pop_run_options, run_options
+from mountbench.cli.progress import ProgressEvents
+from mountbench.engine import request as runrequest
+from mountbench.engine import workloads as workloads_mod
+from mountbench.engine.session import Interrupted, Session, check_space, new_run_id, plan_dry_run
 from mountbench.errors import ChecksFailed, ExitCode, MountbenchError, UsageError
-from mountbench.execute import Interrupted, Session, check_space, new_run_id, plan_dry_run
-from mountbench.fiotool import find_fio, fio_engines
+from mountbench.fio.binary import find_fio, fio_engines
+from mountbench.host import facts as hostinfo
+from mountbench.host import targets as targets_mod
 from mountbench.kinds import RunnerSetup, make_runners
 from mountbench.kinds.fioclients import client_host_facts
 from mountbench.lab.mounts import KINDS as LAB_KINDS
 from mountbench.model import RunData, Workload
 from mountbench.presets import load_preset, preset_names
-from mountbench.progress import ProgressEvents
 from mountbench.records.events import EventLog, Fanout
 from mountbench.records.export import make_document, write_document
 from mountbench.report import picktwo
@@ -600,8 +602,8 @@ def lab(
     mountbench lab --mount disk:format=qcow2,cache=writeback --mount disk:cache=none --preset nine --size 1G
     mountbench lab --mount 9p --mount 9p:cache=loose --mount virtiofs --mount nfs --mount disk --preset s3 --probe
     """
-    from mountbench.labprobe import ProbeOptions
-    from mountbench.labrun import LabOptions, check_prerequisites, lab_specs, lab_timeout, run_lab
+    from mountbench.lab.probe import ProbeOptions
+    from mountbench.lab.run import LabOptions, check_prerequisites, lab_specs, lab_timeout, run_lab
 
     if params.get("clients") or params.get("client_counts_text"):
         raise UsageError("--client and --clients are for 'mountbench run': the lab measures mounts inside one guest")
@@ -716,7 +718,7 @@ def _doctor_target(arg: str, report) -> None:
 
 # --- report, export, import (src/mountbench/cli_report.py) ----------------------------------
 
-from mountbench.cli_report import export, import_runs, report  # noqa: E402
+from mountbench.cli.report import export, import_runs, report  # noqa: E402
 
 cli.add_command(report)
 cli.add_command(export)

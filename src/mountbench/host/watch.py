@@ -31,8 +31,7 @@ from pathlib import Path
 
 from mountbench import model
 from mountbench.errors import UsageError
-from mountbench.model import Caveat
-from mountbench.procfs import (
+from mountbench.host.procfs import (
     PROC,
     ZERO,
     ProcStat,
@@ -44,7 +43,7 @@ from mountbench.procfs import (
     thread_switches,
     uss_bytes,
 )
-from mountbench.runners.base import Outcome
+from mountbench.model import Caveat, Outcome
 
 __all__ = ["POLL_S", "Cost", "Role", "SampleWatch", "WatchSpec", "Window", "moved_bytes", "resolve_watch"]
 

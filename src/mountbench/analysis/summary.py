@@ -11,11 +11,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from mountbench import model, quality, sequential
+from mountbench import model
+from mountbench.analysis import quality, sequential
+from mountbench.analysis.metrics import MetricInfo, describe, headline_metrics, metric_matches
+from mountbench.analysis.stats import Comparison, Summary, compare, summarize
 from mountbench.errors import UsageError
-from mountbench.metrics import MetricInfo, describe, headline_metrics, metric_matches
 from mountbench.model import Caveat, RunData, Sample
-from mountbench.stats import Comparison, Summary, compare, summarize
 
 
 @dataclass(frozen=True)

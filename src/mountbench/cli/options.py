@@ -15,12 +15,12 @@ import click
 
 from mountbench.clients.spec import parse_clients, parse_counts
 from mountbench.errors import UsageError
+from mountbench.fio.sweeps import parse_sweep
+from mountbench.host.watch import WatchSpec
 from mountbench.kinds.fiofiles import FILE_STATES
+from mountbench.kinds.trees import PROFILES
 from mountbench.model import DROP_MODES, AppChoice, RunOptions, TreeChoice
-from mountbench.sweeps import parse_sweep
-from mountbench.trees import PROFILES
 from mountbench.units import parse_size
-from mountbench.watch import WatchSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
 

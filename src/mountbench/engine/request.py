@@ -9,16 +9,16 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mountbench import targets as targets_mod
-from mountbench import workloads as workloads_mod
-from mountbench.budget import plan_runtime
 from mountbench.clients.spec import parse_clients
+from mountbench.engine import workloads as workloads_mod
+from mountbench.engine.budget import plan_runtime
 from mountbench.errors import UsageError
-from mountbench.fiotool import FioInfo
+from mountbench.fio.binary import FioInfo
+from mountbench.host import targets as targets_mod
+from mountbench.host.watch import SampleWatch, resolve_watch
 from mountbench.kinds import RunnerSetup, fioclients, kind_of, make_runners
+from mountbench.kinds.runner import Runner
 from mountbench.model import RunConfig, RunData, RunOptions, Target, Workload
-from mountbench.runners.base import Runner
-from mountbench.watch import SampleWatch, resolve_watch
 
 
 @dataclass(frozen=True)

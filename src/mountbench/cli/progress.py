@@ -25,9 +25,9 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from mountbench.metrics import describe
+from mountbench.analysis.metrics import describe
+from mountbench.engine.plan import remaining_estimate
 from mountbench.model import PlanItem, Sample, Workload
-from mountbench.plan import remaining_estimate
 from mountbench.report.cells import format_value
 from mountbench.units import format_seconds
 

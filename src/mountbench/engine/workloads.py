@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mountbench.errors import UsageError
+from mountbench.fio.sweeps import check_axes, merge_axes
 from mountbench.kinds import Adjustments, kind_of
 from mountbench.kinds.fio import KIND as FIO
 from mountbench.model import AppChoice, RunOptions, SweepAxis, TreeChoice, Workload
 from mountbench.presets import load_preset
-from mountbench.sweeps import check_axes, merge_axes
 
 DEFAULT_PRESET = "quick"
 TREE_PRESET = "tree"

@@ -2,8 +2,8 @@
 
 mountbench writes only inside ``<target>/.mountbench-<run id>/`` and deletes a
 directory only when it carries the marker file it wrote there. The scratch directory
-itself (marker, lock, removal) is :mod:`mountbench.scratch`, shared with the probe;
-O_DIRECT is probed by :mod:`mountbench.odirect`.
+itself (marker, lock, removal) is :mod:`mountbench.host.scratch`, shared with the probe;
+O_DIRECT is probed by :mod:`mountbench.host.odirect`.
 """
 
 from __future__ import annotations
@@ -18,11 +18,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from mountbench import odirect
-from mountbench import scratch as scratch_mod
 from mountbench.errors import TargetError, UsageError
-from mountbench.model import Target, TargetInfo
-from mountbench.runners.base import TargetContext
+from mountbench.host import odirect
+from mountbench.host import scratch as scratch_mod
+from mountbench.model import Target, TargetContext, TargetInfo
 
 SCRATCH_PREFIX = scratch_mod.PREFIX
 MARKER = scratch_mod.MARKER

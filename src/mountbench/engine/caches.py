@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from mountbench import model
-from mountbench.hostinfo import is_root
+from mountbench.host.facts import is_root
 from mountbench.model import Caveat
 
 DROP_MODES = ("auto", "always", "never")

@@ -20,16 +20,29 @@ from typing import Any, Protocol
 
 import psutil
 
-from mountbench import caches, sequential
-from mountbench import scratch as scratch_mod
-from mountbench import targets as targets_mod
+from mountbench.analysis import sequential
+from mountbench.engine import caches
+from mountbench.engine.plan import build_plan, extra_round, pending_items, remaining_estimate
 from mountbench.errors import MountbenchError, TargetError
-from mountbench.model import PlanItem, RunConfig, Sample, Target, TargetRecord, Workload
-from mountbench.plan import build_plan, extra_round, pending_items, remaining_estimate
-from mountbench.runners.base import Outcome, Prepared, Runner, RunSettings, TargetContext, WorkloadFailed
+from mountbench.host import scratch as scratch_mod
+from mountbench.host import targets as targets_mod
+from mountbench.host.watch import SampleWatch
+from mountbench.kinds.runner import Runner
+from mountbench.model import (
+    Outcome,
+    PlanItem,
+    Prepared,
+    RunConfig,
+    RunSettings,
+    Sample,
+    Target,
+    TargetContext,
+    TargetRecord,
+    Workload,
+    WorkloadFailed,
+)
 from mountbench.store import Store, StoreFull
 from mountbench.units import format_bytes
-from mountbench.watch import SampleWatch
 
 
 class Interrupted(MountbenchError):

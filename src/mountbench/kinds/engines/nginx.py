@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mountbench.errors import ToolMissing
-from mountbench.procfs import ProcStat, descendants
-from mountbench.runners.process import start_server, stop_server
-from mountbench.watch import Role
+from mountbench.host.process import start_server, stop_server
+from mountbench.host.procfs import ProcStat, descendants
+from mountbench.host.watch import Role
 
 INSTALL = "apt-get install nginx-light wrk"
 START_ATTEMPTS = 5  # a port taken between choosing it and nginx binding it: pick another

@@ -18,10 +18,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from mountbench import drift, model
-from mountbench.metrics import MetricInfo
+from mountbench import model
+from mountbench.analysis import drift
+from mountbench.analysis.metrics import MetricInfo
+from mountbench.analysis.stats import Comparison, Summary
 from mountbench.model import Caveat
-from mountbench.stats import Comparison, Summary
 from mountbench.units import sig3
 
 RANK_MARGIN = 0.10  # an interval reaching beyond ±10 % on both sides of 1 cannot rank the pair

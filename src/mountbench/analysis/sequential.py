@@ -30,11 +30,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from mountbench.analysis.stats import CONFIDENCE
 from mountbench.model import RunConfig, RunData
-from mountbench.stats import CONFIDENCE
 
 if TYPE_CHECKING:
-    from mountbench.summary import RunSummary
+    from mountbench.analysis.summary import RunSummary
 
 RANKED = "ranked"
 SAME = "same"
@@ -71,7 +71,7 @@ class Decision:
 def decide(run: RunData, precision: float) -> list[Decision]:
     """One decision per (workload, target) that is compared (every target but the baseline,
     or the single target when there is no other)."""
-    from mountbench.summary import summarize_runs  # summary imports this module's level
+    from mountbench.analysis.summary import summarize_runs  # summary imports this module's level
 
     return decide_summary(summarize_runs([run]), precision)
 

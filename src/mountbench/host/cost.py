@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from mountbench.procfs import ProcStat
-from mountbench.watch import POLL_S, Role, Window
+from mountbench.host.procfs import ProcStat
+from mountbench.host.watch import POLL_S, Role, Window
 
 __all__ = ["POLL_S", "HostCost", "roles_finder"]
 

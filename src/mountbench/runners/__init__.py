@@ -1,1 +1,0 @@
-"""Runners turn one plan item into one sample. They never print and never touch the store."""
