@@ -14,7 +14,8 @@ import pytest
 from support.factories import make_run
 from support.fakerunner import FakeRunner, fake_workload
 
-from mountbench.analysis.sequential import PRECISE, RANKED, SAME, UNDECIDED, decide, interval_level, pairs_to_sample
+from mountbench.analysis.sequential import PRECISE, RANKED, SAME, UNDECIDED, decide, pairs_to_sample
+from mountbench.analysis.stats import interval_level
 from mountbench.analysis.summary import summarize_runs
 from mountbench.engine.session import Session
 from mountbench.model import RunConfig, Target

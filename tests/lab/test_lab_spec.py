@@ -6,7 +6,7 @@ import pytest
 
 from mountbench.errors import UsageError
 from mountbench.lab import DEFAULT_MOUNTS, MountSpec, parse_mount_spec
-from mountbench.lab.spec import format_size
+from mountbench.lab.mounts.base import format_size
 from mountbench.units import parse_size
 
 pytestmark = pytest.mark.lab

@@ -19,7 +19,8 @@ from mountbench.lab.faults import LabBootError, likely_cause
 from mountbench.lab.initramfs import CpioWriter, _is_static, init_script
 from mountbench.lab.kernel import bzimage_version
 from mountbench.lab.mounts import HostService
-from mountbench.lab.plan import LabMount, assign_slugs, mount_command, mount_script
+from mountbench.lab.mounts.base import LabMount
+from mountbench.lab.plan import assign_slugs, mount_command, mount_script
 from mountbench.lab.qemu import Disk, QemuConfig, Share9p, UserNet, VhostUserFs, kernel_cmdline, qemu_argv
 from mountbench.lab.virtiofsd import Virtiofsd
 

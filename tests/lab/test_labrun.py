@@ -12,7 +12,7 @@ from support.factories import make_run
 from mountbench import model
 from mountbench.lab import parse_mount_spec
 from mountbench.lab.caveats import EMULATED_GUEST_CPU
-from mountbench.lab.plan import LabMount
+from mountbench.lab.mounts.base import LabMount
 from mountbench.lab.run import _bring_home, guest_cpu_s, mount_facts
 from mountbench.model import PlanItem, Sample
 from mountbench.records.events import EventLog, busy_cpu_seconds, machine_busy_cpu_s, parse_event

@@ -28,35 +28,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from mountbench.analysis.stats import CONFIDENCE
+from mountbench.analysis.summary import RunSummary, summarize_runs
 from mountbench.model import RunConfig, RunData
-
-if TYPE_CHECKING:
-    from mountbench.analysis.summary import RunSummary
 
 RANKED = "ranked"
 SAME = "same"
 PRECISE = "precise"
 UNDECIDED = "undecided"
 FAILED = "failed"  # no successful sample: more rounds will not decide it
-
-
-def look(config: RunConfig, n: int) -> int:
-    """Which look at a comparison ``n`` samples per side make (1 for a fixed-size run)."""
-    if config.until is None:
-        return 1
-    return max(1, n - config.repeat + 1)
-
-
-def interval_level(config: RunConfig, n: int) -> float:
-    """The level of an interval from ``n`` samples per side: CONFIDENCE for a fixed-size run;
-    for an adaptive one, its look's share of the error (see the module's note)."""
-    if config.until is None:
-        return CONFIDENCE
-    k = look(config, n)
-    return 1 - (1 - CONFIDENCE) * 6 / (math.pi**2 * k * k)
 
 
 @dataclass(frozen=True)
@@ -71,8 +51,6 @@ class Decision:
 def decide(run: RunData, precision: float) -> list[Decision]:
     """One decision per (workload, target) that is compared (every target but the baseline,
     or the single target when there is no other)."""
-    from mountbench.analysis.summary import summarize_runs  # summary imports this module's level
-
     return decide_summary(summarize_runs([run]), precision)
 
 

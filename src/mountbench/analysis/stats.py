@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mountbench.model import RunConfig
+
 CONFIDENCE = 0.95
 OUTLIER_Z = 3.5
 UNSTABLE_CV = 0.10
@@ -168,3 +170,22 @@ def clearly_best(intervals: Sequence[tuple[float, float] | None], best: int, *, 
         if (other[1] >= own[0]) if higher_is_better else (other[0] <= own[1]):
             return False
     return True
+
+
+# The level of an interval under optional stopping (--until); why: analysis/sequential.py
+
+
+def look(config: RunConfig, n: int) -> int:
+    """Which look at a comparison ``n`` samples per side make (1 for a fixed-size run)."""
+    if config.until is None:
+        return 1
+    return max(1, n - config.repeat + 1)
+
+
+def interval_level(config: RunConfig, n: int) -> float:
+    """The level of an interval from ``n`` samples per side: CONFIDENCE for a fixed-size run;
+    for an adaptive one, its look's share of the error (alpha spending: analysis/sequential.py's note)."""
+    if config.until is None:
+        return CONFIDENCE
+    k = look(config, n)
+    return 1 - (1 - CONFIDENCE) * 6 / (math.pi**2 * k * k)

@@ -12,9 +12,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from mountbench import model
-from mountbench.analysis import quality, sequential
+from mountbench.analysis import quality
 from mountbench.analysis.metrics import MetricInfo, describe, headline_metrics, metric_matches
-from mountbench.analysis.stats import Comparison, Summary, compare, summarize
+from mountbench.analysis.stats import Comparison, Summary, compare, interval_level, summarize
 from mountbench.errors import UsageError
 from mountbench.model import Caveat, RunData, Sample
 
@@ -134,7 +134,7 @@ def _with_comparison(cell: Cell, base: Cell, baseline: str, configs: Sequence[mo
     if not cell.values or not base.values:
         return cell
     n = min(len(cell.values), len(base.values))
-    level = min(sequential.interval_level(config, n) for config in configs)  # adaptive runs: sequential.py
+    level = min(interval_level(config, n) for config in configs)  # adaptive runs: sequential.py
     comparison = compare(base.values, cell.values, level)
     extra = quality.ratio_caveats(
         comparison,

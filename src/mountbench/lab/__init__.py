@@ -12,9 +12,9 @@ from mountbench.lab.accel import AccelChoice, probe_accel
 from mountbench.lab.faults import LabBootError, LabError, LabTimeout
 from mountbench.lab.guest import BootTimes, CommandRun, Guest
 from mountbench.lab.mounts import KINDS, MountKind
-from mountbench.lab.plan import LabMount
+from mountbench.lab.mounts.base import LabMount, MountSpec
 from mountbench.lab.prereq import check_lab_prerequisites
-from mountbench.lab.spec import DEFAULT_MOUNTS, MountSpec, parse_mount_spec
+from mountbench.lab.spec import DEFAULT_MOUNTS, parse_mount_spec
 
 __all__ = [
     "DEFAULT_MOUNTS",

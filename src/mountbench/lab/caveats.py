@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from mountbench import model
 from mountbench.lab.accel import EMULATED_TEXT
-from mountbench.lab.spec import MountSpec
+from mountbench.lab.mounts.base import MountSpec
 from mountbench.model import Caveat
 
 EMULATED_GUEST_CPU = model.EMULATED_GUEST_CPU

@@ -38,6 +38,7 @@ from mountbench.lab.console import Console, ConsoleLine
 from mountbench.lab.faults import LabBootError, LabError, LabTimeout, likely_cause
 from mountbench.lab.initramfs import build_initramfs, init_script
 from mountbench.lab.kernel import Kernel, find_kernel
+from mountbench.lab.mounts.base import MountSpec
 from mountbench.lab.plan import (
     GUEST_RESULTS,
     LabMount,
@@ -55,7 +56,7 @@ from mountbench.lab.qemu import (
     kernel_cmdline,
     qemu_argv,
 )
-from mountbench.lab.spec import DEFAULT_MOUNTS, MountSpec
+from mountbench.lab.spec import DEFAULT_MOUNTS
 from mountbench.lab.virtiofsd import find_virtiofsd
 from mountbench.units import parse_size
 

@@ -7,90 +7,12 @@ and get the same label.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from typing import Final
 
 from mountbench.errors import UsageError
-from mountbench.lab.mounts import KINDS, MountKind, Option
+from mountbench.lab.mounts import KINDS
+from mountbench.lab.mounts.base import MountSpec, Option, format_size
 from mountbench.units import parse_size
-
-_SIZE_MULT = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
-def format_size(n: int) -> str:
-    """Shortest exact binary form of a byte count: 4294967296 -> `4G`."""
-    for suffix in ("T", "G", "M", "K"):
-        mult = _SIZE_MULT[suffix]
-        if n >= mult and n % mult == 0:
-            return f"{n // mult}{suffix}"
-    return str(n)
-
-
-@dataclass(frozen=True)
-class MountSpec:
-    """One mount under test, with its effective options (defaults filled in).
-
-    `options` is a tuple of (name, value) in a fixed order, so the spec is hashable
-    and two spellings of the same configuration compare equal.
-    """
-
-    kind: str
-    options: tuple[tuple[str, str], ...] = ()
-
-    @property
-    def mount_kind(self) -> MountKind:
-        """The kind's definition in the registry (lab/mounts)."""
-        return KINDS[self.kind]
-
-    def get(self, name: str, default: str | None = None) -> str | None:
-        """The effective value of one option (None when unset and without default)."""
-        return dict(self.options).get(name, default)
-
-    @property
-    def label(self) -> str:
-        """Readable name with the full option set, e.g. `9p cache=loose msize=512000`.
-
-        Core options always appear; the others only when they differ from the
-        default, so equal specs have equal labels.
-        """
-        parts = [self.kind]
-        table = self.mount_kind.options
-        for name, value in self.options:
-            opt = table[name]
-            if opt.core or value != opt.default:
-                parts.append(f"{name}={value}")
-        return " ".join(parts)
-
-    @property
-    def slug(self) -> str:
-        """Short path-safe name, used for /mnt/<slug> in the guest.
-
-        Only options that differ from their default appear, so the default specs
-        get the plain kind (`9p`, `disk`) and variants stay short (`9p-cache-loose`).
-        """
-        parts = [self.kind]
-        table = self.mount_kind.options
-        for name, value in self.options:
-            if value != table[name].default:
-                parts.append(f"{name}-{value}")
-        return re.sub(r"[^A-Za-z0-9.-]+", "-", "-".join(parts)).strip("-").lower()
-
-    @property
-    def spec_text(self) -> str:
-        """The canonical spec string that parses back to this spec."""
-        if not self.options:
-            return self.kind
-        return self.kind + ":" + ",".join(f"{k}={v}" for k, v in self.options)
-
-    @property
-    def size_bytes(self) -> int | None:
-        """The `size=` option in bytes, when the kind has one."""
-        size = self.get("size")
-        return parse_size(size) if size is not None else None
-
-    def __str__(self) -> str:
-        return self.label
 
 
 def _fail(text: str, problem: str, fix: str) -> UsageError:
@@ -159,7 +81,7 @@ def parse_mount_spec(text: str) -> MountSpec:
     effective = definition.defaults(given)
     effective.update(given)
     # Options keep the table's order (most telling first), not the order given.
-    return MountSpec(kind, tuple((n, effective[n]) for n in table if n in effective))
+    return MountSpec(kind, tuple((n, effective[n]) for n in table if n in effective), definition)
 
 
 DEFAULT_MOUNT_TEXTS: Final = ("9p", "9p:cache=loose", "virtiofs", "sshfs", "disk", "guest-tmpfs")

@@ -20,17 +20,19 @@ KINDS (lab/mounts/__init__.py). Nothing else in the lab names a kind.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
-if TYPE_CHECKING:  # only for annotations: spec and plan import the registry
-    from mountbench.lab.plan import LabMount
-    from mountbench.lab.qemu import Device
-    from mountbench.lab.spec import MountSpec
+from mountbench.units import parse_size
 
+if TYPE_CHECKING:
+    from mountbench.lab.qemu import Device
+
+GUEST_MNT = "/mnt"  # each mount under test is /mnt/<slug> in the guest
 HOST_FROM_GUEST = "10.0.2.2"  # QEMU user networking's alias for the host loopback
 GUEST_CTL = "/run/mbctl"  # the lab's control share in the guest (read-only; LabHost.control_dir on the host)
 
@@ -62,6 +64,124 @@ class HostService:
 
     port: int
     user: str = ""
+
+
+_SIZE_MULT = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def format_size(n: int) -> str:
+    """Shortest exact binary form of a byte count: 4294967296 -> `4G`."""
+    for suffix in ("T", "G", "M", "K"):
+        mult = _SIZE_MULT[suffix]
+        if n >= mult and n % mult == 0:
+            return f"{n // mult}{suffix}"
+    return str(n)
+
+
+@dataclass(frozen=True)
+class MountSpec:
+    """One mount under test, with its effective options (defaults filled in).
+
+    `options` is a tuple of (name, value) in a fixed order, so the spec is hashable
+    and two spellings of the same configuration compare equal.
+    """
+
+    kind: str
+    options: tuple[tuple[str, str], ...]
+    definition: MountKind = field(compare=False, repr=False)  # the kind's module (set by lab.spec's parser)
+
+    @property
+    def mount_kind(self) -> MountKind:
+        """The kind's definition (lab/mounts/<kind>.py)."""
+        return self.definition
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        """The effective value of one option (None when unset and without default)."""
+        return dict(self.options).get(name, default)
+
+    @property
+    def label(self) -> str:
+        """Readable name with the full option set, e.g. `9p cache=loose msize=512000`.
+
+        Core options always appear; the others only when they differ from the
+        default, so equal specs have equal labels.
+        """
+        parts = [self.kind]
+        table = self.mount_kind.options
+        for name, value in self.options:
+            opt = table[name]
+            if opt.core or value != opt.default:
+                parts.append(f"{name}={value}")
+        return " ".join(parts)
+
+    @property
+    def slug(self) -> str:
+        """Short path-safe name, used for /mnt/<slug> in the guest.
+
+        Only options that differ from their default appear, so the default specs
+        get the plain kind (`9p`, `disk`) and variants stay short (`9p-cache-loose`).
+        """
+        parts = [self.kind]
+        table = self.mount_kind.options
+        for name, value in self.options:
+            if value != table[name].default:
+                parts.append(f"{name}-{value}")
+        return re.sub(r"[^A-Za-z0-9.-]+", "-", "-".join(parts)).strip("-").lower()
+
+    @property
+    def spec_text(self) -> str:
+        """The canonical spec string that parses back to this spec."""
+        if not self.options:
+            return self.kind
+        return self.kind + ":" + ",".join(f"{k}={v}" for k, v in self.options)
+
+    @property
+    def size_bytes(self) -> int | None:
+        """The `size=` option in bytes, when the kind has one."""
+        size = self.get("size")
+        return parse_size(size) if size is not None else None
+
+    def __str__(self) -> str:
+        return self.label
+
+
+@dataclass
+class LabMount:
+    """One mount under test: where it lives on both sides and how it was seen in the guest."""
+
+    spec: MountSpec
+    slug: str
+    tag: str  # 9p/virtiofs mount tag, disk serial, or "tmpfs" (set by the kind)
+    host_path: Path | None = None  # the host directory, disk image, or None (guest-tmpfs)
+    served_by: str = ""  # e.g. "qemu 9p", "rust virtiofsd 1.14.0 (/path)", "sshd + sftp-server"
+    service: HostService | None = None  # the mount's own loopback daemon (sshd), when it has one
+    proc_mounts: str = ""  # the guest's /proc/mounts line for guest_path
+    guest_error: str = ""  # why the guest could not mount it, if it could not
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
+
+    @property
+    def kind(self) -> str:
+        return self.spec.kind
+
+    @property
+    def guest_path(self) -> str:
+        return f"{GUEST_MNT}/{self.slug}"
+
+    @property
+    def fstype(self) -> str:
+        """The filesystem type the guest reports (third /proc/mounts field)."""
+        parts = self.proc_mounts.split()
+        return parts[2] if len(parts) > 2 else ""
+
+    @property
+    def mount_options(self) -> str:
+        """The options the guest reports (fourth /proc/mounts field)."""
+        parts = self.proc_mounts.split()
+        return parts[3] if len(parts) > 3 else ""
 
 
 class LabHost(Protocol):

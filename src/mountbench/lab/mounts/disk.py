@@ -7,16 +7,12 @@ import shutil
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from mountbench.errors import ToolMissing
 from mountbench.lab.faults import LabBootError
-from mountbench.lab.mounts.base import LabHost, MountKind, Option, Problem
+from mountbench.lab.mounts.base import LabHost, LabMount, MountKind, MountSpec, Option, Problem
 from mountbench.lab.qemu import Device, Disk
-
-if TYPE_CHECKING:
-    from mountbench.lab.plan import LabMount
-    from mountbench.lab.spec import MountSpec
 
 # mb_disk SLUG SERIAL: format the virtio disk with that serial as ext4 and mount it.
 # Inode tables and journal are written now, not lazily in the background where

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
-from mountbench.lab.mounts.base import LabHost, MountKind, Option
+from mountbench.lab.mounts.base import LabHost, LabMount, MountKind, MountSpec, Option
 from mountbench.lab.qemu import Device
-
-if TYPE_CHECKING:
-    from mountbench.lab.plan import LabMount
-    from mountbench.lab.spec import MountSpec
 
 
 def tmpfs_options(spec: MountSpec) -> str:

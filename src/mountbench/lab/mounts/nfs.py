@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from mountbench.errors import ToolMissing
 from mountbench.lab import procs
@@ -24,13 +24,18 @@ from mountbench.lab.ganesha import (
     ganesha_argv,
     rpcbind_running,
 )
-from mountbench.lab.mounts.base import HOST_FROM_GUEST, HostService, LabHost, MountKind, Option, Problem
+from mountbench.lab.mounts.base import (
+    HOST_FROM_GUEST,
+    HostService,
+    LabHost,
+    LabMount,
+    MountKind,
+    MountSpec,
+    Option,
+    Problem,
+)
 from mountbench.lab.qemu import Device
 from mountbench.units import parse_size
-
-if TYPE_CHECKING:
-    from mountbench.lab.plan import LabMount
-    from mountbench.lab.spec import MountSpec
 
 GANESHA_PACKAGES = "apt-get install nfs-ganesha nfs-ganesha-vfs"
 NFSV4_MODULE_VERSIONS = ("4.1",)

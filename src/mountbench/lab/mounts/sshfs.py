@@ -7,15 +7,19 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-from typing import TYPE_CHECKING
 
-from mountbench.lab.mounts.base import GUEST_CTL, HOST_FROM_GUEST, HostService, LabHost, MountKind, Problem
+from mountbench.lab.mounts.base import (
+    GUEST_CTL,
+    HOST_FROM_GUEST,
+    HostService,
+    LabHost,
+    LabMount,
+    MountKind,
+    MountSpec,
+    Problem,
+)
 from mountbench.lab.qemu import Device
 from mountbench.lab.sshd import PRIVSEP_DIR, SSHD, ssh_keygen, start_sshd
-
-if TYPE_CHECKING:
-    from mountbench.lab.plan import LabMount
-    from mountbench.lab.spec import MountSpec
 
 GUEST_KEY = f"{GUEST_CTL}/ssh/id_ed25519"  # the guest's private key, from the control share
 

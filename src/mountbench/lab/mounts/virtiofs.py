@@ -5,17 +5,13 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from mountbench.errors import ToolMissing
 from mountbench.lab import procs
-from mountbench.lab.mounts.base import LabHost, MountKind, Option, Problem
+from mountbench.lab.mounts.base import LabHost, LabMount, MountKind, MountSpec, Option, Problem
 from mountbench.lab.qemu import Device, VhostUserFs
 from mountbench.lab.virtiofsd import find_virtiofsd
-
-if TYPE_CHECKING:
-    from mountbench.lab.plan import LabMount
-    from mountbench.lab.spec import MountSpec
 
 
 class Virtiofs(MountKind):
