@@ -1,1 +1,11 @@
-"""TODO"""
+"""Statistics over stored samples: pure functions, no I/O, never the store or the engine.
+
+- ``stats``: medians, confidence intervals, ratios to a baseline, the interval level under
+  optional stopping;
+- ``metrics``: metric names, units and which way is better;
+- ``summary``: a run's (or several runs') comparison table, cell by cell;
+- ``sequential``: --until/--budget, which comparisons are decided and why each cell stopped;
+- ``drift`` (trend and step tests) and ``quality`` (the flags they raise on a cell).
+
+May import: model, errors, units. Imported by engine/, report/, records/, cli/.
+"""

@@ -1,1 +1,9 @@
-"""TODO"""
+"""fio, the I/O engine: everything that knows fio's own formats.
+
+- ``binary``: finding fio, its version, engines and the run's clock source;
+- ``jobfile``: job files parsed, checked for placement, sized and rendered per target;
+- ``parse``: fio's JSON output to metrics (pure);
+- ``sweeps``: --sweep values, grid points and names, and sweeps recognised in job files.
+
+May import: model, errors, units. Used by kinds/ (the fio and fioclients kinds) and clients/.
+"""

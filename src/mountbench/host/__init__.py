@@ -1,1 +1,13 @@
-"""TODO"""
+"""This machine and its targets: what the tool reads about the host and touches on it.
+
+- ``targets``: mountinfo and a target's facts (filesystem, device, mount options, space);
+- ``scratch``: the marked, locked scratch directories runs and probes work in (the only
+  place mountbench writes in a target, and the only things it deletes);
+- ``odirect``: the one O_DIRECT probe; ``devstats``: a block device's I/O counters;
+- ``facts``: host facts (kernel, CPU, RAM, versions) recorded with every run;
+- ``process``: child processes timed by their rusage, and servers that die with us;
+- ``procfs`` and ``watch``: host processes' CPU, memory and context switches around a
+  sample (--watch); ``cost``: the lab's serving processes measured the same way.
+
+May import: model, errors, units. Imported by engine/, kinds/, probe/, clients/, lab/, cli/.
+"""

@@ -1,5 +1,15 @@
-"""The registry of workload kinds. Adding a kind: one module in this package that
-implements kinds.base.WorkloadKind, and one line in KINDS below."""
+"""Workload kinds: one module per kind, and the registry (KINDS, below).
+
+A kind (fio.py, tree.py, http.py, startup.py, fioclients.py) knows everything about its
+workloads: how presets and job files define them, their Description (made once, when the
+workload is made), how overrides and --sweep apply, and the runner that takes their
+samples (kinds/runner.py is the interface; kinds/engines/ holds the http kind's nginx and
+wrk; fiofiles.py, fioseries.py and trees.py serve the fio and tree kinds). Nothing outside
+this package names a kind or reads a workload's ``spec``: the rest reads the Description.
+
+Adding a kind: one module implementing kinds.base.WorkloadKind, one line in KINDS.
+May import: model, errors, units, analysis (pure), fio/, host/, clients/ (fioclients).
+"""
 
 from __future__ import annotations
 

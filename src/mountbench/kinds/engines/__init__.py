@@ -1,1 +1,2 @@
-"""TODO"""
+"""The engines the http workload kind drives: nginx (the server, one per sample, with a
+generated config) and wrk (the load). Owned by kinds/http.py; may import host/."""
