@@ -107,3 +107,36 @@ def test_an_agent_that_is_not_the_clients_is_not_believed():
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_the_probe_session_runs_steps_only_in_probe_scratch_directories(tmp_path):
+    """serve's side channel carries probe/agent.py's protocol; anyone on the network may
+    reach it, so a step outside a ``.mountbench-probe-*`` directory is refused before it runs."""
+    from mountbench.clients.remoteprobe import connected
+    from mountbench.host.scratch import PROBE_PREFIX
+    from mountbench.probe.agent import AgentError
+
+    served = agent.Agent(fio_port=1, fio_version="fio-3.33")
+    server = agent.serve_agent(served, "127.0.0.1", 0)
+    served.fio_port = server.server_address[1] - 1
+    try:
+        with connected(ClientSpec("127.0.0.1", served.fio_port)) as side:
+            assert side.resolution_s < 0.05
+            victim = tmp_path / "vis-append-0"
+            victim.write_text("keep")
+            for step, args in (("vis_setup", [str(tmp_path), "append", 0]),
+                               ("remove_probe_scratch", [str(tmp_path / f"{PROBE_PREFIX}x"), None]),
+                               ("create_scratch_step", [str(tmp_path), "../x", "{}"]),
+                               ("capabilities_to_file", [str(tmp_path), 1.0, str(tmp_path / "out")])):  # fmt: skip
+                with pytest.raises(AgentError, match=r"not a probe scratch directory|token|plain|unknown probe step"):
+                    side.run(step, *args, timeout=5)
+            assert victim.read_text() == "keep" and sorted(p.name for p in tmp_path.iterdir()) == ["vis-append-0"]
+            scratch = tmp_path / f"{PROBE_PREFIX}0123"
+            scratch.mkdir()
+            done = side.run("vis_setup", str(scratch), "append", 0, timeout=5)
+            assert done.status == "ok" and (scratch / "vis-append-0").stat().st_size == 4096
+            refused = side.run("vis_setup", str(scratch), "../../x", 0, timeout=5)
+            assert refused.status == "crash" and "unknown operation" in refused.message
+    finally:
+        server.shutdown()
+        server.server_close()

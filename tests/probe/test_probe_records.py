@@ -441,7 +441,7 @@ def test_delays_between_two_machines_are_shown_as_what_the_clocks_allow() -> Non
     assert CoherenceResult.from_dict(json.loads(json.dumps(across.to_dict()))) == across
     text = plain(render_coherence_terminal([across]))
     assert "clocks ±900 µs" in text and "≤ 1.40 ms" in text  # create: max 0.5 ms + 0.9 ms
-    assert "matched over the lab's control channel" in text
+    assert "clocks were matched over the channel to each" in text
     md = render_coherence_markdown(across)
     assert "(×3, clocks ±900 µs)" in md.splitlines()[0] and "matched over" in md
     assert "matched over" in render_coherence_html_fragment(across)

@@ -13,6 +13,7 @@ import ctypes
 import ctypes.util
 import errno
 import fcntl
+import itertools
 import mmap
 import os
 import select
@@ -313,8 +314,9 @@ def sparse(d: Path) -> Expect:
     return exp("yes" if hole == 0 and 0 < data <= 2 << 20 else "differs")
 
 
-def o_append(d: Path) -> Expect:
-    path = d / "log"
+def _append_try(path: Path) -> tuple[bool, bool, bool]:
+    """Two processes append 300 lines each; (an append failed, lines lost or torn, their
+    lines interleave in the file: the two really ran at the same time)."""
     go_r, go_w = os.pipe()  # both writers start together, so their appends interleave
     pids = []
     for tag in (b"A", b"B"):
@@ -335,12 +337,24 @@ def o_append(d: Path) -> Expect:
     os.close(go_w)
     codes = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in pids]
     lines = path.read_bytes().splitlines()
-    ok = len(lines) == 600 and len(set(lines)) == 600 and all(len(x) == 31 for x in lines)
-    if any(codes) or not ok:
-        # Refused (an append failed) or records lost/torn: which one a run meets depends on
-        # how the two writers interleave (fusefat shows both), so either is right.
-        return exp("no", "differs")
-    return exp("yes")
+    intact = len(lines) == 600 and len(set(lines)) == 600 and all(len(x) == 31 for x in lines)
+    tags = [line[:1] for line in lines]
+    switches = sum(a != b for a, b in itertools.pairwise(tags))
+    return any(codes), not intact, switches >= 2
+
+
+def o_append(d: Path) -> Expect:
+    """A try where the writers did not overlap says nothing: try again until one does, or
+    until an append fails or loses data (the probe decides the same way)."""
+    for attempt in range(20):
+        failed, damaged, interleaved = _append_try(d / f"log-{attempt}")
+        if failed or damaged:
+            # Refused (an append failed) or records lost/torn: which one a run meets depends on
+            # how the two writers interleave (fusefat shows both), so either is right.
+            return exp("no", "differs")
+        if interleaved:
+            return exp("yes")
+    pytest.skip("the two writers never ran at the same time in 20 tries: the machine is too busy to tell")
 
 
 def mmap_shared(d: Path) -> Expect:

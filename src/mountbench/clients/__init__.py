@@ -1,17 +1,20 @@
 """Many clients at once: shared storage loaded from several machines through fio's own
 client/server engine (``fio --server`` on each client, one ``fio --client=…`` from the
-controller per sample).
+controller per sample), and the probe's coherence checks between two of them.
 
 - ``spec``: client addresses (``HOST[:PORT]``) and the client counts of a scaling run.
 - ``results``: fio's client JSON split per client; mountbench's own aggregate (pure).
 - ``fioprobe``: what a client's fio says about itself, and tiny real fio jobs run on it.
 - ``preflight``: every client checked before anything runs.
 - ``invocation``: one watched ``fio --client`` process (time limit, lost clients, Ctrl-C).
-- ``agent``: the side channel `mountbench serve` adds next to its fio server (host facts,
-  coherence steps); plain ``fio --server`` clients have none.
+- ``agent``: the side channel `mountbench serve` adds next to its fio server (host facts;
+  a ``probe`` session carrying probe/agent.py's protocol); plain ``fio --server`` clients
+  have none.
 - ``serve``: `mountbench serve`.
-- ``remoteprobe`` (controller) and ``probeagent`` (agent): ``probe --view PATH@A=PATH@B``.
+- ``remoteprobe``: ``probe --view PATH@A=PATH@B``: probe/coherence.py's checks driven on
+  two clients through their serve, as the lab drives its guest.
 
-The workload kind that runs samples this way is kinds/fioclients.py; its report section is
-report/clients.py.
+May import: the ground floor (model, errors, units), host/, fio/, probe/. Imported by
+kinds/fioclients.py (the workload kind that runs samples this way), engine/, report/clients.py
+and the CLI.
 """

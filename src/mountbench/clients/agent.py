@@ -9,6 +9,10 @@ protocol it has no authentication: it binds to the same address as the fio serve
 
 Wire format: one JSON object per line each way, one request per connection:
 ``{"op": NAME, ...}`` -> ``{"ok": true, ...}`` or ``{"ok": false, "error": TEXT}``.
+After ``{"op": "probe"}`` is answered, the connection carries probe/agent.py's protocol
+(the lab's, there over a serial port) until either end closes it: the probe agent's
+lines one way, its requests the other (clients/remoteprobe.py drives it), each step
+confined to probe scratch directories (:func:`mountbench.probe.agent.confine`).
 """
 
 from __future__ import annotations
@@ -20,16 +24,20 @@ import socketserver
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from mountbench.clients.spec import ClientSpec
 from mountbench.host import facts as hostinfo
+from mountbench.host.targets import find_mount
+from mountbench.probe import agent as probe_agent
+from mountbench.probe.coherence import STEPS
 
 SERVICE = "mountbench"
 MAX_REQUEST = 1 << 20
 QUERY_TIMEOUT_S = 5.0
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
+Session = Callable[[socket.socket], None]  # takes the connection over once the request is answered
 
 
 class AgentError(Exception):
@@ -38,8 +46,6 @@ class AgentError(Exception):
 
 def host_facts(fio_version: str, paths: list[str]) -> dict[str, Any]:
     """This machine's facts, and what each path is here (the filesystem holding it)."""
-    from mountbench.host.targets import find_mount
-
     facts = hostinfo.collect(fio_version)
     described: dict[str, Any] = {}
     for path in paths:
@@ -60,13 +66,21 @@ def host_facts(fio_version: str, paths: list[str]) -> dict[str, Any]:
     return facts
 
 
-class Agent:
-    """The request handlers of one `mountbench serve`."""
+def probe_session(conn: socket.socket) -> None:
+    """Answer probe/agent.py's requests on this connection until the controller leaves."""
+    with conn.makefile("w", encoding="utf-8") as out:
+        probe_agent.serve(conn.fileno(), out, STEPS, check=probe_agent.confine)
 
-    def __init__(self, fio_port: int, fio_version: str, extra: dict[str, Handler] | None = None) -> None:
+
+class Agent:
+    """The request handlers of one `mountbench serve`; ``sessions`` are the requests after
+    whose answer the connection carries another protocol."""
+
+    def __init__(self, fio_port: int, fio_version: str, sessions: dict[str, Session] | None = None) -> None:
         self.fio_port = fio_port
         self.fio_version = fio_version
-        self.handlers: dict[str, Handler] = {"facts": self._facts, **(extra or {})}
+        self.sessions: dict[str, Session] = {"probe": probe_session} if sessions is None else sessions
+        self.handlers: dict[str, Handler] = {"facts": self._facts, **{op: lambda _: {} for op in self.sessions}}
 
     def _facts(self, request: dict[str, Any]) -> dict[str, Any]:
         paths = [str(p) for p in request.get("paths") or []]
@@ -95,7 +109,10 @@ def serve_agent(agent: Agent, bind: str, port: int) -> socketserver.ThreadingTCP
                 request = json.loads(line)
             except ValueError:
                 request = None
-            self.wfile.write(json.dumps(agent.answer(request)).encode() + b"\n")
+            reply = agent.answer(request)
+            self.wfile.write(json.dumps(reply).encode() + b"\n")
+            if reply["ok"] and request["op"] in agent.sessions:
+                agent.sessions[request["op"]](self.connection)
 
     family = socket.AF_INET6 if ":" in bind else socket.AF_INET
 
@@ -112,17 +129,36 @@ def serve_agent(agent: Agent, bind: str, port: int) -> socketserver.ThreadingTCP
 def call(client: ClientSpec, request: dict[str, Any], timeout: float = QUERY_TIMEOUT_S) -> dict[str, Any]:
     """One request to a client's agent; raises OSError when it cannot be reached,
     AgentError when what answers is not this client's agent or reports an error."""
-    with socket.create_connection((client.host, client.agent_port), timeout=timeout) as conn:
-        conn.settimeout(timeout)
+    conn, lines, reply = _exchange(client, request, timeout)
+    lines.close()
+    conn.close()
+    return reply
+
+
+def open_session(client: ClientSpec, op: str, timeout: float) -> tuple[socket.socket, BinaryIO]:
+    """Ask for a session (``probe``): the connection and a line reader over it, which then
+    carry the session (blocking, with no time limit: the caller bounds each exchange)."""
+    conn, lines, _reply = _exchange(client, {"op": op}, timeout)
+    conn.settimeout(None)
+    return conn, lines
+
+
+def _exchange(client: ClientSpec, request: dict[str, Any], timeout: float) -> tuple[socket.socket, BinaryIO, dict]:
+    conn = socket.create_connection((client.host, client.agent_port), timeout=timeout)
+    try:
         conn.sendall(json.dumps(request).encode() + b"\n")
-        data = b""
-        while not data.endswith(b"\n"):
-            chunk = conn.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-            if len(data) > MAX_REQUEST:
-                raise AgentError("the answer is too long")
+        lines = conn.makefile("rb")
+        data = lines.readline(MAX_REQUEST + 1)
+        if len(data) > MAX_REQUEST:
+            raise AgentError("the answer is too long")
+        return conn, lines, _checked(client, data)
+    except BaseException:
+        conn.close()
+        raise
+
+
+def _checked(client: ClientSpec, data: bytes) -> dict[str, Any]:
+    """The agent's answer, when it is this client's agent's and not an error."""
     try:
         reply = json.loads(data)
     except ValueError:

@@ -77,10 +77,7 @@ def serving(fio: FioInfo, bind: str = DEFAULT_BIND, port: int = FIO_PORT) -> Ite
     )
     try:
         _wait_listening(proc, bind, port)
-        from mountbench.clients.probeagent import ProbeAgent
-
-        handlers = ProbeAgent().handlers()
-        server = agent.serve_agent(agent.Agent(port, fio.version, handlers), bind, port + AGENT_PORT_OFFSET)
+        server = agent.serve_agent(agent.Agent(port, fio.version), bind, port + AGENT_PORT_OFFSET)
         try:
             yield Serving(proc, server, bind, port)
         finally:

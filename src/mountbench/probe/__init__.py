@@ -8,8 +8,14 @@
 
 Modules: ``model`` (records), ``capabilities`` (one function per capability),
 ``sandbox`` (child processes with a timeout), ``target`` (probe_target, and the
-probe's scratch directory through :mod:`mountbench.host.scratch`), ``coherence``
-(measure_coherence), ``render``, ``fsinfo``, ``inotify`` (a ctypes inotify watcher).
+probe's scratch directory through :mod:`mountbench.host.scratch`), ``coherence`` (the
+checks, written once as named steps, and their driver measure_views), ``sides`` (where a
+view's steps run: here, or through ``agent`` on another machine: the lab's guest or a
+client's `mountbench serve`), ``measure`` (one probe command), ``render``, ``fsinfo``,
+``inotify`` (a ctypes inotify watcher).
+
+May import: the ground floor (model, errors, units) and host/. Imported by clients/
+(coherence across clients), lab/ (the guest's probe), report/ and the CLI.
 """
 
 from mountbench.probe.capabilities import CAPABILITIES, CAPABILITY_IDS, Capability

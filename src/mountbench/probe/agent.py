@@ -16,6 +16,11 @@ would on the host, so a hung mount in the guest hangs a child, never the agent.
 
 On the host, :class:`RemoteSide` implements :class:`~mountbench.probe.sides.Side` over
 an :class:`AgentLink`, which is handed the console's lines and a way to send one line.
+
+`mountbench serve` answers the same requests on its TCP side channel (clients/agent.py),
+for ``probe --view PATH@A=PATH@B`` across two clients. Reachable by anyone on the
+network, it runs only the coherence steps, and only in probe scratch directories
+(:func:`confine`).
 """
 
 from __future__ import annotations
@@ -33,8 +38,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from mountbench.errors import MountbenchError
+from mountbench.host.scratch import PROBE_PREFIX
+from mountbench.probe.coherence import STEPS
 from mountbench.probe.sandbox import Outcome
 from mountbench.probe.sides import LocalPending, LocalSide, Steps
+from mountbench.probe.target import probe_target
 
 PREFIX = "MB-AGENT "
 LINK_SLACK_S = 15.0  # on top of a step's own bound: the channel, the guest's fork, emulation
@@ -44,6 +52,10 @@ IDLE_EXIT_S = 600.0  # the agent leaves when the host has said nothing for this 
 
 class AgentError(MountbenchError):
     """The agent did not answer, or answered with an error."""
+
+
+class AgentSilent(AgentError):
+    """The agent did not answer: not in time, or its channel ended."""
 
 
 def outcome_to_dict(outcome: Outcome) -> dict[str, Any]:
@@ -64,10 +76,12 @@ def outcome_from_dict(data: dict[str, Any]) -> Outcome:
 
 
 class Agent:
-    """Answers requests by running steps on this machine (a LocalSide)."""
+    """Answers requests by running steps on this machine (a LocalSide); ``check`` may refuse
+    a step and its arguments (ValueError) before it runs."""
 
-    def __init__(self, steps: Steps) -> None:
+    def __init__(self, steps: Steps, check: Callable[[str, list[Any]], None] | None = None) -> None:
         self.side = LocalSide(steps, "agent")
+        self.check = check
         self.pending: dict[int, LocalPending] = {}
         self._keys = itertools.count(1)
         self.done = False
@@ -76,6 +90,8 @@ class Agent:
         reply: dict[str, Any] = {"id": request.get("id")}
         op = request.get("op")
         try:
+            if op in ("run", "begin") and self.check is not None:
+                self.check(request["step"], list(request["args"]))
             if op == "run":
                 outcome = self.side.run(request["step"], *request["args"], timeout=float(request["timeout"]))
                 reply["outcome"] = outcome_to_dict(outcome)
@@ -90,16 +106,20 @@ class Agent:
             elif op == "clock":
                 reply["now"] = time.monotonic()
             elif op == "exit":
-                for pending in self.pending.values():
-                    pending.finish(1.0)
-                self.pending.clear()
+                self.let_go()
                 self.done = True
                 reply["bye"] = True
             else:
                 reply["error"] = f"unknown request {op!r}"
-        except (KeyError, ValueError, TypeError) as exc:
+        except (LookupError, ValueError, TypeError) as exc:
             reply["error"] = f"bad request {op!r}: {type(exc).__name__}: {exc}"
         return reply
+
+    def let_go(self) -> None:
+        """Finish the steps still running (the driver left without finishing them)."""
+        for pending in self.pending.values():
+            pending.finish(1.0)
+        self.pending.clear()
 
 
 def read_lines(fd: int, idle_s: float) -> Any:
@@ -123,32 +143,39 @@ def read_lines(fd: int, idle_s: float) -> Any:
                 yield text
 
 
-def serve(fd: int, out: IO[str], steps: Steps, idle_s: float = IDLE_EXIT_S) -> None:
+def serve(
+    fd: int,
+    out: IO[str],
+    steps: Steps,
+    idle_s: float = IDLE_EXIT_S,
+    check: Callable[[str, list[Any]], None] | None = None,
+) -> None:
     """Answer requests read from ``fd`` on ``out`` until ``exit`` (or EOF, or idleness)."""
-    agent = Agent(steps)
+    agent = Agent(steps, check)
 
     def say(data: dict[str, Any]) -> None:
         out.write(PREFIX + json.dumps(data) + "\n")
         out.flush()
 
     say({"id": 0, "hello": True, "pid": os.getpid(), "now": time.monotonic()})
-    for line in read_lines(fd, idle_s):
-        try:
-            request = json.loads(line)
-        except ValueError:
-            continue  # not ours (noise on the channel)
-        if not isinstance(request, dict):
-            continue
-        say(agent.handle(request))
-        if agent.done:
-            break
+    try:
+        for line in read_lines(fd, idle_s):
+            try:
+                request = json.loads(line)
+            except ValueError:
+                continue  # not ours (noise on the channel)
+            if not isinstance(request, dict):
+                continue
+            say(agent.handle(request))
+            if agent.done:
+                break
+    finally:
+        agent.let_go()
 
 
 def capabilities_to_file(path: str, timeout: float, out: str) -> dict[str, Any]:
     """The capability probe of ``path`` (probe_target), written as JSON to ``out`` (a file on a
     share that is not under test: the lab's results share); what it found, in short."""
-    from mountbench.probe.target import probe_target
-
     probed = probe_target(Path(path), timeout=timeout)
     tmp = f"{out}.tmp"
     with open(tmp, "w") as f:
@@ -159,9 +186,25 @@ def capabilities_to_file(path: str, timeout: float, out: str) -> dict[str, Any]:
 
 def agent_steps() -> Steps:
     """What the agent can run: the coherence checks' steps and the capability probe."""
-    from mountbench.probe.coherence import STEPS
-
     return {**STEPS, "capabilities_to_file": capabilities_to_file}
+
+
+def confine(step: str, args: list[Any]) -> None:
+    """Refuse (ValueError) a step that would work outside a probe scratch directory: for an
+    agent anyone on the network may reach (`mountbench serve`). The coherence steps' own
+    file names are fixed; a scratch directory is removed only with its token; the sweep
+    removes only directories of probes that died; the capability probe is not offered."""
+    if step not in STEPS:
+        raise ValueError(f"unknown probe step {step!r}")
+    if step == "sweep_leftovers":
+        return
+    where = os.path.join(str(args[0]), str(args[1])) if step == "create_scratch_step" else str(args[0])
+    if step == "create_scratch_step" and "/" in str(args[1]):
+        raise ValueError(f"not a plain directory name: {args[1]!r}")
+    if not os.path.isabs(where) or not os.path.basename(os.path.normpath(where)).startswith(PROBE_PREFIX):
+        raise ValueError(f"refusing {where!r}: not a probe scratch directory")
+    if step == "remove_probe_scratch" and not isinstance(args[1], str):
+        raise ValueError("removing a probe scratch directory takes its token")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -183,11 +226,16 @@ class AgentLink:
     """The host's end: requests go out through ``send`` (one line each); the agent's lines
     come in through :meth:`feed` (called with every console line; the others are ignored)."""
 
-    def __init__(self, send: Callable[[str], None]) -> None:
+    def __init__(self, send: Callable[[str], None], who: str = "the guest's probe agent") -> None:
         self._send = send
+        self._who = who
         self._replies: queue.Queue[tuple[float, dict[str, Any]]] = queue.Queue()
         self._ids = itertools.count(1)
         self.hello: dict[str, Any] | None = None
+
+    def close(self, why: str) -> None:
+        """The channel ended: every waiting and later request fails at once, saying ``why``."""
+        self._replies.put((time.monotonic(), {"closed": why}))
 
     def feed(self, line: str) -> bool:
         """Take one console line; True when it was the agent's."""
@@ -205,7 +253,7 @@ class AgentLink:
     def wait_hello(self, timeout: float) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         while True:
-            _at, data = self._get(deadline, timeout, "the guest's probe agent did not start")
+            _at, data = self._get(deadline, timeout, f"{self._who} did not start")
             if data.get("hello"):
                 self.hello = data
                 return data
@@ -214,21 +262,28 @@ class AgentLink:
         """Send one request; (sent at, answer received at, answer), host monotonic times."""
         request_id = next(self._ids)
         sent = time.monotonic()
-        self._send(json.dumps({"id": request_id, **request}))
+        try:
+            self._send(json.dumps({"id": request_id, **request}))
+        except OSError as exc:  # the channel is gone (a broken pipe must not pass for stdout's)
+            raise AgentSilent(f"{self._who} cannot be reached: {exc.strerror or exc}") from None
         deadline = sent + timeout
         while True:
-            at, data = self._get(deadline, timeout, f"the guest's probe agent did not answer {request.get('op')!r}")
+            at, data = self._get(deadline, timeout, f"{self._who} did not answer {request.get('op')!r}")
             if data.get("id") != request_id:
                 continue  # the late answer to a request given up on
             if "error" in data:
-                raise AgentError(f"the guest's probe agent: {data['error']}")
+                raise AgentError(f"{self._who}: {data['error']}")
             return sent, at, data
 
     def _get(self, deadline: float, timeout: float, what: str) -> tuple[float, dict[str, Any]]:
         try:
-            return self._replies.get(timeout=max(0.0, deadline - time.monotonic()))
+            at, data = self._replies.get(timeout=max(0.0, deadline - time.monotonic()))
         except queue.Empty:
-            raise AgentError(f"{what} within {timeout:g} s") from None
+            raise AgentSilent(f"{what} within {timeout:g} s") from None
+        if "closed" in data:
+            self._replies.put((at, data))  # for the next request too
+            raise AgentSilent(f"{what}: {data['closed']}")
+        return at, data
 
 
 class RemotePending:

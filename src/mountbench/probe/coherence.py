@@ -143,7 +143,9 @@ APPENDED = b"appended"
 
 
 def _vis_name(op: str, rep: int) -> str:
-    return f"vis-{op}-{rep}"
+    if op not in OPERATIONS:
+        raise ValueError(f"unknown operation {op!r}")
+    return f"vis-{op}-{int(rep)}"  # a step's file names are fixed: never a path from a request
 
 
 def vis_setup(a_dir: str, op: str, rep: int) -> None:
@@ -208,7 +210,7 @@ NEW = b"NEW VERSION, LONGER\n" * 150  # 3,000 bytes
 
 
 def _stale_name(mode: str, rep: int) -> str:
-    return f"stale-{rep}-{STALE_MODES.index(mode)}"
+    return f"stale-{int(rep)}-{STALE_MODES.index(mode)}"
 
 
 def _classify(size: int | None, data: bytes | None) -> str:
@@ -267,7 +269,7 @@ def stale_check(b_dir: str, mode: str, rep: int, timeout: float) -> dict[str, An
 
 
 def _inotify_names(rep: int) -> tuple[str, str]:
-    return f"ino-{rep}", f"ino-{rep}.renamed"
+    return f"ino-{int(rep)}", f"ino-{int(rep)}.renamed"
 
 
 def inotify_watch(sig: Signals, b_dir: str, rep: int, timeout: float) -> dict[str, Any]:
@@ -311,7 +313,9 @@ def inotify_act(a_dir: str, rep: int) -> dict[str, Any]:
 
 
 def _lock_name(kind: str, rep: int) -> str:
-    return f"lock-{kind}-{rep}"
+    if kind not in LOCK_KINDS:
+        raise ValueError(f"unknown lock kind {kind!r}")
+    return f"lock-{kind}-{int(rep)}"
 
 
 def lock_setup(a_dir: str, kind: str, rep: int) -> None:

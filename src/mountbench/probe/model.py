@@ -398,7 +398,7 @@ class CoherenceResult:
 
     ``error`` is set when a view stopped answering and the remaining checks were not run
     (they are recorded as hung). ``cleanup`` says what became of the scratch directory.
-    ``clock_resolution_ms``: when A and B are on two machines (the lab's host and guest),
+    ``clock_resolution_ms``: when A and B are on two machines (the lab's host and guest, two clients),
     how well their clocks were matched, so how far each delay may be off either way (None:
     one machine, one clock).
     """

@@ -651,8 +651,8 @@ def _clocks_text(result: CoherenceResult) -> str:
 
 
 TWO_CLOCKS = (
-    "clocks ±: A and B were on two machines (the lab's host and guest), whose clocks were matched over the lab's "
-    "control channel to within that; a delay no longer than the match is shown as the bound it is known to (≤)"
+    "clocks ±: A and B were on two machines (the lab's host and guest, or two clients), whose clocks were matched "
+    "over the channel to each to within that; a delay no longer than the match is shown as the bound it is known to (≤)"
 )
 
 
