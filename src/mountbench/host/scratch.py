@@ -60,7 +60,8 @@ Kind = Literal["run", "probe"]
 # -- who owns a directory -------------------------------------------------------------------
 
 
-def _boot_id() -> str | None:
+def boot_id() -> str | None:
+    """This boot's id (the kernel's random boot_id), None where it cannot be read."""
     try:
         return Path("/proc/sys/kernel/random/boot_id").read_text().strip() or None
     except OSError:
@@ -90,14 +91,14 @@ class Owner:
 
     @classmethod
     def of(cls, pid: int) -> Owner:
-        return cls(pid, psutil.Process(pid).create_time(), socket.gethostname(), _boot_id(), _pid_namespace())
+        return cls(pid, psutil.Process(pid).create_time(), socket.gethostname(), boot_id(), _pid_namespace())
 
     def alive(self) -> bool | None:
         """True/False for a process of this machine's current boot and pid namespace;
         None when that cannot be told from here (another host or namespace)."""
         if self.host != socket.gethostname():
             return None
-        here = _boot_id()
+        here = boot_id()
         if self.boot_id and here and self.boot_id != here:
             return False  # a process of an earlier boot
         ns = _pid_namespace()

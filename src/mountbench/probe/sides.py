@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from mountbench.host.scratch import boot_id
 from mountbench.probe.sandbox import Child, Outcome, run_isolated
 
 Steps = Mapping[str, Callable[..., Any]]
@@ -156,7 +157,7 @@ class LocalSide:
 
     @property
     def clock(self) -> str:
-        return f"monotonic@{os.uname().nodename}:{_boot_id()}"
+        return f"monotonic@{os.uname().nodename}:{boot_id() or '?'}"
 
     @property
     def resolution_s(self) -> float:
@@ -179,11 +180,3 @@ class LocalSide:
 
     def now(self) -> float:
         return time.monotonic()
-
-
-def _boot_id() -> str:
-    try:
-        with open("/proc/sys/kernel/random/boot_id") as f:
-            return f.read().strip()
-    except OSError:
-        return "?"
