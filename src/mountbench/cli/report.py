@@ -108,15 +108,11 @@ def report(
     elif fmt == "csv":
         _write_csv(built, out, samples)
     else:
+        from mountbench.report.sections import exports
+
         document = make_document(list(built.runs), summary=built.summary)  # runs relabelled as in the summary
-        if built.sweeps or built.grids:
-            from mountbench.report.csvexport import sweep_records
-
-            document["sweeps"] = sweep_records(built)
-        from mountbench.report import picktwo  # lab --probe
-
-        if picktwo.pick_two(built) is not None:
-            document["pick_two"] = picktwo.records(built)
+        for section in exports(built):  # sweeps, pick two: each section's records
+            document[section.name] = section.records
         if out is None:
             click.echo(json.dumps(document, indent=1))
         else:
@@ -247,18 +243,12 @@ def _write_csv(built: Report, out: Path | None, samples: bool) -> None:
     write_text(out, summary_csv(built))
     write_text(raw, samples_csv(built))
     _note(f"wrote {out} (one row per summary cell) and {raw} (one row per sample)")
-    if built.sweeps or built.grids:
-        from mountbench.report.csvexport import sweeps_csv
+    from mountbench.report.sections import exports
 
-        swept = out.with_name(f"{out.stem}-sweeps{out.suffix or '.csv'}")
-        write_text(swept, sweeps_csv(built))
-        _note(f"wrote {swept} (one row per sweep point and target, with each target's optimum and knee)")
-    from mountbench.report import picktwo  # lab --probe
-
-    if picktwo.pick_two(built) is not None:
-        picked = out.with_name(f"{out.stem}-picktwo{out.suffix or '.csv'}")
-        write_text(picked, picktwo.to_csv(built))
-        _note(f"wrote {picked} (pick two: one row per mount and measure, with its verdict)")
+    for section in exports(built):  # sweeps, pick two: a file each, next to the summary
+        path = out.with_name(f"{out.stem}{section.suffix}{out.suffix or '.csv'}")
+        write_text(path, section.csv)
+        _note(f"wrote {path} ({section.note})")
 
 
 def _note(text: str) -> None:
