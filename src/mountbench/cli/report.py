@@ -128,9 +128,11 @@ def report(
 @click.option("--debug", is_flag=True, hidden=True)
 def export(run_refs: tuple[str, ...], out: Path, no_raw: bool, db: Path | None, debug: bool) -> None:
     """Write stored runs to a versioned JSON file ('mountbench import' reads it elsewhere)."""
+    from mountbench.report.content import unique_runs
+
     out = check_out_path(out)
     with Store(db or default_db_path(), writer=False) as store:
-        runs = _dedupe([store.load_run(ref, with_raw=not no_raw) for ref in run_refs])
+        runs = unique_runs([store.load_run(ref, with_raw=not no_raw) for ref in run_refs])
     write_document(out, make_document(runs, with_raw=not no_raw))
     samples = sum(len(run.samples) for run in runs)
     click.echo(f"exported {len(runs)} run(s), {samples} samples, to {out}")
@@ -160,6 +162,8 @@ def import_runs(files: tuple[Path, ...], db: Path | None, debug: bool) -> None:
 
 def load_runs(run_refs: Sequence[str], sources: Sequence[Path], db: Path | None) -> list[RunData]:
     """Runs named by id (default: the last stored run unless files are given), then the files' runs."""
+    from mountbench.report.content import unique_runs
+
     runs: list[RunData] = []
     refs = list(run_refs) or ([] if sources else ["last"])
     if refs:
@@ -167,14 +171,7 @@ def load_runs(run_refs: Sequence[str], sources: Sequence[Path], db: Path | None)
             runs += [store.load_run(ref) for ref in refs]
     for path in sources:
         runs += read_document(path.expanduser())
-    return _dedupe(runs)
-
-
-def _dedupe(runs: Sequence[RunData]) -> list[RunData]:
-    seen: dict[str, RunData] = {}
-    for run in runs:
-        seen.setdefault(run.id, run)
-    return list(seen.values())
+    return unique_runs(runs)
 
 
 def _format_from_suffix(out: Path | None) -> str:

@@ -409,9 +409,6 @@ def status_warnings(runs: Sequence[RunData]) -> list[str]:
     ]
 
 
-# --- metric descriptions -----------------------------------------------------------------------
-
-
 # --- grouping and notes ---------------------------------------------------------------------
 
 
@@ -779,16 +776,6 @@ def sweep_unit(metric: MetricInfo, values: Sequence[float]) -> tuple[float, str]
 
 
 # --- environment facts shared by the text formats ---------------------------------------------------
-
-
-def workload_summary(workload: model.Workload) -> str:
-    """The settings people quote (its kind wrote them into the description)."""
-    return workload.description.summary
-
-
-def workload_options(workload: model.Workload) -> str:
-    """Every option as given, one per line."""
-    return "\n".join(workload.description.options)
 
 
 def all_workloads(report: Report) -> list[model.Workload]:

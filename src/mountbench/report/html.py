@@ -16,43 +16,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from markupsafe import Markup
 
 from mountbench import __version__
-from mountbench.analysis.summary import Row
 from mountbench.report import content, views
 from mountbench.report.chartkeys import Chart
 from mountbench.report.chartkit import inline_svg
 from mountbench.report.charts import plan_charts
-from mountbench.report.content import Report, column_heading
-from mountbench.report.grid import GridSection
-from mountbench.report.phrasing import cell_standing
+from mountbench.report.content import Report
 from mountbench.report.sections import SECTIONS, Options
 from mountbench.report.tables import Mark, TableView, environment, note_links
 from mountbench.report.verdicts import verdicts
-
-
-@dataclass
-class GridCellView:
-    """One value of the summary grid and, for other targets, how it compares."""
-
-    label: str  # what the column is: "disk write", shown on narrow screens
-    value: str
-    value_links: list[Mark]
-    comparison: str = ""  # "6.20× slower", "≈ same"
-    kind: str = ""  # better | worse | same | unknown
-    comparison_links: list[Mark] = field(default_factory=list)
-    title: str = ""  # tooltip: the comparison with its interval
-    failed: bool = False
-
-
-@dataclass
-class GridView:
-    heading: str
-    headers: list[str]
-    rows: list[tuple[str, list[GridCellView | None]]]
 
 
 @dataclass
@@ -66,7 +42,7 @@ class Page:
     title: str
     headlines: list[HeadlineView]
     intro: str
-    grid: list[GridView]
+    grid: list[views.GridView]
     grid_unit: str
     warnings: list[str]
     caveats: list[tuple[int, str]]
@@ -100,7 +76,7 @@ def build_page(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options
         title="mountbench: " + " vs ".join(report.summary.targets),
         headlines=[HeadlineView(h.text, h.kind) for h in report.headlines],
         intro=_intro(report),
-        grid=[_grid_view(report, section) for section in report.grid.sections],
+        grid=[views.grid_view(report, section) for section in report.grid.sections],
         grid_unit="" if report.grid.unit == "auto" else f"--unit {report.grid.unit}",
         warnings=list(report.warnings),
         caveats=[(report.notes.index(c.text) + 1, c.text) for c in content.measurement_caveats(report)],
@@ -117,8 +93,8 @@ def build_page(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options
                 "name": w.name,
                 "title": w.title,
                 "kind": w.kind,
-                "settings": content.workload_summary(w),
-                "options": content.workload_options(w),
+                "settings": w.description.summary,
+                "options": "\n".join(w.description.options),
                 "source": w.source,
             }
             for w in content.all_workloads(report)
@@ -156,38 +132,6 @@ def _verdicts(report: Report) -> list[dict[str, object]]:
 
 def _links(report: Report, numbers: Sequence[int]) -> list[Mark]:
     return note_links(report.notes, numbers)
-
-
-# --- the summary grid ----------------------------------------------------------------------------
-
-
-def _grid_view(report: Report, section: GridSection) -> GridView:
-    columns = [(t, d) for t in report.summary.targets for d in section.directions]
-    headers = ["workload"] + [f"{column_heading(report, t)} {d}".strip() for t, d in columns]
-    rows = []
-    for line in section.lines:
-        cells: list[GridCellView | None] = []
-        for target, direction in columns:
-            row = line.row(direction)
-            cells.append(_grid_cell(report, section, row, target, direction) if row else None)
-        rows.append((line.title, cells))
-    return GridView(section.heading, headers, rows)
-
-
-def _grid_cell(report: Report, section: GridSection, row: Row, target: str, direction: str) -> GridCellView:
-    cell = row.cells[target]
-    label = f"{column_heading(report, target)} {direction}".strip()
-    links = _links(report, report.cell_marks(row, target))
-    if cell.summary is None:
-        text = f"failed {cell.failed}/{cell.failed}" if cell.failed else "–"
-        return GridCellView(label, text, links, failed=bool(cell.failed))
-    value = section.scale.format(cell.summary.median)
-    said = cell_standing(row, target) if target != report.summary.baseline else None
-    if said is None:
-        return GridCellView(label, value, links)
-    return GridCellView(
-        label, value, links, said.short, said.kind, _links(report, report.ratio_marks(row, target)), said.text
-    )
 
 
 # --- environment and methodology ------------------------------------------------------------------

@@ -15,9 +15,8 @@ from collections.abc import Mapping
 
 from mountbench.report import content, views
 from mountbench.report.chartkeys import bars_key
-from mountbench.report.content import Report, column_heading
+from mountbench.report.content import Report
 from mountbench.report.grid import GridSection
-from mountbench.report.phrasing import cell_standing
 from mountbench.report.sections import SECTIONS, Options
 from mountbench.report.tables import markdown as md_view
 from mountbench.report.tables import md_code, md_image, md_table, md_text
@@ -111,30 +110,17 @@ def _summary(report: Report) -> str:
 
 
 def _grid_table(report: Report, section: GridSection) -> str:
-    targets = report.summary.targets
-    columns = [(t, d) for t in targets for d in section.directions]
-    headers = ["workload"] + [md_text(f"{column_heading(report, t)} {d}".strip()) for t, d in columns]
+    view = views.grid_view(report, section)
     rows = []
-    for line in section.lines:
-        cells = [md_text(line.title)]
-        for target, direction in columns:
-            row = line.row(direction)
-            if row is None:
-                cells.append("")
-                continue
-            cell = row.cells[target]
-            text = section.scale.format(cell.summary.median) if cell.summary else _failed(cell)
-            text += _marks(report.cell_marks(row, target))
-            said = cell_standing(row, target)
-            if said is not None and target != report.summary.baseline:
-                text += f"<br>{said.short}{_marks(report.ratio_marks(row, target))}"
-            cells.append(text)
-        rows.append(cells)
-    return md_table(headers, rows, "l" + "r" * len(columns))
-
-
-def _failed(cell) -> str:
-    return f"failed {cell.failed}/{cell.failed}" if cell.failed else "–"
+    for title, cells in view.rows:
+        line = [md_text(title)]
+        for cell in cells:
+            text = md_text(cell.value) + _marks([m.number for m in cell.value_links]) if cell else ""
+            if cell and cell.comparison:
+                text += f"<br>{md_text(cell.comparison)}{_marks([m.number for m in cell.comparison_links])}"
+            line.append(text)
+        rows.append(line)
+    return md_table([md_text(h) for h in view.headers], rows, "l" + "r" * (len(view.headers) - 1))
 
 
 def _results(report: Report, charts: Mapping[str, str]) -> str:
@@ -197,7 +183,7 @@ def _targets_table(report: Report) -> str:
 
 def _workloads_table(report: Report) -> str:
     rows = [
-        [md_text(w.name), md_text(w.title), md_text(w.kind), md_code(content.workload_summary(w)), md_text(w.source)]
+        [md_text(w.name), md_text(w.title), md_text(w.kind), md_code(w.description.summary), md_text(w.source)]
         for w in content.all_workloads(report)
     ]
     return md_table(["workload", "title", "engine", "settings", "from"], rows)

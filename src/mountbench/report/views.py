@@ -4,6 +4,7 @@ once, for Markdown and HTML alike (the sections build theirs in sections/)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
@@ -12,13 +13,65 @@ from mountbench.report import content
 from mountbench.report.cells import format_spread, format_value
 from mountbench.report.chartkeys import Chart, bars_key
 from mountbench.report.content import Report, column_heading
+from mountbench.report.grid import GridSection
 from mountbench.report.phrasing import cell_standing, words
-from mountbench.report.tables import CellView, TableView, noted
+from mountbench.report.tables import CellView, Mark, TableView, note_links, noted
 from mountbench.units import format_bytes
 
 HOST_HEADERS = ["host", "OS and kernel", "CPU", "CPUs", "RAM", "fio", "mountbench"]
 TARGET_HEADERS = ["column", "host", "path", "filesystem", "mount source", "mount options", "O_DIRECT", "free"]
 TARGET_CODE = (2, 4, 5)  # columns shown as code: path, mount source, mount options
+
+
+@dataclass
+class GridCellView:
+    """One value of the summary grid and, for other targets, how it compares."""
+
+    label: str  # what the column is: "disk write", shown on narrow screens
+    value: str
+    value_links: list[Mark]
+    comparison: str = ""  # "6.20× slower", "≈ same"
+    kind: str = ""  # better | worse | same | unknown
+    comparison_links: list[Mark] = field(default_factory=list)
+    title: str = ""  # tooltip: the comparison with its interval
+    failed: bool = False
+
+
+@dataclass
+class GridView:
+    heading: str
+    headers: list[str]
+    rows: list[tuple[str, list[GridCellView | None]]]
+
+
+def grid_view(report: Report, section: GridSection) -> GridView:
+    """One section of the summary grid: read and write side by side under each target."""
+    columns = [(t, d) for t in report.summary.targets for d in section.directions]
+    headers = ["workload"] + [f"{column_heading(report, t)} {d}".strip() for t, d in columns]
+    rows = []
+    for line in section.lines:
+        cells: list[GridCellView | None] = []
+        for target, direction in columns:
+            row = line.row(direction)
+            cells.append(_grid_cell(report, section, row, target, direction) if row else None)
+        rows.append((line.title, cells))
+    return GridView(section.heading, headers, rows)
+
+
+def _grid_cell(report: Report, section: GridSection, row: Row, target: str, direction: str) -> GridCellView:
+    cell = row.cells[target]
+    label = f"{column_heading(report, target)} {direction}".strip()
+    links = note_links(report.notes, report.cell_marks(row, target))
+    if cell.summary is None:
+        text = f"failed {cell.failed}/{cell.failed}" if cell.failed else "–"
+        return GridCellView(label, text, links, failed=bool(cell.failed))
+    value = section.scale.format(cell.summary.median)
+    said = cell_standing(row, target) if target != report.summary.baseline else None
+    if said is None:
+        return GridCellView(label, value, links)
+    return GridCellView(
+        label, value, links, said.short, said.kind, note_links(report.notes, report.ratio_marks(row, target)), said.text
+    )
 
 
 def results_tables(report: Report, svgs: Mapping[str, tuple[Chart, Markup]] | None = None) -> list[TableView]:

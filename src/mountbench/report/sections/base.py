@@ -36,6 +36,16 @@ class Options:
     draw: bool = True
 
 
+def nothing(report: Report, *_: object) -> list:
+    """A part a section does not have (its terminal part, charts or exports)."""
+    return []
+
+
+def no_text(report: Report, *_: object) -> str:
+    """A Markdown part a section does not have."""
+    return ""
+
+
 class Section(Protocol):
     """One optional part of every report (a module; see sections/__init__.py)."""
 

@@ -26,12 +26,13 @@ from markupsafe import Markup
 
 from mountbench.analysis.metrics import MetricInfo, describe
 from mountbench.model import RunData, Sample, Workload
+from mountbench.report.cells import format_value
 from mountbench.report.chartkeys import Chart, slug
 from mountbench.report.content import HOST_FACTS, Report
-from mountbench.report.sections.base import Export, Options
+from mountbench.report.sections.base import Options, nothing
 from mountbench.report.tables import CellView, TableView, html_section, md_image, md_text
 from mountbench.report.tables import markdown as md_view
-from mountbench.units import format_bytes, format_count, format_rate, format_seconds
+from mountbench.units import format_bytes
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -283,16 +284,7 @@ def client_facts_rows(runs: Sequence[RunData]) -> list[list[str]]:
 
 
 def fmt(metric: MetricInfo, value: float | None) -> str:
-    if value is None:
-        return "—"
-    if metric.unit == "B/s":
-        return format_rate(value)
-    if metric.unit == "s":
-        return format_seconds(value)
-    if metric.unit == "B":
-        return format_bytes(value)
-    text = format_count(value)
-    return f"{text} {metric.unit}" if metric.unit in ("IOPS",) else text
+    return "—" if value is None else format_value(value, metric)
 
 
 def percent(value: float | None) -> str:
@@ -425,12 +417,12 @@ def markdown(report: Report, charts: Mapping[str, str], options: Options) -> str
     if not views:
         return ""
     parts = [f"## {TITLE}", INTRO]
-    keys = {f"scaling-{i}": scaling_key(i, c) for i, c in enumerate(scaling_curves(report.runs), 1)}
+    curves = enumerate(scaling_curves(report.runs), 1)
+    images = {f"scaling-{i}": (scaling_key(i, c), scaling_title(c)) for i, c in curves}
     for view in views:
         parts += [f"### {md_text(view.heading)}", md_view(view)]
-        if view.id in keys:
-            curve = scaling_curves(report.runs)[int(view.id.split("-")[1]) - 1]
-            parts.append(md_image(charts, keys[view.id], scaling_title(curve)))
+        if view.id in images:
+            parts.append(md_image(charts, *images[view.id]))
     warnings = client_host_warnings(report.runs)
     if warnings:
         parts.append("\n".join(f"- **warning**: {md_text(w)}" for w in warnings))
@@ -443,10 +435,6 @@ def html(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Opti
     if not views:
         return Markup("")
     return html_section("clients", TITLE, views, INTRO, warnings=client_host_warnings(report.runs))
-
-
-def exports(report: Report) -> list[Export]:
-    return []
 
 
 # --- the chart ------------------------------------------------------------------------------------
@@ -509,3 +497,6 @@ def scaling_figure(curve: ScalingCurve) -> Figure:
         "medians of the samples; labels: the aggregate as a share of linear scaling from the smallest count",
     )
     return figure
+
+
+exports = nothing  # parts this section does not have

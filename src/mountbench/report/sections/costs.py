@@ -22,7 +22,7 @@ from mountbench.analysis.summary import Row
 from mountbench.report.cells import format_value
 from mountbench.report.chartkeys import Chart, bars_key, slug
 from mountbench.report.content import MetricGroup, Report
-from mountbench.report.sections.base import Export, Options
+from mountbench.report.sections.base import Options, nothing
 from mountbench.report.tables import TableView, html_section, md_image, md_text, noted
 from mountbench.report.tables import markdown as md_view
 
@@ -85,25 +85,30 @@ def requests_group(report: Report) -> MetricGroup | None:
     return next((g for g in report.groups if g.metric.name == REQUESTS), None)
 
 
-def case_table(report: Report, case: CostCase) -> tuple[list[str], list[list[tuple[str, tuple[int, ...]]]]]:
-    """Headers, and per target the text of each column with the cell's note numbers."""
+def case_table(report: Report, index: int, case: CostCase, svgs: Mapping[str, tuple[Chart, Markup]]) -> TableView:
+    """Per target, the text of each column with the cell's notes."""
     headers = ["target"]
     for name, row in zip(COLUMNS, case.rows(), strict=True):
         headers.append(f"{name}: {row.metric.label}" if name == "throughput" and row else name)
     body = []
     for target in report.summary.targets:
-        cells: list[tuple[str, tuple[int, ...]]] = [(target, ())]
+        cells = [noted(target, report.notes, ())]
         for row in case.rows():
             cell = row.cells[target] if row else None
             if row is None or cell is None:
-                cells.append(("–", ()))
+                cells.append(noted("–", report.notes, ()))
             elif cell.summary is None:
                 text = f"failed {cell.failed}/{cell.failed}" if cell.failed else "–"
-                cells.append((text, report.cell_marks(row, target)))
+                cells.append(noted(text, report.notes, report.cell_marks(row, target)))
             else:
-                cells.append((format_value(cell.summary.median, row.metric), report.cell_marks(row, target)))
+                cells.append(
+                    noted(format_value(cell.summary.median, row.metric), report.notes, report.cell_marks(row, target))
+                )
         body.append(cells)
-    return headers, body
+    chart = svgs.get(case.key)
+    return TableView(
+        f"cost-{index}", case.title, headers, body, chart[1] if chart else None, chart[0].title if chart else ""
+    )
 
 
 def intro() -> str:
@@ -117,20 +122,9 @@ def intro() -> str:
 # --- the section's parts -------------------------------------------------------------------------
 
 
-def terminal(report: Report, options: Options) -> list:
-    return []  # the terminal's tables already show every cost metric
-
-
 def tables(report: Report, svgs: Mapping[str, tuple[Chart, Markup]] | None = None) -> list[TableView]:
     """One table per case: per target, what it reached and what it cost (with the cells' notes)."""
-    views = []
-    for index, case in enumerate(cost_cases(report), 1):
-        headers, body = case_table(report, case)
-        rows = [[noted(text, report.notes, marks) for text, marks in cells] for cells in body]
-        chart = (svgs or {}).get(case.key)
-        views.append(TableView(f"cost-{index}", case.title, headers, rows, chart[1] if chart else None,
-                               chart[0].title if chart else ""))  # fmt: skip
-    return views
+    return [case_table(report, i, case, svgs or {}) for i, case in enumerate(cost_cases(report), 1)]
 
 
 def markdown(report: Report, charts: Mapping[str, str], options: Options) -> str:
@@ -151,10 +145,6 @@ def markdown(report: Report, charts: Mapping[str, str], options: Options) -> str
 def html(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Options) -> Markup:
     views = tables(report, svgs)
     return html_section("host-cost", TITLE, views, intro()) if views else Markup("")
-
-
-def exports(report: Report) -> list[Export]:
-    return []
 
 
 # --- the chart ------------------------------------------------------------------------------------
@@ -247,3 +237,6 @@ def _panel(ax, report: Report, row: Row) -> set[int]:
     ax.grid(axis="y", alpha=0.3, which="both")
     ax.set_axisbelow(True)
     return used
+
+
+terminal = exports = nothing  # parts this section does not have

@@ -13,7 +13,7 @@ from markupsafe import Markup
 
 from mountbench.report.chartkeys import Chart, slug
 from mountbench.report.content import PercentileCurve, Report, column_heading
-from mountbench.report.sections.base import Export, Options
+from mountbench.report.sections.base import Options, nothing
 from mountbench.report.tables import CellView, TableView, html_section, md_image, md_text, note_links
 from mountbench.report.tables import markdown as md_view
 from mountbench.units import format_seconds
@@ -62,10 +62,6 @@ def tables(report: Report, svgs: Mapping[str, tuple[Chart, Markup]] | None = Non
     return views
 
 
-def terminal(report: Report, options: Options) -> list:
-    return []  # the terminal shows the headline metrics; the documents draw the curves
-
-
 def markdown(report: Report, charts: Mapping[str, str], options: Options) -> str:
     if not report.percentiles:
         return ""
@@ -80,10 +76,6 @@ def markdown(report: Report, charts: Mapping[str, str], options: Options) -> str
 def html(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Options) -> Markup:
     views = tables(report, svgs)
     return html_section("percentiles", TITLE, views) if views else Markup("")
-
-
-def exports(report: Report) -> list[Export]:
-    return []
 
 
 def charts(report: Report) -> list[Chart]:
@@ -169,3 +161,6 @@ def percentile_figure(report: Report, curve: PercentileCurve) -> Figure:
 def _percentile_label(position: float) -> str:
     percentile = 100 * (1 - 10 ** (-position))
     return f"p{percentile:.4g}"
+
+
+terminal = exports = nothing  # parts this section does not have

@@ -109,6 +109,12 @@ class PickTwoRow:
     coherence: Verdict
     concurrency: Verdict
 
+    def measures(self, prop: str) -> tuple[Measured, ...]:
+        """What a property is judged on."""
+        return {"performance": (self.write, self.tree), "coherence": (self.visibility, self.stale)}.get(
+            prop, (self.locks,)
+        )
+
     def verdict(self, prop: str) -> Verdict:
         return {"performance": self.performance, "coherence": self.coherence, "concurrency": self.concurrency}[prop]
 
@@ -534,12 +540,8 @@ def terminal(report: Report, options: Options) -> list:
     table.add_column("gets")
     for row in found.rows:
         cells: list[RenderableType] = [row.mount]
-        for prop, measures in (
-            ("performance", (row.write, row.tree)),
-            ("coherence", (row.visibility, row.stale)),
-            ("concurrency", (row.locks,)),
-        ):
-            verdict = row.verdict(prop)
+        for prop in PROPERTIES:
+            measures, verdict = row.measures(prop), row.verdict(prop)
             text = Text(f"{MARK[verdict]} {verdict}", style=STYLE[verdict])
             for line in _lines(*measures, marks=False):
                 text.append("\n" + line, style="dim" if verdict != "data loss" else "bold red")
@@ -567,9 +569,6 @@ def _caveat_lines(report: Report, found: PickTwo) -> list[Text]:
 # --- Markdown -------------------------------------------------------------------------------------
 
 
-_md = md_text
-
-
 def markdown(report: Report, charts: Mapping[str, str], options: Options) -> str:
     """The section: heading, table, chart, notes, then the probe's tables ('' without --probe)."""
     found = pick_two(report)
@@ -578,24 +577,20 @@ def markdown(report: Report, charts: Mapping[str, str], options: Options) -> str
     headers = ["mount", *PROPERTIES, "gets"]
     rows = []
     for row in found.rows:
-        cells = [_md(row.mount)]
-        for prop, measures in (
-            ("performance", (row.write, row.tree)),
-            ("coherence", (row.visibility, row.stale)),
-            ("concurrency", (row.locks,)),
-        ):
-            verdict = row.verdict(prop)
+        cells = [md_text(row.mount)]
+        for prop in PROPERTIES:
+            measures, verdict = row.measures(prop), row.verdict(prop)
             head = f"**{MARK[verdict]} {verdict}**"
-            cells.append("<br>".join([head, *(_md(m.marked) + _marks(m) for m in measures)]))
-        cells.append(_md(row.gets))
+            cells.append("<br>".join([head, *(md_text(m.marked) + _marks(m) for m in measures)]))
+        cells.append(md_text(row.gets))
         rows.append(cells)
-    parts = [f"## {_md(TITLE)}", _md(_intro(found)), md_table(headers, rows)]
+    parts = [f"## {md_text(TITLE)}", md_text(_intro(found)), md_table(headers, rows)]
     if KEY in charts:
-        parts.append(f"![{_md(TITLE)}]({charts[KEY]})")
-    parts.append(f"_{_md(LEGEND)}_")
-    parts += [_md(line) for line in found.notes]
+        parts.append(f"![{md_text(TITLE)}]({charts[KEY]})")
+    parts.append(f"_{md_text(LEGEND)}_")
+    parts += [md_text(line) for line in found.notes]
     for probe in found.probes:
-        parts.append(f"### {_md('What each mount supports, and coherence in detail (lab --probe)')}")
+        parts.append(f"### {md_text('What each mount supports, and coherence in detail (lab --probe)')}")
         parts.append(probe_render.render_document_markdown(probe.as_report()).rstrip())
     return "\n\n".join(parts)
 
@@ -632,12 +627,8 @@ def html(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Opti
     out.append("<th>gets</th></tr></thead><tbody>")
     for row in found.rows:
         tds = []
-        for prop, measures in (
-            ("performance", (row.write, row.tree)),
-            ("coherence", (row.visibility, row.stale)),
-            ("concurrency", (row.locks,)),
-        ):
-            verdict = row.verdict(prop)
+        for prop in PROPERTIES:
+            measures, verdict = row.measures(prop), row.verdict(prop)
             body = "".join(f'<span class="measure">{e(line)}</span>' for line in _lines(*measures))
             tds.append(f'<td class="v-{verdict.replace(" ", "-")}"><b>{MARK[verdict]} {e(verdict)}</b>{body}</td>')
         out.append(f'<tr><th scope="row">{e(row.mount)}</th>{"".join(tds)}<td>{e(row.gets)}</td></tr>')
@@ -689,11 +680,7 @@ def charts(report: Report) -> list[Chart]:
 
 def _short(row: PickTwoRow, prop: str) -> str:
     """What a cell says under its verdict: the measures, shortened to fit."""
-    measures = {
-        "performance": (row.write, row.tree),
-        "coherence": (row.visibility, row.stale),
-        "concurrency": (row.locks,),
-    }[prop]
+    measures = row.measures(prop)
     lines = [m.text.split(" (")[0] if prop == "performance" else m.text for m in measures if m.verdict != "not shared"]
     wrapped = [textwrap.shorten(line, 60, placeholder="…") for line in lines]
     return "\n".join(textwrap.fill(line, 30) for line in wrapped)

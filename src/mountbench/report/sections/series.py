@@ -20,7 +20,7 @@ from mountbench.analysis.summary import Row
 from mountbench.model import UNSTEADY, RunData, Sample
 from mountbench.report.chartkeys import Chart
 from mountbench.report.content import Report
-from mountbench.report.sections.base import Export, Options
+from mountbench.report.sections.base import Options, no_text, nothing
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -125,22 +125,6 @@ def series_figure(report: Report, case: SeriesCase) -> Figure:
 # --- the section's parts -------------------------------------------------------------------------
 
 
-def terminal(report: Report, options: Options) -> list:
-    return []
-
-
-def markdown(report: Report, charts: Mapping[str, str], options: Options) -> str:
-    return ""
-
-
-def charts(report: Report) -> list[Chart]:
-    return []  # drawn by html() itself: the page alone shows them
-
-
-def exports(report: Report) -> list[Export]:
-    return []
-
-
 def html(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Options) -> Markup:
     if not options.draw:
         return Markup("")
@@ -162,3 +146,7 @@ def html(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Opti
         out += ['  <figure class="chart">', f"    {inline_svg(chart)}", caption, "  </figure>"]
     out.append("</section>")
     return Markup("\n".join(out))
+
+
+terminal = charts = exports = nothing  # parts this section does not have
+markdown = no_text
