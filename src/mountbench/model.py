@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 # Caveat codes. The text shown to people is in Caveat.text; codes let tests and
 # exports recognise a caveat without parsing prose.
@@ -167,6 +167,14 @@ class Description:
     space_group: str = ""  # workloads of one group share their files on a target
     space_bytes: int | None = None  # bytes laid out on a target; None: unknown
     sweep: SweepPoint | None = None
+    # for views across workloads (reports read these, never the kind's spec):
+    role: str = ""  # what the workload stands for in such views, e.g. "tree copy" (pick two's tree measure)
+    clients: tuple[str, ...] = ()  # run on these clients at once (run --client), by label
+    origin: str = ""  # the workload this variant was made from (a multi-client job's own fio job), by name
+    origin_title: str = ""
+
+    # fields added after runs were stored: a stored description without them gets them from its kind
+    LATER: ClassVar[tuple[str, ...]] = ("role", "clients", "origin", "origin_title")
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -187,6 +195,10 @@ class Description:
             space_group=str(data.get("space_group", "")),
             space_bytes=_int_or_none(data.get("space_bytes")),
             sweep=SweepPoint.from_dict(sweep) if sweep else None,
+            role=str(data.get("role", "")),
+            clients=tuple(map(str, data.get("clients", ()))),
+            origin=str(data.get("origin", "")),
+            origin_title=str(data.get("origin_title", "")),
         )
 
 

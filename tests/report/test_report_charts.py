@@ -16,16 +16,8 @@ from support.synthetic import study_run
 
 from mountbench.analysis.metrics import describe
 from mountbench.kinds import make_workload
-from mountbench.report.charts import (
-    _RC,
-    axis_unit,
-    inline_svg,
-    plan_charts,
-    render,
-    spans_more_than,
-    spans_orders,
-    write_charts,
-)
+from mountbench.report.chartkit import RC, axis_unit, inline_svg, render, spans_more_than, spans_orders
+from mountbench.report.charts import plan_charts, write_charts
 from mountbench.report.content import build_report
 
 BLUE = np.array([0x00, 0x72, 0xB2]) / 255  # the first target's colour
@@ -194,7 +186,7 @@ def test_no_text_is_clipped_or_overlaps_another(index):
     if index >= len(charts):
         pytest.skip("fewer charts")
     chart = charts[index]
-    with matplotlib.rc_context(_RC):
+    with matplotlib.rc_context(RC):
         figure = chart.draw()
         texts = _drawn_texts(figure)
     frame = figure.bbox
@@ -236,7 +228,7 @@ def test_ratio_chart_puts_better_to_the_right_whatever_the_metric():
     )
     report = build_report([run])
     (ratio,) = [c for c in plan_charts(report) if c.kind == "ratio"]
-    with matplotlib.rc_context(_RC):
+    with matplotlib.rc_context(RC):
         figure = ratio.draw()
     ax = figure.axes[0]
     (bar,) = [p for p in ax.patches if p.get_width() != 0]
@@ -248,9 +240,9 @@ def test_ratio_chart_puts_better_to_the_right_whatever_the_metric():
 def test_s1_host_cost_view_in_every_format(tmp_path: Path):
     """Study S1's figure set: per case, throughput next to host CPU and memory per target."""
     from mountbench.model import Sample
-    from mountbench.report.costview import cost_cases
     from mountbench.report.html import render_html
     from mountbench.report.markdown import render_markdown
+    from mountbench.report.sections.costs import cost_cases
 
     values = {("9p", "seq"): [1.0e8, 1.1e8, 0.9e8], ("virtiofs", "seq"): [3.0e8, 3.1e8, 2.9e8]}
     run = make_run(values, "read.bw", workloads=[fio_workload("seq", "read", "1M")])

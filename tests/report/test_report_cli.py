@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from support.synthetic import HOST, study_run
 
-from mountbench.cli.main import main as cli
+from mountbench.cli import main as cli
 from mountbench.records.export import FORMAT_VERSION, make_document, write_document
 from mountbench.store import Store
 

@@ -6,11 +6,11 @@ from mountbench.clients.spec import ClientSpec
 from mountbench.kinds.fioclients import client_workloads
 from mountbench.model import ClientResult, RunConfig, RunData, Sample, Target, TargetRecord
 from mountbench.presets import load_preset
-from mountbench.report import clients as report_clients
-from mountbench.report import clients_views
 from mountbench.report.content import build_report
 from mountbench.report.html import render_html
 from mountbench.report.markdown import render_markdown
+from mountbench.report.sections import Options
+from mountbench.report.sections import clients as report_clients
 
 CLIENTS = (ClientSpec("10.0.0.2"), ClientSpec("10.0.0.3"), ClientSpec("<node4>", 9000))
 LABELS = [c.label for c in CLIENTS]
@@ -84,7 +84,8 @@ def test_a_run_without_clients_has_no_section():
     from support.factories import make_run
 
     run = make_run({("a", "w"): [1.0, 2.0, 3.0]})
-    assert clients_views.clients_markdown([run]) == "" and clients_views.clients_terminal(run) == []
+    assert report_clients.markdown(build_report([run]), {}, Options()) == ""
+    assert report_clients.terminal(build_report([run]), Options()) == []
 
 
 def test_clients_that_differ_in_kernel_are_warned_about_unknowns_are_not():
@@ -98,9 +99,9 @@ def test_clients_that_differ_in_kernel_are_warned_about_unknowns_are_not():
 
 
 def test_scaling_chart_draws(tmp_path):
-    from mountbench.report import charts
+    from mountbench.report import chartkit, charts
 
     report = build_report([scaling_run()])
     planned = [c for c in charts.plan_charts(report) if c.kind == "scaling"]
     assert [c.key for c in planned] == ["scaling-1-rnd4k-q1-read-read-iops"]
-    assert charts.render(planned[0], "svg").startswith(b"<?xml")
+    assert chartkit.render(planned[0], "svg").startswith(b"<?xml")

@@ -14,7 +14,8 @@ from support.synthetic import ODIRECT, study_run
 
 from mountbench.report.charts import plan_charts
 from mountbench.report.content import build_report
-from mountbench.report.markdown import md_table, md_text, render_markdown
+from mountbench.report.markdown import render_markdown
+from mountbench.report.tables import md_table, md_text
 
 GOLDEN = Path(__file__).parent / "golden" / "study.md"
 

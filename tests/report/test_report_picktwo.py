@@ -35,10 +35,11 @@ from mountbench.probe.model import (
     VisibilityResult,
 )
 from mountbench.records.export import make_document, write_document
-from mountbench.report import charts, picktwo
+from mountbench.report import chartkit, charts
 from mountbench.report.content import build_report
 from mountbench.report.html import render_html
 from mountbench.report.markdown import render_markdown
+from mountbench.report.sections import Options, picktwo
 
 NONE, LOOSE, VFS, DISK = "9p cache=none", "9p cache=loose", "virtiofs cache=auto", "disk"
 OPS = ("create", "append", "truncate", "rename", "delete")
@@ -202,7 +203,7 @@ def test_a_sweep_that_measured_the_page_cache_is_the_last_choice() -> None:
 def test_runs_without_probe_have_no_such_section() -> None:
     plain = build_report([lab_run(None)])
     assert picktwo.pick_two(plain) is None
-    assert picktwo.render_terminal(plain) is None
+    assert picktwo.terminal(plain, Options()) == []
     assert "Pick two" not in render_markdown(plain)
     assert "pick-two" not in render_html(plain, with_charts=False)
     assert picktwo.records(plain) == [] and all(c.key != picktwo.KEY for c in charts.plan_charts(plain))
@@ -213,7 +214,7 @@ def test_runs_without_probe_have_no_such_section() -> None:
 
 def test_terminal_shows_the_table_its_notes_and_the_probes_tables(report) -> None:
     console = Console(width=200, record=True, color_system=None)
-    console.print(picktwo.render_terminal(report))
+    console.print(*picktwo.terminal(report, Options()))
     text = console.export_text()
     assert picktwo.TITLE in text and "‼ data loss" in text and "– not shared" in text
     assert "performance + concurrency" in text
@@ -256,10 +257,10 @@ def test_csv_and_json_records(report) -> None:
 
 def test_chart_draws_one_cell_per_mount_and_property(report) -> None:
     (chart,) = [c for c in charts.plan_charts(report) if c.key == picktwo.KEY]
-    svg = charts.render(chart, "svg").decode()
+    svg = chartkit.render(chart, "svg").decode()
     for text in ("performance", "coherence", "concurrency", NONE, "data loss", "not shared"):
         assert text in svg, text
-    assert charts.render(chart, "png")[:4] == b"\x89PNG"
+    assert chartkit.render(chart, "png")[:4] == b"\x89PNG"
 
 
 def test_report_command_writes_the_section_in_csv_and_json(tmp_path: Path, mb_env: dict[str, str]) -> None:

@@ -22,12 +22,13 @@ from mountbench.kinds import make_workload
 from mountbench.kinds.fio import KIND as FIO
 from mountbench.model import Caveat, RunData, Sample, SweepPoint, Workload
 from mountbench.presets import load_preset
-from mountbench.report import charts, sweeptext
+from mountbench.report import chartkit, charts
 from mountbench.report.content import build_report
-from mountbench.report.csvexport import SWEEP_COLUMNS, sweep_records, sweeps_csv
 from mountbench.report.html import render_html
 from mountbench.report.markdown import render_markdown
-from mountbench.report.terminal import render_sweeps
+from mountbench.report.sections import sweeps as sweeptext
+from mountbench.report.sections.sweeps import SWEEP_COLUMNS, sweep_records, sweeps_csv
+from mountbench.report.sections.sweeps import render_terminal as render_sweeps
 
 NOISE = (1.0, 1.04, 0.97)
 
@@ -277,7 +278,7 @@ def assert_text_fits(figure) -> None:
 
 
 def _draw(chart):
-    with matplotlib.rc_context(charts._RC):
+    with matplotlib.rc_context(chartkit.RC):
         return chart.draw()
 
 
@@ -299,7 +300,7 @@ def test_sweep_charts_start_at_zero_keep_labels_clear_and_mark_optimum_and_knee(
         renderer = canvas.get_renderer()
         assert not legend.get_window_extent(renderer).overlaps(ax.get_window_extent(renderer))  # beside the plot
         assert_text_fits(figure)
-    svg = charts.inline_svg(planned[0])
+    svg = chartkit.inline_svg(planned[0])
     assert "[1] buffered writes without fsync" in svg and "[2] emulated guest" in svg  # under the chart
 
 

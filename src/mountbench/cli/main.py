@@ -34,11 +34,9 @@ from mountbench.model import RunData, Workload
 from mountbench.presets import load_preset, preset_names
 from mountbench.records.events import EventLog, Fanout
 from mountbench.records.export import make_document, write_document
-from mountbench.report import picktwo
-from mountbench.report.clients_views import clients_terminal
 from mountbench.report.content import build_report
 from mountbench.report.grid import parse_unit
-from mountbench.report.terminal import render_report, render_samples, render_sweeps
+from mountbench.report.terminal import render_run, render_samples
 from mountbench.store import Store, default_db_path
 from mountbench.units import format_bytes, format_seconds
 
@@ -289,17 +287,10 @@ def _print_run(
     unit: str = "auto",
     per_client: bool = False,
 ) -> None:
-    """The answer and the comparison tables, then a table per sweep and the clients' tables when the run has any."""
+    """The answer and the comparison tables, then each report section the run has (sweeps, clients, pick two)."""
     report = build_report([run], baseline=baseline, metrics=metrics, unit=unit)
-    out.print(render_report(report))
-    sweeps = render_sweeps(report)
-    if sweeps is not None:
-        out.print(sweeps)
-    for table in clients_terminal(run, per_client=per_client):
-        out.print(table)
-    picked = picktwo.render_terminal(report)  # lab --probe: pick two, and the probe's own tables
-    if picked is not None:
-        out.print(picked)
+    for part in render_run(report, per_client=per_client):
+        out.print(part)
 
 
 def _command_line() -> str:

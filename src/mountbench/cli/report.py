@@ -108,15 +108,11 @@ def report(
     elif fmt == "csv":
         _write_csv(built, out, samples)
     else:
+        from mountbench.report.sections import exports
+
         document = make_document(list(built.runs), summary=built.summary)  # runs relabelled as in the summary
-        if built.sweeps or built.grids:
-            from mountbench.report.csvexport import sweep_records
-
-            document["sweeps"] = sweep_records(built)
-        from mountbench.report import picktwo  # lab --probe
-
-        if picktwo.pick_two(built) is not None:
-            document["pick_two"] = picktwo.records(built)
+        for section in exports(built):  # sweeps, pick two: each section's records
+            document[section.name] = section.records
         if out is None:
             click.echo(json.dumps(document, indent=1))
         else:
@@ -132,9 +128,11 @@ def report(
 @click.option("--debug", is_flag=True, hidden=True)
 def export(run_refs: tuple[str, ...], out: Path, no_raw: bool, db: Path | None, debug: bool) -> None:
     """Write stored runs to a versioned JSON file ('mountbench import' reads it elsewhere)."""
+    from mountbench.report.content import unique_runs
+
     out = check_out_path(out)
     with Store(db or default_db_path(), writer=False) as store:
-        runs = _dedupe([store.load_run(ref, with_raw=not no_raw) for ref in run_refs])
+        runs = unique_runs([store.load_run(ref, with_raw=not no_raw) for ref in run_refs])
     write_document(out, make_document(runs, with_raw=not no_raw))
     samples = sum(len(run.samples) for run in runs)
     click.echo(f"exported {len(runs)} run(s), {samples} samples, to {out}")
@@ -164,6 +162,8 @@ def import_runs(files: tuple[Path, ...], db: Path | None, debug: bool) -> None:
 
 def load_runs(run_refs: Sequence[str], sources: Sequence[Path], db: Path | None) -> list[RunData]:
     """Runs named by id (default: the last stored run unless files are given), then the files' runs."""
+    from mountbench.report.content import unique_runs
+
     runs: list[RunData] = []
     refs = list(run_refs) or ([] if sources else ["last"])
     if refs:
@@ -171,14 +171,7 @@ def load_runs(run_refs: Sequence[str], sources: Sequence[Path], db: Path | None)
             runs += [store.load_run(ref) for ref in refs]
     for path in sources:
         runs += read_document(path.expanduser())
-    return _dedupe(runs)
-
-
-def _dedupe(runs: Sequence[RunData]) -> list[RunData]:
-    seen: dict[str, RunData] = {}
-    for run in runs:
-        seen.setdefault(run.id, run)
-    return list(seen.values())
+    return unique_runs(runs)
 
 
 def _format_from_suffix(out: Path | None) -> str:
@@ -247,18 +240,12 @@ def _write_csv(built: Report, out: Path | None, samples: bool) -> None:
     write_text(out, summary_csv(built))
     write_text(raw, samples_csv(built))
     _note(f"wrote {out} (one row per summary cell) and {raw} (one row per sample)")
-    if built.sweeps or built.grids:
-        from mountbench.report.csvexport import sweeps_csv
+    from mountbench.report.sections import exports
 
-        swept = out.with_name(f"{out.stem}-sweeps{out.suffix or '.csv'}")
-        write_text(swept, sweeps_csv(built))
-        _note(f"wrote {swept} (one row per sweep point and target, with each target's optimum and knee)")
-    from mountbench.report import picktwo  # lab --probe
-
-    if picktwo.pick_two(built) is not None:
-        picked = out.with_name(f"{out.stem}-picktwo{out.suffix or '.csv'}")
-        write_text(picked, picktwo.to_csv(built))
-        _note(f"wrote {picked} (pick two: one row per mount and measure, with its verdict)")
+    for section in exports(built):  # sweeps, pick two: a file each, next to the summary
+        path = out.with_name(f"{out.stem}{section.suffix}{out.suffix or '.csv'}")
+        write_text(path, section.csv)
+        _note(f"wrote {path} ({section.note})")
 
 
 def _note(text: str) -> None:

@@ -71,8 +71,15 @@ def new_workload(kind: WorkloadKind, name: str, title: str, source: str, spec: d
 def stored_workload(data: Mapping[str, Any], describe: Callable[[Workload], Description]) -> Workload:
     """A workload read from a store or an export; one stored by a version that recorded no
     description gets it from ``describe`` (its kind's)."""
-    if isinstance(data.get("description"), dict):
-        return Workload.from_dict(dict(data))
+    stored = data.get("description")
+    if isinstance(stored, dict):
+        workload = Workload.from_dict(dict(data))
+        missing = [name for name in Description.LATER if name not in stored]
+        if not missing:
+            return workload
+        fresh = describe(workload)  # stored before these fields existed: its kind gives them
+        later = {name: getattr(fresh, name) for name in missing}
+        return replace(workload, description=replace(workload.description, **later))
     draft = Workload.from_dict({**data, "description": {"summary": ""}})
     return replace(draft, description=describe(draft))
 

@@ -145,6 +145,9 @@ class FioClientsKind:
             space_group=inner.space_group,
             space_bytes=space,
             sweep=sweep,
+            clients=tuple(c.label for c in wrapped.clients),
+            origin=wrapped.job.name,
+            origin_title=wrapped.job.title,
         )
 
     def _rewrap(self, workload: Workload, job: Workload) -> Workload:

@@ -85,6 +85,11 @@ RSYNC = ["rsync", "-a", "--no-owner", "--no-group"]
 UPDATE_EVERY = 10  # rsync-update touches every 10th file (10%), sorted by path
 
 
+# what an action stands for in views across workloads (the report's pick two reads "tree copy",
+# else "tree sync", as its tree measure)
+ROLES = {"extract": "tree copy", "rsync": "tree sync"}
+
+
 def tree_workload(action: str, tree: dict, source: str) -> Workload:
     if action not in ACTIONS:
         raise UsageError(f"unknown tree action {action!r}; choose one of: {', '.join(ACTIONS)}")
@@ -103,7 +108,12 @@ class TreeKind:
         """The spec as key=value (action and tree); wall time is the headline. Space is
         known only once the tree exists (TreeRunner.space_needed)."""
         generic = generic_description(workload)
-        return Description(summary=generic.summary, options=generic.options, headline=generic.headline or ("wall",))
+        return Description(
+            summary=generic.summary,
+            options=generic.options,
+            headline=generic.headline or ("wall",),
+            role=ROLES.get(str(workload.spec.get("action")), ""),
+        )
 
     def adjust(self, workload: Workload, adjustments: Adjustments) -> Workload:
         if adjustments.tree is None:

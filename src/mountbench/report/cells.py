@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mountbench.analysis.metrics import MetricInfo
-from mountbench.analysis.summary import Cell, RunSummary
-from mountbench.model import Caveat
+from mountbench.analysis.summary import Cell
 from mountbench.units import format_bytes, format_count, format_rate, format_seconds
 
 
@@ -53,13 +52,3 @@ class Footnotes:
         numbers = [self.mark(c.text) for c in cell.caveats]
         numbers += [self.mark(f"failed on {cell.target}: {error}") for error in cell.errors]
         return sorted(set(numbers))
-
-
-def run_caveats(summary: RunSummary) -> list[Caveat]:
-    """Every distinct caveat in the table, in order."""
-    seen: dict[Caveat, None] = {}
-    for row in summary.rows:
-        for cell in row.cells.values():
-            for caveat in cell.caveats:
-                seen.setdefault(caveat)
-    return list(seen)

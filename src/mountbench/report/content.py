@@ -191,6 +191,10 @@ class Report:
     def _number(self, text: str) -> int:
         return self.notes.index(text) + 1 if text in self.notes else 0
 
+    def column_marks(self, rows: Sequence[Row], target: str) -> list[int]:
+        """Note numbers of how a target's cells among ``rows`` were measured (for a column heading)."""
+        return sorted({n for row in rows for n in self.measurement_marks(row.cells[target])})
+
     def measurement_marks(self, cell: Cell) -> tuple[int, ...]:
         """Note numbers of the caveats about how a cell was measured (not its spread)."""
         return tuple(sorted({self.notes.index(c.text) + 1 for c in cell.caveats if c.code not in QUALITY_CODES}))
@@ -204,6 +208,11 @@ class Report:
         own = tuple(self._number(c.text) for c in cell.caveats if c.code in RATIO_CODES)
         both = self.measurement_marks(cell) + self.measurement_marks(row.cells[self.summary.baseline])
         return tuple(sorted(set(own + both) - {0}))
+
+
+def column_heading(report: Report, label: str) -> str:
+    """A target's column as every format names it: 'native (baseline)'."""
+    return f"{label} (baseline)" if label == report.summary.baseline else label
 
 
 def build_report(
@@ -398,9 +407,6 @@ def status_warnings(runs: Sequence[RunData]) -> list[str]:
         for run in runs
         if run.status != "complete"
     ]
-
-
-# --- metric descriptions -----------------------------------------------------------------------
 
 
 # --- grouping and notes ---------------------------------------------------------------------
@@ -770,16 +776,6 @@ def sweep_unit(metric: MetricInfo, values: Sequence[float]) -> tuple[float, str]
 
 
 # --- environment facts shared by the text formats ---------------------------------------------------
-
-
-def workload_summary(workload: model.Workload) -> str:
-    """The settings people quote (its kind wrote them into the description)."""
-    return workload.description.summary
-
-
-def workload_options(workload: model.Workload) -> str:
-    """Every option as given, one per line."""
-    return "\n".join(workload.description.options)
 
 
 def all_workloads(report: Report) -> list[model.Workload]:

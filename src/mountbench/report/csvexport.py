@@ -21,7 +21,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 from mountbench.analysis.metrics import describe
-from mountbench.report import content, sweeptext
+from mountbench.report import content
 from mountbench.report.content import Report
 from mountbench.report.phrasing import readable
 
@@ -99,16 +99,16 @@ def samples_csv(report: Report) -> str:
                 s.workload,
                 titles.get(s.workload, ""),
                 s.round,
-                _bool(s.ok),
+                csv_bool(s.ok),
                 s.error,
                 s.cache_action,
                 "; ".join(c.text for c in s.caveats),
                 " ".join(c.code for c in s.caveats),
-                _number(s.started_at),
-                _number(s.wall_s),
+                csv_number(s.started_at),
+                csv_number(s.wall_s),
             ]
-            rows.append(fixed + [_number(s.metrics.get(m)) for m in metrics])
-    return _write(header, rows)
+            rows.append(fixed + [csv_number(s.metrics.get(m)) for m in metrics])
+    return write_csv(header, rows)
 
 
 def summary_csv(report: Report) -> str:
@@ -126,7 +126,7 @@ def summary_csv(report: Report) -> str:
                 [s.median, s.mean, s.stdev, s.min, s.max, s.ci_low, s.ci_high, s.ci_level, s.cv] if s else [None] * 9
             )
             # the baseline against itself: no ratio, and no significant difference
-            ratio = [c.ratio, c.low, c.high, _bool(c.significant)] if c else [None, None, None, "false"]
+            ratio = [c.ratio, c.low, c.high, csv_bool(c.significant)] if c else [None, None, None, "false"]
             said = readable(row, label, summary.baseline)
             column = report.column(label)
             rows.append(
@@ -137,25 +137,25 @@ def summary_csv(report: Report) -> str:
                     row.metric.name,
                     row.metric.label,
                     row.metric.unit,
-                    _bool(row.metric.higher_is_better),
+                    csv_bool(row.metric.higher_is_better),
                     label,
                     column.host,
                     summary.baseline,
                     s.n if s else 0,
                     _stopped(report, row.workload, label),
                     cell.failed,
-                    *(_number(v) for v in stats),
-                    *(_number(v) if not isinstance(v, str) else v for v in ratio),
+                    *(csv_number(v) for v in stats),
+                    *(csv_number(v) if not isinstance(v, str) else v for v in ratio),
                     said["comparison"],
                     said["verdict"],
-                    *(_number(said[k]) for k in ("factor", "factor_low", "factor_high")),  # type: ignore[arg-type]
+                    *(csv_number(said[k]) for k in ("factor", "factor_low", "factor_high")),  # type: ignore[arg-type]
                     "; ".join(caveat.text for caveat in cell.caveats),
                     " ".join(caveat.code for caveat in cell.caveats),
                     "; ".join(cell.errors),
                     "; ".join(caveat.text for caveat in inherited),
                 ]
             )
-    return _write(SUMMARY_COLUMNS, rows)
+    return write_csv(SUMMARY_COLUMNS, rows)
 
 
 def _stopped(report: Report, workload: str, target: str) -> str:
@@ -177,7 +177,7 @@ def metric_order(metric: str) -> tuple:
     return (directions.get(direction, 4), direction, kinds.get(name, 5), 0.0, name)
 
 
-def _number(value: float | int | None) -> str:
+def csv_number(value: float | int | None) -> str:
     if value is None:
         return ""
     if isinstance(value, float) and not math.isfinite(value):
@@ -185,116 +185,13 @@ def _number(value: float | int | None) -> str:
     return repr(float(value)) if isinstance(value, float) else str(value)
 
 
-def _bool(value: bool) -> str:
+def csv_bool(value: bool) -> str:
     return "true" if value else "false"
 
 
-def _write(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+def write_csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
     writer.writerows(rows)
     return buffer.getvalue()
-
-
-SWEEP_COLUMNS = (
-    "sweep",
-    "kind",
-    "heading",
-    "metric",
-    "metric_label",
-    "unit",
-    "higher_is_better",
-    "generated",
-    "option",
-    "value",
-    "number",
-    "option2",
-    "value2",
-    "number2",
-    "fixed",
-    "workload",
-    "target",
-    "n",
-    "median [unit]",
-    "ci_low [unit]",
-    "ci_high [unit]",
-    "cv [fraction]",
-    "optimum",
-    "optimum_clear",
-    "knee",
-)
-
-
-def sweep_records(report: Report) -> list[dict[str, object]]:
-    """One record per (sweep point, target), sweeps first, then grids: the swept value(s),
-    the median and its interval in the metric's own unit, and whether the point is the
-    target's optimum or knee (a grid has an optimum only). Shared by CSV and JSON."""
-    records: list[dict[str, object]] = []
-    for index, sweep in enumerate(report.sweeps, 1):
-        for k, (value, number, row) in enumerate(zip(sweep.values, sweep.numbers, sweep.rows, strict=True)):
-            for target in report.summary.targets:
-                optimum = sweep.optima.get(target)
-                records.append(
-                    _sweep_record(f"sweep-{index}", "sweep", sweeptext.heading(sweep), row, target, sweep.generated)
-                    | {"option": sweep.option, "value": value, "number": number, "fixed": sweep.fixed}
-                    | {
-                        "optimum": bool(optimum and optimum.peak == k),
-                        "optimum_clear": optimum.clear if optimum and optimum.peak == k else None,
-                        "knee": bool(optimum and optimum.knee == k),
-                    }
-                )
-    for index, grid in enumerate(report.grids, 1):
-        for (i, j), row in sorted(grid.cells.items()):
-            for target in report.summary.targets:
-                records.append(
-                    _sweep_record(f"grid-{index}", "grid", sweeptext.grid_heading(grid), row, target, True)
-                    | {"option": grid.row_option, "value": grid.row_values[i], "number": grid.row_numbers[i]}
-                    | {"option2": grid.column_option, "value2": grid.column_values[j]}
-                    | {"number2": grid.column_numbers[j], "fixed": grid.fixed}
-                    | {"optimum": grid.best.get(target) == (i, j), "knee": None}
-                    | {"optimum_clear": grid.clear.get(target) if grid.best.get(target) == (i, j) else None}
-                )
-    return records
-
-
-def _sweep_record(key: str, kind: str, heading: str, row, target: str, generated: bool) -> dict[str, object]:
-    summary = row.cells[target].summary
-    return {
-        "sweep": key,
-        "kind": kind,
-        "heading": heading,
-        "metric": row.metric.name,
-        "metric_label": row.metric.label,
-        "unit": row.metric.unit,
-        "higher_is_better": row.metric.higher_is_better,
-        "generated": generated,
-        "option2": None,
-        "value2": None,
-        "number2": None,
-        "workload": row.workload,
-        "target": target,
-        "n": summary.n if summary else 0,
-        "median": summary.median if summary else None,
-        "ci_low": summary.ci_low if summary else None,
-        "ci_high": summary.ci_high if summary else None,
-        "cv": summary.cv if summary else None,
-    }
-
-
-def sweeps_csv(report: Report) -> str:
-    """sweep_records as CSV (README, "CSV columns"); numbers in full precision."""
-    names = {"median [unit]": "median", "ci_low [unit]": "ci_low", "ci_high [unit]": "ci_high", "cv [fraction]": "cv"}
-    rows = []
-    for record in sweep_records(report):
-        row = []
-        for column in SWEEP_COLUMNS:
-            value = record.get(names.get(column, column))
-            if isinstance(value, bool):
-                row.append(_bool(value))
-            elif isinstance(value, float):
-                row.append(_number(value))
-            else:
-                row.append("" if value is None else value)
-        rows.append(row)
-    return _write(SWEEP_COLUMNS, rows)

@@ -25,17 +25,24 @@ from rich.table import Table
 from rich.text import Text
 
 from mountbench.analysis.metrics import describe
-from mountbench.analysis.summary import Cell, Row
+from mountbench.analysis.summary import Row
 from mountbench.model import QUALITY_CODES, RunData
-from mountbench.report import content, sweeptext
+from mountbench.report import content
 from mountbench.report.cells import format_spread, format_value
-from mountbench.report.content import MetricGroup, Report, Sweep
+from mountbench.report.content import MetricGroup, Report
 from mountbench.report.grid import GridSection
 from mountbench.report.phrasing import BETTER, SAME, WORSE, cell_standing
+from mountbench.report.sections import SECTIONS, Options
 from mountbench.units import format_bytes, format_seconds
 
 STYLES = {BETTER: "green", WORSE: "red", SAME: "dim", "unknown": "yellow", "none": "dim"}
 MARK_STYLE = "yellow"
+
+
+def render_run(report: Report, *, per_client: bool = False) -> list:
+    """Everything `run`, `show` and `lab` print after a run: the report, then each section's part."""
+    options = Options(per_client=per_client)
+    return [render_report(report), *(part for section in SECTIONS for part in section.terminal(report, options))]
 
 
 def render_report(report: Report) -> Group:
@@ -453,65 +460,3 @@ def render_samples(run: RunData) -> Table:
             value if sample.ok else Text("failed", style="red"), format_seconds(sample.wall_s), notes,
         )  # fmt: skip
     return table
-
-
-def render_sweeps(report: Report) -> Group | None:
-    """One table per sweep (values down, targets across, one unit, ★ optimum and ◆ knee);
-    per grid, one table per target. None when the runs hold no sweep."""
-    if not report.sweeps and not report.grids:
-        return None
-    parts: list = []
-    targets = report.summary.targets
-    for sweep in report.sweeps:
-        parts += [Text(""), Text(sweeptext.heading(sweep), style="bold")]
-        table = Table(header_style="bold")
-        table.add_column(sweeptext.option_label(sweep.option), no_wrap=True)
-        for label in targets:
-            table.add_column(label + (" (baseline)" if label == report.summary.baseline else ""), justify="right")
-        for index, (value, row) in enumerate(zip(sweep.values, sweep.rows, strict=True)):
-            table.add_row(value, *(_sweep_point(sweep, index, row.cells[t], t) for t in targets))
-        table.add_section()
-        table.add_row(
-            Text(f"{sweeptext.PEAK_MARK} optimum", "bold"), *(sweeptext.optimum_text(sweep, t) for t in targets)
-        )
-        table.add_row(Text(f"{sweeptext.KNEE_MARK} knee", "bold"), *(sweeptext.knee_text(sweep, t) for t in targets))
-        parts += [table, Text(sweeptext.explanation(sweep), style="dim")]
-        parts += _sweep_caveats(sweep.rows, targets)
-    for grid in report.grids:
-        parts += [Text(""), Text(sweeptext.grid_heading(grid), style="bold")]
-        parts.append(Text(sweeptext.grid_explanation(grid), style="dim"))
-        for target in targets:
-            table = Table(title=f"{target}: {grid.row_option} ↓ {grid.column_option} →", title_justify="left")
-            table.add_column(grid.row_option, no_wrap=True)
-            for value in grid.column_values:
-                table.add_column(value, justify="right")
-            for i, value in enumerate(grid.row_values):
-                cells = []
-                for j in range(len(grid.column_values)):
-                    row = grid.cells.get((i, j))
-                    best = grid.best.get(target) == (i, j)
-                    text = sweeptext.point_text(row.cells[target], grid.unit[0]) if row is not None else ""
-                    cells.append(Text(text + (f" {sweeptext.PEAK_MARK}" if best else ""), "bold green" if best else ""))
-                table.add_row(value, *cells)
-            parts.append(table)
-        parts += _sweep_caveats(grid.rows, targets)
-    return Group(*parts)
-
-
-def _sweep_caveats(rows, targets) -> list[Text]:
-    """How the points were measured, spelled out under their table: 'caveat (on a, b)'."""
-    found: dict[str, list[str]] = {}
-    for label in targets:
-        for row in rows:
-            for caveat in row.cells[label].caveats:
-                if caveat.code not in QUALITY_CODES and label not in found.setdefault(caveat.text, []):
-                    found[caveat.text].append(label)
-    return [Text(f"! {text} (on {', '.join(labels)})", style="yellow") for text, labels in found.items()]
-
-
-def _sweep_point(sweep: Sweep, index: int, cell: Cell, target: str) -> Text:
-    marks = sweeptext.point_marks(sweep, index, target)
-    style = "bold green" if sweeptext.PEAK_MARK in marks else ("green" if marks else "")
-    if cell.summary is None:
-        style = "red"
-    return Text(sweeptext.point_text(cell, sweep.unit[0]) + marks, style)

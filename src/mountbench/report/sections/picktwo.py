@@ -16,20 +16,25 @@ Each column gets a verdict (good, fair, poor; data loss; not shared: a virtual d
 guest's own RAM has no second view; not measured). The section also carries the probe's
 own tables (what each mount supports, and every coherence check), rendered by probe.render.
 
-Pure: a content.Report in, records and text out; the chart is in report/picktwochart.py.
-This module is the report's "pick two" section in every format: terminal, Markdown, HTML,
-CSV and JSON; the other report modules call it in one place each.
+Pure: a content.Report in, records and text out. This module is the report's "pick two"
+section in every format: terminal, Markdown, HTML, CSV and JSON, and the chart (mounts
+down, performance / coherence / concurrency across, each cell coloured by its verdict in
+the Okabe-Ito palette and saying its mark and word, so it reads in black and white).
+The tree measure is the workload whose kind describes it as TREE_ROLES says
+(model.Description.role).
 """
 
 from __future__ import annotations
 
 import csv
-import html
 import io
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from html import escape
+from typing import TYPE_CHECKING, Any, Literal
 
+from markupsafe import Markup
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -38,8 +43,14 @@ from mountbench import model
 from mountbench.analysis.summary import Cell, Row
 from mountbench.probe import model as probe_model
 from mountbench.probe import render as probe_render
-from mountbench.report.content import Report, Sweep
+from mountbench.report.chartkeys import Chart
+from mountbench.report.content import Report, Sweep, all_workloads
+from mountbench.report.sections.base import Export, Options
+from mountbench.report.tables import md_table, md_text
 from mountbench.units import format_rate, format_seconds
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 Verdict = Literal["good", "fair", "poor", "data loss", "not shared", "not measured"]
 MARK: dict[str, str] = {
@@ -64,7 +75,7 @@ GOOD_WITHIN = 2.0  # performance: within this factor of the fastest mount is goo
 FAIR_WITHIN = 10.0  # ... within this factor fair; further off poor
 PROMPT_MS = probe_render.PROMPT_MS  # coherence: every change shown within this is good
 TO_GUEST, TO_HOST = "host → guest", "guest → host"
-TREE_WORKLOADS = ("extract", "rsync")  # the tree measure, in order of preference
+TREE_ROLES = ("tree copy", "tree sync")  # the tree measure (Description.role), in order of preference
 KEY = "pick-two"  # the chart's key
 
 
@@ -97,6 +108,12 @@ class PickTwoRow:
     performance: Verdict
     coherence: Verdict
     concurrency: Verdict
+
+    def measures(self, prop: str) -> tuple[Measured, ...]:
+        """What a property is judged on."""
+        return {"performance": (self.write, self.tree), "coherence": (self.visibility, self.stale)}.get(
+            prop, (self.locks,)
+        )
 
     def verdict(self, prop: str) -> Verdict:
         return {"performance": self.performance, "coherence": self.coherence, "concurrency": self.concurrency}[prop]
@@ -212,11 +229,12 @@ def write_sweep(sweeps: Sequence[Sweep]) -> Sweep | None:
 
 
 def tree_row(report: Report) -> tuple[Row, str] | None:
-    """The tree workload's wall-time row: extracting a tree, else copying one with rsync."""
-    for name in TREE_WORKLOADS:
+    """The tree workload's wall-time row: extracting a tree, else syncing one with rsync."""
+    roles = {w.name: w.description.role for w in all_workloads(report)}
+    for role in TREE_ROLES:
         for row in report.summary.rows:
-            if row.workload == name and row.metric.name == "wall":
-                return row, name
+            if roles.get(row.workload) == role and row.metric.name == "wall":
+                return row, row.workload
     return None
 
 
@@ -455,6 +473,13 @@ _MEASURES = (
 )
 
 
+def exports(report: Report) -> list[Export]:
+    if pick_two(report) is None:
+        return []
+    note = "pick two: one row per mount and measure, with its verdict"
+    return [Export("pick_two", "-picktwo", note, records(report), to_csv(report))]
+
+
 def records(report: Report) -> list[dict[str, Any]]:
     """One record per mount and measure (JSON: `report --format json` adds them as pick_two)."""
     found = pick_two(report)
@@ -503,11 +528,11 @@ def _lines(*measures: Measured, marks: bool = True) -> list[str]:
     return [m.marked + (_marks(m) if marks else "") for m in measures]
 
 
-def render_terminal(report: Report) -> Group | None:
-    """The pick-two table, its notes, then the probe's own tables (None: no lab run with --probe)."""
+def terminal(report: Report, options: Options) -> list:
+    """The pick-two table, its notes, then the probe's own tables (nothing without lab --probe)."""
     found = pick_two(report)
     if found is None:
-        return None
+        return []
     table = Table(title=TITLE, show_lines=True, header_style="bold", title_justify="left")
     table.add_column("mount", style="bold")
     for prop in PROPERTIES:
@@ -515,12 +540,8 @@ def render_terminal(report: Report) -> Group | None:
     table.add_column("gets")
     for row in found.rows:
         cells: list[RenderableType] = [row.mount]
-        for prop, measures in (
-            ("performance", (row.write, row.tree)),
-            ("coherence", (row.visibility, row.stale)),
-            ("concurrency", (row.locks,)),
-        ):
-            verdict = row.verdict(prop)
+        for prop in PROPERTIES:
+            measures, verdict = row.measures(prop), row.verdict(prop)
             text = Text(f"{MARK[verdict]} {verdict}", style=STYLE[verdict])
             for line in _lines(*measures, marks=False):
                 text.append("\n" + line, style="dim" if verdict != "data loss" else "bold red")
@@ -532,7 +553,7 @@ def render_terminal(report: Report) -> Group | None:
     parts += _caveat_lines(report, found)
     for probe in found.probes:
         parts += probe_render.render_document_terminal(probe.as_report())
-    return Group(*parts)
+    return [Group(*parts)]
 
 
 def _caveat_lines(report: Report, found: PickTwo) -> list[Text]:
@@ -548,40 +569,28 @@ def _caveat_lines(report: Report, found: PickTwo) -> list[Text]:
 # --- Markdown -------------------------------------------------------------------------------------
 
 
-def _md(text: str) -> str:
-    from mountbench.report.markdown import md_text
-
-    return md_text(text)
-
-
-def render_markdown(report: Report, charts: Mapping[str, str]) -> str:
+def markdown(report: Report, charts: Mapping[str, str], options: Options) -> str:
     """The section: heading, table, chart, notes, then the probe's tables ('' without --probe)."""
-    from mountbench.report.markdown import md_table
-
     found = pick_two(report)
     if found is None:
         return ""
     headers = ["mount", *PROPERTIES, "gets"]
     rows = []
     for row in found.rows:
-        cells = [_md(row.mount)]
-        for prop, measures in (
-            ("performance", (row.write, row.tree)),
-            ("coherence", (row.visibility, row.stale)),
-            ("concurrency", (row.locks,)),
-        ):
-            verdict = row.verdict(prop)
+        cells = [md_text(row.mount)]
+        for prop in PROPERTIES:
+            measures, verdict = row.measures(prop), row.verdict(prop)
             head = f"**{MARK[verdict]} {verdict}**"
-            cells.append("<br>".join([head, *(_md(m.marked) + _marks(m) for m in measures)]))
-        cells.append(_md(row.gets))
+            cells.append("<br>".join([head, *(md_text(m.marked) + _marks(m) for m in measures)]))
+        cells.append(md_text(row.gets))
         rows.append(cells)
-    parts = [f"## {_md(TITLE)}", _md(_intro(found)), md_table(headers, rows)]
+    parts = [f"## {md_text(TITLE)}", md_text(_intro(found)), md_table(headers, rows)]
     if KEY in charts:
-        parts.append(f"![{_md(TITLE)}]({charts[KEY]})")
-    parts.append(f"_{_md(LEGEND)}_")
-    parts += [_md(line) for line in found.notes]
+        parts.append(f"![{md_text(TITLE)}]({charts[KEY]})")
+    parts.append(f"_{md_text(LEGEND)}_")
+    parts += [md_text(line) for line in found.notes]
     for probe in found.probes:
-        parts.append(f"### {_md('What each mount supports, and coherence in detail (lab --probe)')}")
+        parts.append(f"### {md_text('What each mount supports, and coherence in detail (lab --probe)')}")
         parts.append(probe_render.render_document_markdown(probe.as_report()).rstrip())
     return "\n\n".join(parts)
 
@@ -605,24 +614,21 @@ CSS = """
 """
 
 
-def render_html(report: Report, chart_svg: str | None = None) -> str:
-    """The section as an HTML fragment ('' without --probe); ``chart_svg`` an inline <svg>."""
+def html(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Options) -> Markup:
+    """The section as an HTML fragment ('' without --probe), its chart inline when drawn."""
     found = pick_two(report)
     if found is None:
-        return ""
-    e = html.escape
+        return Markup("")
+    chart_svg = svgs[KEY][1] if KEY in svgs else None
+    e = escape
     out = [f'<section class="pick-two" id="{KEY}"><style>{CSS}{probe_render.PROBE_CSS}</style>']
     out.append(f"<h2>{e(TITLE)}</h2><p>{e(_intro(found))}</p>")
     out.append("<table><thead><tr><th>mount</th>" + "".join(f"<th>{p}</th>" for p in PROPERTIES))
     out.append("<th>gets</th></tr></thead><tbody>")
     for row in found.rows:
         tds = []
-        for prop, measures in (
-            ("performance", (row.write, row.tree)),
-            ("coherence", (row.visibility, row.stale)),
-            ("concurrency", (row.locks,)),
-        ):
-            verdict = row.verdict(prop)
+        for prop in PROPERTIES:
+            measures, verdict = row.measures(prop), row.verdict(prop)
             body = "".join(f'<span class="measure">{e(line)}</span>' for line in _lines(*measures))
             tds.append(f'<td class="v-{verdict.replace(" ", "-")}"><b>{MARK[verdict]} {e(verdict)}</b>{body}</td>')
         out.append(f'<tr><th scope="row">{e(row.mount)}</th>{"".join(tds)}<td>{e(row.gets)}</td></tr>')
@@ -648,4 +654,77 @@ def render_html(report: Report, chart_svg: str | None = None) -> str:
                 probe_render.render_coherence_html_fragment(report_.coherence, reference=report_.reference_coherence)
             )
     out.append("</section>")
-    return "\n".join(out)
+    return Markup("\n".join(out))  # escaped above
+
+
+# --- the chart ------------------------------------------------------------------------------------
+
+FILL = {
+    "good": "#009E73",
+    "fair": "#E69F00",
+    "poor": "#D55E00",
+    "data loss": "#000000",
+    "not shared": "#DDDDDD",
+    "not measured": "#FFFFFF",
+}
+INK = {"good": "white", "fair": "black", "poor": "white", "data loss": "white", "not shared": "#333333"}
+
+
+def charts(report: Report) -> list[Chart]:
+    """The pick-two chart, when the report holds a lab run made with --probe."""
+    found = pick_two(report)
+    if found is None or not found.rows:
+        return []
+    return [Chart(KEY, "pick-two", TITLE, lambda: pick_two_figure(found))]
+
+
+def _short(row: PickTwoRow, prop: str) -> str:
+    """What a cell says under its verdict: the measures, shortened to fit."""
+    measures = row.measures(prop)
+    lines = [m.text.split(" (")[0] if prop == "performance" else m.text for m in measures if m.verdict != "not shared"]
+    wrapped = [textwrap.shorten(line, 60, placeholder="…") for line in lines]
+    return "\n".join(textwrap.fill(line, 30) for line in wrapped)
+
+
+def pick_two_figure(found: PickTwo) -> Figure:
+    import matplotlib.patches
+    from matplotlib.figure import Figure
+
+    rows = found.rows
+    width, height = 11.0, 1.2 + 1.15 * len(rows)
+    figure = Figure(figsize=(width, height), layout="constrained")
+    ax = figure.add_subplot()
+    ax.set_xlim(0, len(PROPERTIES))
+    ax.set_ylim(len(rows), 0)
+    ax.set_xticks([i + 0.5 for i in range(len(PROPERTIES))], PROPERTIES, fontsize=10, fontweight="bold")
+    ax.xaxis.tick_top()
+    ax.set_yticks([i + 0.5 for i in range(len(rows))], [textwrap.fill(r.mount, 22) for r in rows], fontsize=9)
+    ax.tick_params(length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    for y, row in enumerate(rows):
+        for x, prop in enumerate(PROPERTIES):
+            verdict = row.verdict(prop)
+            patch = matplotlib.patches.Rectangle(
+                (x + 0.02, y + 0.04), 0.96, 0.92, facecolor=FILL[verdict], edgecolor="#888888", linewidth=0.6
+            )
+            if verdict == "not measured":
+                patch.set_hatch("//")
+            ax.add_patch(patch)
+            ink = INK.get(verdict, "black")
+            ax.text(x + 0.5, y + 0.28, f"{MARK[verdict]} {verdict}", ha="center", va="center", color=ink,
+                    fontsize=10, fontweight="bold")  # fmt: skip
+            ax.text(x + 0.5, y + 0.66, _short(row, prop), ha="center", va="center", color=ink, fontsize=6.5)
+    figure.suptitle(TITLE, fontsize=11, fontweight="bold")
+    figure.supxlabel(
+        textwrap.fill(
+            f"coherence and locks both ways across the VM boundary, {found.repeat}× each, changes waited for up to "
+            f"{found.timeout_s:g} s; performance against the fastest mount of the run. "
+            + (f"Write: {found.write_title}. " if found.write_title else "")
+            + (f"Tree: {found.tree_title}." if found.tree_title else ""),
+            int(width * 15),
+        ),
+        fontsize=7,
+        color="#333333",
+    )
+    return figure

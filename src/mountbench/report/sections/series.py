@@ -1,5 +1,5 @@
 """Within each sample (HTML only): a fio workload's bandwidth or IOPS over the sample's
-time, from the per-interval logs stored with every sample (kinds/fioseries.py).
+time, from the per-interval logs stored with every sample.
 
 One chart per workload whose samples carry a series for its headline metric: every
 sample of every target as a thin line in the target's colour, so a warm-up ramp, a
@@ -9,15 +9,21 @@ Workloads with a sample flagged 'not steady' come first; at most MAX_CHARTS are 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from html import escape
+from typing import TYPE_CHECKING
 
-from matplotlib.figure import Figure
+from markupsafe import Markup
 
 from mountbench.analysis.summary import Row
 from mountbench.model import UNSTEADY, RunData, Sample
-from mountbench.report.charts import COLOURS, LINESTYLES, Chart, _legend, _titles, axis_unit
+from mountbench.report.chartkeys import Chart
 from mountbench.report.content import Report
+from mountbench.report.sections.base import Options, no_text, nothing
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 MAX_CHARTS = 12
 
@@ -63,7 +69,8 @@ def _samples(runs: Sequence[RunData], row: Row) -> dict[str, list[Sample]]:
     return found
 
 
-def series_charts(report: Report) -> list[Chart]:
+def figures(report: Report) -> list[Chart]:
+    """Drawn into the HTML page only (Markdown does not link them; the JSON export has the series)."""
     cases, _more = series_cases(report)
     return [
         Chart(case.key, "series", series_title(case), lambda case=case: series_figure(report, case)) for case in cases
@@ -75,6 +82,10 @@ def series_title(case: SeriesCase) -> str:
 
 
 def series_figure(report: Report, case: SeriesCase) -> Figure:
+    from matplotlib.figure import Figure
+
+    from mountbench.report.chartkit import COLOURS, LINESTYLES, axis_unit, legend_label, titles
+
     name = case.row.metric.name
     values = [v for samples in case.samples.values() for s in samples for v in s.series[name]]
     divisor, unit = axis_unit(case.row.metric, values)
@@ -94,14 +105,14 @@ def series_figure(report: Report, case: SeriesCase) -> Figure:
                 linestyle=LINESTYLES[i % len(LINESTYLES)] if steady else ":",
                 linewidth=1.0 if steady else 1.6,
                 alpha=0.75,
-                label=_legend(report, target) + f" ({len(samples)} samples)" if j == 0 else None,
+                label=legend_label(report, target) + f" ({len(samples)} samples)" if j == 0 else None,
             )
     ax.set_xlabel("time within the sample (s)")
     ax.set_ylabel(f"{case.row.metric.label} ({unit})")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=8)
-    _titles(
+    titles(
         figure,
         ax,
         series_title(case),
@@ -109,3 +120,33 @@ def series_figure(report: Report, case: SeriesCase) -> Figure:
         "dotted: a sample flagged as not steady",
     )
     return figure
+
+
+# --- the section's parts -------------------------------------------------------------------------
+
+
+def html(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Options) -> Markup:
+    if not options.draw:
+        return Markup("")
+    from mountbench.report.chartkit import inline_svg
+
+    drawn = figures(report)
+    if not drawn:
+        return Markup("")
+    more = series_cases(report)[1]
+    more_text = f" {more} more workloads have\n  these series in the JSON export." if more else ""
+    out = [
+        '<section id="within-samples">',
+        "  <h2>Within each sample</h2>",
+        "  <p class=\"muted\">Bandwidth or IOPS over each sample's time, from fio's per-interval logs: a ramp, a cliff",
+        f"  or throttling shows here as a shape.{more_text}</p>",
+    ]
+    for chart in drawn:
+        caption = f"    <figcaption>{escape(chart.title)}</figcaption>"
+        out += ['  <figure class="chart">', f"    {inline_svg(chart)}", caption, "  </figure>"]
+    out.append("</section>")
+    return Markup("\n".join(out))
+
+
+terminal = charts = exports = nothing  # parts this section does not have
+markdown = no_text

@@ -7,34 +7,44 @@ what only a multi-client run has, from the per-client results stored with each s
   count, with the efficiency relative to linear scaling from the smallest count;
 - per workload, the slowest client (by the median of its own figures) and, on request
   (``--per-client``), every client's median next to the aggregate;
-- warnings where the clients differ in fio version, kernel, CPU, CPU count, RAM or OS.
+- warnings where the clients differ in a host fact (content.HOST_FACTS).
 
-Pure builders here (``client_figures``, ``scaling_curves``, ``client_host_warnings``) and
-the text they share; one renderer per format in clients_views.py, wired into the terminal,
-Markdown and HTML outputs with small hooks; the chart in clients_chart.py.
+Which workloads ran on which clients is in their description (model.Description.clients,
+given by their kind). Each table is built once (a TableView) and laid out by the terminal,
+Markdown and HTML alike; the scaling chart draws the aggregate, each client's own and
+linear scaling against the number of clients.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from markupsafe import Markup
 
 from mountbench.analysis.metrics import MetricInfo, describe
 from mountbench.model import RunData, Sample, Workload
-from mountbench.units import format_bytes, format_count, format_rate, format_seconds
+from mountbench.report.cells import format_value
+from mountbench.report.chartkeys import Chart, slug
+from mountbench.report.content import HOST_FACTS, Report
+from mountbench.report.sections.base import Options, nothing
+from mountbench.report.tables import CellView, TableView, html_section, md_image, md_text
+from mountbench.report.tables import markdown as md_view
+from mountbench.units import format_bytes
 
-KIND = "fioclients"
-SWEEP_OPTION = "clients"
-# host facts whose difference between clients makes their figures hard to compare
-CLIENT_FACTS = (
-    ("fio_version", "fio version"),
-    ("kernel", "kernel"),
-    ("cpu_model", "CPU"),
-    ("cpu_count", "CPU count"),
-    ("ram_bytes", "RAM"),
-    ("os", "OS"),
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+TITLE = "Clients"
+INTRO = (
+    "Each sample ran on every client at once through fio's client/server engine. The aggregate is "
+    "mountbench's own: the clients' IOPS and bandwidth summed, latency percentiles read off their merged "
+    "histograms (never averaged)."
 )
+SWEEP_OPTION = "clients"
+CLIENT_FACT_HEADERS = ["client", "server", "hostname", "kernel", "fio", "filesystem of the target"]
 
 
 @dataclass(frozen=True)
@@ -93,10 +103,11 @@ class ScalingCurve:
 
 
 def client_workloads(runs: Sequence[RunData]) -> list[Workload]:
+    """The workloads that ran on several clients at once (their description lists them)."""
     seen: dict[str, Workload] = {}
     for run in runs:
         for workload in run.workloads:
-            if workload.kind == KIND:
+            if workload.description.clients:
                 seen.setdefault(workload.name, workload)
     return list(seen.values())
 
@@ -120,16 +131,6 @@ def _median(values: Sequence[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-def _client_labels(workload: Workload) -> list[str]:
-    return [_label(c) for c in workload.spec.get("clients", [])]
-
-
-def _label(client: dict) -> str:
-    from mountbench.clients.spec import ClientSpec
-
-    return ClientSpec.from_dict(client).label
-
-
 def _metrics_of(workload: Workload, samples: Sequence[Sample], every: bool) -> list[str]:
     present = {m for s in samples if s.ok for m in s.metrics}
     headline = [m for m in workload.description.headline if m in present]
@@ -140,7 +141,7 @@ def _metrics_of(workload: Workload, samples: Sequence[Sample], every: bool) -> l
 
 def figure_for(workload: Workload, metric: str, target: str, samples: Sequence[Sample]) -> ClientFigure:
     ok = [s for s in samples if s.ok and metric in s.metrics]
-    labels = _client_labels(workload)
+    labels = workload.description.clients
     per_client = []
     failures = []
     for label in labels:
@@ -194,8 +195,8 @@ def scaling_curves(runs: Sequence[RunData]) -> list[ScalingCurve]:
         variants.sort(key=lambda w: w.description.sweep.number)  # type: ignore[union-attr]
         if len(variants) < 2:
             continue
-        base = variants[0].spec.get("job", {}).get("name", variants[0].name)
-        title = variants[0].spec.get("job", {}).get("title", base)
+        base = variants[0].description.origin or variants[0].name
+        title = variants[0].description.origin_title or base
         for target in _targets(runs):
             per_variant = [(w, samples_of(runs, w.name, target)) for w in variants]
             if not any(samples for _, samples in per_variant):
@@ -241,7 +242,7 @@ def client_host_warnings(runs: Sequence[RunData]) -> list[str]:
         facts = run.host.get("clients")
         if not isinstance(facts, dict) or len(facts) < 2:
             continue
-        for key, name in CLIENT_FACTS:
+        for key, name in HOST_FACTS:
             values = {label: f.get(key) for label, f in facts.items() if isinstance(f, dict)}
             known = {label: v for label, v in values.items() if v not in (None, "", "unknown")}
             if len({str(v) for v in known.values()}) > 1:
@@ -279,23 +280,11 @@ def client_facts_rows(runs: Sequence[RunData]) -> list[list[str]]:
     return rows
 
 
-CLIENT_FACT_HEADERS = ["client", "server", "hostname", "kernel", "fio", "filesystem of the target"]
-
-
 # --- formatting -----------------------------------------------------------------------------------
 
 
 def fmt(metric: MetricInfo, value: float | None) -> str:
-    if value is None:
-        return "—"
-    if metric.unit == "B/s":
-        return format_rate(value)
-    if metric.unit == "s":
-        return format_seconds(value)
-    if metric.unit == "B":
-        return format_bytes(value)
-    text = format_count(value)
-    return f"{text} {metric.unit}" if metric.unit in ("IOPS",) else text
+    return "—" if value is None else format_value(value, metric)
 
 
 def percent(value: float | None) -> str:
@@ -315,16 +304,199 @@ def failures_text(figure: ClientFigure) -> str:
     return "; ".join(f"{label} failed in {n} sample{'s' if n != 1 else ''}" for label, n in figure.failures)
 
 
-# --- chart keys (no matplotlib here: Markdown links to chart files by key) ----------------------
+# --- tables: built once, laid out by every format ----------------------------------------------
+
+
+def _row(texts: Sequence[str]) -> list[CellView]:
+    return [CellView(t) for t in texts]
+
+
+def scaling_tables(runs: Sequence[RunData], svgs: Mapping[str, tuple[Chart, Markup]] | None = None) -> list[TableView]:
+    views = []
+    for index, curve in enumerate(scaling_curves(runs), 1):
+        rows = []
+        for p in curve.points:
+            workload = next(w for run in runs for w in run.workloads if w.name == p.workload)
+            figure = figure_for(workload, curve.metric.name, curve.target, samples_of(runs, p.workload, curve.target))
+            texts = [str(p.clients), fmt(curve.metric, p.aggregate), fmt(curve.metric, p.per_client),
+                     percent(p.efficiency), slowest_text(figure)]  # fmt: skip
+            rows.append(_row(texts))
+        chart = (svgs or {}).get(scaling_key(index, curve))
+        views.append(
+            TableView(
+                f"scaling-{index}",
+                f"Scaling: {curve.title} · {curve.metric.label} · {curve.target}",
+                ["clients", "aggregate", "per client", "vs linear", "slowest client"],
+                rows,
+                chart[1] if chart else None,
+                chart[0].title if chart else "",
+                numeric_from=0,
+                text_from=4,
+            )
+        )
+    return views
+
+
+def per_client_tables(figures: Sequence[ClientFigure]) -> list[TableView]:
+    """--per-client: per workload, every client's median next to the aggregate."""
+    views = []
+    for index, group in enumerate(by_workload(figures), 1):
+        labels = [label for label, _ in group[0].clients]
+        rows = []
+        for figure in group:
+            values = dict(figure.clients)
+            rows.append(
+                _row(
+                    [
+                        f"{figure.metric.label} · {figure.target}",
+                        *(fmt(figure.metric, values.get(label)) for label in labels),
+                        fmt(figure.metric, figure.aggregate),
+                        figure.slowest[0] if figure.slowest else "—",
+                        failures_text(figure) or "—",
+                    ]
+                )
+            )
+        headers = ["metric · target", *labels, "aggregate", "slowest", "failures"]
+        views.append(
+            TableView(f"per-client-{index}", f"Per client: {group[0].title}", headers, rows, text_from=len(labels) + 2)
+        )
+    return views
+
+
+def slowest_table(figures: Sequence[ClientFigure]) -> TableView:
+    rows = [
+        _row([f"{f.title} · {f.metric.label}", f.target, fmt(f.metric, f.aggregate), slowest_text(f),
+              failures_text(f) or "—"])
+        for f in figures
+    ]  # fmt: skip
+    headers = ["workload · metric", "target", "aggregate", "slowest client", "failures"]
+    return TableView("slowest-client", "Slowest client", headers, rows, numeric_from=2, text_from=3)
+
+
+def machines_table(runs: Sequence[RunData]) -> TableView | None:
+    facts = client_facts_rows(runs)
+    if not facts:
+        return None
+    return TableView(
+        "client-machines", "Client machines", CLIENT_FACT_HEADERS, [_row(r) for r in facts], numeric_from=99
+    )
+
+
+def tables(
+    runs: Sequence[RunData], options: Options, svgs: Mapping[str, tuple[Chart, Markup]] | None = None
+) -> list[TableView]:
+    """Scaling, then per client (--per-client) or the slowest client, then the client machines."""
+    if not has_clients(runs):
+        return []
+    figures = client_figures(runs)
+    views = scaling_tables(runs, svgs)
+    views += per_client_tables(figures) if options.per_client else [slowest_table(figures)]
+    machines = machines_table(runs)
+    return views + ([machines] if machines else [])
+
+
+# --- the section's parts -------------------------------------------------------------------------
+
+
+def terminal(report: Report, options: Options) -> list:
+    """rich renderables for the end of `run` and `show` (nothing for single-machine runs)."""
+    from mountbench.report.tables import rich_table
+
+    views = tables(report.runs, options)
+    if not views:
+        return []
+    titles = {v.heading: v.heading.replace("Scaling:", "Scaling with clients:", 1) for v in views}
+    titles["Slowest client"] = "Clients (aggregate = mountbench's sum over the clients; --per-client shows each)"
+    out: list = [rich_table(view, titles.get(view.heading, view.heading)) for view in views]
+    return out + [f"[yellow]warning:[/yellow] {w}" for w in client_host_warnings(report.runs)]
+
+
+def markdown(report: Report, charts: Mapping[str, str], options: Options) -> str:
+    """The "Clients" section of the Markdown report ('' for single-machine runs)."""
+    views = tables(report.runs, options)
+    if not views:
+        return ""
+    parts = [f"## {TITLE}", INTRO]
+    curves = enumerate(scaling_curves(report.runs), 1)
+    images = {f"scaling-{i}": (scaling_key(i, c), scaling_title(c)) for i, c in curves}
+    for view in views:
+        parts += [f"### {md_text(view.heading)}", md_view(view)]
+        if view.id in images:
+            parts.append(md_image(charts, *images[view.id]))
+    warnings = client_host_warnings(report.runs)
+    if warnings:
+        parts.append("\n".join(f"- **warning**: {md_text(w)}" for w in warnings))
+    return "\n\n".join(p for p in parts if p)
+
+
+def html(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Options) -> Markup:
+    """The "Clients" section of the HTML report ('' for single-machine runs)."""
+    views = tables(report.runs, options, svgs)
+    if not views:
+        return Markup("")
+    return html_section("clients", TITLE, views, INTRO, warnings=client_host_warnings(report.runs))
+
+
+# --- the chart ------------------------------------------------------------------------------------
 
 
 def scaling_key(index: int, curve: ScalingCurve) -> str:
     """``index`` counts scaling curves from 1, in report order."""
-    import re
-
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", f"{curve.base}-{curve.metric.name}").strip("-").lower()
-    return f"scaling-{index}-{slug}"
+    return f"scaling-{index}-{slug(f'{curve.base}-{curve.metric.name}')}"
 
 
 def scaling_title(curve: ScalingCurve) -> str:
     return f"{curve.title}: {curve.metric.label} against the number of clients ({curve.target})"
+
+
+def charts(report: Report) -> list[Chart]:
+    return [
+        Chart(scaling_key(i, curve), "scaling", scaling_title(curve), lambda curve=curve: scaling_figure(curve))
+        for i, curve in enumerate(scaling_curves(report.runs), 1)
+        if any(p.aggregate is not None for p in curve.points)
+    ]
+
+
+def scaling_figure(curve: ScalingCurve) -> Figure:
+    from matplotlib.ticker import FixedLocator
+
+    from mountbench.report.chartkit import COLOURS, MARKERS, axis_label, axis_unit, new_figure, titles, value_axis
+
+    points = [p for p in curve.points if p.aggregate is not None]
+    values = [p.aggregate for p in points] + [v for p in points for _, v in p.client_values if v is not None]
+    first = points[0]
+    linear = [first.aggregate * p.clients / first.clients for p in points]  # type: ignore[operator]
+    divisor, unit = axis_unit(curve.metric, values + linear)
+    figure, ax = new_figure(7.2, 4.6)
+    xs = [p.clients for p in points]
+    ax.plot(xs, [v / divisor for v in linear], color="#999999", linestyle=":", linewidth=1.2, label="linear scaling")
+    ax.plot(xs, [p.aggregate / divisor for p in points], color=COLOURS[0], marker=MARKERS[0], linewidth=1.6,
+            label="aggregate (sum over the clients)")  # fmt: skip
+    ax.plot(xs, [p.per_client / divisor for p in points], color=COLOURS[1], marker=MARKERS[1], linestyle="--",
+            linewidth=1.2, label="per client (aggregate / clients)")  # fmt: skip
+    each = [(p.clients, v / divisor) for p in points for _, v in p.client_values if v is not None]
+    if each:
+        ax.scatter([x for x, _ in each], [y for _, y in each], color=COLOURS[2], marker=MARKERS[2], s=14,
+                   label="each client's own median", zorder=3)  # fmt: skip
+    for p in points:
+        if p.efficiency is not None:
+            ax.annotate(f"{p.efficiency:.0%}", (p.clients, p.aggregate / divisor), xytext=(0, 8),  # type: ignore[operator]
+                        textcoords="offset points", ha="center", fontsize=7, color=COLOURS[0])  # fmt: skip
+    ax.xaxis.set_major_locator(FixedLocator(xs))
+    ax.set_xlabel("clients at once")
+    ax.set_ylim(bottom=0)
+    ax.margins(y=0.15)
+    value_axis(ax.yaxis, ax.set_yscale, curve.metric, unit, False)
+    ax.set_ylabel(axis_label(curve.metric, unit, False))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    titles(
+        figure,
+        ax,
+        scaling_title(curve),
+        "medians of the samples; labels: the aggregate as a share of linear scaling from the smallest count",
+    )
+    return figure
+
+
+exports = nothing  # parts this section does not have

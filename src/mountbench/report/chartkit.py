@@ -1,0 +1,207 @@
+"""The chart kit every report chart draws with (matplotlib, Agg, PNG and SVG): colours,
+hatches and markers readable in black and white, units that keep axis numbers readable,
+titles wrapped to the figure, legends outside the plot, the notes under it, and the
+rendering to PNG, SVG and inline SVG.
+
+Public so that charts.py and every section's chart (report/sections/) draw alike; it
+imports nothing of the report but its types, and no chart module.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+import textwrap
+from collections.abc import Sequence
+
+import matplotlib
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, NullFormatter
+
+from mountbench.analysis.metrics import MetricInfo
+from mountbench.errors import UsageError
+from mountbench.report.chartkeys import Chart
+from mountbench.report.content import Report
+from mountbench.units import format_count
+
+matplotlib.use("Agg")  # never a display, even when pyplot is imported elsewhere
+
+# Okabe-Ito: distinguishable with colour-vision deficiencies; hatches and markers for print.
+COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999")
+HATCHES = ("", "///", "\\\\\\", "xxx", "---", "|||", "+++", "//", "\\\\", "x")  # lines only: dots bloat SVG
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+LINESTYLES = ("-", "--", "-.", ":")
+LOG_SPAN = 100.0  # largest / smallest value at or above which an axis goes logarithmic (sweeps)
+BAR_LOG_SPAN = 10.0  # bar charts: a log axis when the values span more than this
+FORMATS = ("png", "svg")
+RC = {"svg.fonttype": "none", "svg.hashsalt": "mountbench", "font.size": 9, "hatch.linewidth": 0.6}
+
+
+def render(chart: Chart, fmt: str) -> bytes:
+    """The chart as PNG or SVG bytes."""
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown chart format {fmt!r}; use png or svg")
+    with matplotlib.rc_context(RC):
+        figure = chart.draw()
+        buffer = io.BytesIO()
+        metadata = {"Date": None} if fmt == "svg" else {"Software": "mountbench"}
+        figure.savefig(buffer, format=fmt, dpi=110, metadata=metadata)
+    return buffer.getvalue()
+
+
+def inline_svg(chart: Chart) -> str:
+    """The chart as an <svg> element for embedding in HTML, ids prefixed so that
+    several charts in one page never share one."""
+    text = render(chart, "svg").decode()
+    text = re.sub(r"<\?xml[^>]*\?>\s*|<!DOCTYPE[^>]*>\s*", "", text)
+    prefix = f"{chart.key}-"
+    text = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}{m.group(1)}"', text)
+    text = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{prefix}{m.group(1)})", text)
+    text = re.sub(r'href="#([^"]+)"', lambda m: f'href="#{prefix}{m.group(1)}"', text)
+    return text.replace("<svg ", f'<svg role="img" aria-label="{_attr(chart.title)}" ', 1)
+
+
+def _attr(text: str) -> str:
+    return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+
+
+def interval_phrase(levels: Sequence[float]) -> str:
+    """What the error bars are: '75% confidence interval of the median (the most 3 samples allow)'."""
+    shown = sorted({level for level in levels if level > 0})
+    if not shown:
+        return "none (one sample: no interval)"
+    text = "/".join(f"{level:.0%}" for level in shown)
+    if max(shown) < 0.95:
+        return f"{text} confidence interval of the median (the most a few samples allow; 95% needs 6 or more)"
+    return f"{text} confidence interval of the median"
+
+
+def spans_more_than(values: Sequence[float], span: float) -> bool:
+    positive = [v for v in values if v > 0]
+    return len(positive) >= 2 and max(positive) / min(positive) > span
+
+
+# --- layout that keeps every text inside the figure ----------------------------------------------------
+
+
+def legend_outside(figure: Figure, ax, entries: int) -> None:
+    """The legend outside the plot, at its right: it never covers a bar or an error bar."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=8, frameon=False)
+
+
+def _renderer(figure: Figure):
+    """A renderer to measure text with (figures built without pyplot have no canvas of their own)."""
+    if not hasattr(figure.canvas, "get_renderer"):
+        FigureCanvasAgg(figure)
+    figure.draw_without_rendering()
+    return figure.canvas.get_renderer()
+
+
+def fit_titles(figure: Figure, ax, title: str, subtitle: str, labels: Sequence = (), *, log: bool = False,
+                both_sides: bool = False) -> None:  # fmt: skip
+    """The title over the figure and the subtitle over the plot, each wrapped until it fits
+    (a subtitle centred over a narrow plot was clipped before); then the value axis widened
+    until every bar's ``labels`` fit inside the plot. A few layout passes at most."""
+    title_chars = int(figure.get_figwidth() * 72 / (11 * 0.62))
+    figure.suptitle(wrap(title, title_chars), fontsize=11, fontweight="bold")
+    chars = int(figure.get_figwidth() * 72 / (8 * 0.55))
+    shown = ax.set_title(wrap(subtitle, chars), fontsize=8, color="#333333", loc="left")
+    for _ in range(6):
+        renderer = _renderer(figure)
+        plot = ax.get_window_extent(renderer)
+        settled = True
+        right = min(figure.bbox.x1, plot.x1) - 2  # the legend is right of the plot
+        box = shown.get_window_extent(renderer)
+        if box.x1 > right:
+            chars = int(chars * min(0.9, (right - box.x0) / max(1.0, box.width)))
+            shown = ax.set_title(wrap(subtitle, chars), fontsize=8, color="#333333", loc="left")
+            settled = False
+        if labels and _widen_for(ax, plot, renderer, labels, log, both_sides):
+            settled = False
+        if settled:
+            return
+
+
+def _widen_for(ax, plot, renderer, labels: Sequence, log: bool, both_sides: bool) -> bool:
+    """Widen the value axis so that every label fits inside the plot; True when it did."""
+    gap = 6  # pixels between a label and the plot's frame
+    over_right = max(t.get_window_extent(renderer).x1 for t in labels) + gap - plot.x1
+    over_left = plot.x0 - min(t.get_window_extent(renderer).x0 for t in labels) + gap
+    if over_right <= 0 and over_left <= 0:
+        return False
+    low, high = ax.get_xlim()
+    if log:
+        per_px = math.log10(high / low) / plot.width
+        high *= 10 ** (max(0.0, over_right + 2) * per_px)
+        if both_sides:
+            low /= 10 ** (max(0.0, over_left + 2) * per_px)
+    else:
+        high += (max(0.0, over_right) + 2) * (high - low) / plot.width
+    ax.set_xlim(low, high)
+    return True
+
+
+# --- axes, units and layout ---------------------------------------------------------------------------
+
+
+def spans_orders(values: Sequence[float]) -> bool:
+    positive = [v for v in values if v > 0]
+    return len(positive) >= 2 and max(positive) / min(positive) >= LOG_SPAN
+
+
+def axis_unit(metric: MetricInfo, values: Sequence[float]) -> tuple[float, str]:
+    """(divisor, unit name) that keeps axis numbers readable; the unit is always named."""
+    peak = max((abs(v) for v in values), default=0.0)
+    scales: dict[str, tuple[tuple[float, str], ...]] = {
+        "B/s": ((1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1, "B/s")),
+        "B": ((1024**3, "GiB"), (1024**2, "MiB"), (1024, "KiB"), (1, "bytes")),
+        "s": ((1, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")),
+    }
+    if metric.unit in scales:
+        for divisor, name in scales[metric.unit]:
+            if peak >= divisor:
+                return divisor, name
+        return scales[metric.unit][-1]
+    names = {"IOPS": "IOPS", "%": "% of one CPU", "1/s": "per second"}
+    return 1.0, names.get(metric.unit, metric.unit or "value")
+
+
+def axis_label(metric: MetricInfo, unit: str, log: bool) -> str:
+    return f"{metric.label} ({unit}{', log scale' if log else ''})"
+
+
+def value_axis(axis, set_scale, metric: MetricInfo, unit: str, log: bool) -> None:
+    counting = metric.unit in ("IOPS", "1/s", "")
+    if log:
+        set_scale("log")
+        axis.set_minor_formatter(NullFormatter())
+    axis.set_major_formatter(FuncFormatter(lambda v, _: format_count(v) if counting else f"{v:g}"))
+
+
+def new_figure(width: float, height: float) -> tuple[Figure, object]:
+    figure = Figure(figsize=(width, height), layout="constrained")
+    return figure, figure.add_subplot()
+
+
+def titles(figure: Figure, ax, title: str, subtitle: str) -> None:
+    figure.suptitle(wrap(title, int(figure.get_figwidth() * 11)), fontsize=11, fontweight="bold")
+    ax.set_title(wrap(subtitle, int(figure.get_figwidth() * 14)), fontsize=8, color="#333333")
+
+
+def notes_footer(figure: Figure, report: Report, numbers: set[int]) -> None:
+    if not numbers:
+        return
+    width = int(figure.get_figwidth() * 15)
+    lines = [textwrap.fill(f"[{n}] {report.notes[n - 1]}", width, subsequent_indent="     ") for n in sorted(numbers)]
+    figure.supxlabel("\n".join(lines), x=0.01, ha="left", fontsize=7, color="#7A4B00")
+
+
+def legend_label(report: Report, label: str) -> str:
+    return f"{label} (baseline)" if label == report.summary.baseline else label
+
+
+def wrap(text: str, width: int) -> str:
+    return "\n".join(textwrap.wrap(text, max(8, width))) or text

@@ -1,0 +1,36 @@
+"""The report's optional sections, in the order every document shows them.
+
+Each section is one module giving its parts for every format (sections/base.Section):
+``terminal``, ``markdown``, ``html``, ``charts`` and ``exports`` (CSV files and JSON
+records); a part is empty when the report has nothing for it. The renderers (terminal.py,
+markdown.py, html.py, charts.py, cli/report.py) iterate SECTIONS and wire none by hand.
+Adding a section = one module here + one line in SECTIONS.
+
+May import: the ground floor (model, units, errors), analysis/, probe/ (its results and
+their rendering), and report modules below it (content, cells, chartkeys, tables,
+phrasing, csvexport, chartkit inside chart-drawing functions only). Never the renderers
+that iterate it (terminal, markdown, html, charts) and never engine/ or cli/.
+"""
+
+from __future__ import annotations
+
+from mountbench.report.content import Report
+from mountbench.report.sections import clients, costs, percentiles, picktwo, series, sweeps
+from mountbench.report.sections.base import Export, Options, Section
+
+SECTIONS: tuple[Section, ...] = (
+    costs,  # study S1: host cost per case (--watch, lab)
+    percentiles,  # study S4: latency percentiles
+    sweeps,  # study S3: sweeps and grids
+    series,  # within each sample (HTML only)
+    clients,  # run --client: scaling and per-client figures
+    picktwo,  # lab --probe: performance, coherence, concurrency
+)  # type: ignore[assignment]
+
+
+def exports(report: Report) -> list[Export]:
+    """Every section's records for CSV and JSON, in section order."""
+    return [export for section in SECTIONS for export in section.exports(report)]
+
+
+__all__ = ["SECTIONS", "Export", "Options", "exports"]
