@@ -27,8 +27,7 @@ from mountbench.errors import ChecksFailed, ExitCode, MountbenchError, UsageErro
 from mountbench.fio.binary import find_fio, fio_engines
 from mountbench.host import facts as hostinfo
 from mountbench.host import targets as targets_mod
-from mountbench.kinds import RunnerSetup, make_runners
-from mountbench.kinds.fioclients import client_host_facts
+from mountbench.kinds import RunnerSetup, host_facts, make_runners
 from mountbench.lab.mounts import KINDS as LAB_KINDS
 from mountbench.model import RunData, Workload
 from mountbench.presets import load_preset, preset_names
@@ -166,9 +165,7 @@ def run(
         err.print(f"note: {notice}")
     with Store(db or default_db_path()) as store:
         session = _session(request, store, events_path, json_out)
-        clock = getattr(request.runners["fio"], "clocksource", None)
-        host = hostinfo.collect(fio.version) | {"fio_clocksource": clock or "fio's default"}
-        host |= client_host_facts(request.runners)
+        host = hostinfo.collect(fio.version) | host_facts(request.runners)
         _execute(session, store, command=_command_line(), host=host, per_client=per_client)
 
 
