@@ -370,7 +370,7 @@ class Flag:
     decl: str  # "--repeat"
     help: str
     metavar: str | None = None
-    param: str | None = None  # click's name for the value when it is not the field's (text to parse, two flags)
+    param: str | None = None  # a name of its own: a single value read into the field (text such as "1G", two flags)
 
 
 def run_option(default: Any, *flags: Flag, stored: str | None = None) -> Any:
@@ -389,10 +389,9 @@ class RunOptions:
     is one run option, declared here once; the click options (cli/options.py), RunConfig and
     the codec (records/codec.py) follow from it. The lab hands it to the guest as JSON."""
 
-    presets: tuple[str, ...] = run_option((), Flag("--preset", "named suite (repeatable; default quick)", "NAME",
-                                                   "presets"))  # fmt: skip
+    presets: tuple[str, ...] = run_option((), Flag("--preset", "named suite (repeatable; default quick)", "NAME"))
     job_files: tuple[str, ...] = run_option(  # absolute paths
-        (), Flag("--job", "fio job file, one workload per section (repeatable)", "FILE", "jobs")
+        (), Flag("--job", "fio job file, one workload per section (repeatable)", "FILE")
     )
     only: tuple[str, ...] = run_option(
         (),
@@ -402,7 +401,7 @@ class RunOptions:
     sweeps: tuple[SweepAxis, ...] = run_option(  # --sweep, in the order given
         (),
         Flag("--sweep", "run every fio workload at each value: bs=4k,64k,1M or bs=1k..16M (powers of two); also "
-             "iodepth, numjobs, size; several make a grid", "OPTION=VALUES", "sweeps"),
+             "iodepth, numjobs, size; several make a grid", "OPTION=VALUES"),
     )  # fmt: skip
     baseline: str | None = run_option(
         None, Flag("--baseline", "target the others are compared with (default: the first)", "LABEL")
@@ -464,7 +463,7 @@ class RunOptions:
         (),
         Flag("--client", "a machine running 'fio --server' or 'mountbench serve': the fio workloads run on every "
              "--client at once (repeatable); each target is then a shared directory, at the same path here and "
-             "there", "HOST[:PORT]", "clients"),
+             "there", "HOST[:PORT]"),
     )  # fmt: skip
     client_counts: tuple[int, ...] = run_option(  # --clients 1,2,4: one variant per count (the first N clients)
         (),

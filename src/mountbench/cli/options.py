@@ -15,7 +15,7 @@ import math
 import re
 import shlex
 from collections.abc import Callable
-from dataclasses import MISSING, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -43,7 +43,7 @@ def _finite_seconds(ctx: click.Context, param: click.Parameter, value: float | N
 
 # What click checks beyond a field's type, by click parameter name
 _CHECKS: dict[str, dict[str, Any]] = {
-    "jobs": {"type": click.Path(path_type=Path)},
+    "job_files": {"type": click.Path(path_type=Path)},
     "repeat": {"type": click.IntRange(1, 1000)},
     "warmup": {"type": click.IntRange(0, 100)},
     "runtime": {"type": click.FloatRange(min=0.1), "callback": _finite_seconds},
@@ -58,14 +58,14 @@ _CHECKS: dict[str, dict[str, Any]] = {
 
 
 def _flags() -> list[tuple[Flag, str, Any]]:
-    """(flag, click parameter name, click default) of every run option, in --help's order."""
-    out = []
-    for option in fields(RunOptions):
-        for flag in option.metadata["flags"]:
-            param = flag.param or option.name
-            default = option.default if flag.param is None and option.default is not MISSING else None
-            out.append((flag, param, default))
-    return out
+    """(flag, click parameter name, click default) of every run option, in --help's order. A
+    flag named as its field takes the field's shape (a tuple: repeatable, a bool: a switch)
+    and default; one with a name of its own gives a single value, None when not given."""
+    return [
+        (flag, flag.param or option.name, None if flag.param else option.default)
+        for option in fields(RunOptions)
+        for flag in option.metadata["flags"]
+    ]
 
 
 def run_options(function: F) -> F:
@@ -198,7 +198,7 @@ def _app(raw: dict[str, Any]) -> AppChoice | None:
 
 # Fields whose flags give something else than the field's value, read from every flag's value
 _READ: dict[str, Callable[[dict[str, Any]], Any]] = {
-    "job_files": lambda raw: tuple(str(path.expanduser().resolve()) for path in raw["jobs"]),
+    "job_files": lambda raw: tuple(str(path.expanduser().resolve()) for path in raw["job_files"]),
     "tree": _tree,
     "size": _size,
     "until": _until,
