@@ -70,7 +70,10 @@ def _flags() -> list[tuple[Flag, str, Any]]:
 
 def run_options(function: F) -> F:
     """Decorate a command with the options that make a RunOptions (plus --per-client, --db and --json)."""
-    function = per_client_option(db_option(json_option(function)))  # listed after the run options
+    function = click.option("--json", "json_out", type=click.Path(path_type=Path), metavar="FILE",
+                            help="also write the run as JSON (rewritten after every sample)")(function)  # fmt: skip
+    per_client = "show each client's own figures next to the aggregate"
+    function = click.option("--per-client", is_flag=True, help=per_client)(db_option(function))
     for flag, param, default in reversed(_flags()):
         kwargs: dict[str, Any] = {"metavar": flag.metavar, "help": flag.help, **_CHECKS.get(param, {})}
         if isinstance(default, bool):
@@ -87,36 +90,9 @@ def db_option(function: F) -> F:
     return click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)(function)
 
 
-def json_option(function: F) -> F:
-    return click.option(
-        "--json",
-        "json_out",
-        type=click.Path(path_type=Path),
-        metavar="FILE",
-        help="also write the run as JSON (rewritten after every sample)",
-    )(function)
-
-
-def per_client_option(function: F) -> F:
-    return click.option("--per-client", is_flag=True, help="show each client's own figures next to the aggregate")(
-        function
-    )
-
-
 def debug_option(function: F) -> F:
     """--debug after the command's name too; cli.main reads it from the arguments."""
     return click.option("--debug", is_flag=True, hidden=True)(function)
-
-
-def view_options(function: F) -> F:
-    """How `show` presents a stored run: --baseline, --metric, --unit."""
-    function = click.option(
-        "--unit", metavar="UNIT", help="the summary's unit for every workload: MB/s, IOPS or us (mean latency)"
-    )(function)
-    function = click.option(
-        "--metric", "metrics", multiple=True, help="metric to show: iops, bw, lat-mean, lat-p99, read.lat_p99.9 …"
-    )(function)
-    return click.option("--baseline", metavar="LABEL", help="compare with this target instead")(function)
 
 
 # --- from the command line's values to a RunOptions ------------------------------------------

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from mountbench.cli.console import out, print_run
-from mountbench.cli.options import db_option, view_options
+from mountbench.cli.options import db_option
 from mountbench.report.grid import parse_unit
 from mountbench.report.terminal import render_samples
 from mountbench.store import Store, default_db_path
@@ -15,7 +15,11 @@ from mountbench.store import Store, default_db_path
 
 @click.command()
 @click.argument("run_ref", metavar="[RUN]", default="last")
-@view_options
+@click.option("--baseline", metavar="LABEL", help="compare with this target instead")
+@click.option(
+    "--metric", "metrics", multiple=True, help="metric to show: iops, bw, lat-mean, lat-p99, read.lat_p99.9 …"
+)
+@click.option("--unit", metavar="UNIT", help="the summary's unit for every workload: MB/s, IOPS or us (mean latency)")
 @click.option("--samples", "list_samples", is_flag=True, help="list every sample in the order it was taken")
 @click.option("--per-client", is_flag=True, help="runs on several clients: each client's figures too")
 @db_option

@@ -306,7 +306,7 @@ class FioRunner:
 
     @cached_property
     def clocksource(self) -> str | None:
-        """The clock every fio job of this run uses, chosen once (see fiotool.choose_clocksource)."""
+        """The clock every fio job of this run uses, chosen once (see fio/binary.py choose_clocksource)."""
         return choose_clocksource(self.fio.path)
 
     def host_facts(self) -> dict[str, Any]:
