@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -374,31 +374,114 @@ class TreeChoice:
 
 
 @dataclass(frozen=True)
-class RunOptions:
-    """What the user asked for, as given: one definition shared by `run` and `lab`
-    (one set of click options, cli_options.py). The lab hands it to the guest as JSON."""
+class Flag:
+    """One command-line flag of a run option. cli/options.py makes it a click option: its
+    type follows the field's (tuple: repeatable, bool: a switch), its checks and the parsing
+    of text such as "1G" are there too."""
 
-    presets: tuple[str, ...] = ()
-    job_files: tuple[str, ...] = ()  # absolute paths
-    only: tuple[str, ...] = ()
-    tree: TreeChoice | None = None
-    repeat: int = 3
-    warmup: int = 0
-    runtime: float | None = None  # seconds, every fio job
-    size: int | None = None  # bytes, the largest job of each suite
-    seed: int | None = None  # None: chosen at random when the run starts, then recorded
-    baseline: str | None = None
-    drop_caches: str = "auto"
-    keep: bool = False
-    file_state: str = "steady"  # how every round sees fio's working files: steady | fresh
-    until: float | None = None  # adaptive: add rounds until every comparison is decided at this precision
-    max_repeat: int = 12  # adaptive: the most rounds a cell gets
-    budget: float | None = None  # seconds the run may take; rounds and runtimes are chosen to fit
-    sweeps: tuple[SweepAxis, ...] = ()  # --sweep, in the order given
-    clients: tuple[str, ...] = ()  # --client HOST[:PORT], in the order given: fio workloads run on all at once
-    client_counts: tuple[int, ...] = ()  # --clients 1,2,4: one variant per count (the first N clients)
-    watch: tuple[str, ...] = ()  # --watch NAME|PID: host processes measured around each sample
-    app: AppChoice | None = None  # --app-tree / --startup-cmd for startup workloads
+    decl: str  # "--repeat"
+    help: str
+    metavar: str | None = None
+    param: str | None = None  # a name of its own: a single value read into the field (text such as "1G", two flags)
+
+
+def run_option(default: Any, *flags: Flag, stored: str | None = None) -> Any:
+    """A RunOptions field declared once: its default, the flags that set it, and its name in
+    stored configs and `lab`'s options record (default: the field's name)."""
+    return field(default=default, metadata={"flags": flags, "stored": stored})
+
+
+def stored_name(option: Field[Any]) -> str:
+    return option.metadata.get("stored") or option.name
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunOptions:
+    """What the user asked for, as given: one definition shared by `run` and `lab`. Each field
+    is one run option, declared here once; the click options (cli/options.py), RunConfig and
+    the codec (records/codec.py) follow from it. The lab hands it to the guest as JSON."""
+
+    presets: tuple[str, ...] = run_option((), Flag("--preset", "named suite (repeatable; default quick)", "NAME"))
+    job_files: tuple[str, ...] = run_option(  # absolute paths
+        (), Flag("--job", "fio job file, one workload per section (repeatable)", "FILE")
+    )
+    only: tuple[str, ...] = run_option(
+        (),
+        Flag("--only", "keep only workloads whose name matches (glob, repeatable), e.g. --only 'rnd*' --only extract",
+             "PATTERN"),
+    )  # fmt: skip
+    sweeps: tuple[SweepAxis, ...] = run_option(  # --sweep, in the order given
+        (),
+        Flag("--sweep", "run every fio workload at each value: bs=4k,64k,1M or bs=1k..16M (powers of two); also "
+             "iodepth, numjobs, size; several make a grid", "OPTION=VALUES"),
+    )  # fmt: skip
+    baseline: str | None = run_option(
+        None, Flag("--baseline", "target the others are compared with (default: the first)", "LABEL")
+    )
+    repeat: int = run_option(3, Flag("--repeat", "samples per cell"))
+    warmup: int = run_option(
+        0, Flag("--warmup", "rounds run before the measured ones and thrown away, like hyperfine --warmup")
+    )
+    runtime: float | None = run_option(  # seconds, every fio job
+        None, Flag("--runtime", "runtime of every fio job and of every http load (wrk: whole seconds)", "SECONDS")
+    )
+    size: int | None = run_option(  # bytes, the largest job of each suite
+        None, Flag("--size", "working-set size, e.g. 1G (largest job of each suite)", "SIZE", "size_text")
+    )
+    seed: int | None = run_option(  # None: chosen at random when the run starts, then recorded
+        None, Flag("--seed", "seed of the interleaved order (default: random, recorded)")
+    )
+    tree: TreeChoice | None = run_option(
+        None,
+        Flag("--tree", "tree for tree workloads (default git)", param="tree_profile"),
+        Flag("--tarball", "your own tree (.tar, .tar.gz, .tar.xz, .tar.zst)", param="tarball"),
+    )
+    drop_caches: str = run_option(
+        "auto", Flag("--drop-caches", "drop page caches before samples (auto: before buffered workloads, as root)")
+    )
+    file_state: str = run_option(  # how every round sees fio's working files: steady | fresh
+        "steady",
+        Flag("--file-state", "fio working files: written fully once before round 1 (steady) or laid out anew for "
+             "every sample (fresh)"),
+    )  # fmt: skip
+    until: float | None = run_option(  # adaptive: add rounds until every comparison is decided at this precision
+        None,
+        Flag("--until", "after --repeat rounds, add rounds for each comparison until it is decided: ranked, the same "
+             "within PRECISION, or known to PRECISION (e.g. --until 5%%)", "PRECISION", "until_text"),
+    )  # fmt: skip
+    max_repeat: int = run_option(  # adaptive: the most rounds a cell gets
+        12, Flag("--max-repeat", "with --until or --budget: the most rounds a cell gets")
+    )
+    budget: float | None = run_option(  # seconds the run may take; rounds and runtimes are chosen to fit
+        None,
+        Flag("--budget", "finish within DURATION (e.g. 60s, 5m): runtimes and rounds are chosen to fit, the rest "
+             "goes to the least decided comparisons (implies --until 5%% unless given)", "DURATION", "budget_text"),
+    )  # fmt: skip
+    watch: tuple[str, ...] = run_option(  # host processes measured around each sample
+        (),
+        Flag("--watch", "measure this host process (and its children) while each sample runs: CPU, CPU per GiB, "
+             "peak memory, context switches as host.* metrics (repeatable), e.g. --watch sshfs; LABEL= measures "
+             "it only around that target's samples, e.g. --watch sshfs=sshfs", "[LABEL=]NAME|PID"),
+    )  # fmt: skip
+    app: AppChoice | None = run_option(  # what startup workloads copy and time
+        None,
+        Flag("--app-tree", "startup workloads: copy this tree onto each target (default: this Python's standard "
+             "library)", "DIR", "app_tree"),
+        Flag("--startup-cmd", "startup workloads: time this command, run inside the copied tree ({tree} is its "
+             'path), e.g. --startup-cmd "java -jar app.jar"', "CMD", "startup_cmd"),
+    )  # fmt: skip
+    keep: bool = run_option(False, Flag("--keep", "keep each target's scratch data"))
+    clients: tuple[str, ...] = run_option(  # --client HOST[:PORT], in the order given: fio workloads run on all at once
+        (),
+        Flag("--client", "a machine running 'fio --server' or 'mountbench serve': the fio workloads run on every "
+             "--client at once (repeatable); each target is then a shared directory, at the same path here and "
+             "there", "HOST[:PORT]"),
+    )  # fmt: skip
+    client_counts: tuple[int, ...] = run_option(  # --clients 1,2,4: one variant per count (the first N clients)
+        (),
+        Flag("--clients", "scaling: run each workload with the first N of the --client machines, for each N, e.g. "
+             "1,2,4", "N,N,...", "client_counts_text"),
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -441,66 +524,24 @@ class LabFacts:
 CONFIG_VERSION = 2  # 1: the untyped dict of mountbench 0.1 (no "version" key)
 
 
-@dataclass(frozen=True)
-class RunConfig:
-    """How a run was made, resolved (seed chosen, baseline named): stored with the run,
-    enough to resume it, and what reports state about it. Read and written only through
-    records.codec (config_to_dict / config_from_dict), which migrates older versions."""
+@dataclass(frozen=True, kw_only=True)
+class RunConfig(RunOptions):
+    """How a run was made: its options resolved (seed chosen, baseline named, max_repeat at
+    least repeat) plus what the run found. Stored with the run, enough to resume it, and what
+    reports state about it. Read and written only through records.codec, which migrates older
+    versions. file_state may also be "reused" (runs before mountbench 0.2: laid out by the
+    first sample, then reused); ``until``/``max_repeat`` drive analysis/sequential.py."""
 
-    repeat: int
     seed: int
     baseline: str
-    warmup: int = 0
-    drop_caches: str = "auto"
-    keep: bool = False
-    presets: tuple[str, ...] = ()
-    job_files: tuple[str, ...] = ()
-    only: tuple[str, ...] = ()
-    size: int | None = None
-    runtime: float | None = None
-    tree: TreeChoice | None = None
     default_targets: bool = False  # no target was given: this directory against RAM
     lab: LabFacts | None = None
-    # steady: working files written fully once before round 1; fresh: laid out anew for every
-    # sample; reused: (runs before mountbench 0.2) laid out by the first sample, then reused
-    file_state: str = "steady"
-    # adaptive repetitions (sequential.py): ``repeat`` rounds first, then more for undecided
-    # comparisons until each is decided at ``until`` precision, up to ``max_repeat`` rounds
-    until: float | None = None
-    max_repeat: int = 12
-    budget: float | None = None  # seconds; the run stops there
-    sweeps: tuple[SweepAxis, ...] = ()  # --sweep as given (a preset's own sweep is in its workloads)
-    clients: tuple[str, ...] = ()  # --client, as given (the workloads carry the resolved addresses)
-    client_counts: tuple[int, ...] = ()  # --clients
-    watch: tuple[str, ...] = ()  # --watch as given (resolved again on --resume)
-    app: AppChoice | None = None
 
     @classmethod
     def from_options(cls, options: RunOptions, *, seed: int, baseline: str, default_targets: bool) -> RunConfig:
-        return cls(
-            repeat=options.repeat,
-            seed=seed,
-            baseline=baseline,
-            warmup=options.warmup,
-            drop_caches=options.drop_caches,
-            keep=options.keep,
-            presets=options.presets,
-            job_files=options.job_files,
-            only=options.only,
-            size=options.size,
-            runtime=options.runtime,
-            tree=options.tree,
-            default_targets=default_targets,
-            file_state=options.file_state,
-            until=options.until,
-            max_repeat=max(options.max_repeat, options.repeat),
-            budget=options.budget,
-            sweeps=options.sweeps,
-            clients=options.clients,
-            client_counts=options.client_counts,
-            watch=options.watch,
-            app=options.app,
-        )
+        given = {option.name: getattr(options, option.name) for option in fields(RunOptions)}
+        resolved = {"seed": seed, "baseline": baseline, "max_repeat": max(options.max_repeat, options.repeat)}
+        return cls(**given | resolved, default_targets=default_targets)
 
 
 # What a runner takes and gives for one sample (the interface is kinds.runner.Runner)

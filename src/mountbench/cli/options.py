@@ -1,13 +1,21 @@
-"""The options `run` and `lab` share: one set of click options, read into one
-RunOptions record. The lab hands that record to the guest's `mountbench run` as
-JSON (--options-json), so the guest runs exactly what the host was asked."""
+"""Options shared by several commands, each declared once.
+
+The run options (`run` and `lab`) are the fields of model.RunOptions: each field carries
+its default and flags, and `run_options` turns them into click options. What click
+cannot learn from a field's type (a range, a choice, a path) is in _CHECKS below; what
+the command line gives as text (a size, a precision, a client) is read in _READ. The lab
+hands the resulting RunOptions to the guest's `mountbench run` as JSON (--options-json),
+so the guest runs exactly what the host was asked.
+"""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 import shlex
 from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,7 +27,7 @@ from mountbench.fio.sweeps import parse_sweep
 from mountbench.host.watch import WatchSpec
 from mountbench.kinds.fiofiles import FILE_STATES
 from mountbench.kinds.trees import PROFILES
-from mountbench.model import DROP_MODES, AppChoice, RunOptions, TreeChoice
+from mountbench.model import DROP_MODES, AppChoice, Flag, RunOptions, TreeChoice
 from mountbench.units import parse_size
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -33,171 +41,61 @@ def _finite_seconds(ctx: click.Context, param: click.Parameter, value: float | N
     return value
 
 
-# (decls, kwargs) in the order --help lists them
-_RUN_OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
-    (("--preset", "presets"), {"multiple": True, "metavar": "NAME", "help": "named suite (repeatable; default quick)"}),
-    (
-        ("--job", "jobs"),
-        {
-            "multiple": True,
-            "type": click.Path(path_type=Path),
-            "metavar": "FILE",
-            "help": "fio job file, one workload per section (repeatable)",
-        },
-    ),
-    (
-        ("--only", "only"),
-        {
-            "multiple": True,
-            "metavar": "PATTERN",
-            "help": "keep only workloads whose name matches (glob, repeatable), e.g. --only 'rnd*' --only extract",
-        },
-    ),
-    (
-        ("--sweep", "sweeps"),
-        {
-            "multiple": True,
-            "metavar": "OPTION=VALUES",
-            "help": "run every fio workload at each value: bs=4k,64k,1M or bs=1k..16M (powers of two); also iodepth, "
-            "numjobs, size; several make a grid",
-        },
-    ),
-    (("--baseline",), {"metavar": "LABEL", "help": "target the others are compared with (default: the first)"}),
-    (
-        ("--repeat",),
-        {"default": 3, "show_default": True, "type": click.IntRange(1, 1000), "help": "samples per cell"},
-    ),
-    (
-        ("--warmup",),
-        {
-            "default": 0,
-            "show_default": True,
-            "type": click.IntRange(0, 100),
-            "help": "rounds run before the measured ones and thrown away, like hyperfine --warmup",
-        },
-    ),
-    (
-        ("--runtime",),
-        {
-            "type": click.FloatRange(min=0.1),
-            "callback": _finite_seconds,
-            "metavar": "SECONDS",
-            "help": "runtime of every fio job and of every http load (wrk: whole seconds)",
-        },
-    ),
-    (("--size", "size_text"), {"metavar": "SIZE", "help": "working-set size, e.g. 1G (largest job of each suite)"}),
-    (("--seed",), {"type": int, "help": "seed of the interleaved order (default: random, recorded)"}),
-    (
-        ("--tree", "tree_profile"),
-        {"type": click.Choice(sorted(PROFILES)), "help": "tree for tree workloads (default git)"},
-    ),
-    (
-        ("--tarball",),
-        {"type": click.Path(path_type=Path), "help": "your own tree (.tar, .tar.gz, .tar.xz, .tar.zst)"},
-    ),
-    (
-        ("--drop-caches",),
-        {
-            "type": click.Choice(DROP_MODES),
-            "default": "auto",
-            "show_default": True,
-            "help": "drop page caches before samples (auto: before buffered workloads, as root)",
-        },
-    ),
-    (
-        ("--file-state",),
-        {
-            "type": click.Choice(FILE_STATES),
-            "default": "steady",
-            "show_default": True,
-            "help": "fio working files: written fully once before round 1 (steady) or laid out anew for every "
-            "sample (fresh)",
-        },
-    ),
-    (
-        ("--until", "until_text"),
-        {
-            "metavar": "PRECISION",
-            "help": "after --repeat rounds, add rounds for each comparison until it is decided: ranked, the same "
-            "within PRECISION, or known to PRECISION (e.g. --until 5%%)",
-        },
-    ),
-    (
-        ("--max-repeat",),
-        {
-            "default": 12,
-            "show_default": True,
-            "type": click.IntRange(1, 1000),
-            "help": "with --until or --budget: the most rounds a cell gets",
-        },
-    ),
-    (
-        ("--budget", "budget_text"),
-        {
-            "metavar": "DURATION",
-            "help": "finish within DURATION (e.g. 60s, 5m): runtimes and rounds are chosen to fit, the rest goes "
-            "to the least decided comparisons (implies --until 5%% unless given)",
-        },
-    ),
-    (
-        ("--watch", "watch"),
-        {
-            "multiple": True,
-            "metavar": "[LABEL=]NAME|PID",
-            "help": "measure this host process (and its children) while each sample runs: CPU, CPU per GiB, "
-            "peak memory, context switches as host.* metrics (repeatable), e.g. --watch sshfs; LABEL= measures "
-            "it only around that target's samples, e.g. --watch sshfs=sshfs",
-        },
-    ),
-    (
-        ("--app-tree", "app_tree"),
-        {
-            "type": click.Path(path_type=Path),
-            "metavar": "DIR",
-            "help": "startup workloads: copy this tree onto each target (default: this Python's standard library)",
-        },
-    ),
-    (
-        ("--startup-cmd", "startup_cmd"),
-        {
-            "metavar": "CMD",
-            "help": "startup workloads: time this command, run inside the copied tree ({tree} is its path), "
-            'e.g. --startup-cmd "java -jar app.jar"',
-        },
-    ),
-    (("--keep",), {"is_flag": True, "help": "keep each target's scratch data"}),
-    (
-        ("--client", "clients"),
-        {
-            "multiple": True,
-            "metavar": "HOST[:PORT]",
-            "help": "a machine running 'fio --server' or 'mountbench serve': the fio workloads run on every "
-            "--client at once (repeatable); each target is then a shared directory, at the same path here and there",
-        },
-    ),
-    (
-        ("--clients", "client_counts_text"),
-        {
-            "metavar": "N,N,...",
-            "help": "scaling: run each workload with the first N of the --client machines, for each N, e.g. 1,2,4",
-        },
-    ),
-    (("--per-client",), {"is_flag": True, "help": "show each client's own figures next to the aggregate"}),
-    (("--db",), {"type": click.Path(path_type=Path), "help": DB_HELP}),
-    (
-        ("--json", "json_out"),
-        {
-            "type": click.Path(path_type=Path),
-            "metavar": "FILE",
-            "help": "also write the run as JSON (rewritten after every sample)",
-        },
-    ),
-]
+# What click checks beyond a field's type, by click parameter name
+_CHECKS: dict[str, dict[str, Any]] = {
+    "job_files": {"type": click.Path(path_type=Path)},
+    "repeat": {"type": click.IntRange(1, 1000)},
+    "warmup": {"type": click.IntRange(0, 100)},
+    "runtime": {"type": click.FloatRange(min=0.1), "callback": _finite_seconds},
+    "seed": {"type": int},
+    "tree_profile": {"type": click.Choice(sorted(PROFILES))},
+    "tarball": {"type": click.Path(path_type=Path)},
+    "drop_caches": {"type": click.Choice(DROP_MODES)},
+    "file_state": {"type": click.Choice(FILE_STATES)},
+    "max_repeat": {"type": click.IntRange(1, 1000)},
+    "app_tree": {"type": click.Path(path_type=Path)},
+}
 
-OPTION_NAMES = ("presets", "jobs", "only", "sweeps", "baseline", "repeat", "warmup", "runtime", "size_text", "seed",
-                "tree_profile", "tarball", "drop_caches", "keep", "file_state", "until_text", "max_repeat",
-                "budget_text", "clients", "client_counts_text", "watch", "app_tree", "startup_cmd")  # fmt: skip
 
+def _flags() -> list[tuple[Flag, str, Any]]:
+    """(flag, click parameter name, click default) of every run option, in --help's order. A
+    flag named as its field takes the field's shape (a tuple: repeatable, a bool: a switch)
+    and default; one with a name of its own gives a single value, None when not given."""
+    return [
+        (flag, flag.param or option.name, None if flag.param else option.default)
+        for option in fields(RunOptions)
+        for flag in option.metadata["flags"]
+    ]
+
+
+def run_options(function: F) -> F:
+    """Decorate a command with the options that make a RunOptions (plus --per-client, --db and --json)."""
+    function = click.option("--json", "json_out", type=click.Path(path_type=Path), metavar="FILE",
+                            help="also write the run as JSON (rewritten after every sample)")(function)  # fmt: skip
+    per_client = "show each client's own figures next to the aggregate"
+    function = click.option("--per-client", is_flag=True, help=per_client)(db_option(function))
+    for flag, param, default in reversed(_flags()):
+        kwargs: dict[str, Any] = {"metavar": flag.metavar, "help": flag.help, **_CHECKS.get(param, {})}
+        if isinstance(default, bool):
+            kwargs["is_flag"] = True
+        elif isinstance(default, tuple):
+            kwargs["multiple"] = True
+        elif default is not None:
+            kwargs |= {"default": default, "show_default": True}
+        function = click.option(flag.decl, param, **kwargs)(function)
+    return function
+
+
+def db_option(function: F) -> F:
+    return click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)(function)
+
+
+def debug_option(function: F) -> F:
+    """--debug after the command's name too; cli.main reads it from the arguments."""
+    return click.option("--debug", is_flag=True, hidden=True)(function)
+
+
+# --- from the command line's values to a RunOptions ------------------------------------------
 
 DEFAULT_PRECISION = 0.05
 
@@ -219,8 +117,6 @@ _DURATION_UNITS = {"": 1.0, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3
 
 def parse_duration(text: str, option: str) -> float:
     """'90', '90s', '1.5m', '2h' -> seconds (at least 1 s)."""
-    import re
-
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", text.lower())
     if not match or match.group(2) not in _DURATION_UNITS:
         raise UsageError(f"{option} {text}: give a duration such as 60s, 5m or 1h")
@@ -230,60 +126,36 @@ def parse_duration(text: str, option: str) -> float:
     return seconds
 
 
-def run_options(function: F) -> F:
-    """Decorate a command with the options that make a RunOptions (plus --db and --json)."""
-    for decls, kwargs in reversed(_RUN_OPTIONS):
-        function = click.option(*decls, **kwargs)(function)
-    return function
-
-
-def pop_run_options(params: dict[str, Any]) -> RunOptions:
-    """Take the run options out of a command's parameters and check them together."""
-    raw = {name: params.pop(name) for name in OPTION_NAMES}
+def _size(raw: dict[str, Any]) -> int | None:
     size = parse_size(raw["size_text"]) if raw["size_text"] else None
     if size is not None and size <= 0:
         raise UsageError("--size must be positive, e.g. --size 1G")
+    return size
+
+
+def _tree(raw: dict[str, Any]) -> TreeChoice | None:
     if raw["tarball"] and raw["tree_profile"]:
         raise UsageError("give either --tree or --tarball, not both")
-    budget = parse_duration(raw["budget_text"], "--budget") if raw["budget_text"] else None
-    until = parse_precision(raw["until_text"]) if raw["until_text"] else None
-    if budget is not None and until is None:
-        until = DEFAULT_PRECISION
-    tree = None
     if raw["tarball"]:
-        tree = TreeChoice(tarball=str(raw["tarball"].expanduser().resolve()))
-    elif raw["tree_profile"]:
-        tree = TreeChoice(profile=raw["tree_profile"], seed=1)
-    clients = parse_clients(raw["clients"])
-    counts = parse_counts(raw["client_counts_text"], len(clients))
+        return TreeChoice(tarball=str(raw["tarball"].expanduser().resolve()))
+    return TreeChoice(profile=raw["tree_profile"], seed=1) if raw["tree_profile"] else None
+
+
+def _until(raw: dict[str, Any]) -> float | None:
+    if raw["until_text"]:
+        return parse_precision(raw["until_text"])
+    return DEFAULT_PRECISION if raw["budget_text"] else None  # --budget implies --until 5%
+
+
+def _watch(raw: dict[str, Any]) -> tuple[str, ...]:
     for text in raw["watch"]:
         WatchSpec.parse(text)  # syntax now; whether it runs is checked when the run starts
-    return RunOptions(
-        presets=tuple(raw["presets"]),
-        job_files=tuple(str(path.expanduser().resolve()) for path in raw["jobs"]),
-        only=tuple(raw["only"]),
-        tree=tree,
-        repeat=raw["repeat"],
-        warmup=raw["warmup"],
-        runtime=raw["runtime"],
-        size=size,
-        seed=raw["seed"],
-        baseline=raw["baseline"],
-        drop_caches=raw["drop_caches"],
-        keep=raw["keep"],
-        file_state=raw["file_state"],
-        until=until,
-        max_repeat=raw["max_repeat"],
-        budget=budget,
-        sweeps=tuple(parse_sweep(text) for text in raw["sweeps"]),
-        clients=tuple(client.label for client in clients),
-        client_counts=counts,
-        watch=tuple(raw["watch"]),
-        app=_app_choice(raw["app_tree"], raw["startup_cmd"]),
-    )
+    return tuple(raw["watch"])
 
 
-def _app_choice(tree: Path | None, command: str | None) -> AppChoice | None:
+def _app(raw: dict[str, Any]) -> AppChoice | None:
+    tree: Path | None = raw["app_tree"]
+    command: str | None = raw["startup_cmd"]
     if tree is None and command is None:
         return None
     if tree is not None:
@@ -300,10 +172,32 @@ def _app_choice(tree: Path | None, command: str | None) -> AppChoice | None:
     return AppChoice(tree=str(tree) if tree else None, command=command)
 
 
+# Fields whose flags give something else than the field's value, read from every flag's value
+_READ: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "job_files": lambda raw: tuple(str(path.expanduser().resolve()) for path in raw["job_files"]),
+    "tree": _tree,
+    "size": _size,
+    "until": _until,
+    "budget": lambda raw: parse_duration(raw["budget_text"], "--budget") if raw["budget_text"] else None,
+    "sweeps": lambda raw: tuple(parse_sweep(text) for text in raw["sweeps"]),
+    "clients": lambda raw: tuple(client.label for client in parse_clients(raw["clients"])),
+    "client_counts": lambda raw: parse_counts(raw["client_counts_text"], len(parse_clients(raw["clients"]))),
+    "watch": _watch,
+    "app": _app,
+}
+
+
+def pop_run_options(params: dict[str, Any]) -> RunOptions:
+    """Take the run options out of a command's parameters and check them together."""
+    raw = {param: params.pop(param) for _, param, _ in _flags()}
+    read = {option.name: _READ[option.name](raw) if option.name in _READ else raw[option.name]
+            for option in fields(RunOptions)}  # fmt: skip
+    return RunOptions(**read)
+
+
 def given_run_options(params: dict[str, Any]) -> list[str]:
     """The run options that differ from their defaults (to refuse them next to --resume)."""
-    defaults = {"repeat": 3, "warmup": 0, "drop_caches": "auto", "file_state": "steady", "max_repeat": 12}
-    return [name for name in OPTION_NAMES if params.get(name) not in ((), None, False, defaults.get(name))]
+    return [param for _, param, default in _flags() if params.get(param) not in ((), None, False, default)]
 
 
 def options_from_json(text: str) -> RunOptions:

@@ -1,5 +1,4 @@
-"""Commands that turn stored runs into documents and move runs between machines:
-``report``, ``export`` and ``import``. Registered on the main group in cli.py.
+"""`mountbench report`: stored runs and exported files as one document (md, html, csv, json).
 
 Bad input raises UsageError/StoreError (cli.main maps them to exit code 2); nothing
 here prints an error or exits by itself. The renderers (matplotlib, jinja2) are
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from mountbench.cli.options import db_option, debug_option
 from mountbench.errors import UsageError
 from mountbench.model import RunData
 from mountbench.records.export import make_document, read_document, write_document
@@ -24,7 +24,6 @@ from mountbench.store import Store, default_db_path
 if TYPE_CHECKING:
     from mountbench.report.content import Report
 
-DB_HELP = "results database (default: $MOUNTBENCH_DB or the user data dir)"
 FORMATS = ("md", "html", "csv", "json")
 CHART_FORMATS = ("png", "svg")
 _SUFFIXES = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".csv": "csv", ".json": "json"}
@@ -66,8 +65,8 @@ _SUFFIXES = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".
 )
 @click.option("--samples", is_flag=True, help="csv without --out: print the raw samples instead of the summary")
 @click.option("--per-client", is_flag=True, help="runs on several clients (run --client): each client's figures too")
-@click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)
-@click.option("--debug", is_flag=True, hidden=True)
+@db_option
+@debug_option
 def report(
     run_refs: tuple[str, ...],
     sources: tuple[Path, ...],
@@ -118,43 +117,6 @@ def report(
         else:
             write_document(out, document)
             _note(f"wrote {out}")
-
-
-@click.command()
-@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
-@click.option("--out", type=click.Path(path_type=Path), metavar="FILE.json", required=True, help="file to write")
-@click.option("--no-raw", is_flag=True, help="leave out fio's raw JSON output (a much smaller file)")
-@click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)
-@click.option("--debug", is_flag=True, hidden=True)
-def export(run_refs: tuple[str, ...], out: Path, no_raw: bool, db: Path | None, debug: bool) -> None:
-    """Write stored runs to a versioned JSON file ('mountbench import' reads it elsewhere)."""
-    from mountbench.report.content import unique_runs
-
-    out = check_out_path(out)
-    with Store(db or default_db_path(), writer=False) as store:
-        runs = unique_runs([store.load_run(ref, with_raw=not no_raw) for ref in run_refs])
-    write_document(out, make_document(runs, with_raw=not no_raw))
-    samples = sum(len(run.samples) for run in runs)
-    click.echo(f"exported {len(runs)} run(s), {samples} samples, to {out}")
-
-
-@click.command(name="import")
-@click.argument("files", metavar="FILE.json...", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)
-@click.option("--debug", is_flag=True, hidden=True)
-def import_runs(files: tuple[Path, ...], db: Path | None, debug: bool) -> None:
-    """Store runs from files made by 'mountbench export'; runs already stored are skipped."""
-    runs = [run for path in files for run in read_document(path)]  # every file is checked before anything is stored
-    if not runs:
-        click.echo("no runs in " + ", ".join(map(str, files)))
-        return
-    with Store(db or default_db_path()) as store:
-        for run in runs:
-            host = run.host.get("hostname", "?")
-            if store.import_run(run):
-                click.echo(f"imported run {run.id} from {host} ({len(run.samples)} samples)")
-            else:
-                click.echo(f"run {run.id} from {host} is already stored; skipped")
 
 
 # --- helpers ------------------------------------------------------------------------------------

@@ -1,1 +1,10 @@
-"""TODO"""
+"""The engine: from a request to stored samples. request.py (options and targets, or a
+stored run for --resume, to a checked RunRequest), workloads.py (presets and job files
+with the command line's overrides and sweeps), plan.py (targets × workloads × rounds,
+seeded interleaving), budget.py (--budget: runtimes that fit), session.py (takes each
+sample, stores it at once, cleans up; never prints) and caches.py (page-cache dropping).
+
+May import analysis, kinds, fio, host, clients, presets, store, records and the ground
+floor (model, errors, units); never cli/ or report/. What a workload kind means is asked
+of its kind (kinds.kind_of), never decided here by its name.
+"""

@@ -8,9 +8,10 @@ start-up) are counted at their own estimate. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from mountbench.kinds import kind_of
 from mountbench.model import Workload
 
 FIRST_ROUNDS_SHARE = 0.6  # of the budget, for the first rounds; the rest goes to undecided comparisons
@@ -25,17 +26,11 @@ class BudgetPlan:
     note: str  # what the user should know ('' when the budget is comfortable)
 
 
-def plan_runtime(
-    workloads: Sequence[Workload],
-    targets: int,
-    rounds: int,
-    budget_s: float,
-    takes_runtime: Callable[[Workload], bool] = lambda w: w.kind == "fio",
-) -> BudgetPlan:
-    """``rounds``: warm-up plus the minimum measured rounds every cell gets; ``takes_runtime``:
-    whether --runtime shortens a workload (its kind says so)."""
-    fio = [w for w in workloads if takes_runtime(w)]
-    others = sum(w.description.duration_bound_s or OTHER_KIND_S for w in workloads if not takes_runtime(w))
+def plan_runtime(workloads: Sequence[Workload], targets: int, rounds: int, budget_s: float) -> BudgetPlan:
+    """``rounds``: warm-up plus the minimum measured rounds every cell gets. Whether --runtime
+    shortens a workload, its kind says (WorkloadKind.takes_runtime)."""
+    fio = [w for w in workloads if kind_of(w.kind).takes_runtime]
+    others = sum(w.description.duration_bound_s or OTHER_KIND_S for w in workloads if w not in fio)
     if not fio:
         return BudgetPlan(None, "")
     longest = max((w.description.duration_bound_s or 60.0) for w in fio)

@@ -16,7 +16,7 @@ from mountbench.errors import UsageError
 from mountbench.fio.binary import FioInfo
 from mountbench.host import targets as targets_mod
 from mountbench.host.watch import SampleWatch, resolve_watch
-from mountbench.kinds import RunnerSetup, fioclients, kind_of, make_runners
+from mountbench.kinds import RunnerSetup, make_runners, on_clients
 from mountbench.kinds.runner import Runner
 from mountbench.model import RunConfig, RunData, RunOptions, Target, Workload
 
@@ -45,14 +45,13 @@ def resolve(options: RunOptions, target_args: Sequence[str], fio: FioInfo) -> Ru
     notes: tuple[str, ...] = ()
     if options.budget is not None and options.runtime is None:
         rounds = options.repeat + options.warmup
-        fitted = plan_runtime(workloads, len(targets), rounds, options.budget, takes_runtime=_takes_runtime)
+        fitted = plan_runtime(workloads, len(targets), rounds, options.budget)
         if fitted.runtime_s is not None:
             options = dataclasses.replace(options, runtime=fitted.runtime_s)
             workloads = workloads_mod.from_options(options)
         notes = (fitted.note,) if fitted.note else ()
     if options.clients:
-        clients = parse_clients(options.clients)
-        workloads = fioclients.client_workloads(workloads, clients, options.client_counts)
+        workloads = on_clients(workloads, parse_clients(options.clients), options.client_counts)
     runners = make_runners({w.kind for w in workloads}, RunnerSetup(fio, file_state=options.file_state))
     check_workloads(workloads, runners)
     labels = [t.label for t in targets]
@@ -69,32 +68,17 @@ def resolve(options: RunOptions, target_args: Sequence[str], fio: FioInfo) -> Ru
     return RunRequest(config, tuple(targets), tuple(workloads), runners, notes, watch)
 
 
-def _takes_runtime(workload: Workload) -> bool:
-    """Does --runtime shorten this workload? Its kind says (kinds.base.WorkloadKind.takes_runtime)."""
-    return bool(getattr(kind_of(workload.kind), "takes_runtime", False))
-
-
 def _with_recorded_presets(options: RunOptions) -> RunOptions:
-    """Record the preset that runs when none is named (quick; tree for --tree/--tarball alone;
-    startup for --app-tree/--startup-cmd alone)."""
-    if options.presets or options.job_files:
-        return options
-    import dataclasses
-
-    chosen = workloads_mod.DEFAULT_PRESET
-    if options.tree:
-        chosen = workloads_mod.TREE_PRESET
-    elif options.app:
-        chosen = workloads_mod.STARTUP_PRESET
-    return dataclasses.replace(options, presets=(chosen,))
+    """Record the preset that runs when none is named (workloads.chosen_presets)."""
+    chosen = workloads_mod.chosen_presets(options.presets, options.job_files, options.tree, options.app)
+    return dataclasses.replace(options, presets=chosen)
 
 
 def from_stored(run: RunData, fio: FioInfo) -> RunRequest:
     """What a stored, unfinished run needs to be resumed: its own targets, workloads and
-    config, and the clock its fio jobs already used."""
-    clock = run.host.get("fio_clocksource")
+    config, and what its runners recorded in its host facts (fio: the clock its jobs used)."""
     file_state = run.config.file_state if run.config.file_state in ("steady", "fresh") else "steady"
-    setup = RunnerSetup(fio, clock if clock in ("cpu", "clock_gettime") else None, file_state)
+    setup = RunnerSetup(fio, file_state, resumed_host=run.host)
     runners = make_runners({w.kind for w in run.workloads}, setup)
     check_workloads(list(run.workloads), runners)
     for record in run.targets:

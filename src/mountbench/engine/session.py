@@ -316,7 +316,7 @@ class Session:
 
     def _adaptive_rounds(self) -> None:
         """--until/--budget: after the planned rounds, more rounds for the comparisons that are
-        not decided yet (sequential.py), interleaved and seeded like the first, until all are
+        not decided yet (analysis/sequential.py), interleaved and seeded like the first, until all are
         decided, --max-repeat is reached or the budget runs out."""
         until = self.config.until
         assert until is not None

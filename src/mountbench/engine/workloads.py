@@ -12,8 +12,7 @@ from pathlib import Path
 
 from mountbench.errors import UsageError
 from mountbench.fio.sweeps import check_axes, merge_axes
-from mountbench.kinds import Adjustments, kind_of
-from mountbench.kinds.fio import KIND as FIO
+from mountbench.kinds import Adjustments, kind_of, load_job_file
 from mountbench.model import AppChoice, RunOptions, SweepAxis, TreeChoice, Workload
 from mountbench.presets import load_preset
 
@@ -21,6 +20,16 @@ DEFAULT_PRESET = "quick"
 TREE_PRESET = "tree"
 STARTUP_PRESET = "startup"
 MIB = 1024 * 1024
+
+
+def chosen_presets(
+    presets: Sequence[str], job_files: Sequence[object], tree: TreeChoice | None, app: AppChoice | None
+) -> tuple[str, ...]:
+    """The presets a run runs: those named; with none and no job file either, the tree preset
+    for --tree/--tarball alone, the startup preset for --app-tree/--startup-cmd alone, else quick."""
+    if presets or job_files:
+        return tuple(presets)
+    return (TREE_PRESET if tree is not None else STARTUP_PRESET if app is not None else DEFAULT_PRESET,)
 
 
 def from_options(options: RunOptions) -> list[Workload]:
@@ -56,18 +65,11 @@ def assemble(
     workload whose kind has the option (fio's), on top of a preset's own."""
     check_axes(sweeps)
     groups: list[tuple[list[Workload], tuple[SweepAxis, ...]]] = []
-    if tree is not None and not presets and not job_files:
-        presets = [TREE_PRESET]
-    elif app is not None and not presets and not job_files:
-        presets = [STARTUP_PRESET]
-    for name in presets:
+    for name in chosen_presets(presets, job_files, tree, app):
         preset = load_preset(name)
         groups.append((list(preset.workloads), merge_axes(preset.sweeps, sweeps)))
     for path in job_files:
-        groups.append((FIO.load_job_file(path), tuple(sweeps)))
-    if not groups:
-        preset = load_preset(DEFAULT_PRESET)
-        groups.append((list(preset.workloads), merge_axes(preset.sweeps, sweeps)))
+        groups.append((load_job_file(path), tuple(sweeps)))
     if size is not None and any(axis.option == "size" for _, axes in groups for axis in axes):
         raise UsageError("--size and a sweep of size both set the working set; give one of them")
     adjustments = Adjustments(runtime=runtime, tree=tree, app=app)
@@ -77,13 +79,18 @@ def assemble(
         if size is not None:
             group = _scale_sizes(group, size)
         adjusted += [(kind_of(w.kind).adjust(w, adjustments), axes) for w in group]
-    if app is not None and not any(w.kind == "startup" for w, _ in adjusted):
+    if app is not None and not any(_takes(w, Adjustments(app=app)) for w, _ in adjusted):
         raise UsageError(
             "--app-tree and --startup-cmd apply to startup workloads, and none is selected; "
             "add --preset startup (or s1)"
         )
     named = _unique_names([w for w, _ in adjusted])
     return _sweep(list(zip(named, (axes for _, axes in adjusted), strict=True)), bool(sweeps))
+
+
+def _takes(workload: Workload, adjustments: Adjustments) -> bool:
+    """Does the workload's kind apply these overrides? (it returns the workload itself when none apply)"""
+    return kind_of(workload.kind).adjust(workload, adjustments) is not workload
 
 
 def _sweep(workloads: list[tuple[Workload, tuple[SweepAxis, ...]]], asked: bool) -> list[Workload]:

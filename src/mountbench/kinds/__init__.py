@@ -13,10 +13,12 @@ May import: model, errors, units, analysis (pure), fio/, host/, clients/ (fiocli
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
+from mountbench.clients.spec import ClientSpec
 from mountbench.errors import UsageError
 from mountbench.kinds import fio, fioclients, http, startup, tree
 from mountbench.kinds.base import Adjustments, RunnerSetup, WorkloadKind, generic_description, new_workload
@@ -31,7 +33,8 @@ KINDS: dict[str, WorkloadKind] = {
     startup.KIND.name: startup.KIND,
 }
 
-__all__ = ["KINDS", "Adjustments", "RunnerSetup", "describe", "kind_of", "make_runners", "make_workload"]
+__all__ = ["KINDS", "Adjustments", "RunnerSetup", "describe", "from_preset", "host_facts", "kind_of", "load_job_file",
+           "make_runners", "make_workload", "on_clients"]  # fmt: skip
 
 
 def kind_of(name: str) -> WorkloadKind:
@@ -49,6 +52,11 @@ def describe(workload: Workload) -> Description:
     return kind.describe(workload) if kind is not None else generic_description(workload)
 
 
+def from_preset(preset: str, data: Mapping[str, Any], entry: Mapping[str, Any]) -> Workload:
+    """One ``[[jobs]]`` entry of a preset file, read by its kind (``kind = "tree"``; fio's when absent)."""
+    return kind_of(entry.get("kind", fio.KIND.name)).from_preset(preset, data, entry)
+
+
 def make_workload(name: str, kind: str, title: str, source: str, spec: dict[str, Any]) -> Workload:
     """A workload of the named kind, described by it (a generic description for kinds
     this version does not know)."""
@@ -60,6 +68,26 @@ def make_workload(name: str, kind: str, title: str, source: str, spec: dict[str,
 
 
 def make_runners(kinds: Iterable[str], setup: RunnerSetup) -> dict[str, Runner]:
-    """One runner per kind the run uses (fio's is always made: it knows the run's clock)."""
-    wanted = dict.fromkeys(["fio", *kinds])
+    """One runner per kind the run uses (fio's is always made: it chooses the run's clock)."""
+    wanted = dict.fromkeys([fio.KIND.name, *kinds])
     return {name: kind_of(name).make_runner(setup) for name in wanted}
+
+
+def host_facts(runners: Mapping[str, Runner]) -> dict[str, Any]:
+    """What the runners record in the run's host facts (fio: its clock), in the runners' order:
+    a later one may say more (the clients of `run --client`: each chooses its own clock)."""
+    facts: dict[str, Any] = {}
+    for runner in runners.values():
+        if hasattr(runner, "host_facts"):
+            facts |= runner.host_facts()
+    return facts
+
+
+def load_job_file(path: Path) -> list[Workload]:
+    """The workloads of a --job file: fio's job file format, which the fio kind reads."""
+    return fio.KIND.load_job_file(path)
+
+
+def on_clients(workloads: Sequence[Workload], clients: Sequence[ClientSpec], counts: Sequence[int]) -> list[Workload]:
+    """`run --client`: the workloads run on several machines at once (the fioclients kind)."""
+    return fioclients.client_workloads(workloads, clients, counts)

@@ -6,7 +6,7 @@ how they are described, how command-line overrides change them, and how they run
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from mountbench.fio.binary import FioInfo
@@ -25,11 +25,12 @@ class Adjustments:
 
 @dataclass(frozen=True)
 class RunnerSetup:
-    """What runners are made from: the fio to use and, on resume, the clock the run chose."""
+    """What runners are made from: the fio to use and, on resume, the host facts the run's
+    runners recorded (each kind reads back its own, e.g. fio's clock)."""
 
     fio: FioInfo
-    clocksource: str | None = None  # None: choose afresh (a new run)
     file_state: str = "steady"  # how every round sees fio's working files (kinds/fiofiles.py)
+    resumed_host: Mapping[str, Any] = field(default_factory=dict)  # empty: a new run
 
 
 class WorkloadKind(Protocol):

@@ -68,6 +68,9 @@ _BLOCK_SIZE_SHAPES = ("bssplit", "bsrange", "blocksize_range", "blocksize_unalig
 _OPTION_ALIASES = {"blocksize": "bs", "readwrite": "rw", "timeout": "runtime"}
 
 
+CLOCK_FACT = "fio_clocksource"  # the run's host facts: the clock every fio job used
+
+
 class FioKind:
     name = "fio"
     takes_runtime = True  # --runtime (and --budget) shorten its samples
@@ -196,7 +199,8 @@ class FioKind:
         )
 
     def make_runner(self, setup: RunnerSetup) -> FioRunner:
-        return FioRunner(setup.fio, setup.clocksource, setup.file_state)
+        clock = setup.resumed_host.get(CLOCK_FACT)  # a resumed run keeps the clock it chose
+        return FioRunner(setup.fio, clock if clock in ("cpu", "clock_gettime") else None, setup.file_state)
 
 
 KIND = FioKind()
@@ -302,8 +306,11 @@ class FioRunner:
 
     @cached_property
     def clocksource(self) -> str | None:
-        """The clock every fio job of this run uses, chosen once (see fiotool.choose_clocksource)."""
+        """The clock every fio job of this run uses, chosen once (see fio/binary.py choose_clocksource)."""
         return choose_clocksource(self.fio.path)
+
+    def host_facts(self) -> dict[str, Any]:
+        return {CLOCK_FACT: self.clocksource or "fio's default"}
 
     def _clock_override(self, job: FioJob) -> list[tuple[str, str | None]]:
         if self.clocksource is None or job.get("clocksource") is not None:

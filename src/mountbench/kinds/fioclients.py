@@ -34,7 +34,7 @@ from mountbench.fio.binary import FioInfo
 from mountbench.fio.jobfile import FioJob, render_job, wants_direct
 from mountbench.fio.parse import FioOutputError, load_fio_json
 from mountbench.kinds.base import Adjustments, RunnerSetup, new_workload, stored_workload
-from mountbench.kinds.fio import FIO_FIXED_COST_S, FioRunner, cache_sensitive, fio_message
+from mountbench.kinds.fio import CLOCK_FACT, FIO_FIXED_COST_S, FioRunner, cache_sensitive, fio_message
 from mountbench.kinds.fio import KIND as FIO
 from mountbench.model import (
     Caveat,
@@ -194,6 +194,13 @@ class FioClientsRunner:
         self.laid_out: set[tuple[str, str, tuple[str, ...]]] = set()
         self.shared = False  # some workload has its clients share one file set
         self.unsettled_until = 0.0  # monotonic time before which an abandoned job may still write
+
+    def host_facts(self) -> dict[str, Any]:
+        """What a run's host record says about its clients (``{"clients": {label: facts}}``), or
+        nothing. The facts are filled in further once the targets are ready."""
+        if not self.clients:
+            return {}
+        return {"clients": self.facts, CLOCK_FACT: "each client's fio chooses its own"}
 
     # --- before anything runs ----------------------------------------------------------------
 
@@ -368,15 +375,6 @@ class FioClientsRunner:
         """fio's client was killed: the servers' jobs are not stopped by a vanished client and
         end at their runtime; cleanup() waits for that."""
         self.unsettled_until = max(self.unsettled_until, time.monotonic() + settle_s + 2.0)
-
-
-def client_host_facts(runners: Mapping[str, Any]) -> dict[str, Any]:
-    """What a run's host record says about its clients (``{"clients": {label: facts}}``), or
-    nothing. The runner fills the facts in further once the targets are ready."""
-    runner = runners.get(NAME)
-    if not isinstance(runner, FioClientsRunner) or not runner.clients:
-        return {}
-    return {"clients": runner.facts, "fio_clocksource": "each client's fio chooses its own"}
 
 
 @contextlib.contextmanager

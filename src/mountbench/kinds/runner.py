@@ -36,3 +36,5 @@ class Runner(Protocol):
     # Optional: ``ready(contexts: list[TargetContext]) -> None`` is called once the scratch
     # directories exist, before anything is prepared or run, for checks that need them
     # (the clients of `run --client` write a file there); raise TargetError to refuse.
+    # Optional: ``host_facts() -> dict[str, Any]``: what the run's host record says about how
+    # this runner measures (fio: the clock it chose), read back from RunnerSetup on --resume.

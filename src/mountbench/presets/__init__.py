@@ -41,7 +41,7 @@ def load_preset(name: str) -> Preset:
 
 
 def _workload(preset: str, data: dict[str, Any], job: dict[str, Any]) -> Workload:
-    """Each [[jobs]] entry belongs to a kind (``kind = "tree"``; fio when absent), which reads it."""
-    from mountbench.kinds import kind_of  # the kinds import model, which this package's users import
+    """Each [[jobs]] entry belongs to a kind, which reads it (kinds.from_preset)."""
+    from mountbench.kinds import from_preset  # the kinds import model, which this package's users import
 
-    return kind_of(job.get("kind", "fio")).from_preset(preset, data, job)
+    return from_preset(preset, data, job)

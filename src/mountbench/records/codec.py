@@ -9,7 +9,9 @@ or ValueError for the caller to turn into a one-line error.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from dataclasses import fields
+from typing import Any, get_type_hints
 
 from mountbench.kinds import describe
 from mountbench.kinds.base import stored_workload
@@ -29,38 +31,60 @@ from mountbench.model import (
     TargetRecord,
     TreeChoice,
     Workload,
+    stored_name,
 )
 
-# --- run config -----------------------------------------------------------------------------
+# --- run config and run options -------------------------------------------------------------
+# Every field of RunOptions (and so of RunConfig) is written under its stored name and read
+# back by its type: a field adds itself to both. A field that is missing (older versions) or
+# None gets its default, or in a stored config what the versions before it did (_BEFORE).
+
+_BEFORE: dict[str, Any] = {"repeat": 1, "seed": 0, "baseline": "", "file_state": "reused"}
+
+_READERS: dict[Any, Callable[[Any], Any]] = {
+    int: int,
+    int | None: int,
+    float | None: float,
+    str: str,
+    str | None: str,
+    bool: bool,
+    tuple[str, ...]: lambda value: tuple(map(str, value)),
+    tuple[int, ...]: lambda value: tuple(int(n) for n in value),
+    tuple[SweepAxis, ...]: lambda value: tuple(SweepAxis.from_dict(axis) for axis in value),
+    TreeChoice | None: TreeChoice.from_spec,
+    AppChoice | None: AppChoice.from_spec,
+    LabFacts | None: lambda value: _lab_from_dict(value) if isinstance(value, dict) else None,
+}
+
+
+def _to_json(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [item.to_dict() if isinstance(item, SweepAxis) else item for item in value]
+    if isinstance(value, TreeChoice | AppChoice):
+        return value.spec()
+    if isinstance(value, LabFacts):
+        return _lab_to_dict(value)
+    return value
+
+
+def _fields_to_dict(record: RunOptions) -> dict[str, Any]:
+    return {stored_name(option): _to_json(getattr(record, option.name)) for option in fields(record)}
+
+
+def _fields_from_dict(cls: type[RunOptions], data: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
+    types = get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for option in fields(cls):
+        value = data.get(stored_name(option))
+        if value is not None or (types[option.name] is int and stored_name(option) in data):
+            values[option.name] = _READERS[types[option.name]](value)  # int(None): damage, refused
+        elif option.name in before:
+            values[option.name] = before[option.name]
+    return values
 
 
 def config_to_dict(config: RunConfig) -> dict[str, Any]:
-    return {
-        "version": CONFIG_VERSION,
-        "repeat": config.repeat,
-        "seed": config.seed,
-        "baseline": config.baseline,
-        "warmup": config.warmup,
-        "drop_caches": config.drop_caches,
-        "keep": config.keep,
-        "presets": list(config.presets),
-        "job_files": list(config.job_files),
-        "only": list(config.only),
-        "size": config.size,
-        "runtime": config.runtime,
-        "tree": config.tree.spec() if config.tree else None,
-        "default_targets": config.default_targets,
-        "lab": _lab_to_dict(config.lab) if config.lab else None,
-        "file_state": config.file_state,
-        "until": config.until,
-        "max_repeat": config.max_repeat,
-        "budget": config.budget,
-        "sweeps": [axis.to_dict() for axis in config.sweeps],
-        "clients": list(config.clients),
-        "client_counts": list(config.client_counts),
-        "watch": list(config.watch),
-        "app": config.app.spec() if config.app else None,
-    }
+    return {"version": CONFIG_VERSION, **_fields_to_dict(config)}
 
 
 def config_from_dict(data: dict[str, Any]) -> RunConfig:
@@ -70,37 +94,20 @@ def config_from_dict(data: dict[str, Any]) -> RunConfig:
     version = int(data.get("version", 1))
     if version > CONFIG_VERSION:
         raise ValueError(f"run config version {version} is newer than this mountbench reads ({CONFIG_VERSION})")
-    lab = data.get("lab")
-    return RunConfig(
-        repeat=int(data.get("repeat", 1)),
-        seed=int(data.get("seed", 0)),
-        baseline=str(data.get("baseline") or ""),
-        warmup=_lenient_count(data.get("warmup")),
-        drop_caches=str(data.get("drop_caches") or "auto"),
-        keep=bool(data.get("keep", False)),
-        presets=tuple(map(str, data.get("presets") or ())),
-        job_files=tuple(map(str, data.get("job_files") or ())),
-        only=tuple(map(str, data.get("only") or ())),
-        size=None if data.get("size") is None else int(data["size"]),
-        runtime=None if data.get("runtime") is None else float(data["runtime"]),
-        tree=TreeChoice.from_spec(data.get("tree")),
-        default_targets=bool(data.get("default_targets", False)),
-        lab=_lab_from_dict(lab) if isinstance(lab, dict) else None,
-        file_state=str(data.get("file_state") or "reused"),
-        until=_float_or_none(data.get("until")),
-        max_repeat=int(data.get("max_repeat") or data.get("repeat", 1)),
-        budget=_float_or_none(data.get("budget")),
-        sweeps=_sweeps_from_list(data.get("sweeps")),
-        clients=tuple(map(str, data.get("clients") or ())),
-        client_counts=tuple(int(n) for n in data.get("client_counts") or ()),
-        watch=tuple(map(str, data.get("watch") or ())),
-        app=AppChoice.from_spec(data.get("app")),
-    )
+    values = _fields_from_dict(RunConfig, {k: v for k, v in data.items() if k != "warmup"}, _BEFORE)
+    values["warmup"] = _lenient_count(data.get("warmup"))
+    if data.get("max_repeat") is None:  # before --until: as many rounds as --repeat
+        values["max_repeat"] = values["repeat"]
+    return RunConfig(**values)
 
 
-def _sweeps_from_list(data: Any) -> tuple[SweepAxis, ...]:
-    """--sweep axes; none for runs from before --sweep."""
-    return tuple(SweepAxis.from_dict(axis) for axis in data or ())
+def options_to_dict(options: RunOptions) -> dict[str, Any]:
+    """What `lab` hands the guest's `mountbench run --options-json`."""
+    return _fields_to_dict(options)
+
+
+def options_from_dict(data: dict[str, Any]) -> RunOptions:
+    return RunOptions(**_fields_from_dict(RunOptions, data, {}))
 
 
 def _lenient_count(value: Any) -> int:
@@ -233,62 +240,3 @@ def run_from_dict(data: dict[str, Any]) -> RunData:
         workloads=tuple(workload_from_dict(w) for w in data["workloads"]),
         samples=tuple(sample_from_dict(s) for s in data["samples"]),
     )
-
-
-# --- run options (what `lab` hands the guest) --------------------------------------------------
-
-
-def options_to_dict(options: RunOptions) -> dict[str, Any]:
-    return {
-        "presets": list(options.presets),
-        "job_files": list(options.job_files),
-        "only": list(options.only),
-        "tree": options.tree.spec() if options.tree else None,
-        "repeat": options.repeat,
-        "warmup": options.warmup,
-        "runtime": options.runtime,
-        "size": options.size,
-        "seed": options.seed,
-        "baseline": options.baseline,
-        "drop_caches": options.drop_caches,
-        "keep": options.keep,
-        "file_state": options.file_state,
-        "until": options.until,
-        "max_repeat": options.max_repeat,
-        "budget": options.budget,
-        "sweeps": [axis.to_dict() for axis in options.sweeps],
-        "clients": list(options.clients),
-        "client_counts": list(options.client_counts),
-        "watch": list(options.watch),
-        "app": options.app.spec() if options.app else None,
-    }
-
-
-def options_from_dict(data: dict[str, Any]) -> RunOptions:
-    return RunOptions(
-        presets=tuple(map(str, data.get("presets") or ())),
-        job_files=tuple(map(str, data.get("job_files") or ())),
-        only=tuple(map(str, data.get("only") or ())),
-        tree=TreeChoice.from_spec(data.get("tree")),
-        repeat=int(data.get("repeat", 3)),
-        warmup=int(data.get("warmup", 0)),
-        runtime=None if data.get("runtime") is None else float(data["runtime"]),
-        size=None if data.get("size") is None else int(data["size"]),
-        seed=None if data.get("seed") is None else int(data["seed"]),
-        baseline=data.get("baseline"),
-        drop_caches=str(data.get("drop_caches", "auto")),
-        keep=bool(data.get("keep", False)),
-        file_state=str(data.get("file_state", "steady")),
-        until=_float_or_none(data.get("until")),
-        max_repeat=int(data.get("max_repeat", 12)),
-        budget=_float_or_none(data.get("budget")),
-        sweeps=_sweeps_from_list(data.get("sweeps")),
-        clients=tuple(map(str, data.get("clients") or ())),
-        client_counts=tuple(int(n) for n in data.get("client_counts") or ()),
-        watch=tuple(map(str, data.get("watch") or ())),
-        app=AppChoice.from_spec(data.get("app")),
-    )
-
-
-def _float_or_none(value: Any) -> float | None:
-    return None if value is None else float(value)

@@ -1,0 +1,58 @@
+"""The terminal: one console for results (stdout) and one for notes and progress (stderr),
+and what several commands print or write the same way."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import TextIO
+
+import click
+from rich.console import Console
+
+from mountbench.errors import UsageError
+from mountbench.model import RunData
+from mountbench.report.content import build_report
+from mountbench.report.terminal import render_run
+
+
+def _console(stream: TextIO) -> Console:
+    """Piped output (logs, CI) gets a wide fixed width instead of rich's 80 columns."""
+    width = None if stream.isatty() or os.environ.get("COLUMNS") else 140
+    return Console(file=stream, width=width)
+
+
+out = _console(sys.stdout)
+err = _console(sys.stderr)
+
+
+def print_run(
+    run: RunData,
+    baseline: str | None = None,
+    metrics: tuple[str, ...] = (),
+    *,
+    unit: str = "auto",
+    per_client: bool = False,
+) -> None:
+    """The answer and the comparison tables, then each report section the run has (sweeps, clients, pick two)."""
+    report = build_report([run], baseline=baseline, metrics=metrics, unit=unit)
+    for part in render_run(report, per_client=per_client):
+        out.print(part)
+
+
+def command_line() -> str:
+    """How this process was started, as stored with a run or a probe."""
+    return shlex.join(["mountbench", *sys.argv[1:]])
+
+
+def write_or_print(text: str, path: Path | None) -> None:
+    if path is None:
+        click.echo(text)
+        return
+    try:
+        path.expanduser().write_text(text + "\n")
+    except OSError as exc:
+        raise UsageError(f"cannot write {path} ({exc.strerror}); choose a writable path") from None
+    err.print(f"wrote {path}")

@@ -1,0 +1,98 @@
+"""`mountbench doctor`: check fio, privileges and each target; every problem with its fix."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+
+import click
+from rich.table import Table
+
+from mountbench.cli.console import out
+from mountbench.errors import ChecksFailed, MountbenchError
+from mountbench.fio.binary import find_fio, fio_engines
+from mountbench.host import facts as hostinfo
+from mountbench.host import targets as targets_mod
+from mountbench.lab.mounts import KINDS as LAB_KINDS
+from mountbench.units import format_bytes
+
+
+@click.command()
+@click.argument("target", nargs=-1)
+@click.option("--lab", "lab_checks", is_flag=True, help="also check what 'mountbench lab' needs (QEMU, kernel, ...)")
+def doctor(target: tuple[str, ...], lab_checks: bool) -> None:
+    """Check fio, privileges and each TARGET; print every problem with its fix."""
+    problems = 0
+    table = Table("check", "result", "fix", show_lines=False)
+
+    def report(check: str, ok: bool, result: str, fix: str = "") -> None:
+        nonlocal problems
+        problems += 0 if ok else 1
+        table.add_row(check, ("[green]✓[/green] " if ok else "[red]✗[/red] ") + result, "" if ok else fix)
+
+    try:
+        fio = find_fio()
+        report("fio", True, f"{fio.version} at {fio.path}")
+        engines = fio_engines(fio.path)
+        report(
+            "fio libaio engine",
+            "libaio" in engines or sys.platform != "linux",
+            "available" if "libaio" in engines else "missing",
+            "install a fio built with libaio",
+        )
+    except MountbenchError as exc:
+        report("fio", False, "not usable", str(exc))
+    root = hostinfo.is_root()
+    report(
+        "cache dropping",
+        root,
+        "root: page caches can be dropped" if root else "not root",
+        "run as root (sudo) so caches are dropped between samples; otherwise buffered results are marked",
+    )
+    for arg in target or targets_mod.default_targets():
+        _doctor_target(arg, report)
+    if lab_checks:
+        from mountbench.lab import check_lab_prerequisites
+
+        lab_problems = check_lab_prerequisites(optional=True)
+        for problem, fix in lab_problems:
+            report("lab", problem.startswith("optional:"), problem, fix)
+        if not lab_problems:
+            report("lab", True, f"QEMU, kernel, busybox and what each mount kind needs ({', '.join(LAB_KINDS)})")
+    out.print(table)
+    if problems:
+        raise ChecksFailed(f"{problems} problem(s) found; the fix for each is in the table above")
+    out.print("all checks passed")
+
+
+def _doctor_target(arg: str, report: Callable[..., None]) -> None:
+    _label, path_text = targets_mod.parse_target_arg(arg)
+    try:
+        resolved = targets_mod.resolve_targets([arg])[0]
+    except MountbenchError as exc:
+        report(f"target {path_text}", False, "unusable", str(exc))
+        return
+    run_id = f"doctor-{os.getpid()}"
+    try:
+        scratch = targets_mod.create_scratch(resolved, run_id)
+    except MountbenchError as exc:
+        report(f"target {resolved.label}", False, "not writable", str(exc))
+        return
+    try:
+        info = targets_mod.inspect_target(resolved, scratch)
+    finally:
+        targets_mod.remove_scratch(scratch, run_id)
+    report(f"target {resolved.label}", True, f"{info.fstype} from {info.mount_source}, writable")
+    report(
+        f"  O_DIRECT on {resolved.label}",
+        info.odirect,
+        info.odirect_detail,
+        "direct workloads will run buffered there and be marked 'buffered: O_DIRECT refused'",
+    )
+    report(
+        f"  free space on {resolved.label}",
+        info.free_bytes > 1024**3,
+        format_bytes(info.free_bytes),
+        "free space or pass --size so the working set fits",
+    )

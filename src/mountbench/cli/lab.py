@@ -1,0 +1,103 @@
+"""`mountbench lab`: compare VM shared folders and virtual disks in a throwaway QEMU guest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from mountbench.cli.console import err, print_run
+from mountbench.cli.options import debug_option, pop_run_options, run_options
+from mountbench.engine import request as runrequest
+from mountbench.engine import workloads as workloads_mod
+from mountbench.errors import UsageError
+from mountbench.fio.binary import find_fio
+from mountbench.kinds import RunnerSetup, make_runners
+from mountbench.lab.mounts import KINDS as LAB_KINDS
+from mountbench.records.export import make_document, write_document
+from mountbench.store import Store, default_db_path
+
+
+@click.command()
+@click.option(
+    "--mount",
+    "mounts",
+    multiple=True,
+    metavar="SPEC",
+    help=f"KIND[:opt=val,...]: {', '.join(LAB_KINDS)} (repeatable; default: a set of six)",
+)
+@run_options
+@click.option("--accel", type=click.Choice(["auto", "kvm", "tcg"]), default="auto", show_default=True)
+@click.option("--cpus", default=2, show_default=True, type=click.IntRange(1, 64))
+@click.option("--memory", default="1G", show_default=True)
+@click.option("--kernel", type=click.Path(exists=True, dir_okay=False), help="bzImage (default: /boot/vmlinuz-*)")
+@click.option("--keep-guest", is_flag=True, help="keep images, sockets and logs afterwards")
+@click.option(
+    "--probe",
+    "probe_mounts",
+    is_flag=True,
+    help="after the run, probe each mount in the guest and measure coherence between the host's directory and the "
+    "guest's mount, both ways; the report then answers 'pick two' (performance, coherence, concurrency)",
+)
+@click.option("--probe-repeat", type=click.IntRange(1, 100), help="--probe: coherence repetitions [default: 3]")
+@click.option(
+    "--probe-timeout",
+    type=click.FloatRange(0.5, 600),
+    help="--probe: seconds before a probe is called hung, and how long a change may take to show [default: 5]",
+)
+@debug_option
+def lab(
+    mounts: tuple[str, ...],
+    accel: str,
+    cpus: int,
+    memory: str,
+    kernel: str | None,
+    keep_guest: bool,
+    probe_mounts: bool,
+    probe_repeat: int | None,
+    probe_timeout: float | None,
+    db: Path | None,
+    json_out: Path | None,
+    debug: bool,
+    **params: object,
+) -> None:
+    """Compare VM shared folders and virtual disks in a throwaway QEMU guest.
+
+    The run options (--preset, --job, --repeat, ...) are those of 'mountbench run' and
+    go to the guest's run as they are; --baseline names a mount (default: guest-tmpfs).
+
+    \b
+    mountbench lab                                   9p, 9p cache=loose, virtiofs, sshfs, disk, guest-tmpfs
+    mountbench lab --mount 9p:cache=loose --mount virtiofs:cache=always --preset tree --tree git
+    mountbench lab --mount disk:format=qcow2,cache=writeback --mount disk:cache=none --preset nine --size 1G
+    mountbench lab --mount 9p --mount 9p:cache=loose --mount virtiofs --mount nfs --mount disk --preset s3 --probe
+    """
+    from mountbench.lab.probe import ProbeOptions
+    from mountbench.lab.run import LabOptions, check_prerequisites, lab_specs, lab_timeout, run_lab
+
+    if params.get("clients") or params.get("client_counts_text"):
+        raise UsageError("--client and --clients are for 'mountbench run': the lab measures mounts inside one guest")
+    specs = lab_specs(mounts)  # bad specs fail here, before anything boots
+    if not probe_mounts and (probe_repeat is not None or probe_timeout is not None):
+        raise UsageError("--probe-repeat and --probe-timeout apply to --probe; add --probe or drop them")
+    check_prerequisites(specs)
+    options = pop_run_options(params)
+    if options.watch:
+        raise UsageError(
+            "--watch is for 'mountbench run': the lab measures the host processes serving each mount itself"
+        )
+    workloads = workloads_mod.from_options(options)  # unknown presets and bad job files fail here too
+    runrequest.check_workloads(workloads, make_runners({w.kind for w in workloads}, RunnerSetup(find_fio())))
+    timeout = lab_timeout(workloads, options.repeat + options.warmup, len(specs))
+    probing = ProbeOptions(probe_repeat or 3, probe_timeout or 5.0) if probe_mounts else None
+    lab_options = LabOptions(tuple(mounts), options, accel, cpus, memory, kernel, keep_guest, timeout, probing)
+    err.print("booting the lab guest (under TCG this takes a minute)...")
+    run, stopped = run_lab(lab_options, on_output=lambda line: err.print(line, markup=False, highlight=False))
+    with Store(db or default_db_path()) as store:
+        store.import_run(run)
+        if json_out:
+            write_document(json_out.expanduser(), make_document([run]))
+    if run.samples:
+        print_run(run)
+    if stopped:
+        raise stopped

@@ -1,0 +1,48 @@
+"""`mountbench serve`: be a client of `mountbench run --client` (fio's server plus host facts)."""
+
+from __future__ import annotations
+
+import click
+
+from mountbench.cli.console import err
+from mountbench.fio.binary import find_fio
+
+
+@click.command()
+@click.option(
+    "--bind",
+    default="127.0.0.1",
+    show_default=True,
+    metavar="ADDRESS",
+    help="address to listen on; anything but loopback must be named here (fio's protocol has no authentication)",
+)
+@click.option("--port", default=8765, show_default=True, type=int, help="fio's port; host facts on PORT + 1")
+def serve(bind: str, port: int) -> None:
+    """Be a client of 'mountbench run --client': run fio's server here, plus host facts.
+
+    Anyone who can reach these ports can run fio jobs (which create, write and delete
+    files) as this user: listen only on a trusted network. Stop with Ctrl-C.
+
+    \b
+    mountbench serve --bind 10.0.0.2          then, elsewhere: mountbench run --client 10.0.0.2 share=/mnt/share
+    """
+    from mountbench.clients import serve as serving_mod
+
+    fio = find_fio()
+    with serving_mod.serving(fio, bind, port) as served:
+        reach = serving_mod.exposure(bind)
+        err.print(
+            f"{fio.version} server listening on {bind}:{port} (fio's protocol), "
+            f"host facts on {bind}:{served.agent_port} ({reach}); stop with Ctrl-C",
+            markup=False,
+            highlight=False,
+        )
+        if reach != "loopback":
+            err.print(
+                "warning: no authentication: anyone who reaches these ports can run fio jobs here as this user",
+                markup=False,
+            )
+        try:
+            serving_mod.wait(served)
+        except KeyboardInterrupt:
+            err.print("stopped")

@@ -1,0 +1,42 @@
+"""`mountbench show`: a stored run, who wins and by how much, then the detail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from mountbench.cli.console import out, print_run
+from mountbench.cli.options import db_option
+from mountbench.report.grid import parse_unit
+from mountbench.report.terminal import render_samples
+from mountbench.store import Store, default_db_path
+
+
+@click.command()
+@click.argument("run_ref", metavar="[RUN]", default="last")
+@click.option("--baseline", metavar="LABEL", help="compare with this target instead")
+@click.option(
+    "--metric", "metrics", multiple=True, help="metric to show: iops, bw, lat-mean, lat-p99, read.lat_p99.9 …"
+)
+@click.option("--unit", metavar="UNIT", help="the summary's unit for every workload: MB/s, IOPS or us (mean latency)")
+@click.option("--samples", "list_samples", is_flag=True, help="list every sample in the order it was taken")
+@click.option("--per-client", is_flag=True, help="runs on several clients: each client's figures too")
+@db_option
+def show(
+    run_ref: str,
+    baseline: str | None,
+    metrics: tuple[str, ...],
+    unit: str | None,
+    list_samples: bool,
+    per_client: bool,
+    db: Path | None,
+) -> None:
+    """Show a stored run: who wins and by how much, then the detail (default: the last run)."""
+    chosen_unit = parse_unit(unit)
+    with Store(db or default_db_path(), writer=False) as store:
+        run = store.load_run(run_ref)
+    if list_samples:
+        out.print(render_samples(run))
+        return
+    print_run(run, baseline, metrics, unit=chosen_unit, per_client=per_client)
