@@ -388,11 +388,12 @@ def _fact_text(key: str, value: object) -> str:
 
 
 def workload_warnings(runs: Sequence[RunData]) -> list[str]:
-    """A workload name whose options differ between runs is not one workload."""
+    """A workload name whose description (every option, as its kind describes it) differs between
+    runs is not one workload."""
     specs: dict[str, dict[str, object]] = defaultdict(dict)
     for run in runs:
         for workload in run.workloads:
-            specs[workload.name].setdefault(repr(workload.spec), run.id)
+            specs[workload.name].setdefault(repr((workload.kind, workload.description.to_dict())), run.id)
     return [
         f"workload {name!r} is defined differently in runs {', '.join(by_spec.values())}: its cells mix different work"
         for name, by_spec in specs.items()
