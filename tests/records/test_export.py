@@ -5,7 +5,8 @@ from support.factories import make_run
 
 from mountbench.errors import UsageError
 from mountbench.model import Caveat
-from mountbench.records.export import FORMAT_VERSION, make_document, read_document, write_document
+from mountbench.records.export import FORMAT_VERSION, read_document, write_document
+from mountbench.report.document import make_document
 
 
 def test_export_round_trips_runs_and_carries_summary_rows(tmp_path):

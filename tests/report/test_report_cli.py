@@ -15,7 +15,8 @@ import pytest
 from support.synthetic import HOST, study_run
 
 from mountbench.cli import main as cli
-from mountbench.records.export import FORMAT_VERSION, make_document, write_document
+from mountbench.records.export import FORMAT_VERSION, write_document
+from mountbench.report.document import make_document
 from mountbench.store import Store
 
 _SHIM = (

@@ -34,9 +34,10 @@ from mountbench.probe.model import (
     TargetProbe,
     VisibilityResult,
 )
-from mountbench.records.export import make_document, write_document
+from mountbench.records.export import write_document
 from mountbench.report import chartkit, charts
 from mountbench.report.content import build_report
+from mountbench.report.document import make_document
 from mountbench.report.html import render_html
 from mountbench.report.markdown import render_markdown
 from mountbench.report.sections import Options, picktwo

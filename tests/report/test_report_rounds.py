@@ -12,9 +12,9 @@ from support.factories import fio_workload, make_run
 from mountbench.analysis import sequential
 from mountbench.analysis.summary import summarize_runs
 from mountbench.model import UNSTEADY, Caveat
-from mountbench.records.export import make_document
 from mountbench.report.content import build_report
 from mountbench.report.csvexport import summary_csv
+from mountbench.report.document import make_document
 from mountbench.report.html import render_html
 from mountbench.report.markdown import render_markdown
 from mountbench.report.sections import series as serieschart

@@ -14,7 +14,8 @@ from mountbench.errors import UsageError
 from mountbench.fio.binary import find_fio
 from mountbench.kinds import RunnerSetup, make_runners
 from mountbench.lab.mounts import KINDS as LAB_KINDS
-from mountbench.records.export import make_document, write_document
+from mountbench.records.export import write_document
+from mountbench.report.document import make_document
 from mountbench.store import Store, default_db_path
 
 

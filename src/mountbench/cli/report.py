@@ -18,7 +18,8 @@ import click
 from mountbench.cli.options import db_option, debug_option
 from mountbench.errors import UsageError
 from mountbench.model import RunData
-from mountbench.records.export import make_document, read_document, write_document
+from mountbench.records.export import read_document, write_document
+from mountbench.report.document import make_document
 from mountbench.store import Store, default_db_path
 
 if TYPE_CHECKING:

@@ -20,7 +20,8 @@ from mountbench.host import facts as hostinfo
 from mountbench.kinds import host_facts
 from mountbench.model import Workload
 from mountbench.records.events import EventLog, Fanout
-from mountbench.records.export import make_document, write_document
+from mountbench.records.export import write_document
+from mountbench.report.document import make_document
 from mountbench.store import Store, default_db_path
 from mountbench.units import format_seconds
 

@@ -9,8 +9,9 @@ import click
 
 from mountbench.cli.options import db_option, debug_option
 from mountbench.cli.report import check_out_path
-from mountbench.records.export import make_document, read_document, write_document
+from mountbench.records.export import read_document, write_document
 from mountbench.report.content import unique_runs
+from mountbench.report.document import make_document
 from mountbench.store import Store, default_db_path
 
 
