@@ -172,9 +172,10 @@ class Description:
     clients: tuple[str, ...] = ()  # run on these clients at once (run --client), by label
     origin: str = ""  # the workload this variant was made from (a multi-client job's own fio job), by name
     origin_title: str = ""
+    method: str = ""  # how the kind measures, one sentence for the methodology (the same for all its workloads)
 
     # fields added after runs were stored: a stored description without them gets them from its kind
-    LATER: ClassVar[tuple[str, ...]] = ("role", "clients", "origin", "origin_title")
+    LATER: ClassVar[tuple[str, ...]] = ("role", "clients", "origin", "origin_title", "method")
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -199,6 +200,7 @@ class Description:
             clients=tuple(map(str, data.get("clients", ()))),
             origin=str(data.get("origin", "")),
             origin_title=str(data.get("origin_title", "")),
+            method=str(data.get("method", "")),
         )
 
 

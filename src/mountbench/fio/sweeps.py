@@ -209,3 +209,12 @@ def plain_number(option: str, text: str | None) -> int | None:
         return parse_size(text) if option in SIZE_OPTIONS else int(text)
     except (UsageError, ValueError):
         return None
+
+
+def fixed_options(options: Sequence[str], swept: Sequence[str]) -> tuple[str, ...]:
+    """A job's options (``name=value``) apart from the swept ones and file placement: jobs
+    that differ here are not one sweep (other size, runtime, engine, depth, jobs or direction)."""
+    ignored = {*swept, *PLACEMENT_OPTIONS}
+    if "bs" in ignored:
+        ignored.add("blocksize")
+    return tuple(sorted(o for o in options if o.partition("=")[0].strip().lower() not in ignored))

@@ -71,6 +71,9 @@ _OPTION_ALIASES = {"blocksize": "bs", "readwrite": "rw", "timeout": "runtime"}
 CLOCK_FACT = "fio_clocksource"  # the run's host facts: the clock every fio job used
 
 
+METHOD = "fio does the I/O and reports in JSON; mountbench only plans, parses and stores."
+
+
 class FioKind:
     name = "fio"
     takes_runtime = True  # --runtime (and --budget) shorten its samples
@@ -196,6 +199,7 @@ class FioKind:
             space_group=job.get("filename") or job.get("filename_format") or f"job:{job.section}",
             space_bytes=working_set_bytes(job, fio_variables()),
             sweep=point,
+            method=METHOD,
         )
 
     def make_runner(self, setup: RunnerSetup) -> FioRunner:

@@ -58,7 +58,14 @@ CLIENT_COST_S = 1.1
 OVERDUE_GRACE_S = 10.0  # past a sample's expected duration, the clients' reachability is checked
 
 
+METHOD = (
+    "Multi-client workloads run fio on every client at once through fio's own client/server; IOPS and "
+    "bandwidth are the clients' sum, latency percentiles come from their merged histograms."
+)
+
+
 @dataclass(frozen=True)
+
 class ClientsJob:
     """What a workload of this kind carries: the fio workload and the clients it runs on."""
 
@@ -148,6 +155,7 @@ class FioClientsKind:
             clients=tuple(c.label for c in wrapped.clients),
             origin=wrapped.job.name,
             origin_title=wrapped.job.title,
+            method=METHOD,
         )
 
     def _rewrap(self, workload: Workload, job: Workload) -> Workload:

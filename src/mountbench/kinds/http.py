@@ -99,6 +99,9 @@ def _file_set_key(sizes: list[int]) -> str:
     return hashlib.sha256(repr(sizes).encode()).hexdigest()[:8]
 
 
+METHOD = "HTTP workloads: a fresh nginx serves files from the target and wrk loads it for a fixed time."
+
+
 class HttpKind:
     name = "http"
     takes_runtime = True  # --runtime sets wrk's duration (whole seconds)
@@ -126,6 +129,7 @@ class HttpKind:
             duration_bound_s=float(spec["duration"]) + START_COST_S,
             space_group=f"http:{_file_set_key(sizes)}",
             space_bytes=sum(sizes),
+            method=METHOD,
         )
 
     def adjust(self, workload: Workload, adjustments: Adjustments) -> Workload:

@@ -90,6 +90,9 @@ def _title(spec: Mapping[str, Any]) -> str:
     return f"Python start-up importing {len(spec['modules'])} stdlib modules, {mode}"
 
 
+METHOD = "Start-up workloads time one process started from a copy on the target, as a whole process."
+
+
 class StartupKind:
     name = "startup"
     takes_runtime = False  # a start-up runs as long as it takes
@@ -120,6 +123,7 @@ class StartupKind:
             options=tuple(options),
             headline=tuple(spec.get("headline") or ("wall",)),
             space_group=f"startup:{spec.get('tree') or 'stdlib'}",
+            method=METHOD,
         )
 
     def adjust(self, workload: Workload, adjustments: Adjustments) -> Workload:

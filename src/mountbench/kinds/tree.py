@@ -56,7 +56,11 @@ GIT = [
 ]
 
 
+METHOD = "Tree workloads time one real command (tar, find, cp, git, rm, rsync) as a whole process."
+
+
 @dataclass(frozen=True)
+
 class Action:
     title: str
     cold: bool  # caches dropped before it (when allowed)
@@ -113,6 +117,7 @@ class TreeKind:
             options=generic.options,
             headline=generic.headline or ("wall",),
             role=ROLES.get(str(workload.spec.get("action")), ""),
+            method=METHOD,
         )
 
     def adjust(self, workload: Workload, adjustments: Adjustments) -> Workload:

@@ -32,7 +32,7 @@ from mountbench.analysis.metrics import MetricInfo
 from mountbench.analysis.stats import CONFIDENCE, OUTLIER_Z, clearly_best, peak_and_knee
 from mountbench.analysis.summary import Cell, Row, RunSummary, only_workloads, summarize_runs
 from mountbench.errors import UsageError
-from mountbench.fio.sweeps import PLACEMENT_OPTIONS
+from mountbench.fio.sweeps import fixed_options
 from mountbench.fio.sweeps import label as sweep_label
 from mountbench.model import Caveat, RunData, TargetInfo
 from mountbench.report.cells import Footnotes
@@ -601,12 +601,8 @@ def sweep_series(
 
 
 def _shared_options(workload: model.Workload, swept: Sequence[str]) -> tuple[str, ...]:
-    """The workload's options apart from the swept ones (and file placement): points that
-    differ here are not one sweep (other size, runtime, engine, depth, jobs or direction)."""
-    ignored = {*swept, *PLACEMENT_OPTIONS}
-    if "bs" in ignored:
-        ignored.add("blocksize")
-    return tuple(sorted(o for o in workload.description.options if o.partition("=")[0].strip().lower() not in ignored))
+    """The workload's options apart from the swept ones (fio.sweeps.fixed_options)."""
+    return fixed_options(workload.description.options, swept)
 
 
 def _coordinates_text(coordinates: Sequence[model.SweepValue]) -> str:
@@ -863,8 +859,7 @@ def methodology(report: Report) -> list[str]:
         f"Every (target, workload) pair ran {repetitions(report)} measured times in interleaved rounds"
         f"{warmup_phrase(report)}: each round runs every pair once, in an order shuffled by the seed "
         f"({seeds}), so drift hits every target alike.",
-        f"fio ({fio}) does the I/O and reports in JSON; mountbench only plans, parses and stores. Tree workloads "
-        "time one real command (tar, find, cp, git, rm) as a whole process.",
+        *_methods(report, fio),
         "O_DIRECT is probed on every target with a real aligned write and read; a direct workload on a target "
         "that refuses it runs buffered and its cells say so.",
         "A buffered workload whose working set is under twice the RAM may be served by the page cache and is "
@@ -884,6 +879,12 @@ def methodology(report: Report) -> list[str]:
         "'mountbench show RUN --samples' lists every sample in the order it was taken.",
         *adaptive,
     ]
+
+
+def _methods(report: Report, fio: str) -> list[str]:
+    """How each kind of workload in the report measures, as its kind says (one sentence each)."""
+    said = dict.fromkeys(w.description.method for w in all_workloads(report) if w.description.method)
+    return [" ".join([*said, f"fio version: {fio}."])]
 
 
 def adaptive_methodology(report: Report) -> list[str]:
