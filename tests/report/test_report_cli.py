@@ -14,22 +14,16 @@ from pathlib import Path
 import pytest
 from support.synthetic import HOST, study_run
 
-from mountbench.cli import main as cli
 from mountbench.records.export import FORMAT_VERSION, write_document
 from mountbench.report.document import make_document
 from mountbench.store import Store
 
-_SHIM = (
-    "import sys; from mountbench import cli, cli_report as c; "
-    "[cli.cli.add_command(x) for x in (c.report, c.export, c.import_runs)]; cli.main(sys.argv[1:])"
-)
 GUEST = HOST | {"hostname": "guest", "kernel": "6.8.0", "fio_version": "fio-3.36", "cpu_model": "Other CPU"}
 
 
 def mountbench(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    registered = {"report", "export", "import"} <= set(cli.cli.commands)
-    prefix = ["-m", "mountbench"] if registered else ["-c", _SHIM]
-    return subprocess.run([sys.executable, *prefix, *args], capture_output=True, text=True, env=env, timeout=120)
+    argv = [sys.executable, "-m", "mountbench", *args]
+    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
 
 
 def assert_one_line_error(proc: subprocess.CompletedProcess, *fragments: str) -> None:

@@ -1,4 +1,3 @@
-from pathlib import Path
 
 import pytest
 
@@ -14,8 +13,6 @@ from mountbench.fio.jobfile import (
     wants_direct,
     working_set_bytes,
 )
-
-SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
 
 S0_JOB = """
 [global]
