@@ -1,7 +1,4 @@
-"""report, export and import as a user runs them: a child process, real files, exit codes.
-
-Until cli.py registers the commands, the child process registers them itself and runs
-the same cli.main (so error mapping and exit codes are the real ones)."""
+"""report, export and import as a user runs them: a child process, real files, exit codes."""
 
 from __future__ import annotations
 
