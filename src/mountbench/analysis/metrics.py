@@ -23,14 +23,25 @@ def split_metric(metric: str) -> tuple[str, str]:
     return (direction, name) if dot else ("", metric)
 
 
-# CPU time of measured processes (watch.py): host.cpu_s, nginx.cpu_s, ...
-_CPU_TIMES = {"cpu_s": "CPU time", "cpu_user_s": "CPU time, user", "cpu_sys_s": "CPU time, system"}
-# plain counts: label, higher is better
-_COUNTS = {
-    "ctx_voluntary": ("voluntary context switches", False),
-    "ctx_involuntary": ("involuntary context switches", False),
-    "errors": ("errors", False),
-    "requests": ("requests", True),
+# Metrics by their name after the direction: label, unit, higher is better
+_NAMED: dict[str, tuple[str, str, bool]] = {
+    "iops": ("IOPS", "IOPS", True),
+    "bw": ("bandwidth", "B/s", True),
+    "bytes": ("bytes moved", "B", True),
+    "lat_mean": ("mean latency", "s", False),
+    "cpu_s_per_gib": ("CPU per GiB moved", "s/GiB", False),
+    "uss_peak": ("peak memory (USS)", "B", False),
+    # CPU time of measured processes (host/watch.py): host.cpu_s, nginx.cpu_s, ...
+    "cpu_s": ("CPU time", "s", False),
+    "cpu_user_s": ("CPU time, user", "s", False),
+    "cpu_sys_s": ("CPU time, system", "s", False),
+    # plain counts
+    "ctx_voluntary": ("voluntary context switches", "", False),
+    "ctx_involuntary": ("involuntary context switches", "", False),
+    "errors": ("errors", "", False),
+    "requests": ("requests", "", True),
+    "requests_per_s": ("requests/s", "1/s", True),
+    "bytes_per_s": ("bytes per second", "B/s", True),
 }
 
 # What serving a sample cost the host (--watch, the lab): shown with every workload's
@@ -41,31 +52,13 @@ COST_METRICS = ("host.cpu_s", "host.cpu_s_per_gib", "host.uss_peak")
 def describe(metric: str) -> MetricInfo:
     direction, name = split_metric(metric)
     prefix = f"{direction} " if direction else ""
-    if name == "iops":
-        return MetricInfo(metric, f"{prefix}IOPS", "IOPS", True)
-    if name == "bw":
-        return MetricInfo(metric, f"{prefix}bandwidth", "B/s", True)
-    if name == "bytes":
-        return MetricInfo(metric, f"{prefix}bytes moved", "B", True)
-    if name == "lat_mean":
-        return MetricInfo(metric, f"{prefix}mean latency", "s", False)
+    if name in _NAMED:
+        label, unit, higher = _NAMED[name]
+        return MetricInfo(metric, f"{prefix}{label}", unit, higher)
     if name.startswith("lat_p"):
         return MetricInfo(metric, f"{prefix}latency p{name[5:]}", "s", False)
-    if name == "cpu_s_per_gib":
-        return MetricInfo(metric, f"{prefix}CPU per GiB moved", "s/GiB", False)
-    if name == "uss_peak":
-        return MetricInfo(metric, f"{prefix}peak memory (USS)", "B", False)
-    if name in _CPU_TIMES:
-        return MetricInfo(metric, f"{prefix}{_CPU_TIMES[name]}", "s", False)
-    if name in _COUNTS:
-        label, higher = _COUNTS[name]
-        return MetricInfo(metric, f"{prefix}{label}", "", higher)
-    if name == "requests_per_s":
-        return MetricInfo(metric, f"{prefix}requests/s", "1/s", True)
     if direction == "cpu":
         return MetricInfo(metric, f"CPU {name}", "%", False)
-    if name == "bytes_per_s":
-        return MetricInfo(metric, f"{prefix}bytes per second", "B/s", True)
     if name.endswith("_per_s"):
         return MetricInfo(metric, f"{prefix}{name.replace('_', ' ')}", "1/s", True)
     if name in {"wall", "user", "sys"} or name.endswith("_s"):
