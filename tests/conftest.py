@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,14 @@ TIMING = (
     "kinds/test_fio_series.py",
     "probe/test_probe_coherence.py",
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A shell without job control starts background commands (`pytest ... &`, nohup, some CI
+    # runners) with SIGINT ignored, and every program the tests start inherits that: the Ctrl-C
+    # tests then see a run that never stops. Python's own handler is reset to the default on exec.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
