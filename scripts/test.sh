@@ -18,7 +18,7 @@ pytest_part() {
 # CI runs one worker: on two, tests that read the page cache, the block device's counters or
 # nginx's processes were decided by the other worker's load (see tests/conftest.py); `-n 2
 # --dist loadgroup` is a quicker local look. Either way the tests that assert on speed (marker
-# `timing`, listed in tests/conftest.py) run afterwards, alone, on one worker. (Each part's -m
+# `timing`, listed in tests/support/timing.py) run afterwards, alone, on one worker. (Each part's -m
 # and -n come after "$@", so they win.)
 status=0
 pytest_part "$@" -m "not timing" || status=$?

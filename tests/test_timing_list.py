@@ -1,4 +1,4 @@
-"""The `timing` list in conftest.py names tests that exist: a renamed or moved test would
+"""The `timing` list (support/timing.py) names tests that exist: a renamed or moved test would
 otherwise fall out of the timing part silently and run, with its speed assertion, among the rest."""
 
 from __future__ import annotations
@@ -6,7 +6,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from conftest import HERE, TIMING
+from support.timing import TIMING
+
+HERE = Path(__file__).parent
 
 
 def _test_functions(path: Path) -> set[str]:
@@ -21,4 +23,4 @@ def test_every_timing_entry_names_an_existing_test() -> None:
         path = HERE / where
         if not path.is_file() or (name and name not in _test_functions(path)):
             missing.append(entry)
-    assert not missing, f"tests/conftest.py TIMING names tests that do not exist: {missing}"
+    assert not missing, f"tests/support/timing.py names tests that do not exist: {missing}"
