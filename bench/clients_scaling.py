@@ -5,7 +5,10 @@ machine's disk. Prints, per target and workload, the aggregate and per-client fi
 with the efficiency against linear, then mountbench's wall time against the sum of fio's
 own runtimes. Root only (namespaces, tmpfs).
 
-    .venv/bin/python bench/clients_scaling.py [--disk DIR] [--repeat N] [--runtime S] [--size SIZE]
+    .venv/bin/python bench/clients_scaling.py [--disk DIR] [--repeat N] [--runtime S] [--size SIZE] [--smoke]
+
+--smoke: one small workload (8 MiB, 0.2 s), one round, on the tmpfs only: seconds (the test
+suite runs it so a broken bench fails CI).
 """
 
 from __future__ import annotations
@@ -34,18 +37,24 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--runtime", help="override the preset's 2.5 s per job")
     parser.add_argument("--size", help="override the preset's 256 MiB working set")
+    parser.add_argument("--smoke", action="store_true", help="one small workload, one short round")
     args = parser.parse_args()
+    only: list[str] = []
+    if args.smoke:
+        args.repeat, args.runtime, args.size, only = 1, "0.2", "8M", ["--only", "rnd4k-q1-read"]
     with tempfile.TemporaryDirectory(prefix="mountbench-bench-") as home, realmounts.tmpfs("1g") as ram:
-        disk = Path(tempfile.mkdtemp(prefix="mountbench-bench-disk-", dir=args.disk))
+        disk = Path(tempfile.mkdtemp(prefix="mountbench-bench-disk-", dir=home if args.smoke else args.disk))
+        targets = [f"tmpfs={ram}"] if args.smoke else [f"tmpfs={ram}", f"disk={disk}"]
         env = dict(os.environ, MOUNTBENCH_DB=str(Path(home) / "results.sqlite"))
         try:
             with netns.clients(3) as spaces:
                 servers = [ns.serve(env=env) for ns in spaces]
                 command = [sys.executable, "-m", "mountbench", "run", *[f"--client={s.client}" for s in servers],
-                           "--clients", "1,2,3", f"tmpfs={ram}", f"disk={disk}", "--preset", "quick",
+                           "--clients", "1,2,3", *targets, "--preset", "quick",
                            "--repeat", str(args.repeat)]  # fmt: skip
                 command += ["--runtime", args.runtime] if args.runtime else []
                 command += ["--size", args.size] if args.size else []
+                command += only
                 print("$", " ".join(command[2:]).replace(sys.executable, "mountbench"), flush=True)
                 t0 = time.monotonic()
                 done = subprocess.run(command, env=env, capture_output=True, text=True)

@@ -9,7 +9,9 @@ and end, so the figures are:
     mountbench);
   - wall / sum of the samples' configured runtimes, for reference.
 
-usage: python bench/overhead.py [--dir DIR] [-- extra mountbench run args]
+usage: python bench/overhead.py [--dir DIR] [--smoke] [-- extra mountbench run args]
+
+--smoke: one small workload, one round of 0.2 s (seconds in all; the test suite runs it).
 """
 
 from __future__ import annotations
@@ -31,12 +33,17 @@ echo "$start $(date +%s.%N) $*" >> "{log}"
 exit $status
 """
 
+SMOKE = ["--only", "rnd4k-q1-read", "--repeat", "1", "--runtime", "0.2", "--size", "8M"]
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", default=".", help="directory to run in (the default target)")
     parser.add_argument("extra", nargs="*", help="extra arguments for mountbench run")
+    parser.add_argument("--smoke", action="store_true", help="one small workload, one 0.2 s round")
     args = parser.parse_args()
+    if args.smoke:
+        args.extra = [*SMOKE, *args.extra]
     tmp = Path(tempfile.mkdtemp())
     bin_dir = tmp / "bin"
     bin_dir.mkdir()

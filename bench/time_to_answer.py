@@ -13,7 +13,10 @@ faster where the reference says slower or the reverse.
 Goal here: the far pair decided in <= 45 s with >= 95 % agreement; the close pair
 'same' or a correct small difference, never a confident wrong one.
 
-usage: python bench/time_to_answer.py [--disk /var/tmp] [--reference-rounds 10] [--reference-runtime 5]
+usage: python bench/time_to_answer.py [--disk /var/tmp] [--reference-rounds 10] [--reference-runtime 5] [--smoke]
+
+--smoke: the far pair only, one small workload, a 2-round reference of 0.2 s jobs, adaptive runs capped at 3
+rounds and a 10 s budget: seconds, no verdict worth reading (the test suite runs it).
 """
 
 from __future__ import annotations
@@ -76,23 +79,31 @@ def main() -> None:
     parser.add_argument("--reference-rounds", type=int, default=10)
     parser.add_argument("--reference-runtime", type=float, default=5.0)
     parser.add_argument("--budget", default="45s")
+    parser.add_argument("--smoke", action="store_true", help="the far pair, one small workload, capped runs")
     args = parser.parse_args()
+    common: list[str] = []
+    if args.smoke:
+        args.reference_rounds, args.reference_runtime, args.budget = 2, 0.2, "10s"
+        common = ["--only", "rnd4k-q1-read", "--size", "8M", "--max-repeat", "3"]
     work = Path(tempfile.mkdtemp(prefix="time-to-answer-"))
     disk_a = Path(tempfile.mkdtemp(prefix="tta-a-", dir=args.disk))
     disk_b = Path(tempfile.mkdtemp(prefix="tta-b-", dir=args.disk))
     pairs = {"far": ["ram=/dev/shm", f"disk={disk_a}"], "close": [f"a={disk_a}", f"b={disk_b}"]}
+    if args.smoke:
+        del pairs["close"]
     try:
         for name, targets in pairs.items():
             print(f"== {name} pair: {' vs '.join(targets)}")
             reference_wall, reference, _ = run(
                 f"{name}-reference",
                 targets,
-                ["--repeat", str(args.reference_rounds), "--runtime", str(args.reference_runtime)],
+                ["--repeat", str(args.reference_rounds), "--runtime", str(args.reference_runtime), *common],
                 work,
             )
             expected = verdicts(reference)
             print(f"reference: {args.reference_rounds} rounds x {args.reference_runtime:g} s in {reference_wall:.0f} s")
             for mode, extra in (("until", ["--until", "5%"]), ("budget", ["--budget", args.budget])):
+                extra += [*common, "--runtime", "0.2"] if args.smoke else []
                 wall, document, rounds = run(f"{name}-{mode}", targets, extra, work)
                 agreement, wrong = compare(mode, verdicts(document), expected)
                 spread = f"{min(rounds.values())}-{max(rounds.values())} rounds per cell"

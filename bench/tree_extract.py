@@ -13,7 +13,10 @@
    pairs are fine-grained (one sample a side, who goes first alternating), and the
    median of the per-pair ratios is printed too: it cancels that drift.
 
-usage: python bench/tree_extract.py [--dir /dev/shm] [--pairs 60] [--runs 1] [--verbose]
+usage: python bench/tree_extract.py [--dir /dev/shm] [--pairs 60] [--runs 1] [--verbose] [--smoke]
+
+--smoke: the tiny tree, generated once, one pair: seconds, no verdict worth reading (the test
+suite runs it so a broken bench fails CI).
 """
 
 from __future__ import annotations
@@ -40,21 +43,25 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=60)
     parser.add_argument("--runs", type=int, default=1, help="samples per side in each pair")
     parser.add_argument("--verbose", action="store_true", help="print every pair's samples")
+    parser.add_argument("--smoke", action="store_true", help="the tiny tree, generated once, one pair")
     args = parser.parse_args()
+    profile, generations = ("tiny", 1) if args.smoke else ("git", 3)
+    if args.smoke:
+        args.pairs = 1
 
     gen_times = []
-    for _ in range(3):
+    for _ in range(generations):
         where = Path(tempfile.mkdtemp(dir="/dev/shm"))
         start = time.monotonic()
-        generate("git", 1, where)
+        generate(profile, 1, where)
         gen_times.append(time.monotonic() - start)
         shutil.rmtree(where)
     print(
-        f"git profile generation on tmpfs: {', '.join(f'{t:.2f}' for t in gen_times)} s "
+        f"{profile} profile generation on tmpfs: {', '.join(f'{t:.2f}' for t in gen_times)} s "
         f"(target < 1 s: {'PASS' if max(gen_times) < 1 else 'FAIL'})"
     )
 
-    archive = TreeRunner().archive({"profile": "git", "seed": 1})  # the very tar mountbench extracts
+    archive = TreeRunner().archive({"profile": profile, "seed": 1})  # the very tar mountbench extracts
     if shutil.which("hyperfine") is None:
         raise SystemExit("hyperfine is not installed (apt-get install hyperfine)")
     base = Path(tempfile.mkdtemp(prefix="tree-bench-", dir=args.dir))
@@ -69,7 +76,7 @@ def main() -> None:
         for pair in range(args.pairs):
             # alternate who goes first, so neither always follows the other's clean-up
             sides = [_mountbench, _hyperfine] if pair % 2 == 0 else [_hyperfine, _mountbench]
-            found = {side.__name__: side(args.runs, archive.path, target, dest, work, pair) for side in sides}
+            found = {side.__name__: side(args.runs, archive.path, target, dest, work, pair, profile) for side in sides}
             mb_times += found["_mountbench"]
             hf_times += found["_hyperfine"]
             paired.append(statistics.median(found["_mountbench"]) / statistics.median(found["_hyperfine"]))
@@ -97,15 +104,15 @@ def main() -> None:
     )
 
 
-def _mountbench(runs: int, tar: Path, target: Path, dest: Path, work: Path, pair: int) -> list[float]:
+def _mountbench(runs: int, tar: Path, target: Path, dest: Path, work: Path, pair: int, profile: str) -> list[float]:
     out = work / f"p{pair}.json"
-    argv = [*MOUNTBENCH, "run", str(target), "--tree", "git", "--only", "extract", "--repeat", str(runs)]
+    argv = [*MOUNTBENCH, "run", str(target), "--tree", profile, "--only", "extract", "--repeat", str(runs)]
     argv += ["--warmup", "1"]  # as hyperfine's side does
     check(timed([*argv, "--db", str(work / "db.sqlite"), "--json", str(out)])[1])
     return [s["metrics"]["wall"] for s in load_runs(out)[0]["samples"]]
 
 
-def _hyperfine(runs: int, tar: Path, target: Path, dest: Path, work: Path, pair: int) -> list[float]:
+def _hyperfine(runs: int, tar: Path, target: Path, dest: Path, work: Path, pair: int, profile: str) -> list[float]:
     out = work / f"h{pair}.json"
     argv = ["hyperfine", "--warmup", "1", "--runs", str(runs), "--export-json", str(out)]
     d, t = shlex.quote(str(dest)), shlex.quote(str(tar))

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
+from support.timing import TIMING
 
 DATA = Path(__file__).parent / "data"
 HERE = Path(__file__).parent
 
-# With pytest-xdist (scripts/test.sh runs two workers), tests that share one scarce thing run
-# on one worker, one after another: the lab tests each boot an emulated guest that takes both
-# CPUs; the multi-client tests set up network namespaces and fio servers; the nginx tests
-# check that no nginx is left running, which another test's nginx would upset.
+# With pytest-xdist (`scripts/test.sh -n 2 --dist loadgroup`, a quicker local look; CI runs one
+# worker), tests that share one scarce thing run on one worker, one after another: the lab tests
+# each boot an emulated guest that takes both CPUs; the multi-client tests set up network
+# namespaces and fio servers; the nginx tests check that no nginx is left running, which another
+# test's nginx would upset.
 SERIAL_GROUPS = {
     "lab/": "lab",
     "clients/": "clients",
@@ -22,16 +25,12 @@ SERIAL_GROUPS = {
 }
 
 
-# Tests whose assertions depend on speed (a throttled target's drift, round 1 against the rest,
-# CPU seconds of a burner, visibility delays): marked `timing`, and scripts/test.sh runs them
-# after the parallel part, alone on the machine, so another worker's load cannot decide them.
-TIMING = (
-    "kinds/test_fio_files.py::test_round_1_of_a_random_write_no_longer_differs_from_the_rest",
-    "test_watch.py",
-    "cli/test_drift_real.py",
-    "kinds/test_fio_series.py",
-    "probe/test_probe_coherence.py",
-)
+def pytest_configure(config: pytest.Config) -> None:
+    # A shell without job control starts background commands (`pytest ... &`, nohup, some CI
+    # runners) with SIGINT ignored, and every program the tests start inherits that: the Ctrl-C
+    # tests then see a run that never stops. Python's own handler is reset to the default on exec.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

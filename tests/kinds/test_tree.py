@@ -31,7 +31,7 @@ def test_tree_preset_on_two_real_targets(tmp_path, mb_env):
     out = tmp_path / "run.json"
     with realmounts.tmpfs("64m") as ram:
         proc = mountbench(
-            "run", f"ram={ram}", f"disk={disk}", "--tree", "tiny", "--repeat", "2", "--json", str(out), env=mb_env
+            "run", f"ram={ram}", f"disk={disk}", "--tree", "tiny", "--repeat", "1", "--json", str(out), env=mb_env
         )
         assert proc.returncode == 0, proc.stderr
     assert snapshot(disk) == before

@@ -24,7 +24,7 @@ def test_lab_default_mounts_fio_and_tree(lab_ready: None, tmp_path: Path, mb_env
     out = tmp_path / "lab.json"
     proc = mountbench(
         "lab", "--preset", "quick", "--preset", "tree", "--tree", "tiny", "--only", "rnd4k-q1-read",
-        "--only", "extract", "--runtime", "1", "--size", "4M", "--repeat", "1", "--accel", "tcg",
+        "--only", "extract", "--runtime", "0.3", "--size", "4M", "--repeat", "1", "--accel", "tcg",
         "--json", str(out), env=mb_env,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -3,7 +3,8 @@ whether the lab succeeds, fails, times out or is interrupted with Ctrl-C.
 
 The mounts used here (virtiofs + sshfs) make the lab start a virtiofsd and an
 sshd before QEMU, and sshd session children once the guest mounts; each test
-checks that none of them survives. About 45 s in all under TCG.
+checks that none of them survives. About 45 s in all under TCG. (A command's timeout, with
+every default mount's daemons: test_lab_integration.py, which boots a guest anyway.)
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 from support.labhelpers import assert_all_gone, lab_root
 
-from mountbench.lab import Guest, LabBootError, LabError, LabMount, LabTimeout, parse_mount_spec
+from mountbench.lab import Guest, LabBootError, LabMount, parse_mount_spec
 from mountbench.lab.kernel import find_kernel
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
@@ -100,17 +101,4 @@ def test_ctrl_c_during_command(lab_ready: None) -> None:
 
         guest.run_in_guest("echo running; sleep 60", on_line=on_line, timeout=120)
         pytest.fail("the command must have been interrupted")
-    assert_all_gone(pids + guest.started_pids, guest.lab_dir)
-
-
-def test_command_timeout(lab_ready: None) -> None:
-    guest = make_guest()
-    with guest:
-        pids = guest.all_pids()
-        assert guest.run_in_guest("exit 7") == 7
-        with pytest.raises(LabTimeout, match="did not finish within 2"):
-            guest.run_in_guest("sleep 60", timeout=2)
-        assert not guest.ready
-        with pytest.raises(LabError, match="not ready"):
-            guest.run_in_guest("true")
     assert_all_gone(pids + guest.started_pids, guest.lab_dir)

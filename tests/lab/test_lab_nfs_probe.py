@@ -46,7 +46,7 @@ def test_nfs_mount_runs_fio_and_a_tree_extract_and_is_probed(
     out = tmp_path / "lab.json"
     proc = mountbench(
         "lab", "--mount", "nfs", "--preset", "quick", "--only", "rnd4k-q1-read", "--preset", "tree",
-        "--tree", "tiny", "--only", "extract", "--runtime", "1", "--size", "4M", "--repeat", "1",
+        "--tree", "tiny", "--only", "extract", "--runtime", "0.3", "--size", "4M", "--repeat", "1",
         "--accel", "tcg", "--probe", "--probe-repeat", "1", "--probe-timeout", "1.5", "--json", str(out),
         env=mb_env,
     )  # fmt: skip

@@ -188,9 +188,9 @@ def _mountpoint(kind: str) -> Iterator[Path]:
 
 
 @contextmanager
-def host_dir(prefix: str = "host") -> Iterator[Path]:
-    """A temporary directory on the host's own filesystem, removed afterwards."""
-    d = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{prefix}-"))
+def host_dir(prefix: str = "host", parent: Path | None = None) -> Iterator[Path]:
+    """A temporary directory on the host's own filesystem (or in ``parent``), removed afterwards."""
+    d = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{prefix}-", dir=parent))
     try:
         yield d
     finally:
@@ -214,13 +214,17 @@ def tmpfs(size: str = "64m") -> Iterator[Path]:
 
 
 @contextmanager
-def ext4_loop(size_mb: int = 64, mkfs_options: Sequence[str] = ()) -> Iterator[Path]:
-    """A fresh ext4 image (in a temp directory) loop-mounted; image deleted afterwards."""
+def ext4_loop(size_mb: int = 64, mkfs_options: Sequence[str] = (), in_ram: bool = False) -> Iterator[Path]:
+    """A fresh ext4 image (in a temp directory) loop-mounted; image deleted afterwards.
+
+    in_ram: the image lives on /dev/shm, so the host's own disk and its writeback (of the
+    image's pages, dirtied through the loop device) do not shift the filesystem's speed; for
+    tests that compare speeds within one ext4."""
     require_root()
     tools = require_tools("mkfs.ext4", "losetup")
     if not Path("/dev/loop-control").exists():
         raise Unavailable("no /dev/loop-control: loop devices unavailable")
-    with host_dir("ext4img") as imgdir, _mountpoint("ext4") as mp:
+    with host_dir("ext4img", Path("/dev/shm") if in_ram else None) as imgdir, _mountpoint("ext4") as mp:
         img = imgdir / "ext4.img"
         with open(img, "wb") as f:
             f.truncate(size_mb << 20)

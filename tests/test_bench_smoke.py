@@ -1,0 +1,78 @@
+"""Every script in bench/ runs: each with --smoke (the smallest sizes, one round, seconds), so a
+bench that breaks fails CI instead of waiting for the next person who needs its figures. The
+figures themselves are not checked (a smoke run is too small to mean anything); what is
+checked is that the script ends well and prints what it is for."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.labhelpers import require_lab
+from support.tools import needs_fio
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+# script -> (a line its output must contain, its prerequisites as marks)
+EXPECTED = {
+    "clients_scaling.py": "wall time of the whole run",
+    "fidelity.py": "all workloads pooled",
+    "lab_boot.py": "in guest: python",
+    "overhead.py": "mountbench's own share",
+    "report_speed.py": "html + SVG charts",
+    "time_to_answer.py": "to the answer",
+    "tree_extract.py": "paired: median of the 1 per-pair ratios",
+}
+SLOW_GROUPS = {"lab_boot.py": "lab", "clients_scaling.py": "clients"}
+
+
+def _scripts() -> list[str]:
+    return sorted(p.name for p in BENCH.glob("*.py") if not p.name.startswith("_"))
+
+
+def test_every_bench_script_has_a_smoke_run() -> None:
+    assert _scripts() == sorted(EXPECTED), "a new bench script needs an entry here (and a --smoke mode)"
+
+
+def _params() -> list[object]:
+    params = []
+    for name in sorted(EXPECTED):
+        marks = [pytest.mark.slow]
+        if name in SLOW_GROUPS:
+            marks.append(pytest.mark.xdist_group(SLOW_GROUPS[name]))
+        if name == "lab_boot.py":
+            marks.append(pytest.mark.lab)
+        params.append(pytest.param(name, marks=marks, id=name.removesuffix(".py")))
+    return params
+
+
+def _prerequisites(name: str) -> None:
+    if name != "report_speed.py":
+        needs_fio()
+    if name == "tree_extract.py" and shutil.which("hyperfine") is None:
+        pytest.skip("hyperfine is not installed (apt-get install hyperfine)")
+    if name == "lab_boot.py":
+        require_lab(kinds={"guest-tmpfs"})
+    if name == "clients_scaling.py" and os.geteuid() != 0:
+        pytest.skip("bench/clients_scaling.py needs root (network namespaces, a tmpfs)")
+
+
+@pytest.mark.parametrize("name", _params())
+def test_bench_runs_in_smoke_mode(name: str, tmp_path: Path, mb_env: dict[str, str]) -> None:
+    _prerequisites(name)
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / name), "--smoke"],
+        cwd=tmp_path,  # overhead.py measures the current directory
+        env=mb_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    output = f"{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+    assert proc.returncode == 0, f"{name} --smoke failed ({proc.returncode}):\n{output}"
+    assert EXPECTED[name] in proc.stdout, proc.stdout[-2000:]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".mountbench-")], "a scratch dir was left behind"
