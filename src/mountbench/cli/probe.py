@@ -15,6 +15,7 @@ from mountbench.cli.options import db_option, debug_option
 from mountbench.engine.session import new_run_id
 from mountbench.errors import UsageError
 from mountbench.host import facts as hostinfo
+from mountbench.host import outputs
 from mountbench.host import targets as targets_mod
 from mountbench.store import Store, default_db_path
 
@@ -74,7 +75,11 @@ def probe(
     from mountbench.clients import remoteprobe
     from mountbench.probe.measure import default_reference_dir, measure_all
 
-    with Store(db or default_db_path(), writer=not show_ref) as store:
+    db_path = db or default_db_path()
+    protect = outputs.database(db_path)
+    if out_path is not None:
+        outputs.check(out_path, "--out", protect)  # refused before anything is measured
+    with Store(db_path, writer=not show_ref) as store:
         if show_ref:
             stored = store.load_probe(show_ref)
         else:
@@ -111,7 +116,7 @@ def probe(
         text = probing.render_document_markdown(report, diff=diff)
     else:
         text = probing.render_document_html(report, title=f"mountbench probe {stored['id']}", diff=diff)
-    write_or_print(text, out_path)
+    write_or_print(text, out_path, protect)
 
 
 def _view_pair(text: str) -> tuple[Path, Path]:

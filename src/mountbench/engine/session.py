@@ -281,7 +281,7 @@ class Session:
             self._run_items(pending)
             if self.config.until is not None:
                 self._adaptive_rounds()
-            status = "complete"
+            status = self._final_status()
         except KeyboardInterrupt:
             raise Interrupted(self.run_id) from None
         finally:
@@ -294,6 +294,11 @@ class Session:
                 self.finish()
                 self.events.on_finish(self.run_id, status)
         return status
+
+    def _final_status(self) -> str:
+        """'failed' when the run stored samples and every one of them failed, else 'complete'."""
+        stored, ok = self.store.sample_counts(self.run_id)
+        return "failed" if stored and not ok else "complete"
 
     def _run_items(self, items: Sequence[PlanItem]) -> bool:
         """Take and store each item; False when the budget ran out before all were taken."""

@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from mountbench.errors import UsageError
+from mountbench.host import outputs
+from mountbench.host.outputs import Output
 from mountbench.model import RunData
 from mountbench.records.codec import run_from_dict
 
@@ -35,15 +37,11 @@ FORMAT_NAME = "mountbench-runs"
 FORMAT_VERSION = "1.8"
 
 
-def write_document(path: Path, document: dict[str, Any]) -> None:
-    """Write atomically (temp file + rename) so a reader never sees half a file."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(json.dumps(document, indent=1, sort_keys=False))
-        tmp.replace(path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True) if tmp.parent.is_dir() else None
-        raise UsageError(f"cannot write {path} ({exc.strerror}); choose a writable path") from None
+def write_document(path: Path | Output, document: dict[str, Any]) -> None:
+    """Write the document to a checked output (host/outputs.py: never over a device, a
+    directory, the results database or a symlink itself; atomically)."""
+    output = path if isinstance(path, Output) else outputs.check(path, "--out")
+    output.write_text(json.dumps(document, indent=1, sort_keys=False) + ("\n" if output.is_stdout else ""))
 
 
 def read_document(path: Path) -> list[RunData]:
