@@ -43,6 +43,24 @@ def parse_target_arg(text: str) -> tuple[str | None, str]:
     return None, text
 
 
+LABEL_MAX = 64
+
+
+def label_problem(label: str, *, longest: int = LABEL_MAX, slash: bool = False) -> str:
+    """Why ``label`` cannot name a target ('' when it can): printable, one line, at most
+    ``longest`` characters, no '/' unless ``slash`` (a default label holds its path)."""
+    if not label:
+        return "a label cannot be empty"
+    if len(label) > longest:
+        return f"a label has at most {longest} characters, this one {len(label)}"
+    bad = next((c for c in label if not c.isprintable()), None)
+    if bad is not None:
+        return f"a label is printable text on one line, this one holds {bad!r}"
+    if "/" in label and not slash:
+        return "a label cannot contain '/'"
+    return ""
+
+
 def resolve_path(text: str) -> Path:
     """Check a target path exists and is a directory; return it resolved."""
     if not text.strip():
@@ -60,6 +78,9 @@ def resolve_targets(args: list[str]) -> list[Target]:
     targets: list[Target] = []
     for arg in args:
         label, path_text = parse_target_arg(arg)
+        if label is not None and label_problem(label):
+            shown = label if len(label) <= 40 else label[:37] + "..."
+            raise UsageError(f"target label {shown!r}: {label_problem(label)}; write label=/some/dir with a short name")
         path = resolve_path(path_text)
         if label is None:
             label = default_label(path)
@@ -74,7 +95,8 @@ def resolve_targets(args: list[str]) -> list[Target]:
 
 def default_label(path: Path) -> str:
     """Readable by default: the filesystem type and the path, e.g. ``tmpfs:/dev/shm``."""
-    return f"{find_mount(path).fstype}:{path}"
+    text = f"{find_mount(path).fstype}:{path}"
+    return "".join(c if c.isprintable() else "?" for c in text)
 
 
 def find_mount(path: Path) -> MountEntry:
