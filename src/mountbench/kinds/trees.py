@@ -23,9 +23,9 @@ import shutil
 import subprocess
 import tarfile
 import zlib
-from typing import Any
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from mountbench.errors import ToolMissing, UsageError
 
