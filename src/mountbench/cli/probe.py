@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import math
 from pathlib import Path
 
 import click
@@ -36,6 +37,7 @@ from mountbench.store import Store, default_db_path
     default=5.0,
     show_default=True,
     type=click.FloatRange(0.5, 600),
+    callback=lambda ctx, param, value: _finite_timeout(value),
     help="seconds before a probe is called hung (and the visibility limit)",
 )
 @click.option(
@@ -124,3 +126,9 @@ def _view_pair(text: str) -> tuple[Path, Path]:
     if not sep or not a or not b:
         raise UsageError(f"--view {text}: give two paths as A=B, e.g. --view /srv/share=/mnt/share")
     return targets_mod.resolve_path(a), targets_mod.resolve_path(b)
+
+
+def _finite_timeout(value: float) -> float:
+    if not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a number of seconds; give one from 0.5 to 600, e.g. 5")
+    return value

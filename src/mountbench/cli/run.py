@@ -12,7 +12,7 @@ from mountbench.cli.console import command_line, err, out, print_run
 from mountbench.cli.options import debug_option, given_run_options, options_from_json, pop_run_options, run_options
 from mountbench.cli.progress import ProgressEvents
 from mountbench.engine import request as runrequest
-from mountbench.engine.session import Events, Interrupted, Session, check_space, plan_dry_run
+from mountbench.engine.session import Events, Interrupted, Session, check_space, plan_dry_run, sweep_leftovers
 from mountbench.errors import RunFailed, UsageError
 from mountbench.fio.binary import find_fio
 from mountbench.host import facts as hostinfo
@@ -85,7 +85,8 @@ def run(
     if dry_run:
         _print_dry_run(request)
         return
-    for notice in (*request.notes, *check_space(request.targets, request.workloads, request.runner_for)):
+    swept = sweep_leftovers(request.targets)
+    for notice in (*swept, *request.notes, *check_space(request.targets, request.workloads, request.runner_for)):
         err.print(f"note: {notice}")
     with Store(db_path) as store:
         session = _session(request, store, events_output, json_output)
@@ -171,6 +172,8 @@ def _resume(
         json_output = outputs.check(json_out, "--json", protect) if json_out else None
         events_output = outputs.check(events_path, "--events", protect) if events_path else None
         request = runrequest.from_stored(run, find_fio())
+        for notice in sweep_leftovers(request.targets, run.id):
+            err.print(f"note: {notice}", markup=False)
         session = _session(request, store, events_output, json_output, run_id=run.id)
         _execute(session, store, command=run.command, host=run.host, resume=True, per_client=per_client,
                  json_out=json_output)  # fmt: skip

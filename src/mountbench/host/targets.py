@@ -8,6 +8,7 @@ O_DIRECT is probed by :mod:`mountbench.host.odirect`.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 import re
@@ -74,8 +75,10 @@ def resolve_path(text: str) -> Path:
 
 
 def resolve_targets(args: list[str]) -> list[Target]:
-    """Turn command-line target arguments into labelled targets; refuse duplicates."""
+    """Turn command-line target arguments into labelled targets; refuse duplicates, also one
+    directory reached twice (a bind mount, a symlink, another spelling)."""
     targets: list[Target] = []
+    seen: dict[tuple[int, int], str] = {}
     for arg in args:
         label, path_text = parse_target_arg(arg)
         if label is not None and label_problem(label):
@@ -89,6 +92,14 @@ def resolve_targets(args: list[str]) -> list[Target]:
                 raise UsageError(f"target {path} is given twice; give each directory once")
             if other.label == label:
                 raise UsageError(f"two targets are labelled {label!r}; label them apart, e.g. fast={path}")
+        st = os.stat(path)
+        first = seen.get((st.st_dev, st.st_ino))
+        if first is not None:
+            raise UsageError(
+                f"targets {first} and {path} are the same directory (reached twice, e.g. through a bind mount or a "
+                "symlink): its numbers would be compared with themselves; give each directory once"
+            )
+        seen[(st.st_dev, st.st_ino)] = str(path)
         targets.append(Target(label=label, path=str(path)))
     return targets
 
@@ -257,7 +268,38 @@ def probe_odirect(directory: Path) -> tuple[bool, str]:
 
 def inspect_target(target: Target, scratch: Path) -> TargetInfo:
     odirect, detail = probe_odirect(scratch)
-    return target_info(Path(target.path), scratch, odirect, detail)
+    info = target_info(Path(target.path), scratch, odirect, detail)
+    return dataclasses.replace(info, scratch_inode=os.stat(scratch).st_ino)
+
+
+def device_of(path: Path | str) -> str:
+    """A directory's device as "major:minor" ('' when it cannot be read)."""
+    try:
+        dev = os.stat(path).st_dev
+    except OSError:
+        return ""
+    return f"{os.major(dev)}:{os.minor(dev)}"
+
+
+def target_change(target: Target, recorded: TargetInfo | None, scratch: Path) -> str:
+    """What makes ``target`` no longer the storage a run recorded ('' when nothing does): its
+    device, filesystem type or mount source differ, or the run's scratch directory ``scratch``
+    exists but is another directory. Facts a run did not record (older versions) are not compared."""
+    if recorded is None:
+        return ""
+    mount = find_mount(Path(target.path))
+    now = {"device": device_of(target.path), "filesystem": mount.fstype, "mount source": mount.source}
+    then = {"device": recorded.device, "filesystem": recorded.fstype, "mount source": recorded.mount_source}
+    changes = [f"{name} {then[name]} → {now[name]}" for name in now if then[name] and then[name] != now[name]]
+    if recorded.scratch_inode:
+        try:
+            inode = os.stat(scratch).st_ino
+        except OSError:
+            inode = None
+        if inode is not None and inode != recorded.scratch_inode:
+            changes.append(f"scratch directory {scratch.name} is another directory (inode {recorded.scratch_inode} "
+                           f"→ {inode})")  # fmt: skip
+    return ", ".join(changes)
 
 
 def _errno_text(exc: OSError) -> str:
@@ -281,6 +323,7 @@ def target_info(path: Path, usage_path: Path, direct_ok: bool, odirect_detail: s
     mount = find_mount(path)
     usage = shutil.disk_usage(usage_path)
     return TargetInfo(
+        device=device_of(path),
         fstype=mount.fstype,
         mount_point=mount.mount_point,
         mount_source=mount.source,
