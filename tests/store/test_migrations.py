@@ -74,7 +74,7 @@ def test_a_failed_step_leaves_the_previous_schema(tmp_path, monkeypatch):
     broken = [*MIGRATIONS[:3], "ALTER TABLE samples ADD COLUMN series TEXT; ALTER TABLE nosuch ADD COLUMN x;",
               *MIGRATIONS[4:]]  # fmt: skip
     monkeypatch.setattr("mountbench.store.store.MIGRATIONS", broken)
-    with pytest.raises(StoreError, match="cannot upgrade .* from schema 3 to 4"):
+    with pytest.raises(StoreError, match=r"cannot upgrade .* from schema 3 to 4"):
         Store(path).list_runs()
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == 3
@@ -94,7 +94,7 @@ def test_a_current_database_with_a_wrong_version_is_refused_unchanged(tmp_path, 
         db.execute(f"PRAGMA user_version = {version}")
     before = digest(path)
     for writer in (True, False):
-        with pytest.raises(StoreError, match="is not a mountbench database .*left unchanged") as refused:
+        with pytest.raises(StoreError, match=r"is not a mountbench database .*left unchanged") as refused:
             Store(path, writer=writer).list_runs()
         assert "duplicate column" not in str(refused.value)
     assert digest(path) == before
@@ -111,7 +111,7 @@ def test_foreign_databases_are_refused_unchanged_by_every_command(tmp_path):
     for path in (foo, runs):
         before = digest(path)
         for writer in (False, True):  # list, show, report, export read; run and import write
-            with pytest.raises(StoreError, match="is not a mountbench database .*left unchanged"):
+            with pytest.raises(StoreError, match=r"is not a mountbench database .*left unchanged"):
                 Store(path, writer=writer).list_runs()
         assert digest(path) == before
     # as a user meets it: one line, exit 2, no traceback, nothing added

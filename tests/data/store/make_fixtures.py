@@ -53,8 +53,8 @@ def build(version: int, path: Path) -> None:
             values.append(json.dumps({"read.iops": [iops, iops]}))
         db.execute(f"INSERT INTO samples ({', '.join(columns)}) VALUES ({', '.join('?' * len(values))})", values)
     if version >= 2:
-        db.execute("INSERT INTO probes VALUES (?, ?, ?, ?, ?)",
-                   ("probe-20250101-120500-beef", 1735733100.0, "mountbench probe /tmp", json.dumps(HOST), "{}"))  # fmt: skip
+        probe = ("probe-20250101-120500-beef", 1735733100.0, "mountbench probe /tmp", json.dumps(HOST), "{}")
+        db.execute("INSERT INTO probes VALUES (?, ?, ?, ?, ?)", probe)
     db.commit()
     db.execute("VACUUM")
     db.close()
