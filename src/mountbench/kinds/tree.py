@@ -149,7 +149,7 @@ class TreeRunner:
 
     def shrink_hint_for(self, workloads: Sequence[Workload]) -> str:
         """What shrinks these workloads' trees; the smallest profile is never suggested again."""
-        trees = [TreeChoice.from_spec(w.spec.get("tree")) for w in workloads if w.kind == KIND]
+        trees = [TreeChoice.from_spec(w.spec.get("tree")) for w in workloads if w.kind == self.kind]
         if trees and all(t is not None and t.profile == "tiny" for t in trees):
             return "the smallest tree (--tree tiny) does not fit either: give a bigger target or a smaller --tarball"
         return self.shrink_hint
