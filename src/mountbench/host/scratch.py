@@ -12,8 +12,10 @@ process owns it (pid, process start time, host, boot and pid namespace), so that
 - a parent directory is never created: a vanished target stays vanished (:func:`create`);
 - a live owner is recognised (:func:`live_users`): a run holds an exclusive ``flock`` on its
   marker while it works (:func:`lock`); a probe's owner is checked by pid and start time;
-- directories left by killed probes can be removed safely (:func:`sweep_dead_probes`).
-  A killed *run's* scratch directory is never swept: ``run --resume`` reuses it.
+- directories left by killed probes and runs can be removed safely (:func:`sweep_dead`, called
+  by the next run or probe on the target; :func:`sweep_dead_probes` for probes alone). A resumed
+  run's own directory is never swept; a killed run whose directory was swept lays its files out
+  again when resumed.
 
 A run's job files live outside the targets, in ``<tmp>/mountbench-<run id>-*/``; an owner
 file written at creation lets :func:`sweep_workdirs` remove the folders of killed runs.

@@ -356,6 +356,14 @@ class Store:
 
     def load_run(self, run_ref: str, *, with_raw: bool = False) -> RunData:
         run_id = self.resolve(run_ref)
+        try:
+            return self._load_run(run_id, with_raw)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise StoreError(
+                f"run {run_id} in {self.path} is damaged (bad field {exc}); export what still reads, or remove it"
+            ) from None
+
+    def _load_run(self, run_id: str, with_raw: bool) -> RunData:
         row = self.db.execute(
             "SELECT id, created_at, finished_at, status, command, config, host, owner FROM runs WHERE id = ?", (run_id,)
         ).fetchone()
