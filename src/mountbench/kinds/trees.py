@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mountbench.errors import ToolMissing, UsageError
+from mountbench.units import format_bytes
 
 GENERATOR_VERSION = 1
 _MTIME = 1_670_000_000  # fixed, so archives are byte-identical for a seed
@@ -154,7 +155,7 @@ def _copy_bounded(src: Any, out: Any, tarball: Path) -> None:
     while chunk := src.read(1 << 20):
         copied += len(chunk)
         if copied > TARBALL_LIMIT:
-            raise UsageError(f"{tarball} decompresses to more than {TARBALL_LIMIT >> 30} GiB; give a smaller tree")
+            raise UsageError(f"{tarball} decompresses to more than {format_bytes(TARBALL_LIMIT)}; give a smaller tree")
         out.write(chunk)
 
 
