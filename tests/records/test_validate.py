@@ -81,6 +81,10 @@ def _sample(index: int, **fields) -> Callable[[dict], None]:
         (lambda run: run["targets"][0]["info"].update(odirect="yes"), ["odirect is a string 'yes'"]),
         (lambda run: run.update(samples={}), ["samples is an object, not a list"]),
         (lambda run: run.pop("targets"), ["targets is missing"]),
+        (lambda run: run["config"].update(repeat="3"), ["config: repeat is a string"]),
+        (lambda run: run["config"].update(keep="false"), ["config: keep is a string 'false', not true or false"]),
+        (lambda run: run["config"].update(runtime=-1), ["config: runtime is -1"]),
+        (lambda run: run["config"].update(presets="quick"), ["config: presets is a string, not a list"]),
     ],
 )
 def test_damage_is_refused_naming_the_first_problem(tmp_path, change, fragments):
