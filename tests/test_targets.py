@@ -303,3 +303,29 @@ def test_a_space_refusal_says_how_much_mountbench_leftovers_hold(mb_env) -> None
         line = proc.stderr
         assert "not enough space" in line and "held by mountbench's own leftover scratch directories" in line, line
         assert ".mountbench-20250101-000000-live" in line
+
+
+def test_target_change_names_what_changed(tmp_path: Path) -> None:
+    """The identity a resume compares (issue 24 §2): device, filesystem, mount source, scratch inode."""
+    import dataclasses
+
+    from mountbench.host.targets import device_of, inspect_target, target_change
+
+    target = Target("t", str(tmp_path))
+    scratch = create_scratch(target, "20260101-000000-aaaa")
+    info = inspect_target(target, scratch)
+    assert info.device == device_of(tmp_path) and info.scratch_inode == scratch.stat().st_ino
+    assert target_change(target, info, scratch) == ""
+    assert target_change(target, None, scratch) == ""  # nothing recorded: nothing to compare
+    moved = dataclasses.replace(info, device="7:99", fstype="nfs", mount_source="server:/x")
+    change = target_change(target, moved, scratch)
+    assert f"device 7:99 → {info.device}" in change and f"filesystem nfs → {info.fstype}" in change
+    assert "mount source server:/x" in change
+    older = dataclasses.replace(info, device="", scratch_inode=0)  # recorded before these existed
+    assert target_change(target, older, scratch) == ""
+    other = dataclasses.replace(info, scratch_inode=info.scratch_inode + 1)
+    assert "scratch directory .mountbench-20260101-000000-aaaa is another directory" in target_change(
+        target, other, scratch
+    )
+    assert remove_scratch(scratch, "20260101-000000-aaaa")
+    assert target_change(target, other, scratch) == ""  # removed by Ctrl-C's cleanup: a resume makes it anew
