@@ -301,7 +301,8 @@ def test_a_space_refusal_says_how_much_mountbench_leftovers_hold(mb_env) -> None
         proc = mountbench("run", str(target), "--size", "8M", "--only", "seq1m-q8-read", env=mb_env)
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
         line = proc.stderr
-        assert "not enough space" in line and "held by mountbench's own leftover scratch directories" in line, line
+        assert "not enough space" in line and "mountbench's own leftover scratch directories there hold 8" in line
+        assert "all of the shortfall" in line, line
         assert ".mountbench-20250101-000000-live" in line
 
 

@@ -131,10 +131,10 @@ def _leftover_note(targets: Sequence[Target], shortfall: int) -> str:
     if not held:
         return ""
     names = ", ".join(Path(path).name for path, _size in found[:3]) + (", ..." if len(found) > 3 else "")
-    share = "all" if held >= shortfall else f"{format_bytes(held)}"
+    covers = "all of the shortfall" if held >= shortfall else f"{format_bytes(held)} of the shortfall"
     return (
-        f" (short by {format_bytes(shortfall)}, {share} of it held by mountbench's own leftover scratch "
-        f"directories {names}: delete them if no mountbench is working there)"
+        f" (short by {format_bytes(shortfall)}; mountbench's own leftover scratch directories there hold "
+        f"{format_bytes(held)}, {covers}: {names}; delete them if no mountbench is working there)"
     )
 
 
