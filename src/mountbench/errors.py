@@ -37,6 +37,12 @@ class StoreError(MountbenchError):
     """The results database cannot be opened, is newer than this version, or lacks a run."""
 
 
+class RunFailed(MountbenchError):
+    """A run ended with every one of its samples failed: nothing was measured."""
+
+    exit_code = ExitCode.FAILURE
+
+
 class ChecksFailed(MountbenchError):
     """`doctor` found problems; each was printed with its fix."""
 

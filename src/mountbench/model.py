@@ -73,6 +73,10 @@ class TargetInfo:
     total_bytes: int
     odirect: bool
     odirect_detail: str  # "accepted" or the errno name/message
+    # what a resumed run checks is still the same storage (host/targets.target_change); "" / 0:
+    # recorded before these existed, or not known (a dry run)
+    device: str = ""  # the target directory's device, "major:minor"
+    scratch_inode: int = 0  # the run's scratch directory's inode
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

@@ -25,6 +25,20 @@ def parse_size(text: str | int) -> int:
     return int(float(number) * 1024 ** _POWERS[prefix.lower()])
 
 
+UNITLESS_MINIMUM = 1 << 20
+
+
+def parse_working_set(text: str, option: str = "--size") -> int:
+    """A working-set size given on the command line: as :func:`parse_size`, but a number
+    without a unit below 1 MiB is refused (``--size 1`` meant 1 GiB or 1 MiB, never 1 byte)."""
+    size = parse_size(text)
+    match = _SIZE_RE.match(str(text))
+    if match and not match.group(2) and not match.group(4) and size < UNITLESS_MINIMUM:
+        raise UsageError(f"{option} {str(text).strip()}: a size without a unit is bytes, far too small for a "
+                         "working set; give a unit, e.g. 64M or 1G")  # fmt: skip
+    return size
+
+
 def format_bytes(value: float) -> str:
     """Binary units, 3 significant figures: ``1.50 GiB``."""
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):

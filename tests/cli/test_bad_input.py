@@ -204,3 +204,47 @@ def test_watching_a_process_that_is_not_running(target, mb_env):
     assert_one_line_error(proc, "--watch no-such-daemon-mb: no process named no-such-daemon-mb is running")
     proc = mountbench("run", str(target), "--watch", "/usr/bin/sshfs", env=mb_env)
     assert_one_line_error(proc, "give a process name without its path")
+
+
+# --- issue 24 §9: accepted before, wrong ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (["run", "{t}", "--dry-run", "a\nb={t}"], ["target label", "printable text on one line", "'\\n'"]),
+        (["run", "--dry-run", "x" * 5000 + "={t}"], ["at most 64 characters, this one 5000"]),
+        (["run", "{t}", "--dry-run", "--per-client"], ["--per-client", "add --client HOST"]),
+        (["run", "{t}", "--dry-run", "--size", "1"], ["--size 1", "give a unit, e.g. 64M"]),
+        (["run", "{t}", "--dry-run", "--sweep", "bs=1k..1T"], ["block size of 1T cannot be measured"]),
+        (["run", "{t}", "--dry-run", "--repeat", "5", "--max-repeat", "2"], ["--max-repeat 2 is below --repeat 5"]),
+        (["probe", "{t}", "--timeout", "nan"], ["--timeout", "nan is not a number of seconds"]),
+        (["serve", "--bind", "127.0.0.1:99999"], ["give the address alone and the port with --port"]),
+        (["serve", "--bind", "999.1.1.1"], ["999.1.1.1 is not an IP address"]),
+    ],
+)
+def test_wrong_values_accepted_before_are_refused(target, mb_env, args, fragments):
+    proc = mountbench(*[arg.replace("{t}", str(target)) for arg in args], env=mb_env)
+    assert_one_line_error(proc, *fragments)
+    assert "choose another --port" not in proc.stderr  # serve --bind: the address is blamed, not the port
+    assert not Path(mb_env["MOUNTBENCH_DB"]).exists()
+
+
+def test_a_label_of_64_printable_characters_is_fine(target, mb_env):
+    proc = mountbench("run", "--dry-run", f"{'é' * 64}={target}", env=mb_env)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_a_job_fio_drops_names_the_option(target, tmp_path, mb_env):
+    job = tmp_path / "trigger.fio"
+    job.write_text("[j]\nrw=read\nsize=1M\ntrigger-file=x\n")
+    proc = mountbench("run", str(target), "--job", str(job), "--dry-run", env=mb_env)
+    assert_one_line_error(proc, "Bad option <trigger-file=x>", "job j dropped")
+
+
+def test_the_tree_space_refusal_does_not_suggest_the_tree_given(mb_env):
+    realmounts.require_root()
+    with realmounts.tmpfs("600k") as small:
+        proc = mountbench("run", str(small), "--preset", "tree", "--only", "extract", "--tree", "tiny", env=mb_env)
+        assert_one_line_error(proc, "not enough space", "--tree tiny) does not fit either")
+        assert "use --tree tiny" not in proc.stderr

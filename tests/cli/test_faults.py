@@ -167,3 +167,154 @@ def test_a_target_unmounted_under_the_run_says_where_its_data_is(tmp_path, mb_en
         import shutil
 
         shutil.rmtree(left[0])
+
+
+# --- issue 24: nothing a user owns is overwritten, nothing mixed or damaged is stored as good --------
+
+
+def _char_device(tmp_path: Path, name: str, major: int, minor: int) -> Path:
+    """A device node made inside the test's own directory, never the system's /dev."""
+    import os
+    import stat
+
+    realmounts.require_root()
+    path = tmp_path / name
+    os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(major, minor))
+    return path
+
+
+def _stored_db(tmp_path: Path) -> Path:
+    """A results database holding one run (the stored schema-4 fixture, upgraded)."""
+    import shutil
+
+    from mountbench.store import Store
+
+    db = tmp_path / "db" / "same.db"
+    db.parent.mkdir()
+    shutil.copyfile(Path(__file__).parents[1] / "data" / "store" / "schema-v4.sqlite", db)
+    Store(db).list_runs()
+    return db
+
+
+def _digest(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_outputs_never_replace_the_database_a_device_or_a_symlink(tmp_path, mb_env):
+    """§1: --json onto the database, report --out /dev/null, export --out /dev/full."""
+    import os
+    import stat
+
+    db = _stored_db(tmp_path)
+    before = _digest(db)
+    target = tmp_path / "t"
+    target.mkdir()
+    one_line_error(mountbench("run", str(target), *FAST, "--db", str(db), "--json", str(db), env=mb_env),
+                   "--json", "is the results database")  # fmt: skip
+    assert _digest(db) == before and list(target.iterdir()) == []
+    null, full = _char_device(tmp_path, "null", 1, 3), _char_device(tmp_path, "full", 1, 7)
+    one_line_error(mountbench("report", "--db", str(db), "--out", str(null), env=mb_env), "character device")
+    one_line_error(mountbench("export", "last", "--db", str(db), "--out", str(full), env=mb_env), "character device")
+    one_line_error(mountbench("export", "last", "--db", str(db), "--out", str(db), env=mb_env), "results database")
+    one_line_error(mountbench("report", "--db", str(db), "--out", str(tmp_path), env=mb_env), "is a directory")
+    assert stat.S_ISCHR(os.lstat(null).st_mode) and stat.S_ISCHR(os.lstat(full).st_mode)
+    assert _digest(db) == before
+    # a symlink is written through and stays a link; - is standard output
+    real = tmp_path / "real.json"
+    real.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    exported = mountbench("export", "last", "--db", str(db), "--out", str(link), env=mb_env)
+    assert exported.returncode == 0, exported.stderr
+    assert link.is_symlink() and json.loads(real.read_text())["format"] == "mountbench-runs"
+    to_stdout = mountbench("export", "last", "--db", str(db), "--out", "-", env=mb_env)
+    assert to_stdout.returncode == 0 and json.loads(to_stdout.stdout)["runs"][0]["id"] == "20250101-120000-abcd"
+
+
+def test_a_run_writes_its_json_through_a_symlink(tmp_path, mb_env):
+    target = tmp_path / "t"
+    target.mkdir()
+    real = tmp_path / "real.json"
+    real.write_text("{}")
+    link = tmp_path / "run.json"
+    link.symlink_to(real)
+    proc = mountbench("run", str(target), *FAST, "--repeat", "1", "--only", "rnd4k-q1-read", "--json", str(link),
+                      env=mb_env)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert link.is_symlink() and len(json.loads(real.read_text())["runs"][0]["samples"]) == 1
+
+
+def test_inputs_that_never_end_are_refused_in_one_line(tmp_path, mb_env):
+    """§5: --job, import and report --from of /dev/zero (a device made here) no longer read forever."""
+    zero = _char_device(tmp_path, "zero", 1, 5)
+    target = tmp_path / "t"
+    target.mkdir()
+    one_line_error(mountbench("run", str(target), "--job", str(zero), "--dry-run", env=mb_env), "larger than 1 MiB")
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 50_000 + "]" * 50_000)
+    one_line_error(mountbench("import", str(deep), env=mb_env), "nested too deeply")
+    huge = tmp_path / "huge.json"
+    huge.write_text('{"format": "mountbench-runs", "n": ' + "1" * 5000 + "}")
+    one_line_error(mountbench("report", "--from", str(huge), env=mb_env), "not a readable JSON file")
+    assert not Path(mb_env["MOUNTBENCH_DB"]).exists()
+
+
+def test_an_import_of_damaged_samples_stores_nothing(tmp_path, mb_env):
+    """§3, as the user met it: "ok": "false", a negative bandwidth, round -3, a foreign target, id ../../etc/x."""
+    db = _stored_db(tmp_path)
+    good = tmp_path / "good.json"
+    assert mountbench("export", "last", "--db", str(db), "--out", str(good), env=mb_env).returncode == 0
+    other = dict(mb_env, MOUNTBENCH_DB=str(tmp_path / "other.sqlite"))
+    cases = [
+        (lambda run: run["samples"][0].update(ok="false"), "ok is a string 'false'"),
+        (lambda run: run["samples"][0].update(metrics={"read.bw": -5}), "read.bw is -5, below zero"),
+        (lambda run: run["samples"][0].update(round=-3), "round -3"),
+        (lambda run: run["samples"][0].update(target="nosuch"), "not one of the run's targets"),
+        (lambda run: run.update(id="../../etc/x"), "is not a run id"),
+    ]
+    for change, fragment in cases:
+        document = json.loads(good.read_text())
+        change(document["runs"][0])
+        bad = tmp_path / "bad.json"
+        bad.write_text(json.dumps(document))
+        one_line_error(mountbench("import", str(bad), env=other), fragment)
+    assert not (tmp_path / "other.sqlite").exists()
+
+
+def _failing_job(tmp_path: Path, name: str = "bad") -> Path:
+    """A job fio accepts with --parse-only but whose every run fails: a CPU this machine lacks."""
+    import os
+
+    job = tmp_path / f"{name}.fio"
+    job.write_text(f"[{name}]\nrw=read\nsize=1M\ncpus_allowed={os.cpu_count()}\n")
+    return job
+
+
+def test_a_run_whose_every_sample_failed_exits_1_and_lists_as_failed(tmp_path, mb_env):
+    """§7 (issue case 8)."""
+    target = tmp_path / "t"
+    target.mkdir()
+    proc = mountbench("run", str(target), "--job", str(_failing_job(tmp_path)), "--repeat", "2", env=mb_env)
+    assert proc.returncode == 1, (proc.returncode, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert "2 samples stored, 2 failed" in lines[-2], lines
+    assert lines[-1].startswith("mountbench: error: every sample of run") and "Traceback" not in proc.stderr
+    listed = mountbench("list", env=mb_env)
+    assert " failed " in listed.stdout, listed.stdout
+    assert list(target.iterdir()) == []
+    run_id = lines[-1].split("every sample of run ")[1].split()[0]
+    one_line_error(mountbench("run", "--resume", run_id, env=mb_env), "is failed; nothing to resume")
+
+
+def test_a_run_where_some_samples_failed_exits_0_counting_them(tmp_path, mb_env):
+    job = tmp_path / "mixed.fio"
+    job.write_text(_failing_job(tmp_path).read_text() + "\n[good]\nrw=read\nsize=1M\nruntime=0.3\n")
+    target = tmp_path / "t"
+    target.mkdir()
+    proc = mountbench("run", str(target), "--job", str(job), "--repeat", "1", env=mb_env)
+    assert proc.returncode == 0, proc.stderr
+    assert "complete: 2 samples stored, 1 failed" in proc.stderr.strip().splitlines()[-1]
+    help_text = mountbench("run", "--help", env=mb_env).stdout
+    assert "every sample" in help_text and "failed" in help_text

@@ -312,8 +312,10 @@ def test_a_failed_warmup_is_said_at_the_end_and_never_stored(tmp_path, mb_env):
     out = tmp_path / "run.json"
     argv = ["run", str(target), "--job", str(job), "--repeat", "2", "--warmup", "1", "--json", str(out)]
     proc = mountbench(*argv, env=mb_env)
-    assert proc.returncode == 0, proc.stderr  # failures are cells, not the end of the run
+    # every sample failed: stored as cells, and the run exits 1 with status failed (issue 24 §7)
+    assert proc.returncode == 1 and "every sample of run" in proc.stderr, proc.stderr
     (run,) = load_export(out)["runs"]
+    assert run["status"] == "failed"
     assert sorted(s["round"] for s in run["samples"]) == [0, 1]
     assert not any(s["ok"] for s in run["samples"])
     said = " ".join(proc.stderr.split())  # the console wraps long lines

@@ -194,3 +194,139 @@ def test_a_run_from_before_shared_markers_is_resumed_and_claimed(tmp_path: Path)
         assert (old / "kept.bin").read_bytes() == b"resume me"
     finally:
         os.close(fd)
+
+
+# -- issue 24 §6: one directory twice, probe against run, leftovers of dead owners -----------------
+
+
+def test_one_directory_reached_twice_is_refused_as_such(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    for other in (tmp_path / "link", tmp_path / "real" / ".." / "real", Path(f"{real}/")):
+        with pytest.raises(UsageError, match=r"the same directory|given twice"):
+            resolve_targets([f"a={real}", f"b={other}"])
+    assert list(real.iterdir()) == []
+
+
+@pytest.mark.root
+@requires_root
+def test_a_bind_mount_of_a_target_is_refused_as_the_same_directory_and_leaves_nothing(tmp_path, mb_env) -> None:
+    """Issue 24 case 7: it was refused as 'still running in another process' and left its scratch."""
+    needs_fio()
+    with realmounts.tmpfs("16m") as source, realmounts.bind_mount(source) as view:
+        with pytest.raises(UsageError, match="are the same directory"):
+            resolve_targets([f"a={source}", f"b={view}"])
+        proc = mountbench("run", f"a={source}", f"b={view}", "--runtime", "0.3", "--size", "4M", env=mb_env)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+        assert "are the same directory" in proc.stderr and "still running" not in proc.stderr
+        assert list(source.iterdir()) == []
+
+
+def _dead_owner() -> scratch_mod.Owner:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    owner = scratch_mod.Owner.of(child.pid)
+    child.wait()
+    return owner
+
+
+def _leftover(target: Path, name: str, kind: str, owner: scratch_mod.Owner, size: int = 1000) -> Path:
+    directory = scratch_mod.create(target, name, scratch_mod.Marker(kind, name.rsplit("-", 1)[-1], owner))  # type: ignore[arg-type]
+    (directory / "data.bin").write_bytes(os.urandom(size))
+    return directory
+
+
+def test_leftovers_of_dead_owners_are_swept_and_live_ones_stay(tmp_path: Path) -> None:
+    dead = _dead_owner()
+    run_dir = _leftover(tmp_path, ".mountbench-20250101-000000-dead", "run", dead)
+    probe_dir = _leftover(tmp_path, ".mountbench-probe-deadbeef0000", "probe", dead)
+    live = _leftover(tmp_path, ".mountbench-20250101-000000-live", "run", scratch_mod.Owner.current())
+    resumed = _leftover(tmp_path, ".mountbench-20250101-000000-mine", "run", dead)
+    foreign = tmp_path / ".mountbench-not-ours"
+    foreign.mkdir()
+    (foreign / "x").write_text("someone else's")
+    removed = scratch_mod.sweep_dead(tmp_path, exclude=resumed.name)
+    assert sorted(Path(line.split(" (")[0]).name for line in removed) == sorted([run_dir.name, probe_dir.name])
+    assert not run_dir.exists() and not probe_dir.exists()
+    assert live.exists() and resumed.exists() and (foreign / "x").exists()
+
+
+@pytest.mark.root
+@pytest.mark.slow
+@requires_root
+def test_the_next_run_and_the_next_probe_remove_dead_owners_leftovers(tmp_path, mb_env) -> None:
+    needs_fio()
+    from mountbench.probe.target import probe_target
+
+    with realmounts.tmpfs("32m") as target:
+        left = _leftover(target, ".mountbench-20250101-000000-dead", "run", _dead_owner())
+        proc = mountbench("run", str(target), "--runtime", "0.3", "--size", "4M", "--repeat", "1",
+                          "--only", "rnd4k-q1-read", env=mb_env)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert "removed a leftover scratch directory" in proc.stderr and left.name in proc.stderr
+        assert list(target.iterdir()) == []
+        left = _leftover(target, ".mountbench-probe-000000dead00", "probe", _dead_owner())
+        other = _leftover(target, ".mountbench-20250101-000000-dea2", "run", _dead_owner())
+        probed = probe_target(target, timeout=5.0, capabilities=())
+        assert not left.exists() and not other.exists(), probed.swept
+        assert list(target.iterdir()) == []
+
+
+@pytest.mark.root
+@requires_root
+def test_a_probe_refuses_a_target_a_live_run_measures() -> None:
+    """Issue 24 case 4 (the reverse, a run refusing a live probe, is test_a_target_with_a_live_probe_is_refused)."""
+    from mountbench.probe.target import probe_target
+
+    with realmounts.tmpfs("16m") as target:
+        other = _hold_scratch(target, "20260101-000000-aaaa")
+        try:
+            probed = probe_target(target, timeout=5.0)
+        finally:
+            other.kill()
+            other.wait()
+        assert "in use by run 20260101-000000-aaaa" in probed.error, probed.error
+        assert probed.cleanup == "not created"
+        assert [p.name for p in target.iterdir()] == [".mountbench-20260101-000000-aaaa"]
+
+
+@pytest.mark.root
+@pytest.mark.slow
+@requires_root
+def test_a_space_refusal_says_how_much_mountbench_leftovers_hold(mb_env) -> None:
+    needs_fio()
+    with realmounts.tmpfs("12m") as target:
+        # a live owner's leftover (this process): not removed, but counted
+        _leftover(target, ".mountbench-20250101-000000-live", "run", scratch_mod.Owner.current(), size=8 << 20)
+        proc = mountbench("run", str(target), "--size", "8M", "--only", "seq1m-q8-read", env=mb_env)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+        line = proc.stderr
+        assert "not enough space" in line and "mountbench's own leftover scratch directories there hold 8" in line
+        assert "all of the shortfall" in line, line
+        assert ".mountbench-20250101-000000-live" in line
+
+
+def test_target_change_names_what_changed(tmp_path: Path) -> None:
+    """The identity a resume compares (issue 24 §2): device, filesystem, mount source, scratch inode."""
+    import dataclasses
+
+    from mountbench.host.targets import device_of, inspect_target, target_change
+
+    target = Target("t", str(tmp_path))
+    scratch = create_scratch(target, "20260101-000000-aaaa")
+    info = inspect_target(target, scratch)
+    assert info.device == device_of(tmp_path) and info.scratch_inode == scratch.stat().st_ino
+    assert target_change(target, info, scratch) == ""
+    assert target_change(target, None, scratch) == ""  # nothing recorded: nothing to compare
+    moved = dataclasses.replace(info, device="7:99", fstype="nfs", mount_source="server:/x")
+    change = target_change(target, moved, scratch)
+    assert f"device 7:99 → {info.device}" in change and f"filesystem nfs → {info.fstype}" in change
+    assert "mount source server:/x" in change
+    older = dataclasses.replace(info, device="", scratch_inode=0)  # recorded before these existed
+    assert target_change(target, older, scratch) == ""
+    other = dataclasses.replace(info, scratch_inode=info.scratch_inode + 1)
+    assert "scratch directory .mountbench-20260101-000000-aaaa is another directory" in target_change(
+        target, other, scratch
+    )
+    assert remove_scratch(scratch, "20260101-000000-aaaa")
+    assert target_change(target, other, scratch) == ""  # removed by Ctrl-C's cleanup: a resume makes it anew

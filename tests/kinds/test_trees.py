@@ -84,3 +84,28 @@ def test_missing_and_empty_tarballs(tmp_path):
         pass
     with pytest.raises(UsageError, match="holds no files"):
         from_tarball(empty, tmp_path / "w" if (tmp_path / "w").mkdir() is None else None)
+
+
+def test_tarball_listings_and_decompression_are_bounded(tmp_path, monkeypatch):
+    """Issue 24 §5: a listing of endless entries or a decompression bomb is refused in one line."""
+    import io
+
+    source = tmp_path / "many.tar"
+    with tarfile.open(source, "w") as tar:
+        for n in range(20):
+            info = tarfile.TarInfo(f"tree/f{n}")
+            info.size = 1
+            tar.addfile(info, io.BytesIO(b"x"))
+    monkeypatch.setattr("mountbench.kinds.trees.TARBALL_ENTRY_LIMIT", 10)
+    work = tmp_path / "work"
+    work.mkdir()
+    with pytest.raises(UsageError, match="holds more than 10 entries"):
+        from_tarball(source, work)
+    assert list(work.iterdir()) == []
+    bomb = tmp_path / "bomb.tar.gz"
+    with gzip.open(bomb, "wb") as out:
+        out.write(b"\0" * (4 << 20))
+    monkeypatch.setattr("mountbench.kinds.trees.TARBALL_LIMIT", 1 << 20)
+    with pytest.raises(UsageError, match="decompresses to more than"):
+        from_tarball(bomb, work)
+    assert list(work.iterdir()) == []

@@ -265,8 +265,9 @@ def _processes_mentioning(text: str) -> list[int]:
 
 def test_a_sigkilled_probe_leaves_scratch_that_the_next_probe_removes(tmpfs_dir: Path, tmp_path: Path) -> None:
     """`mountbench probe` killed with SIGKILL leaves its scratch directory; the next probe of
-    the target removes it (its owner is gone) and says so. A live probe's directory, a
-    killed run's directory (kept for --resume) and directories without our marker stay."""
+    the target removes it (its owner is gone) and says so, as it does a killed run's directory
+    (issue 24 §6; a resume lays that run's files out again). A live probe's directory and
+    directories without our marker stay."""
     plant_neighbours(tmpfs_dir)
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -274,8 +275,8 @@ def test_a_sigkilled_probe_leaves_scratch_that_the_next_probe_removes(tmpfs_dir:
     gone.wait()
     try:
         scratch.create(tmpfs_dir, PREFIX + "live", Marker("probe", "t", Owner.of(sleeper.pid)))
-        scratch.create(tmpfs_dir, ".mountbench-20260101-000000-dead", Marker("run", "r", gone_owner))
         before = rm.tree_snapshot(tmpfs_dir)
+        dead_run = scratch.create(tmpfs_dir, ".mountbench-20260101-000000-dead", Marker("run", "r", gone_owner))
         probe = subprocess.Popen(
             [sys.executable, "-m", "mountbench", "probe", str(tmpfs_dir), "--db", str(tmp_path / "db.sqlite")],
             stdout=subprocess.DEVNULL,
@@ -296,6 +297,7 @@ def test_a_sigkilled_probe_leaves_scratch_that_the_next_probe_removes(tmpfs_dir:
         tp = probe_target(tmpfs_dir, timeout=5.0, capabilities=[cap("ok", quick)])
         assert len(tp.swept) == 1 and str(left) in tp.swept[0] and "is gone" in tp.swept[0]
         assert not left.exists()
+        assert not dead_run.exists()  # the first probe, as it began, removed the killed run's directory
         assert rm.tree_snapshot(tmpfs_dir) == before  # the live probe's, the run's, the decoy: untouched
         assert any(str(left) in line for line in render_markdown(tp).splitlines())
         again = probe_target(tmpfs_dir, timeout=5.0, capabilities=[cap("ok", quick)])

@@ -151,7 +151,7 @@ def stop_reasons(summary: RunSummary, config: RunConfig, status: str) -> dict[tu
             reason = BASELINE
         elif decision.state != UNDECIDED:
             reason = decision.state
-        elif status != "complete":
+        elif status not in ("complete", "failed"):
             reason = INTERRUPTED
         elif n >= config.max_repeat:
             reason = MAX_REPEAT

@@ -6,13 +6,14 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
 import click
 from rich.console import Console
 
-from mountbench.errors import UsageError
+from mountbench.host import outputs
 from mountbench.model import RunData
 from mountbench.report.content import build_report
 from mountbench.report.terminal import render_run
@@ -35,11 +36,12 @@ def print_run(
     *,
     unit: str = "auto",
     per_client: bool = False,
+    console: Console | None = None,
 ) -> None:
     """The answer and the comparison tables, then each report section the run has (sweeps, clients, pick two)."""
     report = build_report([run], baseline=baseline, metrics=metrics, unit=unit)
     for part in render_run(report, per_client=per_client):
-        out.print(part)
+        (console or out).print(part)
 
 
 def command_line() -> str:
@@ -47,12 +49,11 @@ def command_line() -> str:
     return shlex.join(["mountbench", *sys.argv[1:]])
 
 
-def write_or_print(text: str, path: Path | None) -> None:
-    if path is None:
+def write_or_print(text: str, path: Path | None, protect: Sequence[outputs.Protected] = ()) -> None:
+    """``text`` to a checked output file (host/outputs.py), or to stdout without one (or with -)."""
+    output = outputs.check(path, "--out", protect) if path is not None else None
+    if output is None or output.is_stdout:
         click.echo(text)
         return
-    try:
-        path.expanduser().write_text(text + "\n")
-    except OSError as exc:
-        raise UsageError(f"cannot write {path} ({exc.strerror}); choose a writable path") from None
+    output.write_text(text + "\n")
     err.print(f"wrote {path}")

@@ -12,6 +12,7 @@ from mountbench.engine import request as runrequest
 from mountbench.engine import workloads as workloads_mod
 from mountbench.errors import UsageError
 from mountbench.fio.binary import find_fio
+from mountbench.host import outputs
 from mountbench.kinds import RunnerSetup, make_runners
 from mountbench.lab.mounts import KINDS as LAB_KINDS
 from mountbench.records.export import write_document
@@ -83,6 +84,9 @@ def lab(
         raise UsageError("--probe-repeat and --probe-timeout apply to --probe; add --probe or drop them")
     check_prerequisites(specs)
     options = pop_run_options(params)
+    db_path = db or default_db_path()
+    protect = [*outputs.database(db_path), *outputs.inputs(options.job_files, "one of the run's job files")]
+    json_output = outputs.check(json_out, "--json", protect) if json_out else None  # before minutes of booting
     if options.watch:
         raise UsageError(
             "--watch is for 'mountbench run': the lab measures the host processes serving each mount itself"
@@ -94,10 +98,10 @@ def lab(
     lab_options = LabOptions(tuple(mounts), options, accel, cpus, memory, kernel, keep_guest, timeout, probing)
     err.print("booting the lab guest (under TCG this takes a minute)...")
     run, stopped = run_lab(lab_options, on_output=lambda line: err.print(line, markup=False, highlight=False))
-    with Store(db or default_db_path()) as store:
+    with Store(db_path) as store:
         store.import_run(run)
-        if json_out:
-            write_document(json_out.expanduser(), make_document([run]))
+        if json_output:
+            write_document(json_output, make_document([run]))
     if run.samples:
         print_run(run)
     if stopped:

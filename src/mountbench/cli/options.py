@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from mountbench.clients.spec import parse_clients, parse_counts
 from mountbench.errors import UsageError
@@ -28,7 +29,7 @@ from mountbench.host.watch import WatchSpec
 from mountbench.kinds.fiofiles import FILE_STATES
 from mountbench.kinds.trees import PROFILES
 from mountbench.model import DROP_MODES, AppChoice, Flag, RunOptions, TreeChoice
-from mountbench.units import parse_size
+from mountbench.units import parse_working_set
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -127,7 +128,7 @@ def parse_duration(text: str, option: str) -> float:
 
 
 def _size(raw: dict[str, Any]) -> int | None:
-    size = parse_size(raw["size_text"]) if raw["size_text"] else None
+    size = parse_working_set(raw["size_text"]) if raw["size_text"] else None
     if size is not None and size <= 0:
         raise UsageError("--size must be positive, e.g. --size 1G")
     return size
@@ -192,6 +193,13 @@ def pop_run_options(params: dict[str, Any]) -> RunOptions:
     raw = {param: params.pop(param) for _, param, _ in _flags()}
     read = {option.name: _READ[option.name](raw) if option.name in _READ else raw[option.name]
             for option in fields(RunOptions)}  # fmt: skip
+    context = click.get_current_context(silent=True)
+    given = context is not None and context.get_parameter_source("max_repeat") == ParameterSource.COMMANDLINE
+    if given and read["max_repeat"] < read["repeat"]:
+        raise UsageError(
+            f"--max-repeat {read['max_repeat']} is below --repeat {read['repeat']}: the planned rounds alone "
+            f"exceed it; give --max-repeat {read['repeat']} or more, or a smaller --repeat"
+        )
     return RunOptions(**read)
 
 

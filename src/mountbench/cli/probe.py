@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import math
 from pathlib import Path
 
 import click
@@ -15,6 +16,7 @@ from mountbench.cli.options import db_option, debug_option
 from mountbench.engine.session import new_run_id
 from mountbench.errors import UsageError
 from mountbench.host import facts as hostinfo
+from mountbench.host import outputs
 from mountbench.host import targets as targets_mod
 from mountbench.store import Store, default_db_path
 
@@ -35,6 +37,7 @@ from mountbench.store import Store, default_db_path
     default=5.0,
     show_default=True,
     type=click.FloatRange(0.5, 600),
+    callback=lambda ctx, param, value: _finite_timeout(value),
     help="seconds before a probe is called hung (and the visibility limit)",
 )
 @click.option(
@@ -74,7 +77,11 @@ def probe(
     from mountbench.clients import remoteprobe
     from mountbench.probe.measure import default_reference_dir, measure_all
 
-    with Store(db or default_db_path(), writer=not show_ref) as store:
+    db_path = db or default_db_path()
+    protect = outputs.database(db_path)
+    if out_path is not None:
+        outputs.check(out_path, "--out", protect)  # refused before anything is measured
+    with Store(db_path, writer=not show_ref) as store:
         if show_ref:
             stored = store.load_probe(show_ref)
         else:
@@ -111,7 +118,7 @@ def probe(
         text = probing.render_document_markdown(report, diff=diff)
     else:
         text = probing.render_document_html(report, title=f"mountbench probe {stored['id']}", diff=diff)
-    write_or_print(text, out_path)
+    write_or_print(text, out_path, protect)
 
 
 def _view_pair(text: str) -> tuple[Path, Path]:
@@ -119,3 +126,9 @@ def _view_pair(text: str) -> tuple[Path, Path]:
     if not sep or not a or not b:
         raise UsageError(f"--view {text}: give two paths as A=B, e.g. --view /srv/share=/mnt/share")
     return targets_mod.resolve_path(a), targets_mod.resolve_path(b)
+
+
+def _finite_timeout(value: float) -> float:
+    if not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a number of seconds; give one from 0.5 to 600, e.g. 5")
+    return value

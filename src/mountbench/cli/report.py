@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import click
 
 from mountbench.cli.options import db_option, debug_option
-from mountbench.errors import UsageError
+from mountbench.host import outputs
 from mountbench.model import RunData
 from mountbench.records.export import read_document, write_document
 from mountbench.report.document import make_document
@@ -95,35 +95,38 @@ def report(
 
     chosen_unit = parse_unit(unit)
     fmt = fmt or _format_from_suffix(out)
-    if out is not None:
-        out = check_out_path(out)
-    runs = load_runs(run_refs, sources, db)
+    db_path = db or default_db_path()
+    protect = [*outputs.database(db_path), *outputs.inputs(sources, "a file this report reads (--from)")]
+    output = outputs.check(out, "--out", protect) if out is not None else None
+    if output is not None and output.is_stdout:
+        output = None  # --out -: standard output, as without --out
+    runs = load_runs(run_refs, sources, db_path)
     built = build_report(runs, baseline=baseline, metrics=metrics, unit=chosen_unit)
     if fmt == "md":
-        _write_markdown(built, out, chart_format, per_client)
+        _write_markdown(built, output, chart_format, per_client)
     elif fmt == "html":
         from mountbench.report.html import render_html
 
-        _emit(render_html(built, per_client=per_client), out)
+        _emit(render_html(built, per_client=per_client), output)
     elif fmt == "csv":
-        _write_csv(built, out, samples)
+        _write_csv(built, output, samples)
     else:
         from mountbench.report.sections import exports
 
         document = make_document(list(built.runs), summary=built.summary)  # runs relabelled as in the summary
         for section in exports(built):  # sweeps, pick two: each section's records
             document[section.name] = section.records
-        if out is None:
+        if output is None:
             click.echo(json.dumps(document, indent=1))
         else:
-            write_document(out, document)
-            _note(f"wrote {out}")
+            write_document(output, document)
+            _note(f"wrote {output}")
 
 
 # --- helpers ------------------------------------------------------------------------------------
 
 
-def load_runs(run_refs: Sequence[str], sources: Sequence[Path], db: Path | None) -> list[RunData]:
+def load_runs(run_refs: Sequence[str], sources: Sequence[Path], db: Path | None = None) -> list[RunData]:
     """Runs named by id (default: the last stored run unless files are given), then the files' runs."""
     from mountbench.report.content import unique_runs
 
@@ -143,43 +146,15 @@ def _format_from_suffix(out: Path | None) -> str:
     return _SUFFIXES.get(out.suffix.lower(), "md")
 
 
-def check_out_path(path: Path) -> Path:
-    """Refuse an output path that cannot be written, before any work is done."""
-    path = path.expanduser()
-    if path.is_dir():
-        raise UsageError(f"--out {path} is a directory; give a file name, e.g. {path / 'report.md'}")
-    parent = path.parent
-    if not parent.is_dir():
-        raise UsageError(f"--out {path}: directory {parent} does not exist; create it or choose another path")
-    probe = path.with_name(f".{path.name}.tmp")
-    try:
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as exc:
-        raise UsageError(f"cannot write {path} ({exc.strerror}); choose a writable path") from None
-    return path
-
-
-def write_text(path: Path, text: str) -> None:
-    """Write atomically (temp file + rename): a reader never sees half a report."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise UsageError(f"cannot write {path} ({exc.strerror}); choose a writable path") from None
-
-
-def _emit(text: str, out: Path | None) -> None:
+def _emit(text: str, out: outputs.Output | None) -> None:
     if out is None:
         click.echo(text, nl=False)
         return
-    write_text(out, text)
+    out.write_text(text)
     _note(f"wrote {out}")
 
 
-def _write_markdown(built: Report, out: Path | None, chart_format: str, per_client: bool = False) -> None:
+def _write_markdown(built: Report, out: outputs.Output | None, chart_format: str, per_client: bool = False) -> None:
     from mountbench.report.markdown import render_markdown
 
     if out is None:  # no charts: matplotlib is not even imported
@@ -187,27 +162,30 @@ def _write_markdown(built: Report, out: Path | None, chart_format: str, per_clie
         return
     from mountbench.report import charts as charts_mod
 
-    written = charts_mod.write_charts(built, out.parent, out.stem, chart_format)
+    stem = Path(out.given).stem
+    written = charts_mod.write_charts(built, out.sibling, stem, chart_format)
     charts = {chart.key: path.name for chart, path in written}
-    write_text(out, render_markdown(built, charts, per_client=per_client))
-    _note(f"wrote {out} and {len(written)} chart(s) next to it ({out.stem}-*.{chart_format})")
+    out.write_text(render_markdown(built, charts, per_client=per_client))
+    _note(f"wrote {out} and {len(written)} chart(s) next to it ({stem}-*.{chart_format})")
 
 
-def _write_csv(built: Report, out: Path | None, samples: bool) -> None:
+def _write_csv(built: Report, out: outputs.Output | None, samples: bool) -> None:
     from mountbench.report.csvexport import samples_csv, summary_csv
 
     if out is None:
         click.echo(samples_csv(built) if samples else summary_csv(built), nl=False)
         return
-    raw = out.with_name(f"{out.stem}-samples{out.suffix or '.csv'}")
-    write_text(out, summary_csv(built))
-    write_text(raw, samples_csv(built))
+    given = Path(out.given)
+    suffix = given.suffix or ".csv"
+    raw = out.sibling(f"{given.stem}-samples{suffix}")
+    out.write_text(summary_csv(built))
+    raw.write_text(samples_csv(built))
     _note(f"wrote {out} (one row per summary cell) and {raw} (one row per sample)")
     from mountbench.report.sections import exports
 
     for section in exports(built):  # sweeps, pick two: a file each, next to the summary
-        path = out.with_name(f"{out.stem}{section.suffix}{out.suffix or '.csv'}")
-        write_text(path, section.csv)
+        path = out.sibling(f"{given.stem}{section.suffix}{suffix}")
+        path.write_text(section.csv)
         _note(f"wrote {path} ({section.note})")
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -13,10 +12,11 @@ from mountbench.cli.console import command_line, err, out, print_run
 from mountbench.cli.options import debug_option, given_run_options, options_from_json, pop_run_options, run_options
 from mountbench.cli.progress import ProgressEvents
 from mountbench.engine import request as runrequest
-from mountbench.engine.session import Events, Interrupted, Session, check_space, plan_dry_run
-from mountbench.errors import UsageError
+from mountbench.engine.session import Events, Interrupted, Session, check_space, plan_dry_run, sweep_leftovers
+from mountbench.errors import RunFailed, UsageError
 from mountbench.fio.binary import find_fio
 from mountbench.host import facts as hostinfo
+from mountbench.host import outputs
 from mountbench.kinds import host_facts
 from mountbench.model import Workload
 from mountbench.records.events import EventLog, Fanout
@@ -59,32 +59,46 @@ def run(
 
     \b
     mountbench run /mnt/9p /mnt/virtiofs --tree git --only extract --repeat 5 --warmup 1
+
+    \b
+    Exit status: 0 when the run finished, even if some samples failed (they are
+    counted in the last line and shown in their cells); 1 when every sample
+    failed (status 'failed' in 'mountbench list'); 2 for bad input; 130 when
+    interrupted (resume it with --resume).
     """
     per_client = bool(params.pop("per_client", False))
+    db_path = db or default_db_path()
     if resume:
         if target or given_run_options(params) or options_json:
             raise UsageError("--resume takes no targets, presets or job files: the run's own are used")
-        _resume(resume, db, json_out, events_path, per_client)
+        _resume(resume, db_path, json_out, events_path, per_client)
         return
     options = options_from_json(options_json) if options_json else pop_run_options(params)
+    if per_client and not options.clients:
+        raise UsageError("--per-client shows each client's figures of a run on several clients; add --client HOST "
+                         "(or drop --per-client)")  # fmt: skip
+    protect = _protected(db_path, options)
+    json_output = outputs.check(json_out, "--json", protect) if json_out else None
+    events_output = outputs.check(events_path, "--events", protect) if events_path else None
     fio = find_fio()
     request = runrequest.resolve(options, target, fio)
     if dry_run:
         _print_dry_run(request)
         return
-    for notice in (*request.notes, *check_space(request.targets, request.workloads, request.runner_for)):
+    swept = sweep_leftovers(request.targets)
+    for notice in (*swept, *request.notes, *check_space(request.targets, request.workloads, request.runner_for)):
         err.print(f"note: {notice}")
-    with Store(db or default_db_path()) as store:
-        session = _session(request, store, events_path, json_out)
+    with Store(db_path) as store:
+        session = _session(request, store, events_output, json_output)
         host = hostinfo.collect(fio.version) | host_facts(request.runners)
-        _execute(session, store, command=command_line(), host=host, per_client=per_client)
+        _execute(session, store, command=command_line(), host=host, per_client=per_client, json_out=json_output)
 
 
 def _session(
     request: runrequest.RunRequest,
     store: Store,
-    events_path: Path | None,
-    json_out: Path | None,
+    events_out: outputs.Output | None,
+    json_out: outputs.Output | None,
     run_id: str | None = None,
 ) -> Session:
     return Session(
@@ -93,7 +107,7 @@ def _session(
         request.workloads,
         request.runners,
         store,
-        _events(events_path, request.workloads),
+        _events(events_out, request.workloads),
         run_id=run_id,
         on_saved=_exporter(store, json_out),
         watch=request.watch,
@@ -101,7 +115,14 @@ def _session(
 
 
 def _execute(
-    session: Session, store: Store, *, command: str, host: dict, resume: bool = False, per_client: bool = False
+    session: Session,
+    store: Store,
+    *,
+    command: str,
+    host: dict,
+    resume: bool = False,
+    per_client: bool = False,
+    json_out: outputs.Output | None = None,
 ) -> None:
     try:
         session.ready_targets()
@@ -111,46 +132,67 @@ def _execute(
         session.finish()  # idempotent: only scratch directories carrying this run's marker go
         raise
     run = store.load_run(session.run_id)
-    print_run(run, per_client=per_client)
+    if json_out is not None and json_out.is_stdout:  # the document alone on stdout; the tables go to stderr
+        print_run(run, per_client=per_client, console=err)
+        write_document(json_out, make_document([run]))
+    else:
+        print_run(run, per_client=per_client)
     for notice in session.notices:
         err.print(f"warning: {notice}", markup=False)
+    failed = sum(not sample.ok for sample in run.samples)
+    err.print(f"run {run.id} {status}: {len(run.samples)} samples stored, {failed} failed", markup=False,
+              highlight=False)  # fmt: skip
+    if status == "failed":
+        raise RunFailed(
+            f"every sample of run {run.id} failed (the errors are stored with them: 'mountbench show {run.id} "
+            "--samples'); fix the cause and run again"
+        )
     if status != "complete":
         raise Interrupted(session.run_id)
 
 
-def _events(events_path: Path | None, workloads: Sequence[Workload] = ()) -> Events:
+def _events(events_out: outputs.Output | None, workloads: Sequence[Workload] = ()) -> Events:
     """The progress bar, plus a JSON-lines event log when asked for (the lab reads it)."""
     progress = ProgressEvents(err, workloads)
-    if events_path is None:
+    if events_out is None:
         return progress
-    # the file lives as long as the process
-    stream = sys.stdout if str(events_path) == "-" else open(events_path, "a", buffering=1)  # noqa: SIM115
+    # the file lives as long as the process; appended to, so it is opened where the checked path leads
+    stream = sys.stdout if events_out.is_stdout else open(events_out.real, "a", buffering=1)  # noqa: SIM115
     return Fanout(progress, EventLog(stream))
 
 
 def _resume(
-    run_ref: str, db: Path | None, json_out: Path | None, events_path: Path | None = None, per_client: bool = False
+    run_ref: str, db: Path, json_out: Path | None, events_path: Path | None = None, per_client: bool = False
 ) -> None:
-    with Store(db or default_db_path()) as store:
+    with Store(db) as store:
         run = store.load_run(run_ref)
-        if run.status == "complete":
-            raise UsageError(f"run {run.id} is complete; nothing to resume ('mountbench show {run.id}' shows it)")
+        if run.status in ("complete", "failed"):
+            raise UsageError(f"run {run.id} is {run.status}; nothing to resume ('mountbench show {run.id}' shows it)")
+        protect = _protected(db, run.config)
+        json_output = outputs.check(json_out, "--json", protect) if json_out else None
+        events_output = outputs.check(events_path, "--events", protect) if events_path else None
         request = runrequest.from_stored(run, find_fio())
-        session = _session(request, store, events_path, json_out, run_id=run.id)
-        _execute(session, store, command=run.command, host=run.host, resume=True, per_client=per_client)
+        for notice in sweep_leftovers(request.targets, run.id):
+            err.print(f"note: {notice}", markup=False)
+        session = _session(request, store, events_output, json_output, run_id=run.id)
+        _execute(session, store, command=run.command, host=run.host, resume=True, per_client=per_client,
+                 json_out=json_output)  # fmt: skip
 
 
-def _exporter(store: Store, json_out: Path | None) -> Callable[[str], None] | None:
-    """Rewrite the JSON export after every sample, so a later failure loses nothing."""
-    if json_out is None:
+def _protected(db: Path, config_or_options: object) -> list[outputs.Protected]:
+    """What no output of a run may be: its database and its input files."""
+    jobs = getattr(config_or_options, "job_files", ()) or ()
+    tree = getattr(config_or_options, "tree", None)
+    tarball = getattr(tree, "tarball", None)
+    return [*outputs.database(db), *outputs.inputs(jobs, "one of the run's job files"),
+            *outputs.inputs([tarball] if tarball else [], "the run's --tarball")]  # fmt: skip
+
+
+def _exporter(store: Store, json_out: outputs.Output | None) -> Callable[[str], None] | None:
+    """Rewrite the JSON export after every sample, so a later failure loses nothing (standard
+    output: once, when the run ends)."""
+    if json_out is None or json_out.is_stdout:
         return None
-    json_out = json_out.expanduser()
-    if json_out.is_dir():
-        raise UsageError(f"--json {json_out} is a directory; give a file name, e.g. {json_out / 'run.json'}")
-    if not json_out.parent.is_dir():
-        raise UsageError(f"--json {json_out}: directory {json_out.parent} does not exist; create it first")
-    if not os.access(json_out.parent, os.W_OK) or (json_out.exists() and not os.access(json_out, os.W_OK)):
-        raise UsageError(f"--json {json_out} cannot be written (read-only or no permission); choose a writable path")
 
     def export(run_id: str) -> None:
         write_document(json_out, make_document([store.load_run(run_id)]))

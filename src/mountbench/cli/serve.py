@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ipaddress
+
 import click
 
 from mountbench.cli.console import err
+from mountbench.errors import UsageError
 from mountbench.fio.binary import find_fio
 
 
@@ -16,7 +19,9 @@ from mountbench.fio.binary import find_fio
     metavar="ADDRESS",
     help="address to listen on; anything but loopback must be named here (fio's protocol has no authentication)",
 )
-@click.option("--port", default=8765, show_default=True, type=int, help="fio's port; host facts on PORT + 1")
+@click.option(
+    "--port", default=8765, show_default=True, type=click.IntRange(1, 65534), help="fio's port; host facts on PORT + 1"
+)
 def serve(bind: str, port: int) -> None:
     """Be a client of 'mountbench run --client': run fio's server here, plus host facts.
 
@@ -28,6 +33,7 @@ def serve(bind: str, port: int) -> None:
     """
     from mountbench.clients import serve as serving_mod
 
+    check_bind(bind)
     fio = find_fio()
     with serving_mod.serving(fio, bind, port) as served:
         reach = serving_mod.exposure(bind)
@@ -46,3 +52,17 @@ def serve(bind: str, port: int) -> None:
             serving_mod.wait(served)
         except KeyboardInterrupt:
             err.print("stopped")
+
+
+def check_bind(bind: str) -> None:
+    """--bind is one IP address; a port belongs in --port."""
+    try:
+        ipaddress.ip_address(bind)
+        return
+    except ValueError:
+        pass
+    host, sep, port = bind.rpartition(":")
+    if sep and port.isdigit() and host and "]" not in port:
+        raise UsageError(f"--bind {bind}: give the address alone and the port with --port, e.g. --bind "
+                         f"{host.strip('[]')} --port 8765")  # fmt: skip
+    raise UsageError(f"--bind {bind} is not an IP address; give one of this machine's, e.g. 127.0.0.1 or 10.0.0.2")

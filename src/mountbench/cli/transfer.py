@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from mountbench.cli.options import db_option, debug_option
-from mountbench.cli.report import check_out_path
+from mountbench.host import outputs
 from mountbench.records.export import read_document, write_document
 from mountbench.report.content import unique_runs
 from mountbench.report.document import make_document
@@ -17,19 +17,22 @@ from mountbench.store import Store, default_db_path
 
 @click.command()
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
-@click.option("--out", type=click.Path(path_type=Path), metavar="FILE.json", required=True, help="file to write")
+@click.option(
+    "--out", type=click.Path(path_type=Path), metavar="FILE.json", required=True, help="file to write (- for stdout)"
+)
 @click.option("--no-raw", is_flag=True, help="leave out fio's raw JSON output (a much smaller file)")
 @db_option
 @debug_option
 def export(run_refs: tuple[str, ...], out: Path, no_raw: bool, db: Path | None, debug: bool) -> None:
     """Write stored runs to a versioned JSON file ('mountbench import' reads it elsewhere)."""
-    out = check_out_path(out)
-    with Store(db or default_db_path(), writer=False) as store:
+    db_path = db or default_db_path()
+    output = outputs.check(out, "--out", outputs.database(db_path))
+    with Store(db_path, writer=False) as store:
         loaded = [store.load_run(ref, with_raw=not no_raw) for ref in run_refs]
     runs = unique_runs(loaded)  # a run named twice ('last' and its id) once
-    write_document(out, make_document(runs, with_raw=not no_raw))
+    write_document(output, make_document(runs, with_raw=not no_raw))
     samples = sum(len(run.samples) for run in runs)
-    click.echo(f"exported {len(runs)} run(s), {samples} samples, to {out}")
+    click.echo(f"exported {len(runs)} run(s), {samples} samples, to {output}", err=output.is_stdout)
 
 
 @click.command(name="import")

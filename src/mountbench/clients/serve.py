@@ -10,6 +10,7 @@ default address is therefore loopback; any other must be named with --bind.
 from __future__ import annotations
 
 import contextlib
+import errno
 import ipaddress
 import os
 import signal
@@ -119,6 +120,11 @@ def _refuse_taken(bind: str, port: int, what: str) -> None:
         try:
             probe.bind((bind, port))
         except OSError as exc:
+            if exc.errno == errno.EADDRNOTAVAIL:
+                raise UsageError(
+                    f"--bind {bind} is not an address of this machine ({exc.strerror}); give one it has, "
+                    "e.g. 127.0.0.1 ('ip -brief address' lists them)"
+                ) from None
             raise UsageError(
                 f"{what} cannot listen on {bind}:{port} ({exc.strerror}); choose another --port "
                 f"(fio takes PORT, the agent PORT + {AGENT_PORT_OFFSET})"

@@ -8,11 +8,12 @@ import dataclasses
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from mountbench.clients.spec import parse_clients
 from mountbench.engine import workloads as workloads_mod
 from mountbench.engine.budget import plan_runtime
-from mountbench.errors import UsageError
+from mountbench.errors import TargetError, UsageError
 from mountbench.fio.binary import FioInfo
 from mountbench.host import targets as targets_mod
 from mountbench.host.watch import SampleWatch, resolve_watch
@@ -83,6 +84,14 @@ def from_stored(run: RunData, fio: FioInfo) -> RunRequest:
     check_workloads(list(run.workloads), runners)
     for record in run.targets:
         targets_mod.resolve_path(record.target.path)
+        scratch = Path(record.target.path) / targets_mod.scratch_name(run.id)
+        change = targets_mod.target_change(record.target, record.info, scratch)
+        if change:
+            raise TargetError(
+                f"run {run.id} cannot be resumed: target {record.target.label} ({record.target.path}) is no longer "
+                f"the storage it measured ({change}); its samples would be mixed with another filesystem's. "
+                "Mount it again as it was, then resume, or start a new run"
+            )
     watch = resolve_watch(run.config.watch)
     return RunRequest(run.config, tuple(r.target for r in run.targets), run.workloads, runners, watch=watch)
 

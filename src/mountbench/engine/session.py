@@ -117,16 +117,46 @@ def check_space(
             where = f"target {labels}" if len(sharing) == 1 else f"the filesystem shared by targets {labels}"
             raise TargetError(
                 f"not enough space on {where}: the planned working set needs {format_bytes(needed)}, "
-                f"{format_bytes(usage.free)} free; {_shrink_hint(workloads, runner_for)} or free space"
+                f"{format_bytes(usage.free)} free{_leftover_note(sharing, needed - usage.free)}; "
+                f"{_shrink_hint(workloads, runner_for)} or free space"
             )
     return notices
 
 
+def _leftover_note(targets: Sequence[Target], shortfall: int) -> str:
+    """How much of a shortfall mountbench's own leftover scratch directories hold (those of
+    live runs and probes, or of another host's: dead ones were removed before this check)."""
+    found = [entry for target in targets for entry in scratch_mod.leftovers(target.path)]
+    held = sum(size for _path, size in found)
+    if not held:
+        return ""
+    names = ", ".join(Path(path).name for path, _size in found[:3]) + (", ..." if len(found) > 3 else "")
+    covers = "all of the shortfall" if held >= shortfall else f"{format_bytes(held)} of the shortfall"
+    return (
+        f" (short by {format_bytes(shortfall)}; mountbench's own leftover scratch directories there hold "
+        f"{format_bytes(held)}, {covers}: {names}; delete them if no mountbench is working there)"
+    )
+
+
+def sweep_leftovers(targets: Sequence[Target], run_id: str | None = None) -> list[str]:
+    """Remove the scratch directories that killed runs and probes left in the targets (never
+    ``run_id``'s own, which a resume reuses); one notice per directory removed."""
+    own = targets_mod.scratch_name(run_id) if run_id else None
+    removed = [line for target in targets for line in scratch_mod.sweep_dead(target.path, exclude=own)]
+    return [f"removed a leftover scratch directory: {line}" for line in removed]
+
+
 def _shrink_hint(workloads: Sequence[Workload], runner_for: Callable[[Workload], Runner]) -> str:
     """What shrinks the space the run needs, from the runners that need some (--size scales fio
-    jobs but not trees)."""
-    runners = [runner_for(w) for w in workloads if runner_for(w).space_needed(w)[1]]
-    hints = [getattr(r, "shrink_hint", f"drop the {r.kind} workloads with --only") for r in runners]
+    jobs but not trees; --tree tiny is not suggested when it is what was given)."""
+    needing = [w for w in workloads if runner_for(w).space_needed(w)[1]]
+    hints = []
+    for workload in needing:
+        runner = runner_for(workload)
+        if hasattr(runner, "shrink_hint_for"):
+            hints.append(runner.shrink_hint_for(needing))
+        else:
+            hints.append(getattr(runner, "shrink_hint", f"drop the {runner.kind} workloads with --only"))
     return "; ".join(dict.fromkeys(hints)) or "drop workloads with --only"
 
 
@@ -281,7 +311,7 @@ class Session:
             self._run_items(pending)
             if self.config.until is not None:
                 self._adaptive_rounds()
-            status = "complete"
+            status = self._final_status()
         except KeyboardInterrupt:
             raise Interrupted(self.run_id) from None
         finally:
@@ -294,6 +324,11 @@ class Session:
                 self.finish()
                 self.events.on_finish(self.run_id, status)
         return status
+
+    def _final_status(self) -> str:
+        """'failed' when the run stored samples and every one of them failed, else 'complete'."""
+        stored, ok = self.store.sample_counts(self.run_id)
+        return "failed" if stored and not ok else "complete"
 
     def _run_items(self, items: Sequence[PlanItem]) -> bool:
         """Take and store each item; False when the budget ran out before all were taken."""
@@ -416,8 +451,10 @@ class Session:
         now = _identity(ctx.scratch)
         if made is None or now == made:
             return ""
+        mount = targets_mod.find_mount(Path(ctx.target.path))
         note = (
-            f"; the target is no longer mounted at {ctx.target.path}: the scratch directory "
+            f"; the target is no longer mounted at {ctx.target.path} as this run found it (now {mount.fstype} from "
+            f"{mount.source} is there; never mixed with its samples): the scratch directory "
             f"{ctx.scratch.name} and its data stay inside the unmounted filesystem until it is released; "
             "mount it again and delete that directory"
         )

@@ -97,12 +97,20 @@ def parse_job_text(text: str, origin: str = "<job file>") -> list[FioJob]:
     return [FioJob(name, tuple(options)) for name, options in jobs]
 
 
+JOB_FILE_LIMIT = 1 << 20  # 1 MiB: a job file of thousands of sections; /dev/zero never ends
+
+
 def load_job_file(path: Path) -> list[FioJob]:
+    """Read a job file, at most JOB_FILE_LIMIT bytes of it (a device or FIFO is read no further)."""
     try:
-        text = path.read_text()
+        with open(path, "rb") as stream:
+            data = stream.read(JOB_FILE_LIMIT + 1)
+        if len(data) > JOB_FILE_LIMIT:
+            raise UsageError(f"job file {path} is larger than 1 MiB (or never ends); give an fio job file (INI text)")
+        text = data.decode()
     except FileNotFoundError:
         raise UsageError(f"job file {path} does not exist; check the path given to --job") from None
-    except UnicodeDecodeError:
+    except (UnicodeDecodeError, ValueError):
         raise UsageError(f"job file {path} is not a text file; give an fio job file (INI text)") from None
     except OSError as exc:
         raise UsageError(f"cannot read job file {path}: {exc.strerror or exc}") from None

@@ -26,6 +26,9 @@ MAX_GRID_POINTS = 1024  # per swept workload
 MIN_DETECTED_POINTS = 3  # fewer sections are not worth calling a curve
 SIZE_OPTIONS = frozenset({"bs", "size"})
 COUNT_LIMITS = {"iodepth": 65536, "numjobs": 4096}
+# block sizes a sample can use: below 512 bytes O_DIRECT fails, above 256 MiB one block outgrows any
+# working set a run lays out (each point would fail, or measure nothing but the block's own allocation)
+BS_LIMITS = (512, 256 << 20)
 EXAMPLE = "e.g. --sweep bs=4k,64k,1M or --sweep bs=1k..16M"
 # fio's defaults, so a section that leaves an option out still lines up with the others
 DEFAULTS = {"bs": "4k", "iodepth": "1", "numjobs": "1"}
@@ -92,6 +95,12 @@ def _number(text: str, option: str, item: str) -> int:
             raise UsageError(f"--sweep {text!r}: {item!r} is not a size; use e.g. 4k, 64k, 1M") from None
         if number <= 0:
             raise UsageError(f"--sweep {text!r}: {item!r} is not a positive size; use e.g. 4k, 64k, 1M")
+        low, high = BS_LIMITS
+        if option == "bs" and not low <= number <= high:
+            raise UsageError(
+                f"--sweep {text!r}: a block size of {item} cannot be measured; give block sizes from "
+                f"{label(option, low)} to {label(option, high)}, e.g. bs=4k..16M"
+            )
         return number
     try:
         number = int(item)

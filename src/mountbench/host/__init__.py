@@ -4,6 +4,8 @@
 - ``scratch``: the marked, locked scratch directories runs and probes work in (the only
   place mountbench writes in a target, and the only things it deletes);
 - ``odirect``: the one O_DIRECT probe; ``devstats``: a block device's I/O counters;
+- ``outputs``: every file mountbench writes for the user (never over a device, a directory,
+  the results database or an input); ``inputs``: reading the user's files with bounds;
 - ``facts``: host facts (kernel, CPU, RAM, versions) recorded with every run;
 - ``process``: child processes timed by their rusage, and servers that die with us;
 - ``procfs`` and ``watch``: host processes' CPU, memory and context switches around a

@@ -12,8 +12,10 @@ process owns it (pid, process start time, host, boot and pid namespace), so that
 - a parent directory is never created: a vanished target stays vanished (:func:`create`);
 - a live owner is recognised (:func:`live_users`): a run holds an exclusive ``flock`` on its
   marker while it works (:func:`lock`); a probe's owner is checked by pid and start time;
-- directories left by killed probes can be removed safely (:func:`sweep_dead_probes`).
-  A killed *run's* scratch directory is never swept: ``run --resume`` reuses it.
+- directories left by killed probes and runs can be removed safely (:func:`sweep_dead`, called
+  by the next run or probe on the target; :func:`sweep_dead_probes` for probes alone). A resumed
+  run's own directory is never swept; a killed run whose directory was swept lays its files out
+  again when resumed.
 
 A run's job files live outside the targets, in ``<tmp>/mountbench-<run id>-*/``; an owner
 file written at creation lets :func:`sweep_workdirs` remove the folders of killed runs.
@@ -409,6 +411,60 @@ def sweep_dead_probes(parent: Path | str) -> list[str]:
         remove(entry.path, lambda m, ours=marker: m == ours)
         removed.append(f"{entry.path} (its probe, {owner}, is gone)")
     return removed
+
+
+def sweep_dead(parent: Path | str, *, exclude: str | None = None) -> list[str]:
+    """Remove every scratch directory in ``parent`` (a run's or a probe's) whose owner process
+    is provably gone: its marker names an owner of this machine that is dead, and no process
+    holds its lock. ``exclude`` (the name of a resumed run's own directory) stays. A killed
+    run can still be resumed afterwards: it lays its files out again. Returns one line per
+    directory removed; what cannot be removed is left as it is."""
+    removed = []
+    try:
+        entries = sorted(os.scandir(parent), key=lambda e: e.name)
+    except OSError:
+        return []
+    for entry in entries:
+        if entry.name == exclude or not is_scratch_name(entry.name) or not entry.is_dir(follow_symlinks=False):
+            continue
+        marker = read_marker(entry.path)
+        if marker is None or marker.owner is None or marker.owner.alive() is not False:
+            continue
+        if marker.kind == "run" and lock_state(entry.path) == "held":
+            continue
+        try:
+            remove(entry.path, lambda m, ours=marker: m == ours)
+        except OSError:
+            continue
+        what = f"its run {marker.id}" if marker.kind == "run" else "its probe"
+        removed.append(f"{entry.path} ({what}, {marker.owner}, is gone)")
+    return removed
+
+
+def leftovers(parent: Path | str, *, exclude: str | None = None) -> list[tuple[str, int]]:
+    """mountbench's own scratch directories in ``parent`` (any owner, ``exclude`` aside) and
+    the bytes each holds on disk."""
+    found = []
+    try:
+        entries = sorted(os.scandir(parent), key=lambda e: e.name)
+    except OSError:
+        return []
+    for entry in entries:
+        if entry.name == exclude or not is_scratch_name(entry.name) or not entry.is_dir(follow_symlinks=False):
+            continue
+        if read_marker(entry.path) is None:
+            continue
+        found.append((entry.path, _disk_bytes(entry.path)))
+    return found
+
+
+def _disk_bytes(directory: str) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(directory):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(root, name)).st_blocks * 512
+    return total
 
 
 # -- runs' private temp folders ------------------------------------------------------------------

@@ -8,6 +8,7 @@ O_DIRECT is probed by :mod:`mountbench.host.odirect`.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 import re
@@ -43,6 +44,24 @@ def parse_target_arg(text: str) -> tuple[str | None, str]:
     return None, text
 
 
+LABEL_MAX = 64
+
+
+def label_problem(label: str, *, longest: int = LABEL_MAX, slash: bool = False) -> str:
+    """Why ``label`` cannot name a target ('' when it can): printable, one line, at most
+    ``longest`` characters, no '/' unless ``slash`` (a default label holds its path)."""
+    if not label:
+        return "a label cannot be empty"
+    if len(label) > longest:
+        return f"a label has at most {longest} characters, this one {len(label)}"
+    bad = next((c for c in label if not c.isprintable()), None)
+    if bad is not None:
+        return f"a label is printable text on one line, this one holds {bad!r}"
+    if "/" in label and not slash:
+        return "a label cannot contain '/'"
+    return ""
+
+
 def resolve_path(text: str) -> Path:
     """Check a target path exists and is a directory; return it resolved."""
     if not text.strip():
@@ -56,10 +75,15 @@ def resolve_path(text: str) -> Path:
 
 
 def resolve_targets(args: list[str]) -> list[Target]:
-    """Turn command-line target arguments into labelled targets; refuse duplicates."""
+    """Turn command-line target arguments into labelled targets; refuse duplicates, also one
+    directory reached twice (a bind mount, a symlink, another spelling)."""
     targets: list[Target] = []
+    seen: dict[tuple[int, int], str] = {}
     for arg in args:
         label, path_text = parse_target_arg(arg)
+        if label is not None and label_problem(label):
+            shown = label if len(label) <= 40 else label[:37] + "..."
+            raise UsageError(f"target label {shown!r}: {label_problem(label)}; write label=/some/dir with a short name")
         path = resolve_path(path_text)
         if label is None:
             label = default_label(path)
@@ -68,13 +92,22 @@ def resolve_targets(args: list[str]) -> list[Target]:
                 raise UsageError(f"target {path} is given twice; give each directory once")
             if other.label == label:
                 raise UsageError(f"two targets are labelled {label!r}; label them apart, e.g. fast={path}")
+        st = os.stat(path)
+        first = seen.get((st.st_dev, st.st_ino))
+        if first is not None:
+            raise UsageError(
+                f"targets {first} and {path} are the same directory (reached twice, e.g. through a bind mount or a "
+                "symlink): its numbers would be compared with themselves; give each directory once"
+            )
+        seen[(st.st_dev, st.st_ino)] = str(path)
         targets.append(Target(label=label, path=str(path)))
     return targets
 
 
 def default_label(path: Path) -> str:
     """Readable by default: the filesystem type and the path, e.g. ``tmpfs:/dev/shm``."""
-    return f"{find_mount(path).fstype}:{path}"
+    text = f"{find_mount(path).fstype}:{path}"
+    return "".join(c if c.isprintable() else "?" for c in text)
 
 
 def find_mount(path: Path) -> MountEntry:
@@ -235,7 +268,38 @@ def probe_odirect(directory: Path) -> tuple[bool, str]:
 
 def inspect_target(target: Target, scratch: Path) -> TargetInfo:
     odirect, detail = probe_odirect(scratch)
-    return target_info(Path(target.path), scratch, odirect, detail)
+    info = target_info(Path(target.path), scratch, odirect, detail)
+    return dataclasses.replace(info, scratch_inode=os.stat(scratch).st_ino)
+
+
+def device_of(path: Path | str) -> str:
+    """A directory's device as "major:minor" ('' when it cannot be read)."""
+    try:
+        dev = os.stat(path).st_dev
+    except OSError:
+        return ""
+    return f"{os.major(dev)}:{os.minor(dev)}"
+
+
+def target_change(target: Target, recorded: TargetInfo | None, scratch: Path) -> str:
+    """What makes ``target`` no longer the storage a run recorded ('' when nothing does): its
+    device, filesystem type or mount source differ, or the run's scratch directory ``scratch``
+    exists but is another directory. Facts a run did not record (older versions) are not compared."""
+    if recorded is None:
+        return ""
+    mount = find_mount(Path(target.path))
+    now = {"device": device_of(target.path), "filesystem": mount.fstype, "mount source": mount.source}
+    then = {"device": recorded.device, "filesystem": recorded.fstype, "mount source": recorded.mount_source}
+    changes = [f"{name} {then[name]} → {now[name]}" for name in now if then[name] and then[name] != now[name]]
+    if recorded.scratch_inode:
+        try:
+            inode = os.stat(scratch).st_ino
+        except OSError:
+            inode = None
+        if inode is not None and inode != recorded.scratch_inode:
+            changes.append(f"scratch directory {scratch.name} is another directory (inode {recorded.scratch_inode} "
+                           f"→ {inode})")  # fmt: skip
+    return ", ".join(changes)
 
 
 def _errno_text(exc: OSError) -> str:
@@ -259,6 +323,7 @@ def target_info(path: Path, usage_path: Path, direct_ok: bool, odirect_detail: s
     mount = find_mount(path)
     usage = shutil.disk_usage(usage_path)
     return TargetInfo(
+        device=device_of(path),
         fstype=mount.fstype,
         mount_point=mount.mount_point,
         mount_source=mount.source,

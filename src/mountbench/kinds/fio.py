@@ -582,9 +582,11 @@ def cache_sensitive(job: FioJob) -> bool:
 
 
 def fio_message(stderr: str) -> str:
-    """The distinct 'fio:' lines of stderr, or its last line, shortened."""
+    """The distinct 'fio:' lines of stderr (after the option fio could not read, if it names
+    one: "Bad option <trigger-file=x>"), or its last line, shortened."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    picked = [line for line in lines if line.startswith("fio:") or "error" in line.lower()] or lines[-1:]
+    picked = [line for line in lines if line.startswith(("fio:", "Bad option")) or "error" in line.lower()]
+    picked = sorted(picked, key=lambda line: not line.startswith("Bad option")) or lines[-1:]
     unique = list(dict.fromkeys(picked))
     text = "; ".join(unique[:3])
     return text if len(text) <= 400 else text[:397] + "..."

@@ -37,6 +37,7 @@ from mountbench.model import (
     RunSettings,
     SweepAxis,
     TargetContext,
+    TreeChoice,
     Workload,
     WorkloadFailed,
 )
@@ -145,6 +146,13 @@ class TreeKind:
 class TreeRunner:
     kind = "tree"
     shrink_hint = "use --tree tiny or a smaller --tarball (--size does not shrink a tree)"
+
+    def shrink_hint_for(self, workloads: Sequence[Workload]) -> str:
+        """What shrinks these workloads' trees; the smallest profile is never suggested again."""
+        trees = [TreeChoice.from_spec(w.spec.get("tree")) for w in workloads if w.kind == self.kind]
+        if trees and all(t is not None and t.profile == "tiny" for t in trees):
+            return "the smallest tree (--tree tiny) does not fit either: give a bigger target or a smaller --tarball"
+        return self.shrink_hint
 
     def __init__(self) -> None:
         self._archives: dict[str, TreeArchive] = {}

@@ -25,8 +25,10 @@ import tarfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from mountbench.errors import ToolMissing, UsageError
+from mountbench.units import format_bytes
 
 GENERATOR_VERSION = 1
 _MTIME = 1_670_000_000  # fixed, so archives are byte-identical for a seed
@@ -144,6 +146,19 @@ _DECOMPRESSORS = {
 }
 
 
+TARBALL_LIMIT = 16 << 30  # decompressed bytes: a tree that big is no source tree (or a decompression bomb)
+TARBALL_ENTRY_LIMIT = 1_000_000
+
+
+def _copy_bounded(src: Any, out: Any, tarball: Path) -> None:
+    copied = 0
+    while chunk := src.read(1 << 20):
+        copied += len(chunk)
+        if copied > TARBALL_LIMIT:
+            raise UsageError(f"{tarball} decompresses to more than {format_bytes(TARBALL_LIMIT)}; give a smaller tree")
+        out.write(chunk)
+
+
 def from_tarball(tarball: Path, directory: Path) -> TreeArchive:
     """The user's tree: decompressed once into ``directory`` (so CPU decompression
     is never what is timed), then listed to know its files, directories and size."""
@@ -168,17 +183,23 @@ def from_tarball(tarball: Path, directory: Path) -> TreeArchive:
                 raise UsageError(f"unsupported tarball {tarball.name}; give a .tar, .tar.gz, .tar.xz or .tar.zst file")
             opener = _DECOMPRESSORS[suffix][1]
             with opener(tarball, "rb") as src, open(plain, "wb") as out:
-                shutil.copyfileobj(src, out, 1 << 20)
+                _copy_bounded(src, out, tarball)
         files = directories = total = 0
         tops: set[str] = set()
         with tarfile.open(plain, "r:") as tar:
-            for member in tar:
+            for count, member in enumerate(tar, 1):
+                tar.members = []  # listed, not kept: a listing of millions of entries stays small
+                if count > TARBALL_ENTRY_LIMIT:
+                    raise UsageError(f"{tarball} holds more than {TARBALL_ENTRY_LIMIT:,} entries; give a smaller tree")
                 tops.add(member.name.removeprefix("./").split("/", 1)[0])
                 if member.isdir():
                     directories += 1
                 elif member.isfile():
                     files += 1
                     total += member.size
+    except UsageError:
+        plain.unlink(missing_ok=True)
+        raise
     except (OSError, EOFError, lzma.LZMAError, zlib.error, tarfile.TarError) as exc:
         plain.unlink(missing_ok=True)
         raise UsageError(f"{tarball} is not a readable tar archive ({exc}); check the file") from None

@@ -62,8 +62,8 @@ def new_marker() -> scratch_mod.Marker:
 
 
 def sweep_leftovers(target: str) -> list[str]:
-    """Remove the scratch directories of killed probes in ``target`` (see scratch.sweep_dead_probes)."""
-    return scratch_mod.sweep_dead_probes(os.path.realpath(target))
+    """Remove the scratch directories of killed probes and runs in ``target`` (see scratch.sweep_dead)."""
+    return scratch_mod.sweep_dead(os.path.realpath(target))
 
 
 def create_scratch(target: str, name: str, marker: scratch_mod.Marker) -> dict[str, Any]:
@@ -72,8 +72,21 @@ def create_scratch(target: str, name: str, marker: scratch_mod.Marker) -> dict[s
     real = os.path.realpath(target)
     if not stat.S_ISDIR(os.stat(real).st_mode):  # os.stat raises ENOENT if missing
         raise NotADirectoryError(errno.ENOTDIR, "Not a directory", real)
+    _refuse_live_runs(real, name)
     scratch = scratch_mod.create(real, name, marker)
+    try:
+        _refuse_live_runs(real, name)  # a run that started at the same moment: both refuse, neither measures
+    except OSError:
+        scratch_mod.remove(scratch, lambda m: m == marker)
+        raise
     return {"realpath": real, "scratch": str(scratch), "statvfs": statvfs_dict(os.statvfs(real))}
+
+
+def _refuse_live_runs(real: str, own: str) -> None:
+    """A probe's I/O would spoil a live run's numbers (and the run's the probe's timings)."""
+    runs = [user for user in scratch_mod.live_users(real, exclude=own) if user.marker.kind == "run"]
+    if runs:
+        raise OSError(errno.EBUSY, f"in use by {runs[0].describe()}; probe it when that run has finished", real)
 
 
 def marker_id(scratch: str) -> str | None:

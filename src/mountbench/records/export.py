@@ -28,34 +28,29 @@ from pathlib import Path
 from typing import Any
 
 from mountbench.errors import UsageError
+from mountbench.host import outputs
+from mountbench.host.inputs import DOCUMENT_LIMIT, load_json, read_bounded
+from mountbench.host.outputs import Output
 from mountbench.model import RunData
 from mountbench.records.codec import run_from_dict
+from mountbench.records.validate import run_problem
 
 FORMAT_NAME = "mountbench-runs"
 FORMAT_VERSION = "1.8"
 
 
-def write_document(path: Path, document: dict[str, Any]) -> None:
-    """Write atomically (temp file + rename) so a reader never sees half a file."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(json.dumps(document, indent=1, sort_keys=False))
-        tmp.replace(path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True) if tmp.parent.is_dir() else None
-        raise UsageError(f"cannot write {path} ({exc.strerror}); choose a writable path") from None
+def write_document(path: Path | Output, document: dict[str, Any]) -> None:
+    """Write the document to a checked output (host/outputs.py: never over a device, a
+    directory, the results database or a symlink itself; atomically)."""
+    output = path if isinstance(path, Output) else outputs.check(path, "--out")
+    output.write_text(json.dumps(document, indent=1, sort_keys=False) + ("\n" if output.is_stdout else ""))
 
 
 def read_document(path: Path) -> list[RunData]:
-    """Load runs from an exported file; refuse foreign, corrupt or newer-major files."""
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise UsageError(f"{path} does not exist; check the path") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(
-            f"{path} is not a readable JSON file ({exc}); give a file made by 'mountbench export'"
-        ) from None
+    """Load runs from an exported file; refuse foreign, corrupt, damaged or newer-major files,
+    the whole file at the first problem (records/validate.py checks every field's type)."""
+    fix = "give a file made by 'mountbench export'"
+    data = load_json(read_bounded(path, DOCUMENT_LIMIT, "export file", fix), str(path), fix)
     if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
         raise UsageError(
             f'{path} is not a mountbench export (no "format": "{FORMAT_NAME}"); '
@@ -64,11 +59,18 @@ def read_document(path: Path) -> list[RunData]:
     major = str(data.get("version", "0")).split(".")[0]
     if not major.isdigit() or int(major) > int(FORMAT_VERSION.split(".")[0]):
         raise UsageError(
-            f"{path} uses export format {data.get('version')}, newer than this mountbench reads ({FORMAT_VERSION}); "
-            "upgrade mountbench"
+            f"{path} uses export format {str(data.get('version'))[:20]}, newer than this mountbench reads "
+            f"({FORMAT_VERSION}); upgrade mountbench"
         )
+    raw_runs = data.get("runs")
+    if not isinstance(raw_runs, list):
+        raise UsageError(f"{path} is a damaged mountbench export (runs is not a list); export it again")
+    for index, raw in enumerate(raw_runs):
+        problem = run_problem(raw, f"runs[{index}]")
+        if problem:
+            raise UsageError(f"{path} is a damaged mountbench export: {problem}; nothing was read from it")
     try:
-        runs = [run_from_dict(run) for run in data["runs"]]
+        runs = [run_from_dict(run) for run in raw_runs]
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise UsageError(f"{path} is a damaged mountbench export (bad field {exc}); export it again") from None
     for run in runs:

@@ -28,7 +28,8 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from mountbench.analysis.metrics import MetricInfo
 from mountbench.analysis.summary import Cell, Row
-from mountbench.errors import UsageError
+from mountbench.host import outputs
+from mountbench.host.outputs import Output
 from mountbench.report.cells import format_value
 from mountbench.report.chartkeys import Chart, bars_key
 from mountbench.report.chartkit import (
@@ -70,16 +71,20 @@ def _bind(function: Callable[..., Figure], *args: object) -> Callable[[], Figure
     return lambda: function(*args)
 
 
-def write_charts(report: Report, directory: Path, stem: str, fmt: str = "png") -> list[tuple[Chart, Path]]:
-    """Write every chart as ``<stem>-<key>.<fmt>`` in ``directory``."""
+def write_charts(
+    report: Report, place: Path | Callable[[str], Output], stem: str, fmt: str = "png"
+) -> list[tuple[Chart, Path]]:
+    """Write every chart as ``<stem>-<key>.<fmt>`` in a directory, or where ``place`` puts each
+    name (the report's Output.sibling); every file is an output checked by host/outputs.py
+    (never over a device, a directory or the results database)."""
+    if isinstance(place, Path):
+        directory = place
+        place = lambda name: outputs.check(directory / name, "--out")  # noqa: E731
     written = []
     for chart in plan_charts(report):
-        path = directory / f"{stem}-{chart.key}.{fmt}"
-        try:
-            path.write_bytes(render(chart, fmt))
-        except OSError as exc:
-            raise UsageError(f"cannot write chart {path} ({exc.strerror}); choose a writable --out directory") from None
-        written.append((chart, path))
+        output = place(f"{stem}-{chart.key}.{fmt}")
+        output.write_bytes(render(chart, fmt))
+        written.append((chart, Path(output.given)))
     return written
 
 

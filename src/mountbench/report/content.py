@@ -403,7 +403,9 @@ def workload_warnings(runs: Sequence[RunData]) -> list[str]:
 
 def status_warnings(runs: Sequence[RunData]) -> list[str]:
     return [
-        f"run {run.id} is {run.status}: some cells may have fewer samples; 'mountbench run --resume {run.id}' "
+        f"run {run.id} failed: every sample failed; each cell shows its error"
+        if run.status == "failed"
+        else f"run {run.id} is {run.status}: some cells may have fewer samples; 'mountbench run --resume {run.id}' "
         "completes it"
         for run in runs
         if run.status != "complete"

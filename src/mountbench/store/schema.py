@@ -13,6 +13,9 @@ History:
 
 from __future__ import annotations
 
+import functools
+import sqlite3
+
 MIGRATIONS: list[str] = [
     # 0 -> 1
     """
@@ -83,3 +86,42 @@ MIGRATIONS: list[str] = [
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def tables_of(connection: sqlite3.Connection) -> dict[str, tuple[str, ...]]:
+    """Each table of a database (SQLite's own aside) and its columns, in order."""
+    names = [row[0] for row in connection.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]  # fmt: skip
+    return {name: tuple(row[1] for row in connection.execute(f'PRAGMA table_info("{name}")')) for name in names}
+
+
+@functools.cache
+def expected_tables(version: int) -> dict[str, tuple[str, ...]]:
+    """The tables a mountbench database of ``version`` has: the migrations up to it, applied."""
+    memory = sqlite3.connect(":memory:")
+    try:
+        for step in MIGRATIONS[:version]:
+            memory.executescript(step)
+        return tables_of(memory)
+    finally:
+        memory.close()
+
+
+def mismatch(version: int, found: dict[str, tuple[str, ...]]) -> str:
+    """Why a database claiming schema ``version`` is not one mountbench wrote ('' when it is).
+    An empty database (version 0, no tables) is a new one."""
+    if version < 0:
+        return f"its schema version is {version}"
+    expected = expected_tables(version)
+    if found == expected:
+        return ""
+    if version == 0:
+        return f"it holds other tables: {', '.join(sorted(found))}"
+    missing = sorted(set(expected) - set(found))
+    extra = sorted(set(found) - set(expected))
+    if missing or extra:
+        parts = ([f"no table {', '.join(missing)}"] if missing else []) + (
+            [f"unknown table {', '.join(extra)}"] if extra else [])  # fmt: skip
+        return f"schema {version} expected, but {'; '.join(parts)}"
+    wrong = next(name for name in sorted(expected) if expected[name] != found[name])
+    return f"schema {version} expected, but table {wrong} has columns {', '.join(found[wrong])}"

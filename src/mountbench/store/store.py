@@ -6,11 +6,13 @@ import json
 import os
 import socket
 import sqlite3
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import platformdirs
 import psutil
@@ -26,16 +28,18 @@ from mountbench.records.codec import (
     workload_from_dict,
     workload_to_dict,
 )
+from mountbench.store import schema
 from mountbench.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 
 def check_writable(path: Path) -> None:
     """Refuse, before anything runs, a database path that cannot be written: the file (and
     its directory, where SQLite keeps its journal) must be writable, or the nearest existing
-    parent directory must be."""
+    parent directory must be; an existing path must be a regular file (never a device)."""
     target = path if path.exists() else next((p for p in path.parents if p.exists()), Path("/"))
     if path.exists() and path.is_dir():
         raise StoreError(f"--db {path} is a directory; give a file name, e.g. {path / 'results.sqlite'}")
+    check_regular(path)
     directory = target.parent if target == path else target
     for place in dict.fromkeys([target, directory]):
         if not os.access(place, os.W_OK):
@@ -43,6 +47,18 @@ def check_writable(path: Path) -> None:
             raise StoreError(
                 f"cannot write the results database {path} ({why} at {place}); pass --db with a writable path"
             )
+
+
+def check_regular(path: Path) -> None:
+    """A database is a regular file: /dev/null, /dev/full, a FIFO are refused, not opened."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if stat.S_ISDIR(mode):
+        raise StoreError(f"--db {path} is a directory; give a file name, e.g. {path / 'results.sqlite'}")
+    if not stat.S_ISREG(mode):
+        raise StoreError(f"--db {path} is not a regular file (a device, FIFO or socket); give a database file name")
 
 
 def _read_only(path: Path) -> bool:
@@ -88,6 +104,14 @@ def default_db_path() -> Path:
     return Path(platformdirs.user_data_dir("mountbench")) / "results.sqlite"
 
 
+def _in_memory_copy(connection: sqlite3.Connection) -> sqlite3.Connection:
+    """The database copied into memory (to read an older schema without changing the file)."""
+    memory = sqlite3.connect(":memory:")
+    connection.backup(memory)
+    connection.close()
+    return memory
+
+
 class StoreFull(StoreError):
     """The results database's filesystem filled up (or went read-only) during a run."""
 
@@ -117,16 +141,23 @@ class Store:
                 f"nothing stored in {path} yet (no runs, no probes); start with 'mountbench run' or "
                 "'mountbench probe', or pass --db"
             )
+        check_regular(path)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(path, timeout=30)
+            if self.writer:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                connection = sqlite3.connect(path, timeout=30)
+            else:  # a reader never changes the file, whatever it holds
+                connection = sqlite3.connect(f"file:{quote(str(path.absolute()))}?mode=ro", uri=True, timeout=30)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(
                 f"cannot open the results database {path} ({exc}); pass --db with a writable path"
             ) from None
+        try:
+            connection = self._migrate(connection)
+        except BaseException:
+            connection.close()
+            raise
         connection.execute("PRAGMA foreign_keys = ON")
-        self._db = connection
-        self._migrate()
         return connection
 
     def exists(self) -> bool:
@@ -143,9 +174,14 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _migrate(self) -> None:
+    def _migrate(self, connection: sqlite3.Connection) -> sqlite3.Connection:
+        """Bring an older mountbench schema up to date, one step at a time, each step in one
+        transaction. Anything that is not exactly a schema mountbench wrote (another program's
+        database, a version this one does not know, tables that do not match their version) is
+        refused and left unchanged. A reader migrates a copy in memory, never the file."""
         try:
-            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            version = connection.execute("PRAGMA user_version").fetchone()[0]
+            found = schema.tables_of(connection)
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path} is not a mountbench database ({exc}); pass --db with another path") from None
         if version > SCHEMA_VERSION:
@@ -153,10 +189,24 @@ class Store:
                 f"{self.path} was written by a newer mountbench (schema {version}, this one knows "
                 f"{SCHEMA_VERSION}); upgrade mountbench or pass --db with another path"
             )
+        problem = schema.mismatch(version, found)
+        if problem:
+            raise StoreError(f"{self.path} is not a mountbench database ({problem}); it was left unchanged: "
+                             "pass --db with another path")  # fmt: skip
+        if version == SCHEMA_VERSION:
+            return connection
+        if not self.writer:
+            connection = _in_memory_copy(connection)
         for step in range(version, SCHEMA_VERSION):
-            with self.db:
-                self.db.executescript(MIGRATIONS[step])
-                self.db.execute(f"PRAGMA user_version = {step + 1}")
+            try:
+                connection.executescript(f"BEGIN; {MIGRATIONS[step]}; PRAGMA user_version = {step + 1}; COMMIT;")
+            except sqlite3.Error as exc:
+                connection.rollback()
+                raise StoreError(
+                    f"cannot upgrade {self.path} from schema {step} to {step + 1} ({exc}); it keeps schema {step}: "
+                    "free space or fix permissions, then try again"
+                ) from None
+        return connection
 
     # --- writing -------------------------------------------------------------
 
@@ -306,6 +356,14 @@ class Store:
 
     def load_run(self, run_ref: str, *, with_raw: bool = False) -> RunData:
         run_id = self.resolve(run_ref)
+        try:
+            return self._load_run(run_id, with_raw)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise StoreError(
+                f"run {run_id} in {self.path} is damaged (bad field {exc}); export what still reads, or remove it"
+            ) from None
+
+    def _load_run(self, run_id: str, with_raw: bool) -> RunData:
         row = self.db.execute(
             "SELECT id, created_at, finished_at, status, command, config, host, owner FROM runs WHERE id = ?", (run_id,)
         ).fetchone()
@@ -378,6 +436,12 @@ class Store:
             {"id": r[0], "created_at": r[1], "command": r[2]}
             for r in self.db.execute("SELECT id, created_at, command FROM probes ORDER BY created_at")
         ]
+
+    def sample_counts(self, run_id: str) -> tuple[int, int]:
+        """(samples stored, of which ok) of one run."""
+        row = self.db.execute("SELECT COUNT(*), COALESCE(SUM(ok), 0) FROM samples WHERE run_id = ?", (run_id,))
+        total, ok = row.fetchone()
+        return int(total), int(ok)
 
     def done_items(self, run_id: str) -> set[tuple[str, str, int]]:
         return {
