@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import click
 
 from mountbench import __version__
-from mountbench.cli.console import err
 from mountbench.cli.cloudlab import cloudlab
+from mountbench.cli.console import err
 from mountbench.cli.doctor import doctor
 from mountbench.cli.lab import lab
 from mountbench.cli.list import list_runs

@@ -16,12 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mountbench.cloud.lab import CloudLab
+from mountbench.cloud.prereq import cloud_problems
 from mountbench.cloud.probe import probe_all
 from mountbench.cloud.spec import LOCAL, CloudSpec
 from mountbench.cloud.watch import ServingWatch
 from mountbench.engine import request as runrequest
 from mountbench.engine.session import Events, Session
-from mountbench.errors import UsageError
+from mountbench.errors import ToolMissing, UsageError
 from mountbench.fio.binary import find_fio
 from mountbench.host import facts as hostinfo
 from mountbench.kinds import host_facts
@@ -65,6 +66,10 @@ def run_cloudlab(
 ) -> tuple[str, str]:
     """The run's id and its status ("complete" or "interrupted": Ctrl-C raises Interrupted
     after the lab is down)."""
+    problems = cloud_problems()
+    if problems:
+        problem, fix = problems[0]
+        raise ToolMissing(f"{problem}; {fix}")
     run_options = with_defaults(options.run)
     fio = find_fio()
     t0 = time.monotonic()
@@ -75,7 +80,7 @@ def run_cloudlab(
             if m.error:
                 on_note(f"{m.label}: {m.error}")
         if not working:
-            raise UsageError("no rclone mount came up; see the notes above ('mountbench doctor --cloud')")
+            raise UsageError("no rclone mount came up; see the notes above (mountbench doctor --cloud)")
         targets = [(LOCAL, lab.local_dir, None)] + [(m.label, m.path, m.remote_path) for m in working]
         request = runrequest.resolve(run_options, [f"{label}={path}" for label, path, _ in targets], fio)
         probes: list[CloudMountProbe] = []
