@@ -127,3 +127,42 @@ def test_a_reused_pid_is_not_killed(tmp_path: Path) -> None:
     finally:
         victim.kill()
         victim.wait()
+
+
+def test_serving_watch_measures_the_named_processes_and_carries_the_modes_caveats() -> None:
+    from mountbench.cloud.mounts import MODES
+    from mountbench.cloud.watch import ServingWatch
+
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        watch = ServingWatch(lambda label: [busy.pid] if label == "full-0ms" else [],
+                             {"full-0ms": MODES["full"].caveats()})  # fmt: skip
+        assert watch.start("local") is None
+        window = watch.start("full-0ms")
+        assert window is not None
+        time.sleep(0.5)
+        measured = window.stop()
+    finally:
+        busy.kill()
+        busy.wait()
+    assert measured.cost is not None and measured.cost.cpu_user_s + measured.cost.cpu_sys_s > 0
+    assert {c.code for c in measured.caveats} == {"cloud-cache"} and len(measured.caveats) == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--rtt", "fast"], "--rtt 'fast': give whole milliseconds"),
+        (["--mode", "sometimes"], "--mode 'sometimes' is not an rclone cache mode"),
+        (["--baseline", "off-0ms"], "--baseline: the cloud lab compares with the local disk"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2_before_anything_starts(tmp_path: Path, args: list[str], message: str) -> None:
+    env = {**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path), "MOUNTBENCH_DB": str(tmp_path / "db")}
+    done = subprocess.run([sys.executable, "-m", "mountbench", "cloudlab", *args], env=env, capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and message in done.stderr
+    assert not (tmp_path / "mountbench" / "cloudlab").exists() or not any(
+        (tmp_path / "mountbench" / "cloudlab").iterdir()
+    )

@@ -80,12 +80,13 @@ def cloudlab(
     mountbench cloudlab --rtt 0,10,50 --mode off,full --preset latency --size 256M
     mountbench cloudlab --job s4.fio --rtt 50 --bandwidth 10000
     """
-    from mountbench.cloud.run import CloudOptions, run_cloudlab
+    from mountbench.cloud.run import CloudOptions, run_cloudlab, with_defaults
     from mountbench.cloud.spec import cloud_specs
 
     specs = cloud_specs(modes, rtts, bandwidth)  # bad modes and RTTs fail here, before anything starts
     options = pop_run_options(params)
     params.pop("per_client", None)
+    with_defaults(options)  # options the cloud lab refuses fail here, before anything starts
     cloud = CloudOptions(tuple(specs), options, probe_mounts, probe_timeout, probe_repeat, keep_lab)
     err.print(f"cloudlab: {len(specs)} rclone mounts ({', '.join(s.label for s in specs)}) and the local disk")
     with Store(db or default_db_path()) as store:

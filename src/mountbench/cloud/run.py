@@ -104,7 +104,7 @@ def run_cloudlab(
                            dict(lab.tools), tuple(errors))  # fmt: skip
         config = dataclasses.replace(request.config, lab=LabFacts(cloud=facts.to_dict()))
         session = Session(config, request.targets, request.workloads, request.runners, store, events,
-                          watch=ServingWatch(lab.serving_pids))  # type: ignore[arg-type]  # fmt: skip
+                          watch=ServingWatch(lab.serving_pids, {m.label: m.spec.mode.caveats() for m in working}))  # type: ignore[arg-type]  # fmt: skip
         host = hostinfo.collect(fio.version) | host_facts(request.runners) | {"cloudlab": dict(lab.tools)}
         try:
             session.ready_targets()

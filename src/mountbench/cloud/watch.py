@@ -16,9 +16,10 @@ from mountbench.model import Caveat
 
 
 class ServingWindow:
-    def __init__(self, label: str, pids: list[int]) -> None:
+    def __init__(self, label: str, pids: list[int], caveats: tuple[Caveat, ...] = ()) -> None:
         self.label = label
         self.pids = pids
+        self.caveats = caveats
         self.window = Window(self._find).start()
 
     def _find(self, table: Mapping[int, ProcStat]) -> dict[int, Role]:
@@ -26,19 +27,24 @@ class ServingWindow:
 
     def stop(self) -> Measured:
         cost = self.window.stop()
-        caveats: tuple[Caveat, ...] = ()
+        caveats = self.caveats
         if any(pid not in self.window.final for pid in self.pids):
-            caveats = (Caveat(model.HOST_COST_PARTIAL, f"host cost of {self.label}: an rclone process exited during "
+            caveats += (Caveat(model.HOST_COST_PARTIAL, f"host cost of {self.label}: an rclone process exited during "
                                                        "this sample"),)  # fmt: skip
         return Measured(cost if cost.processes else None, caveats)
 
 
 class ServingWatch:
-    """What the session calls around each timed part (the interface of host.watch.SampleWatch)."""
+    """What the session calls around each timed part (the interface of host.watch.SampleWatch).
+    ``caveats``: per target, what its cache mode puts on every number (cloud/mounts), carried
+    onto each sample with the cost."""
 
-    def __init__(self, serving_pids: Callable[[str], list[int]]) -> None:
+    def __init__(
+        self, serving_pids: Callable[[str], list[int]], caveats: Mapping[str, tuple[Caveat, ...]] | None = None
+    ) -> None:
         self.serving_pids = serving_pids
+        self.caveats = dict(caveats or {})
 
     def start(self, target: str | None = None) -> ServingWindow | None:
         pids = self.serving_pids(target) if target is not None else []
-        return ServingWindow(target or "", pids) if pids else None
+        return ServingWindow(target or "", pids, self.caveats.get(target or "", ())) if pids else None

@@ -47,9 +47,12 @@ class CacheMode:
         ]  # fmt: skip
 
     def caveats(self) -> tuple[Caveat, ...]:
+        """What every number of this mode carries (the lab puts them on each sample)."""
+        found = []
         if self.caches_reads:
-            return (
-                Caveat(CLOUD_CACHE, f"vfs-cache-mode {self.name}: rclone's cache on this machine's disk may serve "
-                                    "reads; a first (uncached) read crosses the wire"),
-            )  # fmt: skip
-        return ()
+            found.append(Caveat(CLOUD_CACHE, f"vfs-cache-mode {self.name}: rclone's cache on this machine's disk "
+                                             "may serve reads; a first (uncached) read crosses the wire"))  # fmt: skip
+        if self.caches_writes:
+            found.append(Caveat(CLOUD_CACHE, f"vfs-cache-mode {self.name}: writes land in rclone's disk cache and "
+                                             "reach the remote ~5 s after close, outside the timed part"))  # fmt: skip
+        return tuple(found)
