@@ -99,6 +99,19 @@ def test_cloudlab_compares_local_disk_with_four_cache_modes_at_two_rtts(tmp_path
     reads = [s for s in samples if s["workload"] == "random-read" and s["ok"]]
     assert {s["target"] for s in reads} >= {"local", "full-0ms", f"full-{RTT_MS}ms"}
     assert all("read.lat_p99" in s["metrics"] for s in reads)
+    caveated = {s["target"] for s in samples if any(c["code"] == "cloud-cache" for c in s["caveats"])}
+    assert caveated == {f"{m}-{rtt}ms" for m in ("writes", "full") for rtt in (0, RTT_MS)}
+
+    # the section in the other formats: Markdown and the CSV of its records
+    report = [sys.executable, "-m", "mountbench", "report", "--from", str(out)]
+    md = subprocess.run([*report, "--format", "md"], env=_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert md.returncode == 0, md.stderr
+    assert "Cloud drive: pick two" in md.stdout and "first read / cached re-read" in md.stdout
+    csv_run = subprocess.run([*report, "--format", "csv", "--out", str(tmp_path / "r.csv")], env=_env(tmp_path),
+                             capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert csv_run.returncode == 0, csv_run.stderr
+    rows = (tmp_path / "r-cloudpick.csv").read_text().splitlines()
+    assert rows[0].startswith("target,mode,rtt_ms,round_trip_ms,first_read_ms") and len(rows) == 1 + len(labels)
     assert_nothing_left(tmp_path)
     print(f"cloudlab end to end: {took:.1f} s")
 

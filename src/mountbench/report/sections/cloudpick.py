@@ -409,6 +409,8 @@ def records(report: Report) -> list[dict[str, Any]]:
             "mode": r.mode,
             "rtt_ms": r.rtt_ms,
             "round_trip_ms": r.round_trip_ms,
+            "first_read_ms": r.first_read_ms,
+            "reread_ms": r.reread_ms,
             "performance": r.performance,
             "performance_measures": list(r.perf_text),
             "at_close": r.at_close,
