@@ -79,12 +79,13 @@ def test_cloudlab_compares_local_disk_with_four_cache_modes_at_two_rtts(tmp_path
     syncs = {m.label: m.sync for m in probe.mounts if m.sync is not None}
     assert set(syncs) == set(labels[1:]), probe.errors
 
-    # the delay is really on the wire: a metadata round trip and a first (uncached) read cost at least the RTT
+    # the delay is really on the wire: lower bounds it guarantees, whatever the load (a comparison with
+    # the 0 ms mounts would be decided by noise). mkdir and rmdir are each a request to the remote
+    # (each at least one RTT); the first read of a file only the remote had is a miss.
     for mode in ("off", "minimal", "writes", "full"):
-        fast, slow = syncs[f"{mode}-0ms"], syncs[f"{mode}-{RTT_MS}ms"]
-        assert statistics.median(slow.round_trip_ms) >= RTT_MS
-        assert statistics.median(slow.round_trip_ms) - statistics.median(fast.round_trip_ms) >= RTT_MS
-        assert max(slow.first_read_ms) >= RTT_MS, (mode, slow.first_read_ms)
+        slow = syncs[f"{mode}-{RTT_MS}ms"]
+        assert statistics.median(slow.round_trip_ms) >= 2 * RTT_MS, (mode, slow.round_trip_ms)
+        assert slow.first_read_ms[0] >= RTT_MS, (mode, slow.first_read_ms)  # the first read is a miss
     # what "durable" means: off writes through at close(); writes/full upload after close (write-back)
     for rtt in (0, RTT_MS):
         assert syncs[f"off-{rtt}ms"].at_close == (True,)

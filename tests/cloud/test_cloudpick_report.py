@@ -43,7 +43,7 @@ def test_rows_say_what_each_mode_gets() -> None:
     full, off = rows["virtiofs"], rows["9p"]
     assert (full.consistency, full.durability, full.to_remote) == ("poor", "poor", "after 5.01 s")
     assert (off.consistency, off.at_close, off.remote_change) == ("data loss", "yes", "torn (size and data disagree)")
-    assert off.reads == "27.5 ms / 2.00 µs" and off.round_trip_ms == 110.0
+    assert off.reads == "30.0 ms / 2.00 µs" and off.round_trip_ms == 110.0
     assert full.performance in ("good", "fair", "poor")
 
 
