@@ -9,7 +9,7 @@ packages=(fio python3-venv git tar xz-utils zstd rsync nginx-light wrk)
 if [[ "${1:-}" == "--test" ]]; then
     packages+=(sshfs openssh-server bindfs fusefat dosfstools e2fsprogs util-linux psmisc
                qemu-system-x86 qemu-utils busybox-static kmod linux-image-amd64 nfs-ganesha nfs-ganesha-vfs
-               chromium poppler-utils hyperfine)
+               chromium poppler-utils hyperfine rclone fuse3)
 fi
 
 sudo_cmd=()
@@ -78,4 +78,25 @@ if [[ "${1:-}" == "--test" ]]; then
     pip_quiet -e '.[test]'
 else
     pip_quiet -e .
+fi
+
+# the cloud lab's delay on the wire (mountbench cloudlab): toxiproxy, built with Go into the
+# virtualenv when it is missing (Debian has no package; ~20 s). Without Go the cloud-lab tests
+# skip and say so ('mountbench doctor --cloud' gives the same fix).
+if [[ "${1:-}" == "--test" && ! -x .venv/bin/toxiproxy-server ]] && ! command -v toxiproxy-server >/dev/null; then
+    go_bin=$(command -v go || true)
+    if [[ -z "$go_bin" && -x /usr/local/go/bin/go ]]; then go_bin=/usr/local/go/bin/go; fi
+    if [[ -n "$go_bin" ]]; then
+        echo "building toxiproxy-server (the cloud lab's delay proxy) with $go_bin"
+        gobin=$(mktemp -d)
+        log=$(mktemp)
+        if GOBIN="$gobin" GOFLAGS=-mod=mod "$go_bin" install github.com/Shopify/toxiproxy/v2/cmd/server@v2.5.0 >"$log" 2>&1; then
+            mv "$gobin/server" .venv/bin/toxiproxy-server
+        else
+            cat "$log" >&2; echo "note: toxiproxy did not build; the cloud-lab tests will skip" >&2
+        fi
+        rm -rf "$gobin" "$log"
+    else
+        echo "note: Go is not installed (/usr/local/go/bin/go or go on PATH): toxiproxy is not built and the cloud-lab tests skip"
+    fi
 fi

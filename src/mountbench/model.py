@@ -525,6 +525,7 @@ class LabFacts:
     boot: dict[str, float | None] = field(default_factory=dict)
     mounts: tuple[dict[str, Any], ...] = ()
     probe: dict[str, Any] | None = None  # lab --probe: a probe.model.LabProbe as its dict
+    cloud: dict[str, Any] | None = None  # cloudlab: a probe.remotesync.CloudProbe as its dict
 
 
 CONFIG_VERSION = 2  # 1: the untyped dict of mountbench 0.1 (no "version" key)

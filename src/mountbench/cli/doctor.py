@@ -21,7 +21,8 @@ from mountbench.units import format_bytes
 @click.command()
 @click.argument("target", nargs=-1)
 @click.option("--lab", "lab_checks", is_flag=True, help="also check what 'mountbench lab' needs (QEMU, kernel, ...)")
-def doctor(target: tuple[str, ...], lab_checks: bool) -> None:
+@click.option("--cloud", "cloud_checks", is_flag=True, help="also check what 'mountbench cloudlab' needs (rclone, ...)")
+def doctor(target: tuple[str, ...], lab_checks: bool, cloud_checks: bool) -> None:
     """Check fio, privileges and each TARGET; print every problem with its fix."""
     problems = 0
     table = Table("check", "result", "fix", show_lines=False)
@@ -60,6 +61,11 @@ def doctor(target: tuple[str, ...], lab_checks: bool) -> None:
             report("lab", problem.startswith("optional:"), problem, fix)
         if not lab_problems:
             report("lab", True, f"QEMU, kernel, busybox and what each mount kind needs ({', '.join(LAB_KINDS)})")
+    if cloud_checks:
+        from mountbench.cloud.prereq import cloud_problems
+
+        for problem, fix in cloud_problems() or [("", "")]:
+            report("cloudlab", not problem, problem or "rclone, fuse3 and toxiproxy found", fix)
     out.print(table)
     if problems:
         raise ChecksFailed(f"{problems} problem(s) found; the fix for each is in the table above")

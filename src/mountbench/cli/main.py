@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import click
 
 from mountbench import __version__
+from mountbench.cli.cloudlab import cloudlab
 from mountbench.cli.console import err
 from mountbench.cli.doctor import doctor
 from mountbench.cli.lab import lab
@@ -86,5 +87,5 @@ def cli(debug: bool) -> None:
     """
 
 
-for _command in (run, list_runs, show, presets, probe, serve, lab, doctor, report, export, import_runs):
+for _command in (run, list_runs, show, presets, probe, serve, lab, cloudlab, doctor, report, export, import_runs):
     cli.add_command(_command)

@@ -6,6 +6,7 @@ reports progress through an Events object and never prints.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import secrets
@@ -489,7 +490,8 @@ class Session:
 
     def _release_locks(self) -> None:
         for fd in self.locks:
-            os.close(fd)
+            with contextlib.suppress(OSError):  # the fd is closed anyway; a FUSE flush may fail (rclone: EPERM)
+                os.close(fd)
         self.locks.clear()
 
     def remove_scratch(self) -> None:

@@ -129,17 +129,20 @@ def _lab_to_dict(lab: LabFacts) -> dict[str, Any]:
     data["mounts"] = [dict(m) for m in lab.mounts]
     if lab.probe is not None:
         data["probe"] = lab.probe
+    if lab.cloud is not None:
+        data["cloud"] = lab.cloud
     return data
 
 
 def _lab_from_dict(data: dict[str, Any]) -> LabFacts:
     known = {name: data.get(name) for name in _LAB_FIELDS}
-    probe = data.get("probe")
+    probe, cloud = data.get("probe"), data.get("cloud")
     return LabFacts(
         **known,
         boot=dict(data.get("boot") or {}),
         mounts=tuple(dict(m) for m in data.get("mounts") or ()),
         probe=dict(probe) if isinstance(probe, dict) else None,
+        cloud=dict(cloud) if isinstance(cloud, dict) else None,
     )
 
 

@@ -15,7 +15,7 @@ that iterate it (terminal, markdown, html, charts) and never engine/ or cli/.
 from __future__ import annotations
 
 from mountbench.report.content import Report
-from mountbench.report.sections import clients, costs, percentiles, picktwo, series, sweeps
+from mountbench.report.sections import clients, cloudpick, costs, percentiles, picktwo, series, sweeps
 from mountbench.report.sections.base import Export, Options, Section
 
 SECTIONS: tuple[Section, ...] = (
@@ -25,6 +25,7 @@ SECTIONS: tuple[Section, ...] = (
     series,  # within each sample (HTML only)
     clients,  # run --client: scaling and per-client figures
     picktwo,  # lab --probe: performance, coherence, concurrency
+    cloudpick,  # cloudlab: performance, consistency with the remote, durability at fsync
 )  # type: ignore[assignment]
 
 

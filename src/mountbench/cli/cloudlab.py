@@ -1,0 +1,105 @@
+"""`mountbench cloudlab`: local disk against rclone's four cache modes at chosen round-trip
+times, with a remote and a delay served on this machine (no VM, no account)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from mountbench.cli.console import command_line, err, print_run
+from mountbench.cli.options import debug_option, pop_run_options, run_options
+from mountbench.cli.progress import ProgressEvents
+from mountbench.engine.session import Interrupted
+from mountbench.records.export import write_document
+from mountbench.report.document import make_document
+from mountbench.store import Store, default_db_path
+
+
+@click.command()
+@click.option(
+    "--mode",
+    "modes",
+    multiple=True,
+    metavar="MODES",
+    help="rclone --vfs-cache-mode(s), comma-separated or repeated [default: off,minimal,writes,full]",
+)
+@click.option(
+    "--rtt",
+    "rtts",
+    multiple=True,
+    metavar="MS",
+    help="round-trip times between mount and remote in ms, comma-separated or repeated [default: 0,20]",
+)
+@click.option(
+    "--bandwidth",
+    type=click.IntRange(1, 10**8),
+    metavar="KB/S",
+    help="also cap each direction of the wire at this many KB/s",
+)
+@run_options
+@click.option(
+    "--probe/--no-probe",
+    "probe_mounts",
+    default=True,
+    show_default=True,
+    help="probe each target first: capabilities, and sync with the remote (durability at close/fsync)",
+)
+@click.option(
+    "--probe-timeout",
+    type=click.FloatRange(1, 600),
+    default=10.0,
+    show_default=True,
+    help="seconds a change may take to show (rclone uploads 5 s after close by default)",
+)
+@click.option("--probe-repeat", type=click.IntRange(1, 20), default=1, show_default=True)
+@click.option("--keep-lab", is_flag=True, help="keep the lab's work directory (logs, remote, caches) afterwards")
+@debug_option
+def cloudlab(
+    modes: tuple[str, ...],
+    rtts: tuple[str, ...],
+    bandwidth: int | None,
+    probe_mounts: bool,
+    probe_timeout: float,
+    probe_repeat: int,
+    keep_lab: bool,
+    db: Path | None,
+    json_out: Path | None,
+    debug: bool,
+    **params: object,
+) -> None:
+    """Study S4's cloud drive on Linux: local disk vs rclone mounts of a remote served here.
+
+    rclone serves a directory over WebDAV on 127.0.0.1, toxiproxy puts each chosen round-trip
+    time (and bandwidth) on the wire, and one rclone mount per cache mode and RTT is a target,
+    labelled MODE-RTTms. The run options (--preset, --job, --repeat, --size, ...) are those of
+    'mountbench run' (default: --preset clouddrive --size 64M); local disk is the baseline.
+
+    \b
+    mountbench cloudlab                                   4 cache modes x 0 and 20 ms, preset clouddrive
+    mountbench cloudlab --rtt 0,10,50 --mode off,full --preset latency --size 256M
+    mountbench cloudlab --job s4.fio --rtt 50 --bandwidth 10000
+    """
+    from mountbench.cloud.run import CloudOptions, run_cloudlab, with_defaults
+    from mountbench.cloud.spec import cloud_specs
+
+    specs = cloud_specs(modes, rtts, bandwidth)  # bad modes and RTTs fail here, before anything starts
+    options = pop_run_options(params)
+    params.pop("per_client", None)
+    with_defaults(options)  # options the cloud lab refuses fail here, before anything starts
+    cloud = CloudOptions(tuple(specs), options, probe_mounts, probe_timeout, probe_repeat, keep_lab)
+    err.print(f"cloudlab: {len(specs)} rclone mounts ({', '.join(s.label for s in specs)}) and the local disk")
+    with Store(db or default_db_path()) as store:
+        run_id, status = run_cloudlab(
+            cloud,
+            store,
+            ProgressEvents(err, ()),
+            lambda line: err.print(line, markup=False, highlight=False),
+            command_line(),
+        )
+        run = store.load_run(run_id)
+        if json_out:
+            write_document(json_out.expanduser(), make_document([run]))
+    print_run(run)
+    if status != "complete":
+        raise Interrupted(run_id)

@@ -1,0 +1,116 @@
+"""`mountbench cloudlab`, start to end: bring the lab up, probe every target (what each
+mount supports; how long until a write is on the remote, at close() and at fsync(); what
+the mount shows of changes made on the remote), run the workloads on the local disk and
+every mount, interleaved and stored as one run, with rclone's own cost per sample, and
+take everything down again.
+
+The probe runs first, on fresh mounts, and its result travels in the run's config
+(``config.lab.cloud``), stored before the first sample.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mountbench.cloud.lab import CloudLab
+from mountbench.cloud.prereq import cloud_problems
+from mountbench.cloud.probe import probe_all
+from mountbench.cloud.spec import LOCAL, CloudSpec
+from mountbench.cloud.watch import ServingWatch
+from mountbench.engine import request as runrequest
+from mountbench.engine.session import Events, Session
+from mountbench.errors import ToolMissing, UsageError
+from mountbench.fio.binary import find_fio
+from mountbench.host import facts as hostinfo
+from mountbench.kinds import host_facts
+from mountbench.model import LabFacts, RunOptions
+from mountbench.probe.remotesync import CloudMountProbe, CloudProbe, CloudTarget
+from mountbench.store import Store
+
+DEFAULT_PRESET = "clouddrive"
+DEFAULT_SIZE = 64 * 1024**2  # the S4 job's 1000 MiB, scaled so eight mounts lay it out in minutes
+
+
+@dataclass(frozen=True)
+class CloudOptions:
+    specs: tuple[CloudSpec, ...]
+    run: RunOptions
+    probe: bool = True
+    probe_timeout_s: float = 10.0
+    probe_repeat: int = 1
+    keep: bool = False
+
+
+def with_defaults(options: RunOptions) -> RunOptions:
+    """The clouddrive preset at 64 MiB unless presets, job files or a size were given; the
+    local disk is always the baseline."""
+    if options.baseline not in (None, LOCAL):
+        raise UsageError(f"--baseline: the cloud lab compares with the local disk ({LOCAL!r}); drop --baseline")
+    if options.watch:
+        raise UsageError("--watch is for 'mountbench run': the cloud lab measures its rclone processes itself")
+    if options.clients or options.client_counts:
+        raise UsageError("--client and --clients are for 'mountbench run'")
+    chosen = options
+    if not options.presets and not options.job_files:  # --tree alone only chooses the tree
+        chosen = dataclasses.replace(chosen, presets=(DEFAULT_PRESET,))
+    if chosen.size is None and DEFAULT_PRESET in chosen.presets:
+        chosen = dataclasses.replace(chosen, size=DEFAULT_SIZE)
+    return dataclasses.replace(chosen, baseline=LOCAL)
+
+
+def run_cloudlab(
+    options: CloudOptions, store: Store, events: Events, on_note: Callable[[str], None], command: str
+) -> tuple[str, str]:
+    """The run's id and its status ("complete" or "interrupted": Ctrl-C raises Interrupted
+    after the lab is down)."""
+    problems = cloud_problems()
+    if problems:
+        problem, fix = problems[0]
+        raise ToolMissing(f"{problem}; {fix}")
+    run_options = with_defaults(options.run)
+    fio = find_fio()
+    t0 = time.monotonic()
+    with CloudLab(options.specs, keep=options.keep, on_note=on_note) as lab:
+        working = [m for m in lab.mounts if m.error is None]
+        on_note(f"cloudlab: remote, delay proxy and {len(working)} mounts up in {time.monotonic() - t0:.1f} s")
+        for m in lab.mounts:
+            if m.error:
+                on_note(f"{m.label}: {m.error}")
+        if not working:
+            raise UsageError("no rclone mount came up; see the notes above (mountbench doctor --cloud)")
+        targets = [(LOCAL, lab.local_dir, None)] + [(m.label, m.path, m.remote_path) for m in working]
+        request = runrequest.resolve(run_options, [f"{label}={path}" for label, path, _ in targets], fio)
+        probes: list[CloudMountProbe] = []
+        errors: list[str] = [f"{m.label}: {m.error}" for m in lab.mounts if m.error]
+        if options.probe:
+            on_note(f"cloudlab: probing {len(targets)} targets at once (sync with the remote, up to "
+                    f"{options.probe_timeout_s:g} s per wait)")  # fmt: skip
+            probes, failed = probe_all(
+                targets,
+                lab.workdir,
+                timeout=options.probe_timeout_s,
+                repeat=options.probe_repeat,
+                seeds={m.label: lab.seed(m) for m in working},
+            )
+            errors += failed
+            on_note(f"cloudlab: probed in {time.monotonic() - t0:.1f} s from the start")
+        described = [CloudTarget(LOCAL, None, None)] + [
+            CloudTarget(m.label, m.spec.mode.name, m.spec.rtt_ms, m.spec.bandwidth_kbps, m.options) for m in working
+        ]
+        facts = CloudProbe(tuple(described), tuple(probes), options.probe_repeat, options.probe_timeout_s,
+                           dict(lab.tools), tuple(errors))  # fmt: skip
+        config = dataclasses.replace(request.config, lab=LabFacts(cloud=facts.to_dict()))
+        session = Session(config, request.targets, request.workloads, request.runners, store, events,
+                          watch=ServingWatch(lab.serving_pids, {m.label: m.spec.mode.caveats() for m in working}))  # type: ignore[arg-type]  # fmt: skip
+        host = hostinfo.collect(fio.version) | host_facts(request.runners) | {"cloudlab": dict(lab.tools)}
+        try:
+            session.ready_targets()
+            session.prepare_all()
+            status = session.execute(command=command, host=host)
+        except BaseException:
+            session.finish()
+            raise
+    return session.run_id, status

@@ -1,0 +1,160 @@
+"""What a cloud-lab run leaves behind if it is killed, and how the next run cleans it.
+
+Every process the lab starts (rclone serve, toxiproxy, rclone mounts) and every mount
+point is written, as it happens, to ``state.json`` in the run's own work directory,
+with the owner's PID and start time. A later run looks at the work directories of
+runs whose owner is gone (a PID that is dead, or alive with another start time: reused)
+and cleans them by that record alone, never by a process name: it kills the recorded
+processes still alive with their recorded start times, unmounts the recorded FUSE mount
+points still mounted (``fusermount3 -u``, lazily when busy) and removes the directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+STATE = "state.json"
+
+
+def start_time(pid: int) -> float | None:
+    try:
+        return psutil.Process(pid).create_time()
+    except psutil.Error:
+        return None
+
+
+def alive(pid: int, started: float | None) -> bool:
+    """The process ``pid`` runs and is the one that started at ``started`` (not a reused PID)."""
+    now = start_time(pid)
+    return now is not None and started is not None and abs(now - started) < 0.5
+
+
+def mounted(path: Path) -> bool:
+    """Is ``path`` a mount point right now (by /proc/self/mountinfo, no stat: a dead FUSE hangs)?"""
+    target = str(path)
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return False
+    for line in lines:
+        fields = line.split()
+        if len(fields) > 4 and fields[4].replace("\\040", " ") == target:
+            return True
+    return False
+
+
+def unmount(path: Path) -> str | None:
+    """``fusermount3 -u`` (then ``-uz`` when busy); None when done, else why not."""
+    if not mounted(path):
+        return None
+    for args in (["-u"], ["-uz"]):
+        try:
+            done = subprocess.run(["fusermount3", *args, str(path)], capture_output=True, text=True, timeout=20)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"fusermount3 {' '.join(args)} {path}: {exc}"
+        if done.returncode == 0 and not mounted(path):
+            return None
+    return f"fusermount3 -u {path}: {done.stderr.strip() or 'still mounted'}"
+
+
+@dataclass
+class LabState:
+    """The record of one run's work directory, rewritten whenever it changes."""
+
+    workdir: Path
+    owner_pid: int = field(default_factory=os.getpid)
+    owner_started: float | None = None
+    processes: list[dict[str, Any]] = field(default_factory=list)
+    mounts: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.owner_started is None:
+            self.owner_started = start_time(self.owner_pid)
+
+    def add_process(self, pid: int, what: str) -> None:
+        self.processes.append({"pid": pid, "started": start_time(pid), "what": what})
+        self.save()
+
+    def add_mount(self, path: Path) -> None:
+        self.mounts.append(str(path))
+        self.save()
+
+    def save(self) -> None:
+        data = {"owner_pid": self.owner_pid, "owner_started": self.owner_started,
+                "processes": self.processes, "mounts": self.mounts}  # fmt: skip
+        tmp = self.workdir / (STATE + ".tmp")
+        tmp.write_text(json.dumps(data, indent=1))
+        os.replace(tmp, self.workdir / STATE)
+
+    @classmethod
+    def load(cls, workdir: Path) -> LabState | None:
+        try:
+            data = json.loads((workdir / STATE).read_text())
+            return cls(workdir, int(data["owner_pid"]), data.get("owner_started"),
+                       list(data.get("processes") or []), [str(m) for m in data.get("mounts") or []])  # fmt: skip
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def owner_alive(self) -> bool:
+        return alive(self.owner_pid, self.owner_started)
+
+
+def clean(state: LabState) -> list[str]:
+    """Stop what the record names (mounts first, then processes), then remove the work
+    directory; the problems met (a mount that would not go: the directory is then kept)."""
+    problems = [p for p in (unmount(Path(m)) for m in reversed(state.mounts)) if p]
+    procs = []
+    for entry in reversed(state.processes):
+        pid, started = int(entry["pid"]), entry.get("started")
+        if alive(pid, started):
+            with contextlib.suppress(psutil.Error):
+                proc = psutil.Process(pid)
+                proc.send_signal(signal.SIGTERM)
+                procs.append(proc)
+    _, left = psutil.wait_procs(procs, timeout=5)
+    for proc in left:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+    psutil.wait_procs(left, timeout=5)
+    # a mount whose rclone just died may only now be removable
+    problems = [p for p in (unmount(Path(m)) for m in reversed(state.mounts)) if p]
+    if not problems and not any(mounted(Path(m)) for m in state.mounts):
+        shutil.rmtree(state.workdir, ignore_errors=True)
+    return problems
+
+
+def sweep_dead_runs(root: Path) -> list[str]:
+    """Clean the work directories under ``root`` whose owner is gone; what was cleaned."""
+    cleaned = []
+    if not root.is_dir():
+        return cleaned
+    for workdir in sorted(root.iterdir()):
+        state = LabState.load(workdir) if workdir.is_dir() else None
+        if state is None or state.owner_alive():
+            continue
+        problems = clean(state)
+        cleaned.append(f"{workdir}" + (f" (left: {'; '.join(problems)})" if problems else ""))
+    return cleaned
+
+
+def wait_mounted(path: Path, timeout: float, ok: Any = None) -> bool:
+    """Poll until ``path`` is a mount point (``ok()`` false: the mounting process died)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if mounted(path):
+            return True
+        if ok is not None and not ok():
+            return mounted(path)
+        time.sleep(0.05)
+    return mounted(path)

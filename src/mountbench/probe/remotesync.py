@@ -1,0 +1,503 @@
+"""What "durable" and "coherent" mean on a cloud drive: a mount (rclone, a FUSE cloud
+client) and the remote's own directory, two views of one tree.
+
+Five checks, each repeated, each wait bounded by ``timeout``:
+
+- ``round trip``: one mkdir and one rmdir through the mount, which a cloud client sends
+  to the remote at once: the time the wire and the remote take for a metadata call;
+- ``close``: a file written through the mount and closed: is it on the remote when
+  close() returns, and if not, how long until it is (write-back);
+- ``fsync``: a file written through the mount and fsync()ed, still open: is it on the
+  remote when fsync() returns (durable at fsync), how long fsync took, and how long
+  until it is on the remote;
+- ``remote create``: a file created in the remote's directory: how long until the mount
+  shows it (stat only), or not within the timeout (a directory cache);
+- ``remote change``: a file the mount has just read is rewritten on the remote: what a
+  read through the mount gets right after (fresh, stale, torn) and how long until fresh.
+
+Every step runs on a :class:`~mountbench.probe.sides.Side` in a child process bounded in
+time (a hung FUSE call hangs only its child), as :mod:`mountbench.probe.coherence` does.
+The result is a :class:`SyncResult`, stored with the run (see :class:`CloudProbe`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mountbench.errors import TargetError
+from mountbench.probe.model import TargetProbe
+from mountbench.probe.sandbox import Outcome
+from mountbench.probe.sides import LocalSide, Signals
+
+SCRATCH_PREFIX = ".mountbench-sync-"
+PAYLOAD = bytes(range(256)) * 256  # 64 KiB: more than one FUSE write
+OLD = b"old version\n" * 100
+NEW = b"NEW VERSION, LONGER\n" * 150
+POLL_S = 0.002
+
+
+def _poll(predicate: Callable[[], bool], timeout: float) -> float | None:
+    """time.monotonic() when ``predicate()`` first holds, or None within ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if predicate():
+                return time.monotonic()
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(POLL_S)
+
+
+def _holds(path: Path, data: bytes) -> Callable[[], bool]:
+    def check() -> bool:
+        with open(path, "rb") as f:
+            return os.fstat(f.fileno()).st_size == len(data) and f.read() == data
+
+    return check
+
+
+def _name(check: str, rep: int) -> str:
+    return f"{check}-{int(rep)}"
+
+
+# -- steps (each runs in a child process, on the side of the view it touches) ---------------
+
+
+def mkdir_rmdir(m_dir: str, rep: int) -> float:
+    """Mount: milliseconds for one mkdir plus one rmdir (each a request to the remote)."""
+    path = Path(m_dir) / _name("rtt", rep)
+    t0 = time.monotonic()
+    path.mkdir()
+    path.rmdir()
+    return round((time.monotonic() - t0) * 1000.0, 3)
+
+
+def first_reads(seed: str, blocks: int = 8) -> dict[str, list[float]]:
+    """Mount: read ``blocks`` 4 KiB blocks at spread offsets of a file that so far exists only
+    on the remote (a miss each: the wire), then the same blocks again (hits); milliseconds each."""
+    size = os.stat(seed).st_size
+    step = max(4096, (size // blocks) // 4096 * 4096)
+    offsets = [i * step for i in range(blocks) if i * step + 4096 <= size]
+    timed: dict[str, list[float]] = {"first": [], "again": []}
+    fd = os.open(seed, os.O_RDONLY)
+    try:
+        for key in ("first", "again"):
+            for offset in offsets:
+                t0 = time.monotonic()
+                os.pread(fd, 4096, offset)
+                timed[key].append(round((time.monotonic() - t0) * 1000.0, 3))
+    finally:
+        os.close(fd)
+    return timed
+
+
+def write_close(m_dir: str, rep: int) -> dict[str, Any]:
+    """Mount: write the payload and close; when close() returned (time.monotonic())."""
+    fd = os.open(Path(m_dir) / _name("close", rep), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, PAYLOAD)
+    finally:
+        os.close(fd)
+    return {"at": time.monotonic()}
+
+
+def write_fsync_hold(sig: Signals, m_dir: str, rep: int, timeout: float) -> dict[str, Any]:
+    """Mount: write the payload, fsync, say ready with the file still open, close when released."""
+    fd = os.open(Path(m_dir) / _name("fsync", rep), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, PAYLOAD)
+        t0 = time.monotonic()
+        os.fsync(fd)
+        at = time.monotonic()
+        sig.ready()
+        sig.wait_release(3 * timeout + 10.0)
+    finally:
+        os.close(fd)
+    return {"at": at, "fsync_ms": round((at - t0) * 1000.0, 3)}
+
+
+def holds_now(r_dir: str, check: str, rep: int) -> bool:
+    """Remote: does it hold the whole payload right now?"""
+    try:
+        return _holds(Path(r_dir) / _name(check, rep), PAYLOAD)()
+    except FileNotFoundError:
+        return False
+
+
+def await_payload(r_dir: str, check: str, rep: int, timeout: float) -> float | None:
+    """Remote: when (time.monotonic()) the whole payload is there, None: not within ``timeout``."""
+    return _poll(_holds(Path(r_dir) / _name(check, rep), PAYLOAD), timeout)
+
+
+def remote_create(r_dir: str, rep: int) -> dict[str, Any]:
+    """Remote: create a file; when it was done."""
+    (Path(r_dir) / _name("create", rep)).write_bytes(b"new")
+    return {"at": time.monotonic()}
+
+
+def await_exists(m_dir: str, rep: int, timeout: float) -> float | None:
+    """Mount: when a stat() first shows the remote's new file (None: not within ``timeout``)."""
+    path = Path(m_dir) / _name("create", rep)
+    return _poll(lambda: os.path.lexists(path), timeout)
+
+
+def change_setup(m_dir: str, rep: int) -> None:
+    """Mount: the file the remote will change (written through the mount, so the mount knows it)."""
+    (Path(m_dir) / _name("change", rep)).write_bytes(OLD)
+
+
+def change_await_remote(r_dir: str, rep: int, timeout: float) -> bool:
+    """Remote: wait until the mount's file reached the remote (write-back)."""
+    return _poll(_holds(Path(r_dir) / _name("change", rep), OLD), timeout) is not None
+
+
+def change_prime(m_dir: str, rep: int) -> bool:
+    """Mount: read the old version (so the mount's caches hold it)."""
+    return _holds(Path(m_dir) / _name("change", rep), OLD)()
+
+
+def change_act(r_dir: str, rep: int) -> dict[str, Any]:
+    """Remote: rewrite the file in place with the new (longer) version."""
+    (Path(r_dir) / _name("change", rep)).write_bytes(NEW)
+    return {"at": time.monotonic()}
+
+
+def change_check(m_dir: str, rep: int, timeout: float) -> dict[str, Any]:
+    """Mount, right after the remote's change: stat then read; how long until fresh."""
+    path = Path(m_dir) / _name("change", rep)
+    try:
+        size: int | None = os.stat(path).st_size
+        data: bytes | None = path.read_bytes()
+    except FileNotFoundError:
+        size, data = None, None
+    if data is None:
+        outcome = "missing"
+    elif data == NEW and size == len(NEW):
+        outcome = "fresh"
+    elif data == OLD and size == len(OLD):
+        outcome = "stale"
+    else:
+        outcome = "torn"
+    fresh_at = time.monotonic() if outcome == "fresh" else _poll(_holds(path, NEW), timeout)
+    return {"outcome": outcome, "fresh_at": fresh_at}
+
+
+def make_scratch(m_dir: str, name: str) -> str:
+    """Mount: the check's scratch directory (mkdir reaches the remote at once on rclone)."""
+    if not name.startswith(SCRATCH_PREFIX) or "/" in name:
+        raise ValueError(f"not a sync scratch name: {name!r}")
+    path = Path(m_dir) / name
+    path.mkdir()
+    return str(path)
+
+
+def await_dir(r_dir: str, timeout: float) -> bool:
+    return _poll(lambda: os.path.isdir(r_dir), timeout) is not None
+
+
+def remove_scratch(directory: str) -> str:
+    """Remove the check's scratch directory (only ever one named by this module), through
+    whichever view it is given."""
+    if not Path(directory).name.startswith(SCRATCH_PREFIX):
+        raise ValueError(f"refusing to remove {directory}: not a sync scratch directory")
+    shutil.rmtree(directory)
+    return "removed"
+
+
+STEPS: dict[str, Callable[..., Any]] = {
+    fn.__name__: fn
+    for fn in (
+        mkdir_rmdir, first_reads, write_close, write_fsync_hold, holds_now, await_payload, remote_create, await_exists,
+        change_setup, change_await_remote, change_prime, change_act, change_check,
+        make_scratch, await_dir, remove_scratch,
+    )
+}  # fmt: skip
+
+
+# -- records ---------------------------------------------------------------------------------
+
+
+def _ms(value: float | None) -> float | None:
+    return None if value is None else round(max(0.0, value) * 1000.0, 3)
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    """What the five checks saw, one entry per repetition (None: not seen within the timeout,
+    or the step failed: ``notes`` says which)."""
+
+    repeat: int
+    timeout_s: float
+    round_trip_ms: tuple[float | None, ...] = ()  # one mkdir + one rmdir through the mount
+    first_read_ms: tuple[float, ...] = ()  # 4 KiB reads of a file only the remote had (misses)
+    reread_ms: tuple[float, ...] = ()  # the same blocks read again (hits, when the mount caches)
+    at_close: tuple[bool | None, ...] = ()  # on the remote when close() returned
+    close_delay_ms: tuple[float | None, ...] = ()  # close() returned → whole file on the remote
+    at_fsync: tuple[bool | None, ...] = ()  # on the remote when fsync() returned (file still open)
+    fsync_ms: tuple[float | None, ...] = ()  # how long fsync() took
+    fsync_delay_ms: tuple[float | None, ...] = ()  # fsync() returned → whole file on the remote
+    remote_create_ms: tuple[float | None, ...] = ()  # created on the remote → shown by the mount
+    remote_change: tuple[str, ...] = ()  # what the mount read right after: fresh, stale, torn, ...
+    remote_change_fresh_ms: tuple[float | None, ...] = ()
+    notes: tuple[str, ...] = ()
+    cleanup: str = "removed"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: list(v) if isinstance(v, tuple) else v for name, v in self.__dict__.items()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SyncResult:
+        known = {f for f in cls.__dataclass_fields__}
+        values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in known}
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class CloudMountProbe:
+    """One cloud-drive target as the cloud lab probed it: what the mount supports, and the
+    sync checks between it and the remote's directory (None for the local baseline)."""
+
+    label: str
+    path: str
+    remote_path: str | None
+    capabilities: TargetProbe | None = None
+    sync: SyncResult | None = None
+    errors: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "path": self.path,
+            "remote_path": self.remote_path,
+            "capabilities": self.capabilities.to_dict() if self.capabilities else None,
+            "sync": self.sync.to_dict() if self.sync else None,
+            "errors": list(self.errors),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CloudMountProbe:
+        caps, sync = data.get("capabilities"), data.get("sync")
+        return cls(
+            label=str(data["label"]),
+            path=str(data.get("path", "")),
+            remote_path=data.get("remote_path"),
+            capabilities=TargetProbe.from_dict(caps) if caps else None,
+            sync=SyncResult.from_dict(sync) if sync else None,
+            errors=tuple(str(e) for e in data.get("errors", [])),
+        )
+
+
+@dataclass(frozen=True)
+class CloudTarget:
+    """How one target of a cloud-lab run was made: its cache mode and the wire to the remote."""
+
+    label: str
+    mode: str | None  # None: the local baseline
+    rtt_ms: float | None
+    bandwidth_kbps: int | None = None
+    options: tuple[str, ...] = ()  # the mount's command-line options as run
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.__dict__, "options": list(self.options)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CloudTarget:
+        return cls(
+            label=str(data["label"]),
+            mode=data.get("mode"),
+            rtt_ms=data.get("rtt_ms"),
+            bandwidth_kbps=data.get("bandwidth_kbps"),
+            options=tuple(data.get("options") or ()),
+        )
+
+
+@dataclass(frozen=True)
+class CloudProbe:
+    """What `mountbench cloudlab` measured besides the benchmark, stored with its run."""
+
+    targets: tuple[CloudTarget, ...]
+    mounts: tuple[CloudMountProbe, ...]
+    repeat: int
+    timeout_s: float
+    tools: dict[str, str] = field(default_factory=dict)  # rclone, toxiproxy versions
+    errors: tuple[str, ...] = ()
+
+    def target(self, label: str) -> CloudTarget | None:
+        return next((t for t in self.targets if t.label == label), None)
+
+    def mount(self, label: str) -> CloudMountProbe | None:
+        return next((m for m in self.mounts if m.label == label), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "targets": [t.to_dict() for t in self.targets],
+            "mounts": [m.to_dict() for m in self.mounts],
+            "repeat": self.repeat,
+            "timeout_s": self.timeout_s,
+            "tools": dict(self.tools),
+            "errors": list(self.errors),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CloudProbe:
+        return cls(
+            targets=tuple(CloudTarget.from_dict(t) for t in data.get("targets", [])),
+            mounts=tuple(CloudMountProbe.from_dict(m) for m in data.get("mounts", [])),
+            repeat=int(data.get("repeat", 0)),
+            timeout_s=float(data.get("timeout_s", 0.0)),
+            tools={str(k): str(v) for k, v in (data.get("tools") or {}).items()},
+            errors=tuple(str(e) for e in data.get("errors", [])),
+        )
+
+
+# -- the driver ------------------------------------------------------------------------------
+
+
+def _why(o: Outcome) -> str:
+    return f"{o.status}: {o.errno or ''} {o.message}".replace("  ", " ").strip()[:200]
+
+
+class _Steps:
+    """Runs the checks' steps on one side, bounded; the first failure of each kind becomes a note."""
+
+    def __init__(self, side: LocalSide, timeout: float) -> None:
+        self.side = side
+        self.timeout = timeout
+        self.notes: list[str] = []
+
+    def run(self, step: str, *args: Any, waits: bool = False) -> Any:
+        budget = self.timeout + 5.0 if waits else max(5.0, self.timeout)
+        outcome = self.side.run(step, *args, timeout=budget)
+        if outcome.status != "ok":
+            self.notes.append(f"{step}: {_why(outcome)}")
+            return None
+        return outcome.value
+
+
+def measure_sync(
+    mount: str, remote: str, *, repeat: int = 1, timeout: float = 10.0, seed: str | None = None
+) -> SyncResult:
+    """The five checks between ``mount`` (a cloud drive's mount point, or a directory in it)
+    and ``remote`` (the same directory as the remote stores it), ``repeat`` times.
+
+    ``seed``: a file (seen through the mount) that only the remote has so far, never read
+    through the mount: the first reads of it cross the wire. A scratch directory
+    ``.mountbench-sync-<pid>`` is made through the mount and removed
+    through it at the end. Raises TargetError when the remote never shows it.
+    """
+    side = LocalSide(STEPS, "host")
+    s = _Steps(side, timeout)
+    name = f"{SCRATCH_PREFIX}{os.getpid()}-{time.monotonic_ns() % 10**9}"
+    m_dir = s.run("make_scratch", mount, name)
+    if m_dir is None:
+        raise TargetError(f"{mount}: cannot create a scratch directory ({'; '.join(s.notes)})")
+    r_dir = os.path.join(remote, name)
+    got: dict[str, list[Any]] = {k: [] for k in SyncResult.__dataclass_fields__ if k not in ("repeat", "timeout_s")}
+    if seed is not None:
+        timed = s.run("first_reads", seed, waits=True)
+        if timed:
+            got["first_read_ms"], got["reread_ms"] = timed["first"], timed["again"]
+    try:
+        if not s.run("await_dir", r_dir, timeout, waits=True):
+            raise TargetError(f"{remote} does not show {m_dir} within {timeout:g} s: is it the mount's remote?")
+        for rep in range(repeat):
+            got["round_trip_ms"].append(s.run("mkdir_rmdir", m_dir, rep))
+            _close_check(s, m_dir, r_dir, rep, got)
+            _fsync_check(s, side, m_dir, r_dir, rep, got)
+            _create_check(s, m_dir, r_dir, rep, got)
+            _change_check(s, m_dir, r_dir, rep, got)
+    finally:
+        cleanup = _remove(side, m_dir, r_dir, timeout)
+    return SyncResult(
+        repeat=repeat,
+        timeout_s=timeout,
+        round_trip_ms=tuple(got["round_trip_ms"]),
+        first_read_ms=tuple(got["first_read_ms"]),
+        reread_ms=tuple(got["reread_ms"]),
+        at_close=tuple(got["at_close"]),
+        close_delay_ms=tuple(got["close_delay_ms"]),
+        at_fsync=tuple(got["at_fsync"]),
+        fsync_ms=tuple(got["fsync_ms"]),
+        fsync_delay_ms=tuple(got["fsync_delay_ms"]),
+        remote_create_ms=tuple(got["remote_create_ms"]),
+        remote_change=tuple(got["remote_change"]),
+        remote_change_fresh_ms=tuple(got["remote_change_fresh_ms"]),
+        notes=tuple(dict.fromkeys(s.notes)),
+        cleanup=cleanup,
+    )
+
+
+def _remove(side: LocalSide, m_dir: str, r_dir: str, timeout: float) -> str:
+    """Through the mount; when the mount cannot (files it never saw make the remote's
+    directory non-empty: EIO on rclone), from the remote's side, which then holds nothing."""
+    removed = side.run("remove_scratch", m_dir, timeout=max(10.0, timeout))
+    if removed.status == "ok":
+        return "removed"
+    if not os.path.isdir(r_dir):
+        return f"removed (the mount said {_why(removed)})"
+    again = side.run("remove_scratch", r_dir, timeout=max(10.0, timeout))
+    if again.status == "ok":
+        return "removed from the remote's side (through the mount: " + _why(removed) + ")"
+    return f"left {r_dir}: {_why(again)}"
+
+
+def _close_check(s: _Steps, m_dir: str, r_dir: str, rep: int, got: dict[str, list[Any]]) -> None:
+    wrote = s.run("write_close", m_dir, rep)
+    now = s.run("holds_now", r_dir, "close", rep) if wrote else None
+    seen = s.run("await_payload", r_dir, "close", rep, s.timeout, waits=True) if wrote else None
+    got["at_close"].append(now)
+    got["close_delay_ms"].append(0.0 if now else _ms(seen - wrote["at"]) if wrote and seen else None)
+
+
+def _fsync_check(s: _Steps, side: LocalSide, m_dir: str, r_dir: str, rep: int, got: dict[str, list[Any]]) -> None:
+    pending = side.begin("write_fsync_hold", m_dir, rep, s.timeout, timeout=max(5.0, s.timeout))
+    now = s.run("holds_now", r_dir, "fsync", rep) if pending.ready else None
+    seen = s.run("await_payload", r_dir, "fsync", rep, s.timeout, waits=True) if pending.ready else None
+    done = pending.finish(s.timeout + 5.0)
+    if done.status != "ok":
+        s.notes.append(f"write_fsync_hold: {_why(done)}")
+        got["at_fsync"].append(None)
+        got["fsync_ms"].append(None)
+        got["fsync_delay_ms"].append(None)
+        return
+    got["at_fsync"].append(now)
+    got["fsync_ms"].append(done.value["fsync_ms"])
+    got["fsync_delay_ms"].append(0.0 if now else _ms(seen - done.value["at"]) if seen else None)
+
+
+def _create_check(s: _Steps, m_dir: str, r_dir: str, rep: int, got: dict[str, list[Any]]) -> None:
+    s.run("await_exists", m_dir, rep, 0.0)  # the mount looks first: the absence is what it may cache
+    made = s.run("remote_create", r_dir, rep)
+    seen = s.run("await_exists", m_dir, rep, s.timeout, waits=True) if made else None
+    got["remote_create_ms"].append(_ms(seen - made["at"]) if made and seen else None)
+
+
+def _change_check(s: _Steps, m_dir: str, r_dir: str, rep: int, got: dict[str, list[Any]]) -> None:
+    ready = s.run("change_setup", m_dir, rep) is None and not any(n.startswith("change_setup") for n in s.notes)
+    ready = ready and bool(s.run("change_await_remote", r_dir, rep, s.timeout, waits=True))
+    ready = ready and bool(s.run("change_prime", m_dir, rep))
+    if not ready:
+        got["remote_change"].append("unseen")
+        got["remote_change_fresh_ms"].append(None)
+        return
+    acted = s.run("change_act", r_dir, rep)
+    checked = s.run("change_check", m_dir, rep, s.timeout, waits=True) if acted else None
+    if checked is None:
+        got["remote_change"].append("failed")
+        got["remote_change_fresh_ms"].append(None)
+        return
+    got["remote_change"].append(checked["outcome"])
+    fresh = checked["fresh_at"]
+    got["remote_change_fresh_ms"].append(_ms(fresh - acted["at"]) if fresh is not None else None)
+
+
+__all__ = ["STEPS", "CloudMountProbe", "CloudProbe", "CloudTarget", "SyncResult", "measure_sync"]

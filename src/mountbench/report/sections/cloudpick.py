@@ -1,0 +1,449 @@
+""" "Pick two" for cloud drives (study S4 on Linux): performance, consistency with the remote
+and durability at fsync(), per rclone cache mode and round-trip time, from a run made by
+`mountbench cloudlab` (its probe travels in ``config.lab.cloud``, a probe.remotesync.CloudProbe).
+
+- performance: each workload's headline median (the S4 random read's IOPS, the tree
+  extract's and rsync's wall time) against the fastest cloud mount of the run: good
+  within 2×, fair within 10×, poor beyond (picktwo's scale); the worst of them;
+- consistency: how long until a file written and closed through the mount is on the
+  remote; whether a file created on the remote shows through the mount (and after how
+  long); what a read through the mount returns right after the remote changed a file it
+  had read (fresh; stale; torn is data loss). Good when everything shows within 100 ms;
+  fair when within the probe's timeout; poor when something never did;
+- durability at fsync(): was the file on the remote when fsync() returned (the file still
+  open)? good: yes; poor: no (then the delay after close says when it got there).
+
+Also the lab's wire (the metadata round trip through each mount: a 20 ms RTT shows here),
+the probe's capabilities per target (O_DIRECT, locks, xattrs, rename), and, in the
+terminal, a compact latency-percentile table (the hit/miss modes study S4 saw).
+
+Pure: a content.Report in, records and text out.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from markupsafe import Markup
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from mountbench.probe.remotesync import CloudProbe, SyncResult
+from mountbench.report.cells import format_value
+from mountbench.report.chartkeys import Chart
+from mountbench.report.content import Report
+from mountbench.report.sections.base import Export, Options, nothing
+from mountbench.report.sections.picktwo import FAIR_WITHIN, GOOD_WITHIN, MARK, PROMPT_MS, RANK, STYLE, Verdict
+from mountbench.report.tables import CellView, TableView, html_section, md_text, rich_table
+from mountbench.report.tables import markdown as md_view
+from mountbench.units import format_seconds
+
+TITLE = "Cloud drive: pick two (performance, consistency with the remote, durability at fsync)"
+PROPERTIES = ("performance", "consistency", "durability")
+CAPABILITIES = (("o_direct", "O_DIRECT"), ("flock", "flock"), ("fcntl_lock", "fcntl lock"),
+                ("user_xattr", "xattrs"), ("rename_over", "rename over"), ("fsync", "fsync"))  # fmt: skip
+TERMINAL_PERCENTILES = (1.0, 10.0, 50.0, 90.0, 99.0, 99.9)
+LEGEND = (
+    "✓ good · ⚠ fair · ✗ poor · ‼ data loss · – the local baseline (no remote) · ? not measured; "
+    "performance against the fastest cloud mount (good within 2×, fair within 10×); consistency good when "
+    f"every change showed within {PROMPT_MS:g} ms both ways; durability: on the remote when fsync() returned"
+)
+
+
+@dataclass(frozen=True)
+class CloudRow:
+    label: str
+    mode: str | None
+    rtt_ms: float | None
+    performance: Verdict | str
+    consistency: Verdict | str
+    durability: Verdict | str
+    perf_text: tuple[str, ...]
+    round_trip_ms: float | None
+    first_read_ms: float | None
+    reread_ms: float | None
+    at_close: str
+    to_remote: str
+    from_remote: str
+    remote_change: str
+    at_fsync: str
+    capabilities: dict[str, str]
+
+    @property
+    def reads(self) -> str:
+        """'24.2 ms / 2.00 µs': the first 4 KiB read of a file only the remote had (a miss; later
+        first reads may be served by the client's read-ahead), and the median of reading it again."""
+        if self.first_read_ms is None:
+            return "–"
+        return f"{_ms(self.first_read_ms)} / {_ms(self.reread_ms)}"
+
+    @property
+    def gets(self) -> str:
+        if self.mode is None:
+            return "the baseline"
+        good = [p for p in PROPERTIES if getattr(self, p) == "good"]
+        return " + ".join(good) if good else "none of the three"
+
+
+def cloud_probes(report: Report) -> list[CloudProbe]:
+    return [
+        CloudProbe.from_dict(run.config.lab.cloud) for run in report.runs if run.config.lab and run.config.lab.cloud
+    ]
+
+
+def _median(values: Sequence[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+def _ms(value: float | None) -> str:
+    return "–" if value is None else format_seconds(value / 1000.0)
+
+
+def _worst(*verdicts: str) -> str:
+    ranked = [v for v in verdicts if v in RANK]
+    if not ranked:
+        return "not measured"
+    return min(ranked, key=lambda v: RANK[v])
+
+
+def _headline_rows(report: Report) -> list:
+    """Each workload's first (headline) summary row."""
+    seen: dict[str, Any] = {}
+    for row in report.summary.rows:
+        seen.setdefault(row.workload, row)
+    return list(seen.values())
+
+
+def _performance(report: Report, cloud_labels: Sequence[str]) -> dict[str, tuple[str, tuple[str, ...]]]:
+    found: dict[str, list[tuple[str, str]]] = {label: [] for label in cloud_labels}
+    for row in _headline_rows(report):
+        medians = {}
+        for label in cloud_labels:
+            cell = row.cells.get(label)
+            if cell is not None and cell.summary is not None and cell.summary.median > 0:
+                medians[label] = cell.summary.median
+        if not medians:
+            continue
+        best = max(medians.values()) if row.metric.higher_is_better else min(medians.values())
+        for label in cloud_labels:
+            if label not in medians:
+                found[label].append(("poor" if label in row.cells else "not measured", f"{row.workload}: failed"))
+                continue
+            value = medians[label]
+            factor = best / value if row.metric.higher_is_better else value / best
+            verdict = "good" if factor <= GOOD_WITHIN else "fair" if factor <= FAIR_WITHIN else "poor"
+            shown = format_value(value, row.metric)
+            found[label].append((verdict, f"{row.workload}: {shown}" + ("" if factor <= 1.0 else f" ({factor:.3g}×)")))
+    return {label: (_worst(*(v for v, _ in items)), tuple(t for _, t in items)) for label, items in found.items()}
+
+
+def _consistency(sync: SyncResult | None, timeout: float) -> tuple[str, str, str, str, str]:
+    """(verdict, at close, write → remote, remote → mount, remote change)."""
+    if sync is None:
+        return "not measured", "?", "?", "?", "?"
+    at_close = sum(1 for v in sync.at_close if v)
+    close_text = "yes" if at_close == len(sync.at_close) and at_close else "no" if not at_close else "sometimes"
+    to_remote = _median(sync.close_delay_ms)
+    created = _median(sync.remote_create_ms)
+    missed = sum(1 for v in sync.remote_create_ms if v is None)
+    to_text = "at close" if to_remote == 0.0 else (f"after {_ms(to_remote)}" if to_remote is not None
+                                                    else f"not within {timeout:g} s")  # fmt: skip
+    from_text = f"not within {timeout:g} s" if missed == len(sync.remote_create_ms) else f"after {_ms(created)}"
+    if 0 < missed < len(sync.remote_create_ms):
+        from_text += f" ({missed} of {len(sync.remote_create_ms)} never)"
+    outcomes = list(sync.remote_change)
+    fresh_after = _median(sync.remote_change_fresh_ms)
+    if "torn" in outcomes:
+        change_text, change_verdict = "torn (size and data disagree)", "data loss"
+    elif outcomes and all(o == "fresh" for o in outcomes):
+        change_text, change_verdict = "fresh", "good"
+    elif "stale" in outcomes:
+        change_text = f"stale, fresh after {_ms(fresh_after)}" if fresh_after is not None else (
+            f"stale for over {timeout:g} s")  # fmt: skip
+        change_verdict = "fair" if fresh_after is not None else "poor"
+    else:
+        change_text, change_verdict = ", ".join(outcomes) or "?", "not measured"
+
+    def delay_verdict(value: float | None, never: bool) -> str:
+        if never or value is None:
+            return "poor"
+        return "good" if value <= PROMPT_MS else "fair"
+
+    verdict = _worst(
+        delay_verdict(to_remote, to_remote is None),
+        delay_verdict(created, missed > 0),
+        change_verdict,
+    )
+    return verdict, close_text, to_text, from_text, change_text
+
+
+def _durability(sync: SyncResult | None) -> tuple[str, str]:
+    if sync is None or not sync.at_fsync:
+        return "not measured", "?"
+    yes = sum(1 for v in sync.at_fsync if v)
+    fsync = _median(sync.fsync_ms)
+    took = f"fsync took {_ms(fsync)}" if fsync is not None else "fsync failed"
+    if yes == len(sync.at_fsync):
+        return "good", f"yes ({took})"
+    return "poor", f"no: {took}, nothing on the remote until close" + (
+        "" if yes == 0 else f" ({yes} of {len(sync.at_fsync)} yes)"
+    )
+
+
+def _capabilities(probe: CloudProbe, label: str) -> dict[str, str]:
+    mount = probe.mount(label)
+    found: dict[str, str] = {}
+    if mount is None or mount.capabilities is None:
+        return found
+    for capability, name in CAPABILITIES:
+        try:
+            result = mount.capabilities.result(capability)
+        except KeyError:
+            continue
+        found[name] = result.verdict
+    return found
+
+
+def cloud_rows(report: Report) -> list[CloudRow]:
+    probes = cloud_probes(report)
+    if not probes:
+        return []
+    probe = probes[-1]
+    labels = [t for t in report.summary.targets if probe.target(t) is not None]
+    cloud_labels = [t for t in labels if probe.target(t).mode is not None]  # type: ignore[union-attr]
+    perf = _performance(report, cloud_labels)
+    rows = []
+    for label in labels:
+        target = probe.target(label)
+        assert target is not None
+        mount = probe.mount(label)
+        sync = mount.sync if mount is not None else None
+        capabilities = _capabilities(probe, label)
+        if target.mode is None:
+            rows.append(CloudRow(label, None, None, "–", "–", "–", ("the baseline",), None, None, None,
+                                 "–", "–", "–", "–", "–", capabilities))  # fmt: skip
+            continue
+        consistency, at_close, to_remote, from_remote, change = _consistency(sync, probe.timeout_s)
+        durability, at_fsync = _durability(sync)
+        performance, perf_text = perf.get(label, ("not measured", ()))
+        rows.append(
+            CloudRow(
+                label,
+                target.mode,
+                target.rtt_ms,
+                performance,
+                consistency,
+                durability,
+                perf_text,
+                _median(sync.round_trip_ms) if sync else None,
+                sync.first_read_ms[0] if sync and sync.first_read_ms else None,
+                _median(sync.reread_ms) if sync else None,
+                at_close,
+                to_remote,
+                from_remote,
+                change,
+                at_fsync,
+                capabilities,
+            )
+        )
+    return rows
+
+
+# --- views -------------------------------------------------------------------------------------
+
+HEADERS = ["target", "cache mode", "RTT", "mkdir+rmdir", "first read / cached re-read", "performance",
+           "on remote at close()", "write → remote", "remote → mount", "remote change, read through the mount",
+           "consistency", "on remote at fsync()", "durability", "gets"]  # fmt: skip
+
+
+def _verdict_cell(verdict: str) -> CellView:
+    return CellView(f"{MARK.get(verdict, '–')} {verdict}" if verdict in MARK else verdict, classes=f"v-{verdict}")
+
+
+def table(rows: Sequence[CloudRow]) -> TableView:
+    cells = []
+    for r in rows:
+        cells.append([
+            CellView(r.label, strong=True),
+            CellView(r.mode or "local disk"),
+            CellView("–" if r.rtt_ms is None else f"{r.rtt_ms:g} ms", repr(r.rtt_ms or 0)),
+            CellView(_ms(r.round_trip_ms), repr(r.round_trip_ms or 0)),
+            CellView(r.reads),
+            CellView(f"{MARK.get(r.performance, '')} {r.performance}: " + "; ".join(r.perf_text)
+                     if r.mode else "the baseline"),
+            CellView(r.at_close),
+            CellView(r.to_remote),
+            CellView(r.from_remote),
+            CellView(r.remote_change),
+            _verdict_cell(r.consistency),
+            CellView(r.at_fsync),
+            _verdict_cell(r.durability),
+            CellView(r.gets),
+        ])  # fmt: skip
+    return TableView("cloud-pick-two", TITLE, list(HEADERS), cells, numeric_from=2, text_from=4,
+                     caption="per rclone cache mode and round-trip time; the local disk is the baseline")  # fmt: skip
+
+
+def capability_table(rows: Sequence[CloudRow]) -> TableView | None:
+    names = [name for _, name in CAPABILITIES if any(name in r.capabilities for r in rows)]
+    if not names:
+        return None
+    cells = [[CellView(r.label, strong=True), *(CellView(r.capabilities.get(n, "–")) for n in names)] for r in rows]
+    return TableView("cloud-capabilities", "What each target supports (probed)", ["target", *names], cells,
+                     numeric_from=1_000)  # fmt: skip
+
+
+def percentile_tables(report: Report) -> list[TableView]:
+    """Compact percentile tables (a few percentiles down, targets across) for the terminal."""
+    views = []
+    for index, curve in enumerate(report.percentiles):
+        wanted = [i for i, p in enumerate(curve.percentiles) if p in TERMINAL_PERCENTILES]
+        rows = []
+        for i in wanted:
+            row = curve.rows[i]
+            cells = [CellView(f"p{curve.percentiles[i]:g}")]
+            for t in report.summary.targets:
+                summary = row.cells[t].summary if t in row.cells else None
+                cells.append(CellView(format_seconds(summary.median) if summary else "–"))
+            rows.append(cells)
+        views.append(TableView(f"cloud-percentiles-{index + 1}",
+                               f"{curve.title}: {curve.direction} latency percentiles (lower is better)",
+                               ["percentile", *report.summary.targets], rows))  # fmt: skip
+    return views
+
+
+def notes(report: Report) -> list[str]:
+    probes = cloud_probes(report)
+    if not probes:
+        return []
+    probe = probes[-1]
+    lines = [f"probe: {probe.repeat} repetition(s), each wait up to {probe.timeout_s:g} s; "
+             f"{'; '.join(probe.tools.values())}"]  # fmt: skip
+    lines += [f"probe problem: {e}" for e in probe.errors]
+    for mount in probe.mounts:
+        lines += [f"{mount.label}: {e}" for e in mount.errors]
+        if mount.sync is not None:
+            lines += [f"{mount.label}: {n}" for n in mount.sync.notes]
+    return lines
+
+
+# --- parts -------------------------------------------------------------------------------------
+
+
+def _verdict_text(verdict: str, lines: Sequence[str]) -> Text:
+    text = Text(f"{MARK.get(verdict, '–')} {verdict}", style=STYLE.get(verdict, "dim"))
+    for line in lines:
+        text.append("\n" + line, style="dim" if verdict != "data loss" else "bold red")
+    return text
+
+
+def terminal_table(rows: Sequence[CloudRow]) -> Table:
+    """The pick-two table laid out for a terminal: one column per property, its measures under it."""
+    table = Table(title=TITLE, show_lines=True, header_style="bold", title_justify="left")
+    for header in ("target", "wire", "performance", "consistency with the remote", "durability at fsync()", "gets"):
+        table.add_column(header, style="bold" if header == "target" else None)
+    for r in rows:
+        if r.mode is None:
+            table.add_row(r.label, "local disk", "the baseline", "–", "–", "–")
+            continue
+        wire = f"RTT {r.rtt_ms:g} ms\nmkdir+rmdir {_ms(r.round_trip_ms)}\n1st read / again\n{r.reads}"
+        table.add_row(
+            r.label,
+            wire,
+            _verdict_text(r.performance, r.perf_text),
+            _verdict_text(r.consistency, [f"at close(): {r.at_close}", f"to remote: {r.to_remote}",
+                                          f"from remote: {r.from_remote}", f"remote change: {r.remote_change}"]),
+            _verdict_text(r.durability, [r.at_fsync]),
+            r.gets,
+        )  # fmt: skip
+    return table
+
+
+def terminal(report: Report, options: Options) -> list:
+    rows = cloud_rows(report)
+    if not rows:
+        return []
+    parts: list[RenderableType] = [Text(""), terminal_table(rows), Text(LEGEND, style="dim")]
+    parts += [Text(line, style="dim") for line in notes(report)]
+    caps = capability_table(rows)
+    if caps is not None:
+        parts += [Text(""), rich_table(caps)]
+    for view in percentile_tables(report):
+        parts += [Text(""), rich_table(view)]
+    return [Group(*parts)]
+
+
+def markdown(report: Report, charts: Mapping[str, str], options: Options) -> str:
+    rows = cloud_rows(report)
+    if not rows:
+        return ""
+    out = [f"## {md_text(TITLE)}", "", md_view(table(rows)), "", md_text(LEGEND), ""]
+    out += [f"- {md_text(line)}" for line in notes(report)]
+    caps = capability_table(rows)
+    if caps is not None:
+        out += ["", md_view(caps)]
+    return "\n".join(out) + "\n"
+
+
+def html(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Options) -> Markup:
+    rows = cloud_rows(report)
+    if not rows:
+        return Markup("")
+    views = [table(rows)]
+    caps = capability_table(rows)
+    if caps is not None:
+        views.append(caps)
+    return html_section("cloud-pick-two", TITLE, views, LEGEND, notes(report))
+
+
+def records(report: Report) -> list[dict[str, Any]]:
+    return [
+        {
+            "target": r.label,
+            "mode": r.mode,
+            "rtt_ms": r.rtt_ms,
+            "round_trip_ms": r.round_trip_ms,
+            "first_read_ms": r.first_read_ms,
+            "reread_ms": r.reread_ms,
+            "performance": r.performance,
+            "performance_measures": list(r.perf_text),
+            "at_close": r.at_close,
+            "write_to_remote": r.to_remote,
+            "remote_to_mount": r.from_remote,
+            "remote_change": r.remote_change,
+            "consistency": r.consistency,
+            "at_fsync": r.at_fsync,
+            "durability": r.durability,
+            "gets": r.gets,
+            "capabilities": dict(r.capabilities),
+        }
+        for r in cloud_rows(report)
+    ]
+
+
+def to_csv(found: Sequence[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    fields = [k for k in (found[0] if found else {}) if k != "capabilities"]
+    writer = csv.DictWriter(buffer, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for record in found:
+        writer.writerow({k: ("; ".join(v) if isinstance(v, list) else v) for k, v in record.items()})
+    return buffer.getvalue()
+
+
+def exports(report: Report) -> list[Export]:
+    found = records(report)
+    if not found:
+        return []
+    note = "cloudlab: performance, consistency with the remote and durability at fsync per cache mode and RTT"
+    return [Export("cloud_pick_two", "-cloudpick", note, found, to_csv(found))]
+
+
+charts = nothing
