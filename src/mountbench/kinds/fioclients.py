@@ -26,9 +26,11 @@ from typing import Any
 
 from mountbench import model
 from mountbench.clients import preflight
-from mountbench.clients.invocation import KilledOnInterrupt, run_watched
+from mountbench.clients import results as client_results
+from mountbench.clients.invocation import KilledOnInterrupt, run_watched, why_unreachable
 from mountbench.clients.results import ClientsOutcome, clients_outcome
 from mountbench.clients.spec import ClientSpec
+from mountbench.clients.sshremote import SshClients
 from mountbench.errors import UsageError
 from mountbench.fio.binary import FioInfo
 from mountbench.fio.jobfile import FioJob, render_job, wants_direct
@@ -56,6 +58,8 @@ SHARED_DIR = "shared"  # where clients of a unique_filename=0 job work together
 # locally, on this project's 2-CPU VM (see bench/clients_scaling.py)
 CLIENT_COST_S = 1.1
 OVERDUE_GRACE_S = 10.0  # past a sample's expected duration, the clients' reachability is checked
+# what results.py says of a client that went away (as opposed to one whose job failed)
+LOST_WORDS = ("disconnected mid-sample", "stopped answering", "could not be reached", "became unreachable")
 
 
 METHOD = (
@@ -65,7 +69,6 @@ METHOD = (
 
 
 @dataclass(frozen=True)
-
 class ClientsJob:
     """What a workload of this kind carries: the fio workload and the clients it runs on."""
 
@@ -202,6 +205,9 @@ class FioClientsRunner:
         self.laid_out: set[tuple[str, str, tuple[str, ...]]] = set()
         self.shared = False  # some workload has its clients share one file set
         self.unsettled_until = 0.0  # monotonic time before which an abandoned job may still write
+        self.ssh: SshClients | None = None  # the ssh:// clients this run started (None: none)
+        self.dial: dict[str, ClientSpec] = {}  # label -> the client as fio's client reaches it
+        self.lost: dict[str, str] = {}  # label -> why: clients lost mid-run, left out of later samples
 
     def host_facts(self) -> dict[str, Any]:
         """What a run's host record says about its clients (``{"clients": {label: facts}}``), or
@@ -222,25 +228,96 @@ class FioClientsRunner:
                 seen.setdefault(client.label, client)
         self.clients = tuple(seen.values())
         self.shared = any(item.shared for item in wrapped)
-        if self.clients:
-            self.facts.update(preflight.check_clients(self.fio, self.clients))
+        direct = [c for c in self.clients if not c.ssh]
+        self.dial = {c.label: c for c in direct}
+        if direct:  # ssh:// clients are started (and checked) once the run is really going to run: ready()
+            self.facts.update(preflight.check_clients(self.fio, direct))
 
     def space_needed(self, workload: Workload) -> tuple[str, int | None]:
         return workload.description.space_group, workload.description.space_bytes
 
     def ready(self, contexts: list[TargetContext]) -> None:
-        """Each client's directory in every scratch directory, and a real write by every
-        client into it that this machine then sees."""
+        """The ssh:// clients started (logged in, fio checked, its server started and
+        tunnelled); each client's directory in every scratch directory, and a real write by
+        every client into it that this machine then sees. On failure, whatever was started
+        on the clients is stopped again."""
         if not self.clients:
             return
-        preflight.add_path_facts(self.facts, self.clients, [ctx.target.path for ctx in contexts])
-        for ctx in contexts:
-            for name in [SHARED_DIR] * self.shared + [c.dirname for c in self.clients]:
-                (ctx.scratch / name).mkdir(exist_ok=True)
-            with _workdir() as workdir:
-                checks = preflight.check_writable(self.fio.path, self.clients, ctx.scratch, workdir)
-            for label, check in checks.items():
-                self.writes[(ctx.target.label, label)] = check
+        try:
+            self._start_ssh_clients()
+            paths = [ctx.target.path for ctx in contexts]
+            preflight.add_path_facts(self.facts, [c for c in self.clients if not c.ssh], paths)
+            if self.ssh is not None:
+                self.ssh.add_path_facts(paths)
+                for label, facts in self.ssh.facts.items():
+                    self.facts.setdefault(label, {})["paths"] = facts.get("paths", {})
+            dialed = self._dialed(self.clients)
+            for ctx in contexts:
+                for name in [SHARED_DIR] * self.shared + [c.dirname for c in self.clients]:
+                    (ctx.scratch / name).mkdir(exist_ok=True)
+                with _workdir() as workdir:
+                    checks = preflight.check_writable(self.fio.path, dialed, ctx.scratch, workdir)
+                for label, check in checks.items():
+                    self.writes[(ctx.target.label, label)] = check
+        except BaseException:
+            self.close()
+            raise
+
+    def _start_ssh_clients(self) -> None:
+        remote = [c for c in self.clients if c.ssh]
+        if not remote:
+            return
+        self.ssh = SshClients(self.fio, remote)
+        self.dial.update(self.ssh.start())
+        dialed = [self.dial[c.label] for c in remote]
+        checked = preflight.check_clients(self.fio, dialed)  # fio's own probe through the tunnel
+        for label, facts in checked.items():
+            self.facts[label] = {**facts, **{k: v for k, v in self.ssh.facts[label].items() if v != preflight.UNKNOWN}}
+
+    def close(self) -> list[str]:
+        """Stop everything started on the ssh:// clients (idempotent); what the user should know."""
+        if self.ssh is None:
+            return []
+        self.ssh.stop()
+        notices, self.ssh.notices = self.ssh.notices, []
+        return notices
+
+    def _dialed(self, clients: Sequence[ClientSpec]) -> list[ClientSpec]:
+        return [self.dial.get(c.label, c) for c in clients]
+
+    def _reachable(self, client: ClientSpec) -> str:
+        """'' when the client is there; an ssh:// client by its SSH connection (its tunnel's
+        local end accepts connections even when the machine behind it is gone)."""
+        if client.ssh and self.ssh is not None:
+            return self.ssh.why_lost(client.label)
+        return why_unreachable(client)
+
+    def _active(self, clients: Sequence[ClientSpec]) -> list[ClientSpec]:
+        """The clients a sample runs on: those not lost earlier in the run (an ssh:// client
+        whose connection has ended is lost now, before its sample is wasted)."""
+        if self.ssh is not None:
+            for client in clients:
+                why = self.ssh.why_lost(client.label) if client.ssh and client.label not in self.lost else ""
+                if why:
+                    self.lost[client.label] = why
+        active = [c for c in clients if c.label not in self.lost]
+        if not active:
+            gone = "; ".join(f"{c.label}: {self.lost[c.label]}" for c in clients)
+            raise WorkloadFailed(f"every client of this workload was lost earlier in the run ({gone})")
+        return active
+
+    def _fewer_caveat(self, asked: Sequence[ClientSpec], active: Sequence[ClientSpec]) -> tuple[Caveat, ...]:
+        missing = [c for c in asked if c not in active]
+        if not missing:
+            return ()
+        gone = ", ".join(f"{c.label} ({self.lost.get(c.label, 'lost')})" for c in missing)
+        return (
+            Caveat(
+                client_results.FEWER_CLIENTS,
+                f"ran on {len(active)} of {len(asked)} clients: {gone} lost earlier in the run; this aggregate is "
+                f"not comparable with one over all {len(asked)}",
+            ),
+        )
 
     # --- each sample -------------------------------------------------------------------------
 
@@ -271,9 +348,8 @@ class FioClientsRunner:
         texts = {}
         for client in wrapped.clients:
             where = ctx.scratch / (SHARED_DIR if wrapped.shared else client.dirname)
-            texts[client.label] = render_job(
-                job, [("directory", str(where)), *overrides], f"{comment}, client {client.label}"
-            )
+            options = [("directory", str(where)), *overrides, *client_results.skew_log_options(client)]
+            texts[client.label] = render_job(job, options, f"{comment}, client {client.label}")
         bound = workload.description.duration_bound_s
         return Prepared(
             workload=workload,
@@ -292,12 +368,13 @@ class FioClientsRunner:
         file set: fio has no start barrier across clients, and a client still laying out
         its files would not be running alongside the others."""
         wrapped = ClientsJob.from_spec(prepared.workload.spec)
-        key = (ctx.target.label, prepared.workload.description.space_group, tuple(c.label for c in wrapped.clients))
+        active = self._active(wrapped.clients)
+        key = (ctx.target.label, prepared.workload.description.space_group, tuple(c.label for c in active))
         if key in self.laid_out:
             return
         texts = {label: text + "create_only=1\n" for label, text in prepared.payload["jobs"].items()}
         timeout = 3 * ((prepared.working_set or 0) / 5e6) + 120
-        self._run_fio(wrapped.clients, texts, settings.workdir, f"{prepared.target}-layout", timeout, "laying out", 0,
+        self._run_fio(active, texts, settings.workdir, f"{prepared.target}-layout", timeout, "laying out", 0,
                       overdue_s=30 + (prepared.working_set or 0) / 50e6)  # fmt: skip
         self.laid_out.add(key)
 
@@ -306,9 +383,35 @@ class FioClientsRunner:
         timeout = 3 * prepared.estimate_s + (prepared.working_set or 0) / 5e6 + 120
         stem = f"{prepared.target}-{prepared.workload.name}"
         bound = prepared.workload.description.duration_bound_s or 60.0
-        raw, parts = self._run_fio(wrapped.clients, prepared.payload["jobs"], settings.workdir, stem, timeout,
+        active = self._active(wrapped.clients)
+        raw, parts = self._run_fio(active, prepared.payload["jobs"], settings.workdir, stem, timeout,
                                    "running", bound, overdue_s=prepared.estimate_s + OVERDUE_GRACE_S)  # fmt: skip
-        return Outcome(parts.aggregate, raw, parts.caveats, clients=parts.clients)
+        clients, skew_caveats = self._with_skew(parts.clients, active, settings.workdir)
+        caveats = (*parts.caveats, *skew_caveats, *self._fewer_caveat(wrapped.clients, active))
+        return Outcome(parts.aggregate, raw, caveats, clients=clients)
+
+    def _with_skew(
+        self, parts: Sequence[ClientResult], clients: Sequence[ClientSpec], workdir: Path
+    ) -> tuple[tuple[ClientResult, ...], tuple[Caveat, ...]]:
+        """Each client's start (after the earliest one's) and how long it ran, from the
+        timestamps of its own clock in its latency logs, less its clock's offset; a caveat
+        when they ran together for less than results.OVERLAP_FLOOR of the sample."""
+        spans = {}
+        for client in clients:
+            files = sorted(workdir.glob(client_results.skew_log_glob(client)))
+            span = client_results.activity_span([f.read_text(errors="replace") for f in files])
+            offset = float(self.facts.get(client.label, {}).get("clock_offset_ms", 0.0) or 0.0)
+            if span is not None:
+                spans[client.label] = (span[0] - offset, span[1] - offset)
+        offsets = client_results.start_offsets(spans)
+        out = tuple(
+            ClientResult(p.client, {**p.metrics, client_results.START_OFFSET: offsets[p.client][0],
+                                    client_results.ACTIVE: offsets[p.client][1]}, p.error)
+            if p.client in offsets else p
+            for p in parts
+        )  # fmt: skip
+        skew, together = client_results.overlap_of(out)
+        return out, client_results.overlap_caveat(skew, together)
 
     def cleanup(self, ctx: TargetContext) -> None:
         """After an interrupted sample whose fio client had to be killed, the servers finish
@@ -333,11 +436,14 @@ class FioClientsRunner:
         """One ``fio --client`` for all ``clients``: their raw JSON and what each delivered.
         ``settle_s``: how long a server's job may go on if fio's client has to be killed;
         ``overdue_s``: after how long the clients' reachability is checked."""
+        clients = self._dialed(clients)
         jobs = []
         for client in clients:
             path = workdir / _slug(f"{stem}-{client.dirname}.fio")
             path.write_text(texts[client.label])
             jobs.append((client, path))
+            for old in workdir.glob(client_results.skew_log_glob(client).replace("_clat.", "_*lat.")):
+                old.unlink(missing_ok=True)
         out_path = workdir / _slug(f"{stem}.json")
         out_path.unlink(missing_ok=True)
         # --eta=always: fio's client then asks every server for its progress each second and drops
@@ -346,7 +452,7 @@ class FioClientsRunner:
         for client, path in jobs:
             argv += [f"--client={client.fio_arg}", str(path)]
         try:
-            done = run_watched(argv, workdir, clients, timeout=timeout, overdue_s=overdue_s)
+            done = run_watched(argv, workdir, clients, timeout=timeout, overdue_s=overdue_s, reachable=self._reachable)
         except KilledOnInterrupt:
             self._abandoned(settle_s)
             raise
@@ -356,6 +462,7 @@ class FioClientsRunner:
         said = raw[: raw.find("{")] if "{" in raw else raw
         if done.lost:
             lost = {label for label, _ in done.lost}
+            self.lost.update(dict(done.lost))
             parts = tuple(
                 ClientResult(c.label, {}, f"client {c.label} became unreachable mid-sample ({why})")
                 if (why := dict(done.lost).get(c.label))
@@ -372,12 +479,27 @@ class FioClientsRunner:
             message = fio_message(said + done.stderr) or str(exc)
             raise WorkloadFailed(f"fio's client failed {doing} (exit {done.returncode}): {message}", raw) from None
         if parts.failed:
+            self._note_lost(clients, parts.failed)
             # the clients fio named as failing first, then those that lost their results with them
             failed = sorted(parts.failed, key=lambda c: "delivered no results" in c.error)
             message = "; ".join(c.error if c.error.startswith("client ") else f"client {c.client}: {c.error}"
                                 for c in failed)  # fmt: skip
             raise WorkloadFailed(message, raw, parts.clients)
         return raw, parts
+
+    def _note_lost(self, clients: Sequence[ClientSpec], failed: Sequence[ClientResult]) -> None:
+        """Clients that failed because they went away (not because their job failed) are left
+        out of the run's later samples; an ssh:// client is asked its SSH connection."""
+        by_label = {c.label: c for c in clients}
+        for result in failed:
+            client = by_label.get(result.client)
+            if client is None or result.client in self.lost:
+                continue
+            why = self._reachable(client) if client.ssh else ""
+            if not why and any(words in result.error for words in LOST_WORDS):
+                why = result.error.removeprefix(f"client {client.label} ").split(":", 1)[0]
+            if why:
+                self.lost[result.client] = why
 
     def _abandoned(self, settle_s: float) -> None:
         """fio's client was killed: the servers' jobs are not stopped by a vanished client and
