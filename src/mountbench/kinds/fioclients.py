@@ -282,6 +282,11 @@ class FioClientsRunner:
         notices, self.ssh.notices = self.ssh.notices, []
         return notices
 
+    def _shown(self, client: ClientSpec) -> str:
+        """How --dry-run names a client in fio's terms (an ssh:// client not started: as given)."""
+        dialed = self.dial.get(client.label, client)
+        return dialed.fio_arg if dialed.dial or not dialed.ssh else f"{client.label} (through its SSH tunnel)"
+
     def _dialed(self, clients: Sequence[ClientSpec]) -> list[ClientSpec]:
         return [self.dial.get(c.label, c) for c in clients]
 
@@ -354,7 +359,7 @@ class FioClientsRunner:
         return Prepared(
             workload=workload,
             target=ctx.target.label,
-            text="".join(f"# --client={c.fio_arg}\n{texts[c.label]}" for c in wrapped.clients),
+            text="".join(f"# --client={self._shown(c)}\n{texts[c.label]}" for c in wrapped.clients),
             caveats=tuple(caveats),
             buffered=False,
             estimate_s=(bound or 60.0) + FIO_FIXED_COST_S + CLIENT_COST_S,
