@@ -60,6 +60,7 @@ CLIENT_COST_S = 1.1
 OVERDUE_GRACE_S = 10.0  # past a sample's expected duration, the clients' reachability is checked
 # what results.py says of a client that went away (as opposed to one whose job failed)
 LOST_WORDS = ("disconnected mid-sample", "stopped answering", "could not be reached", "became unreachable")
+LOST_CONFIRM_S = 8.0  # how long an ssh:// client's connection may take to end after fio saw it go
 
 
 METHOD = (
@@ -484,27 +485,51 @@ class FioClientsRunner:
             message = fio_message(said + done.stderr) or str(exc)
             raise WorkloadFailed(f"fio's client failed {doing} (exit {done.returncode}): {message}", raw) from None
         if parts.failed:
-            self._note_lost(clients, parts.failed)
-            # the clients fio named as failing first, then those that lost their results with them
-            failed = sorted(parts.failed, key=lambda c: "delivered no results" in c.error)
+            failed = self._blame(clients, parts.failed)
+            # the clients lost (or named as failing) first, then those that lost their results with them
+            ordered = sorted(failed, key=lambda c: "delivered no results" in c.error)
             message = "; ".join(c.error if c.error.startswith("client ") else f"client {c.client}: {c.error}"
-                                for c in failed)  # fmt: skip
-            raise WorkloadFailed(message, raw, parts.clients)
+                                for c in ordered if c.error)  # fmt: skip
+            by_label = {c.client: c for c in failed}
+            raise WorkloadFailed(message, raw, tuple(by_label.get(c.client, c) for c in parts.clients))
         return raw, parts
 
-    def _note_lost(self, clients: Sequence[ClientSpec], failed: Sequence[ClientResult]) -> None:
-        """Clients that failed because they went away (not because their job failed) are left
-        out of the run's later samples; an ssh:// client is asked its SSH connection."""
+    def _blame(self, clients: Sequence[ClientSpec], failed: Sequence[ClientResult]) -> list[ClientResult]:
+        """Which failed clients went away (they are left out of the run's later samples) and
+        which only lost their results with them: fio's client may report every connection
+        "disconnected" when one server goes. A client is lost when it is found unreachable
+        (an ssh:// client: its SSH connection ended, waited for up to LOST_CONFIRM_S), not
+        because fio's words say so; a client whose own job failed is not lost."""
         by_label = {c.label: c for c in clients}
+        suspects = [by_label[r.client] for r in failed
+                    if r.client in by_label and any(words in r.error for words in LOST_WORDS)]  # fmt: skip
+        newly: dict[str, str] = {}
+        deadline = time.monotonic() + LOST_CONFIRM_S
+        while suspects:
+            for client in list(suspects):
+                why = self._reachable(client)
+                if why:
+                    newly[client.label] = why
+                    suspects.remove(client)
+                    deadline = min(deadline, time.monotonic() + 1.0)  # one went: the others had little time
+            if not suspects or time.monotonic() >= deadline or any(not c.ssh for c in suspects):
+                break
+            time.sleep(0.1)
+        self.lost.update(newly)
+        if not newly:
+            return list(failed)
+        gone = ", ".join(newly)
+        out = []
         for result in failed:
-            client = by_label.get(result.client)
-            if client is None or result.client in self.lost:
-                continue
-            why = self._reachable(client) if client.ssh else ""
-            if not why and any(words in result.error for words in LOST_WORDS):
-                why = result.error.removeprefix(f"client {client.label} ").split(":", 1)[0]
-            if why:
-                self.lost[result.client] = why
+            if result.client in newly:
+                out.append(ClientResult(result.client, {}, f"client {result.client} was lost mid-sample: "
+                                                            f"{newly[result.client]}"))  # fmt: skip
+            elif any(words in result.error for words in LOST_WORDS):
+                out.append(ClientResult(result.client, {}, f"client {result.client} delivered no results "
+                                                            f"(fio's client ended when {gone} was lost)"))  # fmt: skip
+            else:
+                out.append(result)
+        return out
 
     def _abandoned(self, settle_s: float) -> None:
         """fio's client was killed: the servers' jobs are not stopped by a vanished client and
