@@ -77,7 +77,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     cache.mkdir()
     wrapper = base / "wrongfio"
     wrapper.mkdir()
-    (wrapper / "fio").write_text(f'#!/bin/sh\nif [ "$1" = --version ]; then echo {WRONG_FIO}; exit 0; fi\nexec fio "$@"\n')
+    (wrapper / "fio").write_text(
+        f'#!/bin/sh\nif [ "$1" = --version ]; then echo {WRONG_FIO}; exit 0; fi\nexec fio "$@"\n'
+    )
     (wrapper / "fio").chmod(0o755)
     path = "/usr/local/bin:/usr/bin:/bin"
     env_of = {i: {"XDG_CACHE_HOME": str(cache), "PATH": path} for i in range(3)}

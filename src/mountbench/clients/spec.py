@@ -137,7 +137,10 @@ def _parse_ssh(text: str) -> ClientSpec:
         raise UsageError(f"--client {text}: {user!r} is not a login name; {example}")
     if not address or "/" in address or "?" in address:
         raise UsageError(f"--client {text}: give ssh://[USER@]HOST[:PORT] and nothing after it; {example}")
-    plain = parse_client(address)  # the same HOST[:PORT] rules; the port is then SSH's
+    try:
+        plain = parse_client(address)  # the same HOST[:PORT] rules; the port is then SSH's
+    except UsageError as exc:
+        raise UsageError(str(exc).replace(f"--client {address}", f"--client {text}", 1)) from None
     port = plain.port if _has_port(address) else None
     return ClientSpec(plain.host, port, ssh=True, user=user)
 
