@@ -131,6 +131,7 @@ def test_three_ssh_clients_from_nothing_started_by_hand_and_nothing_left(ready):
         assert f["kernel"] == os.uname().release and f["cpu_count"] == os.cpu_count()
         assert f["paths"][str(target)]["fstype"] == "tmpfs"
         assert abs(f["clock_offset_ms"]) <= f["clock_uncertainty_ms"] + 1  # one kernel, one clock
+        assert f["fio_server"].startswith("127.0.0.1:")  # never on the network: through the SSH tunnel only
     assert snapshot(target) == before
     assert ready.settled() == [], "something mountbench started is still running"
     assert not list((ready.cache / "mountbench" / "remote").iterdir()), "a remote run directory was left"
@@ -216,3 +217,43 @@ def test_killed_controller_leaves_nothing_and_leftovers_are_ended_by_their_marke
         if leftover.poll() is None:
             leftover.kill()
     assert ready.settled() == []
+
+
+def test_ctrl_c_stops_every_remote_server_and_resume_starts_them_again(ready, tmp_path):
+    target = ready.target("interrupted")
+    before = plant_neighbours(target)
+    hosts = tmp_path / "hosts"
+    hosts.write_text("# the three namespaces\nns1\nns2\nssh://ns3\n")
+    db = Path(ready.env["MOUNTBENCH_DB"])
+    already = ready.samples_so_far()
+    proc = start_mountbench("run", "--hosts-file", str(hosts), f"share={target}", *QUICK, "--runtime", "3",
+                            "--repeat", "2", env=ready.env)  # fmt: skip
+    try:
+        wait_for_samples(db, already + 1, timeout=120)
+        time.sleep(1.5)  # inside the second sample
+        assert sshd.processes_with_marker()
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert ready.settled() == []
+    run = ready.load()
+    assert run.status == "interrupted" and len(run.samples) == 1
+    assert [c.client for c in run.samples[0].clients] == ["ssh://ns1", "ssh://ns2", "ssh://ns3"]
+
+    done = mountbench("run", "--resume", run.id, env=ready.env)
+    assert done.returncode == 0, done.stderr
+    run = ready.load(run.id)
+    assert run.status == "complete" and len(run.samples) == 2 and all(s.ok for s in run.samples)
+    assert snapshot(target) == before
+    assert ready.settled() == []
+
+
+def test_dry_run_starts_nothing_on_the_clients(ready):
+    target = ready.target("dry")
+    done = mountbench("run", *ready.args, f"share={target}", *QUICK, "--dry-run", env=ready.env)
+    assert done.returncode == 0, done.stderr
+    assert "# --client=ssh://ns1 (through its SSH tunnel)" in done.stdout
+    assert ready.ours_running() == [] and not list(target.iterdir())

@@ -192,6 +192,9 @@ class SshClients:
                 local = (_loopback(index), _free_port(_loopback(index)))
                 server.conn.forward(local, ("127.0.0.1", server.remote_port))
                 server.dialed = server.client.dialed(*local)
+                self.facts[server.client.label]["fio_server"] = (
+                    f"127.0.0.1:{server.remote_port} there, reached through ssh -L {local[0]}:{local[1]}"
+                )
             self._each(self._clock)
         except BaseException:
             self.stop()
