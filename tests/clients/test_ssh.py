@@ -21,6 +21,7 @@ from support import netns, realmounts, sshd
 from support.runhelpers import mountbench, plant_neighbours, snapshot, start_mountbench, wait_for_samples
 
 from mountbench.clients.results import ACTIVE, FEWER_CLIENTS, START_OFFSET
+from mountbench.clients.sshremote import CHECK_S
 from mountbench.store import Store
 
 pytestmark = [pytest.mark.slow, pytest.mark.root]
@@ -199,7 +200,7 @@ def test_killed_controller_leaves_nothing_and_leftovers_are_ended_by_their_marke
     assert ready.settled() == []
 
     # a leftover whose watcher was killed too: a real fio server carrying an old run's marker
-    old = ready.cache / "mountbench" / "remote" / "20000101-000000-deadbeef"
+    old = ready.cache / "mountbench" / "remote" / "20000101-000000-deadbeef-0"
     old.mkdir(parents=True)
     (old / "watcher.pid").write_text("999999999\n")
     ns = ready.namespaces[0]
@@ -211,7 +212,7 @@ def test_killed_controller_leaves_nothing_and_leftovers_are_ended_by_their_marke
         done = mountbench("run", *ready.args[:1], f"share={target}", *QUICK, "--runtime", "0.5", "--repeat", "1",
                           env=ready.env)  # fmt: skip
         assert done.returncode == 0, done.stderr
-        assert "ended 1 process(es) left by an earlier run (20000101-000000-deadbeef)" in done.stderr
+        assert "ended 1 process(es) left by an earlier run (20000101-000000-deadbeef-0)" in done.stderr
         assert leftover.wait(timeout=10) is not None and not old.exists()
     finally:
         if leftover.poll() is None:
@@ -257,3 +258,39 @@ def test_dry_run_starts_nothing_on_the_clients(ready):
     assert done.returncode == 0, done.stderr
     assert "# --client=ssh://ns1 (through its SSH tunnel)" in done.stdout
     assert ready.ours_running() == [] and not list(target.iterdir())
+
+
+def test_a_host_cut_off_mid_run_is_lost_by_its_ssh_keepalive_and_the_rest_run_on(ready):
+    """Its route goes (No route to host) in the second sample; its sshd and fio keep running.
+    The SSH connection's keepalives fail within ~6 s; the watcher there stops fio's server
+    when the heartbeats stop."""
+    target = ready.target("cutoff")
+    before = plant_neighbours(target)
+    db = Path(ready.env["MOUNTBENCH_DB"])
+    already = ready.samples_so_far()
+    ns = ready.namespaces[2]
+    proc = start_mountbench("run", *ready.args, f"share={target}", *QUICK, "--runtime", "2", "--repeat", "3",
+                            env=ready.env)  # fmt: skip
+    try:
+        wait_for_samples(db, already + 1, timeout=120)
+        time.sleep(1.0)
+        netns.cut_off(ns)
+        t0 = time.monotonic()
+        _out, err = proc.communicate(timeout=180)
+        took = time.monotonic() - t0
+    finally:
+        netns.reconnect(ns)
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert took < 90
+    run = ready.load()
+    (during,) = [s for s in run.samples if not s.ok]
+    assert during.error.startswith("client ssh://ns3 "), during.error
+    after = run.samples[run.samples.index(during) + 1 :]
+    assert after and all(s.ok and [c.client for c in s.clients] == ["ssh://ns1", "ssh://ns2"] for s in after)
+    assert snapshot(target) == before
+    # ns3's sshd does not know its client is gone (no data was in flight): the watcher there
+    # stops fio's server once it has heard no heartbeat for CHECK_S
+    sshd.wait_until(lambda: not ready.ours_running(), timeout=2 * CHECK_S + 10)
+    assert ready.ours_running() == []

@@ -6,15 +6,17 @@ On each client (Linux, POSIX sh, fio on the PATH of an SSH session):
 
 - the facts: kernel, CPU, fio's version, and what each target path is there (findmnt);
 - a run directory ``${XDG_CACHE_HOME:-~/.cache}/mountbench/remote/<token>/`` (the token is
-  new for every run) holding the watcher's pid; fio's server is started in it with the
-  environment variable MOUNTBENCH_REMOTE_RUN=<token>, which every process it forks
+  new for every run and client: several clients may be one machine) holding the watcher's
+  pid; fio's server is started in it with the environment variable MOUNTBENCH_REMOTE_RUN=<token>, which every process it forks
   inherits. That variable is the marker: stopping means ending the processes whose
   /proc/PID/environ carries it (never anything found by its name), then removing the
   directory;
 - the watcher (a ``sh`` session) stays until its stdin closes: mountbench closes it at
   the end of the run, on Ctrl-C, and on a crash the kernel ends the local ssh process
   (PR_SET_PDEATHSIG), so sshd closes the session. Either way the watcher stops its marked
-  processes. Should it have been killed itself, the next run on that machine finds the
+  processes. The controller also writes it a line every HEARTBEAT_S; a watcher that hears
+  nothing for CHECK_S (the network went and sshd has not noticed its session is dead)
+  stops the same way. Should it have been killed itself, the next run on that machine finds the
   directory, sees its watcher gone, and ends that run's marked processes ("leftovers").
 
 fio's server listens on the client's loopback only and the controller reaches it through
@@ -47,6 +49,8 @@ from mountbench.fio.binary import FioInfo, parse_fio_version
 RUN_VAR = "MOUNTBENCH_REMOTE_RUN"  # the marker on fio's server and every process it forks
 WATCH_VAR = "MOUNTBENCH_REMOTE_WATCH"  # the marker on the watcher: its run is alive
 START_TIMEOUT_S = 30.0
+HEARTBEAT_S = 2.0  # the controller tells each watcher it is still there this often
+CHECK_S = 20.0  # a watcher that heard nothing for this long (to twice this) stops its fio server
 STOP_TIMEOUT_S = 15.0
 PORT_TRIES = 20
 UNKNOWN = "unknown"
@@ -70,7 +74,8 @@ end_marked() {  # end the processes carrying the marker $1; how many there were
 }
 """
 
-# $1: token, $2: address to bind, $3: first port to try
+# $1: this client's token (the run's token, "-", its index), $2: address to bind, $3: first port
+# to try, $4: seconds without a heartbeat to stop
 _SERVE = (
     _COMMON
     + r"""
@@ -79,7 +84,7 @@ mkdir -p "$base" || { echo "ERROR cannot create $base"; exit 1; }
 for old in "$base"/*; do
     [ -d "$old" ] || continue
     name=${old##*/}
-    [ "$name" = "$token" ] && continue
+    case "$name" in "${token%-*}"-*) continue ;; esac  # this run's (several clients may share a machine)
     w=$(cat "$old/watcher.pid" 2>/dev/null)
     if [ -n "$w" ] && grep -qsxzF "MOUNTBENCH_REMOTE_WATCH=$name" /proc/$w/environ; then continue; fi
     n=$(end_marked "$name")
@@ -89,7 +94,14 @@ done
 dir="$base/$token"
 mkdir -p "$dir" && cd "$dir" || { echo "ERROR cannot create $dir"; exit 1; }
 echo $$ > watcher.pid
-stopping() { end_marked "$token" > /dev/null; cd /; rm -rf "$dir"; }
+: > heartbeat; : > checked
+stopping() {
+    end_marked "$token" > /dev/null
+    for w in $(grep -lsxzF "MOUNTBENCH_REMOTE_WATCH=$token" /proc/[0-9]*/environ | sed 's#^/proc/\([0-9]*\)/.*#\1#'); do
+        [ "$w" != $$ ] && kill "$w" 2>/dev/null
+    done
+    cd /; rm -rf "$dir"
+}
 trap 'stopping; exit 0' HUP INT TERM
 command -v fio > /dev/null || { echo "ERROR fio is not installed"; stopping; exit 1; }
 hexport() { printf ':%04X 00000000:0000 0A' "$1"; }
@@ -106,8 +118,15 @@ while [ $tries -lt 20 ] && [ -z "$ready" ]; do
     if [ -z "$ready" ]; then kill $pid 2>/dev/null; wait $pid 2>/dev/null; port=$((port+1)); tries=$((tries+1)); fi
 done
 if [ -z "$ready" ]; then echo "ERROR fio --server did not listen: $(tail -n 1 fio-server.log)"; stopping; exit 1; fi
+# the controller writes a line every HEARTBEAT_S; none for CHECK_S: it is gone even if this
+# session lives on (its network went and sshd has not noticed): stop as if the session had ended
+( while :; do
+    i=0; while [ $i -lt $4 ]; do sleep 1; i=$((i+1)); done
+    if [ ! heartbeat -nt checked ]; then kill -TERM $$; exit 0; fi
+    touch checked
+  done ) &
 echo "READY $ready $pid"
-while read -r line; do :; done
+while read -r line; do touch heartbeat; done
 stopping
 echo STOPPED
 """
@@ -133,6 +152,8 @@ for p in "$@"; do
 done
 """
 
+# $1: fio server's pid, $2: token: is it still ours and running?
+_ALIVE = 'grep -qsxzF "MOUNTBENCH_REMOTE_RUN=$2" /proc/$1/environ'
 _CLOCK = "while read -r _; do date +%s%N; done"
 CLOCK_ROUNDS = 9
 
@@ -146,16 +167,27 @@ class RemoteServer:
     token: str
     session: subprocess.Popen | None = None
     remote_port: int = 0
+    fio_pid: int = 0  # fio's server on the client
     dialed: ClientSpec | None = None  # the client as fio's client reaches it (the tunnel's end)
     leftovers: list[str] = field(default_factory=list)  # what the watcher ended of earlier runs
 
-    def why_lost(self) -> str:
-        """'' while the client is there; else why not."""
+    def why_lost(self, *, ask: bool = False) -> str:
+        """'' while the client is there; else why not. ``ask``: also ask the client whether its
+        fio server still runs (a command through the connection: tens of milliseconds)."""
         lost = self.conn.why_lost()
         if lost:
             return lost
         if self.session is not None and self.session.poll() is not None:
             return "its fio server's SSH session ended"
+        if ask and self.fio_pid:
+            try:
+                done = self.conn.run(_ALIVE, str(self.fio_pid), self.token, timeout=10)
+            except MountbenchError:
+                return "it did not answer over SSH within 10 s"
+            if done.returncode == 255:
+                return f"its SSH connection failed ({(done.stderr.strip().splitlines() or ['no message'])[-1][:200]})"
+            if done.returncode != 0:
+                return "its fio server is no longer running"
         return ""
 
 
@@ -166,11 +198,27 @@ class SshClients:
         self.fio = fio
         self.token = f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(4)}"
         self.control = control_directory()
-        self.servers = {c.label: RemoteServer(c, SshConnection(c, self.control), self.token) for c in clients}
+        self.servers = {
+            c.label: RemoteServer(c, SshConnection(c, self.control), f"{self.token}-{index}")
+            for index, c in enumerate(clients)
+        }
         self.facts: dict[str, dict[str, Any]] = {}
         self.notices: list[str] = []
         self._lock = threading.Lock()
         self._stopped = False
+        self._quiet = threading.Event()
+        self._heartbeat = threading.Thread(target=self._beat, name="mountbench-ssh-heartbeat", daemon=True)
+
+    def _beat(self) -> None:
+        """A line to every watcher each HEARTBEAT_S, until stop()."""
+        while not self._quiet.wait(HEARTBEAT_S):
+            for server in self.servers.values():
+                session = server.session
+                if session is None or session.stdin is None or session.poll() is not None:
+                    continue
+                with contextlib.suppress(OSError, ValueError):
+                    session.stdin.write(b"\n")
+                    session.stdin.flush()
 
     # --- starting ------------------------------------------------------------------------------
 
@@ -185,7 +233,7 @@ class SshClients:
             self._each(self._check_facts)
             for server in self.servers.values():
                 server.session = server.conn.start_session(
-                    _SERVE, self.token, "127.0.0.1", str(FIO_PORT), env={"MOUNTBENCH_REMOTE_WATCH": self.token}
+                    _SERVE, server.token, "127.0.0.1", str(FIO_PORT), str(int(CHECK_S)), env={WATCH_VAR: server.token}
                 )
             self._each(self._await_server)
             for index, server in enumerate(self.servers.values()):
@@ -196,6 +244,7 @@ class SshClients:
                     f"127.0.0.1:{server.remote_port} there, reached through ssh -L {local[0]}:{local[1]}"
                 )
             self._each(self._clock)
+            self._heartbeat.start()
         except BaseException:
             self.stop()
             raise
@@ -219,7 +268,7 @@ class SshClients:
             )
         with self._lock:
             self.facts[label] = {"label": label, "address": server.client.destination,
-                                 "server": "fio --server over ssh", "run_token": self.token, **facts}  # fmt: skip
+                                 "server": "fio --server over ssh", "run_token": server.token, **facts}  # fmt: skip
 
     def _await_server(self, server: RemoteServer) -> None:
         assert server.session is not None and server.session.stdout is not None
@@ -238,7 +287,8 @@ class SshClients:
             elif line.startswith("ERROR "):
                 raise UsageError(f"client {label}: {line[6:]}")
             elif line.startswith("READY "):
-                server.remote_port = int(line.split()[1])
+                _, port, pid = (*line.split(), "0")[:3]
+                server.remote_port, server.fio_pid = int(port), int(pid) if pid.isdigit() else 0
                 return
 
     def _clock(self, server: RemoteServer) -> None:
@@ -283,9 +333,9 @@ class SshClients:
 
     # --- while running -------------------------------------------------------------------------
 
-    def why_lost(self, label: str) -> str:
+    def why_lost(self, label: str, *, ask: bool = False) -> str:
         server = self.servers.get(label)
-        return server.why_lost() if server else ""
+        return server.why_lost(ask=ask) if server else ""
 
     # --- stopping ------------------------------------------------------------------------------
 
@@ -295,6 +345,9 @@ class SshClients:
         if self._stopped:
             return
         self._stopped = True
+        self._quiet.set()
+        if self._heartbeat.is_alive():
+            self._heartbeat.join(timeout=5)
         for server in self.servers.values():
             if server.session is not None and server.session.stdin is not None:
                 with contextlib.suppress(OSError):
@@ -306,7 +359,7 @@ class SshClients:
                     server.session.wait(timeout=max(0.1, deadline - time.monotonic()))
                 if server.session.poll() is None:
                     self.notices.append(f"client {server.client.label}: its fio server did not confirm it stopped; "
-                                        f"the next run there ends it (marker {RUN_VAR}={self.token})")  # fmt: skip
+                                        f"the next run there ends it (marker {RUN_VAR}={server.token})")  # fmt: skip
         for server in self.servers.values():
             server.conn.close()
             if server.session is not None:

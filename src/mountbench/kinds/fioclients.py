@@ -295,7 +295,7 @@ class FioClientsRunner:
         """'' when the client is there; an ssh:// client by its SSH connection (its tunnel's
         local end accepts connections even when the machine behind it is gone)."""
         if client.ssh and self.ssh is not None:
-            return self.ssh.why_lost(client.label)
+            return self.ssh.why_lost(client.label, ask=True)
         return why_unreachable(client)
 
     def _active(self, clients: Sequence[ClientSpec]) -> list[ClientSpec]:
