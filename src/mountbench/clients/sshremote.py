@@ -7,8 +7,8 @@ On each client (Linux, POSIX sh, fio on the PATH of an SSH session):
 - the facts: kernel, CPU, fio's version, and what each target path is there (findmnt);
 - a run directory ``${XDG_CACHE_HOME:-~/.cache}/mountbench/remote/<token>/`` (the token is
   new for every run and client: several clients may be one machine) holding the watcher's
-  pid; fio's server is started in it with the environment variable MOUNTBENCH_REMOTE_RUN=<token>, which every process it forks
-  inherits. That variable is the marker: stopping means ending the processes whose
+  pid; fio's server is started in it with the environment variable
+  MOUNTBENCH_REMOTE_RUN=<token>, which every process it forks inherits. That variable is the marker: stopping means ending the processes whose
   /proc/PID/environ carries it (never anything found by its name), then removing the
   directory;
 - the watcher (a ``sh`` session) stays until its stdin closes: mountbench closes it at
