@@ -5,19 +5,20 @@ stopped again when the run ends.
 On each client (Linux, POSIX sh, fio on the PATH of an SSH session):
 
 - the facts: kernel, CPU, fio's version, and what each target path is there (findmnt);
-- a run directory ``${XDG_CACHE_HOME:-~/.cache}/mountbench/remote/<token>/`` (the token is
-  new for every run and client: several clients may be one machine) holding the watcher's
-  pid; fio's server is started in it with the environment variable
-  MOUNTBENCH_REMOTE_RUN=<token>, which every process it forks inherits. That variable is the marker: stopping means ending the processes whose
-  /proc/PID/environ carries it (never anything found by its name), then removing the
-  directory;
+- a run directory ``${XDG_CACHE_HOME:-~/.cache}/mountbench/remote/<token>/`` (the token
+  is new for every run and client: several clients may be one machine) holding the
+  watcher's pid; fio's server is started in it with the environment variable
+  MOUNTBENCH_REMOTE_RUN=<token>, which every process it forks inherits. That variable is
+  the marker: stopping means ending the processes whose /proc/PID/environ carries it
+  (never anything found by its name), then removing the directory;
 - the watcher (a ``sh`` session) stays until its stdin closes: mountbench closes it at
   the end of the run, on Ctrl-C, and on a crash the kernel ends the local ssh process
   (PR_SET_PDEATHSIG), so sshd closes the session. Either way the watcher stops its marked
   processes. The controller also writes it a line every HEARTBEAT_S; a watcher that hears
   nothing for CHECK_S (the network went and sshd has not noticed its session is dead)
-  stops the same way. Should it have been killed itself, the next run on that machine finds the
-  directory, sees its watcher gone, and ends that run's marked processes ("leftovers").
+  stops the same way. Should it have been killed itself, the next run on that machine
+  finds the directory, sees its watcher gone, and ends that run's marked processes
+  ("leftovers").
 
 fio's server listens on the client's loopback only and the controller reaches it through
 the SSH connection (``ssh -O forward -L``): fio's protocol has no authentication, so it
