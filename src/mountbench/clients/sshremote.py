@@ -96,6 +96,12 @@ dir="$base/$token"
 mkdir -p "$dir" && cd "$dir" || { echo "ERROR cannot create $dir"; exit 1; }
 echo $$ > watcher.pid
 : > heartbeat; : > checked
+# the start barrier: a job's exec_prerun, waiting until the instant (epoch ns, this clock) given
+cat > barrier.sh <<'BARRIER'
+now=$(date +%s%N); d=$(( $1 - now ))
+[ $d -gt 0 ] && sleep "$(( d / 1000000000 )).$(printf '%09d' $(( d % 1000000000 )))"
+exit 0
+BARRIER
 stopping() {
     end_marked "$token" > /dev/null
     for w in $(grep -lsxzF "MOUNTBENCH_REMOTE_WATCH=$token" /proc/[0-9]*/environ | sed 's#^/proc/\([0-9]*\)/.*#\1#'); do
@@ -126,7 +132,7 @@ if [ -z "$ready" ]; then echo "ERROR fio --server did not listen: $(tail -n 1 fi
     if [ ! heartbeat -nt checked ]; then kill -TERM $$; exit 0; fi
     touch checked
   done ) &
-echo "READY $ready $pid"
+echo "READY $ready $pid $dir"
 while read -r line; do touch heartbeat; done
 stopping
 echo STOPPED
@@ -169,6 +175,7 @@ class RemoteServer:
     session: subprocess.Popen | None = None
     remote_port: int = 0
     fio_pid: int = 0  # fio's server on the client
+    directory: str = ""  # its run directory there (holds barrier.sh)
     dialed: ClientSpec | None = None  # the client as fio's client reaches it (the tunnel's end)
     leftovers: list[str] = field(default_factory=list)  # what the watcher ended of earlier runs
 
@@ -288,8 +295,9 @@ class SshClients:
             elif line.startswith("ERROR "):
                 raise UsageError(f"client {label}: {line[6:]}")
             elif line.startswith("READY "):
-                _, port, pid = (*line.split(), "0")[:3]
+                _, port, pid, directory = (*line.split(maxsplit=3), "0", "")[:4]
                 server.remote_port, server.fio_pid = int(port), int(pid) if pid.isdigit() else 0
+                server.directory = directory
                 return
 
     def _clock(self, server: RemoteServer) -> None:
@@ -333,6 +341,17 @@ class SshClients:
         self._each(one)
 
     # --- while running -------------------------------------------------------------------------
+
+    def barrier(self, label: str, instant_ns: int) -> str | None:
+        """The job option that makes this client's job start its I/O at ``instant_ns`` (epoch
+        nanoseconds of this machine's clock, the client's offset added): fio runs
+        ``exec_prerun`` in each job process after its setup, before its I/O and its runtime
+        start. None for a client not started here."""
+        server = self.servers.get(label)
+        if server is None or not server.directory or any(c.isspace() for c in server.directory):
+            return None
+        offset_ms = float(self.facts.get(label, {}).get("clock_offset_ms", 0.0) or 0.0)
+        return f"sh {server.directory}/barrier.sh {instant_ns + round(offset_ms * 1e6)}"
 
     def why_lost(self, label: str, *, ask: bool = False) -> str:
         server = self.servers.get(label)

@@ -60,6 +60,10 @@ CLIENT_COST_S = 1.1
 OVERDUE_GRACE_S = 10.0  # past a sample's expected duration, the clients' reachability is checked
 # what results.py says of a client that went away (as opposed to one whose job failed)
 LOST_WORDS = ("disconnected mid-sample", "stopped answering", "could not be reached", "became unreachable")
+# the start barrier: how far ahead of sending the jobs their common start is set; on this
+# project's loaded 2-CPU VM three clients started up to ~0.4 s apart without one
+BARRIER_LEAD_S = 1.0
+BARRIER_PER_CLIENT_S = 0.1
 LOST_CONFIRM_S = 8.0  # how long an ssh:// client's connection may take to end after fio saw it go
 
 
@@ -443,10 +447,12 @@ class FioClientsRunner:
         ``settle_s``: how long a server's job may go on if fio's client has to be killed;
         ``overdue_s``: after how long the clients' reachability is checked."""
         clients = self._dialed(clients)
+        barriers = self._barriers(clients) if doing == "running" else {}
         jobs = []
         for client in clients:
             path = workdir / _slug(f"{stem}-{client.dirname}.fio")
-            path.write_text(texts[client.label])
+            barrier = barriers.get(client.label)
+            path.write_text(texts[client.label] + (f"exec_prerun={barrier}\n" if barrier else ""))
             jobs.append((client, path))
             for old in workdir.glob(client_results.skew_log_glob(client).replace("_clat.", "_*lat.")):
                 old.unlink(missing_ok=True)
@@ -493,6 +499,17 @@ class FioClientsRunner:
             by_label = {c.client: c for c in failed}
             raise WorkloadFailed(message, raw, tuple(by_label.get(c.client, c) for c in parts.clients))
         return raw, parts
+
+    def _barriers(self, clients: Sequence[ClientSpec]) -> dict[str, str]:
+        """The start barrier of the ssh:// clients (clients/sshremote.py: SshClients.barrier):
+        every job waits for one instant, BARRIER_LEAD_S (and a little per client) from now,
+        enough for fio's client to send every job and the servers to set them up; a client
+        that misses it starts late, which its start skew shows."""
+        if self.ssh is None or len(clients) < 2:
+            return {}
+        instant = time.time_ns() + int((BARRIER_LEAD_S + BARRIER_PER_CLIENT_S * len(clients)) * 1e9)
+        found = {c.label: self.ssh.barrier(c.label, instant) for c in clients}
+        return {label: option for label, option in found.items() if option}
 
     def _blame(self, clients: Sequence[ClientSpec], failed: Sequence[ClientResult]) -> list[ClientResult]:
         """Which failed clients went away (they are left out of the run's later samples) and
