@@ -22,6 +22,7 @@ from support.runhelpers import mountbench, plant_neighbours, snapshot, start_mou
 
 from mountbench.clients.results import ACTIVE, FEWER_CLIENTS, START_OFFSET
 from mountbench.clients.sshremote import CHECK_S
+from mountbench.fio.parse import load_fio_json
 from mountbench.store import Store
 
 pytestmark = [pytest.mark.slow, pytest.mark.root]
@@ -47,9 +48,9 @@ class Lab:
         path.mkdir()
         return path
 
-    def load(self, run_id: str = "last"):
+    def load(self, run_id: str = "last", *, raw: bool = False):
         with Store(Path(self.env["MOUNTBENCH_DB"])) as store:
-            return store.load_run(run_id)
+            return store.load_run(run_id, with_raw=raw)
 
     def samples_so_far(self) -> int:
         with Store(Path(self.env["MOUNTBENCH_DB"])) as store:
@@ -114,7 +115,7 @@ def test_three_ssh_clients_from_nothing_started_by_hand_and_nothing_left(ready):
                       "--per-client", env=ready.env)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "Start skew" in done.stdout
-    run = ready.load()
+    run = ready.load(raw=True)
     labels = ["ssh://ns1", "ssh://ns2", "ssh://ns3"]
     assert run.status == "complete" and len(run.samples) == 2
     for sample in run.samples:
@@ -124,6 +125,10 @@ def test_three_ssh_clients_from_nothing_started_by_hand_and_nothing_left(ready):
         starts = [c.metrics[START_OFFSET] for c in sample.clients]
         assert min(starts) == 0 and max(starts) < 1.0, starts  # each client's own clock, offsets removed
         assert all(0.5 < c.metrics[ACTIVE] < 1.5 for c in sample.clients)
+        barriers = {e["job options"].get("exec_prerun", "").rsplit(" ", 1)[-1]
+                    for e in load_fio_json(sample.raw)["client_stats"] if e["jobname"] != "All clients"}  # fmt: skip
+        instants = [int(b) for b in barriers]  # one instant, moved by each client's (here tiny) clock offset
+        assert len(instants) == 3 and max(instants) - min(instants) < 5e6, instants
     facts = run.host["clients"]
     assert set(facts) == set(labels)
     for label in labels:
