@@ -83,8 +83,10 @@ def report(run, wall: float) -> None:
             print(f"{sample.workload:<22} {sample.target:<6} {sample.round:>5}  failed: {sample.error[:80]}")
             continue
         skew, together = overlap_of(sample.clients)
-        starts = ", ".join(f"{c.client.removeprefix('ssh://')} {c.metrics.get('start_offset_s', float('nan')) * 1000:.0f}"
-                           for c in sample.clients)  # fmt: skip
+        starts = ", ".join(
+            f"{c.client.removeprefix('ssh://')} {c.metrics.get('start_offset_s', float('nan')) * 1000:.0f}"
+            for c in sample.clients
+        )
         fio_time += max((c.metrics.get("active_s", 0.0) for c in sample.clients), default=0.0)
         if skew is None or together is None:
             print(f"{sample.workload:<22} {sample.target:<6} {sample.round:>5}  no timestamps")
@@ -92,9 +94,8 @@ def report(run, wall: float) -> None:
         skews.append(skew)
         overlaps.append(together)
         flagged += any(c.code == LOW_OVERLAP for c in sample.caveats)
-        print(
-            f"{sample.workload:<22} {sample.target:<6} {sample.round:>5} {skew * 1000:>6.0f}ms {together:>8.1%}  {starts}"
-        )
+        where = f"{sample.workload:<22} {sample.target:<6} {sample.round:>5}"
+        print(f"{where} {skew * 1000:>6.0f}ms {together:>8.1%}  {starts}")
     if skews:
         print(f"start skew: median {statistics.median(skews) * 1000:.0f} ms, max {max(skews) * 1000:.0f} ms over "
               f"{len(skews)} samples; overlap: median {statistics.median(overlaps):.1%}, least {min(overlaps):.1%}; "
