@@ -12,7 +12,16 @@ except for a job that sets fio's own ``unique_filename=0``: then all clients sha
 ``<scratch>/shared/`` and the job's files, as that option means in fio.
 
 The sample's metrics are mountbench's aggregate (clients/results.py: sums, and latency
-percentiles from the merged histograms); each client's own figures are stored with it.
+percentiles from the merged histograms); each client's own figures are stored with it,
+with when it started after the first client and how long it ran (from its own latency log
+stamps), and a caveat when the clients ran together for less than 90 % of the sample.
+
+``ssh://`` clients are started once the run really runs (``ready``), through
+clients/sshremote.py, and stopped in ``close`` (the session calls it at the end, on
+Ctrl-C and on failure); their jobs wait at a start barrier (fio's exec_prerun). A client
+lost mid-run (found unreachable: an ``ssh://`` one by its SSH connection) fails that
+sample by name and is left out of the run's later samples, which run on the others and
+carry a caveat saying so.
 """
 
 from __future__ import annotations
