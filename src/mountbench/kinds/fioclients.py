@@ -71,8 +71,10 @@ OVERDUE_GRACE_S = 10.0  # past a sample's expected duration, the clients' reacha
 LOST_WORDS = ("disconnected mid-sample", "stopped answering", "could not be reached", "became unreachable")
 # the start barrier: how far ahead of sending the jobs their common start is set; on this
 # project's loaded 2-CPU VM three clients started up to ~0.4 s apart without one
-BARRIER_LEAD_S = 1.0
+BARRIER_LEAD_S = 1.0  # the first sample's; a miss makes it longer for the rest of the run
 BARRIER_PER_CLIENT_S = 0.1
+BARRIER_MAX_S = 10.0
+BARRIER_SLACK_S = 0.02  # a start this late is the barrier's own jitter (a sleep, a date), not a miss
 LOST_CONFIRM_S = 8.0  # how long an ssh:// client's connection may take to end after fio saw it go
 
 
@@ -222,6 +224,8 @@ class FioClientsRunner:
         self.ssh: SshClients | None = None  # the ssh:// clients this run started (None: none)
         self.dial: dict[str, ClientSpec] = {}  # label -> the client as fio's client reaches it
         self.lost: dict[str, str] = {}  # label -> why: clients lost mid-run, left out of later samples
+        self.barrier_lead_s = BARRIER_LEAD_S  # grows when a client misses the start barrier
+        self.barrier_instant_ns: int | None = None  # the last sample's barrier (epoch ns, this clock)
 
     def host_facts(self) -> dict[str, Any]:
         """What a run's host record says about its clients (``{"clients": {label: facts}}``), or
@@ -422,6 +426,7 @@ class FioClientsRunner:
             offset = float(self.facts.get(client.label, {}).get("clock_offset_ms", 0.0) or 0.0)
             if span is not None:
                 spans[client.label] = (span[0] - offset, span[1] - offset)
+        self._barrier_missed(spans)
         offsets = client_results.start_offsets(spans)
         out = tuple(
             ClientResult(p.client, {**p.metrics, client_results.START_OFFSET: offsets[p.client][0],
@@ -514,11 +519,24 @@ class FioClientsRunner:
         every job waits for one instant, BARRIER_LEAD_S (and a little per client) from now,
         enough for fio's client to send every job and the servers to set them up; a client
         that misses it starts late, which its start skew shows."""
+        self.barrier_instant_ns = None
         if self.ssh is None or len(clients) < 2:
             return {}
-        instant = time.time_ns() + int((BARRIER_LEAD_S + BARRIER_PER_CLIENT_S * len(clients)) * 1e9)
+        instant = time.time_ns() + int((self.barrier_lead_s + BARRIER_PER_CLIENT_S * len(clients)) * 1e9)
         found = {c.label: self.ssh.barrier(c.label, instant) for c in clients}
+        if any(found.values()):
+            self.barrier_instant_ns = instant
         return {label: option for label, option in found.items() if option}
+
+    def _barrier_missed(self, spans: Mapping[str, tuple[float, float]]) -> None:
+        """A client that started its I/O after the barrier's instant missed it (fio's client
+        took longer to send every job, or a server to set one up, than the lead allowed):
+        the later samples get a longer lead, by 1.5 times the miss, up to BARRIER_MAX_S."""
+        if self.barrier_instant_ns is None or not spans:
+            return
+        late_s = max(start for start, _ in spans.values()) / 1000 - self.barrier_instant_ns / 1e9
+        if late_s > BARRIER_SLACK_S:
+            self.barrier_lead_s = min(BARRIER_MAX_S, self.barrier_lead_s + 1.5 * late_s)
 
     def _blame(self, clients: Sequence[ClientSpec], failed: Sequence[ClientResult]) -> list[ClientResult]:
         """Which failed clients went away (they are left out of the run's later samples) and
