@@ -1,3 +1,4 @@
+import os
 import re
 
 import pytest
@@ -143,3 +144,22 @@ def test_hosts_file_one_host_a_line(tmp_path):
         read_hosts_file(hosts)
     with pytest.raises(UsageError, match="--hosts-file"):
         read_hosts_file(tmp_path / "missing")
+
+
+def test_hosts_file_on_the_command_line_dry_run_names_each_ssh_client(tmp_path):
+    from support.runhelpers import mountbench
+
+    hosts = tmp_path / "hosts"
+    hosts.write_text("node1\nme@node2:2222\n")
+    target = tmp_path / "share"
+    target.mkdir()
+    env = {**os.environ, "MOUNTBENCH_DB": str(tmp_path / "db.sqlite")}
+    done = mountbench("run", "--client", "ssh://node0", "--hosts-file", str(hosts), f"share={target}", "--only",
+                      "rnd4k-q1-read", "--size", "8M", "--dry-run", env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for label in ("ssh://node0", "ssh://node1", "ssh://me@node2:2222"):
+        assert f"# --client={label} (through its SSH tunnel)" in done.stdout
+    assert not list(target.iterdir())
+    missing = mountbench("run", "--hosts-file", str(tmp_path / "nope"), f"share={target}", "--dry-run", env=env)
+    assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1
+    assert "--hosts-file" in missing.stderr
