@@ -477,11 +477,13 @@ class RunOptions:
              'path), e.g. --startup-cmd "java -jar app.jar"', "CMD", "startup_cmd"),
     )  # fmt: skip
     keep: bool = run_option(False, Flag("--keep", "keep each target's scratch data"))
-    clients: tuple[str, ...] = run_option(  # --client HOST[:PORT], in the order given: fio workloads run on all at once
+    clients: tuple[str, ...] = run_option(  # --client HOST[:PORT] or ssh://…, then --hosts-file's: all at once
         (),
-        Flag("--client", "a machine running 'fio --server' or 'mountbench serve': the fio workloads run on every "
-             "--client at once (repeatable); each target is then a shared directory, at the same path here and "
-             "there", "HOST[:PORT]"),
+        Flag("--client", "a machine running 'fio --server' or 'mountbench serve', or ssh://[USER@]HOST[:PORT] for "
+             "one mountbench starts fio on over SSH: the fio workloads run on every --client at once (repeatable); "
+             "each target is then a shared directory, at the same path here and there", "HOST[:PORT]"),
+        Flag("--hosts-file", "more clients, one a line as --client takes them; a bare host name means ssh://HOST",
+             "FILE", "hosts_file"),
     )  # fmt: skip
     client_counts: tuple[int, ...] = run_option(  # --clients 1,2,4: one variant per count (the first N clients)
         (),

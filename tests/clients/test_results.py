@@ -131,3 +131,70 @@ def test_slowest_client_is_the_one_with_least_throughput(data_dir):
     outcome = clients_outcome(document, clients, text)
     lowest = min(outcome.clients, key=lambda c: c.metrics["read.iops"])
     assert slowest_client(outcome.clients, "read.iops") == lowest.client
+
+
+# --- start skew and overlap (pure) ----------------------------------------------------------------
+
+
+def test_activity_span_reads_the_clients_own_epoch_stamps_across_job_logs():
+    from mountbench.clients.results import activity_span
+
+    job1 = "1795568352025, 4006, 0, 0, 0\n1795568352035, 4100, 0, 0, 0\n1795568354015, 4974, 0, 0, 0\n"
+    job2 = "1795568352045, 4006, 1, 0, 0\n1795568354030, 4974, 1, 0, 0\n"
+    assert activity_span([job1, job2]) == (1795568352015, 1795568354030)
+    assert activity_span(["", "garbage\n"]) is None
+
+
+def test_overlap_and_skew_of_three_clients():
+    from mountbench.clients.results import overlap, start_offsets
+
+    spans = {"a": (1000.0, 3000.0), "b": (1100.0, 3100.0), "c": (1200.0, 3200.0)}
+    assert overlap(spans) == pytest.approx(1800 / 2200)
+    offsets = start_offsets(spans)
+    assert offsets == {"a": (0.0, 2.0), "b": (0.1, 2.0), "c": pytest.approx((0.2, 2.0))}
+    assert overlap({"a": (0.0, 1.0), "b": (2.0, 3.0)}) == 0.0  # one after the other: never together
+    assert overlap({"a": (0.0, 1.0)}) is None
+
+
+def test_a_sample_whose_clients_overlapped_less_than_90_percent_gets_a_caveat():
+    from mountbench.clients.results import ACTIVE, LOW_OVERLAP, START_OFFSET, overlap_caveat, overlap_of
+    from mountbench.model import ClientResult
+
+    def part(name, start, active):
+        return ClientResult(name, {"read.iops": 1.0, START_OFFSET: start, ACTIVE: active})
+
+    tight = [part("a", 0.0, 2.0), part("b", 0.05, 2.0)]
+    skew, together = overlap_of(tight)
+    assert skew == pytest.approx(0.05) and together == pytest.approx(1.95 / 2.05)
+    assert overlap_caveat(skew, together) == ()
+    loose = [part("a", 0.0, 1.0), part("b", 0.3, 1.0), ClientResult("c", {}, "lost")]
+    skew, together = overlap_of(loose)
+    (caveat,) = overlap_caveat(skew, together)
+    assert caveat.code == LOW_OVERLAP and "only 54% of the sample (start skew 300 ms)" in caveat.text
+
+
+def test_fio_messages_name_a_client_by_its_whole_address():
+    from mountbench.clients.results import clients_outcome
+
+    a, b = (
+        ClientSpec("x", None, ssh=True).dialed("127.42.0.1", 1),
+        ClientSpec("y", None, ssh=True).dialed("127.42.0.11", 2),
+    )
+    text = "client: host=127.42.0.11 disconnected\n"
+    outcome = clients_outcome({"client_stats": []}, [a, b], text)
+    by = {c.client: c.error for c in outcome.clients}
+    assert "disconnected" in by["ssh://y"] and "disconnected" not in by["ssh://x"]
+
+
+def test_remote_facts_script_output_is_read_into_host_facts():
+    from mountbench.clients.sshremote import parse_facts
+
+    facts = parse_facts(
+        "hostname=node1\nkernel=6.1.0-18-amd64\narch=x86_64\nos=Linux\ncpu_model=AMD EPYC 7B13\ncpu_count=8\n"
+        "ram_kib=16384000\nfio_version=fio-3.33\npath=/mnt/x|nfs4 srv:/export /mnt/x\npath=/nope|missing\n"
+    )
+    assert facts["kernel"] == "6.1.0-18-amd64" and facts["cpu_count"] == 8 and facts["ram_bytes"] == 16384000 * 1024
+    assert facts["fio_version"] == "fio-3.33"
+    assert facts["paths"]["/mnt/x"] == {"fstype": "nfs4", "mount_source": "srv:/export", "mount_point": "/mnt/x"}
+    assert facts["paths"]["/nope"]["fstype"] == "unknown"
+    assert parse_facts("fio_version=\n")["fio_version"] == ""  # no fio there

@@ -1,3 +1,6 @@
+import os
+import re
+
 import pytest
 
 from mountbench.clients.spec import FIO_PORT, ClientSpec, parse_client, parse_clients, parse_counts
@@ -86,3 +89,77 @@ def test_remote_views_name_a_path_and_a_client():
         parse_view("/mnt/nfs@10.0.0.2=/mnt/local")
     with pytest.raises(UsageError, match="must be absolute"):
         parse_view("share@10.0.0.2=/mnt/nfs@10.0.0.3")
+
+
+def test_ssh_clients_keep_the_address_as_given_as_their_label():
+    client = parse_client("ssh://node1")
+    assert client.ssh and client.host == "node1" and client.port is None and client.user == ""
+    assert client.label == "ssh://node1" and client.destination == "node1"
+    full = parse_client("ssh://me@10.0.0.2:2222")
+    assert (full.user, full.host, full.port, full.label) == ("me", "10.0.0.2", 2222, "ssh://me@10.0.0.2:2222")
+    assert full.destination == "me@10.0.0.2"
+    assert parse_client(full.label) == full  # RunOptions keeps labels and parses them again
+    assert ClientSpec.from_dict(full.to_dict()) == full
+    v6 = parse_client("ssh://[fd00::2]:22")
+    assert v6.host == "fd00::2" and v6.label == "ssh://[fd00::2]:22"
+
+
+def test_an_ssh_client_has_no_fio_address_until_its_tunnel_exists():
+    client = parse_client("ssh://node1")
+    with pytest.raises(ValueError):
+        _ = client.fio_arg
+    dialed = client.dialed("127.42.0.1", 40001)
+    assert dialed == client and dialed.label == "ssh://node1"  # the same client, reached another way
+    assert dialed.fio_arg == "127.42.0.1,40001"
+    assert dialed.is_entry_of("127.42.0.1", 40001) and not client.is_entry_of("127.42.0.1", 40001)
+    assert dialed.dirname == client.dirname == "ssh__node1_22"
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("ssh://", "give ssh://[USER@]HOST[:PORT]"),
+        ("ssh://@node1", "is not a login name"),
+        ("ssh://node1/path", "nothing after it"),
+        ("ssh://node1:99999", "port must be a number"),
+    ],
+)
+def test_bad_ssh_addresses_are_one_line_errors(text, words):
+    with pytest.raises(UsageError, match=re.escape(words)) as raised:
+        parse_client(text)
+    assert str(raised.value).startswith(f"--client {text}")
+
+
+def test_hosts_file_one_host_a_line(tmp_path):
+    from mountbench.clients.spec import read_hosts_file
+
+    hosts = tmp_path / "hosts"
+    hosts.write_text("# lab machines\nnode1\n\nme@node2:2222   # the odd one\nssh://node3\n10.0.0.9:8765\n")
+    assert read_hosts_file(hosts) == ("ssh://node1", "ssh://me@node2:2222", "ssh://node3", "ssh://10.0.0.9:8765")
+    hosts.write_text("node1 node2\n")
+    with pytest.raises(UsageError, match="line 1: 'node1 node2': one host a line"):
+        read_hosts_file(hosts)
+    hosts.write_text("# nothing\n")
+    with pytest.raises(UsageError, match="names no host"):
+        read_hosts_file(hosts)
+    with pytest.raises(UsageError, match="--hosts-file"):
+        read_hosts_file(tmp_path / "missing")
+
+
+def test_hosts_file_on_the_command_line_dry_run_names_each_ssh_client(tmp_path):
+    from support.runhelpers import mountbench
+
+    hosts = tmp_path / "hosts"
+    hosts.write_text("node1\nme@node2:2222\n")
+    target = tmp_path / "share"
+    target.mkdir()
+    env = {**os.environ, "MOUNTBENCH_DB": str(tmp_path / "db.sqlite")}
+    done = mountbench("run", "--client", "ssh://node0", "--hosts-file", str(hosts), f"share={target}", "--only",
+                      "rnd4k-q1-read", "--size", "8M", "--dry-run", env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for label in ("ssh://node0", "ssh://node1", "ssh://me@node2:2222"):
+        assert f"# --client={label} (through its SSH tunnel)" in done.stdout
+    assert not list(target.iterdir())
+    missing = mountbench("run", "--hosts-file", str(tmp_path / "nope"), f"share={target}", "--dry-run", env=env)
+    assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1
+    assert "--hosts-file" in missing.stderr

@@ -77,7 +77,7 @@ def lab(
     from mountbench.lab.probe import ProbeOptions
     from mountbench.lab.run import LabOptions, check_prerequisites, lab_specs, lab_timeout, run_lab
 
-    if params.get("clients") or params.get("client_counts_text"):
+    if params.get("clients") or params.get("hosts_file") or params.get("client_counts_text"):
         raise UsageError("--client and --clients are for 'mountbench run': the lab measures mounts inside one guest")
     specs = lab_specs(mounts)  # bad specs fail here, before anything boots
     if not probe_mounts and (probe_repeat is not None or probe_timeout is not None):

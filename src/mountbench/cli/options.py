@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import click
 from click.core import ParameterSource
 
-from mountbench.clients.spec import parse_clients, parse_counts
+from mountbench.clients.spec import parse_clients, parse_counts, read_hosts_file
 from mountbench.errors import UsageError
 from mountbench.fio.sweeps import parse_sweep
 from mountbench.host.watch import WatchSpec
@@ -55,6 +55,7 @@ _CHECKS: dict[str, dict[str, Any]] = {
     "file_state": {"type": click.Choice(FILE_STATES)},
     "max_repeat": {"type": click.IntRange(1, 1000)},
     "app_tree": {"type": click.Path(path_type=Path)},
+    "hosts_file": {"type": click.Path(path_type=Path)},
 }
 
 
@@ -173,6 +174,12 @@ def _app(raw: dict[str, Any]) -> AppChoice | None:
     return AppChoice(tree=str(tree) if tree else None, command=command)
 
 
+def _client_texts(raw: dict[str, Any]) -> tuple[str, ...]:
+    """--client's, then --hosts-file's lines."""
+    hosts = read_hosts_file(raw["hosts_file"]) if raw["hosts_file"] else ()
+    return (*raw["clients"], *hosts)
+
+
 # Fields whose flags give something else than the field's value, read from every flag's value
 _READ: dict[str, Callable[[dict[str, Any]], Any]] = {
     "job_files": lambda raw: tuple(str(path.expanduser().resolve()) for path in raw["job_files"]),
@@ -181,8 +188,8 @@ _READ: dict[str, Callable[[dict[str, Any]], Any]] = {
     "until": _until,
     "budget": lambda raw: parse_duration(raw["budget_text"], "--budget") if raw["budget_text"] else None,
     "sweeps": lambda raw: tuple(parse_sweep(text) for text in raw["sweeps"]),
-    "clients": lambda raw: tuple(client.label for client in parse_clients(raw["clients"])),
-    "client_counts": lambda raw: parse_counts(raw["client_counts_text"], len(parse_clients(raw["clients"]))),
+    "clients": lambda raw: tuple(client.label for client in parse_clients(_client_texts(raw))),
+    "client_counts": lambda raw: parse_counts(raw["client_counts_text"], len(parse_clients(_client_texts(raw)))),
     "watch": _watch,
     "app": _app,
 }

@@ -2,8 +2,13 @@
 client/server engine (``fio --server`` on each client, one ``fio --client=…`` from the
 controller per sample), and the probe's coherence checks between two of them.
 
-- ``spec``: client addresses (``HOST[:PORT]``) and the client counts of a scaling run.
-- ``results``: fio's client JSON split per client; mountbench's own aggregate (pure).
+- ``spec``: client addresses (``HOST[:PORT]``, ``ssh://[USER@]HOST[:PORT]``, --hosts-file)
+  and the client counts of a scaling run.
+- ``results``: fio's client JSON split per client; mountbench's own aggregate; each
+  client's start skew and the overlap check (pure).
+- ``sshconn``: one ControlMaster ssh connection per ``ssh://`` client (the user's own ssh).
+- ``sshremote``: what mountbench starts on ``ssh://`` clients (fio's server under a run
+  marker, tunnelled; host facts; the clock offset; the start barrier) and stops again.
 - ``fioprobe``: what a client's fio says about itself, and tiny real fio jobs run on it.
 - ``preflight``: every client checked before anything runs.
 - ``invocation``: one watched ``fio --client`` process (time limit, lost clients, Ctrl-C).

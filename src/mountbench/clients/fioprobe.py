@@ -45,16 +45,16 @@ class ServerIdentity:
 def check_reachable(client: ClientSpec, timeout: float = CONNECT_TIMEOUT_S) -> None:
     """A TCP connection to the client's fio port; a one-line UsageError when none is possible."""
     try:
-        with socket.create_connection((client.host, client.port), timeout=timeout):
+        with socket.create_connection((client.connect_host, client.connect_port), timeout=timeout):
             pass
     except ConnectionRefusedError:
         raise UsageError(
-            f"client {client.label} refused the connection on port {client.port}: no fio server listens there; "
+            f"client {client.label} refused the connection on port {client.connect_port}: no fio server listens there; "
             f"start one on that machine with 'mountbench serve --bind ADDRESS' (or 'fio --server')"
         ) from None
     except TimeoutError:
         raise UsageError(
-            f"client {client.label} did not answer on port {client.port} within {timeout:g} s; "
+            f"client {client.label} did not answer on port {client.connect_port} within {timeout:g} s; "
             "check the address, that its fio server runs, and firewalls on the way"
         ) from None
     except OSError as exc:
@@ -84,7 +84,8 @@ def identify(fio_path: str, client: ClientSpec, timeout: float = FIO_CALL_TIMEOU
     if match is None:
         said = _last_lines(output)
         raise UsageError(
-            f"client {client.label} answered on port {client.port} but no compatible fio server identified itself"
+            f"client {client.label} answered on port {client.connect_port} "
+            "but no compatible fio server identified itself"
             + (f" (fio said: {said})" if said else "")
             + "; is it a fio server of the same version as this machine's?"
         )

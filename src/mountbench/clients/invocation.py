@@ -17,7 +17,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,11 +38,21 @@ class Finished:
     killed: bool = False  # fio's client had to be killed: the servers' jobs run on to their end
 
 
+Reachability = Callable[[ClientSpec], str]  # '' when the client is there, else why not
+
+
 def run_watched(
-    argv: list[str], cwd: Path, clients: Sequence[ClientSpec], *, timeout: float, overdue_s: float
+    argv: list[str],
+    cwd: Path,
+    clients: Sequence[ClientSpec],
+    *,
+    timeout: float,
+    overdue_s: float,
+    reachable: Reachability | None = None,
 ) -> Finished:
     """Run fio's client in its own process group until it ends, ``timeout`` passes, or a
-    client is found unreachable after ``overdue_s``. On KeyboardInterrupt it gets SIGINT,
+    client is found unreachable after ``overdue_s`` (``reachable``: how to tell, by default a
+    TCP connection to its fio port). On KeyboardInterrupt it gets SIGINT,
     which makes it stop every server's job and wait for them; if it has not ended within
     STOP_GRACE_S it is killed. The interrupt then propagates."""
     proc = subprocess.Popen(
@@ -62,7 +72,7 @@ def run_watched(
             if time.monotonic() >= start + timeout:
                 _kill(proc)
                 return Finished(proc.returncode, "", timed_out=True, killed=True)
-            lost = unreachable(clients)
+            lost = unreachable(clients, reachable)
             if lost:
                 _kill(proc)
                 return Finished(proc.returncode, "", lost=lost, killed=True)
@@ -82,24 +92,26 @@ class KilledOnInterrupt(KeyboardInterrupt):
     """Ctrl-C, and fio's client did not stop the servers' jobs in time: they run on."""
 
 
-def unreachable(clients: Sequence[ClientSpec]) -> tuple[tuple[str, str], ...]:
-    """(label, why) of the clients whose fio port does not accept a connection now."""
+def unreachable(clients: Sequence[ClientSpec], reachable: Reachability | None = None) -> tuple[tuple[str, str], ...]:
+    """(label, why) of the clients found unreachable now (by default: whose fio port does not
+    accept a connection)."""
     with ThreadPoolExecutor(max_workers=min(16, max(1, len(clients)))) as pool:
-        reasons = list(pool.map(_why_unreachable, clients))
+        reasons = list(pool.map(reachable or why_unreachable, clients))
     return tuple((c.label, why) for c, why in zip(clients, reasons, strict=True) if why)
 
 
-def _why_unreachable(client: ClientSpec) -> str:
+def why_unreachable(client: ClientSpec) -> str:
+    """'' when the client's fio port accepts a connection, else why not."""
     try:
-        with socket.create_connection((client.host, client.port), timeout=CONNECT_TIMEOUT_S):
+        with socket.create_connection((client.connect_host, client.connect_port), timeout=CONNECT_TIMEOUT_S):
             return ""
     except TimeoutError:
-        return f"no answer on port {client.port} within {CONNECT_TIMEOUT_S:g} s"
+        return f"no answer on port {client.connect_port} within {CONNECT_TIMEOUT_S:g} s"
     except ConnectionRefusedError:
-        return f"nothing listens on port {client.port} any more"
+        return f"nothing listens on port {client.connect_port} any more"
     except OSError as exc:
         name = errno.errorcode.get(exc.errno or 0, "")
-        return f"port {client.port}: {name + ': ' if name else ''}{exc.strerror or exc}"
+        return f"port {client.connect_port}: {name + ': ' if name else ''}{exc.strerror or exc}"
 
 
 def _kill(proc: subprocess.Popen) -> None:

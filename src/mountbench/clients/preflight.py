@@ -60,21 +60,25 @@ def _check_one(fio: FioInfo, client: ClientSpec) -> dict[str, Any]:
     try:
         who = identify(fio.path, client)
     except ProtocolMismatch:
-        served = agent.query_facts(client, [])  # `mountbench serve` there can still say which fio it runs
+        served = (
+            None if client.ssh else agent.query_facts(client, [])
+        )  # `mountbench serve` there can still say which fio it runs
         if served is not None and served.get("fio_version"):
             _refuse_version(fio, client, str(served["fio_version"]))
         raise
     _refuse_version(fio, client, who.fio_version)
     facts: dict[str, Any] = {
         "label": client.label,
-        "address": f"{client.host}:{client.port}",
+        "address": client.destination if client.ssh else f"{client.host}:{client.port}",
         "hostname": who.hostname,
         "os": who.os,
         "arch": who.arch,
         "fio_version": who.fio_version,
-        "server": "fio --server",
+        "server": "fio --server over ssh" if client.ssh else "fio --server",
         "kernel": UNKNOWN,
     }
+    if client.ssh:
+        return facts  # its host facts come over its SSH connection (clients/sshremote.py)
     served = agent.query_facts(client, [])
     if served is not None:
         facts |= {key: value for key, value in served.items() if key not in ("label", "address", "paths", "os")}

@@ -12,6 +12,7 @@ with the sum, the sample carries a caveat.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -107,7 +108,7 @@ def all_clients_disagreement(ours: Mapping[str, float], fios: Mapping[str, float
 
 def _named_failure(client: ClientSpec, text: str) -> str:
     """What fio said went wrong with this client ('' when it said nothing about it)."""
-    lines = [line.strip() for line in text.splitlines() if client.host in line]
+    lines = _lines_naming(client, text)
     if any("disconnected" in line for line in lines):
         return "disconnected mid-sample (its fio server stopped or became unreachable)"
     if any("timed out" in line for line in lines):
@@ -117,12 +118,18 @@ def _named_failure(client: ClientSpec, text: str) -> str:
     return ""
 
 
+def _lines_naming(client: ClientSpec, text: str) -> list[str]:
+    """fio's messages that name the client's address (not one that merely starts with it)."""
+    pattern = re.compile(rf"(?<![\w.:]){re.escape(client.connect_host)}(?![\w.])")
+    return [line.strip() for line in text.splitlines() if pattern.search(line)]
+
+
 def _missing_reason(client: ClientSpec, text: str, named: Sequence[ClientSpec]) -> str:
     """Why a client delivered no results, from fio's messages that name it; a client fio
     said nothing about lost its results because another one failed."""
     why = _named_failure(client, text)
     if why:
-        said = "; ".join(dict.fromkeys(line.strip() for line in text.splitlines() if client.host in line))
+        said = "; ".join(dict.fromkeys(_lines_naming(client, text)))
         return f"client {client.label} {why}: {said[:300]}"
     if named:
         others = ", ".join(c.label for c in named)
@@ -134,3 +141,86 @@ def slowest_client(results: Sequence[ClientResult], metric: str) -> str | None:
     """The client with the least of ``metric`` (a throughput: IOPS, bandwidth, files/s)."""
     measured = [(r.metrics[metric], r.client) for r in results if metric in r.metrics and not r.error]
     return min(measured)[1] if measured else None
+
+
+# --- start skew and overlap ---------------------------------------------------------------------
+#
+# fio's client/server has no start barrier: fio's client sends each server its job in turn and
+# each starts as it receives it. Its JSON carries no start time per client, so each client's job
+# also writes fio's latency log averaged over LOG_AVG_MS windows with unix-epoch timestamps
+# (log_unix_epoch=1): stamped by the client's own clock, sent back to the controller by fio.
+# The first window's stamp less one window is when that client's I/O began, the last stamp
+# when it ended; each client's clock offset (measured over SSH, else taken as 0) is removed.
+
+LOG_AVG_MS = 10
+SKEW_LOG_PREFIX = "mbskew"
+OVERLAP_FLOOR = 0.9  # clients together for less of the sample than this: their sum overstates
+LOW_OVERLAP = "clients-overlap"  # caveat code
+FEWER_CLIENTS = "clients-missing"  # caveat code: the sample ran on fewer clients than asked
+START_OFFSET = "start_offset_s"  # per-client metric: its start after the earliest client's
+ACTIVE = "active_s"  # per-client metric: how long its I/O ran
+
+
+def skew_log_options(client: ClientSpec) -> list[tuple[str, str]]:
+    """What each client's job gets so its start and end can be read off its own clock."""
+    return [("write_lat_log", f"{SKEW_LOG_PREFIX}-{client.dirname}"), ("log_avg_msec", str(LOG_AVG_MS)),
+            ("log_unix_epoch", "1")]  # fmt: skip
+
+
+def skew_log_glob(client: ClientSpec) -> str:
+    """The completion-latency logs fio's client writes for this client (one per job)."""
+    return f"{SKEW_LOG_PREFIX}-{client.dirname}_clat.*.log*"
+
+
+def activity_span(logs: Sequence[str], window_ms: float = LOG_AVG_MS) -> tuple[float, float] | None:
+    """(start, end) in epoch milliseconds of the I/O in a client's averaged latency logs."""
+    stamps = []
+    for text in logs:
+        for line in text.splitlines():
+            head = line.split(",", 1)[0].strip()
+            if head.isdigit():
+                stamps.append(int(head))
+    if not stamps:
+        return None
+    return min(stamps) - window_ms, float(max(stamps))
+
+
+def start_offsets(spans: Mapping[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
+    """client -> (seconds after the earliest client started, seconds its I/O ran)."""
+    if not spans:
+        return {}
+    first = min(start for start, _ in spans.values())
+    return {label: ((start - first) / 1000, (end - start) / 1000) for label, (start, end) in spans.items()}
+
+
+def overlap(spans: Mapping[str, tuple[float, float]]) -> float | None:
+    """How much of the sample (first start to last end) every client ran at once, 0..1."""
+    if len(spans) < 2:
+        return None
+    starts = [start for start, _ in spans.values()]
+    ends = [end for _, end in spans.values()]
+    whole = max(ends) - min(starts)
+    if whole <= 0:
+        return None
+    return max(0.0, min(ends) - max(starts)) / whole
+
+
+def overlap_of(results: Sequence[ClientResult]) -> tuple[float | None, float | None]:
+    """(start skew in seconds, overlap) of a stored sample's clients (from their metrics)."""
+    spans = {r.client: (r.metrics[START_OFFSET], r.metrics[START_OFFSET] + r.metrics[ACTIVE])
+             for r in results if START_OFFSET in r.metrics and ACTIVE in r.metrics}  # fmt: skip
+    if len(spans) < 2:
+        return None, None
+    return max(start for start, _ in spans.values()), overlap(spans)
+
+
+def overlap_caveat(skew_s: float | None, together: float | None) -> tuple[Caveat, ...]:
+    if together is None or together >= OVERLAP_FLOOR:
+        return ()
+    return (
+        Caveat(
+            LOW_OVERLAP,
+            f"the clients ran together for only {together:.0%} of the sample (start skew {skew_s * 1000:.0f} ms): "
+            "their sum overstates the rate they reach at once",
+        ),
+    )

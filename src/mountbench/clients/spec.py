@@ -1,25 +1,33 @@
-"""Client addresses as given on the command line (``--client HOST[:PORT]``) and the client
-counts of a scaling run (``--clients 1,2,4``)."""
+"""Client addresses as given on the command line (``--client HOST[:PORT]``, or
+``--client ssh://[USER@]HOST[:PORT]`` for a machine mountbench starts over SSH, and
+``--hosts-file FILE``) and the client counts of a scaling run (``--clients 1,2,4``)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from mountbench.errors import UsageError
 
 FIO_PORT = 8765  # fio's default server port
 AGENT_PORT_OFFSET = 1  # `mountbench serve` answers host-fact and probe requests on PORT + 1
+SSH_SCHEME = "ssh://"
 
 
 @dataclass(frozen=True)
 class ClientSpec:
-    """One machine running ``fio --server`` (or `mountbench serve`)."""
+    """One machine running ``fio --server`` (or `mountbench serve`), or one mountbench starts
+    over SSH (``ssh``: then ``port`` is the SSH port, None for ssh's own choice)."""
 
     host: str  # a name or an address; IPv6 without brackets
-    port: int = FIO_PORT
+    port: int | None = FIO_PORT
+    ssh: bool = False
+    user: str = ""  # ssh only: the login name given (else ssh's own choice)
+    # where fio's client reaches the server: an SSH client's tunnel end, set once it is started
+    dial: tuple[str, int] | None = field(default=None, compare=False)
 
     @property
     def ipv6(self) -> bool:
@@ -27,39 +35,78 @@ class ClientSpec:
 
     @property
     def label(self) -> str:
-        """How reports name the client: ``HOST`` or ``HOST:PORT`` (``[v6]:PORT``)."""
+        """How reports name the client: ``HOST`` or ``HOST:PORT`` (``[v6]:PORT``), or the
+        ``ssh://`` address as given."""
         host = f"[{self.host}]" if self.ipv6 else self.host
+        if self.ssh:
+            user = f"{self.user}@" if self.user else ""
+            return f"{SSH_SCHEME}{user}{host}" + (f":{self.port}" if self.port is not None else "")
         return host if self.port == FIO_PORT else f"{host}:{self.port}"
+
+    @property
+    def destination(self) -> str:
+        """What ssh takes as its destination (the port goes to ``-p``)."""
+        return f"{self.user}@{self.host}" if self.user else self.host
+
+    @property
+    def connect_host(self) -> str:
+        """The address fio's client connects to."""
+        return self.dial[0] if self.dial else self.host
+
+    @property
+    def connect_port(self) -> int:
+        if self.dial:
+            return self.dial[1]
+        if self.ssh or self.port is None:
+            raise ValueError(f"{self.label}: an SSH client has no fio address until it is started")
+        return self.port
+
+    def dialed(self, host: str, port: int) -> ClientSpec:
+        """This client reached through ``host:port`` (its SSH tunnel)."""
+        return replace(self, dial=(host, port))
 
     @property
     def fio_arg(self) -> str:
         """What ``fio --client=`` takes."""
-        return f"ip6:{self.host},{self.port}" if self.ipv6 else f"{self.host},{self.port}"
+        host, port = self.connect_host, self.connect_port
+        return f"ip6:{host},{port}" if ":" in host else f"{host},{port}"
 
     @property
     def dirname(self) -> str:
         """The client's own directory inside a run's scratch directory."""
+        if self.ssh:
+            return re.sub(r"[^A-Za-z0-9._-]+", "_", f"ssh_{self.user}_{self.host}_{self.port or 22}")
         return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{self.host}_{self.port}")
 
     @property
     def agent_port(self) -> int:
-        return self.port + AGENT_PORT_OFFSET
+        return self.connect_port + AGENT_PORT_OFFSET
 
     def is_entry_of(self, hostname: str, port: int) -> bool:
         """Is a ``client_stats`` entry (fio names it by the host given and the port) ours?"""
-        return port == self.port and hostname.removeprefix("ip6:").removeprefix("ip:") == self.host
+        if self.ssh and not self.dial:
+            return False
+        return port == self.connect_port and hostname.removeprefix("ip6:").removeprefix("ip:") == self.connect_host
 
     def to_dict(self) -> dict[str, Any]:
+        if self.ssh:
+            return {"host": self.host, "port": self.port, "ssh": True, "user": self.user}
         return {"host": self.host, "port": self.port}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ClientSpec:
+        if data.get("ssh"):
+            port = data.get("port")
+            return cls(str(data["host"]), int(port) if port is not None else None, True, str(data.get("user", "")))
         return cls(str(data["host"]), int(data.get("port", FIO_PORT)))
 
 
 def parse_client(text: str) -> ClientSpec:
-    """``HOST``, ``HOST:PORT``, ``[IPv6]`` or ``[IPv6]:PORT``."""
+    """``HOST``, ``HOST:PORT``, ``[IPv6]`` or ``[IPv6]:PORT``; any of them after ``ssh://``
+    (with an optional ``USER@``) for a machine mountbench starts over SSH."""
     text = text.strip()
+    if text.lower().startswith(SSH_SCHEME):
+        return _parse_ssh(text)
     example = "e.g. --client 10.0.0.2 or --client node1:8765"
     if not text:
         raise UsageError(f"--client needs a host, {example}")
@@ -80,6 +127,50 @@ def parse_client(text: str) -> ClientSpec:
             raise UsageError(f"--client {text}: the port must be a number from 1 to 65534, {example}")
         port = int(port_text)
     return ClientSpec(host, port)
+
+
+def _parse_ssh(text: str) -> ClientSpec:
+    example = "e.g. --client ssh://node1 or --client ssh://me@10.0.0.2:2222"
+    rest = text[len(SSH_SCHEME) :]
+    user, at, address = rest.rpartition("@")
+    if at and (not user or any(c.isspace() or c in "/:@" for c in user)):
+        raise UsageError(f"--client {text}: {user!r} is not a login name; {example}")
+    if not address or "/" in address or "?" in address:
+        raise UsageError(f"--client {text}: give ssh://[USER@]HOST[:PORT] and nothing after it; {example}")
+    try:
+        plain = parse_client(address)  # the same HOST[:PORT] rules; the port is then SSH's
+    except UsageError as exc:
+        raise UsageError(str(exc).replace(f"--client {address}", f"--client {text}", 1)) from None
+    port = plain.port if _has_port(address) else None
+    return ClientSpec(plain.host, port, ssh=True, user=user)
+
+
+def _has_port(address: str) -> bool:
+    if address.startswith("["):
+        return "]:" in address
+    return ":" in address
+
+
+def read_hosts_file(path: Path) -> tuple[str, ...]:
+    """``--hosts-file``: one client a line, as --client takes it; blank lines and ``#``
+    comments are skipped. A bare host name means ``ssh://HOST`` (mountbench starts it)."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise UsageError(f"--hosts-file {path}: {exc.strerror or exc}; give a file with one host a line") from None
+    hosts = []
+    for number, line in enumerate(text.splitlines(), 1):
+        entry = line.split("#", 1)[0].strip()
+        if not entry:
+            continue
+        if any(c.isspace() for c in entry):
+            raise UsageError(
+                f"--hosts-file {path}, line {number}: {entry!r}: one host a line, e.g. node1 or ssh://me@node2"
+            )
+        hosts.append(entry if "://" in entry else f"{SSH_SCHEME}{entry}")
+    if not hosts:
+        raise UsageError(f"--hosts-file {path} names no host; write one host a line, e.g. node1")
+    return tuple(hosts)
 
 
 def parse_clients(texts: Sequence[str]) -> tuple[ClientSpec, ...]:

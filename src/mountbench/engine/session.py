@@ -482,6 +482,9 @@ class Session:
         for ctx in self.contexts.values():
             for runner in self.runners.values():
                 runner.cleanup(ctx)
+        for runner in self.runners.values():  # optional hook: stop what the runner started elsewhere
+            if hasattr(runner, "close"):
+                self.notices += runner.close()
         self._release_locks()
         if not self.config.keep:
             self.remove_scratch()

@@ -12,7 +12,16 @@ except for a job that sets fio's own ``unique_filename=0``: then all clients sha
 ``<scratch>/shared/`` and the job's files, as that option means in fio.
 
 The sample's metrics are mountbench's aggregate (clients/results.py: sums, and latency
-percentiles from the merged histograms); each client's own figures are stored with it.
+percentiles from the merged histograms); each client's own figures are stored with it,
+with when it started after the first client and how long it ran (from its own latency log
+stamps), and a caveat when the clients ran together for less than 90 % of the sample.
+
+``ssh://`` clients are started once the run really runs (``ready``), through
+clients/sshremote.py, and stopped in ``close`` (the session calls it at the end, on
+Ctrl-C and on failure); their jobs wait at a start barrier (fio's exec_prerun). A client
+lost mid-run (found unreachable: an ``ssh://`` one by its SSH connection) fails that
+sample by name and is left out of the run's later samples, which run on the others and
+carry a caveat saying so.
 """
 
 from __future__ import annotations
@@ -26,9 +35,11 @@ from typing import Any
 
 from mountbench import model
 from mountbench.clients import preflight
-from mountbench.clients.invocation import KilledOnInterrupt, run_watched
+from mountbench.clients import results as client_results
+from mountbench.clients.invocation import KilledOnInterrupt, run_watched, why_unreachable
 from mountbench.clients.results import ClientsOutcome, clients_outcome
 from mountbench.clients.spec import ClientSpec
+from mountbench.clients.sshremote import SshClients
 from mountbench.errors import UsageError
 from mountbench.fio.binary import FioInfo
 from mountbench.fio.jobfile import FioJob, render_job, wants_direct
@@ -56,6 +67,15 @@ SHARED_DIR = "shared"  # where clients of a unique_filename=0 job work together
 # locally, on this project's 2-CPU VM (see bench/clients_scaling.py)
 CLIENT_COST_S = 1.1
 OVERDUE_GRACE_S = 10.0  # past a sample's expected duration, the clients' reachability is checked
+# what results.py says of a client that went away (as opposed to one whose job failed)
+LOST_WORDS = ("disconnected mid-sample", "stopped answering", "could not be reached", "became unreachable")
+# the start barrier: how far ahead of sending the jobs their common start is set; on this
+# project's loaded 2-CPU VM three clients started up to ~0.4 s apart without one
+BARRIER_LEAD_S = 1.0  # the first sample's; a miss makes it longer for the rest of the run
+BARRIER_PER_CLIENT_S = 0.1
+BARRIER_MAX_S = 10.0
+BARRIER_SLACK_S = 0.02  # a start this late is the barrier's own jitter (a sleep, a date), not a miss
+LOST_CONFIRM_S = 8.0  # how long an ssh:// client's connection may take to end after fio saw it go
 
 
 METHOD = (
@@ -65,7 +85,6 @@ METHOD = (
 
 
 @dataclass(frozen=True)
-
 class ClientsJob:
     """What a workload of this kind carries: the fio workload and the clients it runs on."""
 
@@ -202,6 +221,11 @@ class FioClientsRunner:
         self.laid_out: set[tuple[str, str, tuple[str, ...]]] = set()
         self.shared = False  # some workload has its clients share one file set
         self.unsettled_until = 0.0  # monotonic time before which an abandoned job may still write
+        self.ssh: SshClients | None = None  # the ssh:// clients this run started (None: none)
+        self.dial: dict[str, ClientSpec] = {}  # label -> the client as fio's client reaches it
+        self.lost: dict[str, str] = {}  # label -> why: clients lost mid-run, left out of later samples
+        self.barrier_lead_s = BARRIER_LEAD_S  # grows when a client misses the start barrier
+        self.barrier_instant_ns: int | None = None  # the last sample's barrier (epoch ns, this clock)
 
     def host_facts(self) -> dict[str, Any]:
         """What a run's host record says about its clients (``{"clients": {label: facts}}``), or
@@ -222,25 +246,101 @@ class FioClientsRunner:
                 seen.setdefault(client.label, client)
         self.clients = tuple(seen.values())
         self.shared = any(item.shared for item in wrapped)
-        if self.clients:
-            self.facts.update(preflight.check_clients(self.fio, self.clients))
+        direct = [c for c in self.clients if not c.ssh]
+        self.dial = {c.label: c for c in direct}
+        if direct:  # ssh:// clients are started (and checked) once the run is really going to run: ready()
+            self.facts.update(preflight.check_clients(self.fio, direct))
 
     def space_needed(self, workload: Workload) -> tuple[str, int | None]:
         return workload.description.space_group, workload.description.space_bytes
 
     def ready(self, contexts: list[TargetContext]) -> None:
-        """Each client's directory in every scratch directory, and a real write by every
-        client into it that this machine then sees."""
+        """The ssh:// clients started (logged in, fio checked, its server started and
+        tunnelled); each client's directory in every scratch directory, and a real write by
+        every client into it that this machine then sees. On failure, whatever was started
+        on the clients is stopped again."""
         if not self.clients:
             return
-        preflight.add_path_facts(self.facts, self.clients, [ctx.target.path for ctx in contexts])
-        for ctx in contexts:
-            for name in [SHARED_DIR] * self.shared + [c.dirname for c in self.clients]:
-                (ctx.scratch / name).mkdir(exist_ok=True)
-            with _workdir() as workdir:
-                checks = preflight.check_writable(self.fio.path, self.clients, ctx.scratch, workdir)
-            for label, check in checks.items():
-                self.writes[(ctx.target.label, label)] = check
+        try:
+            self._start_ssh_clients()
+            paths = [ctx.target.path for ctx in contexts]
+            preflight.add_path_facts(self.facts, [c for c in self.clients if not c.ssh], paths)
+            if self.ssh is not None:
+                self.ssh.add_path_facts(paths)
+                for label, facts in self.ssh.facts.items():
+                    self.facts.setdefault(label, {})["paths"] = facts.get("paths", {})
+            dialed = self._dialed(self.clients)
+            for ctx in contexts:
+                for name in [SHARED_DIR] * self.shared + [c.dirname for c in self.clients]:
+                    (ctx.scratch / name).mkdir(exist_ok=True)
+                with _workdir() as workdir:
+                    checks = preflight.check_writable(self.fio.path, dialed, ctx.scratch, workdir)
+                for label, check in checks.items():
+                    self.writes[(ctx.target.label, label)] = check
+        except BaseException:
+            self.close()
+            raise
+
+    def _start_ssh_clients(self) -> None:
+        remote = [c for c in self.clients if c.ssh]
+        if not remote:
+            return
+        self.ssh = SshClients(self.fio, remote)
+        self.dial.update(self.ssh.start())
+        dialed = [self.dial[c.label] for c in remote]
+        checked = preflight.check_clients(self.fio, dialed)  # fio's own probe through the tunnel
+        for label, facts in checked.items():
+            self.facts[label] = {**facts, **{k: v for k, v in self.ssh.facts[label].items() if v != preflight.UNKNOWN}}
+
+    def close(self) -> list[str]:
+        """Stop everything started on the ssh:// clients (idempotent); what the user should know."""
+        if self.ssh is None:
+            return []
+        self.ssh.stop()
+        notices, self.ssh.notices = self.ssh.notices, []
+        return notices
+
+    def _shown(self, client: ClientSpec) -> str:
+        """How --dry-run names a client in fio's terms (an ssh:// client not started: as given)."""
+        dialed = self.dial.get(client.label, client)
+        return dialed.fio_arg if dialed.dial or not dialed.ssh else f"{client.label} (through its SSH tunnel)"
+
+    def _dialed(self, clients: Sequence[ClientSpec]) -> list[ClientSpec]:
+        return [self.dial.get(c.label, c) for c in clients]
+
+    def _reachable(self, client: ClientSpec) -> str:
+        """'' when the client is there; an ssh:// client by its SSH connection (its tunnel's
+        local end accepts connections even when the machine behind it is gone)."""
+        if client.ssh and self.ssh is not None:
+            return self.ssh.why_lost(client.label, ask=True)
+        return why_unreachable(client)
+
+    def _active(self, clients: Sequence[ClientSpec]) -> list[ClientSpec]:
+        """The clients a sample runs on: those not lost earlier in the run (an ssh:// client
+        whose connection has ended is lost now, before its sample is wasted)."""
+        if self.ssh is not None:
+            for client in clients:
+                why = self.ssh.why_lost(client.label) if client.ssh and client.label not in self.lost else ""
+                if why:
+                    self.lost[client.label] = why
+        active = [c for c in clients if c.label not in self.lost]
+        if not active:
+            gone = "; ".join(f"{c.label}: {self.lost[c.label]}" for c in clients)
+            raise WorkloadFailed(f"every client of this workload was lost earlier in the run ({gone})")
+        return active
+
+    def _fewer_caveat(self, asked: Sequence[ClientSpec], active: Sequence[ClientSpec]) -> tuple[Caveat, ...]:
+        missing = [c for c in asked if c not in active]
+        if not missing:
+            return ()
+        gone = ", ".join(f"{c.label} ({self.lost.get(c.label, 'lost')})" for c in missing)
+        return (
+            Caveat(
+                client_results.FEWER_CLIENTS,
+                f"ran on {len(active)} of {len(asked)} clients: {gone} lost earlier in the run; this aggregate is "
+                f"not comparable with one over all {len(asked)}",
+            ),
+        )
 
     # --- each sample -------------------------------------------------------------------------
 
@@ -271,14 +371,13 @@ class FioClientsRunner:
         texts = {}
         for client in wrapped.clients:
             where = ctx.scratch / (SHARED_DIR if wrapped.shared else client.dirname)
-            texts[client.label] = render_job(
-                job, [("directory", str(where)), *overrides], f"{comment}, client {client.label}"
-            )
+            options = [("directory", str(where)), *overrides, *client_results.skew_log_options(client)]
+            texts[client.label] = render_job(job, options, f"{comment}, client {client.label}")
         bound = workload.description.duration_bound_s
         return Prepared(
             workload=workload,
             target=ctx.target.label,
-            text="".join(f"# --client={c.fio_arg}\n{texts[c.label]}" for c in wrapped.clients),
+            text="".join(f"# --client={self._shown(c)}\n{texts[c.label]}" for c in wrapped.clients),
             caveats=tuple(caveats),
             buffered=False,
             estimate_s=(bound or 60.0) + FIO_FIXED_COST_S + CLIENT_COST_S,
@@ -292,12 +391,13 @@ class FioClientsRunner:
         file set: fio has no start barrier across clients, and a client still laying out
         its files would not be running alongside the others."""
         wrapped = ClientsJob.from_spec(prepared.workload.spec)
-        key = (ctx.target.label, prepared.workload.description.space_group, tuple(c.label for c in wrapped.clients))
+        active = self._active(wrapped.clients)
+        key = (ctx.target.label, prepared.workload.description.space_group, tuple(c.label for c in active))
         if key in self.laid_out:
             return
         texts = {label: text + "create_only=1\n" for label, text in prepared.payload["jobs"].items()}
         timeout = 3 * ((prepared.working_set or 0) / 5e6) + 120
-        self._run_fio(wrapped.clients, texts, settings.workdir, f"{prepared.target}-layout", timeout, "laying out", 0,
+        self._run_fio(active, texts, settings.workdir, f"{prepared.target}-layout", timeout, "laying out", 0,
                       overdue_s=30 + (prepared.working_set or 0) / 50e6)  # fmt: skip
         self.laid_out.add(key)
 
@@ -306,9 +406,36 @@ class FioClientsRunner:
         timeout = 3 * prepared.estimate_s + (prepared.working_set or 0) / 5e6 + 120
         stem = f"{prepared.target}-{prepared.workload.name}"
         bound = prepared.workload.description.duration_bound_s or 60.0
-        raw, parts = self._run_fio(wrapped.clients, prepared.payload["jobs"], settings.workdir, stem, timeout,
+        active = self._active(wrapped.clients)
+        raw, parts = self._run_fio(active, prepared.payload["jobs"], settings.workdir, stem, timeout,
                                    "running", bound, overdue_s=prepared.estimate_s + OVERDUE_GRACE_S)  # fmt: skip
-        return Outcome(parts.aggregate, raw, parts.caveats, clients=parts.clients)
+        clients, skew_caveats = self._with_skew(parts.clients, active, settings.workdir)
+        caveats = (*parts.caveats, *skew_caveats, *self._fewer_caveat(wrapped.clients, active))
+        return Outcome(parts.aggregate, raw, caveats, clients=clients)
+
+    def _with_skew(
+        self, parts: Sequence[ClientResult], clients: Sequence[ClientSpec], workdir: Path
+    ) -> tuple[tuple[ClientResult, ...], tuple[Caveat, ...]]:
+        """Each client's start (after the earliest one's) and how long it ran, from the
+        timestamps of its own clock in its latency logs, less its clock's offset; a caveat
+        when they ran together for less than results.OVERLAP_FLOOR of the sample."""
+        spans = {}
+        for client in clients:
+            files = sorted(workdir.glob(client_results.skew_log_glob(client)))
+            span = client_results.activity_span([f.read_text(errors="replace") for f in files])
+            offset = float(self.facts.get(client.label, {}).get("clock_offset_ms", 0.0) or 0.0)
+            if span is not None:
+                spans[client.label] = (span[0] - offset, span[1] - offset)
+        self._barrier_missed(spans)
+        offsets = client_results.start_offsets(spans)
+        out = tuple(
+            ClientResult(p.client, {**p.metrics, client_results.START_OFFSET: offsets[p.client][0],
+                                    client_results.ACTIVE: offsets[p.client][1]}, p.error)
+            if p.client in offsets else p
+            for p in parts
+        )  # fmt: skip
+        skew, together = client_results.overlap_of(out)
+        return out, client_results.overlap_caveat(skew, together)
 
     def cleanup(self, ctx: TargetContext) -> None:
         """After an interrupted sample whose fio client had to be killed, the servers finish
@@ -333,11 +460,16 @@ class FioClientsRunner:
         """One ``fio --client`` for all ``clients``: their raw JSON and what each delivered.
         ``settle_s``: how long a server's job may go on if fio's client has to be killed;
         ``overdue_s``: after how long the clients' reachability is checked."""
+        clients = self._dialed(clients)
+        barriers = self._barriers(clients) if doing == "running" else {}
         jobs = []
         for client in clients:
             path = workdir / _slug(f"{stem}-{client.dirname}.fio")
-            path.write_text(texts[client.label])
+            barrier = barriers.get(client.label)
+            path.write_text(texts[client.label] + (f"exec_prerun={barrier}\n" if barrier else ""))
             jobs.append((client, path))
+            for old in workdir.glob(client_results.skew_log_glob(client).replace("_clat.", "_*lat.")):
+                old.unlink(missing_ok=True)
         out_path = workdir / _slug(f"{stem}.json")
         out_path.unlink(missing_ok=True)
         # --eta=always: fio's client then asks every server for its progress each second and drops
@@ -346,7 +478,7 @@ class FioClientsRunner:
         for client, path in jobs:
             argv += [f"--client={client.fio_arg}", str(path)]
         try:
-            done = run_watched(argv, workdir, clients, timeout=timeout, overdue_s=overdue_s)
+            done = run_watched(argv, workdir, clients, timeout=timeout, overdue_s=overdue_s, reachable=self._reachable)
         except KilledOnInterrupt:
             self._abandoned(settle_s)
             raise
@@ -356,6 +488,7 @@ class FioClientsRunner:
         said = raw[: raw.find("{")] if "{" in raw else raw
         if done.lost:
             lost = {label for label, _ in done.lost}
+            self.lost.update(dict(done.lost))
             parts = tuple(
                 ClientResult(c.label, {}, f"client {c.label} became unreachable mid-sample ({why})")
                 if (why := dict(done.lost).get(c.label))
@@ -372,12 +505,75 @@ class FioClientsRunner:
             message = fio_message(said + done.stderr) or str(exc)
             raise WorkloadFailed(f"fio's client failed {doing} (exit {done.returncode}): {message}", raw) from None
         if parts.failed:
-            # the clients fio named as failing first, then those that lost their results with them
-            failed = sorted(parts.failed, key=lambda c: "delivered no results" in c.error)
+            failed = self._blame(clients, parts.failed)
+            # the clients lost (or named as failing) first, then those that lost their results with them
+            ordered = sorted(failed, key=lambda c: "delivered no results" in c.error)
             message = "; ".join(c.error if c.error.startswith("client ") else f"client {c.client}: {c.error}"
-                                for c in failed)  # fmt: skip
-            raise WorkloadFailed(message, raw, parts.clients)
+                                for c in ordered if c.error)  # fmt: skip
+            by_label = {c.client: c for c in failed}
+            raise WorkloadFailed(message, raw, tuple(by_label.get(c.client, c) for c in parts.clients))
         return raw, parts
+
+    def _barriers(self, clients: Sequence[ClientSpec]) -> dict[str, str]:
+        """The start barrier of the ssh:// clients (clients/sshremote.py: SshClients.barrier):
+        every job waits for one instant, BARRIER_LEAD_S (and a little per client) from now,
+        enough for fio's client to send every job and the servers to set them up; a client
+        that misses it starts late, which its start skew shows."""
+        self.barrier_instant_ns = None
+        if self.ssh is None or len(clients) < 2:
+            return {}
+        instant = time.time_ns() + int((self.barrier_lead_s + BARRIER_PER_CLIENT_S * len(clients)) * 1e9)
+        found = {c.label: self.ssh.barrier(c.label, instant) for c in clients}
+        if any(found.values()):
+            self.barrier_instant_ns = instant
+        return {label: option for label, option in found.items() if option}
+
+    def _barrier_missed(self, spans: Mapping[str, tuple[float, float]]) -> None:
+        """A client that started its I/O after the barrier's instant missed it (fio's client
+        took longer to send every job, or a server to set one up, than the lead allowed):
+        the later samples get a longer lead, by 1.5 times the miss, up to BARRIER_MAX_S."""
+        if self.barrier_instant_ns is None or not spans:
+            return
+        late_s = max(start for start, _ in spans.values()) / 1000 - self.barrier_instant_ns / 1e9
+        if late_s > BARRIER_SLACK_S:
+            self.barrier_lead_s = min(BARRIER_MAX_S, self.barrier_lead_s + 1.5 * late_s)
+
+    def _blame(self, clients: Sequence[ClientSpec], failed: Sequence[ClientResult]) -> list[ClientResult]:
+        """Which failed clients went away (they are left out of the run's later samples) and
+        which only lost their results with them: fio's client may report every connection
+        "disconnected" when one server goes. A client is lost when it is found unreachable
+        (an ssh:// client: its SSH connection ended, waited for up to LOST_CONFIRM_S), not
+        because fio's words say so; a client whose own job failed is not lost."""
+        by_label = {c.label: c for c in clients}
+        suspects = [by_label[r.client] for r in failed
+                    if r.client in by_label and any(words in r.error for words in LOST_WORDS)]  # fmt: skip
+        newly: dict[str, str] = {}
+        deadline = time.monotonic() + LOST_CONFIRM_S
+        while suspects:
+            for client in list(suspects):
+                why = self._reachable(client)
+                if why:
+                    newly[client.label] = why
+                    suspects.remove(client)
+                    deadline = min(deadline, time.monotonic() + 1.0)  # one went: the others had little time
+            if not suspects or time.monotonic() >= deadline or any(not c.ssh for c in suspects):
+                break
+            time.sleep(0.1)
+        self.lost.update(newly)
+        if not newly:
+            return list(failed)
+        gone = ", ".join(newly)
+        out = []
+        for result in failed:
+            if result.client in newly:
+                out.append(ClientResult(result.client, {}, f"client {result.client} was lost mid-sample: "
+                                                            f"{newly[result.client]}"))  # fmt: skip
+            elif any(words in result.error for words in LOST_WORDS):
+                out.append(ClientResult(result.client, {}, f"client {result.client} delivered no results "
+                                                            f"(fio's client ended when {gone} was lost)"))  # fmt: skip
+            else:
+                out.append(result)
+        return out
 
     def _abandoned(self, settle_s: float) -> None:
         """fio's client was killed: the servers' jobs are not stopped by a vanished client and

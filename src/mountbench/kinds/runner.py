@@ -36,5 +36,8 @@ class Runner(Protocol):
     # Optional: ``ready(contexts: list[TargetContext]) -> None`` is called once the scratch
     # directories exist, before anything is prepared or run, for checks that need them
     # (the clients of `run --client` write a file there); raise TargetError to refuse.
+    # Optional: ``close() -> list[str]`` is called when the run ends (done, failed or
+    # interrupted; it may be called twice) to stop what the runner started outside the targets
+    # (the ssh:// clients' fio servers); it returns notices for the user.
     # Optional: ``host_facts() -> dict[str, Any]``: what the run's host record says about how
     # this runner measures (fio: the clock it chose), read back from RunnerSetup on --resume.

@@ -7,7 +7,11 @@ what only a multi-client run has, from the per-client results stored with each s
   count, with the efficiency relative to linear scaling from the smallest count;
 - per workload, the slowest client (by the median of its own figures) and, on request
   (``--per-client``), every client's median next to the aggregate;
-- warnings where the clients differ in a host fact (content.HOST_FACTS).
+- the start skew: how far apart the clients started, and how much of each sample they
+  ran together (each client's own timestamps; clients/results.py), with the samples
+  flagged for overlapping too little and those that ran on fewer clients than asked;
+- warnings where the clients differ in a host fact (content.HOST_FACTS) or see different
+  filesystems at a target's path.
 
 Which workloads ran on which clients is in their description (model.Description.clients,
 given by their kind). Each table is built once (a TableView) and laid out by the terminal,
@@ -25,6 +29,7 @@ from typing import TYPE_CHECKING
 from markupsafe import Markup
 
 from mountbench.analysis.metrics import MetricInfo, describe
+from mountbench.clients.results import FEWER_CLIENTS, OVERLAP_FLOOR, overlap_of
 from mountbench.model import RunData, Sample, Workload
 from mountbench.report.cells import format_value
 from mountbench.report.chartkeys import Chart, slug
@@ -44,7 +49,17 @@ INTRO = (
     "histograms (never averaged)."
 )
 SWEEP_OPTION = "clients"
-CLIENT_FACT_HEADERS = ["client", "server", "hostname", "kernel", "fio", "filesystem of the target"]
+CLIENT_FACT_HEADERS = [
+    "client", "server", "hostname", "kernel", "CPU", "fio", "clock offset", "filesystem of the target"
+]  # fmt: skip
+SKEW_HEADERS = ["workload", "target", "median start skew", "worst start skew", "least overlap", "flagged"]
+SKEW_NOTE = (
+    "Start skew: how long after the first client the last one started its I/O (clients started over SSH wait "
+    "for a common instant first), from each client's own "
+    "clock (fio's latency log stamps), less its offset to this machine's measured over SSH (a plain fio "
+    f"server's clock is taken as in sync). Overlap: the share of the sample every client ran at once; below "
+    f"{OVERLAP_FLOOR:.0%} the sum overstates the rate the clients reach together."
+)
 
 
 @dataclass(frozen=True)
@@ -248,7 +263,26 @@ def client_host_warnings(runs: Sequence[RunData]) -> list[str]:
             if len({str(v) for v in known.values()}) > 1:
                 listed = ", ".join(f"{label} {_fact(key, v)}" for label, v in known.items())
                 warnings.append(f"the clients of run {run.id} differ in {name}: {listed}")
+        warnings += _filesystem_warnings(run.id, facts)
     return warnings
+
+
+def _filesystem_warnings(run_id: str, facts: Mapping[str, object]) -> list[str]:
+    """Clients that see different filesystems at one target path are not sharing one directory."""
+    seen: dict[str, dict[str, str]] = {}
+    for label, f in facts.items():
+        paths = f.get("paths") if isinstance(f, dict) else None
+        for path, described in (paths or {}).items():
+            fstype = str(described.get("fstype", "unknown")) if isinstance(described, dict) else "unknown"
+            if fstype != "unknown":
+                seen.setdefault(path, {})[label] = fstype
+    return [
+        f"the clients of run {run_id} see different filesystems at {path}: "
+        + ", ".join(f"{label} {fstype}" for label, fstype in by_client.items())
+        + "; they may not share one directory there"
+        for path, by_client in seen.items()
+        if len(set(by_client.values())) > 1
+    ]
 
 
 def _fact(key: str, value: object) -> str:
@@ -273,11 +307,88 @@ def client_facts_rows(runs: Sequence[RunData]) -> list[list[str]]:
                     str(f.get("server", "?")),
                     str(f.get("hostname", "?")),
                     str(f.get("kernel", "unknown")),
+                    _cpu(f),
                     str(f.get("fio_version", "?")),
+                    _clock(f),
                     fs,
                 ]
             )
     return rows
+
+
+def _cpu(facts: Mapping[str, object]) -> str:
+    model, count = facts.get("cpu_model"), facts.get("cpu_count")
+    if model in (None, "", "unknown"):
+        return "unknown"
+    return f"{count} × {model}" if isinstance(count, int) else str(model)
+
+
+def _clock(facts: Mapping[str, object]) -> str:
+    offset, uncertain = facts.get("clock_offset_ms"), facts.get("clock_uncertainty_ms")
+    if not isinstance(offset, int | float):
+        return "not measured"
+    return f"{offset:+.1f} ms ± {uncertain:.1f}" if isinstance(uncertain, int | float) else f"{offset:+.1f} ms"
+
+
+@dataclass(frozen=True)
+class SkewFigure:
+    """One multi-client workload on one target: its clients' start skew and overlap."""
+
+    title: str
+    target: str
+    skews: tuple[float, ...]  # seconds, one per sample that has the clients' timestamps
+    overlaps: tuple[float, ...]
+    fewer: int  # samples that ran on fewer clients than asked
+    samples: int
+
+    @property
+    def flagged(self) -> int:
+        return sum(1 for o in self.overlaps if o < OVERLAP_FLOOR)
+
+
+def skew_figures(runs: Sequence[RunData]) -> list[SkewFigure]:
+    figures = []
+    for workload in client_workloads(runs):
+        if len(workload.description.clients) < 2:
+            continue
+        for target in _targets(runs):
+            samples = samples_of(runs, workload.name, target)
+            if not samples:
+                continue
+            skews, overlaps = [], []
+            for sample in samples:
+                skew, together = overlap_of(sample.clients) if sample.ok else (None, None)
+                if skew is not None and together is not None:
+                    skews.append(skew)
+                    overlaps.append(together)
+            fewer = sum(1 for s in samples if any(c.code == FEWER_CLIENTS for c in s.caveats))
+            figures.append(SkewFigure(workload.title, target, tuple(skews), tuple(overlaps), fewer, len(samples)))
+    return figures
+
+
+def skew_flag_text(figure: SkewFigure) -> str:
+    parts = []
+    if figure.flagged:
+        parts.append(f"{figure.flagged} of {len(figure.overlaps)} overlapped < {OVERLAP_FLOOR:.0%}")
+    if figure.fewer:
+        parts.append(f"{figure.fewer} of {figure.samples} on fewer clients than asked")
+    return "; ".join(parts) or "—"
+
+
+def skew_table(runs: Sequence[RunData]) -> TableView | None:
+    figures = [f for f in skew_figures(runs) if f.skews or f.fewer]
+    if not figures:
+        return None
+    rows = [
+        _row([f.title, f.target, _ms(_median(f.skews)), _ms(max(f.skews) if f.skews else None),
+              percent(min(f.overlaps) if f.overlaps else None), skew_flag_text(f)])
+        for f in figures
+    ]  # fmt: skip
+    return TableView("start-skew", "Start skew", SKEW_HEADERS, rows, numeric_from=2, text_from=5)
+
+
+def _ms(seconds: float | None) -> str:
+    return "—" if seconds is None else f"{seconds * 1000:.0f} ms"
 
 
 # --- formatting -----------------------------------------------------------------------------------
@@ -391,8 +502,9 @@ def tables(
     figures = client_figures(runs)
     views = scaling_tables(runs, svgs)
     views += per_client_tables(figures) if options.per_client else [slowest_table(figures)]
+    skew = skew_table(runs)
     machines = machines_table(runs)
-    return views + ([machines] if machines else [])
+    return views + ([skew] if skew else []) + ([machines] if machines else [])
 
 
 # --- the section's parts -------------------------------------------------------------------------
@@ -408,7 +520,15 @@ def terminal(report: Report, options: Options) -> list:
     titles = {v.heading: v.heading.replace("Scaling:", "Scaling with clients:", 1) for v in views}
     titles["Slowest client"] = "Clients (aggregate = mountbench's sum over the clients; --per-client shows each)"
     out: list = [rich_table(view, titles.get(view.heading, view.heading)) for view in views]
+    if skew_note(views):
+        from rich.text import Text
+
+        out.append(Text(SKEW_NOTE, style="dim"))
     return out + [f"[yellow]warning:[/yellow] {w}" for w in client_host_warnings(report.runs)]
+
+
+def skew_note(views: Sequence[TableView]) -> str:
+    return SKEW_NOTE if any(v.id == "start-skew" for v in views) else ""
 
 
 def markdown(report: Report, charts: Mapping[str, str], options: Options) -> str:
@@ -421,6 +541,8 @@ def markdown(report: Report, charts: Mapping[str, str], options: Options) -> str
     images = {f"scaling-{i}": (scaling_key(i, c), scaling_title(c)) for i, c in curves}
     for view in views:
         parts += [f"### {md_text(view.heading)}", md_view(view)]
+        if view.id == "start-skew":
+            parts.append(md_text(SKEW_NOTE))
         if view.id in images:
             parts.append(md_image(charts, *images[view.id]))
     warnings = client_host_warnings(report.runs)
@@ -434,7 +556,8 @@ def html(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Opti
     views = tables(report.runs, options, svgs)
     if not views:
         return Markup("")
-    return html_section("clients", TITLE, views, INTRO, warnings=client_host_warnings(report.runs))
+    intro = " ".join(p for p in (INTRO, skew_note(views)) if p)
+    return html_section("clients", TITLE, views, intro, warnings=client_host_warnings(report.runs))
 
 
 # --- the chart ------------------------------------------------------------------------------------
