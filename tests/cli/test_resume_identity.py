@@ -5,6 +5,7 @@ samples into errors. Real loop-mounted ext4 and tmpfs mounts, as root."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sqlite3
@@ -13,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 from support import realmounts
 from support.runhelpers import mountbench, wait_for_samples
@@ -45,14 +47,29 @@ def _start(target: Path, env: dict[str, str]) -> subprocess.Popen:
 
 
 def _kill_after_first_sample(proc: subprocess.Popen, db: Path) -> str:
+    """SIGKILL the run and every process it started (fio runs in a process group of its own),
+    and wait until none is left: none may touch the target after this."""
     try:
         wait_for_samples(db, 1, timeout=120)
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
+        family = [proc.pid]
+        with contextlib.suppress(psutil.Error):
+            family += [child.pid for child in psutil.Process(proc.pid).children(recursive=True)]
+        for pid in family:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         proc.wait(timeout=30)
+        psutil.wait_procs([p for p in map(_process, family) if p is not None], timeout=30)
     with sqlite3.connect(db) as conn:
         (run_id,) = conn.execute("SELECT id FROM runs").fetchone()
     return str(run_id)
+
+
+def _process(pid: int) -> psutil.Process | None:
+    try:
+        return psutil.Process(pid)
+    except psutil.Error:
+        return None
 
 
 def _samples(db: Path) -> list[tuple[int, str, float]]:
