@@ -9,7 +9,7 @@ packages=(fio python3-venv git tar xz-utils zstd rsync nginx-light wrk)
 if [[ "${1:-}" == "--test" ]]; then
     packages+=(sshfs openssh-server bindfs fusefat dosfstools e2fsprogs util-linux psmisc
                qemu-system-x86 qemu-utils busybox-static kmod linux-image-amd64 nfs-ganesha nfs-ganesha-vfs
-               chromium poppler-utils hyperfine)
+               chromium poppler-utils hyperfine tmux)
 fi
 
 sudo_cmd=()
