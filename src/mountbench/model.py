@@ -425,7 +425,9 @@ class RunOptions:
         0, Flag("--warmup", "rounds run before the measured ones and thrown away, like hyperfine --warmup")
     )
     runtime: float | None = run_option(  # seconds, every fio job
-        None, Flag("--runtime", "runtime of every fio job and of every http load, e.g. 2.5 or 1s (wrk: whole seconds)", "SECONDS")
+        None,
+        Flag("--runtime", "runtime of every fio job and of every http load, e.g. 2.5 or 1s (wrk: whole seconds)",
+             "SECONDS"),
     )
     size: int | None = run_option(  # bytes, the largest job of each suite
         None, Flag("--size", "working-set size, e.g. 1G (largest job of each suite)", "SIZE", "size_text")
