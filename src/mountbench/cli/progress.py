@@ -131,7 +131,8 @@ class ProgressEvents:
         stored = sum(not item.warmup for item in plan) - (len(pending) - warmups)
         warm_text = f" after {warmups} warm-up{'s' if warmups != 1 else ''}" if warmups else ""
         self.console.print(
-            f"run {run_id}: {len(pending) - warmups} samples to take{warm_text} ({stored} already stored), "
+            f"run {run_id}: {len(pending) - warmups} samples to take{warm_text}"
+            f"{f' ({stored} already stored)' if stored else ''}, "
             f"about {format_seconds(estimate)} of I/O",
             soft_wrap=not self.live,  # piped: one line, whatever its length, for logs and grep
         )
