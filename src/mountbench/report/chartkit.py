@@ -34,7 +34,6 @@ HATCHES = ("", "///", "\\\\\\", "xxx", "---", "|||", "+++", "//", "\\\\", "x")  
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 LINESTYLES = ("-", "--", "-.", ":")
 LOG_SPAN = 100.0  # largest / smallest value at or above which an axis goes logarithmic (sweeps)
-BAR_LOG_SPAN = 10.0  # bar charts: a log axis when the values span more than this
 FORMATS = ("png", "svg")
 RC = {"svg.fonttype": "none", "svg.hashsalt": "mountbench", "font.size": 9, "hatch.linewidth": 0.6}
 
@@ -92,7 +91,7 @@ def legend_outside(figure: Figure, ax, entries: int) -> None:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=8, frameon=False)
 
 
-def _renderer(figure: Figure):
+def renderer_for(figure: Figure):
     """A renderer to measure text with (figures built without pyplot have no canvas of their own)."""
     if not hasattr(figure.canvas, "get_renderer"):
         FigureCanvasAgg(figure)
@@ -110,7 +109,7 @@ def fit_titles(figure: Figure, ax, title: str, subtitle: str, labels: Sequence =
     chars = int(figure.get_figwidth() * 72 / (8 * 0.55))
     shown = ax.set_title(wrap(subtitle, chars), fontsize=8, color="#333333", loc="left")
     for _ in range(6):
-        renderer = _renderer(figure)
+        renderer = renderer_for(figure)
         plot = ax.get_window_extent(renderer)
         settled = True
         right = min(figure.bbox.x1, plot.x1) - 2  # the legend is right of the plot
@@ -119,13 +118,13 @@ def fit_titles(figure: Figure, ax, title: str, subtitle: str, labels: Sequence =
             chars = int(chars * min(0.9, (right - box.x0) / max(1.0, box.width)))
             shown = ax.set_title(wrap(subtitle, chars), fontsize=8, color="#333333", loc="left")
             settled = False
-        if labels and _widen_for(ax, plot, renderer, labels, log, both_sides):
+        if labels and widen_for(ax, plot, renderer, labels, log, both_sides):
             settled = False
         if settled:
             return
 
 
-def _widen_for(ax, plot, renderer, labels: Sequence, log: bool, both_sides: bool) -> bool:
+def widen_for(ax, plot, renderer, labels: Sequence, log: bool = False, both_sides: bool = False) -> bool:
     """Widen the value axis so that every label fits inside the plot; True when it did."""
     gap = 6  # pixels between a label and the plot's frame
     over_right = max(t.get_window_extent(renderer).x1 for t in labels) + gap - plot.x1
