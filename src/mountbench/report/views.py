@@ -19,7 +19,7 @@ from mountbench.report.tables import CellView, Mark, TableView, note_links, note
 from mountbench.units import format_bytes
 
 HOST_HEADERS = ["host", "OS and kernel", "CPU", "CPUs", "RAM", "fio", "mountbench"]
-TARGET_HEADERS = ["column", "host", "path", "filesystem", "mount source", "mount options", "O_DIRECT", "free"]
+TARGET_HEADERS = ["column", "host", "path", "filesystem", "mount source", "mount options", "O_DIRECT", "free of total"]
 TARGET_CODE = (2, 4, 5)  # columns shown as code: path, mount source, mount options
 
 
