@@ -482,7 +482,9 @@ def number_notes(
     for row in _noted_rows(groups, curves, sweeps, first):
         for label in targets:
             cell = row.cells[label]
-            marks[(row.workload, row.metric.name, label)] = tuple(notes.marks(cell, skip=shared))
+            # a ratio's own caveat where no ratio is shown would be a note nothing refers to
+            unshown = [c.text for c in cell.caveats if c.code in RATIO_CODES and cell.comparison is None]
+            marks[(row.workload, row.metric.name, label)] = tuple(notes.marks(cell, skip=[*shared, *unshown]))
     return notes.texts, marks
 
 
