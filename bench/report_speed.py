@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from mountbench.kinds import make_workload
-from mountbench.model import RunData, Sample, Target, TargetInfo, TargetRecord, Workload
+from mountbench.model import RunConfig, RunData, Sample, Target, TargetInfo, TargetRecord, Workload
 from mountbench.report.charts import write_charts
 from mountbench.report.content import build_report
 from mountbench.report.csvexport import samples_csv, summary_csv
@@ -82,7 +82,7 @@ def synthetic_run(targets: int, count: int, repeat: int, seed: int = 1) -> RunDa
         finished_at=1.7e9 + 3600,
         status="complete",
         command="mountbench run (synthetic)",
-        config={"repeat": repeat, "seed": seed, "baseline": labels[0], "drop_caches": "auto"},
+        config=RunConfig(repeat=repeat, seed=seed, baseline=labels[0], drop_caches="auto"),
         host={"hostname": "bench", "os": "Linux", "cpu_model": "cpu", "cpu_count": 2, "ram_bytes": 2**33},
         targets=tuple(TargetRecord(Target(label, f"/mnt/{label}"), info) for label in labels),
         workloads=tuple(chosen),

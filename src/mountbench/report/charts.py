@@ -103,9 +103,12 @@ def _bind(function: Callable[..., Figure], *args: object) -> Callable[[], Figure
 
 
 def write_charts(report: Report, directory: Path, stem: str, fmt: str = "png") -> list[tuple[Chart, Path]]:
-    """Write every chart as ``<stem>-<key>.<fmt>`` in ``directory``."""
+    """Write every chart Markdown shows as ``<stem>-<key>.<fmt>`` in ``directory`` (not the
+    page's chart of every workload: Markdown shows each metric's under its table)."""
     written = []
     for chart in plan_charts(report):
+        if chart.kind == "overview":
+            continue
         path = directory / f"{stem}-{chart.key}.{fmt}"
         try:
             path.write_bytes(render(chart, fmt))
@@ -155,7 +158,7 @@ def panels_figure(report: Report, rows: Sequence[Row], title: str, width: float 
             ax.set_visible(False)
             continue
         row = shown[index]
-        labels_by_ax.append((ax, _panel(report, ax, row, chars, used_notes)))
+        labels_by_ax.append((ax, _panel(report, ax, row, chars, used_notes, width / columns * 72)))
     handles = [
         Patch(facecolor=COLOURS[i % len(COLOURS)], hatch=HATCHES[i % len(HATCHES)], edgecolor="black", linewidth=0.6,
               label=legend_label(report, label))
@@ -176,14 +179,17 @@ def panels_figure(report: Report, rows: Sequence[Row], title: str, width: float 
     footer += [f"[{n}] {report.notes[n - 1]}" for n in sorted(used_notes)]
     text_chars = int(width * 72 / (7.5 * 0.55))
     figure.supxlabel("\n".join(wrap(line, text_chars) for line in footer), x=0.01, ha="left", fontsize=7.5)
-    for _ in range(4):  # widen each panel's axis until its value labels fit inside it
+    for _ in range(2):  # widen a panel's axis where its labels still overrun it (each draw costs much)
         renderer = renderer_for(figure)
         if not any([widen_for(ax, ax.get_window_extent(renderer), renderer, texts) for ax, texts in labels_by_ax]):
             break
+    figure.set_layout_engine("none")  # laid out by the draw above: saving it need not lay it out again
     return figure
 
 
-def _panel(report: Report, ax, row: Row, chars: int, used_notes: set[int]) -> list:
+def _panel(report: Report, ax, row: Row, chars: int, used_notes: set[int], panel_pt: float) -> list:
+    """One panel's bars and value labels; its axis already wide enough for the labels, as far as
+    their length tells (drawing the figure to measure them is what panels_figure checks after)."""
     targets = report.summary.targets
     cells = [row.cells[t] for t in targets]
     values = [c.summary.median for c in cells if c.summary] + [interval_95(c.values)[1] for c in cells if c.summary]
@@ -213,7 +219,14 @@ def _panel(report: Report, ax, row: Row, chars: int, used_notes: set[int]) -> li
     ax.xaxis.set_major_locator(MaxNLocator(4))
     ax.tick_params(axis="x", labelsize=7.5)
     ax.set_xlabel(unit, fontsize=7.5)
-    ax.set_xlim(left=0)
+    ends = [label.xy[0] for label in labels if label.xycoords == "data"]
+    if ends:
+        names_pt = max(len(line) for t in targets for line in wrap(legend_label(report, t), 16).split("\n")) * 4.6
+        plot_pt = max(60.0, panel_pt - names_pt - 24)
+        need_pt = max(len(label.get_text()) for label in labels) * 4.6 + 10  # 7.5 pt characters, about
+        ax.set_xlim(0, max(ends) * plot_pt / max(20.0, plot_pt - need_pt))
+    else:
+        ax.set_xlim(left=0)
     ax.grid(axis="x", alpha=0.3)
     ax.set_axisbelow(True)
     return labels
@@ -356,10 +369,11 @@ def _narrow_ratio_layout(figure: Figure, ax, report: Report, rows, subtitle: str
     heading = {"title": wrap(_ratio_title(report), 44), "title_fontproperties": {"weight": "bold", "size": 10}}
     figure.legend(loc="outside upper center", ncols=2, fontsize=8, frameon=False, **heading)
     figure.supxlabel(wrap(subtitle, 62), x=0.01, ha="left", fontsize=7.5)
-    for _ in range(4):
+    for _ in range(3):
         renderer = renderer_for(figure)
         if not widen_for(ax, ax.get_window_extent(renderer), renderer, labels, log=True, both_sides=True):
             break
+    figure.set_layout_engine("none")  # laid out by the draws above
 
 
 def _better_x(said, row: Row) -> tuple[float, float, float]:
