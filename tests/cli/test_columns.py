@@ -92,8 +92,10 @@ def test_a_run_fits_80_columns_in_a_terminal(tmp_path, tmux, count):
     assert str(tmp_path / "fast") in text  # the full path, in the facts under the tables
     assert "every value: fewer than 3 samples" in text  # said once, not on every cell
     _every_note_is_referenced(text)
-    (tmp_path / f"terminal-{count}.txt").write_text(text)
-    print(f"80-column terminal output: {tmp_path / f'terminal-{count}.txt'}")
+    shots = Path(os.environ.get("MOUNTBENCH_SHOTS", "/tmp/mountbench-shots"))
+    shots.mkdir(parents=True, exist_ok=True)
+    (shots / f"terminal-80-{count}-targets.txt").write_text(text + "\n")
+    print(f"80-column terminal output: {shots / f'terminal-80-{count}-targets.txt'}")
 
 
 def _every_note_is_referenced(text: str) -> None:
