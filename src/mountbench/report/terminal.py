@@ -183,7 +183,10 @@ def _comparison(report: Report, row: Row, target: str, *, interval: bool, split:
         return Text("")
     words = said.text if interval else said.short
     if split and said.text.startswith(said.short + " ("):
-        words = said.short + "\n" + said.text[len(said.short) + 1 :]
+        interval = said.text[len(said.short) + 1 :]
+        if len(interval) > 16:  # '(0.00803–109×)' whole; a longer one breaks after its dash, not in a number
+            interval = interval.replace("–", "–\n", 1)
+        words = said.short + "\n" + interval
     text = Text(words, style=STYLES.get(said.kind, ""))
     text.append(_marks(report.ratio_marks(row, target)), style=MARK_STYLE)
     return text
