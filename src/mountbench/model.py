@@ -429,7 +429,9 @@ class RunOptions:
         0, Flag("--warmup", "rounds run before the measured ones and thrown away, like hyperfine --warmup")
     )
     runtime: float | None = run_option(  # seconds, every fio job
-        None, Flag("--runtime", "runtime of every fio job and of every http load (wrk: whole seconds)", "SECONDS")
+        None,
+        Flag("--runtime", "runtime of every fio job and of every http load, e.g. 2.5 or 1s (wrk: whole seconds)",
+             "SECONDS"),
     )
     size: int | None = run_option(  # bytes, the largest job of each suite
         None, Flag("--size", "working-set size, e.g. 1G (largest job of each suite)", "SIZE", "size_text")
@@ -453,7 +455,7 @@ class RunOptions:
     until: float | None = run_option(  # adaptive: add rounds until every comparison is decided at this precision
         None,
         Flag("--until", "after --repeat rounds, add rounds for each comparison until it is decided: ranked, the same "
-             "within PRECISION, or known to PRECISION (e.g. --until 5%%)", "PRECISION", "until_text"),
+             "within PRECISION, or known to PRECISION (e.g. --until 5%)", "PRECISION", "until_text"),
     )  # fmt: skip
     max_repeat: int = run_option(  # adaptive: the most rounds a cell gets
         12, Flag("--max-repeat", "with --until or --budget: the most rounds a cell gets")
@@ -461,7 +463,7 @@ class RunOptions:
     budget: float | None = run_option(  # seconds the run may take; rounds and runtimes are chosen to fit
         None,
         Flag("--budget", "finish within DURATION (e.g. 60s, 5m): runtimes and rounds are chosen to fit, the rest "
-             "goes to the least decided comparisons (implies --until 5%% unless given)", "DURATION", "budget_text"),
+             "goes to the least decided comparisons (implies --until 5% unless given)", "DURATION", "budget_text"),
     )  # fmt: skip
     watch: tuple[str, ...] = run_option(  # host processes measured around each sample
         (),

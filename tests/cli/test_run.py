@@ -319,5 +319,5 @@ def test_a_failed_warmup_is_said_at_the_end_and_never_stored(tmp_path, mb_env):
     assert sorted(s["round"] for s in run["samples"]) == [0, 1]
     assert not any(s["ok"] for s in run["samples"])
     said = " ".join(proc.stderr.split())  # the console wraps long lines
-    expected = r"warning: warm-up 1 of x on \S+ failed: fio failed \(exit 1\): fio: file creation disallowed"
+    expected = r"warning: warm-up 1 of x on \S+ \(\w+\) failed: fio failed \(exit 1\): fio: file creation disallowed"
     assert re.search(expected, said)

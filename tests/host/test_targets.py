@@ -14,6 +14,7 @@ from mountbench.errors import TargetError, UsageError
 from mountbench.host import scratch as scratch_mod
 from mountbench.host.targets import (
     create_scratch,
+    find_mount,
     lock_scratch,
     parse_mountinfo,
     parse_target_arg,
@@ -61,9 +62,21 @@ def test_resolve_targets_errors(tmp_path):
         resolve_targets([f"same={tmp_path / 'a'}", f"same={tmp_path / 'b'}"])
 
 
-def test_default_label_is_fstype_and_path(tmp_path):
+def test_default_label_is_the_name_and_its_filesystem(tmp_path):
+    """Short labels (issue 25): the directory's name and filesystem; parents only where two would clash."""
     (target,) = resolve_targets([str(tmp_path)])
-    assert target.label.endswith(f":{tmp_path}")
+    fstype = find_mount(tmp_path).fstype
+    assert target.label == f"{tmp_path.name} ({fstype})" and target.path == str(tmp_path)
+    for parent in ("x", "y"):
+        (tmp_path / parent / "data").mkdir(parents=True)
+    (tmp_path / "a").mkdir()
+    labels = [
+        t.label for t in resolve_targets([str(tmp_path / "x/data"), str(tmp_path / "y/data"), str(tmp_path / "a")])
+    ]
+    assert labels == [f"x/data ({fstype})", f"y/data ({fstype})", f"a ({fstype})"]
+    taken = [t.label for t in resolve_targets([f"a ({fstype})={tmp_path / 'x/data'}", str(tmp_path / "a")])]
+    assert taken == [f"a ({fstype})", f"{tmp_path.name}/a ({fstype})"]
+    assert [t.label for t in resolve_targets(["/"])] == [f"/ ({find_mount(Path('/')).fstype})"]
 
 
 # -- one run per target at a time (issue 12 §4) ----------------------------------------------------

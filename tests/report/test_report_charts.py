@@ -44,7 +44,7 @@ def test_png_bar_chart_is_written_with_real_content(report, tmp_path: Path):
     path = written["bars-read-iops"]
     data = path.read_bytes()
     width, height = _png_size(data)
-    assert 20_000 < len(data) < 1_000_000 and width >= 600 and height >= 400
+    assert 20_000 < len(data) < 1_000_000 and width >= 600 and height >= 250
     pixels = matplotlib.image.imread(path)[..., :3]
     ink = np.mean(np.any(pixels < 0.9, axis=-1))
     assert 0.05 < ink < 0.8, ink  # bars, text and axes, but not a solid block
@@ -64,7 +64,7 @@ def test_svg_says_what_was_measured_with_units_and_caveats(report):
     bars = inline_svg(charts["bars-read-iops"])
     assert "read IOPS by workload and target" in bars and "read IOPS (IOPS)" not in bars
     assert "8.60k IOPS [1]" in bars and "O_DIRECT refused" in bars  # the value and caveat sit on the bar
-    assert "error bars: 75% confidence" in bars  # says what the interval is
+    assert "error bars: 95% confidence interval" in bars  # the tables' level, and said on the chart
     sweep = inline_svg(charts["sweep-1-write-bw"])
     assert "block size (bs, log scale)" in sweep and "write bandwidth (GB/s)" in sweep
     assert "★ 4M  ◆ 4M" in sweep and "★ 64k  ◆ 64k" in sweep  # each target's optimum and knee, in the legend
@@ -81,7 +81,9 @@ def test_inline_svgs_never_share_ids(report):
     assert len(ids) == len(set(ids))
 
 
-def test_log_scale_when_values_span_more_than_ten_times(tmp_path: Path):
+def test_bars_are_linear_small_multiples_never_a_log_scale(tmp_path: Path):
+    """Issue 25: 16.0k against 455k must look 28× shorter. Workloads whose values differ by far
+    more than 10× each get a panel of their own, every panel a linear axis from 0."""
     assert spans_orders([100.0, 20_000.0]) and not spans_orders([100.0, 9_000.0])  # sweeps
     assert spans_more_than([25e-3, 2.41], 10) and not spans_more_than([1.0, 9.0], 10)
     run = make_run(
@@ -89,10 +91,29 @@ def test_log_scale_when_values_span_more_than_ten_times(tmp_path: Path):
             ("ssd", "w"): [4300.0, 4400.0, 4200.0],
             ("hdd", "w"): [124.0, 120.0, 130.0],
             ("root", "w"): [19300.0, 30300.0, 25000.0],
-        }
+            ("ssd", "v"): [4.3e6, 4.4e6, 4.2e6],
+            ("hdd", "v"): [1.6e4, 1.6e4, 1.7e4],
+            ("root", "v"): [4.5e5, 4.6e5, 4.4e5],
+        },
+        workloads=[fio_workload("w"), fio_workload("v")],
     )
     (bars,) = [c for c in plan_charts(build_report([run])) if c.kind == "bars"]
-    assert "log scale" in inline_svg(bars)
+    figure = bars.draw()
+    panels = [ax for ax in figure.axes if ax.get_visible()]
+    assert len(panels) == 2 and all(ax.get_xscale() == "linear" and ax.get_xlim()[0] == 0 for ax in panels)
+    svg = inline_svg(bars)
+    assert "log scale" not in svg and "95% confidence interval" in svg
+    ticks = [t.get_text() for ax in panels for t in ax.get_xticklabels()]
+    assert any(t.endswith("M") for t in ticks), ticks  # numbers as the tables write them: 1.50M, never 1500000
+    assert not any(t.isdigit() and len(t) > 4 for t in ticks), ticks
+
+
+def test_interval_on_the_bars_is_95_percent():
+    from mountbench.report.charts import interval_95
+
+    low, high, level = interval_95([100.0, 110.0, 90.0, 105.0, 95.0])
+    assert level == 0.95 and 85 < low < 100 < high < 115
+    assert interval_95([5.0])[2] == 0.0  # one sample: no interval
 
 
 @pytest.mark.parametrize(

@@ -138,3 +138,23 @@ def test_unwritable_output_paths(stored, tmp_path):
 
 def test_bad_baseline_names_the_choices(stored):
     assert_one_line_error(mountbench("report", "--baseline", "nfs", env=stored), "'nfs'", "native, virtiofs, 9p")
+
+
+def test_pdf_is_the_html_printed_by_chromium_and_unknown_suffixes_are_refused(stored, tmp_path):
+    """Issue 25: 'report --out r.pdf' wrote Markdown into r.pdf and exited 0."""
+    from support.chromium import find_chromium
+
+    refused = mountbench("report", "--out", str(tmp_path / "r.txt"), env=stored)
+    assert_one_line_error(refused, "--out", "suffix .txt", ".pdf")
+    assert not (tmp_path / "r.txt").exists()
+    if find_chromium() is None:
+        pytest.skip("no chromium to print the PDF (apt-get install chromium)")
+    pdf = tmp_path / "r.pdf"
+    proc = mountbench("report", "--out", str(pdf), env=stored)
+    assert proc.returncode == 0, proc.stderr
+    assert pdf.read_bytes().startswith(b"%PDF") and pdf.stat().st_size > 50_000
+    import shutil
+
+    if shutil.which("pdftotext"):
+        text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+        assert "virtiofs is slower than native" in text and "Summary" in text

@@ -106,5 +106,5 @@ def test_html_draws_each_samples_series_unsteady_workloads_first():
     assert [c.row.workload for c in cases] == ["w"] and more == 0  # 'v' has no series stored
     assert cases[0].unsteady and len(cases[0].samples["near"]) == 6
     html = render_html(report)
-    assert 'id="within-samples"' in html and "read IOPS within each sample" in html
+    assert 'id="within-samples"' in html and "W: read IOPS" in html and "dotted: not steady" in html
     assert 'id="within-samples"' not in render_html(build_report([_run()]))  # no series, no section

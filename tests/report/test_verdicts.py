@@ -106,6 +106,6 @@ def test_the_headline_counts_and_leads_with_the_majority():
     (line,) = headlines(rows, ["ram", "disk"], "ram")
     assert line.kind == "worse"
     assert line.text == (
-        "disk is slower than ram in 3 of 5 workloads (median 6.00×, 2.00–25.0×); faster in 1 (1.30×); "
+        "disk is slower than ram in 3 of 5 workloads (from 2.00× to 25.0×, median 6.00×); faster in 1 (1.30×); "
         "the same within noise in 1"
     )

@@ -20,8 +20,10 @@ from mountbench.report.terminal import render_run
 
 
 def _console(stream: TextIO) -> Console:
-    """Piped output (logs, CI) gets a wide fixed width instead of rich's 80 columns."""
-    width = None if stream.isatty() or os.environ.get("COLUMNS") else 140
+    """A terminal's own width; piped output (logs, CI, a file) 80 columns unless COLUMNS says
+    otherwise, so that what is pasted into an issue or a mail reads as it did on screen."""
+    columns = os.environ.get("COLUMNS", "")
+    width = None if stream.isatty() else (int(columns) if columns.isdigit() and int(columns) > 0 else 80)
     return Console(file=stream, width=width)
 
 

@@ -36,10 +36,28 @@ F = TypeVar("F", bound=Callable[..., Any])
 DB_HELP = "results database (default: $MOUNTBENCH_DB or the user data dir)"
 
 
-def _finite_seconds(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
-    if value is not None and not math.isfinite(value):
-        raise click.BadParameter(f"{value} is not a duration; give seconds, e.g. 2.5")
-    return value
+class Seconds(click.ParamType):
+    """A duration in seconds, with or without a unit as --budget takes it: '2.5', '1s', '500ms', '2m'."""
+
+    name = "seconds"
+
+    def __init__(self, minimum: float = 0.1) -> None:
+        self.minimum = minimum
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, (int, float)):
+            seconds = float(value)
+        else:
+            match = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-z]*)\s*", str(value).lower())
+            if not match or match.group(2) not in _SECOND_UNITS:
+                self.fail(f"{value!r} is not a duration; give seconds such as 2.5, 1s, 500ms or 2m", param, ctx)
+            seconds = float(match.group(1)) * _SECOND_UNITS[match.group(2)]
+        if not math.isfinite(seconds) or seconds < self.minimum:
+            self.fail(f"{value!r} is too short; give at least {self.minimum:g}s", param, ctx)
+        return seconds
+
+
+_SECOND_UNITS = {"": 1.0, "s": 1.0, "sec": 1.0, "ms": 1e-3, "m": 60.0, "min": 60.0, "h": 3600.0}
 
 
 # What click checks beyond a field's type, by click parameter name
@@ -47,7 +65,7 @@ _CHECKS: dict[str, dict[str, Any]] = {
     "job_files": {"type": click.Path(path_type=Path)},
     "repeat": {"type": click.IntRange(1, 1000)},
     "warmup": {"type": click.IntRange(0, 100)},
-    "runtime": {"type": click.FloatRange(min=0.1), "callback": _finite_seconds},
+    "runtime": {"type": Seconds(0.1)},
     "seed": {"type": int},
     "tree_profile": {"type": click.Choice(sorted(PROFILES))},
     "tarball": {"type": click.Path(path_type=Path)},

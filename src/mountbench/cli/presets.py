@@ -13,7 +13,8 @@ from mountbench.presets import load_preset, preset_names
 @click.command()
 def presets() -> None:
     """List the named suites and what each runs."""
-    for name in preset_names():
+    names = preset_names()
+    for name in sorted(names, key=lambda name: name != DEFAULT_PRESET):  # the default first, then A to Z
         preset = load_preset(name)
         default = " (default)" if name == DEFAULT_PRESET else ""
         table = Table(title=f"{name}{default}: {preset.description}", title_justify="left", show_edge=False)

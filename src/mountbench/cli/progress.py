@@ -9,6 +9,7 @@ summarise, not the time spent around them), the time elapsed and the ETA:
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Sequence
 
@@ -23,21 +24,68 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
+from rich.table import Column
 from rich.text import Text
 
 from mountbench.analysis.metrics import describe
-from mountbench.engine.plan import remaining_estimate
 from mountbench.model import PlanItem, Sample, Workload
 from mountbench.report.cells import format_value
 from mountbench.units import format_seconds
 
 
 class PlanEtaColumn(ProgressColumn):
-    """ETA from the plan's estimates (corrected by what finished), not from a rate."""
+    """ETA from what the samples taken so far took (LearnedEta), never wrapped."""
+
+    def __init__(self) -> None:
+        super().__init__(table_column=Column(no_wrap=True, min_width=9))
 
     def render(self, task: Task) -> Text:
         eta = task.fields.get("eta")
-        return Text(f"ETA {format_seconds(eta)}" if eta else "ETA –", style="cyan")
+        return Text(f"ETA {clock(eta)}" if eta else "ETA –", style="cyan", no_wrap=True)
+
+
+class LearnedEta:
+    """The time left, learnt from the samples already taken (issue 25: the plan's first guess
+    said 2m39s at 52 s for a run that took 5m57s).
+
+    Each item's duration is measured as a whole (setup, cache drop, the timed part, storing):
+    the time between one item's end and the next's. An item still to run is expected to take
+
+    1. the median of what its own (target, workload) took, once it ran;
+    2. else its plan estimate × how the same kind of workload on the same target compared
+       with its estimates (tree actions on a slow mount take longer than the plan thinks);
+    3. else its estimate × how everything so far compared with its estimates;
+    4. else its estimate.
+    """
+
+    def __init__(self, kinds: dict[str, str] | None = None) -> None:
+        self.kinds = kinds or {}  # workload name -> kind
+        self.taken: dict[tuple[str, str], list[float]] = {}
+        self.ratios: dict[tuple[str, str], list[float]] = {}
+        self.spent = self.spent_estimate = 0.0
+
+    def record(self, item: PlanItem, seconds: float) -> None:
+        self.taken.setdefault((item.target, item.workload), []).append(seconds)
+        if item.estimate_s > 0:
+            self.ratios.setdefault((item.target, self.kinds.get(item.workload, "")), []).append(
+                seconds / item.estimate_s
+            )
+            self.spent += seconds
+            self.spent_estimate += item.estimate_s
+
+    def expected(self, item: PlanItem) -> float:
+        own = self.taken.get((item.target, item.workload))
+        if own:
+            return statistics.median(own)
+        alike = self.ratios.get((item.target, self.kinds.get(item.workload, "")))
+        if alike:
+            return item.estimate_s * statistics.median(alike)
+        if self.spent_estimate > 0:
+            return item.estimate_s * self.spent / self.spent_estimate
+        return item.estimate_s
+
+    def remaining(self, items: Sequence[PlanItem]) -> float:
+        return sum(self.expected(item) for item in items)
 
 
 def clock(seconds: float) -> str:
@@ -70,28 +118,30 @@ class ProgressEvents:
         self.total = 0
         self.done = 0
         self.pending: list[PlanItem] = []
-        self.spent = self.spent_estimate = 0.0
-        self.started = time.monotonic()
+        self.eta = LearnedEta({w.name: w.kind for w in workloads})
+        self.started = self.last_end = time.monotonic()
 
     def on_start(self, run_id: str, plan: list[PlanItem], pending: list[PlanItem]) -> None:
         self.total = len(plan)  # the bar counts warm-ups too: they take time
         self.done = len(plan) - len(pending)
         self.pending = list(pending)
-        self.started = time.monotonic()
+        self.started = self.last_end = time.monotonic()
         estimate = sum(item.estimate_s for item in pending)
         warmups = sum(item.warmup for item in pending)
         stored = sum(not item.warmup for item in plan) - (len(pending) - warmups)
         warm_text = f" after {warmups} warm-up{'s' if warmups != 1 else ''}" if warmups else ""
         self.console.print(
-            f"run {run_id}: {len(pending) - warmups} samples to take{warm_text} ({stored} already stored), "
+            f"run {run_id}: {len(pending) - warmups} samples to take{warm_text}"
+            f"{f' ({stored} already stored)' if stored else ''}, "
             f"about {format_seconds(estimate)} of I/O",
             soft_wrap=not self.live,  # piped: one line, whatever its length, for logs and grep
         )
         if self.live:
             self.progress = Progress(
                 SpinnerColumn(),
-                TextColumn("{task.description}"),
-                BarColumn(),
+                # the description gives way (…) so that the line never wraps, whatever the width
+                TextColumn("{task.description}", table_column=Column(no_wrap=True, overflow="ellipsis", ratio=1)),
+                BarColumn(bar_width=None if self.console.width >= 100 else 10),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
                 PlanEtaColumn(),
@@ -101,17 +151,25 @@ class ProgressEvents:
             self.progress.start()
             self.task = self.progress.add_task("starting", total=self.total, completed=self.done, eta=estimate)
 
+    def _left(self, item: PlanItem) -> list[PlanItem] | None:
+        """The planned items after ``item``; None for an item the plan did not have (an adaptive round)."""
+        return self.pending[self.pending.index(item) + 1 :] if item in self.pending else None
+
     def on_sample_start(self, item: PlanItem, done: int, total: int, eta_s: float) -> None:
         description = f"{item.target} · {item.workload} ({item.name})"
+        left = self._left(item)
+        if left is not None:  # this item's own time (its setup already ran) plus what is left after it
+            eta_s = self.eta.expected(item) + self.eta.remaining(left)
         if self.progress is not None:
             self.progress.update(self.task, description=description, completed=done, total=total, eta=eta_s)
 
     def on_sample_done(self, item: PlanItem, sample: Sample) -> None:
         self.done += 1
-        self.spent += sample.wall_s
-        self.spent_estimate += item.estimate_s
-        left = self.pending[self.pending.index(item) + 1 :] if item in self.pending else []
-        eta = remaining_estimate(left, self.spent, self.spent_estimate)
+        now = time.monotonic()
+        self.eta.record(item, now - self.last_end)
+        self.last_end = now
+        left = self._left(item) or []
+        eta = self.eta.remaining(left)
         value = measured(sample, self.workloads.get(item.workload))
         if self.progress is not None:
             self.progress.update(self.task, completed=self.done, eta=eta)
@@ -124,7 +182,7 @@ class ProgressEvents:
         width = len(str(self.total))
         self.console.print(
             f"  {self.done:>{width}}/{self.total} {item.name} · {item.target} · {item.workload}: {value} · "
-            f"{elapsed} elapsed, ETA {clock(eta) if left else 'none: done'}",
+            f"{elapsed} elapsed, {'ETA ' + clock(eta) if left else 'done'}",
             markup=False,
             highlight=False,
             soft_wrap=True,  # one line per sample, however long the target's label

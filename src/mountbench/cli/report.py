@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import click
 
 from mountbench.cli.options import db_option, debug_option
+from mountbench.errors import UsageError
 from mountbench.host import outputs
 from mountbench.model import RunData
 from mountbench.records.export import read_document, write_document
@@ -25,9 +26,17 @@ from mountbench.store import Store, default_db_path
 if TYPE_CHECKING:
     from mountbench.report.content import Report
 
-FORMATS = ("md", "html", "csv", "json")
+FORMATS = ("md", "html", "csv", "json", "pdf")
 CHART_FORMATS = ("png", "svg")
-_SUFFIXES = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".csv": "csv", ".json": "json"}
+_SUFFIXES = {
+    ".md": "md",
+    ".markdown": "md",
+    ".html": "html",
+    ".htm": "html",
+    ".csv": "csv",
+    ".json": "json",
+    ".pdf": "pdf",
+}
 
 
 @click.command()
@@ -44,7 +53,7 @@ _SUFFIXES = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".
     "--format",
     "fmt",
     type=click.Choice(FORMATS),
-    help="md, html, csv or json (default: from --out's suffix, else md)",
+    help="md, html, csv, json or pdf (HTML printed by Chromium) (default: from --out's suffix, else md)",
 )
 @click.option(
     "--out",
@@ -89,6 +98,7 @@ def report(
     mountbench report RUN1 RUN2 --out report.html     one self-contained page
     mountbench report --from mac.json --from vm.json --format html --out s0.html
     mountbench report --format csv --out results.csv  results.csv + results-samples.csv (+ -sweeps, -picktwo)
+    mountbench report --out report.pdf                the HTML page printed by headless Chromium
     """
     from mountbench.report.content import build_report
     from mountbench.report.grid import parse_unit
@@ -108,6 +118,14 @@ def report(
         from mountbench.report.html import render_html
 
         _emit(render_html(built, per_client=per_client), output)
+    elif fmt == "pdf":
+        from mountbench.cli.pdf import html_to_pdf
+        from mountbench.report.html import render_html
+
+        if output is None:
+            raise UsageError("--format pdf needs --out FILE.pdf: a PDF is not written to the terminal")
+        output.write_bytes(html_to_pdf(render_html(built, per_client=per_client), output))
+        _note(f"wrote {output}")
     elif fmt == "csv":
         _write_csv(built, output, samples)
     else:
@@ -141,9 +159,15 @@ def load_runs(run_refs: Sequence[str], sources: Sequence[Path], db: Path | None 
 
 
 def _format_from_suffix(out: Path | None) -> str:
-    if out is None:
+    """The format --out's suffix names; no suffix: Markdown; a suffix of no format: refused (it used to
+    get Markdown, so that r.pdf held Markdown)."""
+    if out is None or not out.suffix:
         return "md"
-    return _SUFFIXES.get(out.suffix.lower(), "md")
+    found = _SUFFIXES.get(out.suffix.lower())
+    if found is None:
+        known = ", ".join(sorted(set(_SUFFIXES)))
+        raise UsageError(f"--out {out}: no report format has the suffix {out.suffix}; use one of {known} or --format")
+    return found
 
 
 def _emit(text: str, out: outputs.Output | None) -> None:

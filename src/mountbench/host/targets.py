@@ -77,16 +77,20 @@ def resolve_path(text: str) -> Path:
 def resolve_targets(args: list[str]) -> list[Target]:
     """Turn command-line target arguments into labelled targets; refuse duplicates, also one
     directory reached twice (a bind mount, a symlink, another spelling)."""
-    targets: list[Target] = []
-    seen: dict[tuple[int, int], str] = {}
-    for arg in args:
-        label, path_text = parse_target_arg(arg)
+    parsed = [parse_target_arg(arg) for arg in args]
+    for label, _ in parsed:
         if label is not None and label_problem(label):
             shown = label if len(label) <= 40 else label[:37] + "..."
             raise UsageError(f"target label {shown!r}: {label_problem(label)}; write label=/some/dir with a short name")
-        path = resolve_path(path_text)
+    paths = [resolve_path(path_text) for _, path_text in parsed]
+    unlabelled = [path for (label, _), path in zip(parsed, paths, strict=True) if label is None]
+    given = {label for label, _ in parsed if label is not None}
+    automatic = dict(zip(unlabelled, default_labels(unlabelled, taken=given), strict=True))
+    targets: list[Target] = []
+    seen: dict[tuple[int, int], str] = {}
+    for (label, _), path in zip(parsed, paths, strict=True):
         if label is None:
-            label = default_label(path)
+            label = automatic[path]
         for other in targets:
             if other.path == str(path):
                 raise UsageError(f"target {path} is given twice; give each directory once")
@@ -105,9 +109,39 @@ def resolve_targets(args: list[str]) -> list[Target]:
 
 
 def default_label(path: Path) -> str:
-    """Readable by default: the filesystem type and the path, e.g. ``tmpfs:/dev/shm``."""
-    text = f"{find_mount(path).fstype}:{path}"
+    """Short and readable by default: the directory's name and its filesystem, e.g. ``shm (tmpfs)``
+    (the full path is in every report's facts about the target)."""
+    return default_labels([path])[0]
+
+
+def default_labels(paths: list[Path], taken: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """Automatic labels for ``paths``: ``name (fstype)``, with as many parent directories as it
+    takes to tell two apart (``x/data (ext4)``, ``y/data (ext4)``) or from a ``taken`` label;
+    characters that are not printable become '?'."""
+    types = [find_mount(path).fstype for path in paths]
+    depths = [1] * len(paths)
+    longest = max((len(p.parts) for p in paths), default=1)
+    while True:
+        labels = [_printable(f"{_tail(p, d)} ({t})") for p, d, t in zip(paths, depths, types, strict=True)]
+        clashing = [i for i, label in enumerate(labels) if labels.count(label) > 1 or label in taken]
+        if not clashing or all(depths[i] > longest for i in clashing):
+            return labels
+        for i in clashing:
+            depths[i] += 1
+
+
+def _printable(text: str) -> str:
     return "".join(c if c.isprintable() else "?" for c in text)
+
+
+def _tail(path: Path, depth: int) -> str:
+    """The last ``depth`` parts of ``path`` ('/' for the root; the whole path when it has no more)."""
+    parts = [p for p in path.parts if p != "/"]
+    if not parts:
+        return "/"
+    if depth >= len(parts):
+        return str(path)
+    return "/".join(parts[-depth:])
 
 
 def find_mount(path: Path) -> MountEntry:

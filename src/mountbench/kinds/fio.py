@@ -392,7 +392,8 @@ class FioRunner:
                     Caveat(
                         model.PAGE_CACHE,
                         f"page cache may serve these: buffered I/O on a working set of {size_text}, "
-                        f"less than twice the RAM ({format_bytes(twice_ram)})",
+                        f"less than {format_bytes(twice_ram)} (twice this machine's "
+                        f"{format_bytes(settings.ram_bytes)} of RAM)",
                     )
                 )
         declared = tuple(Caveat.from_dict(c) for c in workload.spec.get("caveats") or ())

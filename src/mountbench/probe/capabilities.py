@@ -1104,7 +1104,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("fcntl_lock", "fcntl lock blocks a second process", probe_fcntl_lock),
     Capability("mtime_granularity", "mtime granularity", probe_mtime_granularity),
     Capability("inotify", "inotify (same path)", probe_inotify),
-    Capability("statfs", "statfs figures", probe_statfs),
+    Capability("statfs", "statfs: total size (not free)", probe_statfs),
 )
 
 CAPABILITY_IDS: tuple[str, ...] = tuple(c.id for c in CAPABILITIES)

@@ -53,10 +53,12 @@ DATA_LOSS_STYLE = "bold white on red"
 REPORTED_MARK = "†"
 LEGEND = (
     "✓ works as on a local Linux filesystem · ✗ the capability's own call refused (errno) · "
-    "≠ works differently, or a helper step failed (see notes) · ≠ data loss: loses or corrupts data · "
+    "≠ works differently, or a helper step failed (see notes) · ‼ data loss: loses or corrupts data · "
     f"hung: no answer within the timeout · needs root · – not attempted · {REPORTED_MARK} a figure "
-    "the mount reports about itself, not measured"
+    "the mount reports about itself, not measured (statfs: the filesystem's total size, not what is free; "
+    "'mountbench doctor' and run show the free space)"
 )
+DATA_LOSS_SYMBOL = "‼"  # never ≠ (works differently): losing data is another thing
 # Capabilities whose value is part of the answer (compared by --diff); other values
 # (fsync times, sizes) are measurements that always differ a little.
 VALUE_IS_ANSWER = frozenset({"max_name_length", "mtime_granularity"})
@@ -107,7 +109,7 @@ def cell_text(result: ProbeResult) -> str:
     """The matrix cell for one result: symbol, then errno, value or "data loss"."""
     symbol = SYMBOL[result.verdict]
     if result.severity == DATA_LOSS:
-        return f"{symbol} data loss"
+        return f"{DATA_LOSS_SYMBOL} data loss"
     if result.verdict == NO:
         return f"{symbol} {result.errno}" if result.errno else symbol
     if result.verdict in (YES, DIFFERS):
@@ -122,6 +124,14 @@ def cell_style(result: ProbeResult) -> str:
 
 def target_label(probe: TargetProbe) -> str:
     return f"{probe.path} ({probe.fs.fstype})" if probe.fs.fstype else probe.path
+
+
+def behaves_locally(probes: Sequence[TargetProbe]) -> bool:
+    """Every capability of every target worked as on a local Linux filesystem (all ✓)."""
+    return bool(probes) and all(p.results and all(r.verdict == YES for r in p.results) for p in probes)
+
+
+LIKE_LOCAL = "behaves like a local filesystem: every capability ✓"
 
 
 def _fit(text: str, width: int = HEADER_WIDTH) -> str:
@@ -243,12 +253,12 @@ def _columns(probes: Sequence[TargetProbe], reference: TargetProbe | None) -> li
 
 def _key_lines(columns: list[tuple[TargetProbe, str, str]], reference: TargetProbe | None) -> list[str]:
     lines = []
-    for p, name, _fs in columns:
+    for p, name, fs in columns:
         where = f"{p.path} ({p.fs.fstype or 'unknown filesystem'}"
         where += f" from {p.fs.source})" if p.fs.source else ")"
         if p is reference:
             where += ": the same probes on a local directory, for comparison"
-        lines.append(f"{name} = {where}")
+        lines.append(f"{name} ({fs}) = {where}")
     return lines
 
 
@@ -282,8 +292,8 @@ def render_terminal(
     )
     table.add_column("capability", style="bold", ratio=1, min_width=16)
     for probe, name, fstype in columns:
-        style = "italic" if probe is reference else ""
-        table.add_column(f"{name}\n{fstype}", header_style=f"bold {style}".strip(), no_wrap=not details)
+        style = "italic" if probe is reference else ""  # 'a (ext4)', as run labels a target
+        table.add_column(f"{name}\n({fstype})", header_style=f"bold {style}".strip(), no_wrap=not details)
     for cap, title in rows:
         cells: list[Text | str] = [title]
         for probe, _name, _fs in columns:
@@ -754,7 +764,12 @@ def render_coherence_html_fragment(
 def render_data_loss_terminal(report: ProbeReport) -> Text:
     found = data_loss(report)
     if not found:
-        return Text(NO_DATA_LOSS, style="green")
+        text = Text(NO_DATA_LOSS, style="green")
+        if behaves_locally(report.targets):
+            names = short_names([p.path for p in report.targets])
+            labels = ", ".join(f"{n} ({p.fs.fstype or '?'})" for n, p in zip(names, report.targets, strict=True))
+            text.append(f"\n{labels}: {LIKE_LOCAL}.", style="green")
+        return text
     text = Text(f"‼ {DATA_LOSS_TITLE}:", style=DATA_LOSS_STYLE)
     for line in found:
         text.append(f"\n  ‼ {line}", style="bold red")
@@ -782,6 +797,8 @@ def render_document_markdown(report: ProbeReport, *, diff: bool = False) -> str:
         head = f"## ‼ {DATA_LOSS_TITLE}\n\n" + "".join(f"- **{_md_escape(line)}**\n" for line in found)
     else:
         head = f"_{NO_DATA_LOSS}_\n"
+        if behaves_locally(report.targets):
+            head += f"\n_Every target {LIKE_LOCAL}._\n"
     parts = [head]
     if report.targets:
         parts.append(render_markdown(report.targets, reference=report.reference, diff=diff))
@@ -818,6 +835,8 @@ def render_document_html(report: ProbeReport, *, title: str, diff: bool = False)
         )
     else:
         head = f'<p class="no-data-loss severity-ok">{e(NO_DATA_LOSS)}</p>'
+        if behaves_locally(report.targets):
+            head += f'<p class="severity-ok">Every target {e(LIKE_LOCAL)}.</p>'
     body = head
     if report.targets:
         body += render_html_fragment(report.targets, reference=report.reference, diff=diff)

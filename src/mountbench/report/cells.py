@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mountbench.analysis.metrics import MetricInfo
@@ -48,7 +49,7 @@ class Footnotes:
             self.texts.append(text)
         return self.texts.index(text) + 1
 
-    def marks(self, cell: Cell) -> list[int]:
-        numbers = [self.mark(c.text) for c in cell.caveats]
+    def marks(self, cell: Cell, skip: Sequence[str] = ()) -> list[int]:
+        numbers = [self.mark(c.text) for c in cell.caveats if c.text not in skip]
         numbers += [self.mark(f"failed on {cell.target}: {error}") for error in cell.errors]
         return sorted(set(numbers))

@@ -19,9 +19,10 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Chart:
     key: str  # unique, file-name safe
-    kind: str  # bars | ratio | percentiles | sweep | grid | cost | scaling | pick-two | series
+    kind: str  # bars | overview | ratio | percentiles | sweep | grid | cost | scaling | pick-two | series
     title: str  # what was measured, also the alt text
     draw: Callable[[], Figure]
+    narrow: Callable[[], Figure] | None = None  # drawn for a phone's width (the page shows it there), if any
 
 
 def bars_key(group: MetricGroup) -> str:

@@ -34,7 +34,6 @@ HATCHES = ("", "///", "\\\\\\", "xxx", "---", "|||", "+++", "//", "\\\\", "x")  
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 LINESTYLES = ("-", "--", "-.", ":")
 LOG_SPAN = 100.0  # largest / smallest value at or above which an axis goes logarithmic (sweeps)
-BAR_LOG_SPAN = 10.0  # bar charts: a log axis when the values span more than this
 FORMATS = ("png", "svg")
 RC = {"svg.fonttype": "none", "svg.hashsalt": "mountbench", "font.size": 9, "hatch.linewidth": 0.6}
 
@@ -51,16 +50,58 @@ def render(chart: Chart, fmt: str) -> bytes:
     return buffer.getvalue()
 
 
-def inline_svg(chart: Chart) -> str:
-    """The chart as an <svg> element for embedding in HTML, ids prefixed so that
-    several charts in one page never share one."""
-    text = render(chart, "svg").decode()
+# The page's colours for the chart's ink (inline SVG only): text, axes and outlines follow the
+# page's text colour (currentColor: dark mode included), the verdict colours its variables, and
+# the figure's white background goes, so that a chart is no glaring white panel in dark mode.
+THEMED = {
+    "#ffffff": "none",
+    "#000000": "currentColor",
+    "#333333": "currentColor",
+    "#0b6e3b": "var(--better)",
+    "#a3261b": "var(--worse)",
+    "#b00020": "var(--worse)",
+    "#555555": "var(--muted)",
+    "#7a4b00": "var(--mark)",
+}
+
+
+def inline_svg(chart: Chart, *, narrow: bool = False, themed: bool = False) -> str:
+    """The chart as an <svg> element for embedding in HTML, ids prefixed so that several charts
+    in one page never share one. ``themed``: its ink in the page's colours (THEMED; for charts
+    without text on coloured cells, whose white or black text must stay as drawn); the svg then
+    has class="themed". ``narrow``: the drawing made for a phone's width (Chart.narrow)."""
+    if narrow and chart.narrow is None:
+        raise ValueError(f"chart {chart.key} has no drawing for a narrow screen")
+    drawn = Chart(chart.key, chart.kind, chart.title, chart.narrow) if narrow and chart.narrow else chart
+    text = render(drawn, "svg").decode()
     text = re.sub(r"<\?xml[^>]*\?>\s*|<!DOCTYPE[^>]*>\s*", "", text)
-    prefix = f"{chart.key}-"
+    # style properties only (var() is no presentation attribute value); 'fill: #ffffff' is a background
+    text = re.sub(
+        r"(fill|stroke): (#[0-9a-fA-F]{6})",
+        lambda m: f"{m.group(1)}: {THEMED.get(m.group(2).lower(), m.group(2))}",
+        text,
+    )
+    prefix = f"{chart.key}{'-narrow' if narrow else ''}-"
     text = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}{m.group(1)}"', text)
     text = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{prefix}{m.group(1)})", text)
     text = re.sub(r'href="#([^"]+)"', lambda m: f'href="#{prefix}{m.group(1)}"', text)
-    return text.replace("<svg ", f'<svg role="img" aria-label="{_attr(chart.title)}" ', 1)
+    themed_class = ' class="themed"' if themed else ""
+    return text.replace("<svg ", f'<svg role="img"{themed_class} aria-label="{_attr(chart.title)}" ', 1)
+
+
+THEMED_KINDS = frozenset({"bars", "overview", "ratio", "series"})  # drawn without text on coloured cells
+WIDER_ONLY = "This chart is drawn for wider screens; the table above holds its numbers."
+
+
+def page_chart(chart: Chart, *, note: str = WIDER_ONLY) -> str:
+    """A chart as the page shows it, inside its <figure>: the drawing for wide screens and, for
+    a phone (the page's CSS shows one or the other), the drawing made for its width or, for a
+    chart that has none, ``note`` (its numbers are in a table, whose text a phone can read)."""
+    themed = chart.kind in THEMED_KINDS
+    wide = f'<div class="chart-wide">{inline_svg(chart, themed=themed)}</div>'
+    if chart.narrow is not None:
+        return wide + f'<div class="chart-narrow">{inline_svg(chart, narrow=True, themed=themed)}</div>'
+    return wide + f'<p class="chart-narrow muted">{_attr(note)}</p>' if note else wide
 
 
 def _attr(text: str) -> str:
@@ -92,7 +133,7 @@ def legend_outside(figure: Figure, ax, entries: int) -> None:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=8, frameon=False)
 
 
-def _renderer(figure: Figure):
+def renderer_for(figure: Figure):
     """A renderer to measure text with (figures built without pyplot have no canvas of their own)."""
     if not hasattr(figure.canvas, "get_renderer"):
         FigureCanvasAgg(figure)
@@ -110,7 +151,7 @@ def fit_titles(figure: Figure, ax, title: str, subtitle: str, labels: Sequence =
     chars = int(figure.get_figwidth() * 72 / (8 * 0.55))
     shown = ax.set_title(wrap(subtitle, chars), fontsize=8, color="#333333", loc="left")
     for _ in range(6):
-        renderer = _renderer(figure)
+        renderer = renderer_for(figure)
         plot = ax.get_window_extent(renderer)
         settled = True
         right = min(figure.bbox.x1, plot.x1) - 2  # the legend is right of the plot
@@ -119,13 +160,13 @@ def fit_titles(figure: Figure, ax, title: str, subtitle: str, labels: Sequence =
             chars = int(chars * min(0.9, (right - box.x0) / max(1.0, box.width)))
             shown = ax.set_title(wrap(subtitle, chars), fontsize=8, color="#333333", loc="left")
             settled = False
-        if labels and _widen_for(ax, plot, renderer, labels, log, both_sides):
+        if labels and widen_for(ax, plot, renderer, labels, log, both_sides):
             settled = False
         if settled:
             return
 
 
-def _widen_for(ax, plot, renderer, labels: Sequence, log: bool, both_sides: bool) -> bool:
+def widen_for(ax, plot, renderer, labels: Sequence, log: bool = False, both_sides: bool = False) -> bool:
     """Widen the value axis so that every label fits inside the plot; True when it did."""
     gap = 6  # pixels between a label and the plot's frame
     over_right = max(t.get_window_extent(renderer).x1 for t in labels) + gap - plot.x1

@@ -19,14 +19,17 @@ object API (matplotlib.figure.Figure) and the chart kit (chartkit.py).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import statistics
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import matplotlib.colors
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from mountbench.analysis.metrics import MetricInfo
+from mountbench.analysis.stats import CONFIDENCE
 from mountbench.analysis.summary import Cell, Row
 from mountbench.host import outputs
 from mountbench.host.outputs import Output
@@ -37,13 +40,12 @@ from mountbench.report.chartkit import (
     HATCHES,
     axis_unit,
     fit_titles,
-    interval_phrase,
     legend_label,
     legend_outside,
     new_figure,
-    notes_footer,
     render,
-    spans_more_than,
+    renderer_for,
+    widen_for,
     wrap,
 )
 from mountbench.report.content import MetricGroup, Report
@@ -51,20 +53,50 @@ from mountbench.report.phrasing import SAME, UNKNOWN, cell_standing, sig3, words
 from mountbench.report.sections import SECTIONS
 from mountbench.units import format_count
 
-BAR_LOG_SPAN = 10.0  # bar charts: a log axis when the values span more than this
-
 
 def plan_charts(report: Report) -> list[Chart]:
     """Every chart the report has, in the order the documents show them: the report's own
-    (bars per metric, each target against the baseline), then each section's."""
+    (bars per metric for Markdown's tables, all of them as one chart of small multiples for
+    the page, each target against the baseline), then each section's."""
+    groups = [group for group in report.groups if any(c.summary for row in group.rows for c in row.cells.values())]
     charts = [
-        Chart(bars_key(group), "bars", _bars_title(group), _bind(bars_figure, report, group))
-        for group in report.groups
-        if any(c.summary for row in group.rows for c in row.cells.values())
+        Chart(
+            bars_key(group),
+            "bars",
+            _bars_title(group),
+            _bind(bars_figure, report, group),
+            _bind(bars_figure, report, group, NARROW_IN),
+        )
+        for group in groups
     ]
+    if len(groups) > 1:
+        rows = [row for group in groups for row in group.rows]
+        charts.append(
+            Chart(
+                OVERVIEW,
+                "overview",
+                OVERVIEW_TITLE,
+                _bind(panels_figure, report, rows, OVERVIEW_TITLE),
+                _bind(panels_figure, report, rows, OVERVIEW_TITLE, NARROW_IN),
+            )
+        )
     if any(c.comparison for row in report.summary.rows for c in row.cells.values()):
-        charts.append(Chart("ratio", "ratio", _ratio_title(report), _bind(ratio_figure, report)))
+        charts.append(
+            Chart(
+                "ratio",
+                "ratio",
+                _ratio_title(report),
+                _bind(ratio_figure, report),
+                _bind(ratio_figure, report, NARROW_IN),
+            )
+        )
     return charts + [chart for section in SECTIONS for chart in section.charts(report)]
+
+
+OVERVIEW = "bars-all"
+OVERVIEW_TITLE = "Every workload and target (median; each panel its own linear scale from 0)"
+WIDE_IN = 8.0  # inches: the page's and the files' charts
+NARROW_IN = 3.7  # inches (355 CSS px): drawn for a phone, shown at its own size there so no text shrinks
 
 
 def _bind(function: Callable[..., Figure], *args: object) -> Callable[[], Figure]:
@@ -74,14 +106,17 @@ def _bind(function: Callable[..., Figure], *args: object) -> Callable[[], Figure
 def write_charts(
     report: Report, place: Path | Callable[[str], Output], stem: str, fmt: str = "png"
 ) -> list[tuple[Chart, Path]]:
-    """Write every chart as ``<stem>-<key>.<fmt>`` in a directory, or where ``place`` puts each
-    name (the report's Output.sibling); every file is an output checked by host/outputs.py
-    (never over a device, a directory or the results database)."""
+    """Write every chart Markdown shows as ``<stem>-<key>.<fmt>`` in a directory, or where
+    ``place`` puts each name (the report's Output.sibling); not the page's chart of every
+    workload (Markdown shows each metric's under its table). Every file is an output checked
+    by host/outputs.py (never over a device, a directory or the results database)."""
     if isinstance(place, Path):
         directory = place
         place = lambda name: outputs.check(directory / name, "--out")  # noqa: E731
     written = []
     for chart in plan_charts(report):
+        if chart.kind == "overview":
+            continue
         output = place(f"{stem}-{chart.key}.{fmt}")
         output.write_bytes(render(chart, fmt))
         written.append((chart, Path(output.given)))
@@ -103,66 +138,126 @@ def _ratio_title(report: Report) -> str:
     return f"Each target against {report.summary.baseline} (the baseline): right is better"
 
 
-def bars_figure(report: Report, group: MetricGroup) -> Figure:
-    """Horizontal bars, one per (workload, target), the value written at each bar's end."""
+def bars_figure(report: Report, group: MetricGroup, width: float = WIDE_IN) -> Figure:
+    """One metric's workloads as small multiples: a panel per workload, a bar per target."""
+    return panels_figure(report, list(group.rows), _bars_title(group), width)
+
+
+def panels_figure(report: Report, rows: Sequence[Row], title: str, width: float = WIDE_IN) -> Figure:
+    """Small multiples: one panel per (workload, metric), a horizontal bar per target with its
+    value written as the tables write it, error bars = a 95% interval (the tables' level). Each
+    panel has its own linear axis from 0, so that bars compare as their numbers do (16.0k
+    against 455k is 28× shorter) and no workload squeezes another: never a log scale on bars."""
     targets = report.summary.targets
-    rows = group.rows
-    cells = [c for row in rows for c in row.cells.values() if c.summary]
-    values = [c.summary.median for c in cells] + [c.summary.ci_low for c in cells] + [c.summary.ci_high for c in cells]
-    divisor, unit = axis_unit(group.metric, values)
-    log = spans_more_than(values, BAR_LOG_SPAN)
-    height = 0.8 / len(targets)
-    figure, ax = new_figure(8.0, _bar_height(len(rows) * len(targets)))
+    shown = [row for row in rows if any(c.summary for c in row.cells.values())] or list(rows)
+    columns = 1 if width < 6 or len(shown) == 1 else 2
+    lines = math.ceil(len(shown) / columns)
+    panel_in = 0.62 + 0.27 * len(targets)
+    figure = Figure(figsize=(width, 1.3 + lines * panel_in), layout="constrained")
+    axes = figure.subplots(lines, columns, squeeze=False)
     used_notes: set[int] = set()
-    labels = []
-    for i, label in enumerate(targets):
-        ys = [j + (i - (len(targets) - 1) / 2) * height for j in range(len(rows))]
-        row_cells = [row.cells[label] for row in rows]
-        widths = [c.summary.median / divisor if c.summary else math.nan for c in row_cells]
-        below = [(c.summary.median - c.summary.ci_low) / divisor if c.summary else 0 for c in row_cells]
-        above = [(c.summary.ci_high - c.summary.median) / divisor if c.summary else 0 for c in row_cells]
-        ax.barh(
-            ys,
-            widths,
-            height * 0.9,
-            xerr=[below, above],
-            label=legend_label(report, label),
-            color=COLOURS[i % len(COLOURS)],
-            hatch=HATCHES[i % len(HATCHES)],
-            edgecolor="black",
-            linewidth=0.6,
-            error_kw={"ecolor": "black", "capsize": 2.5, "elinewidth": 0.9},
-        )
-        for y, row, cell in zip(ys, rows, row_cells, strict=True):
-            text, notes = _bar_label(report, row, label, cell)
-            used_notes |= notes
-            if cell.summary is None:  # no bar: the word stands at the start of the axis
-                where, coords = (0.0, y), ("axes fraction", "data")
-            else:
-                where, coords = (max(cell.summary.ci_high, cell.summary.median) / divisor, y), "data"
-            labels.append(ax.annotate(text, where, xycoords=coords, xytext=(4, 0), textcoords="offset points",
-                                      va="center", fontsize=7,
-                                      color="#B00020" if cell.summary is None else "black"))  # fmt: skip
-    ax.set_yticks(range(len(rows)), [wrap(row.title, 24) for row in rows], fontsize=8)
-    ax.set_ylim(len(rows) - 0.5, -0.5)  # every slot, also of a bar that failed; the first workload on top
-    _bar_value_axis(ax.xaxis, ax.set_xscale, group.metric, log)
-    ax.set_xlabel(_bar_axis_label(group.metric, unit, log))
-    if not log:
-        ax.set_xlim(left=0)
-    ax.grid(axis="x", alpha=0.3, which="both")
-    ax.set_axisbelow(True)
-    legend_outside(figure, ax, len(targets))
-    levels = sorted({c.summary.ci_level for c in cells})
-    notes_footer(figure, report, used_notes)
-    fit_titles(
-        figure,
-        ax,
-        _bars_title(group),
-        f"bars: median of each target's samples; error bars: {interval_phrase(levels)}",
-        labels,
-        log=log,
+    labels_by_ax = []
+    chars = int((width / columns) * 72 / (8 * 0.55))
+    for index, ax in enumerate(axes.flat):
+        if index >= len(shown):
+            ax.set_visible(False)
+            continue
+        row = shown[index]
+        labels_by_ax.append((ax, _panel(report, ax, row, chars, used_notes, width / columns * 72)))
+    handles = [
+        Patch(facecolor=COLOURS[i % len(COLOURS)], hatch=HATCHES[i % len(HATCHES)], edgecolor="black", linewidth=0.6,
+              label=legend_label(report, label))
+        for i, label in enumerate(targets)
+    ]  # fmt: skip
+    # the title heads the legend: a suptitle and an outside legend would share the top and overlap
+    figure.legend(
+        handles=handles,
+        loc="outside upper center",
+        ncols=min(len(targets), 2 if width < 6 else 4),
+        fontsize=8,
+        frameon=False,
+        title=wrap(title, int(width * 72 / (10.5 * 0.6))),
+        title_fontproperties={"weight": "bold", "size": 10.5},
     )
+    levels = {interval_95(row.cells[t].values)[2] for row in shown for t in targets if row.cells[t].summary}
+    footer = [f"bars: median of each target's samples; error bars: {_interval_words(levels)}"]
+    footer += [f"[{n}] {report.notes[n - 1]}" for n in sorted(used_notes)]
+    text_chars = int(width * 72 / (7.5 * 0.55))
+    figure.supxlabel("\n".join(wrap(line, text_chars) for line in footer), x=0.01, ha="left", fontsize=7.5)
+    for _ in range(2):  # widen a panel's axis where its labels still overrun it (each draw costs much)
+        renderer = renderer_for(figure)
+        if not any([widen_for(ax, ax.get_window_extent(renderer), renderer, texts) for ax, texts in labels_by_ax]):
+            break
+    figure.set_layout_engine("none")  # laid out by the draw above: saving it need not lay it out again
     return figure
+
+
+def _panel(report: Report, ax, row: Row, chars: int, used_notes: set[int], panel_pt: float) -> list:
+    """One panel's bars and value labels; its axis already wide enough for the labels, as far as
+    their length tells (drawing the figure to measure them is what panels_figure checks after)."""
+    targets = report.summary.targets
+    cells = [row.cells[t] for t in targets]
+    values = [c.summary.median for c in cells if c.summary] + [interval_95(c.values)[1] for c in cells if c.summary]
+    divisor, unit = axis_unit(row.metric, [v for v in values if math.isfinite(v)])
+    labels = []
+    for i, (label, cell) in enumerate(zip(targets, cells, strict=True)):
+        text, notes = _bar_label(report, row, label, cell)
+        used_notes |= notes
+        if cell.summary is None:
+            where = {"xycoords": ("axes fraction", "data"), "xytext": (4, 0), "textcoords": "offset points"}
+            labels.append(ax.annotate(text, (0.0, i), **where, va="center", fontsize=7.5, color="#B00020"))
+            continue
+        low, high, level = interval_95(cell.values)
+        median = cell.summary.median
+        error = [[max(0.0, median - low) / divisor], [max(0.0, high - median) / divisor]] if level else None
+        ax.barh([i], [median / divisor], 0.7, xerr=error, color=COLOURS[i % len(COLOURS)],
+                hatch=HATCHES[i % len(HATCHES)], edgecolor="black", linewidth=0.6,
+                error_kw={"ecolor": "black", "capsize": 2.5, "elinewidth": 0.9})  # fmt: skip
+        end = max(median, high if level else median) / divisor
+        labels.append(ax.annotate(text, (end, i), xytext=(4, 0), textcoords="offset points", va="center",
+                                  fontsize=7.5, color="black"))  # fmt: skip
+    ax.set_yticks(range(len(targets)), [wrap(legend_label(report, t), 16) for t in targets], fontsize=7.5)
+    ax.set_ylim(len(targets) - 0.5, -0.5)
+    ax.set_title(wrap(f"{row.title} · {row.metric.label} ({_better(row.metric)})", chars), fontsize=8, loc="left")
+    counting = row.metric.unit in ("IOPS", "1/s", "")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_count(v) if counting else f"{v:g}"))
+    ax.xaxis.set_major_locator(MaxNLocator(4))
+    ax.tick_params(axis="x", labelsize=7.5)
+    ax.set_xlabel(unit, fontsize=7.5)
+    ends = [label.xy[0] for label in labels if label.xycoords == "data"]
+    if ends:
+        names_pt = max(len(line) for t in targets for line in wrap(legend_label(report, t), 16).split("\n")) * 4.6
+        plot_pt = max(60.0, panel_pt - names_pt - 24)
+        need_pt = max(len(label.get_text()) for label in labels) * 4.6 + 10  # 7.5 pt characters, about
+        ax.set_xlim(0, max(ends) * plot_pt / max(20.0, plot_pt - need_pt))
+    else:
+        ax.set_xlim(left=0)
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_axisbelow(True)
+    return labels
+
+
+def interval_95(values: Sequence[float]) -> tuple[float, float, float]:
+    """(low, high, level): the 95% interval the tables' ratios use, for one cell: Student's t on
+    the logarithms of its samples (the geometric mean's interval); level 0 with fewer than two
+    samples or a value that is not positive (no interval)."""
+    data = [v for v in values if v > 0]
+    if len(data) < 2 or len(data) != len(values):
+        centre = statistics.median(values) if values else math.nan
+        return centre, centre, 0.0
+    logs = [math.log(v) for v in data]
+    mean = statistics.fmean(logs)
+    spread = statistics.stdev(logs) / math.sqrt(len(logs))
+    from scipy.special import stdtrit  # the same Student t as analysis.stats.compare
+
+    half = float(stdtrit(len(logs) - 1, 0.5 + CONFIDENCE / 2)) * spread
+    return math.exp(mean - half), math.exp(mean + half), CONFIDENCE
+
+
+def _interval_words(levels: set[float]) -> str:
+    if not levels - {0.0}:
+        return "none (one sample: no interval)"
+    return "95% confidence interval (of the geometric mean, the statistic the ratios compare)"
 
 
 def _bar_height(bars: int) -> float:
@@ -178,37 +273,24 @@ def _bar_label(report: Report, row: Row, target: str, cell: Cell) -> tuple[str, 
     return text + (" [" + ",".join(map(str, marks)) + "]" if marks else ""), set(marks)
 
 
-def _bar_value_axis(axis, set_scale, metric: MetricInfo, log: bool) -> None:
-    """Numbers on every major tick; on a log axis at 1, 2 and 5 of each decade, so that even
-    a span of 15× has several labelled ticks."""
-    counting = metric.unit in ("IOPS", "1/s", "")
-    if log:
-        set_scale("log")
-        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-        axis.set_minor_formatter(NullFormatter())
-    axis.set_major_formatter(FuncFormatter(lambda v, _: format_count(v) if counting else f"{v:g}"))
-
-
-def _bar_axis_label(metric: MetricInfo, unit: str, log: bool) -> str:
-    """'read bandwidth (MB/s)', 'write IOPS' (never 'write IOPS (IOPS)'), ', log scale' when log."""
-    scale = ", log scale" if log else ""
-    if unit and unit.lower() in metric.label.lower():
-        return f"{metric.label}{' (log scale)' if log else ''}"
-    return f"{metric.label} ({unit}{scale})"
-
-
 # --- against the baseline -------------------------------------------------------------------------
 
 
-def ratio_figure(report: Report) -> Figure:
-    """Every comparison with the baseline as 'times better', on a log axis: right is better."""
+def ratio_figure(report: Report, width: float = WIDE_IN) -> Figure:
+    """Every comparison with the baseline as 'times better', on a log axis: right is better.
+    Narrower than 6 inches (a phone's): the legend over the plot, labels wrapped shorter."""
     summary = report.summary
     others = [t for t in summary.targets if t != summary.baseline]
     rows = [row for row in summary.rows if any(row.cells[t].comparison for t in others)]
     speed_only = all(words(row.metric) == ("faster", "slower") for row in rows)
     good, bad = ("faster", "slower") if speed_only else ("better", "worse")
     bar_height = 0.8 / max(1, len(others))
-    figure, ax = new_figure(8.0, _bar_height(len(rows) * len(others)))
+    narrow = width < 6
+    figure, ax = new_figure(
+        width, _bar_height(len(rows) * len(others)) * (1.3 if narrow else 1) + (1.6 if narrow else 0)
+    )
+    if narrow:  # room above each group of bars for its workload's name
+        bar_height = 0.5 / max(1, len(others))
     extremes = [1.0]
     labels = []
     for i, label in enumerate(others):
@@ -217,7 +299,8 @@ def ratio_figure(report: Report) -> Figure:
         for j, row in enumerate(rows):
             said = cell_standing(row, label)
             if said is not None:
-                bars.append((j + (i - (len(others) - 1) / 2) * bar_height, said, _better_x(said, row)))
+                shift = 0.2 if narrow else 0.0  # a phone's chart: under the workload's name
+                bars.append((j + shift + (i - (len(others) - 1) / 2) * bar_height, said, _better_x(said, row)))
         if not bars:
             continue
         xs = [x for _, _, x in bars]
@@ -247,32 +330,55 @@ def ratio_figure(report: Report) -> Figure:
             colour_text = {"better": "#0B6E3B", "worse": "#A3261B"}.get(said.kind, "#555555")
             labels.append(ax.annotate(
                 said.short, (high if right else low, y), xytext=(4 if right else -4, 0), textcoords="offset points",
-                ha="left" if right else "right", va="center", fontsize=7, color=colour_text,
+                ha="left" if right else "right", va="center", fontsize=7.5, color=colour_text,
             ))  # fmt: skip
     ax.set_xscale("log")
     lowest, highest = min(extremes), max(extremes)
     span = max(highest, 1 / lowest, 2.0)
     ax.set_xlim(1 / (span * 1.6), span * 1.6)  # symmetric: 'same' in the middle
     ax.axvline(1, color="black", linewidth=1)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _times(v, good, bad)))
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel(f"← {bad} than {summary.baseline} · {good} →  (log scale)")
-    ax.set_yticks(range(len(rows)), [wrap(f"{row.title} · {row.metric.label}", 40) for row in rows], fontsize=8)
     ax.invert_yaxis()
     ax.grid(axis="x", alpha=0.3, which="both")
     ax.set_axisbelow(True)
-    legend_outside(figure, ax, len(others))
-    fit_titles(
-        figure,
-        ax,
-        _ratio_title(report),
+    subtitle = (
         "bars: ratio of geometric means, turned so that right is better; error bars: 95% confidence interval; "
-        "faded and ≈ same: within noise (the interval contains 1); ?: too few samples for an interval",
-        labels,
-        log=True,
-        both_sides=True,
+        "faded and ≈ same: within noise (the interval contains 1); ?: too few samples for an interval"
     )
+    if narrow:
+        _narrow_ratio_layout(figure, ax, report, rows, subtitle, (good, bad), labels)
+        return figure
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _times(v, good, bad)))
+    ax.set_xlabel(f"← {bad} than {summary.baseline} · {good} →  (log scale)")
+    ax.set_yticks(range(len(rows)), [wrap(f"{row.title} · {row.metric.label}", 40) for row in rows], fontsize=8)
+    legend_outside(figure, ax, len(others))
+    fit_titles(figure, ax, _ratio_title(report), subtitle, labels, log=True, both_sides=True)
     return figure
+
+
+def _narrow_ratio_layout(figure: Figure, ax, report: Report, rows, subtitle: str, words: tuple[str, str],
+                         labels: list) -> None:  # fmt: skip
+    """A phone's ratio chart: each workload's name over its bars (not beside them, where it
+    took half the width), decade ticks in two short lines, the title over the legend and the
+    key under the plot."""
+    good, bad = words
+    ax.set_yticks(range(len(rows)), [""] * len(rows))
+    ax.tick_params(axis="y", length=0)
+    for j, row in enumerate(rows):
+        ax.annotate(wrap(f"{row.title} · {row.metric.label}", 44), (0.01, j - 0.07), xycoords=("axes fraction", "data"),
+                    xytext=(0, 1), textcoords="offset points", va="bottom", ha="left", fontsize=7.5)  # fmt: skip
+    ax.xaxis.set_major_locator(LogLocator(base=10, numticks=6))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _times(v, good, bad).replace(" ", "\n")))
+    ax.tick_params(axis="x", labelsize=7.5)
+    ax.set_xlabel(f"← {bad} · {good} →  (log scale)", fontsize=8)
+    heading = {"title": wrap(_ratio_title(report), 44), "title_fontproperties": {"weight": "bold", "size": 10}}
+    figure.legend(loc="outside upper center", ncols=2, fontsize=8, frameon=False, **heading)
+    figure.supxlabel(wrap(subtitle, 62), x=0.01, ha="left", fontsize=7.5)
+    for _ in range(3):
+        renderer = renderer_for(figure)
+        if not widen_for(ax, ax.get_window_extent(renderer), renderer, labels, log=True, both_sides=True):
+            break
+    figure.set_layout_engine("none")  # laid out by the draws above
 
 
 def _better_x(said, row: Row) -> tuple[float, float, float]:

@@ -196,8 +196,9 @@ class Report:
         return sorted({n for row in rows for n in self.measurement_marks(row.cells[target])})
 
     def measurement_marks(self, cell: Cell) -> tuple[int, ...]:
-        """Note numbers of the caveats about how a cell was measured (not its spread)."""
-        return tuple(sorted({self.notes.index(c.text) + 1 for c in cell.caveats if c.code not in QUALITY_CODES}))
+        """Note numbers of the caveats about how a cell was measured (not its spread); a caveat
+        every cell shares has no number (it is said once, among the warnings)."""
+        return tuple(sorted({self._number(c.text) for c in cell.caveats if c.code not in QUALITY_CODES} - {0}))
 
     def ratio_marks(self, row: Row, target: str) -> tuple[int, ...]:
         """A ratio's own flags (too wide to rank, drift the interleaving could not cancel), and
@@ -230,7 +231,9 @@ def build_report(
     groups = group_by_metric(summary)
     curves = percentile_curves(labelled, summary.baseline, metrics)
     found = find_sweeps(labelled, summary.baseline)
-    notes, marks = number_notes(groups, curves, (*found.sweeps, *found.grids), summary.targets, first=grid.rows())
+    sweeps = (*found.sweeps, *found.grids)
+    shared = shared_caveats(_noted_rows(groups, curves, sweeps, grid.rows()), summary.targets)
+    notes, marks = number_notes(groups, curves, sweeps, summary.targets, first=grid.rows(), shared=shared)
     return Report(
         runs=tuple(labelled),
         summary=summary,
@@ -238,7 +241,13 @@ def build_report(
         groups=groups,
         percentiles=curves,
         sweeps=found.sweeps,
-        warnings=tuple(host_warnings(runs) + workload_warnings(runs) + status_warnings(runs) + list(found.warnings)),
+        warnings=tuple(
+            host_warnings(runs)
+            + workload_warnings(runs)
+            + status_warnings(runs)
+            + list(found.warnings)
+            + [f"every value: {text}" for text in shared]
+        ),
         notes=tuple(notes),
         marks=marks,
         grids=found.grids,
@@ -434,6 +443,31 @@ def group_heading(group: MetricGroup) -> str:
     return f"{group.metric.label} ({better})"
 
 
+def _noted_rows(
+    groups: Sequence[MetricGroup], curves: Sequence[PercentileCurve], sweeps: Sequence[Sweep | SweepGrid],
+    first: Sequence[Row] = (),
+) -> list[Row]:  # fmt: skip
+    """Every row whose cells carry note marks, in the order the documents show them."""
+    rows = list(first) + [row for group in groups for row in group.rows]
+    rows += [row for curve in curves for row in curve.rows]
+    return rows + [row for sweep in sweeps for row in sweep.rows]
+
+
+def shared_caveats(rows: Sequence[Row], targets: Sequence[str]) -> tuple[str, ...]:
+    """Caveats about the samples' statistics that every measured cell carries (a 2-repeat run:
+    'fewer than 3 samples' on each): said once, not as a [1] on every number. Only where there
+    are several cells to share it; a caveat about how a number was measured (buffered, an
+    emulated engine) stays next to each number it affects."""
+    cells = [row.cells[t] for row in rows for t in targets if row.cells[t].summary is not None]
+    if len(cells) < 2:
+        return ()
+    common = [c.text for c in cells[0].caveats if c.code in QUALITY_CODES]
+    for cell in cells[1:]:
+        texts = {c.text for c in cell.caveats}
+        common = [text for text in common if text in texts]
+    return tuple(dict.fromkeys(common))
+
+
 def number_notes(
     groups: Sequence[MetricGroup],
     curves: Sequence[PercentileCurve],
@@ -441,18 +475,18 @@ def number_notes(
     targets: Sequence[str],
     *,
     first: Sequence[Row] = (),
+    shared: Sequence[str] = (),
 ) -> tuple[list[str], dict[tuple[str, str, str], tuple[int, ...]]]:
     """Number caveats and errors in the order the document shows them: ``first`` (the
-    summary grid's rows), then the tables."""
+    summary grid's rows), then the tables. ``shared`` caveats (on every cell) get no number."""
     notes = Footnotes.empty()
     marks: dict[tuple[str, str, str], tuple[int, ...]] = {}
-    rows = list(first) + [row for group in groups for row in group.rows]
-    rows += [row for curve in curves for row in curve.rows]
-    rows += [row for sweep in sweeps for row in sweep.rows]
-    for row in rows:
+    for row in _noted_rows(groups, curves, sweeps, first):
         for label in targets:
             cell = row.cells[label]
-            marks[(row.workload, row.metric.name, label)] = tuple(notes.marks(cell))
+            # a ratio's own caveat where no ratio is shown would be a note nothing refers to
+            unshown = [c.text for c in cell.caveats if c.code in RATIO_CODES and cell.comparison is None]
+            marks[(row.workload, row.metric.name, label)] = tuple(notes.marks(cell, skip=[*shared, *unshown]))
     return notes.texts, marks
 
 
@@ -464,7 +498,9 @@ def measurement_caveats(report: Report) -> list[Caveat]:
             for caveat in cell.caveats:
                 if caveat.code not in QUALITY_CODES:
                     seen.setdefault(caveat)
-    return sorted(seen, key=lambda c: report.notes.index(c.text) if c.text in report.notes else 0)
+    return sorted(
+        (c for c in seen if c.text in report.notes), key=lambda c: report.notes.index(c.text)
+    )  # a caveat every cell shares is among the warnings, not a note
 
 
 # --- percentile curves (S4) ---------------------------------------------------------------

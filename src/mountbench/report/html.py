@@ -23,7 +23,7 @@ from markupsafe import Markup
 from mountbench import __version__
 from mountbench.report import content, views
 from mountbench.report.chartkeys import Chart
-from mountbench.report.chartkit import inline_svg
+from mountbench.report.chartkit import page_chart
 from mountbench.report.charts import plan_charts
 from mountbench.report.content import Report
 from mountbench.report.sections import SECTIONS, Options
@@ -48,8 +48,8 @@ class Page:
     caveats: list[tuple[int, str]]
     verdicts: list[dict[str, object]]
     tables: list[TableView]
+    overview_chart: Markup | None  # every workload and target (small multiples)
     ratio_chart: Markup | None
-    ratio_title: str
     sections: list[Markup]  # the optional sections (report/sections/), escaped there
     hosts: list[list[str]]
     runs: list[dict[str, str]]
@@ -64,14 +64,25 @@ class Page:
 
 def render_html(report: Report, *, with_charts: bool = True, per_client: bool = False) -> str:
     """The whole page as one string."""
-    svgs = {chart.key: (chart, Markup(inline_svg(chart))) for chart in plan_charts(report)} if with_charts else {}
+    svgs = {chart.key: (chart, Markup(page_chart(chart))) for chart in page_charts(report)} if with_charts else {}
     page = build_page(report, svgs, Options(per_client=per_client, draw=with_charts))
     return environment().get_template("report.html.j2").render(page=page)
+
+
+def page_charts(report: Report) -> list[Chart]:
+    """The charts the page shows: one per question. Every workload and target in one chart of
+    small multiples (not one chart per metric; with a single metric, its own), each target
+    against the baseline, then the sections' charts."""
+    charts = plan_charts(report)
+    if any(chart.kind == "overview" for chart in charts):
+        charts = [chart for chart in charts if chart.kind != "bars"]
+    return charts
 
 
 def build_page(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Options | None = None) -> Page:
     options = options or Options()
     ratio = svgs.get("ratio")
+    overview = next((svg for chart, svg in svgs.values() if chart.kind in ("overview", "bars")), None)
     return Page(
         title="mountbench: " + " vs ".join(report.summary.targets),
         headlines=[HeadlineView(h.text, h.kind) for h in report.headlines],
@@ -81,9 +92,9 @@ def build_page(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options
         warnings=list(report.warnings),
         caveats=[(report.notes.index(c.text) + 1, c.text) for c in content.measurement_caveats(report)],
         verdicts=_verdicts(report),
-        tables=views.results_tables(report, svgs),
+        tables=views.results_tables(report),
+        overview_chart=overview,
         ratio_chart=ratio[1] if ratio else None,
-        ratio_title=ratio[0].title if ratio else "",
         sections=[part for section in SECTIONS if (part := section.html(report, svgs, options))],
         hosts=views.host_rows(report),
         runs=_runs(report),

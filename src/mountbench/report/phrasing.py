@@ -150,7 +150,7 @@ class Headline:
 
 
 def headlines(rows: Sequence[Row], targets: Sequence[str], baseline: str) -> list[Headline]:
-    """ "disk is slower than ram in 11 of 13 workloads (median 6.20×, 2.10–25.6×); faster in 1
+    """ "disk is slower than ram in 11 of 13 workloads (from 2.10× to 25.6×, median 6.20×); faster in 1
     (1.30×); the same within noise in 1". ``rows`` are the comparisons counted: one per
     workload and direction of the summary grid."""
     found = []
@@ -178,7 +178,7 @@ def _headline(rows: Sequence[Row], target: str, baseline: str, things: str) -> H
             by_kind[found.kind].append(found)
     speed_only = all(r.metric.unit in SPEED_UNITS and "cpu" not in r.metric.name for r in rows)
     good, bad = ("faster", "slower") if speed_only else ("better", "worse")
-    # (count, kind, what, detail): "slower" "(median 6.20×, 2.10–25.6×)"
+    # (count, kind, what, detail): "slower" "(from 2.10× to 25.6×, median 6.20×)"
     clauses: list[tuple[int, str, str, str]] = []
     for kind, word in ((WORSE, bad), (BETTER, good)):
         if by_kind[kind]:
@@ -212,7 +212,8 @@ def _all_or_some(n: int, total: int, things: str) -> str:
 
 
 def _spread(items: Sequence[Standing]) -> str:
-    """'(6.20×)' or '(median 6.20×, 2.10–25.6×)'; the median of factors is taken on a log scale."""
+    """'(6.20×)' or '(from 2.10× to 25.6×, median 6.20×)': the spread across workloads, worded so
+    that it does not read as a confidence interval; the median of factors is taken on a log scale."""
     factors = sorted(s.factor for s in items)
     if len(factors) == 1:
         return f"({factor_text(factors[0])})"
@@ -220,4 +221,4 @@ def _spread(items: Sequence[Standing]) -> str:
     middle = factors[half] if len(factors) % 2 else math.sqrt(factors[half - 1] * factors[half])
     if sig3(factors[0]) == sig3(factors[-1]):
         return f"({factor_text(middle)} each)"
-    return f"(median {factor_text(middle)}, {sig3(factors[0])}–{factor_text(factors[-1])})"
+    return f"(from {factor_text(factors[0])} to {factor_text(factors[-1])}, median {factor_text(middle)})"

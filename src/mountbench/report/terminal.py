@@ -121,13 +121,15 @@ def _header(report: Report, label: str, suffix: str = "", *, width: int = 0) -> 
     return text
 
 
-_BREAK_AFTER = "/:@=,_-."
+_BREAK_AFTER = "/:@=,_-. "
 
 
 def wrap_label(label: str, width: int) -> str:
-    """'tmpfs:/var/tmp/glance-shm' in lines of at most ``width``, broken after / : @ = , _ - .
-    where it can be (a part longer than the width is cut)."""
-    width = max(width, 6)
+    """'tmpfs:/var/tmp/glance-shm' or 'glance-shm (tmpfs)' in lines of at most ``width``, broken
+    after / : @ = , _ - . or a space where it can (a part longer than the width is cut; never a
+    word of an automatic label: the width is at least its longest word)."""
+    whole = [word for word in label.split() if not any(char in word for char in _BREAK_AFTER)]
+    width = max(width, 6, *(len(word) for word in whole))  # '(tmpfs)' is never cut
     parts: list[str] = []
     current = ""
     for char in label:
@@ -139,6 +141,7 @@ def wrap_label(label: str, width: int) -> str:
         parts.append(current)
     lines: list[str] = []
     line = ""
+    parts = [p for p in parts if p]
     for part in parts:
         while len(part) > width:
             if line:
@@ -152,7 +155,7 @@ def wrap_label(label: str, width: int) -> str:
         line += part
     if line:
         lines.append(line)
-    return "\n".join(lines)
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def _widest(texts: Iterable[Text], least: int = 8) -> int:
@@ -173,11 +176,18 @@ def _value(report: Report, row: Row, target: str, *, formatted: str | None = Non
     return text
 
 
-def _comparison(report: Report, row: Row, target: str, *, interval: bool) -> Text:
+def _comparison(report: Report, row: Row, target: str, *, interval: bool, split: bool = False) -> Text:
+    """'3.53× slower (2.62–4.75×) [1]' (``split``: the interval on a line of its own), or '3.53× slower'."""
     said = cell_standing(row, target)
     if said is None:
         return Text("")
-    text = Text(said.text if interval else said.short, style=STYLES.get(said.kind, ""))
+    words = said.text if interval else said.short
+    if split and said.text.startswith(said.short + " ("):
+        interval = said.text[len(said.short) + 1 :]
+        if len(interval) > 16:  # '(0.00803–109×)' whole; a longer one breaks after its dash, not in a number
+            interval = interval.replace("–", "–\n", 1)
+        words = said.short + "\n" + interval
+    text = Text(words, style=STYLES.get(said.kind, ""))
     text.append(_marks(report.ratio_marks(row, target)), style=MARK_STYLE)
     return text
 
@@ -229,25 +239,52 @@ def _grid_table(title: str) -> Table:
 
 
 def _grid_side_by_side(report: Report, section: GridSection, width: int) -> Table:
-    columns = [(t, d) for t in report.summary.targets for d in section.directions]
-    body = [
-        [_grid_cell(report, section, row, t) if (row := line.row(d)) else Text("·", style="dim") for t, d in columns]
-        for line in section.lines
-    ]
+    """One column per target, its label over both of its directions (read, write) and the
+    directions laid out inside it, aligned: rich has no spanning header, so each target's
+    cells are joined line by line at fixed widths."""
     table = _grid_table(section.heading)
     table.add_column("workload", no_wrap=True, style="bold")
-    titles = [line.title for line in section.lines]
-    for index, (target, direction) in enumerate(columns):
-        if direction == section.directions[0]:
-            room = _label_width(width, titles, len(columns), _widest(row[index] for row in body))
-            header = _header(report, target, direction, width=room)
-            lines = header.plain.count("\n")
-        else:  # the label stands over the first direction only: pad to its height
-            header = Text("\n" * lines + direction, style="dim")
-        table.add_column(header, justify="right", overflow="fold")
-    for line, cells in zip(section.lines, body, strict=True):
-        table.add_row(line.title, *cells)
+    targets = report.summary.targets
+    gap = "  "
+    body = {
+        target: [
+            [
+                _grid_cell(report, section, row, target) if (row := line.row(d)) else Text("·", style="dim")
+                for d in section.directions
+            ]
+            for line in section.lines
+        ]
+        for target in targets
+    }
+    for target in targets:
+        widths = [
+            max(_widest((cells[i] for cells in body[target]), least=1), len(direction))
+            for i, direction in enumerate(section.directions)
+        ]
+        inner = sum(widths) + len(gap) * (len(widths) - 1)
+        header = _header(report, target, width=inner)
+        header.append("\n" + gap.join(d.rjust(w) for d, w in zip(section.directions, widths, strict=True)), style="dim")
+        table.add_column(header, justify="right", no_wrap=True)
+        for cells in body[target]:
+            cells[:] = [_side_by_side(cells, widths, gap)]
+    for index, line in enumerate(section.lines):
+        table.add_row(line.title, *(body[target][index][0] for target in targets))
     return table
+
+
+def _side_by_side(cells: Sequence[Text], widths: Sequence[int], gap: str) -> Text:
+    """Texts of several lines next to each other, each right-aligned in its width."""
+    split = [cell.split("\n") for cell in cells]
+    height = max(len(lines) for lines in split)
+    out = Text()
+    for number in range(height):
+        if number:
+            out.append("\n")
+        for column, (lines, width) in enumerate(zip(split, widths, strict=True)):
+            piece = lines[number] if number < len(lines) else Text("")
+            out.append((gap if column else "") + " " * (width - len(piece.plain)))
+            out.append_text(piece)
+    return out
 
 
 def _grid_stacked(report: Report, section: GridSection, width: int) -> Table:
@@ -285,10 +322,16 @@ def _grid_cell(report: Report, section: GridSection, row: Row, target: str) -> T
 
 
 def _detail_layouts(report: Report, group: MetricGroup, width: int) -> list[Table]:
-    return [_detail_table(report, group, width, wide=True), _detail_table(report, group, width, wide=False)]
+    """Comparisons in columns of their own; else under each value; else (three targets at 80
+    columns) the spread and its notes on a line of their own, so that '±13%' and '[1]' never wrap."""
+    return [
+        _detail_table(report, group, width, wide=True),
+        _detail_table(report, group, width, wide=False),
+        _detail_table(report, group, width, wide=False, tall=True),
+    ]
 
 
-def _detail_table(report: Report, group: MetricGroup, width: int, *, wide: bool) -> Table:
+def _detail_table(report: Report, group: MetricGroup, width: int, *, wide: bool, tall: bool = False) -> Table:
     baseline = report.summary.baseline
     columns: list[tuple[str, bool]] = []  # (target, is its comparison column)
     for target in report.summary.targets:
@@ -299,8 +342,12 @@ def _detail_table(report: Report, group: MetricGroup, width: int, *, wide: bool)
     for row in group.rows:
         cells: list[Text] = []
         for target, is_comparison in columns:
-            value = _value(report, row, target, formatted=_with_spread(row, target))
-            comparison = _comparison(report, row, target, interval=True) if target != baseline else Text("")
+            value = (
+                _tall_value(report, row, target)
+                if tall
+                else _value(report, row, target, formatted=_with_spread(row, target))
+            )
+            comparison = _comparison(report, row, target, interval=True, split=tall) if target != baseline else Text("")
             if is_comparison:
                 cells.append(comparison)
             elif wide or not comparison.plain:
@@ -321,6 +368,21 @@ def _detail_table(report: Report, group: MetricGroup, width: int, *, wide: bool)
     for row, cells in zip(group.rows, body, strict=True):
         table.add_row(row.title, *cells)
     return table
+
+
+def _tall_value(report: Report, row: Row, target: str) -> Text:
+    """'1.34 GB/s' over '±6% [2]': the value, then its spread and notes on their own line."""
+    cell = row.cells[target]
+    if cell.summary is None:
+        return _value(report, row, target)
+    text = Text(format_value(cell.summary.median, row.metric))
+    spread = format_spread(cell)
+    marks = _marks(report.cell_marks(row, target)).strip()
+    failed = f"({cell.failed} failed)" if cell.failed else ""
+    if spread or marks or failed:
+        text.append("\n" + " ".join(part for part in (spread, failed) if part))
+        text.append((" " if spread or failed else "") + marks, style=MARK_STYLE)
+    return text
 
 
 def _with_spread(row: Row, target: str) -> str | None:

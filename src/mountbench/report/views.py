@@ -19,7 +19,7 @@ from mountbench.report.tables import CellView, Mark, TableView, note_links, note
 from mountbench.units import format_bytes
 
 HOST_HEADERS = ["host", "OS and kernel", "CPU", "CPUs", "RAM", "fio", "mountbench"]
-TARGET_HEADERS = ["column", "host", "path", "filesystem", "mount source", "mount options", "O_DIRECT", "free"]
+TARGET_HEADERS = ["column", "host", "path", "filesystem", "mount source", "mount options", "O_DIRECT", "free of total"]
 TARGET_CODE = (2, 4, 5)  # columns shown as code: path, mount source, mount options
 
 
@@ -42,6 +42,8 @@ class GridView:
     heading: str
     headers: list[str]
     rows: list[tuple[str, list[GridCellView | None]]]
+    targets: list[tuple[str, int]] = field(default_factory=list)  # (heading, columns it spans) over ...
+    directions: list[str] = field(default_factory=list)  # ... each target's read and write columns
 
 
 def grid_view(report: Report, section: GridSection) -> GridView:
@@ -55,7 +57,9 @@ def grid_view(report: Report, section: GridSection) -> GridView:
             row = line.row(direction)
             cells.append(_grid_cell(report, section, row, target, direction) if row else None)
         rows.append((line.title, cells))
-    return GridView(section.heading, headers, rows)
+    spans = [(column_heading(report, t), len(section.directions)) for t in report.summary.targets]
+    directions = [d for _ in report.summary.targets for d in section.directions] if len(section.directions) > 1 else []
+    return GridView(section.heading, headers, rows, spans, directions)
 
 
 def _grid_cell(report: Report, section: GridSection, row: Row, target: str, direction: str) -> GridCellView:

@@ -323,7 +323,8 @@ class Store:
             "SELECT r.id, r.created_at, r.finished_at, r.status, r.command, r.host, r.owner,"
             " (SELECT COUNT(*) FROM samples s WHERE s.run_id = r.id),"
             " (SELECT group_concat(label, ', ') FROM"
-            "   (SELECT label FROM targets t WHERE t.run_id = r.id ORDER BY position))"
+            "   (SELECT label FROM targets t WHERE t.run_id = r.id ORDER BY position)),"
+            " r.config"
             " FROM runs r ORDER BY r.created_at"
         ).fetchall()
         return [
@@ -336,6 +337,7 @@ class Store:
                 "hostname": json.loads(row[5]).get("hostname", ""),
                 "samples": row[7],
                 "targets": row[8] or "",
+                "config": _json_or_empty(row[9]),  # the run's options as stored (presets, size, ...)
             }
             for row in rows
         ]
@@ -448,3 +450,11 @@ class Store:
             (t, w, r)
             for t, w, r in self.db.execute("SELECT target, workload, round FROM samples WHERE run_id = ?", (run_id,))
         }
+
+
+def _json_or_empty(text: str | None) -> dict[str, Any]:
+    try:
+        found = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}

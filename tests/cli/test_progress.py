@@ -1,0 +1,42 @@
+"""The ETA learns from the samples already taken (issue 25), and the options that take durations."""
+
+from __future__ import annotations
+
+import click
+import pytest
+
+from mountbench.cli.options import Seconds
+from mountbench.cli.progress import LearnedEta
+from mountbench.model import PlanItem
+
+
+def _item(target: str, workload: str, estimate: float, round_: int = 0) -> PlanItem:
+    return PlanItem(round_, 0, target, workload, estimate)
+
+
+def test_eta_uses_what_each_cell_took_not_the_plan():
+    """The lab's tree run: the plan said 56 s of I/O; extraction on the slow mount takes 30 s a sample."""
+    eta = LearnedEta({"extract": "tree", "walk": "tree", "seq": "fio"})
+    plan = [_item(t, w, 5.0, r) for r in range(3) for t in ("ram", "nfs") for w in ("extract", "walk", "seq")]
+    assert eta.remaining(plan) == pytest.approx(5.0 * len(plan))  # nothing measured yet: the plan's guess
+    eta.record(_item("nfs", "extract", 5.0), 30.0)
+    eta.record(_item("ram", "extract", 5.0), 2.0)
+    left = [_item("nfs", "extract", 5.0, 1), _item("nfs", "walk", 5.0, 1), _item("ram", "seq", 5.0, 1)]
+    # own cell: 30 s; same kind on the same target: 5 s x (30/5); anything else: 5 s x (32/10)
+    assert eta.expected(left[0]) == 30.0
+    assert eta.expected(left[1]) == pytest.approx(30.0)
+    assert eta.expected(left[2]) == pytest.approx(16.0)
+    assert eta.remaining(left) == pytest.approx(76.0)
+    eta.record(_item("nfs", "extract", 5.0), 20.0)
+    assert eta.expected(left[0]) == 25.0  # the median of what it took
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("2.5", 2.5), ("1s", 1.0), ("500ms", 0.5), ("2m", 120.0), (".5", 0.5)])
+def test_runtime_takes_a_unit_as_budget_does(text, seconds):
+    assert Seconds(0.1).convert(text, None, None) == seconds
+
+
+@pytest.mark.parametrize("text", ["1x", "", "inf", "0.05", "-1"])
+def test_runtime_refuses_what_is_no_duration(text):
+    with pytest.raises(click.BadParameter):
+        Seconds(0.1).convert(text, None, None)
