@@ -58,7 +58,7 @@ def test_cloudlab_compares_local_disk_with_four_cache_modes_at_two_rtts(tmp_path
     started = time.monotonic()
     done = subprocess.run(
         _command("--rtt", f"0,{RTT_MS}", "--repeat", "1", "--runtime", "1", "--size", "8M", "--tree", "tiny",
-                 "--only", "random-read", "--only", "extract", "--probe-timeout", "6", "--json", str(out)),
+                 "--only", "random-read", "--only", "extract", "--probe-timeout", "8", "--json", str(out)),
         env=_env(tmp_path), capture_output=True, text=True, timeout=400,
     )  # fmt: skip
     took = time.monotonic() - started

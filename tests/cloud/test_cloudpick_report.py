@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 
 from rich.console import Console
 from support.synthetic import study_run
@@ -54,7 +55,7 @@ def test_every_format_has_the_section() -> None:
     assert "cloud-pick-two" in str(cloudpick.html(report, {}, Options(draw=False)))
     (export,) = cloudpick.exports(report)
     assert export.suffix == "-cloudpick" and [r["target"] for r in export.records] == ["native", "virtiofs", "9p"]
-    console = Console(width=200, record=True)
+    console = Console(width=200, record=True, file=io.StringIO())
     for part in cloudpick.terminal(report, Options()):
         console.print(part)
     text = console.export_text()
