@@ -112,7 +112,8 @@ def test_cloudlab_compares_local_disk_with_four_cache_modes_at_two_rtts(tmp_path
                              capture_output=True, text=True, timeout=120)  # fmt: skip
     assert csv_run.returncode == 0, csv_run.stderr
     rows = (tmp_path / "r-cloudpick.csv").read_text().splitlines()
-    assert rows[0].startswith("target,mode,rtt_ms,bandwidth_kbps,round_trip_ms,first_read_ms") and len(rows) == 1 + len(labels)
+    assert rows[0].startswith("target,mode,rtt_ms,bandwidth_kbps,round_trip_ms,first_read_ms")
+    assert len(rows) == 1 + len(labels)
     assert_nothing_left(tmp_path)
     print(f"cloudlab end to end: {took:.1f} s")
 
