@@ -58,7 +58,7 @@ def test_cloudlab_compares_local_disk_with_four_cache_modes_at_two_rtts(tmp_path
     started = time.monotonic()
     done = subprocess.run(
         _command("--rtt", f"0,{RTT_MS}", "--repeat", "1", "--runtime", "1", "--size", "8M", "--tree", "tiny",
-                 "--only", "random-read", "--only", "extract", "--probe-timeout", "6", "--json", str(out)),
+                 "--only", "random-read", "--only", "extract", "--probe-timeout", "8", "--json", str(out)),
         env=_env(tmp_path), capture_output=True, text=True, timeout=400,
     )  # fmt: skip
     took = time.monotonic() - started
@@ -112,7 +112,8 @@ def test_cloudlab_compares_local_disk_with_four_cache_modes_at_two_rtts(tmp_path
                              capture_output=True, text=True, timeout=120)  # fmt: skip
     assert csv_run.returncode == 0, csv_run.stderr
     rows = (tmp_path / "r-cloudpick.csv").read_text().splitlines()
-    assert rows[0].startswith("target,mode,rtt_ms,round_trip_ms,first_read_ms") and len(rows) == 1 + len(labels)
+    assert rows[0].startswith("target,mode,rtt_ms,bandwidth_kbps,round_trip_ms,first_read_ms")
+    assert len(rows) == 1 + len(labels)
     assert_nothing_left(tmp_path)
     print(f"cloudlab end to end: {took:.1f} s")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 
 from rich.console import Console
 from support.synthetic import study_run
@@ -24,7 +25,7 @@ def _sync(**values: object) -> SyncResult:
 def _report():
     run = study_run()
     probe = CloudProbe(
-        (CloudTarget("native", None, None), CloudTarget("virtiofs", "full", 0), CloudTarget("9p", "off", 20)),
+        (CloudTarget("native", None, None), CloudTarget("virtiofs", "full", 0), CloudTarget("9p", "off", 20, 10000)),
         (
             CloudMountProbe("virtiofs", "/m/full", "/r/full", None,
                             _sync(at_close=(False,), close_delay_ms=(5010.0,), remote_change=("stale",),
@@ -50,11 +51,11 @@ def test_rows_say_what_each_mode_gets() -> None:
 def test_every_format_has_the_section() -> None:
     report = _report()
     md = cloudpick.markdown(report, {}, Options())
-    assert md.startswith("## Cloud drive: pick two") and "| **9p** | off | 20 ms | 110 ms" in md
+    assert md.startswith("## Cloud drive: pick two") and "| **9p** | off | 20 ms, 10000 KB/s each way | 110 ms" in md
     assert "cloud-pick-two" in str(cloudpick.html(report, {}, Options(draw=False)))
     (export,) = cloudpick.exports(report)
     assert export.suffix == "-cloudpick" and [r["target"] for r in export.records] == ["native", "virtiofs", "9p"]
-    console = Console(width=200, record=True)
+    console = Console(width=200, record=True, file=io.StringIO())
     for part in cloudpick.terminal(report, Options()):
         console.print(part)
     text = console.export_text()

@@ -90,16 +90,21 @@ def cloudlab(
     cloud = CloudOptions(tuple(specs), options, probe_mounts, probe_timeout, probe_repeat, keep_lab)
     err.print(f"cloudlab: {len(specs)} rclone mounts ({', '.join(s.label for s in specs)}) and the local disk")
     with Store(db or default_db_path()) as store:
+
+        def export(run_id: str) -> None:  # rewritten after every sample, as run --json is
+            if json_out:
+                write_document(json_out.expanduser(), make_document([store.load_run(run_id)]))
+
         run_id, status = run_cloudlab(
             cloud,
             store,
             ProgressEvents(err, ()),
             lambda line: err.print(line, markup=False, highlight=False),
             command_line(),
+            export,
         )
         run = store.load_run(run_id)
-        if json_out:
-            write_document(json_out.expanduser(), make_document([run]))
+        export(run_id)
     print_run(run)
     if status != "complete":
         raise Interrupted(run_id)

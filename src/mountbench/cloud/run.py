@@ -62,10 +62,15 @@ def with_defaults(options: RunOptions) -> RunOptions:
 
 
 def run_cloudlab(
-    options: CloudOptions, store: Store, events: Events, on_note: Callable[[str], None], command: str
+    options: CloudOptions,
+    store: Store,
+    events: Events,
+    on_note: Callable[[str], None],
+    command: str,
+    on_saved: Callable[[str], None] | None = None,
 ) -> tuple[str, str]:
     """The run's id and its status ("complete" or "interrupted": Ctrl-C raises Interrupted
-    after the lab is down)."""
+    after the lab is down). ``on_saved(run_id)`` is called after every stored sample."""
     problems = cloud_problems()
     if problems:
         problem, fix = problems[0]
@@ -103,8 +108,11 @@ def run_cloudlab(
         facts = CloudProbe(tuple(described), tuple(probes), options.probe_repeat, options.probe_timeout_s,
                            dict(lab.tools), tuple(errors))  # fmt: skip
         config = dataclasses.replace(request.config, lab=LabFacts(cloud=facts.to_dict()))
-        session = Session(config, request.targets, request.workloads, request.runners, store, events,
-                          watch=ServingWatch(lab.serving_pids, {m.label: m.spec.mode.caveats() for m in working}))  # type: ignore[arg-type]  # fmt: skip
+        watch = ServingWatch(lab.serving_pids, {m.label: m.spec.mode.caveats() for m in working})
+        session = Session(
+            config, request.targets, request.workloads, request.runners, store, events,
+            on_saved=on_saved, watch=watch,  # type: ignore[arg-type]
+        )  # fmt: skip
         host = hostinfo.collect(fio.version) | host_facts(request.runners) | {"cloudlab": dict(lab.tools)}
         try:
             session.ready_targets()

@@ -74,6 +74,14 @@ class CloudRow:
     remote_change: str
     at_fsync: str
     capabilities: dict[str, str]
+    bandwidth_kbps: int | None = None  # the wire's cap each way, when one was set
+
+    @property
+    def wire(self) -> str:
+        """'20 ms' or '20 ms, 10000 KB/s each way'."""
+        if self.rtt_ms is None:
+            return "–"
+        return f"{self.rtt_ms:g} ms" + (f", {self.bandwidth_kbps} KB/s each way" if self.bandwidth_kbps else "")
 
     @property
     def reads(self) -> str:
@@ -251,6 +259,7 @@ def cloud_rows(report: Report) -> list[CloudRow]:
                 change,
                 at_fsync,
                 capabilities,
+                target.bandwidth_kbps,
             )
         )
     return rows
@@ -273,7 +282,7 @@ def table(rows: Sequence[CloudRow]) -> TableView:
         cells.append([
             CellView(r.label, strong=True),
             CellView(r.mode or "local disk"),
-            CellView("–" if r.rtt_ms is None else f"{r.rtt_ms:g} ms", repr(r.rtt_ms or 0)),
+            CellView(r.wire, repr(r.rtt_ms or 0)),
             CellView(_ms(r.round_trip_ms), repr(r.round_trip_ms or 0)),
             CellView(r.reads),
             CellView(f"{MARK.get(r.performance, '')} {r.performance}: " + "; ".join(r.perf_text)
@@ -353,7 +362,7 @@ def terminal_table(rows: Sequence[CloudRow]) -> Table:
         if r.mode is None:
             table.add_row(r.label, "local disk", "the baseline", "–", "–", "–")
             continue
-        wire = f"RTT {r.rtt_ms:g} ms\nmkdir+rmdir {_ms(r.round_trip_ms)}\n1st read / again\n{r.reads}"
+        wire = f"RTT {r.wire}\nmkdir+rmdir {_ms(r.round_trip_ms)}\n1st read / again\n{r.reads}"
         table.add_row(
             r.label,
             wire,
@@ -409,6 +418,7 @@ def records(report: Report) -> list[dict[str, Any]]:
             "target": r.label,
             "mode": r.mode,
             "rtt_ms": r.rtt_ms,
+            "bandwidth_kbps": r.bandwidth_kbps,
             "round_trip_ms": r.round_trip_ms,
             "first_read_ms": r.first_read_ms,
             "reread_ms": r.reread_ms,
