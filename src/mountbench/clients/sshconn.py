@@ -181,12 +181,26 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 def _die_with_parent() -> None:
+    """In the child, between fork and exec: the kernel sends it SIGTERM when the thread that
+    started it ends (so start long-lived ones from the main thread). libc is loaded before
+    the fork: nothing in the child takes the loader's lock."""
+    if _LIBC is not None:
+        _LIBC.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def _load_libc():
     import ctypes
     import sys
 
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
+_LIBC = _load_libc()
 
 
 def _last_line(text: str) -> str:
