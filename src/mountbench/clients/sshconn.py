@@ -23,6 +23,7 @@ from pathlib import Path
 from mountbench.clients.spec import ClientSpec
 from mountbench.errors import UsageError
 
+CONTROL_PREFIX = "mb-ssh-"
 CONFIG_ENV = "MOUNTBENCH_SSH_CONFIG"  # an ssh config file used instead of ~/.ssh/config (tests)
 CONNECT_TIMEOUT_S = 15.0
 COMMAND_TIMEOUT_S = 30.0
@@ -151,8 +152,26 @@ class SshConnection:
 
 
 def control_directory() -> Path:
-    """A short private directory for the control sockets (a socket path has ~100 bytes)."""
-    return Path(tempfile.mkdtemp(prefix="mb-ssh-", dir="/tmp" if Path("/tmp").is_dir() else None))
+    """A short private directory for the control sockets (a socket path has ~100 bytes),
+    named after this process; those of processes that died without removing theirs
+    (killed mountbench runs) are removed first."""
+    parent = Path("/tmp") if Path("/tmp").is_dir() else Path(tempfile.gettempdir())
+    sweep_control_directories(parent)
+    return Path(tempfile.mkdtemp(prefix=f"{CONTROL_PREFIX}{os.getpid()}-", dir=parent))
+
+
+def sweep_control_directories(parent: Path) -> list[Path]:
+    """Remove ``mb-ssh-<pid>-*`` directories whose process is gone; what was removed."""
+    removed = []
+    for entry in parent.glob(f"{CONTROL_PREFIX}*-*"):
+        pid = entry.name.removeprefix(CONTROL_PREFIX).split("-", 1)[0]
+        if not pid.isdigit() or Path(f"/proc/{pid}").exists() or not entry.is_dir() or entry.is_symlink():
+            continue
+        if entry.stat().st_uid != os.getuid():
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(entry)
+    return removed
 
 
 def remote_command(script: str, *args: str) -> str:
