@@ -187,7 +187,7 @@ def test_fio_messages_name_a_client_by_its_whole_address():
 
 
 def test_remote_facts_script_output_is_read_into_host_facts():
-    from mountbench.clients.sshremote import parse_facts
+    from mountbench.clients.sshscripts import parse_facts
 
     facts = parse_facts(
         "hostname=node1\nkernel=6.1.0-18-amd64\narch=x86_64\nos=Linux\ncpu_model=AMD EPYC 7B13\ncpu_count=8\n"

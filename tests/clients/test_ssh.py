@@ -195,6 +195,8 @@ def test_killed_controller_leaves_nothing_and_leftovers_are_ended_by_their_marke
     try:
         wait_for_samples(db, already + 1, timeout=120)
         assert sshd.processes_with_marker(), "the clients' fio servers should be running"
+        controls = list(Path("/tmp").glob(f"mb-ssh-{proc.pid}-*"))
+        assert controls, "the run's ssh control directory"
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
     finally:
@@ -218,6 +220,7 @@ def test_killed_controller_leaves_nothing_and_leftovers_are_ended_by_their_marke
                           env=ready.env)  # fmt: skip
         assert done.returncode == 0, done.stderr
         assert "ended 1 process(es) left by an earlier run (20000101-000000-deadbeef-0)" in done.stderr
+        assert not any(c.exists() for c in controls), "the killed run's control directory is swept"
         assert leftover.wait(timeout=10) is not None and not old.exists()
     finally:
         if leftover.poll() is None:

@@ -7,6 +7,7 @@ controller per sample), and the probe's coherence checks between two of them.
 - ``results``: fio's client JSON split per client; mountbench's own aggregate; each
   client's start skew and the overlap check (pure).
 - ``sshconn``: one ControlMaster ssh connection per ``ssh://`` client (the user's own ssh).
+- ``sshscripts``: the shell scripts run on ``ssh://`` clients, as text (and their facts read).
 - ``sshremote``: what mountbench starts on ``ssh://`` clients (fio's server under a run
   marker, tunnelled; host facts; the clock offset; the start barrier) and stops again.
 - ``fioprobe``: what a client's fio says about itself, and tiny real fio jobs run on it.

@@ -23,6 +23,7 @@ from pathlib import Path
 from mountbench.clients.spec import ClientSpec
 from mountbench.errors import UsageError
 
+CONTROL_PREFIX = "mb-ssh-"
 CONFIG_ENV = "MOUNTBENCH_SSH_CONFIG"  # an ssh config file used instead of ~/.ssh/config (tests)
 CONNECT_TIMEOUT_S = 15.0
 COMMAND_TIMEOUT_S = 30.0
@@ -151,8 +152,26 @@ class SshConnection:
 
 
 def control_directory() -> Path:
-    """A short private directory for the control sockets (a socket path has ~100 bytes)."""
-    return Path(tempfile.mkdtemp(prefix="mb-ssh-", dir="/tmp" if Path("/tmp").is_dir() else None))
+    """A short private directory for the control sockets (a socket path has ~100 bytes),
+    named after this process; those of processes that died without removing theirs
+    (killed mountbench runs) are removed first."""
+    parent = Path("/tmp") if Path("/tmp").is_dir() else Path(tempfile.gettempdir())
+    sweep_control_directories(parent)
+    return Path(tempfile.mkdtemp(prefix=f"{CONTROL_PREFIX}{os.getpid()}-", dir=parent))
+
+
+def sweep_control_directories(parent: Path) -> list[Path]:
+    """Remove ``mb-ssh-<pid>-*`` directories whose process is gone; what was removed."""
+    removed = []
+    for entry in parent.glob(f"{CONTROL_PREFIX}*-*"):
+        pid = entry.name.removeprefix(CONTROL_PREFIX).split("-", 1)[0]
+        if not pid.isdigit() or Path(f"/proc/{pid}").exists() or not entry.is_dir() or entry.is_symlink():
+            continue
+        if entry.stat().st_uid != os.getuid():
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(entry)
+    return removed
 
 
 def remote_command(script: str, *args: str) -> str:
@@ -181,12 +200,26 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 def _die_with_parent() -> None:
+    """In the child, between fork and exec: the kernel sends it SIGTERM when the thread that
+    started it ends (so start long-lived ones from the main thread). libc is loaded before
+    the fork: nothing in the child takes the loader's lock."""
+    if _LIBC is not None:
+        _LIBC.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def _load_libc():
     import ctypes
     import sys
 
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
+_LIBC = _load_libc()
 
 
 def _last_line(text: str) -> str:
