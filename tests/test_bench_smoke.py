@@ -24,10 +24,11 @@ EXPECTED = {
     "lab_boot.py": "in guest: python",
     "overhead.py": "mountbench's own share",
     "report_speed.py": "html + SVG charts",
+    "ssh_clients.py": "left running on the clients: 0 marked processes, 0 ssh sessions",
     "time_to_answer.py": "to the answer",
     "tree_extract.py": "paired: median of the 1 per-pair ratios",
 }
-SLOW_GROUPS = {"lab_boot.py": "lab", "clients_scaling.py": "clients"}
+SLOW_GROUPS = {"lab_boot.py": "lab", "clients_scaling.py": "clients", "ssh_clients.py": "clients"}
 
 
 def _scripts() -> list[str]:
@@ -57,8 +58,8 @@ def _prerequisites(name: str) -> None:
         pytest.skip("hyperfine is not installed (apt-get install hyperfine)")
     if name == "lab_boot.py":
         require_lab(kinds={"guest-tmpfs"})
-    if name == "clients_scaling.py" and os.geteuid() != 0:
-        pytest.skip("bench/clients_scaling.py needs root (network namespaces, a tmpfs)")
+    if name in ("clients_scaling.py", "ssh_clients.py") and os.geteuid() != 0:
+        pytest.skip(f"bench/{name} needs root (network namespaces, a tmpfs)")
 
 
 @pytest.mark.parametrize("name", _params())

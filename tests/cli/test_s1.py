@@ -48,8 +48,8 @@ def test_s1_preset_with_watched_sshfs(tmp_path: Path, mb_env: dict[str, str]) ->
     by_key = {(s["target"], s["workload"]): s["metrics"] for s in samples}
     for workload in ("one-file-seq-read", "ten-files-rand-read", "http-sendfile", "startup-cold"):
         assert "host.cpu_s" in by_key[("sshfs", workload)]
-    # serving 8 MiB through sshfs costs its daemons CPU; with nothing of theirs on tmpfs, nearly none
-    assert by_key[("sshfs", "one-file-seq-read")]["host.cpu_s"] > 0.01
+    # serving 8 MiB through sshfs costs its daemons CPU (/proc counts it in 10 ms ticks)
+    assert by_key[("sshfs", "one-file-seq-read")]["host.cpu_s"] > 0  # at least one clock tick (10 ms)
     assert by_key[("sshfs", "one-file-seq-read")]["host.cpu_s_per_gib"] > 0
     assert by_key[("sshfs", "http-sendfile")]["host.cpu_s"] > by_key[("ram", "http-sendfile")]["host.cpu_s"]
     assert by_key[("sshfs", "http-sendfile")]["http.requests_per_s"] > 0

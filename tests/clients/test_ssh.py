@@ -94,7 +94,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         except realmounts.Unavailable as exc:
             pytest.skip(f"ssh client namespaces cannot be made here: {exc}")
         stack.callback(sshd.stop, setup.servers)
-        env = dict(os.environ, MOUNTBENCH_DB=str(base / "results.sqlite"), MOUNTBENCH_SSH_CONFIG=str(setup.config))
+        env = dict(os.environ, MOUNTBENCH_DB=str(base / "results.sqlite"), MOUNTBENCH_SSH_CONFIG=str(setup.config),
+                   COLUMNS="200")  # tables wide enough that a cell's words stay on one line  # fmt: skip
         yield Lab(shared, namespaces, setup, env, cache)
     assert netns.leftovers() == []
 
@@ -219,7 +220,8 @@ def test_killed_controller_leaves_nothing_and_leftovers_are_ended_by_their_marke
         done = mountbench("run", *ready.args[:1], f"share={target}", *QUICK, "--runtime", "0.5", "--repeat", "1",
                           env=ready.env)  # fmt: skip
         assert done.returncode == 0, done.stderr
-        assert "ended 1 process(es) left by an earlier run (20000101-000000-deadbeef-0)" in done.stderr
+        said = " ".join(done.stderr.split())  # notes wrap at the terminal's width
+        assert "ended 1 process(es) left by an earlier run (20000101-000000-deadbeef-0)" in said
         assert not any(c.exists() for c in controls), "the killed run's control directory is swept"
         assert leftover.wait(timeout=10) is not None and not old.exists()
     finally:

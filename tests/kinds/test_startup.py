@@ -98,7 +98,7 @@ def test_app_tree_and_startup_cmd(tmp_path: Path, mb_env: dict[str, str], tmpfs_
         "run", str(tmpfs_dir), "--startup-cmd", "cat no-such-file", "--only", "startup-cold", "--repeat", "1",
         "--json", str(out), env=mb_env,
     )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # its only sample failed: the run failed
     (sample,) = load_export(out)["runs"][0]["samples"]
     assert not sample["ok"] and "exit 1" in sample["error"] and "no-such-file" in sample["error"]
 
