@@ -5,7 +5,8 @@ Pure functions from a cell's values (in time order) to caveats:
   machine that drifted;
 - a first sample far from the rest (a cold start, what --warmup is for);
 - outliers, with the command that lists every sample;
-- for a ratio: an interval too wide to rank the two targets, and whether
+- for a ratio: an undecided verdict (the interval contains 1 but is not within the
+  precision) with what would decide it, and whether
   interleaving kept the ratio fair while the machine drifted (the per-round ratios
   show no trend) or the drift was too large for that.
 
@@ -19,13 +20,11 @@ import math
 from collections.abc import Sequence
 
 from mountbench import model
-from mountbench.analysis import drift
+from mountbench.analysis import drift, stats
 from mountbench.analysis.metrics import MetricInfo
 from mountbench.analysis.stats import Comparison, Summary
 from mountbench.model import Caveat
 from mountbench.units import sig3
-
-RANK_MARGIN = 0.10  # an interval reaching beyond ±10 % on both sides of 1 cannot rank the pair
 
 
 def cell_caveats(
@@ -61,15 +60,8 @@ def ratio_caveats(
 ) -> tuple[Caveat, ...]:
     """``target`` and ``base`` are (round, value) pairs; ``drifted``: either side drifts."""
     found = []
-    if _too_wide(comparison):
-        assert comparison is not None
-        found.append(
-            Caveat(
-                model.WIDE_RATIO,
-                "too wide to rank: the comparison's 95% CI reaches well beyond 1 on both sides (it is given "
-                "next to it); more repetitions (--repeat) narrow it",
-            )
-        )
+    if comparison is not None and comparison.verdict == stats.UNDECIDED:
+        found.append(undecided_caveat(comparison))
     by_round = dict(base)
     paired = [value / by_round[r] for r, value in sorted(target) if by_round.get(r)]
     trend = drift.trend(paired)
@@ -94,11 +86,20 @@ def ratio_caveats(
     return tuple(found)
 
 
-def _too_wide(comparison: Comparison | None) -> bool:
-    """Not significant, and the interval reaches beyond ±RANK_MARGIN on both sides of 1."""
-    if comparison is None or math.isnan(comparison.low) or comparison.significant:
-        return False
-    return comparison.low < 1 / (1 + RANK_MARGIN) and comparison.high > 1 + RANK_MARGIN
+def undecided_caveat(comparison: Comparison) -> Caveat:
+    """Neither a difference (the interval contains 1) nor the same (it reaches beyond ±precision)."""
+    precision = f"{comparison.precision * 100:g}%"
+    level = f"{comparison.level * 100:.3g}%"
+    if comparison.too_wide:
+        how = f"its {level} CI spans more than {stats.TOO_WIDE_SPAN:g}×: too wide to rank"
+    else:
+        how = f"its {level} CI ({sig3(comparison.low)}–{sig3(comparison.high)}× of the raw ratio) contains 1"
+        how += f" but reaches beyond ±{precision}"
+    return Caveat(
+        model.WIDE_RATIO,
+        f"undecided: {how}, so neither a difference nor sameness is shown; more rounds decide it "
+        f"(--until {precision} adds rounds until it is decided, or --repeat N)",
+    )
 
 
 def _drift_caveat(trend: drift.Trend, metric: MetricInfo, baseline: bool) -> Caveat:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from mountbench import model
 from mountbench.analysis import quality
 from mountbench.analysis.metrics import MetricInfo, describe, headline_metrics, metric_matches
-from mountbench.analysis.stats import Comparison, Summary, compare, interval_level, summarize
+from mountbench.analysis.stats import Comparison, Summary, compare, interval_level, precision_of, summarize
 from mountbench.errors import UsageError
 from mountbench.model import Caveat, RunData, Sample
 
@@ -135,7 +135,7 @@ def _with_comparison(cell: Cell, base: Cell, baseline: str, configs: Sequence[mo
         return cell
     n = min(len(cell.values), len(base.values))
     level = min(interval_level(config, n) for config in configs)  # adaptive runs: sequential.py
-    comparison = compare(base.values, cell.values, level)
+    comparison = compare(base.values, cell.values, level, precision_of(configs))
     extra = quality.ratio_caveats(
         comparison,
         list(zip(cell.rounds, cell.values, strict=True)),

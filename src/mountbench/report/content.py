@@ -225,8 +225,7 @@ def build_report(
     runs = unique_runs(runs)
     labelled, columns = label_columns(runs)
     summary = summarize_runs(labelled, baseline=_resolve_baseline(baseline, columns), metrics=metrics)
-    headline = summary if not metrics else summarize_runs(labelled, baseline=summary.baseline)
-    grid = build_grid(labelled, headline, unit)
+    grid = build_grid(labelled, summary, unit)  # --metric drives the summary at a glance and the headline
     groups = group_by_metric(summary)
     curves = percentile_curves(labelled, summary.baseline, metrics)
     found = find_sweeps(labelled, summary.baseline)
@@ -868,9 +867,13 @@ def methodology(report: Report) -> list[str]:
         "really has (75% with 3 samples).",
         f"Comparison with the baseline: the ratio of geometric means, with a {CONFIDENCE:.0%} interval from "
         'Welch\'s t on the logarithms, said as a factor of at least 1 and the way it goes ("6.20× slower"), '
-        'with the interval turned the same way; "≈ same" when the interval contains 1 (the difference is '
-        "within noise; its interval is then the target's speed ÷ the baseline's). CSV and JSON keep the raw "
-        "ratio (target ÷ baseline of the metric itself) next to the factor.",
+        "with the interval turned the same way. Three verdicts: faster/slower when the interval excludes 1; "
+        '"≈ same" only when the whole interval lies within ±5% of 1 (an equivalence test; --until\'s precision '
+        'when given); "undecided" otherwise (an interval that contains 1 is no evidence of sameness), with '
+        'what would decide it, and "too wide to rank" when its ends are more than 100× apart. For the last two '
+        "the interval is the target's speed ÷ the baseline's. The headline counts each verdict apart. CSV and "
+        "JSON carry the verdict (better, worse, same, undecided, unknown) and the raw ratio (target ÷ baseline "
+        "of the metric itself) next to the factor.",
         "Drift: the samples of each cell, in the order they were taken, are tested for a trend (Mann–Kendall, "
         f"p < {ALPHA:g}, and a change of at least {MIN_CHANGE:.0%} from the first rounds to the last); a trend on the "
         "baseline is drift of the machine. Interleaved rounds keep ratios fair under slow drift, which the "
