@@ -441,10 +441,10 @@ class RunOptions:
     drop_caches: str = run_option(
         "auto", Flag("--drop-caches", "drop page caches before samples (auto: before buffered workloads, as root)")
     )
-    file_state: str = run_option(  # how every round sees fio's working files: steady | fresh
-        "steady",
-        Flag("--file-state", "fio working files: written fully once before round 1 (steady) or laid out anew for "
-             "every sample (fresh)"),
+    file_state: str = run_option(  # how every round sees fio's working files: per-round | steady | fresh
+        "per-round",
+        Flag("--file-state", "fio working files: laid out anew and written fully before each round (per-round), "
+             "once before round 1 (steady), or laid out by fio for every sample (fresh)"),
     )  # fmt: skip
     until: float | None = run_option(  # adaptive: add rounds until every comparison is decided at this precision
         None,

@@ -66,7 +66,7 @@ def run(
             raise UsageError("--resume takes no targets, presets or job files: the run's own are used")
         _resume(resume, db, json_out, events_path, per_client)
         return
-    options = options_from_json(options_json) if options_json else pop_run_options(params)
+    options = options_from_json(options_json) if options_json else pop_run_options(params, default_budget=True)
     fio = find_fio()
     request = runrequest.resolve(options, target, fio)
     if dry_run:

@@ -304,6 +304,7 @@ class Session:
                 return False
             eta = clock.eta(items[index:])
             start = functools.partial(self.events.on_sample_start, item, clock.done, clock.total, eta)
+            began = time.monotonic()  # the clock counts the untimed setup too (a layout per round)
             sample = self._take(item, start)
             self.events.on_sample_done(item, sample)
             if not item.warmup:  # a warm-up's numbers are thrown away, as hyperfine's are
@@ -311,7 +312,7 @@ class Session:
                 self._saved()
             elif not sample.ok:  # not stored, so said at the end; the measured rounds record their own
                 self.notices.append(f"{item.name} of {item.workload} on {item.target} failed: {sample.error}")
-            clock.record(sample.wall_s, item.estimate_s)
+            clock.record(time.monotonic() - began, item.estimate_s)
         return True
 
     def _adaptive_rounds(self) -> None:

@@ -295,14 +295,16 @@ class FioRunner:
     kind = "fio"
     shrink_hint = "pass --size to shrink the fio working set"
 
-    def __init__(self, fio: FioInfo, clocksource: str | None = None, file_state: str = "steady") -> None:
+    def __init__(self, fio: FioInfo, clocksource: str | None = None, file_state: str = "per-round") -> None:
         """clocksource: the clock a resumed run already used; chosen afresh when None.
         file_state: how every round sees the working files (kinds/fiofiles.py)."""
         self.fio = fio
         if clocksource is not None:
             self.clocksource = clocksource  # takes the place of the cached property
         self.file_state = file_state
-        self.preconditioned: set[tuple[str, str]] = set()  # (target, file group) written fully this run
+        # (target, file group) -> the workloads that took a sample on the files as last laid out:
+        # a workload coming back to them starts a new round, and the files are laid out anew
+        self.layouts: dict[tuple[str, str], set[str]] = {}
 
     @property
     def engines(self) -> frozenset[str]:
@@ -408,7 +410,7 @@ class FioRunner:
         bound = workload.description.duration_bound_s
         files = fiofiles.working_files(job, ctx.scratch, fio_variables())
         precondition = None
-        if files and self.file_state == "steady" and not _unlinks(job):
+        if files and self.file_state in fiofiles.PRECONDITIONED and not _unlinks(job):
             precondition = fiofiles.precondition_job(job, ctx.scratch, direct, self._clock_override(job))
             text = f"{precondition}\n{text}"
         return Prepared(
@@ -429,7 +431,9 @@ class FioRunner:
         )
 
     def setup(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> None:
-        """Untimed: make the working files what every round of the cell sees (kinds/fiofiles.py)."""
+        """Untimed: make the working files what every round of the cell sees (kinds/fiofiles.py):
+        ``per-round``: laid out anew and written fully before the first sample of each round
+        that uses them; ``steady``: once, before the first; ``fresh``: fio lays them out."""
         files: list[fiofiles.WorkingFile] | None = prepared.payload.get("files")
         if not files:
             return
@@ -438,8 +442,17 @@ class FioRunner:
             return
         group = (ctx.target.label, prepared.workload.description.space_group)
         precondition = prepared.payload.get("precondition")
-        if precondition is None or group in self.preconditioned:
+        if precondition is None:
             return
+        used = self.layouts.get(group)
+        if used is not None and prepared.workload.name not in used:
+            used.add(prepared.workload.name)  # this round's layout, not yet used by this workload
+            return
+        if used is not None:
+            if self.file_state == "steady":
+                return  # one layout for the whole run
+            fiofiles.remove(files)  # a new round: a new layout (kinds/fiofiles.py says why)
+            del self.layouts[group]
         done = self._fio(precondition, settings, f"precondition-{prepared.target}-{prepared.workload.name}", files)
         if done.timed_out or done.returncode != 0:
             fiofiles.remove(files)
@@ -449,7 +462,7 @@ class FioRunner:
         if problem:
             fiofiles.remove(files)
             raise WorkloadFailed(f"working file incomplete after preconditioning: {problem}; it was removed")
-        self.preconditioned.add(group)
+        self.layouts[group] = {prepared.workload.name}
 
     def _fio(self, job_text: str, settings: RunSettings, name: str, files: list | None = None):
         stem = _slug(name)
@@ -488,10 +501,10 @@ class FioRunner:
             raise WorkloadFailed(f"fio failed (exit {done.returncode}): {message}", raw) from None
         files: list[fiofiles.WorkingFile] | None = prepared.payload.get("files")
         if done.returncode != 0 or parsed.errors:
-            if files and self.file_state == "steady":
+            if files and self.file_state in fiofiles.PRECONDITIONED:
                 # the files may be half written (ENOSPC during layout): never reuse them
                 fiofiles.remove(files)
-                self.preconditioned.discard((ctx.target.label, prepared.workload.description.space_group))
+                self.layouts.pop((ctx.target.label, prepared.workload.description.space_group), None)
             message = fio_message(done.stderr) or "; ".join(parsed.errors)
             raise WorkloadFailed(f"fio failed (exit {done.returncode}): {message}", raw)
         caveats: list[Caveat] = []
@@ -499,7 +512,7 @@ class FioRunner:
             problem = fiofiles.damage(files)
             if problem:
                 fiofiles.remove(files)
-                self.preconditioned.discard((ctx.target.label, prepared.workload.description.space_group))
+                self.layouts.pop((ctx.target.label, prepared.workload.description.space_group), None)
                 raise WorkloadFailed(
                     f"working file incomplete: {problem} (did the target run out of space?); "
                     "its reads are not storage reads, so the sample is void",

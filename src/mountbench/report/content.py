@@ -819,7 +819,9 @@ def warmup_phrase(report: Report) -> str:
 
 
 FILE_STATE_FACTS = {
-    "steady": "fio working files written fully once before round 1 (every round sees the same, steady files)",
+    "per-round": "fio working files laid out anew and written fully before each round (the layout is part of "
+    "what the rounds replicate)",
+    "steady": "fio working files written fully once before round 1 (every round reads the same files)",
     "fresh": "fio working files laid out anew for every sample",
     "reused": "fio working files laid out by the first sample and reused (round 1 may differ)",
 }
