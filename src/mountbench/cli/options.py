@@ -133,10 +133,19 @@ def parse_duration(text: str, option: str) -> float:
     return seconds
 
 
+MIB = 1024 * 1024
+
+
 def _size(raw: dict[str, Any]) -> int | None:
-    size = parse_size(raw["size_text"]) if raw["size_text"] else None
+    text = raw["size_text"]
+    size = parse_size(text) if text else None
     if size is not None and size <= 0:
         raise UsageError("--size must be positive, e.g. --size 1G")
+    if size is not None and size < MIB and text.strip().isdigit():
+        # '--size 64' meant megabytes far more often than 64 bytes (a cache benchmark nobody asked for)
+        raise UsageError(
+            f"--size {text.strip()} has no unit (it would be {size} bytes); give one, e.g. --size {text.strip()}M"
+        )
     return size
 
 

@@ -26,6 +26,7 @@ from mountbench.fio.jobfile import (
     evaluate_size,
     fio_variables,
     load_job_file,
+    parse_fio_time,
     render_job,
     wants_direct,
     working_set_bytes,
@@ -200,6 +201,7 @@ class FioKind:
             space_bytes=working_set_bytes(job, fio_variables()),
             sweep=point,
             method=METHOD,
+            pattern=mirror_pattern(job),
         )
 
     def make_runner(self, setup: RunnerSetup) -> FioRunner:
@@ -270,6 +272,21 @@ def _asked_percentiles(job: FioJob) -> tuple[float, ...]:
         return tuple(float(p) for p in listed)
     except ValueError:
         return ()
+
+
+_MIRRORED = {"read": "seq", "write": "seq", "randread": "rand", "randwrite": "rand"}
+_PATTERN_OPTIONS = ("bs", "iodepth", "numjobs", "ioengine", "direct", *("fsync", "fdatasync", "end_fsync", "sync"))
+
+
+def mirror_pattern(job: FioJob) -> str:
+    """The job's access pattern without its direction, for a job that only reads or only
+    writes with direct I/O ("" otherwise): ``seq bs=1M iodepth=8 ...``; a read and a write
+    job with the same pattern are the same job in two directions."""
+    options = effective_options(job)
+    kind = _MIRRORED.get(rw_option(job).split(":")[0])
+    if kind is None or options.get("direct") != "1":
+        return ""
+    return " ".join([kind, *(f"{key}={options[key]}" for key in _PATTERN_OPTIONS if key in options)])
 
 
 def effective_options(job: FioJob) -> dict[str, str]:
@@ -524,7 +541,9 @@ class FioRunner:
         if prepared.payload.get("series"):
             series = fioseries.read_series(settings.workdir, *prepared.payload["series"])
             caveats += fioseries.steadiness(series)
-        caveats += _steady_state_verdict(load_fio_json(raw))
+        output = load_fio_json(raw)
+        caveats += _steady_state_verdict(output)
+        caveats += short_sample(output, FioJob.from_spec(prepared.workload.spec))
         return Outcome(parsed.metrics, raw, tuple(caveats), series=series)
 
     def cleanup(self, ctx: TargetContext) -> None:
@@ -568,6 +587,42 @@ def _steady_state_verdict(output: dict) -> list[Caveat]:
                 )
             ]
     return []
+
+
+MIN_IO_S = 0.5  # a sample with less I/O time than this says more about start-up and fio's ms clock
+_EARLY_SHARE = 0.9  # a job that stopped before 90 % of its runtime ended on its size
+
+
+def short_sample(output: dict, job: FioJob) -> list[Caveat]:
+    """A sample whose numbers rest on too little I/O: the job stopped before its runtime because
+    it had moved its size (not time-based), or its I/O lasted under MIN_IO_S (fio counts whole
+    milliseconds, so a 64 ms sample's IOPS are quantised). The text names no measured value, so
+    one caveat covers every sample of a cell."""
+    times = [float(j.get("job_runtime") or 0) / 1000 for j in output.get("jobs", []) if isinstance(j, dict)]
+    io_s = max(times, default=0.0)
+    if io_s <= 0:
+        return []
+    planned = parse_fio_time(job.get("runtime") or "") if job.get("runtime") else None
+    time_based = job.get("time_based") not in (None, "0")
+    size = job.get("size") or "its size"
+    # mountbench's own cap on a job file without runtime= is no runtime the job asked for
+    asked = planned is not None and planned != JOB_FILE_RUNTIME_CAP_S
+    ended_early = asked and not time_based and io_s < _EARLY_SHARE * planned
+    if not ended_early and io_s >= MIN_IO_S * 0.98:  # a 500 ms runtime reports 499-501 ms
+        return []
+    if ended_early:
+        why = (
+            f"stopped before its runtime of {planned:g} s: not time-based, the job ended when it had moved "
+            f"{size}"
+        )
+    else:
+        why = f"under {MIN_IO_S:g} s of I/O per sample, so start-up and fio's millisecond clock weigh on its rates"
+    return [
+        Caveat(
+            model.SHORT_SAMPLE,
+            f"short sample: {why}; make it time-based (time_based=1 with runtime=1s or more, e.g. --runtime 1)",
+        )
+    ]
 
 
 def bound_of(workload: Workload) -> float | None:
