@@ -28,18 +28,38 @@ from mountbench.units import sig3
 
 
 def cell_caveats(
-    summary: Summary, values: Sequence[float], metric: MetricInfo, *, baseline: bool, show_command: str
+    summary: Summary,
+    values: Sequence[float],
+    metric: MetricInfo,
+    *,
+    baseline: bool,
+    show_command: str,
+    rounds: Sequence[int] = (),
 ) -> tuple[Caveat, ...]:
-    """``values`` in time order; ``show_command`` lists the run's samples."""
+    """``values`` in time order (``rounds``: the round of each); ``show_command`` lists the run's samples.
+
+    A step anywhere (drift.step) is named with when and how big; otherwise a trend. A first
+    sample that stands out is "a cold start, or a step from sample 2 on": one run cannot tell
+    them apart, and a trend that only the first sample makes is not called drift."""
     found = []
     if summary.n < 3:
         found.append(Caveat(model.FEW_SAMPLES, "fewer than 3 samples: no useful interval; use --repeat 3 or more"))
-    trend = drift.trend(values)
-    if trend is not None and trend.drifts:
-        found.append(_drift_caveat(trend, metric, baseline))
     first = drift.first_sample(values)
-    if first is not None and first.stands_out and not (trend and trend.drifts):
-        found.append(_first_caveat(first, metric))
+    change = drift.step(values)
+    # a first sample that stands out because the level changed later belongs to the level before
+    cold = first is not None and first.stands_out and not (change is not None and change.found)
+    later = values[1:] if cold else values  # a cold start is no trend and no step
+    trend = drift.trend(later)
+    offset = 0
+    if cold:
+        change, offset = drift.step(later), 1
+    if change is not None and change.found:
+        found.append(_step_caveat(change, offset, rounds, metric, baseline, show_command))
+    elif trend is not None and trend.drifts:
+        found.append(_drift_caveat(trend, metric, baseline))
+    if cold:
+        assert first is not None
+        found.append(_first_caveat(first, metric, show_command))
     if summary.outliers:
         found.append(
             Caveat(
@@ -67,7 +87,17 @@ def ratio_caveats(
     trend = drift.trend(paired)
     if trend is None:
         return tuple(found)
-    if trend.drifts:
+    change = drift.step(paired)
+    if change is not None and change.found:
+        found.append(
+            Caveat(
+                model.RATIO_DRIFT,
+                f"drift too large for interleaving to cancel: the per-round ratio to {baseline} "
+                f"{_moved(change.factor)} at a step from its round {change.index + 1} of {change.n} (change point "
+                f"{_p(change.p_value)})",
+            )
+        )
+    elif trend.drifts:
         found.append(
             Caveat(
                 model.RATIO_DRIFT,
@@ -111,14 +141,33 @@ def _drift_caveat(trend: drift.Trend, metric: MetricInfo, baseline: bool) -> Cav
     return Caveat(model.DRIFT, f"drift: {how}; its median depends on when it was measured")
 
 
-def _first_caveat(first: drift.FirstSample, metric: MetricInfo) -> Caveat:
+def _step_caveat(
+    change: drift.Step, offset: int, rounds: Sequence[int], metric: MetricInfo, baseline: bool, show: str
+) -> Caveat:
+    """'drift: samples fell 6.00× at a step from sample 5 of 10 (round 5; ...)'."""
+    index = change.index + offset  # in the cell's own samples
+    n = change.n + offset
+    at = f"sample {index + 1} of {n}" + (f", round {rounds[index] + 1}" if len(rounds) == n else "")
+    later_better = (change.after > change.before) == metric.higher_is_better
+    how = (
+        f"samples {_moved(change.factor)} at a step from {at} ({'better' if later_better else 'worse'} later; "
+        f"change point {_p(change.p_value)}; '{show}' shows the timeline)"
+    )
+    if baseline:
+        return Caveat(model.MACHINE_DRIFT, f"the machine drifted: the baseline's {how}")
+    return Caveat(model.DRIFT, f"drift: {how}; its median depends on when it was measured")
+
+
+def _first_caveat(first: drift.FirstSample, metric: MetricInfo, show: str) -> Caveat:
     higher = first.ratio > 1
     better = higher == metric.higher_is_better
     percent = abs(first.ratio - 1) * 100
     return Caveat(
         model.FIRST_SAMPLE,
         f"the first sample was {percent:.0f}% {'higher' if higher else 'lower'} ({'better' if better else 'worse'}) "
-        "than the rest: a cold start? --warmup 1 runs a round first and throws it away",
+        f"than the rest: a cold start, or a step from sample 2 on (one run cannot tell them apart; '{show}' "
+        "shows the timeline, and the other cells' first samples too); --warmup 1 runs a round first and throws "
+        "it away",
     )
 
 

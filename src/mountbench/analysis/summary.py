@@ -147,7 +147,8 @@ def _cell(label: str, samples: list[Sample], info: MetricInfo, baseline: bool, s
     caveats = _merge_caveats(s.caveats for s in samples)
     summary = summarize(values) if values else None
     if summary is not None:
-        caveats += quality.cell_caveats(summary, values, info, baseline=baseline, show_command=show)
+        rounds = tuple(s.round for s in ok)
+        caveats += quality.cell_caveats(summary, values, info, baseline=baseline, show_command=show, rounds=rounds)
     return Cell(
         target=label,
         summary=summary,
