@@ -21,3 +21,14 @@ def test_aa_smoke(tmp_path):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "called faster/slower" in proc.stdout and "goal (" in proc.stdout
+
+
+@pytest.mark.slow
+def test_time_to_answer_smoke(tmp_path):
+    needs_fio()
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "time_to_answer.py"), "--smoke", "--disk", str(tmp_path)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "agreement with the reference" in proc.stdout and "confidently wrong:" in proc.stdout

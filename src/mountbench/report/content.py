@@ -859,7 +859,10 @@ def methodology(report: Report) -> list[str]:
     return [
         f"Every (target, workload) pair ran {repetitions(report)} measured times in interleaved rounds"
         f"{warmup_phrase(report)}: each round runs every pair once, in an order shuffled by the seed "
-        f"({seeds}), so drift hits every target alike.",
+        f"({seeds}), so drift hits every target alike; within a round the targets of one workload run back to "
+        "back (in a shuffled order), so a burst of load tends to hit both sides of a comparison. Unless "
+        "--file-state says otherwise, fio's working files are laid out anew before each round, so the "
+        "interval covers what differs between two files of one filesystem, not only round-to-round noise.",
         *_methods(report, fio),
         "O_DIRECT is probed on every target with a real aligned write and read; a direct workload on a target "
         "that refuses it runs buffered and its cells say so.",
