@@ -169,10 +169,13 @@ class _Clock:
                 left -= cost
         return kept
 
-    def eta(self, items: Sequence[PlanItem]) -> float:
+    def eta(self, items: Sequence[PlanItem], adaptive: bool = False) -> float:
+        """Seconds left. A budgeted adaptive run goes on to its deadline while any comparison is
+        undecided, so its ETA is the time to the deadline (it ends sooner when all are decided)."""
         left = remaining_estimate(items, self.spent, self.spent_estimate)
         if self.deadline is not None:
-            left = min(left, max(0.0, self.deadline - time.monotonic()))
+            to_deadline = max(0.0, self.deadline - time.monotonic())
+            left = to_deadline if adaptive else min(left, to_deadline)
         return left
 
     def ran_out_notice(self) -> str:
@@ -302,7 +305,7 @@ class Session:
             if not clock.fits(item.estimate_s):
                 self.notices.append(clock.ran_out_notice())
                 return False
-            eta = clock.eta(items[index:])
+            eta = clock.eta(items[index:], adaptive=self.config.until is not None)
             start = functools.partial(self.events.on_sample_start, item, clock.done, clock.total, eta)
             began = time.monotonic()  # the clock counts the untimed setup too (a layout per round)
             sample = self._take(item, start)
