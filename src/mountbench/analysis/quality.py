@@ -128,7 +128,8 @@ def undecided_caveat(comparison: Comparison) -> Caveat:
     return Caveat(
         model.WIDE_RATIO,
         f"undecided: {how}, so neither a difference nor sameness is shown; more rounds decide it "
-        f"(--until {precision} adds rounds until it is decided, or --repeat N)",
+        f"(--until {precision} adds rounds until it is decided, up to --max-repeat, and --budget gives them time; "
+        "or --repeat N)",
     )
 
 

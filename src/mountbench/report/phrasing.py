@@ -92,7 +92,10 @@ class Standing:
             return "more rounds (--repeat 3 or more) give it an interval"
         if self.kind != UNDECIDED:
             return ""
-        return f"more rounds would decide it: --until {self.precision * 100:g}% adds them until it is decided"
+        return (
+            f"more rounds would decide it: --until {self.precision * 100:g}% adds them until it is decided "
+            "(up to --max-repeat; --budget gives them time)"
+        )
 
 
 # What measured processes spent (watch.py, study S1): "uses 3.10× more CPU than"
