@@ -16,6 +16,7 @@ pages landed (one 256 MiB file read at 5.8-6.1 GB/s, another at 7.0-8.8 GB/s);
 comparing two harnesses on two files measures the files.
 
 usage: python bench/fidelity.py [--dir /dev/shm --dir /var/tmp] [--pairs 20] [--runtime 1] [--control]
+       python bench/fidelity.py --smoke --dir DIR   (one pair of one workload: the script works)
 """
 
 from __future__ import annotations
@@ -90,7 +91,10 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=20)
     parser.add_argument("--runtime", type=float, default=1.0, help="every job's runtime (s)")
     parser.add_argument("--control", action="store_true", help="plain fio on both sides: this machine's noise floor")
+    parser.add_argument("--smoke", action="store_true", help="one pair of one workload: the script works")
     args = parser.parse_args()
+    if args.smoke:
+        args.pairs, args.runtime = 1, 0.2
     directories = [Path(d) for d in (args.dir or ["/dev/shm", "/var/tmp"])]
     db = Path(tempfile.mkdtemp()) / "bench.sqlite"
     preset = load_preset("quick")
@@ -102,6 +106,8 @@ def main() -> None:
             for pair in range(args.pairs):
                 workloads = list(preset.workloads)
                 random.Random(pair).shuffle(workloads)
+                if args.smoke:
+                    workloads = [w for w in preset.workloads if w.name == "seq1m-q8-read"]
                 for workload in workloads:
                     job = FioJob.from_spec(workload.spec)
                     target = base / f"t{pair}-{workload.name}"

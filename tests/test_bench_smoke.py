@@ -32,3 +32,14 @@ def test_time_to_answer_smoke(tmp_path):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "agreement with the reference" in proc.stdout and "confidently wrong:" in proc.stdout
+
+
+@pytest.mark.slow
+def test_fidelity_smoke(tmp_path):
+    needs_fio()
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "fidelity.py"), "--smoke", "--dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "fidelity on" in proc.stdout and "all workloads pooled" in proc.stdout
