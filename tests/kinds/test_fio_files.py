@@ -131,7 +131,8 @@ def test_direct_reads_a_cache_served_are_flagged_and_true_ones_are_not(tmp_path,
         "[mmap-read]\nioengine=mmap\n[psync-read]\nioengine=psync\n"
     )
     with realmounts.ext4_loop(128) as ext4:
-        proc = mountbench("run", str(ext4), "--job", str(job), "--repeat", "3", env=mb_env)
+        # one layout for the run: a new one every round (the default) would start each round cold
+        proc = mountbench("run", str(ext4), "--job", str(job), "--repeat", "3", "--file-state", "steady", env=mb_env)
         assert proc.returncode == 0, proc.stderr
     samples = _samples(Path(mb_env["MOUNTBENCH_DB"]))
     flagged = {w: [c["code"] for c in caveats] for _t, w, r, _ok, _m, caveats, _e in samples if r == 2}
