@@ -611,10 +611,7 @@ def short_sample(output: dict, job: FioJob) -> list[Caveat]:
     if not ended_early and io_s >= MIN_IO_S * 0.98:  # a 500 ms runtime reports 499-501 ms
         return []
     if ended_early:
-        why = (
-            f"stopped before its runtime of {planned:g} s: not time-based, the job ended when it had moved "
-            f"{size}"
-        )
+        why = f"stopped before its runtime of {planned:g} s: not time-based, the job ended when it had moved {size}"
     else:
         why = f"under {MIN_IO_S:g} s of I/O per sample, so start-up and fio's millisecond clock weigh on its rates"
     return [
