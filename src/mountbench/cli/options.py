@@ -88,7 +88,10 @@ def run_options(function: F) -> F:
         elif default is not None:
             kwargs |= {"default": default, "show_default": True}
         elif param in _NO_CLICK_DEFAULT:
-            kwargs["help"] = f"{flag.help}  [default: {_field_default(param)}]"
+            kwargs["help"] = (
+                f"{flag.help}  [default: {_field_default(param)}; without --repeat, --until, --budget or --runtime, "
+                "the preset's default budget (quick: 36 s)]"
+            )
         function = click.option(flag.decl, param, **kwargs)(function)
     return function
 
