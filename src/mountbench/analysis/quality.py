@@ -43,7 +43,12 @@ def cell_caveats(
     them apart, and a trend that only the first sample makes is not called drift."""
     found = []
     if summary.n < 3:
-        found.append(Caveat(model.FEW_SAMPLES, "fewer than 3 samples: no useful interval; use --repeat 3 or more"))
+        found.append(
+            Caveat(
+                model.FEW_SAMPLES,
+                "fewer than 3 samples: no useful interval; use --repeat 3 or more (or a larger --budget)",
+            )
+        )
     first = drift.first_sample(values)
     change = drift.step(values)
     # a first sample that stands out because the level changed later belongs to the level before
