@@ -15,10 +15,8 @@ Why pairs on one file: on tmpfs in a VM how fast a file reads depends on where i
 pages landed (one 256 MiB file read at 5.8-6.1 GB/s, another at 7.0-8.8 GB/s);
 comparing two harnesses on two files measures the files.
 
-usage: python bench/fidelity.py [--dir /dev/shm --dir /var/tmp] [--pairs 20] [--runtime 1] [--control] [--smoke]
-
---smoke: one pair of one workload (8 MiB, 0.2 s) on the first --dir (default /dev/shm):
-seconds, no verdict worth reading (the test suite runs it so a broken bench fails CI).
+usage: python bench/fidelity.py [--dir /dev/shm --dir /var/tmp] [--pairs 20] [--runtime 1] [--control]
+       python bench/fidelity.py --smoke --dir DIR   (one pair of one workload: the script works)
 """
 
 from __future__ import annotations
@@ -42,14 +40,6 @@ from mountbench.kinds.fiofiles import precondition_job
 from mountbench.presets import load_preset
 
 BAND = (0.97, 1.03)
-SMOKE_WORKLOAD, SMOKE_SIZE = "rnd4k-q1-read", "8M"
-
-
-def sized(job: FioJob, size: str | None) -> FioJob:
-    """The job with its size replaced (as mountbench's --size does for a one-job suite)."""
-    if size is None:
-        return job
-    return FioJob(job.section, tuple((k, size if k == "size" else v) for k, v in job.options))
 
 
 def plain_fio(job: FioJob, directory: Path, runtime: float | None) -> dict[str, float]:
@@ -76,12 +66,9 @@ def precondition(job: FioJob, directory: Path) -> None:
     subprocess.run(["fio", "-"], input=text, capture_output=True, text=True, check=True)
 
 
-def mountbench_sample(
-    directory: Path, workload: str, db: Path, out: Path, runtime: float | None, size: str | None = None
-) -> tuple:
+def mountbench_sample(directory: Path, workload: str, db: Path, out: Path, runtime: float | None) -> tuple:
     argv = [*MOUNTBENCH, "run", str(directory), "--keep", "--preset", "quick", "--only", workload, "--repeat", "1"]
     argv += ["--db", str(db), "--json", str(out)] + (["--runtime", str(runtime)] if runtime else [])
-    argv += ["--size", size] if size else []
     check(timed(argv)[1])
     ((sample,),) = (run["samples"] for run in load_runs(out))
     (scratch,) = directory.glob(".mountbench-*")
@@ -104,59 +91,54 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=20)
     parser.add_argument("--runtime", type=float, default=1.0, help="every job's runtime (s)")
     parser.add_argument("--control", action="store_true", help="plain fio on both sides: this machine's noise floor")
-    parser.add_argument("--smoke", action="store_true", help="one pair of one small workload on one directory")
+    parser.add_argument("--smoke", action="store_true", help="one pair of one workload: the script works")
     args = parser.parse_args()
+    if args.smoke:
+        args.pairs, args.runtime = 1, 0.2
     directories = [Path(d) for d in (args.dir or ["/dev/shm", "/var/tmp"])]
     db = Path(tempfile.mkdtemp()) / "bench.sqlite"
     preset = load_preset("quick")
-    chosen = list(preset.workloads)
-    size = None
-    if args.smoke:
-        directories, args.pairs, args.runtime, size = directories[:1], 1, 0.2, SMOKE_SIZE
-        chosen = [w for w in chosen if w.name == SMOKE_WORKLOAD]
     first = "plain fio (control)" if args.control else "mountbench"
-    try:
-        for base_dir in directories:
-            base = Path(tempfile.mkdtemp(prefix="fidelity-", dir=base_dir))
-            ratios: dict[str, list[float]] = {}
-            try:
-                for pair in range(args.pairs):
-                    workloads = list(chosen)
-                    random.Random(pair).shuffle(workloads)
-                    for workload in workloads:
-                        job = sized(FioJob.from_spec(workload.spec), size)
-                        target = base / f"t{pair}-{workload.name}"
-                        target.mkdir()
-                        if args.control:
-                            scratch = target / "control"
-                            scratch.mkdir()
-                            precondition(job, scratch)
-                            one = plain_fio(job, scratch, args.runtime)
-                        else:
-                            out = db.parent / f"pair{pair}-{workload.name}.json"
-                            one, scratch = mountbench_sample(target, workload.name, db, out, args.runtime, size)
-                        other = plain_fio(job, scratch, args.runtime)  # right after, on the same file
-                        for metric, value in one.items():
-                            if other.get(metric):
-                                ratios.setdefault(f"{workload.name} {metric}", []).append(value / other[metric])
-                        shutil.rmtree(target)
-                    print(f"{base_dir}: pair {pair + 1}/{args.pairs}", file=sys.stderr)
-            finally:
-                shutil.rmtree(base, ignore_errors=True)
-            print(f"fidelity on {base_dir}: {args.pairs} interleaved pairs per workload, {first} / plain fio, "
-                  f"{args.runtime:g} s jobs")  # fmt: skip
-            print(f"{'workload metric':30} {'ratio':>7} {'95% CI':>17}  verdict")
-            all_logs: list[float] = []
-            for key in sorted(ratios):
-                ratio, low, high = pooled(ratios[key])
-                all_logs += ratios[key]
-                inside = BAND[0] <= low and high <= BAND[1]
-                print(f"{key:30} {ratio:7.3f} {low:8.3f}-{high:<8.3f}  {'equivalent' if inside else 'not shown'}")
-            ratio, low, high = pooled(all_logs)
-            print(f"{'all workloads pooled':30} {ratio:7.3f} {low:8.3f}-{high:<8.3f}")
-
-    finally:
-        shutil.rmtree(db.parent, ignore_errors=True)  # the database and the runs' JSON
+    for base_dir in directories:
+        base = Path(tempfile.mkdtemp(prefix="fidelity-", dir=base_dir))
+        ratios: dict[str, list[float]] = {}
+        try:
+            for pair in range(args.pairs):
+                workloads = list(preset.workloads)
+                random.Random(pair).shuffle(workloads)
+                if args.smoke:
+                    workloads = [w for w in preset.workloads if w.name == "seq1m-q8-read"]
+                for workload in workloads:
+                    job = FioJob.from_spec(workload.spec)
+                    target = base / f"t{pair}-{workload.name}"
+                    target.mkdir()
+                    if args.control:
+                        scratch = target / "control"
+                        scratch.mkdir()
+                        precondition(job, scratch)
+                        one = plain_fio(job, scratch, args.runtime)
+                    else:
+                        out = db.parent / f"pair{pair}-{workload.name}.json"
+                        one, scratch = mountbench_sample(target, workload.name, db, out, args.runtime)
+                    other = plain_fio(job, scratch, args.runtime)  # right after, on the same file
+                    for metric, value in one.items():
+                        if other.get(metric):
+                            ratios.setdefault(f"{workload.name} {metric}", []).append(value / other[metric])
+                    shutil.rmtree(target)
+                print(f"{base_dir}: pair {pair + 1}/{args.pairs}", file=sys.stderr)
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
+        print(f"fidelity on {base_dir}: {args.pairs} interleaved pairs per workload, {first} / plain fio, "
+              f"{args.runtime:g} s jobs")  # fmt: skip
+        print(f"{'workload metric':30} {'ratio':>7} {'95% CI':>17}  verdict")
+        all_logs: list[float] = []
+        for key in sorted(ratios):
+            ratio, low, high = pooled(ratios[key])
+            all_logs += ratios[key]
+            inside = BAND[0] <= low and high <= BAND[1]
+            print(f"{key:30} {ratio:7.3f} {low:8.3f}-{high:<8.3f}  {'equivalent' if inside else 'not shown'}")
+        ratio, low, high = pooled(all_logs)
+        print(f"{'all workloads pooled':30} {ratio:7.3f} {low:8.3f}-{high:<8.3f}")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
 
 # script -> (a line its output must contain, its prerequisites as marks)
 EXPECTED = {
+    "aa.py": "called faster/slower",
     "clients_scaling.py": "wall time of the whole run",
     "fidelity.py": "all workloads pooled",
     "lab_boot.py": "in guest: python",

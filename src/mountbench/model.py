@@ -36,6 +36,11 @@ NOT_STEADY_STATE = "no-steady-state"  # fio's steadystate= criterion was not met
 HOST_CACHE = "host-cache"
 HOST_COST_PARTIAL = "host-cost-partial"  # a watched process was missing or exited during the sample
 HTTP_ERRORS = "http-errors"  # some requests of an http sample failed
+# plausibility (analysis/plausible.py, kinds/fio.py): a number that cannot be what it claims
+WRITE_CACHED = "write-cached"  # direct writes faster than reads of the same pattern: a volatile cache below
+FASTER_THAN_RAM = "faster-than-ram"  # a target faster than the RAM baseline
+LATENCY_FLOOR = "latency-floor"  # a latency below what a network or VM mount can do
+SHORT_SAMPLE = "short-sample"  # the sample stopped before its runtime, or moved I/O for under 0.5 s
 
 
 @dataclass(frozen=True)
@@ -177,9 +182,12 @@ class Description:
     origin: str = ""  # the workload this variant was made from (a multi-client job's own fio job), by name
     origin_title: str = ""
     method: str = ""  # how the kind measures, one sentence for the methodology (the same for all its workloads)
+    # the access pattern apart from its direction ("" when there is none to mirror): a reading and a
+    # writing workload with the same pattern are one job in two directions (plausibility checks)
+    pattern: str = ""
 
     # fields added after runs were stored: a stored description without them gets them from its kind
-    LATER: ClassVar[tuple[str, ...]] = ("role", "clients", "origin", "origin_title", "method")
+    LATER: ClassVar[tuple[str, ...]] = ("role", "clients", "origin", "origin_title", "method", "pattern")
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -205,6 +213,7 @@ class Description:
             origin=str(data.get("origin", "")),
             origin_title=str(data.get("origin_title", "")),
             method=str(data.get("method", "")),
+            pattern=str(data.get("pattern", "")),
         )
 
 
@@ -447,10 +456,10 @@ class RunOptions:
     drop_caches: str = run_option(
         "auto", Flag("--drop-caches", "drop page caches before samples (auto: before buffered workloads, as root)")
     )
-    file_state: str = run_option(  # how every round sees fio's working files: steady | fresh
-        "steady",
-        Flag("--file-state", "fio working files: written fully once before round 1 (steady) or laid out anew for "
-             "every sample (fresh)"),
+    file_state: str = run_option(  # how every round sees fio's working files: per-round | steady | fresh
+        "per-round",
+        Flag("--file-state", "fio working files: laid out anew and written fully before each round (per-round), "
+             "once before round 1 (steady), or laid out by fio for every sample (fresh)"),
     )  # fmt: skip
     until: float | None = run_option(  # adaptive: add rounds until every comparison is decided at this precision
         None,

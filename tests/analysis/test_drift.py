@@ -81,3 +81,37 @@ def test_a_step_with_a_noisy_first_half_is_found():
     """Seen on this VM: a throttle halfway through, a noisy first half, a flat second one."""
     found = trend([10867, 29721, 17507, 28661, 32482, 667, 500, 500, 500, 500])
     assert found is not None and found.drifts and found.p_value < 0.02
+
+
+# --- steps at any sample (issue 23) ------------------------------------------------------------
+
+
+def _slowed_from(sample: int, n: int = 10, seed: int = 5) -> list[float]:
+    """A machine slowed 6× from ``sample`` (1-based) on, with 5 % noise."""
+    rng = random.Random(seed)
+    return [(600.0 if i + 1 < sample else 100.0) * rng.lognormvariate(0, 0.05) for i in range(n)]
+
+
+@pytest.mark.parametrize("sample", [5, 8])
+def test_a_step_in_the_middle_or_late_is_found_where_it_is(sample):
+    from mountbench.analysis.drift import step
+
+    found = step(_slowed_from(sample))
+    assert found is not None and found.found
+    assert found.index == sample - 1 and found.factor == pytest.approx(1 / 6, rel=0.15)
+
+
+def test_a_step_after_the_first_sample_is_no_step_of_its_own_but_the_first_sample_stands_out():
+    from mountbench.analysis.drift import step
+
+    series = _slowed_from(2)
+    assert not step(series).found  # one sample before it: an odd first sample as much as a step
+    assert first_sample(series).stands_out
+
+
+def test_steady_noise_rarely_makes_a_step():
+    from mountbench.analysis.drift import step
+
+    rng = random.Random(11)
+    found = sum(step([100 * rng.lognormvariate(0, 0.1) for _ in range(10)]).found for _ in range(200))
+    assert found <= 200 * 0.07

@@ -80,3 +80,26 @@ def test_a_ratio_too_wide_to_rank_says_so_and_a_tight_same_does_not():
     same = _timed(make_run({("a", "w"): [100, 101, 99], ("b", "w"): [100, 100.5, 99.5]}))
     cell = summarize_runs([same]).rows[0].cells["b"]
     assert not cell.comparison.significant and model.WIDE_RATIO not in _codes(cell)
+
+
+@pytest.mark.parametrize(
+    ("sample", "expected"),
+    [
+        (2, "a cold start, or a step from sample 2 on"),
+        (5, "drift: samples fell 5.9"),
+        (8, "drift: samples fell 5.9"),
+    ],
+)
+def test_the_three_drift_placements_are_each_named(sample, expected):
+    """Issue 23: slowed 6× from sample 2 was 'a cold start?', from 8 only 'outliers'."""
+    values = [600.0 if i + 1 < sample else 100.0 for i in range(10)]
+    values = [v * (1 + 0.01 * ((i * 7) % 5 - 2)) for i, v in enumerate(values)]  # a little noise
+    run = _timed(make_run({("a", "w"): values, ("b", "w"): [100.0 + i % 3 for i in range(10)]}))
+    cell = summarize_runs([run], baseline="b").rows[0].cells["a"]
+    texts = " | ".join(c.text for c in cell.caveats)
+    assert expected in texts, texts
+    if sample > 2:
+        assert "cold start" not in texts, texts
+        assert "drift too large for interleaving to cancel" in texts, texts
+        assert f"at a step from sample {sample} of 10, round {sample}" in texts, texts
+        assert "--samples' shows the timeline" in texts

@@ -87,3 +87,43 @@ def test_clearly_best_needs_intervals_apart():
     assert clearly_best([(1.0, 3.1), None, (3.2, 4.0)], 2)  # a point without data does not count
     assert clearly_best([(1.0, 2.0), (3.0, 4.0)], 0, higher_is_better=False)
     assert not clearly_best([None, (3.0, 4.0)], 0)
+
+
+# --- three verdicts (issue 23) -------------------------------------------------------------
+
+
+def test_repeat_2_on_a_6x_gap_is_undecided_not_the_same():
+    # two samples a side, 69k against 408k IOPS: the interval contains 1, which shows nothing
+    found = compare([408e3 * 0.5, 408e3 * 1.5], [69e3, 69e3 * 1.3])
+    assert found is not None and not found.significant
+    assert found.verdict == "undecided"
+    assert found.too_wide  # its ends are more than 100× apart
+
+
+def test_an_interval_inside_the_precision_is_the_same():
+    found = compare([1.0, 1.01, 0.99, 1.0], [1.0, 1.005, 0.995, 1.0])
+    assert found is not None and found.verdict == "same" and not found.too_wide
+
+
+def test_sameness_is_judged_at_the_given_precision():
+    baseline, values = [1.0, 1.02, 0.98, 1.0], [1.03, 1.06, 1.0, 1.04]
+    assert compare(baseline, values, precision=0.05).verdict == "undecided"
+    assert compare(baseline, values, precision=0.10).verdict == "same"
+
+
+def test_an_a_a_pair_with_noise_is_never_called_different_at_more_than_the_level():
+    # A/A: the same distribution on both sides; three rounds each, many runs: at most ~5 % differ
+    import random
+
+    rng = random.Random(7)
+    differ = 0
+    runs = 2000
+    for _ in range(runs):
+        a = [rng.lognormvariate(0, 0.1) for _ in range(3)]
+        b = [rng.lognormvariate(0, 0.1) for _ in range(3)]
+        differ += compare(a, b).verdict == "differs"
+    assert differ / runs <= 0.07
+
+
+def test_one_sample_a_side_has_no_interval_verdict():
+    assert compare([1.0], [2.0]).verdict == "no-interval"

@@ -140,9 +140,48 @@ def test_direct_reads_a_cache_served_are_flagged_and_true_ones_are_not(tmp_path,
         "[mmap-read]\nioengine=mmap\n[psync-read]\nioengine=psync\n"
     )
     with realmounts.ext4_loop(128) as ext4:
-        proc = mountbench("run", str(ext4), "--job", str(job), "--repeat", "3", env=mb_env)
+        # one layout for the run: a new one every round (the default) would start each round cold
+        proc = mountbench("run", str(ext4), "--job", str(job), "--repeat", "3", "--file-state", "steady", env=mb_env)
         assert proc.returncode == 0, proc.stderr
     samples = _samples(Path(mb_env["MOUNTBENCH_DB"]))
     flagged = {w: [c["code"] for c in caveats] for _t, w, r, _ok, _m, caveats, _e in samples if r == 2}
     assert "direct-cached" in flagged["mmap-read"], flagged
     assert "direct-cached" not in flagged["psync-read"], flagged
+
+
+def _layout_runner(tmp_path: Path, file_state: str):
+    """A real FioRunner on a real directory, with two workloads sharing one working file (as
+    the quick preset's do)."""
+    from mountbench.fio.binary import find_fio
+    from mountbench.host.targets import create_scratch, inspect_target, resolve_targets
+    from mountbench.kinds.fio import KIND, FioRunner
+    from mountbench.model import RunSettings, TargetContext
+
+    data = {"global": {"size": "8M", "runtime": "100ms", "time_based": 1, "filename_format": "shared.$jobnum"}}
+    workloads = [KIND.from_preset("t", data, {"name": n, "rw": rw}) for n, rw in (("r", "read"), ("w", "write"))]
+    (target,) = resolve_targets([str(tmp_path)])
+    scratch = create_scratch(target, "20260101-000000-layo")
+    ctx = TargetContext(target, inspect_target(target, scratch), scratch)
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    settings = RunSettings(ram_bytes=2**34, workdir=workdir)
+    runner = FioRunner(find_fio(), file_state=file_state)
+    prepared = [runner.prepare(w, ctx, settings) for w in workloads]
+    return runner, prepared, ctx, settings, scratch / "shared.0"
+
+
+@pytest.mark.parametrize(("file_state", "layouts"), [("per-round", 3), ("steady", 1)])
+def test_the_working_file_is_laid_out_anew_every_round_by_default(tmp_path, file_state, layouts):
+    """Issue 23: one file laid out once per target made the rounds replicate only the noise of
+    reading that file. per-round lays it out anew when a workload comes back to it (a new round);
+    the workloads of one round share that round's layout."""
+    runner, (read, write), ctx, settings, path = _layout_runner(tmp_path, file_state)
+    stamps = []
+    for _round in range(3):
+        for prepared in (read, write):
+            runner.setup(prepared, ctx, settings)
+            stamps.append(os.stat(path).st_mtime_ns)
+            runner.run(prepared, ctx, settings)
+            os.utime(path, ns=(1, 1))  # a layout rewrites the file and moves its time off 1 ns
+    assert all(stamp != 1 for stamp in stamps[::2][:layouts]) and stamps[1] == 1  # round 1: one layout
+    assert sum(stamp != 1 for stamp in stamps) == layouts

@@ -23,7 +23,7 @@ def test_export_round_trips_runs_and_carries_summary_rows(tmp_path):
     assert {r["host"] for r in rows} == {run.host["hostname"]}
     assert b["baseline_caveats"] == []
     # the readable comparison next to the raw ratio (format 1.7)
-    assert b["verdict"] in ("better", "same") and b["comparison"].startswith(("2.00× faster", "≈ same"))
+    assert b["verdict"] in ("better", "undecided") and b["comparison"].startswith(("2.00× faster", "undecided"))
     assert b["factor"] == pytest.approx(2.0) and b["factor_low"] < 2.0 < b["factor_high"]
     a = next(r for r in rows if r["target"] == "a")
     assert a["verdict"] == "baseline" and a["comparison"] == "" and a["factor"] is None

@@ -1,6 +1,6 @@
 """Verdict sentences and the phrasing every format shares: N× faster/slower (always ≥ 1,
-the interval turned the same way), ≈ same within noise, no CI with one sample, three
-significant digits and never scientific notation."""
+the interval turned the same way), three verdicts (a difference, ≈ same within the precision,
+undecided), no CI with one sample, three significant digits and never scientific notation."""
 
 from __future__ import annotations
 
@@ -58,11 +58,33 @@ def test_interval_is_turned_around_with_the_factor():
     assert standing(_cmp(68.1, 60.0, 77.0), describe("wall")).text == "68.1× slower (60.0–77.0×)"
 
 
-def test_within_noise_says_so():
+def test_an_interval_inside_the_precision_is_the_same():
+    item = verdict(_row("read.iops", "RND 4K"), "9p", "virtiofs", _cmp(0.99, 0.97, 1.03))
+    assert item.text == "9p ≈ virtiofs at RND 4K (read IOPS): the same within ±5% (95% CI 0.970–1.03×)"
+    assert item.better is None and not item.significant and item.kind == "same"
+    assert standing(_cmp(0.99, 0.97, 1.03), describe("read.iops")).short == "≈ same"
+
+
+def test_an_interval_containing_1_but_reaching_beyond_the_precision_is_undecided():
+    # issue 23: "≈ same (0.957–38.4×)" claimed sameness where nothing was shown
     item = verdict(_row("read.iops", "RND 4K"), "9p", "virtiofs", _cmp(0.93, 0.8, 1.08))
-    assert item.text == "9p ≈ virtiofs at RND 4K (read IOPS): the same within noise (95% CI 0.800–1.08×)"
-    assert item.better is None and not item.significant
-    assert standing(_cmp(0.93, 0.8, 1.08), describe("read.iops")).short == "≈ same"
+    assert item.text.startswith("9p vs virtiofs at RND 4K (read IOPS): undecided (95% CI 0.800–1.08×")
+    assert "--until 5%" in item.text and item.kind == "undecided" and item.better is None
+    said = standing(_cmp(0.93, 0.8, 1.08), describe("read.iops"))
+    assert (said.kind, said.short, said.text) == ("undecided", "undecided", "undecided (0.800–1.08×)")
+
+
+def test_the_precision_is_the_comparisons_own():
+    loose = Comparison(1.05, 0.93, 1.08, 0.4, False, precision=0.10)
+    assert standing(loose, describe("read.iops")).kind == "same"
+    assert standing(_cmp(1.05, 0.93, 1.08), describe("read.iops")).kind == "undecided"
+
+
+def test_an_interval_over_100x_wide_is_too_wide_to_rank():
+    # issue 23: show --metric lat-p99 printed "≈ same (0.000410–34700×)"
+    said = standing(_cmp(3.0, 0.00041, 34700.0), describe("read.lat_p99"))
+    assert said.kind == "undecided" and said.too_wide
+    assert said.text == "too wide to rank" and said.interval == ""
 
 
 def test_one_sample_has_no_interval():
@@ -103,9 +125,10 @@ def test_the_headline_counts_and_leads_with_the_majority():
         for i, r in enumerate([1 / 6.0, 1 / 2.0, 1 / 25.0, 1.3])
     ]
     rows.append(Row("w9", "W9", describe("read.iops"), _cells(("ram", None), ("disk", _cmp(1.0, 0.9, 1.1)))))
+    rows.append(Row("w8", "W8", describe("read.iops"), _cells(("ram", None), ("disk", _cmp(1.0, 0.98, 1.02)))))
     (line,) = headlines(rows, ["ram", "disk"], "ram")
     assert line.kind == "worse"
     assert line.text == (
-        "disk is slower than ram in 3 of 5 workloads (from 2.00× to 25.0×, median 6.00×); faster in 1 (1.30×); "
-        "the same within noise in 1"
+        "disk is slower than ram in 3 of 6 workloads (from 2.00× to 25.0×, median 6.00×); faster in 1 (1.30×); "
+        "the same (within ±5%) in 1; undecided in 1 (more rounds would decide)"
     )

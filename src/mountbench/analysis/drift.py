@@ -8,8 +8,15 @@
   The smaller p of the two, doubled (Bonferroni), is the trend's p-value. Its size is the
   median of the last quarter of the samples against the median of the first quarter
   (at least two samples each), robust to one odd sample at either end.
+- Step (change point): the machine switching state once, at any sample. For every split
+  of the series into a before and an after of at least MIN_SEGMENT samples, Welch's t
+  on the logarithms; the largest |t| over the splits is the statistic, and its p-value
+  comes from STEP_PERMUTATIONS seeded permutations of the series (so choosing the best
+  split is paid for, and the answer is the same every time). Its size is the median
+  after against the median before.
 - First round: a first sample far from the rest (modified z-score on the rest's MAD)
-  is what hyperfine warns about: a cold first run.
+  is what hyperfine warns about: a cold first run. From one run it cannot be told from
+  a step after the first sample (the machine slowed from sample 2 on): both are said.
 
 A trend needs at least MIN_TREND_SAMPLES samples: with four, even a perfectly
 monotone series has p = 0.083, so nothing can be said.
@@ -28,6 +35,8 @@ MIN_TREND_SAMPLES = 5
 MIN_FIRST_SAMPLES = 4  # the first sample and at least three to compare it with
 FIRST_Z = 3.5
 EXACT_UP_TO = 60
+MIN_SEGMENT = 2  # a "step" with one sample on a side is an odd first or last sample
+STEP_PERMUTATIONS = 2000
 
 
 @dataclass(frozen=True)
@@ -130,6 +139,75 @@ def _mahonian(n: int) -> tuple[int, ...]:
                 new[k + extra] += c
         counts = new
     return tuple(counts)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One change of level: samples ``index`` on (0-based) differ from those before."""
+
+    index: int
+    n: int
+    before: float  # median of the samples before
+    after: float  # median of the samples from ``index`` on
+    p_value: float
+
+    @property
+    def factor(self) -> float:
+        return self.after / self.before if self.before > 0 and self.after > 0 else math.nan
+
+    @property
+    def change(self) -> float:
+        factor = self.factor
+        return math.inf if math.isnan(factor) else max(factor, 1 / factor) - 1
+
+    @property
+    def found(self) -> bool:
+        """Significant and large enough to matter."""
+        return self.p_value < ALPHA and self.change >= MIN_CHANGE
+
+
+def step(values: Sequence[float]) -> Step | None:
+    """The most likely single change of level in ``values`` (time order) with its p-value;
+    None with fewer than 2 * MIN_SEGMENT samples or a value that is not positive."""
+    n = len(values)
+    if n < 2 * MIN_SEGMENT or min(values) <= 0:
+        return None
+    return _step(tuple(float(v) for v in values))
+
+
+@cache
+def _step(values: tuple[float, ...]) -> Step:
+    import numpy as np
+
+    logs = np.log(np.asarray(values))
+    n = len(logs)
+    observed = _split_t(logs[None, :])[0]
+    index = int(np.argmax(observed)) + MIN_SEGMENT
+    best = float(observed[index - MIN_SEGMENT])
+    rng = np.random.default_rng(n * 7919 + 1)  # seeded: the same series gets the same answer
+    shuffled = np.tile(logs, (STEP_PERMUTATIONS, 1))
+    shuffled = rng.permuted(shuffled, axis=1)
+    maxima = _split_t(shuffled).max(axis=1)
+    p_value = (1 + int(np.sum(maxima >= best * (1 - 1e-9)))) / (STEP_PERMUTATIONS + 1)
+    return Step(index, n, _median(values[:index]), _median(values[index:]), p_value)
+
+
+def _split_t(rows):
+    """|Welch t| of before against after for every split (MIN_SEGMENT on each side), per row."""
+    import numpy as np
+
+    n = rows.shape[1]
+    ks = np.arange(MIN_SEGMENT, n - MIN_SEGMENT + 1)
+    total = rows.sum(axis=1, keepdims=True)
+    squares = (rows**2).sum(axis=1, keepdims=True)
+    left = np.cumsum(rows, axis=1)[:, ks - 1]
+    left_sq = np.cumsum(rows**2, axis=1)[:, ks - 1]
+    m, r = ks.astype(float), (n - ks).astype(float)
+    mean_l, mean_r = left / m, (total - left) / r
+    var_l = np.maximum(left_sq - m * mean_l**2, 0) / (m - 1)
+    var_r = np.maximum((squares - left_sq) - r * mean_r**2, 0) / (r - 1)
+    spread = np.sqrt(var_l / m + var_r / r) + 1e-9 * (np.abs(mean_l) + np.abs(mean_r) + 1e-12)
+    return np.abs(mean_l - mean_r) / spread
 
 
 @dataclass(frozen=True)

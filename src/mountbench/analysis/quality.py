@@ -5,7 +5,8 @@ Pure functions from a cell's values (in time order) to caveats:
   machine that drifted;
 - a first sample far from the rest (a cold start, what --warmup is for);
 - outliers, with the command that lists every sample;
-- for a ratio: an interval too wide to rank the two targets, and whether
+- for a ratio: an undecided verdict (the interval contains 1 but is not within the
+  precision) with what would decide it, and whether
   interleaving kept the ratio fair while the machine drifted (the per-round ratios
   show no trend) or the drift was too large for that.
 
@@ -19,28 +20,51 @@ import math
 from collections.abc import Sequence
 
 from mountbench import model
-from mountbench.analysis import drift
+from mountbench.analysis import drift, stats
 from mountbench.analysis.metrics import MetricInfo
 from mountbench.analysis.stats import Comparison, Summary
 from mountbench.model import Caveat
 from mountbench.units import sig3
 
-RANK_MARGIN = 0.10  # an interval reaching beyond ±10 % on both sides of 1 cannot rank the pair
-
 
 def cell_caveats(
-    summary: Summary, values: Sequence[float], metric: MetricInfo, *, baseline: bool, show_command: str
+    summary: Summary,
+    values: Sequence[float],
+    metric: MetricInfo,
+    *,
+    baseline: bool,
+    show_command: str,
+    rounds: Sequence[int] = (),
 ) -> tuple[Caveat, ...]:
-    """``values`` in time order; ``show_command`` lists the run's samples."""
+    """``values`` in time order (``rounds``: the round of each); ``show_command`` lists the run's samples.
+
+    A step anywhere (drift.step) is named with when and how big; otherwise a trend. A first
+    sample that stands out is "a cold start, or a step from sample 2 on": one run cannot tell
+    them apart, and a trend that only the first sample makes is not called drift."""
     found = []
     if summary.n < 3:
-        found.append(Caveat(model.FEW_SAMPLES, "fewer than 3 samples: no useful interval; use --repeat 3 or more"))
-    trend = drift.trend(values)
-    if trend is not None and trend.drifts:
-        found.append(_drift_caveat(trend, metric, baseline))
+        found.append(
+            Caveat(
+                model.FEW_SAMPLES,
+                "fewer than 3 samples: no useful interval; use --repeat 3 or more (or a larger --budget)",
+            )
+        )
     first = drift.first_sample(values)
-    if first is not None and first.stands_out and not (trend and trend.drifts):
-        found.append(_first_caveat(first, metric))
+    change = drift.step(values)
+    # a first sample that stands out because the level changed later belongs to the level before
+    cold = first is not None and first.stands_out and not (change is not None and change.found)
+    later = values[1:] if cold else values  # a cold start is no trend and no step
+    trend = drift.trend(later)
+    offset = 0
+    if cold:
+        change, offset = drift.step(later), 1
+    if change is not None and change.found:
+        found.append(_step_caveat(change, offset, rounds, metric, baseline, show_command))
+    elif trend is not None and trend.drifts:
+        found.append(_drift_caveat(trend, metric, baseline))
+    if cold:
+        assert first is not None
+        found.append(_first_caveat(first, metric, show_command))
     if summary.outliers:
         found.append(
             Caveat(
@@ -61,21 +85,24 @@ def ratio_caveats(
 ) -> tuple[Caveat, ...]:
     """``target`` and ``base`` are (round, value) pairs; ``drifted``: either side drifts."""
     found = []
-    if _too_wide(comparison):
-        assert comparison is not None
-        found.append(
-            Caveat(
-                model.WIDE_RATIO,
-                "too wide to rank: the comparison's 95% CI reaches well beyond 1 on both sides (it is given "
-                "next to it); more repetitions (--repeat) narrow it",
-            )
-        )
+    if comparison is not None and comparison.verdict == stats.UNDECIDED:
+        found.append(undecided_caveat(comparison))
     by_round = dict(base)
     paired = [value / by_round[r] for r, value in sorted(target) if by_round.get(r)]
     trend = drift.trend(paired)
     if trend is None:
         return tuple(found)
-    if trend.drifts:
+    change = drift.step(paired)
+    if change is not None and change.found:
+        found.append(
+            Caveat(
+                model.RATIO_DRIFT,
+                f"drift too large for interleaving to cancel: the per-round ratio to {baseline} "
+                f"{_moved(change.factor)} at a step from its round {change.index + 1} of {change.n} (change point "
+                f"{_p(change.p_value)})",
+            )
+        )
+    elif trend.drifts:
         found.append(
             Caveat(
                 model.RATIO_DRIFT,
@@ -94,11 +121,21 @@ def ratio_caveats(
     return tuple(found)
 
 
-def _too_wide(comparison: Comparison | None) -> bool:
-    """Not significant, and the interval reaches beyond ±RANK_MARGIN on both sides of 1."""
-    if comparison is None or math.isnan(comparison.low) or comparison.significant:
-        return False
-    return comparison.low < 1 / (1 + RANK_MARGIN) and comparison.high > 1 + RANK_MARGIN
+def undecided_caveat(comparison: Comparison) -> Caveat:
+    """Neither a difference (the interval contains 1) nor the same (it reaches beyond ±precision)."""
+    precision = f"{comparison.precision * 100:g}%"
+    level = f"{comparison.level * 100:.3g}%"
+    if comparison.too_wide:
+        how = f"its {level} CI spans more than {stats.TOO_WIDE_SPAN:g}×: too wide to rank"
+    else:
+        how = f"its {level} CI ({sig3(comparison.low)}–{sig3(comparison.high)}× of the raw ratio) contains 1"
+        how += f" but reaches beyond ±{precision}"
+    return Caveat(
+        model.WIDE_RATIO,
+        f"undecided: {how}, so neither a difference nor sameness is shown; more rounds decide it "
+        f"(--until {precision} adds rounds until it is decided, up to --max-repeat, and --budget gives them time; "
+        "or --repeat N)",
+    )
 
 
 def _drift_caveat(trend: drift.Trend, metric: MetricInfo, baseline: bool) -> Caveat:
@@ -110,14 +147,33 @@ def _drift_caveat(trend: drift.Trend, metric: MetricInfo, baseline: bool) -> Cav
     return Caveat(model.DRIFT, f"drift: {how}; its median depends on when it was measured")
 
 
-def _first_caveat(first: drift.FirstSample, metric: MetricInfo) -> Caveat:
+def _step_caveat(
+    change: drift.Step, offset: int, rounds: Sequence[int], metric: MetricInfo, baseline: bool, show: str
+) -> Caveat:
+    """'drift: samples fell 6.00× at a step from sample 5 of 10 (round 5; ...)'."""
+    index = change.index + offset  # in the cell's own samples
+    n = change.n + offset
+    at = f"sample {index + 1} of {n}" + (f", round {rounds[index] + 1}" if len(rounds) == n else "")
+    later_better = (change.after > change.before) == metric.higher_is_better
+    how = (
+        f"samples {_moved(change.factor)} at a step from {at} ({'better' if later_better else 'worse'} later; "
+        f"change point {_p(change.p_value)}; '{show}' shows the timeline)"
+    )
+    if baseline:
+        return Caveat(model.MACHINE_DRIFT, f"the machine drifted: the baseline's {how}")
+    return Caveat(model.DRIFT, f"drift: {how}; its median depends on when it was measured")
+
+
+def _first_caveat(first: drift.FirstSample, metric: MetricInfo, show: str) -> Caveat:
     higher = first.ratio > 1
     better = higher == metric.higher_is_better
     percent = abs(first.ratio - 1) * 100
     return Caveat(
         model.FIRST_SAMPLE,
         f"the first sample was {percent:.0f}% {'higher' if higher else 'lower'} ({'better' if better else 'worse'}) "
-        "than the rest: a cold start? --warmup 1 runs a round first and throws it away",
+        f"than the rest: a cold start, or a step from sample 2 on (one run cannot tell them apart; '{show}' "
+        "shows the timeline, and the other cells' first samples too); --warmup 1 runs a round first and throws "
+        "it away",
     )
 
 

@@ -4,8 +4,11 @@
   the binomial): with few samples the achievable confidence is below 95 %, and
   the interval then says what it really covers (e.g. 75 % for n = 3).
 - Ratios to a baseline are ratios of geometric means, with a 95 % interval from
-  Welch's t on the logarithms; a difference is significant when that interval
-  excludes 1 (equivalently Welch's two-sided p < 0.05).
+  Welch's t on the logarithms. Three verdicts, never two (Comparison.verdict):
+  *differs* when that interval excludes 1 (equivalently Welch's two-sided p < 0.05);
+  *same* only when the whole interval lies within ±precision of 1 (an equivalence
+  test, two one-sided tests at the interval's level; 5 % unless --until gives one);
+  *undecided* otherwise: an interval that contains 1 is no evidence of sameness.
 - Outliers: modified z-score on the median absolute deviation (Iglewicz and
   Hoaglin), |z| > 3.5, as hyperfine does.
 """
@@ -21,6 +24,11 @@ import numpy as np
 from mountbench.model import RunConfig
 
 CONFIDENCE = 0.95
+DEFAULT_PRECISION = 0.05  # "the same" means within ±5 % unless --until says otherwise
+TOO_WIDE_SPAN = 100.0  # an interval whose ends are more than 100× apart ranks nothing
+
+# Comparison.verdict
+DIFFERS, SAME, UNDECIDED, NO_INTERVAL = "differs", "same", "undecided", "no-interval"
 OUTLIER_Z = 3.5
 UNSTABLE_CV = 0.10
 
@@ -48,6 +56,34 @@ class Comparison:
     p_value: float
     significant: bool
     level: float = CONFIDENCE  # the level the interval was computed at (higher for adaptive runs)
+    precision: float = DEFAULT_PRECISION  # how close to 1 the interval must lie to call the two the same
+
+    @property
+    def has_interval(self) -> bool:
+        return not (math.isnan(self.low) or math.isnan(self.high))
+
+    @property
+    def verdict(self) -> str:
+        """DIFFERS (the interval excludes 1), SAME (it lies within ±precision of 1),
+        UNDECIDED (neither), NO_INTERVAL (one sample a side)."""
+        if not self.has_interval:
+            return NO_INTERVAL
+        if self.significant:
+            return DIFFERS
+        return SAME if within(self.low, self.high, self.precision) else UNDECIDED
+
+    @property
+    def too_wide(self) -> bool:
+        """Undecided with ends more than TOO_WIDE_SPAN apart: no digits are worth showing."""
+        if self.verdict != UNDECIDED:
+            return False
+        return self.low <= 0 or self.high / self.low > TOO_WIDE_SPAN
+
+
+def within(low: float, high: float, precision: float) -> bool:
+    """Does [low, high] lie within ±precision of 1 (on the log scale: 1/(1+p) … 1+p)?"""
+    margin = math.log1p(precision)
+    return low > 0 and -margin <= math.log(low) and math.log(high) <= margin
 
 
 def median_ci(values: Sequence[float], level: float = CONFIDENCE) -> tuple[float, float, float]:
@@ -107,7 +143,12 @@ def summarize(values: Sequence[float]) -> Summary:
     )
 
 
-def compare(baseline: Sequence[float], values: Sequence[float], level: float = CONFIDENCE) -> Comparison | None:
+def compare(
+    baseline: Sequence[float],
+    values: Sequence[float],
+    level: float = CONFIDENCE,
+    precision: float = DEFAULT_PRECISION,
+) -> Comparison | None:
     """Ratio of ``values`` to ``baseline`` with its interval; None when no ratio exists
     (an empty group, or a value that is zero or negative)."""
     if not baseline or not values or min(baseline) <= 0 or min(values) <= 0:
@@ -118,13 +159,13 @@ def compare(baseline: Sequence[float], values: Sequence[float], level: float = C
     ratio = math.exp(diff)
     n_b, n_v = len(log_b), len(log_v)
     if n_b < 2 or n_v < 2:
-        return Comparison(ratio, math.nan, math.nan, math.nan, False)
+        return Comparison(ratio, math.nan, math.nan, math.nan, False, level, precision)
     var_b = float(np.var(log_b, ddof=1))
     var_v = float(np.var(log_v, ddof=1))
     se = math.sqrt(var_b / n_b + var_v / n_v)
     if se == 0:
         exact = diff != 0
-        return Comparison(ratio, ratio, ratio, 0.0 if exact else 1.0, exact)
+        return Comparison(ratio, ratio, ratio, 0.0 if exact else 1.0, exact, level, precision)
     # scipy.special, not scipy.stats: the same Student t functions at a fraction of the import time
     from scipy.special import stdtr, stdtrit
 
@@ -132,7 +173,7 @@ def compare(baseline: Sequence[float], values: Sequence[float], level: float = C
     t_crit = float(stdtrit(df, 0.5 + level / 2))
     p_value = float(2 * stdtr(df, -abs(diff) / se))
     low, high = math.exp(diff - t_crit * se), math.exp(diff + t_crit * se)
-    return Comparison(ratio, low, high, p_value, significant=not (low <= 1.0 <= high), level=level)
+    return Comparison(ratio, low, high, p_value, not (low <= 1.0 <= high), level, precision)
 
 
 KNEE_FRACTION = 0.90  # the knee of a sweep: the first value reaching 90 % of the peak
@@ -180,6 +221,12 @@ def look(config: RunConfig, n: int) -> int:
     if config.until is None:
         return 1
     return max(1, n - config.repeat + 1)
+
+
+def precision_of(configs: Sequence[RunConfig]) -> float:
+    """The precision "the same" is judged at: --until's (the strictest of the runs), else DEFAULT_PRECISION."""
+    given = [config.until for config in configs if config.until is not None]
+    return min(given) if given else DEFAULT_PRECISION
 
 
 def interval_level(config: RunConfig, n: int) -> float:

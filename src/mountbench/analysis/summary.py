@@ -12,9 +12,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from mountbench import model
-from mountbench.analysis import quality
+from mountbench.analysis import plausible, quality
 from mountbench.analysis.metrics import MetricInfo, describe, headline_metrics, metric_matches
-from mountbench.analysis.stats import Comparison, Summary, compare, interval_level, summarize
+from mountbench.analysis.stats import Comparison, Summary, compare, interval_level, precision_of, summarize
 from mountbench.errors import UsageError
 from mountbench.model import Caveat, RunData, Sample
 
@@ -94,12 +94,42 @@ def summarize_runs(
                 for label, cell in cells.items()
             }
             rows.append(Row(workload.name, workload.title, info, cells))
+    rows = _with_plausibility(rows, runs, samples, targets, chosen_baseline)
     if not matched_any:
         raise UsageError(
             f"no workload in this run has metric {', '.join(metrics)}; try iops, bw, lat-mean, lat-p99 or a full "
             "name such as read.lat_p99.9"
         )
     return RunSummary(tuple(run.id for run in runs), tuple(targets), chosen_baseline, tuple(rows))
+
+
+def _with_plausibility(
+    rows: list[Row], runs: Sequence[RunData], samples: Sequence[Sample], targets: Sequence[str], baseline: str
+) -> list[Row]:
+    """The rows with the caveats of numbers that cannot be what they claim (analysis/plausible.py)."""
+    fstypes = {r.target.label: r.info.fstype for run in runs for r in run.targets if r.info is not None}
+    values = {(row.workload, row.metric.name, t): cell.values for row in rows for t, cell in row.cells.items()}
+    by_cell = plausible.write_faster_than_read(values, workloads_of(runs), targets)
+    latencies: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for sample in samples:
+        if sample.ok:
+            found = [v for m, v in sample.metrics.items() if m.endswith(".lat_mean") and v > 0]
+            if found:
+                latencies[(sample.workload, sample.target)].append(min(found))
+    medians = {key: float(sorted(v)[len(v) // 2]) for key, v in latencies.items()}
+    by_cell |= plausible.below_mount_latency(medians, fstypes)
+    by_metric = plausible.faster_than_ram(values, targets, baseline, fstypes)
+    if not by_cell and not by_metric:
+        return rows
+    out = []
+    for row in rows:
+        cells = {}
+        for label, cell in row.cells.items():
+            extra = [by_cell.get((row.workload, label)), by_metric.get((row.workload, row.metric.name, label))]
+            added = tuple(c for c in extra if c is not None and c not in cell.caveats)
+            cells[label] = dataclasses.replace(cell, caveats=cell.caveats + added) if added else cell
+        out.append(dataclasses.replace(row, cells=cells))
+    return out
 
 
 def _fallback_metrics(by_key: dict[tuple[str, str], list[Sample]], workload: str) -> list[str]:
@@ -117,7 +147,8 @@ def _cell(label: str, samples: list[Sample], info: MetricInfo, baseline: bool, s
     caveats = _merge_caveats(s.caveats for s in samples)
     summary = summarize(values) if values else None
     if summary is not None:
-        caveats += quality.cell_caveats(summary, values, info, baseline=baseline, show_command=show)
+        rounds = tuple(s.round for s in ok)
+        caveats += quality.cell_caveats(summary, values, info, baseline=baseline, show_command=show, rounds=rounds)
     return Cell(
         target=label,
         summary=summary,
@@ -135,7 +166,7 @@ def _with_comparison(cell: Cell, base: Cell, baseline: str, configs: Sequence[mo
         return cell
     n = min(len(cell.values), len(base.values))
     level = min(interval_level(config, n) for config in configs)  # adaptive runs: sequential.py
-    comparison = compare(base.values, cell.values, level)
+    comparison = compare(base.values, cell.values, level, precision_of(configs))
     extra = quality.ratio_caveats(
         comparison,
         list(zip(cell.rounds, cell.values, strict=True)),

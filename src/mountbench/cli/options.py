@@ -10,6 +10,7 @@ so the guest runs exactly what the host was asked.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -82,10 +83,14 @@ def _flags() -> list[tuple[Flag, str, Any]]:
     flag named as its field takes the field's shape (a tuple: repeatable, a bool: a switch)
     and default; one with a name of its own gives a single value, None when not given."""
     return [
-        (flag, flag.param or option.name, None if flag.param else option.default)
+        (flag, flag.param or option.name, None if flag.param or option.name in _NO_CLICK_DEFAULT else option.default)
         for option in fields(RunOptions)
         for flag in option.metadata["flags"]
     ]
+
+
+# Options whose absence means something (no --repeat: a preset's default budget may apply)
+_NO_CLICK_DEFAULT = {"repeat"}
 
 
 def run_options(function: F) -> F:
@@ -102,6 +107,11 @@ def run_options(function: F) -> F:
             kwargs["multiple"] = True
         elif default is not None:
             kwargs |= {"default": default, "show_default": True}
+        elif param in _NO_CLICK_DEFAULT:
+            kwargs["help"] = (
+                f"{flag.help}  [default: {_field_default(param)}; without --repeat, --until, --budget or --runtime, "
+                "the preset's default budget (quick: 36 s)]"
+            )
         function = click.option(flag.decl, param, **kwargs)(function)
     return function
 
@@ -213,9 +223,18 @@ _READ: dict[str, Callable[[dict[str, Any]], Any]] = {
 }
 
 
-def pop_run_options(params: dict[str, Any]) -> RunOptions:
-    """Take the run options out of a command's parameters and check them together."""
+def _field_default(name: str) -> Any:
+    return next(option.default for option in fields(RunOptions) if option.name == name)
+
+
+def pop_run_options(params: dict[str, Any], *, default_budget: bool = False) -> RunOptions:
+    """Take the run options out of a command's parameters and check them together.
+    ``default_budget``: a run that asks for no rounds, runtime, precision or budget of its
+    own gets its presets' default budget (quick: the answer in under 45 s); --repeat N keeps
+    N fixed rounds."""
     raw = {param: params.pop(param) for _, param, _ in _flags()}
+    given_repeat = raw["repeat"] is not None
+    raw["repeat"] = raw["repeat"] if given_repeat else _field_default("repeat")
     read = {option.name: _READ[option.name](raw) if option.name in _READ else raw[option.name]
             for option in fields(RunOptions)}  # fmt: skip
     context = click.get_current_context(silent=True)
@@ -225,7 +244,27 @@ def pop_run_options(params: dict[str, Any]) -> RunOptions:
             f"--max-repeat {read['max_repeat']} is below --repeat {read['repeat']}: the planned rounds alone "
             f"exceed it; give --max-repeat {read['repeat']} or more, or a smaller --repeat"
         )
-    return RunOptions(**read)
+    options = RunOptions(**read)
+    asked = given_repeat or options.budget is not None or options.until is not None or options.runtime is not None
+    if default_budget and not asked:
+        budget = preset_budget(options)
+        if budget is not None:
+            options = dataclasses.replace(options, budget=budget, until=DEFAULT_PRECISION)
+    return options
+
+
+def preset_budget(options: RunOptions) -> float | None:
+    """The default budget of the run's presets (every one must declare one; job files, sweeps
+    and clients have none)."""
+    if options.job_files or options.sweeps or options.clients:
+        return None
+    from mountbench.engine.workloads import chosen_presets  # engine imports no cli: no circle
+    from mountbench.presets import load_preset
+
+    budgets = [load_preset(name).budget for name in chosen_presets(options.presets, (), options.tree, options.app)]
+    if not budgets or any(b is None for b in budgets):
+        return None
+    return float(sum(b for b in budgets if b is not None))
 
 
 def given_run_options(params: dict[str, Any]) -> list[str]:

@@ -73,7 +73,7 @@ def run(
             raise UsageError("--resume takes no targets, presets or job files: the run's own are used")
         _resume(resume, db_path, json_out, events_path, per_client)
         return
-    options = options_from_json(options_json) if options_json else pop_run_options(params)
+    options = options_from_json(options_json) if options_json else pop_run_options(params, default_budget=True)
     if per_client and not options.clients:
         raise UsageError("--per-client shows each client's figures of a run on several clients; add --client HOST "
                          "(or drop --per-client)")  # fmt: skip

@@ -39,7 +39,10 @@ def plan_runtime(workloads: Sequence[Workload], targets: int, rounds: int, budge
     if runtime >= longest:
         return BudgetPlan(None, "")
     if runtime < MIN_RUNTIME_S:
-        needed = rounds * targets * (others + len(fio) * (MIN_RUNTIME_S + FIXED_COST_S)) / FIRST_ROUNDS_SHARE
+        first_rounds = rounds * targets * (others + len(fio) * (MIN_RUNTIME_S + FIXED_COST_S))
+        if first_rounds <= budget_s:  # they fit, with less left over for the undecided comparisons
+            return BudgetPlan(MIN_RUNTIME_S, "")
+        needed = first_rounds / FIRST_ROUNDS_SHARE
         return BudgetPlan(
             MIN_RUNTIME_S,
             f"the budget of {budget_s:g} s is tight for {len(workloads)} workloads x {targets} targets x {rounds} "

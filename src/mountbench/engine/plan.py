@@ -1,8 +1,12 @@
 """Build and order the plan: targets × workloads × repetitions, in seeded rounds.
 
-Each round runs every (target, workload) pair once, shuffled by the seed, so
-slow drift of the machine (thermal, background load, a filling disk) hits
-every target alike instead of all of one target's samples.
+Each round runs every (target, workload) pair once, in an order shuffled by the
+seed, so slow drift of the machine (thermal, background load, a filling disk) hits
+every target alike instead of all of one target's samples. Within a round the
+targets of one workload run back to back (the workloads' order and the targets'
+order within each are shuffled): the samples of one round that a ratio compares
+are seconds apart, so a burst of load on a shared VM tends to hit both sides of it
+instead of one.
 
 Warm-up rounds (hyperfine's --warmup) come first: every pair runs and its
 numbers are thrown away, so the first measured sample does not pay for cold
@@ -40,12 +44,24 @@ def _rounds(
 ) -> list[PlanItem]:
     items: list[PlanItem] = []
     for round_index in indices:
-        pairs = [(t, w) for w in workloads for t in targets]
-        rng.shuffle(pairs)
+        pairs = _blocks([(t, w) for w in workloads for t in targets], rng)
         items += [
             PlanItem(round_index, position, t, w, estimates.get((t, w), 0.0)) for position, (t, w) in enumerate(pairs)
         ]
     return items
+
+
+def _blocks(pairs: list[tuple[str, str]], rng: random.Random) -> list[tuple[str, str]]:
+    """The (target, workload) pairs with each workload's targets back to back: the workloads
+    in a shuffled order, and the targets within each shuffled too."""
+    workloads = list(dict.fromkeys(w for _, w in pairs))
+    rng.shuffle(workloads)
+    ordered = []
+    for workload in workloads:
+        block = [pair for pair in pairs if pair[1] == workload]
+        rng.shuffle(block)
+        ordered += block
+    return ordered
 
 
 def pending_items(plan: Sequence[PlanItem], done: set[tuple[str, str, int]]) -> list[PlanItem]:
@@ -73,8 +89,7 @@ def extra_round(
 ) -> list[PlanItem]:
     """One more measured round of the given (target, workload) pairs (adaptive repetitions),
     shuffled by the run's seed and the round's number like every other round."""
-    shuffled = list(pairs)
-    random.Random(f"{seed} round {round_index}").shuffle(shuffled)
+    shuffled = _blocks(list(pairs), random.Random(f"{seed} round {round_index}"))
     return [
         PlanItem(round_index, position, t, w, estimates.get((t, w), 0.0)) for position, (t, w) in enumerate(shuffled)
     ]

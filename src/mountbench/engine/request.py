@@ -18,6 +18,7 @@ from mountbench.fio.binary import FioInfo
 from mountbench.host import targets as targets_mod
 from mountbench.host.watch import SampleWatch, resolve_watch
 from mountbench.kinds import RunnerSetup, make_runners, on_clients
+from mountbench.kinds.fiofiles import FILE_STATES
 from mountbench.kinds.runner import Runner
 from mountbench.model import RunConfig, RunData, RunOptions, Target, Workload
 
@@ -78,7 +79,7 @@ def _with_recorded_presets(options: RunOptions) -> RunOptions:
 def from_stored(run: RunData, fio: FioInfo) -> RunRequest:
     """What a stored, unfinished run needs to be resumed: its own targets, workloads and
     config, and what its runners recorded in its host facts (fio: the clock its jobs used)."""
-    file_state = run.config.file_state if run.config.file_state in ("steady", "fresh") else "steady"
+    file_state = run.config.file_state if run.config.file_state in FILE_STATES else "steady"
     setup = RunnerSetup(fio, file_state, resumed_host=run.host)
     runners = make_runners({w.kind for w in run.workloads}, setup)
     check_workloads(list(run.workloads), runners)

@@ -200,10 +200,13 @@ class _Clock:
                 left -= cost
         return kept
 
-    def eta(self, items: Sequence[PlanItem]) -> float:
+    def eta(self, items: Sequence[PlanItem], adaptive: bool = False) -> float:
+        """Seconds left. A budgeted adaptive run goes on to its deadline while any comparison is
+        undecided, so its ETA is the time to the deadline (it ends sooner when all are decided)."""
         left = remaining_estimate(items, self.spent, self.spent_estimate)
         if self.deadline is not None:
-            left = min(left, max(0.0, self.deadline - time.monotonic()))
+            to_deadline = max(0.0, self.deadline - time.monotonic())
+            left = to_deadline if adaptive else min(left, to_deadline)
         return left
 
     def ran_out_notice(self) -> str:
@@ -338,8 +341,9 @@ class Session:
             if not clock.fits(item.estimate_s):
                 self.notices.append(clock.ran_out_notice())
                 return False
-            eta = clock.eta(items[index:])
+            eta = clock.eta(items[index:], adaptive=self.config.until is not None)
             start = functools.partial(self.events.on_sample_start, item, clock.done, clock.total, eta)
+            began = time.monotonic()  # the clock counts the untimed setup too (a layout per round)
             sample = self._take(item, start)
             self.events.on_sample_done(item, sample)
             if not item.warmup:  # a warm-up's numbers are thrown away, as hyperfine's are
@@ -347,7 +351,7 @@ class Session:
                 self._saved()
             elif not sample.ok:  # not stored, so said at the end; the measured rounds record their own
                 self.notices.append(f"{item.name} of {item.workload} on {item.target} failed: {sample.error}")
-            clock.record(sample.wall_s, item.estimate_s)
+            clock.record(time.monotonic() - began, item.estimate_s)
         return True
 
     def _adaptive_rounds(self) -> None:

@@ -29,7 +29,7 @@ class RunnerSetup:
     runners recorded (each kind reads back its own, e.g. fio's clock)."""
 
     fio: FioInfo
-    file_state: str = "steady"  # how every round sees fio's working files (kinds/fiofiles.py)
+    file_state: str = "per-round"  # how every round sees fio's working files (kinds/fiofiles.py)
     resumed_host: Mapping[str, Any] = field(default_factory=dict)  # empty: a new run
 
 

@@ -26,6 +26,7 @@ from mountbench.fio.jobfile import (
     evaluate_size,
     fio_variables,
     load_job_file,
+    parse_fio_time,
     render_job,
     wants_direct,
     working_set_bytes,
@@ -200,6 +201,7 @@ class FioKind:
             space_bytes=working_set_bytes(job, fio_variables()),
             sweep=point,
             method=METHOD,
+            pattern=mirror_pattern(job),
         )
 
     def make_runner(self, setup: RunnerSetup) -> FioRunner:
@@ -272,6 +274,21 @@ def _asked_percentiles(job: FioJob) -> tuple[float, ...]:
         return ()
 
 
+_MIRRORED = {"read": "seq", "write": "seq", "randread": "rand", "randwrite": "rand"}
+_PATTERN_OPTIONS = ("bs", "iodepth", "numjobs", "ioengine", "direct", *("fsync", "fdatasync", "end_fsync", "sync"))
+
+
+def mirror_pattern(job: FioJob) -> str:
+    """The job's access pattern without its direction, for a job that only reads or only
+    writes with direct I/O ("" otherwise): ``seq bs=1M iodepth=8 ...``; a read and a write
+    job with the same pattern are the same job in two directions."""
+    options = effective_options(job)
+    kind = _MIRRORED.get(rw_option(job).split(":")[0])
+    if kind is None or options.get("direct") != "1":
+        return ""
+    return " ".join([kind, *(f"{key}={options[key]}" for key in _PATTERN_OPTIONS if key in options)])
+
+
 def effective_options(job: FioJob) -> dict[str, str]:
     """Option name -> the value in force (later assignments win, a bare flag is "1"),
     with fio's aliases folded: what decides whether two jobs do the same work."""
@@ -295,14 +312,16 @@ class FioRunner:
     kind = "fio"
     shrink_hint = "pass --size to shrink the fio working set"
 
-    def __init__(self, fio: FioInfo, clocksource: str | None = None, file_state: str = "steady") -> None:
+    def __init__(self, fio: FioInfo, clocksource: str | None = None, file_state: str = "per-round") -> None:
         """clocksource: the clock a resumed run already used; chosen afresh when None.
         file_state: how every round sees the working files (kinds/fiofiles.py)."""
         self.fio = fio
         if clocksource is not None:
             self.clocksource = clocksource  # takes the place of the cached property
         self.file_state = file_state
-        self.preconditioned: set[tuple[str, str]] = set()  # (target, file group) written fully this run
+        # (target, file group) -> the workloads that took a sample on the files as last laid out:
+        # a workload coming back to them starts a new round, and the files are laid out anew
+        self.layouts: dict[tuple[str, str], set[str]] = {}
 
     @property
     def engines(self) -> frozenset[str]:
@@ -409,7 +428,7 @@ class FioRunner:
         bound = workload.description.duration_bound_s
         files = fiofiles.working_files(job, ctx.scratch, fio_variables())
         precondition = None
-        if files and self.file_state == "steady" and not _unlinks(job):
+        if files and self.file_state in fiofiles.PRECONDITIONED and not _unlinks(job):
             precondition = fiofiles.precondition_job(job, ctx.scratch, direct, self._clock_override(job))
             text = f"{precondition}\n{text}"
         return Prepared(
@@ -430,7 +449,9 @@ class FioRunner:
         )
 
     def setup(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> None:
-        """Untimed: make the working files what every round of the cell sees (kinds/fiofiles.py)."""
+        """Untimed: make the working files what every round of the cell sees (kinds/fiofiles.py):
+        ``per-round``: laid out anew and written fully before the first sample of each round
+        that uses them; ``steady``: once, before the first; ``fresh``: fio lays them out."""
         files: list[fiofiles.WorkingFile] | None = prepared.payload.get("files")
         if not files:
             return
@@ -439,8 +460,17 @@ class FioRunner:
             return
         group = (ctx.target.label, prepared.workload.description.space_group)
         precondition = prepared.payload.get("precondition")
-        if precondition is None or group in self.preconditioned:
+        if precondition is None:
             return
+        used = self.layouts.get(group)
+        if used is not None and prepared.workload.name not in used:
+            used.add(prepared.workload.name)  # this round's layout, not yet used by this workload
+            return
+        if used is not None:
+            if self.file_state == "steady":
+                return  # one layout for the whole run
+            fiofiles.remove(files)  # a new round: a new layout (kinds/fiofiles.py says why)
+            del self.layouts[group]
         done = self._fio(precondition, settings, f"precondition-{prepared.target}-{prepared.workload.name}", files)
         if done.timed_out or done.returncode != 0:
             fiofiles.remove(files)
@@ -450,7 +480,7 @@ class FioRunner:
         if problem:
             fiofiles.remove(files)
             raise WorkloadFailed(f"working file incomplete after preconditioning: {problem}; it was removed")
-        self.preconditioned.add(group)
+        self.layouts[group] = {prepared.workload.name}
 
     def _fio(self, job_text: str, settings: RunSettings, name: str, files: list | None = None):
         stem = _slug(name)
@@ -489,10 +519,10 @@ class FioRunner:
             raise WorkloadFailed(f"fio failed (exit {done.returncode}): {message}", raw) from None
         files: list[fiofiles.WorkingFile] | None = prepared.payload.get("files")
         if done.returncode != 0 or parsed.errors:
-            if files and self.file_state == "steady":
+            if files and self.file_state in fiofiles.PRECONDITIONED:
                 # the files may be half written (ENOSPC during layout): never reuse them
                 fiofiles.remove(files)
-                self.preconditioned.discard((ctx.target.label, prepared.workload.description.space_group))
+                self.layouts.pop((ctx.target.label, prepared.workload.description.space_group), None)
             message = fio_message(done.stderr) or "; ".join(parsed.errors)
             raise WorkloadFailed(f"fio failed (exit {done.returncode}): {message}", raw)
         caveats: list[Caveat] = []
@@ -500,7 +530,7 @@ class FioRunner:
             problem = fiofiles.damage(files)
             if problem:
                 fiofiles.remove(files)
-                self.preconditioned.discard((ctx.target.label, prepared.workload.description.space_group))
+                self.layouts.pop((ctx.target.label, prepared.workload.description.space_group), None)
                 raise WorkloadFailed(
                     f"working file incomplete: {problem} (did the target run out of space?); "
                     "its reads are not storage reads, so the sample is void",
@@ -512,7 +542,9 @@ class FioRunner:
         if prepared.payload.get("series"):
             series = fioseries.read_series(settings.workdir, *prepared.payload["series"])
             caveats += fioseries.steadiness(series)
-        caveats += _steady_state_verdict(load_fio_json(raw))
+        output = load_fio_json(raw)
+        caveats += _steady_state_verdict(output)
+        caveats += short_sample(output, FioJob.from_spec(prepared.workload.spec))
         return Outcome(parsed.metrics, raw, tuple(caveats), series=series)
 
     def cleanup(self, ctx: TargetContext) -> None:
@@ -556,6 +588,39 @@ def _steady_state_verdict(output: dict) -> list[Caveat]:
                 )
             ]
     return []
+
+
+MIN_IO_S = 0.5  # a sample with less I/O time than this says more about start-up and fio's ms clock
+_EARLY_SHARE = 0.9  # a job that stopped before 90 % of its runtime ended on its size
+
+
+def short_sample(output: dict, job: FioJob) -> list[Caveat]:
+    """A sample whose numbers rest on too little I/O: the job stopped before its runtime because
+    it had moved its size (not time-based), or its I/O lasted under MIN_IO_S (fio counts whole
+    milliseconds, so a 64 ms sample's IOPS are quantised). The text names no measured value, so
+    one caveat covers every sample of a cell."""
+    times = [float(j.get("job_runtime") or 0) / 1000 for j in output.get("jobs", []) if isinstance(j, dict)]
+    io_s = max(times, default=0.0)
+    if io_s <= 0:
+        return []
+    planned = parse_fio_time(job.get("runtime") or "") if job.get("runtime") else None
+    time_based = job.get("time_based") not in (None, "0")
+    size = job.get("size") or "its size"
+    # mountbench's own cap on a job file without runtime= is no runtime the job asked for
+    asked = planned is not None and planned != JOB_FILE_RUNTIME_CAP_S
+    ended_early = asked and not time_based and io_s < _EARLY_SHARE * planned
+    if not ended_early and io_s >= MIN_IO_S * 0.98:  # a 500 ms runtime reports 499-501 ms
+        return []
+    if ended_early:
+        why = f"stopped before its runtime of {planned:g} s: not time-based, the job ended when it had moved {size}"
+    else:
+        why = f"under {MIN_IO_S:g} s of I/O per sample, so start-up and fio's millisecond clock weigh on its rates"
+    return [
+        Caveat(
+            model.SHORT_SAMPLE,
+            f"short sample: {why}; make it time-based (time_based=1 with runtime=1s or more, e.g. --runtime 1)",
+        )
+    ]
 
 
 def bound_of(workload: Workload) -> float | None:

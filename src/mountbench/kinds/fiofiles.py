@@ -3,10 +3,19 @@ state, and checking they are what the plan says.
 
 - Which: fio names files ``filename`` (a list), ``filename_format`` ($jobname,
   $jobnum, $filenum) or ``<jobname>.<jobnum>.<filenum>``, in the scratch directory.
-- Same state every round (``--file-state``): ``steady`` (the default) lays the files
-  out and writes them fully once, untimed, before the first sample that uses them
-  (SNIA-style preconditioning), so no round writes into fresh unwritten extents;
-  ``fresh`` deletes them before every sample, so every sample lays them out anew.
+- Same state every round (``--file-state``): ``per-round`` (the default) lays the files
+  out anew and writes them fully, untimed, before the first sample of each round that
+  uses them (SNIA-style preconditioning), so no round writes into fresh unwritten
+  extents; ``steady`` does that once, before the first sample of the run (the default
+  before issue 23); ``fresh`` deletes them before every sample, so every sample lays
+  them out anew (fio's own layout, extents left unwritten).
+- Why a new layout every round, not one for the whole run: where a file's data lands
+  (its extents on a disk, its pages and folio sizes in tmpfs) is fixed for as long as
+  the file lives, and two files differ by more than rounds on one file do. With one
+  layout per target, the rounds replicate only the noise of reading one file, the
+  interval misses what differs between the files, and an A/A run (two directories of
+  one filesystem) was called 1.15–1.24× different with tight intervals. A new layout
+  every round makes the layout part of what the rounds replicate (bench/aa.py).
 - Checks: a working file must exist at its planned size with no hole (SEEK_HOLE);
   fio leaves a full-size file of holes when the target fills during layout, and
   reading holes is faster than any storage. A damaged file is deleted, never reused.
@@ -22,7 +31,8 @@ from pathlib import Path
 from mountbench.fio.jobfile import FioJob, evaluate_size, render_job
 from mountbench.units import format_bytes
 
-FILE_STATES = ("steady", "fresh")
+FILE_STATES = ("per-round", "steady", "fresh")
+PRECONDITIONED = ("per-round", "steady")  # the states whose files are written fully before they are used
 # what decides which files a job lays out and how big they are
 _LAYOUT_OPTIONS = ("size", "filesize", "nrfiles", "numjobs", "filename", "filename_format", "thread", "offset")
 _METADATA_ENGINES = {"filecreate", "filestat", "filedelete", "ftruncate", "null", "cpuio", "dircreate", "dirstat",

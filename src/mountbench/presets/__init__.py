@@ -19,6 +19,7 @@ class Preset:
     study: str
     workloads: tuple[Workload, ...]
     sweeps: tuple[SweepAxis, ...] = ()  # a [sweep] table: its fio workloads run at every point
+    budget: float | None = None  # seconds: `run` without --repeat/--until/--budget/--runtime fits in it
 
 
 def preset_names() -> list[str]:
@@ -37,6 +38,7 @@ def load_preset(name: str) -> Preset:
         study=data.get("study", ""),
         workloads=tuple(_workload(name, data, job) for job in data["jobs"]),
         sweeps=tuple(parse_sweep(f"{option}={values}") for option, values in data.get("sweep", {}).items()),
+        budget=float(data["budget"]) if "budget" in data else None,
     )
 
 

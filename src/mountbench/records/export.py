@@ -14,7 +14,7 @@ Format history (``version``; a reader refuses a newer major):
   1.6  samples taken on several machines at once (run --client) carry their per-client results
        ("clients": [{"client", "metrics", "error"}]); run configs name the clients ("clients", "client_counts")
   1.7  summary rows say the comparison as people read it next to the raw ratio: "comparison"
-       ("6.20× slower (5.10–7.40×)"), "verdict" (better | worse | same | unknown | baseline | none),
+       ("6.20× slower (5.10–7.40×)"), "verdict" (better | worse | same | undecided | unknown | baseline | none),
        "factor", "factor_low", "factor_high" (≥ 1, the way the verdict goes)
   1.8  summary rows say why each cell got the rounds it got ("stopped": fixed, ranked, same,
        precise, max-repeat, budget, interrupted, failed, baseline)

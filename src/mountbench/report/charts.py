@@ -6,8 +6,8 @@ plan of every chart a document has (these and each section's, sections/).
   error bars = the median's interval (the subtitle says which), a log axis when the
   values span more than 10×;
 - ratio: every comparison with the baseline oriented so that right is always better
-  ("6.20× slower" reaches left whatever the metric's direction), 95% CI, faded and
-  "≈ same" where within noise.
+  ("6.20× slower" reaches left whatever the metric's direction), 95% CI, faded for
+  "≈ same" and "undecided".
 
 Legends sit outside the plot, never over data; titles wrap to the figure; nothing is
 clipped (tests render every chart and check every text's bounding box against the
@@ -49,7 +49,7 @@ from mountbench.report.chartkit import (
     wrap,
 )
 from mountbench.report.content import MetricGroup, Report
-from mountbench.report.phrasing import SAME, UNKNOWN, cell_standing, sig3, words
+from mountbench.report.phrasing import SAME, UNDECIDED, UNKNOWN, cell_standing, sig3, words
 from mountbench.report.sections import SECTIONS
 from mountbench.units import format_count
 
@@ -318,7 +318,9 @@ def ratio_figure(report: Report, width: float = WIDE_IN) -> Figure:
                 [x - lo for x, lo in zip(points, lows, strict=True)],
                 [hi - x for x, hi in zip(points, highs, strict=True)],
             ],
-            color=[colour if said.kind not in (SAME, UNKNOWN) else (*colour[:3], 0.35) for _, said, _ in bars],
+            color=[
+                colour if said.kind not in (SAME, UNDECIDED, UNKNOWN) else (*colour[:3], 0.35) for _, said, _ in bars
+            ],
             hatch=HATCHES[index % len(HATCHES)],
             edgecolor="black",
             linewidth=0.6,
@@ -343,7 +345,8 @@ def ratio_figure(report: Report, width: float = WIDE_IN) -> Figure:
     ax.set_axisbelow(True)
     subtitle = (
         "bars: ratio of geometric means, turned so that right is better; error bars: 95% confidence interval; "
-        "faded and ≈ same: within noise (the interval contains 1); ?: too few samples for an interval"
+        "faded: ≈ same (the interval lies within ±5%) or undecided (it contains 1 but reaches further; too wide "
+        "to rank: no bar for an interval over 100× wide); ?: too few samples for an interval"
     )
     if narrow:
         _narrow_ratio_layout(figure, ax, report, rows, subtitle, (good, bad), labels)
@@ -383,7 +386,9 @@ def _narrow_ratio_layout(figure: Figure, ax, report: Report, rows, subtitle: str
 
 def _better_x(said, row: Row) -> tuple[float, float, float]:
     """(point, low, high) on the 'times better' axis: above 1 better, below 1 worse."""
-    if said.kind == SAME:
+    if said.too_wide:
+        return said.factor, math.nan, math.nan  # no error bar: it would span the whole axis
+    if said.kind in (SAME, UNDECIDED):
         return said.factor, said.low, said.high  # the speed ratio itself
     good = words(row.metric)[0]
     if said.word == good:

@@ -226,8 +226,7 @@ def build_report(
     runs = unique_runs(runs)
     labelled, columns = label_columns(runs)
     summary = summarize_runs(labelled, baseline=_resolve_baseline(baseline, columns), metrics=metrics)
-    headline = summary if not metrics else summarize_runs(labelled, baseline=summary.baseline)
-    grid = build_grid(labelled, headline, unit)
+    grid = build_grid(labelled, summary, unit)  # --metric drives the summary at a glance and the headline
     groups = group_by_metric(summary)
     curves = percentile_curves(labelled, summary.baseline, metrics)
     found = find_sweeps(labelled, summary.baseline)
@@ -858,7 +857,9 @@ def warmup_phrase(report: Report) -> str:
 
 
 FILE_STATE_FACTS = {
-    "steady": "fio working files written fully once before round 1 (every round sees the same, steady files)",
+    "per-round": "fio working files laid out anew and written fully before each round (the layout is part of "
+    "what the rounds replicate)",
+    "steady": "fio working files written fully once before round 1 (every round reads the same files)",
     "fresh": "fio working files laid out anew for every sample",
     "reused": "fio working files laid out by the first sample and reused (round 1 may differ)",
 }
@@ -896,7 +897,10 @@ def methodology(report: Report) -> list[str]:
     return [
         f"Every (target, workload) pair ran {repetitions(report)} measured times in interleaved rounds"
         f"{warmup_phrase(report)}: each round runs every pair once, in an order shuffled by the seed "
-        f"({seeds}), so drift hits every target alike.",
+        f"({seeds}), so drift hits every target alike; within a round the targets of one workload run back to "
+        "back (in a shuffled order), so a burst of load tends to hit both sides of a comparison. Unless "
+        "--file-state says otherwise, fio's working files are laid out anew before each round, so the "
+        "interval covers what differs between two files of one filesystem, not only round-to-round noise.",
         *_methods(report, fio),
         "O_DIRECT is probed on every target with a real aligned write and read; a direct workload on a target "
         "that refuses it runs buffered and its cells say so.",
@@ -906,9 +910,13 @@ def methodology(report: Report) -> list[str]:
         "really has (75% with 3 samples).",
         f"Comparison with the baseline: the ratio of geometric means, with a {CONFIDENCE:.0%} interval from "
         'Welch\'s t on the logarithms, said as a factor of at least 1 and the way it goes ("6.20× slower"), '
-        'with the interval turned the same way; "≈ same" when the interval contains 1 (the difference is '
-        "within noise; its interval is then the target's speed ÷ the baseline's). CSV and JSON keep the raw "
-        "ratio (target ÷ baseline of the metric itself) next to the factor.",
+        "with the interval turned the same way. Three verdicts: faster/slower when the interval excludes 1; "
+        '"≈ same" only when the whole interval lies within ±5% of 1 (an equivalence test; --until\'s precision '
+        'when given); "undecided" otherwise (an interval that contains 1 is no evidence of sameness), with '
+        'what would decide it, and "too wide to rank" when its ends are more than 100× apart. For the last two '
+        "the interval is the target's speed ÷ the baseline's. The headline counts each verdict apart. CSV and "
+        "JSON carry the verdict (better, worse, same, undecided, unknown) and the raw ratio (target ÷ baseline "
+        "of the metric itself) next to the factor.",
         "Drift: the samples of each cell, in the order they were taken, are tested for a trend (Mann–Kendall, "
         f"p < {ALPHA:g}, and a change of at least {MIN_CHANGE:.0%} from the first rounds to the last); a trend on the "
         "baseline is drift of the machine. Interleaved rounds keep ratios fair under slow drift, which the "

@@ -26,6 +26,7 @@ from mountbench.report.chartkeys import Chart
 from mountbench.report.chartkit import page_chart
 from mountbench.report.charts import plan_charts
 from mountbench.report.content import Report
+from mountbench.report.phrasing import SAME_LEGEND, UNDECIDED_LEGEND
 from mountbench.report.sections import SECTIONS, Options
 from mountbench.report.tables import Mark, TableView, environment, note_links
 from mountbench.report.verdicts import verdicts
@@ -124,7 +125,8 @@ def _intro(report: Report) -> str:
         f"Runs {', '.join(run.id for run in report.runs)} on {hosts}; baseline {report.summary.baseline}. "
         f"Each value: the median of {content.repetitions(report)} samples (± their coefficient of variation in "
         "the detail); each other target is N× faster or slower than the baseline (ratio of geometric means) with "
-        "its 95% confidence interval; ≈ same: within noise. [n] links to its note. Click a column heading to sort."
+        f"its 95% confidence interval; {SAME_LEGEND}; {UNDECIDED_LEGEND}. [n] links to its note. Click a column "
+        "heading to sort."
     )
     if report.multi_host:
         text += " Columns are named label@host: these runs come from different machines."
@@ -136,7 +138,7 @@ def _verdicts(report: Report) -> list[dict[str, object]]:
     rows = {(r.workload, r.metric.name): r for r in report.summary.rows}
     for item in verdicts(report.summary):
         row = rows[(item.workload, item.metric)]
-        kind = "same" if item.better is None else ("better" if item.better else "worse")
+        kind = item.kind or ("same" if item.better is None else ("better" if item.better else "worse"))
         found.append({"text": item.text, "kind": kind, "links": _links(report, report.ratio_marks(row, item.target))})
     return found
 

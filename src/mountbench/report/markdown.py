@@ -17,6 +17,7 @@ from mountbench.report import content, views
 from mountbench.report.chartkeys import bars_key
 from mountbench.report.content import Report
 from mountbench.report.grid import GridSection
+from mountbench.report.phrasing import SAME_LEGEND, UNDECIDED_LEGEND
 from mountbench.report.sections import SECTIONS, Options
 from mountbench.report.tables import markdown as md_view
 from mountbench.report.tables import md_code, md_image, md_table, md_text
@@ -73,8 +74,8 @@ def _intro(report: Report, with_charts: bool) -> str:
         f"Runs {ids} on {hosts}; baseline **{md_text(report.summary.baseline)}**. "
         f"Each value: the median of {md_text(content.repetitions(report))} samples (± their coefficient of "
         "variation in the detail); each other target is N× faster or slower than the baseline (ratio of "
-        "geometric means) with its 95% confidence interval; ≈ same = within noise (the interval contains 1); "
-        "[n] = notes at the end."
+        "geometric means) with its 95% confidence interval; "
+        f"{SAME_LEGEND}; {UNDECIDED_LEGEND}; [n] = notes at the end."
     )
     if report.multi_host:
         text += " Columns are named label@host: these runs come from different machines."

@@ -3,9 +3,11 @@
 A Comparison holds target ÷ baseline of the metric itself; whether a ratio above 1 is
 good depends on the metric (IOPS: yes; latency: no). A Standing turns it around so that
 the factor is always ≥ 1, with its interval in the same orientation, and a word that
-says which way it goes (faster/slower, less/more CPU, better/worse). When the interval
-contains 1 the two are "≈ same"; when there is no interval (one sample a side) the factor
-is given with "no CI".
+says which way it goes (faster/slower, less/more CPU, better/worse). Three verdicts
+(stats.Comparison.verdict): a difference when the interval excludes 1; "≈ same" only
+when the interval lies within ±precision of 1 (5 %, or --until's); "undecided" otherwise,
+with its interval and what would decide it, or "too wide to rank" when its ends are more
+than 100× apart. Without an interval (one sample a side) the factor is given with "no CI".
 
 Numbers for people have three significant digits and never scientific notation (units.sig3).
 
@@ -18,14 +20,26 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from mountbench.analysis import stats
 from mountbench.analysis.metrics import MetricInfo
 from mountbench.analysis.stats import Comparison
 from mountbench.analysis.summary import Row
 from mountbench.units import sig3
 
 BETTER, WORSE, SAME, UNKNOWN = "better", "worse", "same", "unknown"
+UNDECIDED = "undecided"  # the interval contains 1 but reaches beyond ±precision: neither shown
+TOO_WIDE_TEXT = "too wide to rank"
 BASELINE = "baseline"  # the baseline's own cells: nothing to compare
 SPEED_UNITS = frozenset({"IOPS", "B/s", "s", "1/s"})
+
+
+# How every format explains the words next to a ratio (terminal legend, Markdown and HTML intros,
+# the methodology, the ratio chart)
+SAME_LEGEND = "≈ same: the whole interval lies within ±5% of 1 (--until's precision when given)"
+UNDECIDED_LEGEND = (
+    "undecided: the interval contains 1 but reaches beyond that, so neither a difference nor sameness is shown "
+    "(more rounds decide it; too wide to rank: its ends are over 100× apart)"
+)
 
 
 def factor_text(value: float) -> str:
@@ -37,32 +51,51 @@ def factor_text(value: float) -> str:
 class Standing:
     """Where a target stands against the baseline on one metric."""
 
-    kind: str  # better | worse | same | unknown (no interval)
-    factor: float  # ≥ 1 (better/worse/unknown); the speed ratio itself for "same"
+    kind: str  # better | worse | same | undecided | unknown (no interval)
+    factor: float  # ≥ 1 (better/worse/unknown); the speed ratio itself for "same" and "undecided"
     low: float  # the factor's interval, same orientation; nan without one
     high: float
-    word: str  # "faster", "slower", "less CPU", ... (for "same": the word a factor > 1 would have)
+    word: str  # "faster", "slower", "less CPU", ... (same/undecided: the word a factor > 1 would have)
+    too_wide: bool = False  # undecided with an interval spanning more than 100×
+    precision: float = stats.DEFAULT_PRECISION  # "the same" is within ±precision
 
     @property
     def short(self) -> str:
-        """``6.20× slower``; ``≈ same``; ``6.20× slower?`` without an interval."""
+        """``6.20× slower``; ``≈ same``; ``undecided``; ``too wide to rank``; ``6.20× slower?``
+        without an interval."""
         if self.kind == SAME:
             return "≈ same"
+        if self.kind == UNDECIDED:
+            return TOO_WIDE_TEXT if self.too_wide else "undecided"
         return f"{factor_text(self.factor)} {self.word}" + ("?" if self.kind == UNKNOWN else "")
 
     @property
     def interval(self) -> str:
-        """``5.10–7.40×`` in the factor's orientation; empty without one."""
-        if math.isnan(self.low) or math.isnan(self.high):
+        """``5.10–7.40×`` in the factor's orientation; empty without one, and for an
+        interval too wide to rank (its digits would claim more than it knows)."""
+        if math.isnan(self.low) or math.isnan(self.high) or self.too_wide:
             return ""
         return f"{sig3(self.low)}–{sig3(self.high)}×"
 
     @property
     def text(self) -> str:
-        """``6.20× slower (5.10–7.40×)``; ``≈ same (0.910–1.10×)``; ``6.20× slower (no CI)``."""
+        """``6.20× slower (5.10–7.40×)``; ``≈ same (0.960–1.03×)``; ``undecided (0.910–1.30×)``;
+        ``too wide to rank``; ``6.20× slower (no CI)``."""
         if self.kind == UNKNOWN:
             return f"{factor_text(self.factor)} {self.word} (no CI)"
         return f"{self.short} ({self.interval})" if self.interval else self.short
+
+    @property
+    def decider(self) -> str:
+        """What would decide an undecided comparison ('' for the others)."""
+        if self.kind == UNKNOWN:
+            return "more rounds (--repeat 3 or more) give it an interval"
+        if self.kind != UNDECIDED:
+            return ""
+        return (
+            f"more rounds would decide it: --until {self.precision * 100:g}% adds them until it is decided "
+            "(up to --max-repeat; --budget gives them time)"
+        )
 
 
 # What measured processes spent (watch.py, study S1): "uses 3.10× more CPU than"
@@ -93,10 +126,11 @@ def standing(comparison: Comparison, metric: MetricInfo) -> Standing:
         speed, speed_low, speed_high = ratio, low, high
     else:
         speed, speed_low, speed_high = _inverse(ratio), _inverse(high), _inverse(low)
-    has_ci = not (math.isnan(low) or math.isnan(high))
-    if has_ci and not comparison.significant:
-        return Standing(SAME, speed, speed_low, speed_high, good)
-    kind = (BETTER if speed >= 1 else WORSE) if has_ci else UNKNOWN
+    verdict = comparison.verdict
+    if verdict in (stats.SAME, stats.UNDECIDED):
+        kind = SAME if verdict == stats.SAME else UNDECIDED
+        return Standing(kind, speed, speed_low, speed_high, good, comparison.too_wide, comparison.precision)
+    kind = (BETTER if speed >= 1 else WORSE) if verdict == stats.DIFFERS else UNKNOWN
     if speed >= 1:
         return Standing(kind, speed, speed_low, speed_high, good)
     return Standing(kind, _inverse(speed), _inverse(speed_high), _inverse(speed_low), bad)
@@ -108,7 +142,7 @@ def cell_standing(row: Row, target: str) -> Standing | None:
 
 
 def verdict_kind(row: Row, target: str, baseline: str) -> str:
-    """better | worse | same | unknown | baseline | none (no ratio: a side has no samples)."""
+    """better | worse | same | undecided | unknown | baseline | none (no ratio: a side has no samples)."""
     if target == baseline:
         return BASELINE
     found = cell_standing(row, target)
@@ -121,9 +155,9 @@ def _inverse(value: float) -> float:
 
 def readable(row: Row, target: str, baseline: str) -> dict[str, object]:
     """The comparison as exports carry it next to the raw ratio: ``comparison`` (the words
-    people read), ``verdict`` (better | worse | same | unknown | baseline | none), and the
-    factor (≥ 1, the way ``verdict`` goes; for "same" the target's speed ÷ the baseline's)
-    with its interval; None where there is none."""
+    people read), ``verdict`` (better | worse | same | undecided | unknown | baseline | none),
+    and the factor (≥ 1, the way ``verdict`` goes; for "same" and "undecided" the target's
+    speed ÷ the baseline's) with its interval; None where there is none."""
     said = cell_standing(row, target) if target != baseline else None
     if said is None:
         return {"comparison": "", "verdict": verdict_kind(row, target, baseline), "factor": None,
@@ -146,13 +180,14 @@ class Headline:
 
     target: str
     text: str
-    kind: str  # the outcome most comparisons had: better | worse | same | unknown | none
+    kind: str  # the outcome most comparisons had: better | worse | same | undecided | unknown | none
 
 
 def headlines(rows: Sequence[Row], targets: Sequence[str], baseline: str) -> list[Headline]:
     """ "disk is slower than ram in 11 of 13 workloads (from 2.10× to 25.6×, median 6.20×); faster in 1
-    (1.30×); the same within noise in 1". ``rows`` are the comparisons counted: one per
-    workload and direction of the summary grid."""
+    (1.30×); the same (within ±5 %) in 1; undecided in 1 (more rounds would decide)".
+    ``rows`` are the comparisons counted: one per workload and direction of the summary grid
+    (or of the metric asked for)."""
     found = []
     things = _things(rows)
     for target in targets:
@@ -168,7 +203,7 @@ def _things(rows: Sequence[Row]) -> str:
 
 
 def _headline(rows: Sequence[Row], target: str, baseline: str, things: str) -> Headline:
-    by_kind: dict[str, list[Standing]] = {WORSE: [], BETTER: [], SAME: [], UNKNOWN: []}
+    by_kind: dict[str, list[Standing]] = {WORSE: [], BETTER: [], SAME: [], UNDECIDED: [], UNKNOWN: []}
     missing = 0
     for row in rows:
         found = cell_standing(row, target)
@@ -184,7 +219,10 @@ def _headline(rows: Sequence[Row], target: str, baseline: str, things: str) -> H
         if by_kind[kind]:
             clauses.append((len(by_kind[kind]), kind, word, _spread(by_kind[kind])))
     if by_kind[SAME]:
-        clauses.append((len(by_kind[SAME]), SAME, "the same within noise", ""))
+        precision = by_kind[SAME][0].precision * 100
+        clauses.append((len(by_kind[SAME]), SAME, f"the same (within ±{precision:g}%)", ""))
+    if by_kind[UNDECIDED]:
+        clauses.append((len(by_kind[UNDECIDED]), UNDECIDED, "undecided", "(more rounds would decide)"))
     if by_kind[UNKNOWN]:
         clauses.append((len(by_kind[UNKNOWN]), UNKNOWN, "too few samples to tell", ""))
     if missing:

@@ -3,7 +3,7 @@
 1. one headline per compared target ("disk is 6.20× slower than ram in 5 of 6 workloads…");
 2. the summary grid (grid.py): workloads as rows, read and write side by side per target,
    one unit per section; a non-baseline cell says "N× faster/slower" in green or red,
-   "≈ same" in a neutral colour;
+   "≈ same" in a neutral colour, "undecided" in yellow;
 3. one table per metric: median ±CV and the comparison with its 95% interval;
 4. the notes, a hint at the commands that show more, and how the run was made.
 
@@ -31,11 +31,19 @@ from mountbench.report import content
 from mountbench.report.cells import format_spread, format_value
 from mountbench.report.content import MetricGroup, Report
 from mountbench.report.grid import GridSection
-from mountbench.report.phrasing import BETTER, SAME, WORSE, cell_standing
+from mountbench.report.phrasing import (
+    BETTER,
+    SAME,
+    SAME_LEGEND,
+    UNDECIDED,
+    UNDECIDED_LEGEND,
+    WORSE,
+    cell_standing,
+)
 from mountbench.report.sections import SECTIONS, Options
 from mountbench.units import format_bytes, format_seconds
 
-STYLES = {BETTER: "green", WORSE: "red", SAME: "dim", "unknown": "yellow", "none": "dim"}
+STYLES = {BETTER: "green", WORSE: "red", SAME: "dim", UNDECIDED: "yellow", "unknown": "yellow", "none": "dim"}
 MARK_STYLE = "yellow"
 
 
@@ -100,7 +108,8 @@ def _legend(report: Report) -> list[str]:
     return [
         "median ±CV",
         "N× faster/slower than the baseline, 95% CI",
-        "≈ same: within noise",
+        SAME_LEGEND,
+        UNDECIDED_LEGEND,
         "[n]: notes",
         f"every sample: mountbench show {ids} --samples",
         f"charts: mountbench report {ids} --out report.html",

@@ -1,8 +1,9 @@
 """Verdict sentences, stated as the studies did:
 "virtiofs is 5.80× faster than 9p at extracting the tree (wall time), 95% CI 5.10–6.40×".
 
-The factor is always ≥ 1 and says which way it goes (phrasing.standing); when the
-interval contains 1 the sentence says the two are the same within noise.
+The factor is always ≥ 1 and says which way it goes (phrasing.standing). Three verdicts:
+a difference (the interval excludes 1), the same (the interval lies within ±precision),
+undecided (neither: the sentence gives the interval and what would decide it).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 
 from mountbench.analysis.stats import Comparison
 from mountbench.analysis.summary import Row, RunSummary
-from mountbench.report.phrasing import SAME, UNKNOWN, factor_text, standing, words
+from mountbench.report.phrasing import SAME, UNDECIDED, UNKNOWN, factor_text, standing, words
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,8 @@ class Verdict:
     metric: str
     text: str
     significant: bool
-    better: bool | None  # None when within noise
+    better: bool | None  # None when the same or undecided
+    kind: str = ""  # phrasing's: better | worse | same | undecided | unknown
 
 
 def verdicts(summary: RunSummary) -> list[Verdict]:
@@ -40,11 +42,19 @@ def verdicts(summary: RunSummary) -> list[Verdict]:
 def verdict(row: Row, target: str, baseline: str, comparison: Comparison) -> Verdict:
     said = standing(comparison, row.metric)
     what = f"at {row.title} ({row.metric.label})"
+    level = f"{comparison.level * 100:.3g}% CI"
     if said.kind == SAME:
-        text = f"{target} ≈ {baseline} {what}: the same within noise (95% CI {said.interval})"
-        return Verdict(target, baseline, row.workload, row.metric.name, text, False, None)
-    interval = "no confidence interval (too few samples)" if said.kind == UNKNOWN else f"95% CI {said.interval}"
+        text = f"{target} ≈ {baseline} {what}: the same within ±{said.precision * 100:g}% ({level} {said.interval})"
+        return Verdict(target, baseline, row.workload, row.metric.name, text, False, None, SAME)
+    if said.kind == UNDECIDED:
+        shown = f"{level} {said.interval}" if said.interval else f"its {level} spans more than 100×"
+        text = (
+            f"{target} vs {baseline} {what}: undecided ({shown}: neither a difference nor the same within "
+            f"±{said.precision * 100:g}%); {said.decider}"
+        )
+        return Verdict(target, baseline, row.workload, row.metric.name, text, False, None, UNDECIDED)
+    interval = "no confidence interval (too few samples)" if said.kind == UNKNOWN else f"{level} {said.interval}"
     better = said.word == words(row.metric)[0]
     verb = "uses" if said.word.startswith(("less ", "more ")) else "is"  # uses 3.10× more CPU
     text = f"{target} {verb} {factor_text(said.factor)} {said.word} than {baseline} {what}, {interval}"
-    return Verdict(target, baseline, row.workload, row.metric.name, text, said.kind != UNKNOWN, better)
+    return Verdict(target, baseline, row.workload, row.metric.name, text, said.kind != UNKNOWN, better, said.kind)

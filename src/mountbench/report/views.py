@@ -31,7 +31,7 @@ class GridCellView:
     value: str
     value_links: list[Mark]
     comparison: str = ""  # "6.20× slower", "≈ same"
-    kind: str = ""  # better | worse | same | unknown
+    kind: str = ""  # better | worse | same | undecided | unknown
     comparison_links: list[Mark] = field(default_factory=list)
     title: str = ""  # tooltip: the comparison with its interval
     failed: bool = False
