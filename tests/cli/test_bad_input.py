@@ -85,7 +85,7 @@ def test_missing_job_file(target, tmp_path, mb_env):
 def test_bad_size_and_baseline(target, mb_env):
     assert_one_line_error(mountbench("run", str(target), "--size", "huge", env=mb_env), "cannot read size")
     # issue 23: '--size 64' was taken as 64 bytes and made a cache benchmark nobody asked for
-    assert_one_line_error(mountbench("run", str(target), "--size", "64", env=mb_env), "no unit", "--size 64M")
+    assert_one_line_error(mountbench("run", str(target), "--size", "64", env=mb_env), "without a unit", "64M")
     assert_one_line_error(mountbench("run", str(target), "--baseline", "nope", env=mb_env), "--baseline 'nope'")
 
 

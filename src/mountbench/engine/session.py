@@ -419,6 +419,9 @@ class Session:
             started = time.time()
             t0 = time.monotonic()
             outcome = self._timed(runner, prepared, ctx)
+            gone = self._detached_note(ctx)
+            if gone:  # the target changed while the sample ran: what it measured is not this target
+                raise WorkloadFailed(f"the sample ran while the target changed{gone}")
         except WorkloadFailed as failure:
             return Sample(
                 target=item.target,
@@ -427,7 +430,7 @@ class Session:
                 ok=False,
                 metrics={},
                 caveats=prepared.caveats + cache_caveats,
-                error=str(failure) + self._detached_note(ctx),  # it may have gone during the sample
+                error=_with_note(str(failure), self._detached_note(ctx)),  # it may have gone during the sample
                 started_at=started,
                 wall_s=time.monotonic() - t0,
                 cache_action=cache_action,
@@ -575,6 +578,10 @@ def plan_dry_run(
         prepared=prepared,
         scratch_names={label: ctx.scratch for label, ctx in contexts.items()},
     )
+
+
+def _with_note(error: str, note: str) -> str:
+    return error if not note or note in error else error + note
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
