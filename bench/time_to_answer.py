@@ -88,8 +88,9 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="time-to-answer-"))
     disk_a = Path(tempfile.mkdtemp(prefix="tta-a-", dir=args.disk))
     disk_b = Path(tempfile.mkdtemp(prefix="tta-b-", dir=args.disk))
-    pairs = {"far": ["ram=/dev/shm", f"disk={disk_a}"], "close": [f"a={disk_a}", f"b={disk_b}"]}
-    if args.smoke:
+    ram = Path(tempfile.mkdtemp(prefix="tta-ram-", dir="/dev/shm")) if args.smoke else Path("/dev/shm")
+    pairs = {"far": [f"ram={ram}", f"disk={disk_a}"], "close": [f"a={disk_a}", f"b={disk_b}"]}
+    if args.smoke:  # and a directory of its own in /dev/shm: /dev/shm itself may be another run's target
         del pairs["close"]
     try:
         for name, targets in pairs.items():
@@ -115,6 +116,8 @@ def main() -> None:
         shutil.rmtree(disk_a, ignore_errors=True)
         shutil.rmtree(disk_b, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
+        if args.smoke:
+            shutil.rmtree(ram, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -74,7 +74,7 @@ def _hold_scratch(target: Path, run_id: str) -> subprocess.Popen[str]:
     code = (
         "import sys, time\n"
         "from mountbench.model import Target\n"
-        "from mountbench import targets\n"
+        "from mountbench.host import targets\n"
         "s = targets.create_scratch(Target('t', sys.argv[1]), sys.argv[2])\n"
         "fd = targets.lock_scratch(s, sys.argv[2])\n"
         "print('working', fd is not None, flush=True)\n"
