@@ -11,7 +11,8 @@ and end, so the figures are:
 
 usage: python bench/overhead.py [--dir DIR] [--smoke] [-- extra mountbench run args]
 
---smoke: one small workload, one round of 0.2 s (seconds in all; the test suite runs it).
+--smoke: one small workload, one round of 0.2 s, on --dir and a new directory in /dev/shm (the
+default targets, /dev/shm itself included, may be another run's): seconds; the test suite runs it.
 """
 
 from __future__ import annotations
@@ -42,8 +43,11 @@ def main() -> None:
     parser.add_argument("extra", nargs="*", help="extra arguments for mountbench run")
     parser.add_argument("--smoke", action="store_true", help="one small workload, one 0.2 s round")
     args = parser.parse_args()
+    ram = None
     if args.smoke:
-        args.extra = [*SMOKE, *args.extra]
+        # targets of its own: the default ones (here and /dev/shm itself) may be another run's
+        ram = Path(tempfile.mkdtemp(prefix="overhead-ram-", dir="/dev/shm"))
+        args.extra = [f"here={Path(args.dir).resolve()}", f"ram={ram}", *SMOKE, *args.extra]
     tmp = Path(tempfile.mkdtemp())
     bin_dir = tmp / "bin"
     bin_dir.mkdir()
@@ -89,6 +93,8 @@ def main() -> None:
           "(process wall - configured runtime; plain fio pays it too)")  # fmt: skip
     print(f"wall / configured sample runtimes        {wall / configured:8.3f}")
     shutil.rmtree(tmp, ignore_errors=True)
+    if ram is not None:
+        shutil.rmtree(ram, ignore_errors=True)
 
 
 if __name__ == "__main__":
