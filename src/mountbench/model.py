@@ -27,7 +27,6 @@ RATIO_STEADY = "ratio-steady"  # the machine drifted but the per-round ratio did
 QUALITY_CODES = frozenset(
     {UNSTABLE, OUTLIERS, FEW_SAMPLES, DRIFT, MACHINE_DRIFT, FIRST_SAMPLE, WIDE_RATIO, RATIO_DRIFT, RATIO_STEADY}
 )
-RUNTIME_CAPPED = "runtime-capped"
 EMULATED = "emulated"
 EMULATED_GUEST_CPU = "emulated-guest-cpu"  # a mount whose cost is guest CPU, under emulation
 CACHE_SERVED_DIRECT = "direct-cached"  # direct reads the block device never saw

@@ -30,7 +30,6 @@ TOO_WIDE_SPAN = 100.0  # an interval whose ends are more than 100× apart ranks 
 # Comparison.verdict
 DIFFERS, SAME, UNDECIDED, NO_INTERVAL = "differs", "same", "undecided", "no-interval"
 OUTLIER_Z = 3.5
-UNSTABLE_CV = 0.10
 
 
 @dataclass(frozen=True)

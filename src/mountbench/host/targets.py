@@ -108,12 +108,6 @@ def resolve_targets(args: list[str]) -> list[Target]:
     return targets
 
 
-def default_label(path: Path) -> str:
-    """Short and readable by default: the directory's name and its filesystem, e.g. ``shm (tmpfs)``
-    (the full path is in every report's facts about the target)."""
-    return default_labels([path])[0]
-
-
 def default_labels(paths: list[Path], taken: set[str] | frozenset[str] = frozenset()) -> list[str]:
     """Automatic labels for ``paths``: ``name (fstype)``, with as many parent directories as it
     takes to tell two apart (``x/data (ext4)``, ``y/data (ext4)``) or from a ``taken`` label;

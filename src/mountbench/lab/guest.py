@@ -302,10 +302,6 @@ class Guest:
                 roles[d.name] = procs.tree_pids(d.proc.pid)
         return roles
 
-    def host_pids(self, key: MountSpec | str) -> list[int]:
-        """All host PIDs serving one mount (see serving_processes)."""
-        return [pid for pids in self.serving_processes(key).values() for pid in pids]
-
     def all_pids(self) -> list[int]:
         """Every live host process this lab started (and their children)."""
         pids: list[int] = []

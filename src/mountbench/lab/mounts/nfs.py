@@ -38,7 +38,6 @@ from mountbench.lab.qemu import Device
 from mountbench.units import parse_size
 
 GANESHA_PACKAGES = "apt-get install nfs-ganesha nfs-ganesha-vfs"
-NFSV4_MODULE_VERSIONS = ("4.1",)
 
 # mb_nfs SLUG FSTYPE SOURCE OPTIONS: mount with the kernel's own option parser (-i: no
 # mount.nfs helper, so the host needs no nfs-common); retried while the network comes up.
