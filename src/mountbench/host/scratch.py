@@ -37,7 +37,7 @@ import socket
 import stat
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -362,6 +362,20 @@ class LiveUser:
         return f"{what} ({self.evidence})"
 
 
+def _marked(parent: Path | str, exclude: str | None = None) -> Iterator[tuple[os.DirEntry[str], Marker]]:
+    """The scratch directories in ``parent`` (``exclude``'s name left out) with our marker, by name."""
+    try:
+        entries = sorted(os.scandir(parent), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name == exclude or not is_scratch_name(entry.name) or not entry.is_dir(follow_symlinks=False):
+            continue
+        marker = read_marker(entry.path)
+        if marker is not None:
+            yield entry, marker
+
+
 def live_users(parent: Path | str, *, exclude: str | None = None) -> list[LiveUser]:
     """The live runs and probes with a scratch directory in ``parent`` (``exclude``: ours).
 
@@ -370,16 +384,7 @@ def live_users(parent: Path | str, *, exclude: str | None = None) -> list[LiveUs
     in the marker is alive. Directories without our marker are ignored.
     """
     found = []
-    try:
-        entries = sorted(os.scandir(parent), key=lambda e: e.name)
-    except OSError:
-        return []
-    for entry in entries:
-        if entry.name == exclude or not is_scratch_name(entry.name) or not entry.is_dir(follow_symlinks=False):
-            continue
-        marker = read_marker(entry.path)
-        if marker is None:
-            continue
+    for entry, marker in _marked(parent, exclude):
         state = lock_state(entry.path) if marker.kind == "run" else "unknown"
         if state == "held":
             found.append(LiveUser(entry.path, marker, "it holds the lock on its marker"))
@@ -397,15 +402,8 @@ def sweep_dead_probes(parent: Path | str) -> list[str]:
     directory removed (its path and the dead owner).
     """
     removed = []
-    try:
-        entries = sorted(os.scandir(parent), key=lambda e: e.name)
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.name.startswith(PROBE_PREFIX) or not entry.is_dir(follow_symlinks=False):
-            continue
-        marker = read_marker(entry.path)
-        if marker is None or marker.kind != "probe" or marker.owner is None or marker.owner.alive() is not False:
+    for entry, marker in _marked(parent):
+        if marker.kind != "probe" or marker.owner is None or marker.owner.alive() is not False:
             continue
         owner = marker.owner
         remove(entry.path, lambda m, ours=marker: m == ours)
@@ -420,15 +418,8 @@ def sweep_dead(parent: Path | str, *, exclude: str | None = None) -> list[str]:
     run can still be resumed afterwards: it lays its files out again. Returns one line per
     directory removed; what cannot be removed is left as it is."""
     removed = []
-    try:
-        entries = sorted(os.scandir(parent), key=lambda e: e.name)
-    except OSError:
-        return []
-    for entry in entries:
-        if entry.name == exclude or not is_scratch_name(entry.name) or not entry.is_dir(follow_symlinks=False):
-            continue
-        marker = read_marker(entry.path)
-        if marker is None or marker.owner is None or marker.owner.alive() is not False:
+    for entry, marker in _marked(parent, exclude):
+        if marker.owner is None or marker.owner.alive() is not False:
             continue
         if marker.kind == "run" and lock_state(entry.path) == "held":
             continue
