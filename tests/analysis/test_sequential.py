@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from support.factories import make_run
-from support.fakerunner import FakeRunner, fake_workload
+from support.fakerunner import FakeRunner, fake_workload, two_targets
 
 from mountbench.analysis.sequential import PRECISE, RANKED, SAME, UNDECIDED, decide, pairs_to_sample
 from mountbench.analysis.stats import interval_level
@@ -94,11 +94,7 @@ def test_intervals_stay_true_under_optional_stopping():
 
 @pytest.fixture
 def targets(tmp_path: Path) -> list[Target]:
-    made = []
-    for label in ("a", "b"):
-        (tmp_path / label).mkdir()
-        made.append(Target(label, str(tmp_path / label)))
-    return made
+    return two_targets(tmp_path)
 
 
 def _run(targets, runner, store, **config) -> tuple[Session, str]:

@@ -338,18 +338,10 @@ def test_a_client_unreachable_mid_run_is_named_and_the_run_goes_on(running):
     ns = running.namespaces[2]
     proc = start_mountbench("run", *running.args, f"share={target}", *QUICK, "--runtime", "2", "--repeat", "3",
                             env=running.env)  # fmt: skip
-    try:
-        wait_for_samples(db, already + 1, timeout=120)
-        time.sleep(1.0)
-        netns.cut_off(ns)
-        t0 = time.monotonic()
-        _, err = proc.communicate(timeout=180)
-        took = time.monotonic() - t0
-    finally:
-        netns.reconnect(ns)
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, err
+    returncode, err, took = netns.run_cut_off_mid_sample(
+        proc, ns, lambda: wait_for_samples(db, already + 1, timeout=120)
+    )
+    assert returncode == 0, err
     assert took < 90, "an unreachable client must not hang the run until the time limit"
     run = load(running)
     failed = [s for s in run.samples if not s.ok]

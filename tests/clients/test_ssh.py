@@ -281,18 +281,10 @@ def test_a_host_cut_off_mid_run_is_lost_by_its_ssh_keepalive_and_the_rest_run_on
     ns = ready.namespaces[2]
     proc = start_mountbench("run", *ready.args, f"share={target}", *QUICK, "--runtime", "2", "--repeat", "3",
                             env=ready.env)  # fmt: skip
-    try:
-        wait_for_samples(db, already + 1, timeout=120)
-        time.sleep(1.0)
-        netns.cut_off(ns)
-        t0 = time.monotonic()
-        _out, err = proc.communicate(timeout=180)
-        took = time.monotonic() - t0
-    finally:
-        netns.reconnect(ns)
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, err
+    returncode, err, took = netns.run_cut_off_mid_sample(
+        proc, ns, lambda: wait_for_samples(db, already + 1, timeout=120)
+    )
+    assert returncode == 0, err
     assert took < 90
     run = ready.load()
     (during,) = [s for s in run.samples if not s.ok]

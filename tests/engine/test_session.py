@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from support.fakerunner import FakeRunner, fake_workload
+from support.fakerunner import FakeRunner, fake_workload, two_targets
 
 from mountbench.engine.session import Interrupted, Session
 from mountbench.model import PlanItem, RunConfig, Sample, Target
@@ -35,11 +35,7 @@ class Recorder:
 
 @pytest.fixture
 def targets(tmp_path: Path) -> list[Target]:
-    made = []
-    for label in ("a", "b"):
-        (tmp_path / label).mkdir()
-        made.append(Target(label, str(tmp_path / label)))
-    return made
+    return two_targets(tmp_path)
 
 
 def _session(targets, runner, store, *, repeat=2, warmup=0, events=None, run_id=None) -> Session:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from mountbench.kinds import make_workload
-from mountbench.model import Outcome, Prepared, RunSettings, TargetContext, Workload, WorkloadFailed
+from mountbench.model import Outcome, Prepared, RunSettings, Target, TargetContext, Workload, WorkloadFailed
 
 KIND = "fake"
 
@@ -53,3 +54,12 @@ class FakeRunner:
 
     def cleanup(self, ctx: TargetContext) -> None:
         self.cleaned.append(ctx.target.label)
+
+
+def two_targets(root: Path) -> list[Target]:
+    """Targets a and b: two directories made under ``root``, for the in-process loop tests."""
+    made = []
+    for label in ("a", "b"):
+        (root / label).mkdir()
+        made.append(Target(label, str(root / label)))
+    return made

@@ -20,7 +20,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 
@@ -178,6 +178,25 @@ def cut_off(ns: NetNs) -> None:
 
 def reconnect(ns: NetNs) -> None:
     _ip("route", "replace", f"{ns.address}/32", "dev", ns.host_end)
+
+
+def run_cut_off_mid_sample(
+    proc: subprocess.Popen, ns: NetNs, wait_for_sample: Callable[[], None]
+) -> tuple[int, str, float]:
+    """Cut ``ns`` off about a second into the run's next sample (``wait_for_sample`` returns once
+    the one before is stored), let the run end, and reconnect: (exit code, stderr, seconds the
+    run took after the cut)."""
+    try:
+        wait_for_sample()
+        time.sleep(1.0)
+        cut_off(ns)
+        t0 = time.monotonic()
+        _, err = proc.communicate(timeout=180)
+        return proc.returncode, err, time.monotonic() - t0
+    finally:
+        reconnect(ns)
+        if proc.poll() is None:
+            proc.kill()
 
 
 def leftovers() -> list[str]:
