@@ -109,3 +109,10 @@ def test_tarball_listings_and_decompression_are_bounded(tmp_path, monkeypatch):
     with pytest.raises(UsageError, match="decompresses to more than"):
         from_tarball(bomb, work)
     assert list(work.iterdir()) == []
+    # zstd (an external decompressor) goes through the same bound, and is stopped there
+    zbomb = tmp_path / "bomb.tar.zst"
+    subprocess.run(["zstd", "-q", "-o", str(zbomb)], input=b"\0" * (64 << 20), check=True)
+    with pytest.raises(UsageError, match="decompresses to more than"):
+        from_tarball(zbomb, work)
+    assert list(work.iterdir()) == []
+    assert subprocess.run(["pgrep", "-f", f"zstd -dc {zbomb}"], capture_output=True).returncode == 1

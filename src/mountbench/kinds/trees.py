@@ -22,6 +22,7 @@ import random
 import shutil
 import subprocess
 import tarfile
+import tempfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -159,6 +160,26 @@ def _copy_bounded(src: Any, out: Any, tarball: Path) -> None:
         out.write(chunk)
 
 
+def _unzstd_bounded(tarball: Path, plain: Path) -> None:
+    """zstd's output copied through the same bound as gzip's and xz's: a bomb is stopped at
+    :data:`TARBALL_LIMIT` (zstd killed), not written until the disk is full."""
+    with tempfile.TemporaryFile() as errors, open(plain, "wb") as out:
+        proc = subprocess.Popen(["zstd", "-dc", str(tarball)], stdout=subprocess.PIPE, stderr=errors)
+        assert proc.stdout is not None
+        try:
+            _copy_bounded(proc.stdout, out, tarball)
+        except BaseException:
+            proc.kill()  # stopped early: zstd would block on a full pipe for ever
+            raise
+        finally:
+            proc.stdout.close()
+            proc.wait()
+        if proc.returncode != 0:
+            errors.seek(0)
+            message = errors.read().decode(errors="replace").strip()
+            raise UsageError(f"cannot decompress {tarball}: {message}")
+
+
 def from_tarball(tarball: Path, directory: Path) -> TreeArchive:
     """The user's tree: decompressed once into ``directory`` (so CPU decompression
     is never what is timed), then listed to know its files, directories and size."""
@@ -173,10 +194,7 @@ def from_tarball(tarball: Path, directory: Path) -> TreeArchive:
         elif name.endswith((".tar.zst", ".tzst")):
             if shutil.which("zstd") is None:
                 raise ToolMissing(f"{tarball} is zstd-compressed but zstd is missing; apt-get install zstd")
-            with open(plain, "wb") as out:
-                proc = subprocess.run(["zstd", "-dc", str(tarball)], stdout=out, stderr=subprocess.PIPE, text=False)
-            if proc.returncode != 0:
-                raise UsageError(f"cannot decompress {tarball}: {proc.stderr.decode(errors='replace').strip()}")
+            _unzstd_bounded(tarball, plain)
         else:
             suffix = next((s for s in _DECOMPRESSORS if name.endswith(".tar" + s) or name.endswith(s)), None)
             if suffix is None:
