@@ -185,3 +185,19 @@ def test_the_working_file_is_laid_out_anew_every_round_by_default(tmp_path, file
             os.utime(path, ns=(1, 1))  # a layout rewrites the file and moves its time off 1 ns
     assert all(stamp != 1 for stamp in stamps[::2][:layouts]) and stamps[1] == 1  # round 1: one layout
     assert sum(stamp != 1 for stamp in stamps) == layouts
+
+
+def test_a_mount_that_refuses_fios_layout_gets_its_files_from_dd(tmp_path: Path) -> None:
+    """rclone's cache mode off refuses fio's preconditioning (EPERM); dd writes the files as new
+    files instead (tests/cloud runs S4's read on such a mount). Here: the command, and that it
+    writes exactly the planned size with no hole."""
+    from mountbench.host.process import run_child
+    from mountbench.kinds.fiofiles import WorkingFile, damage, sequential_fill_argv
+
+    assert sequential_fill_argv(WorkingFile(tmp_path / "x", None)) is None  # size only fio knows
+    assert sequential_fill_argv(WorkingFile(tmp_path / "x", (1 << 20) + 1)) is None  # not whole MiB
+    file = WorkingFile(tmp_path / "f", 3 << 20)
+    argv = sequential_fill_argv(file)
+    assert argv is not None and "conv=fsync" in argv and "count=3" in argv
+    assert run_child(argv, timeout=60).returncode == 0
+    assert file.path.stat().st_size == 3 << 20 and damage([file]) == ""

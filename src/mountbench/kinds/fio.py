@@ -475,12 +475,26 @@ class FioRunner:
         if done.timed_out or done.returncode != 0:
             fiofiles.remove(files)
             message = fio_message(done.stderr) or f"exit {done.returncode}"
-            raise WorkloadFailed(f"preconditioning the working files failed: {message}")
+            if done.timed_out or not self._fill_sequentially(files):
+                raise WorkloadFailed(f"preconditioning the working files failed: {message}")
         problem = fiofiles.damage(files)
         if problem:
             fiofiles.remove(files)
             raise WorkloadFailed(f"working file incomplete after preconditioning: {problem}; it was removed")
         self.layouts[group] = {prepared.workload.name}
+
+    @staticmethod
+    def _fill_sequentially(files: list[fiofiles.WorkingFile]) -> bool:
+        """The files written as new files, start to end, by dd (fiofiles.sequential_fill_argv):
+        what a mount that refused fio's preconditioning may still take (rclone's cache mode off).
+        False, with nothing left behind, when that fails too."""
+        argvs = [fiofiles.sequential_fill_argv(file) for file in files]
+        for argv in argvs:
+            done = run_child(argv, timeout=120 + (files[0].size or 0) / 5e6) if argv else None
+            if done is None or done.timed_out or done.returncode != 0:
+                fiofiles.remove(files)
+                return False
+        return True
 
     def _fio(self, job_text: str, settings: RunSettings, name: str, files: list | None = None):
         stem = _slug(name)

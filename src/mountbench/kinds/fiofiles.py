@@ -134,3 +134,18 @@ def precondition_job(job: FioJob, scratch: Path, direct: bool, extra: list[tuple
         [("directory", str(scratch)), *extra],
         f"mountbench: preconditioning the working files of {job.section} (untimed)",
     )
+
+
+def sequential_fill_argv(file: WorkingFile) -> list[str] | None:
+    """dd writing ``file`` as a new file, start to end (1 MiB blocks of random data, then fsync):
+    the one way some mounts take a file. rclone's ``--vfs-cache-mode off`` refuses fio's
+    layout (an existing file reopened for writing without O_TRUNC: EPERM), and it cannot seek
+    in a file open for writing. None when the size is unknown or not whole MiB-free bytes."""
+    if not file.size:
+        return None
+    blocks, rest = divmod(file.size, 1 << 20)
+    if rest:
+        return None
+    return ["dd", "if=/dev/urandom", f"of={file.path}", "bs=1M", f"count={blocks}", "iflag=fullblock",
+            "conv=fsync", "status=none"]  # fmt: skip
+
