@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -154,4 +155,52 @@ def test_a_killed_run_is_cleaned_by_the_next(tmp_path: Path) -> None:
     assert list(root.iterdir()), "the killed run left no work directory to clean"
     cleaned = state_mod.sweep_dead_runs(root)  # what the next run does first
     assert len(cleaned) == 1 and "left" not in cleaned[0]
+    assert_nothing_left(tmp_path)
+
+
+def test_a_killed_run_is_resumed_on_a_lab_made_again(tmp_path: Path) -> None:
+    """kill -9 after the first samples are stored; `cloudlab --resume` makes the lab again (the same
+    cache mode and RTT, new mount points), keeps what was stored and takes only the rest."""
+    db = tmp_path / "db.sqlite"
+    proc = subprocess.Popen(
+        _command("--mode", "writes", "--rtt", "0", "--repeat", "3", "--runtime", "1", "--size", "4M",
+                 "--only", "random-read", "--no-probe"),
+        env=_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    stored: list[tuple[str, str, int]] = []
+    while time.monotonic() < deadline and len(stored) < 2:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        time.sleep(0.3)
+        if db.exists():
+            with sqlite3.connect(db) as conn:
+                stored = conn.execute("SELECT run_id, target, round FROM samples WHERE ok = 1").fetchall()
+    assert len(stored) >= 2, "no samples stored within 120 s"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    run_id = stored[0][0]
+
+    # `run --resume` cannot: the mounts are gone, and it says which command can
+    wrong = subprocess.run([sys.executable, "-m", "mountbench", "run", "--resume", run_id], env=_env(tmp_path),
+                           capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert wrong.returncode == 2 and f"mountbench cloudlab --resume {run_id}" in wrong.stderr, wrong.stderr
+
+    out = tmp_path / "resumed.json"
+    done = subprocess.run(_command("--resume", run_id, "--json", str(out)), env=_env(tmp_path),
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"resuming run {run_id}" in done.stderr
+    (run,) = json.loads(out.read_text())["runs"]
+    assert run["status"] == "complete"
+    taken = sorted((s["target"], s["round"]) for s in run["samples"] if s["ok"])
+    assert taken == sorted((t, r) for t in ("local", "writes-0ms") for r in (0, 1, 2))
+    before = {(target, rnd) for _, target, rnd in stored}
+    assert len(before) < len(taken)  # the resume took the rest
+    # what was stored before the kill is kept as it was, not taken again
+    kept = {(s["target"], s["round"]): s["started_at"] for s in run["samples"]}
+    with sqlite3.connect(db) as conn:
+        first = dict(((t, r), at) for t, r, at in conn.execute(
+            "SELECT target, round, started_at FROM samples WHERE run_id = ?", (run_id,)))  # fmt: skip
+    assert all(kept[key] == first[key] for key in before)
+    assert {t["label"]: t["path"] for t in run["targets"]}["writes-0ms"].startswith(str(tmp_path / "cache"))
     assert_nothing_left(tmp_path)

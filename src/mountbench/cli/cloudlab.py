@@ -3,14 +3,16 @@ times, with a remote and a delay served on this machine (no VM, no account)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 from mountbench.cli.console import command_line, err, print_run
-from mountbench.cli.options import debug_option, pop_run_options, run_options
+from mountbench.cli.options import debug_option, given_run_options, pop_run_options, run_options
 from mountbench.cli.progress import ProgressEvents
 from mountbench.engine.session import Interrupted
+from mountbench.errors import UsageError
 from mountbench.records.export import write_document
 from mountbench.report.document import make_document
 from mountbench.store import Store, default_db_path
@@ -54,6 +56,7 @@ from mountbench.store import Store, default_db_path
 )
 @click.option("--probe-repeat", type=click.IntRange(1, 20), default=1, show_default=True)
 @click.option("--keep-lab", is_flag=True, help="keep the lab's work directory (logs, remote, caches) afterwards")
+@click.option("--resume", metavar="RUN", help="finish an interrupted or killed cloudlab run (its lab is made again)")
 @debug_option
 def cloudlab(
     modes: tuple[str, ...],
@@ -63,6 +66,7 @@ def cloudlab(
     probe_timeout: float,
     probe_repeat: int,
     keep_lab: bool,
+    resume: str | None,
     db: Path | None,
     json_out: Path | None,
     debug: bool,
@@ -83,6 +87,11 @@ def cloudlab(
     from mountbench.cloud.run import CloudOptions, run_cloudlab, with_defaults
     from mountbench.cloud.spec import cloud_specs
 
+    if resume:
+        if modes or rtts or bandwidth or given_run_options(params):
+            raise UsageError("--resume takes no --mode, --rtt, --bandwidth or run options: the run's own are used")
+        _resume(resume, db or default_db_path(), json_out, keep_lab)
+        return
     specs = cloud_specs(modes, rtts, bandwidth)  # bad modes and RTTs fail here, before anything starts
     options = pop_run_options(params)
     params.pop("per_client", None)
@@ -90,21 +99,49 @@ def cloudlab(
     cloud = CloudOptions(tuple(specs), options, probe_mounts, probe_timeout, probe_repeat, keep_lab)
     err.print(f"cloudlab: {len(specs)} rclone mounts ({', '.join(s.label for s in specs)}) and the local disk")
     with Store(db or default_db_path()) as store:
-
-        def export(run_id: str) -> None:  # rewritten after every sample, as run --json is
-            if json_out:
-                write_document(json_out.expanduser(), make_document([store.load_run(run_id)]))
-
-        run_id, status = run_cloudlab(
-            cloud,
-            store,
-            ProgressEvents(err, ()),
-            lambda line: err.print(line, markup=False, highlight=False),
-            command_line(),
-            export,
-        )
+        export = _exporter(store, json_out)
+        try:
+            run_id, status = run_cloudlab(cloud, store, ProgressEvents(err, ()), _note, command_line(), export)
+        except Interrupted as exc:
+            raise Interrupted(exc.run_id, RESUME_COMMAND) from None
         run = store.load_run(run_id)
         export(run_id)
     print_run(run)
     if status != "complete":
-        raise Interrupted(run_id)
+        raise Interrupted(run_id, RESUME_COMMAND)
+
+
+RESUME_COMMAND = "mountbench cloudlab"
+
+
+def _resume(run_ref: str, db: Path, json_out: Path | None, keep: bool) -> None:
+    from mountbench.cloud.run import resume_cloudlab
+
+    with Store(db) as store:
+        run = store.load_run(run_ref)
+        if run.status in ("complete", "failed"):
+            raise UsageError(f"run {run.id} is {run.status}; nothing to resume ('mountbench show {run.id}' shows it)")
+        export = _exporter(store, json_out)
+        try:
+            status = resume_cloudlab(run, store, ProgressEvents(err, ()), _note, export, keep)
+        except Interrupted:
+            raise Interrupted(run.id, RESUME_COMMAND) from None
+        run = store.load_run(run.id)
+        export(run.id)
+    print_run(run)
+    if status != "complete":
+        raise Interrupted(run.id, RESUME_COMMAND)
+
+
+def _note(line: str) -> None:
+    err.print(line, markup=False, highlight=False)
+
+
+def _exporter(store: Store, json_out: Path | None) -> Callable[[str], None]:
+    """The --json document, rewritten after every sample as run --json is."""
+
+    def export(run_id: str) -> None:
+        if json_out:
+            write_document(json_out.expanduser(), make_document([store.load_run(run_id)]))
+
+    return export

@@ -168,6 +168,9 @@ def _resume(
         run = store.load_run(run_ref)
         if run.status in ("complete", "failed"):
             raise UsageError(f"run {run.id} is {run.status}; nothing to resume ('mountbench show {run.id}' shows it)")
+        if run.config.lab and run.config.lab.cloud:
+            raise UsageError(f"run {run.id} ran in the cloud lab, whose mounts are gone; resume it with "
+                             f"'mountbench cloudlab --resume {run.id}'")  # fmt: skip
         protect = _protected(db, run.config)
         json_output = outputs.check(json_out, "--json", protect) if json_out else None
         events_output = outputs.check(events_path, "--events", protect) if events_path else None

@@ -14,19 +14,21 @@ import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from mountbench.cloud.lab import CloudLab
+from mountbench.cloud.mounts import MODES
 from mountbench.cloud.prereq import cloud_problems
 from mountbench.cloud.probe import probe_all
 from mountbench.cloud.spec import LOCAL, CloudSpec
 from mountbench.cloud.watch import ServingWatch
 from mountbench.engine import request as runrequest
 from mountbench.engine.session import Events, Session
-from mountbench.errors import ToolMissing, UsageError
+from mountbench.errors import TargetError, ToolMissing, UsageError
 from mountbench.fio.binary import find_fio
 from mountbench.host import facts as hostinfo
 from mountbench.kinds import host_facts
-from mountbench.model import LabFacts, RunOptions
+from mountbench.model import LabFacts, RunData, RunOptions
 from mountbench.probe.remotesync import CloudMountProbe, CloudProbe, CloudTarget
 from mountbench.store import Store
 
@@ -108,17 +110,73 @@ def run_cloudlab(
         facts = CloudProbe(tuple(described), tuple(probes), options.probe_repeat, options.probe_timeout_s,
                            dict(lab.tools), tuple(errors))  # fmt: skip
         config = dataclasses.replace(request.config, lab=LabFacts(cloud=facts.to_dict()))
-        watch = ServingWatch(lab.serving_pids, {m.label: m.spec.mode.caveats() for m in working})
-        session = Session(
-            config, request.targets, request.workloads, request.runners, store, events,
-            on_saved=on_saved, watch=watch,  # type: ignore[arg-type]
-        )  # fmt: skip
         host = hostinfo.collect(fio.version) | host_facts(request.runners) | {"cloudlab": dict(lab.tools)}
-        try:
-            session.ready_targets()
-            session.prepare_all()
-            status = session.execute(command=command, host=host)
-        except BaseException:
-            session.finish()
-            raise
+        session = _session(lab, dataclasses.replace(request, config=config), store, events, on_saved)
+        status = _execute(session, command=command, host=host)
     return session.run_id, status
+
+
+def resume_cloudlab(
+    run: RunData,
+    store: Store,
+    events: Events,
+    on_note: Callable[[str], None],
+    on_saved: Callable[[str], None] | None = None,
+    keep: bool = False,
+) -> str:
+    """Finish an interrupted or killed cloud-lab run: the lab is made again as the run recorded
+    it (the same cache modes, RTTs and bandwidth, checked against the same rclone), its mounts
+    stand in for the old ones at their new paths, and the samples not yet taken are taken.
+    The probe is not repeated: the run keeps the one it stored. Returns the final status."""
+    probe = CloudProbe.from_dict(run.config.lab.cloud) if run.config.lab and run.config.lab.cloud else None
+    if probe is None:
+        raise UsageError(f"run {run.id} is not a cloudlab run; resume it with 'mountbench run --resume {run.id}'")
+    problems = cloud_problems()
+    if problems:
+        problem, fix = problems[0]
+        raise ToolMissing(f"{problem}; {fix}")
+    specs = [CloudSpec(MODES[t.mode], round(t.rtt_ms or 0), t.bandwidth_kbps) for t in probe.targets if t.mode]
+    fio = find_fio()
+    with CloudLab(specs, keep=keep, on_note=on_note) as lab:
+        paths = {LOCAL: lab.local_dir} | {m.label: m.path for m in lab.mounts if m.error is None}
+        missing = [r.target.label for r in run.targets if r.target.label not in paths]
+        if missing:
+            raise TargetError(f"run {run.id} cannot be resumed: {', '.join(missing)} did not come up again; "
+                              "see the notes above (mountbench doctor --cloud)")  # fmt: skip
+        then, now = probe.tools.get("rclone"), lab.tools.get("rclone")
+        if then and now and then != now:
+            raise TargetError(f"run {run.id} cannot be resumed: it measured rclone {then}, this is {now}; its "
+                              "samples would mix two rclones. Start a new run")  # fmt: skip
+        on_note(f"cloudlab: resuming run {run.id} on {len(paths) - 1} mounts made as it recorded")
+        request = runrequest.from_stored(run, fio, relocated=paths)
+        for target in request.targets:
+            store.move_target(run.id, target.label, target.path)
+        session = _session(lab, request, store, events, on_saved, run_id=run.id)
+        return _execute(session, command=run.command, host=run.host, resume=True)
+
+
+def _session(
+    lab: CloudLab,
+    request: runrequest.RunRequest,
+    store: Store,
+    events: Events,
+    on_saved: Callable[[str], None] | None,
+    run_id: str | None = None,
+) -> Session:
+    """The run on the lab's targets, with rclone's own cost measured around every sample."""
+    working = [m for m in lab.mounts if m.error is None]
+    watch = ServingWatch(lab.serving_pids, {m.label: m.spec.mode.caveats() for m in working})
+    return Session(
+        request.config, request.targets, request.workloads, request.runners, store, events,
+        on_saved=on_saved, watch=watch, run_id=run_id,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def _execute(session: Session, *, command: str, host: dict[str, Any], resume: bool = False) -> str:
+    try:
+        session.ready_targets()
+        session.prepare_all()
+        return session.execute(command=command, host=host, resume=resume)
+    except BaseException:
+        session.finish()
+        raise

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,14 +76,24 @@ def _with_recorded_presets(options: RunOptions) -> RunOptions:
     return dataclasses.replace(options, presets=chosen)
 
 
-def from_stored(run: RunData, fio: FioInfo) -> RunRequest:
+def from_stored(run: RunData, fio: FioInfo, relocated: Mapping[str, Path] | None = None) -> RunRequest:
     """What a stored, unfinished run needs to be resumed: its own targets, workloads and
-    config, and what its runners recorded in its host facts (fio: the clock its jobs used)."""
+    config, and what its runners recorded in its host facts (fio: the clock its jobs used).
+
+    ``relocated``: labels of targets a lab made anew at another path (cloudlab's mounts, whose
+    lab checked they are made as before); every other target must still be the storage it was."""
+    relocated = relocated or {}
     file_state = run.config.file_state if run.config.file_state in FILE_STATES else "steady"
     setup = RunnerSetup(fio, file_state, resumed_host=run.host)
     runners = make_runners({w.kind for w in run.workloads}, setup)
     check_workloads(list(run.workloads), runners)
+    targets = tuple(
+        dataclasses.replace(r.target, path=str(relocated[r.target.label])) if r.target.label in relocated else r.target
+        for r in run.targets
+    )
     for record in run.targets:
+        if record.target.label in relocated:
+            continue
         targets_mod.resolve_path(record.target.path)
         scratch = Path(record.target.path) / targets_mod.scratch_name(run.id)
         change = targets_mod.target_change(record.target, record.info, scratch)
@@ -94,7 +104,7 @@ def from_stored(run: RunData, fio: FioInfo) -> RunRequest:
                 "Mount it again as it was, then resume, or start a new run"
             )
     watch = resolve_watch(run.config.watch)
-    return RunRequest(run.config, tuple(r.target for r in run.targets), run.workloads, runners, watch=watch)
+    return RunRequest(run.config, targets, run.workloads, runners, watch=watch)
 
 
 def check_workloads(workloads: Sequence[Workload], runners: dict[str, Runner]) -> None:

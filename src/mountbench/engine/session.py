@@ -49,8 +49,8 @@ from mountbench.units import format_bytes
 class Interrupted(MountbenchError):
     """Ctrl-C or SIGTERM: finished samples are kept and the run can be resumed."""
 
-    def __init__(self, run_id: str) -> None:
-        super().__init__(f"interrupted; finished samples are kept. Resume with: mountbench run --resume {run_id}")
+    def __init__(self, run_id: str, command: str = "mountbench run") -> None:
+        super().__init__(f"interrupted; finished samples are kept. Resume with: {command} --resume {run_id}")
         self.run_id = run_id
 
 

@@ -245,6 +245,11 @@ class Store:
                 [(run_id, i, w.name, json.dumps(workload_to_dict(w))) for i, w in enumerate(workloads)],
             )
 
+    def move_target(self, run_id: str, label: str, path: str) -> None:
+        """A resumed lab run's target made anew at another path (cloudlab: a new mount point)."""
+        with self.db:
+            self.db.execute("UPDATE targets SET path = ? WHERE run_id = ? AND label = ?", (path, run_id, label))
+
     def update_target_info(self, run_id: str, label: str, info: TargetInfo) -> None:
         with self.db:
             self.db.execute(
