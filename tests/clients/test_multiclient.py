@@ -375,3 +375,30 @@ def test_unique_filename_0_puts_every_client_on_one_shared_file(running, tmp_pat
     assert sample.ok and len(sample.clients) == 2
     assert "sharing one file set" in run.workloads[0].description.summary
     assert snapshot(target) == before
+
+
+def test_serve_clients_start_together_at_a_barrier_and_a_plain_server_gets_none(running, scaling_run):
+    """`mountbench serve` clients get the start barrier the ssh:// clients have (a script in
+    serve's own directory, their clock measured through the agent); a set with a plain fio
+    server gets none (it would start as soon as it got its job, the others held back)."""
+    served = running.servers[:2]
+    target = target_dir(running, "barrier")
+    before = plant_neighbours(target)
+    done = mountbench("run", *[f"--client={s.client}" for s in served], f"share={target}", *QUICK,
+                      "--runtime", "0.5", "--repeat", "2", env=running.env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    run = load(running, raw=True)
+    for label in (s.address for s in served):
+        facts = run.host["clients"][label]
+        assert facts["barrier_script"].endswith("/barrier.sh")
+        assert abs(facts["clock_offset_ms"]) <= facts["clock_uncertainty_ms"] + 1  # one kernel, one clock
+    for sample in run.samples:
+        assert sample.ok, sample.error
+        jobs = [e for e in load_fio_json(sample.raw)["client_stats"] if e["jobname"] != "All clients"]
+        instants = {int(e["job options"]["exec_prerun"].rsplit(" ", 1)[-1]) for e in jobs}
+        assert len(jobs) == 2 and max(instants) - min(instants) < 5e6, instants
+    assert snapshot(target) == before
+    # the scaling run had a plain fio server among its clients: no barrier on any of them
+    mixed = load(running, scaling_run.run_id, raw=True)
+    assert all("exec_prerun" not in e.get("job options", {})
+               for s in mixed.samples for e in load_fio_json(s.raw)["client_stats"])  # fmt: skip

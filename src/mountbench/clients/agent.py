@@ -22,6 +22,7 @@ import shutil
 import socket
 import socketserver
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -35,6 +36,8 @@ from mountbench.probe.coherence import STEPS
 SERVICE = "mountbench"
 MAX_REQUEST = 1 << 20
 QUERY_TIMEOUT_S = 5.0
+BARRIER_FACT = "barrier_script"  # a host fact: where the start barrier's script is on that machine
+CLOCK_ROUNDS = 8
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 Session = Callable[[socket.socket], None]  # takes the connection over once the request is answered
@@ -76,15 +79,23 @@ class Agent:
     """The request handlers of one `mountbench serve`; ``sessions`` are the requests after
     whose answer the connection carries another protocol."""
 
-    def __init__(self, fio_port: int, fio_version: str, sessions: dict[str, Session] | None = None) -> None:
+    def __init__(
+        self, fio_port: int, fio_version: str, sessions: dict[str, Session] | None = None, barrier: str = ""
+    ) -> None:
         self.fio_port = fio_port
         self.fio_version = fio_version
+        self.barrier = barrier  # the start barrier's script next to fio's server ("" when there is none)
         self.sessions: dict[str, Session] = {"probe": probe_session} if sessions is None else sessions
-        self.handlers: dict[str, Handler] = {"facts": self._facts, **{op: lambda _: {} for op in self.sessions}}
+        self.handlers: dict[str, Handler] = {
+            "facts": self._facts,
+            "clock": lambda _: {"ns": time.time_ns()},
+            **{op: lambda _: {} for op in self.sessions},
+        }
 
     def _facts(self, request: dict[str, Any]) -> dict[str, Any]:
         paths = [str(p) for p in request.get("paths") or []]
-        return {"facts": host_facts(self.fio_version, paths)}
+        facts = host_facts(self.fio_version, paths)
+        return {"facts": facts | ({BARRIER_FACT: self.barrier} if self.barrier else {})}
 
     def answer(self, request: Any) -> dict[str, Any]:
         if not isinstance(request, dict) or not isinstance(request.get("op"), str):
@@ -180,3 +191,37 @@ def query_facts(client: ClientSpec, paths: list[str], timeout: float = QUERY_TIM
         return None
     facts = reply.get("facts")
     return facts if isinstance(facts, dict) else None
+
+
+def clock_facts(client: ClientSpec) -> dict[str, float]:
+    """The agent's clock against this one's, as the ssh:// clients measure theirs: the best of
+    CLOCK_ROUNDS round trips (offset = its time - the round trip's midpoint, uncertain by half
+    the round trip); {} when it cannot be asked."""
+    best: tuple[float, float] | None = None
+    for _ in range(CLOCK_ROUNDS):
+        before = time.time_ns()
+        try:
+            reply = call(client, {"op": "clock"})
+        except (OSError, AgentError):
+            return {}
+        after = time.time_ns()
+        if not isinstance(reply.get("ns"), int):
+            return {}
+        rtt = (after - before) / 1e6
+        if best is None or rtt < best[0]:
+            best = (rtt, (reply["ns"] - (before + after) / 2) / 1e6)
+    if best is None:
+        return {}
+    return {"clock_offset_ms": round(best[1], 3), "clock_uncertainty_ms": round(best[0] / 2, 3)}
+
+
+def barrier_option(facts: dict[str, Any], instant_ns: int) -> str | None:
+    """The exec_prerun that makes a `mountbench serve` client's job start its I/O at
+    ``instant_ns`` (this machine's clock, the client's offset added); None when that client
+    has no barrier script or no measured clock."""
+    script, offset_ms = facts.get(BARRIER_FACT), facts.get("clock_offset_ms")
+    if not isinstance(script, str) or not script or any(c.isspace() for c in script):
+        return None
+    if not isinstance(offset_ms, int | float):
+        return None
+    return f"sh {script} {instant_ns + round(offset_ms * 1e6)}"

@@ -83,6 +83,7 @@ def _check_one(fio: FioInfo, client: ClientSpec) -> dict[str, Any]:
     if served is not None:
         facts |= {key: value for key, value in served.items() if key not in ("label", "address", "paths", "os")}
         facts["server"] = "mountbench serve"  # "os" stays fio's word for it, the same on every kind of server
+        facts |= agent.clock_facts(client)  # for its start skew and its start barrier
     return facts
 
 

@@ -13,15 +13,19 @@ import contextlib
 import errno
 import ipaddress
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from mountbench.clients import agent
 from mountbench.clients.spec import AGENT_PORT_OFFSET, FIO_PORT
+from mountbench.clients.sshscripts import BARRIER_SH
 from mountbench.errors import MountbenchError, UsageError
 from mountbench.fio.binary import FioInfo
 
@@ -68,24 +72,34 @@ def serving(fio: FioInfo, bind: str = DEFAULT_BIND, port: int = FIO_PORT) -> Ite
     if not 0 < port < 65535:
         raise UsageError(f"--port {port}: choose a port from 1 to 65534 (the agent takes the next one)")
     _refuse_taken(bind, port + AGENT_PORT_OFFSET, "the agent")
-    proc = subprocess.Popen(
-        [fio.path, fio_server_arg(bind, port)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        preexec_fn=_die_with_parent,
-    )
+    # fio's server works in a directory of its own: what its jobs' exec_prerun writes
+    # (<job>.prerun.txt) lands there, and the start barrier's script lives there
+    home = Path(tempfile.mkdtemp(prefix="mountbench-serve-"))
+    barrier = home / "barrier.sh"
+    barrier.write_text(BARRIER_SH)
     try:
-        _wait_listening(proc, bind, port)
-        server = agent.serve_agent(agent.Agent(port, fio.version), bind, port + AGENT_PORT_OFFSET)
+        proc = subprocess.Popen(
+            [fio.path, fio_server_arg(bind, port)],
+            cwd=home,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
         try:
-            yield Serving(proc, server, bind, port)
+            _wait_listening(proc, bind, port)
+            server = agent.serve_agent(agent.Agent(port, fio.version, barrier=str(barrier)), bind,
+                                       port + AGENT_PORT_OFFSET)  # fmt: skip
+            try:
+                yield Serving(proc, server, bind, port)
+            finally:
+                server.shutdown()
+                server.server_close()
         finally:
-            server.shutdown()
-            server.server_close()
+            _stop(proc)
     finally:
-        _stop(proc)
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def wait(serving: Serving) -> None:

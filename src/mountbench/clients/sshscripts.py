@@ -36,6 +36,13 @@ end_marked() {  # end the processes carrying the marker $1; how many there were
 }
 """
 
+# the start barrier (`mountbench serve` writes it too): a job's exec_prerun, run by fio in each
+# job process after its setup, before its I/O; it waits until $1 (epoch ns, this machine's clock)
+BARRIER_SH = r"""now=$(date +%s%N); d=$(( $1 - now ))
+[ $d -gt 0 ] && sleep "$(( d / 1000000000 )).$(printf '%09d' $(( d % 1000000000 )))"
+exit 0
+"""
+
 # $1: this client's token (the run's token, "-", its index), $2: address to bind, $3: first port
 # to try, $4: seconds without a heartbeat to stop
 SERVE_SCRIPT = (
@@ -59,10 +66,7 @@ echo $$ > watcher.pid
 : > heartbeat; : > checked
 # the start barrier: a job's exec_prerun, waiting until the instant (epoch ns, this clock) given
 cat > barrier.sh <<'BARRIER'
-now=$(date +%s%N); d=$(( $1 - now ))
-[ $d -gt 0 ] && sleep "$(( d / 1000000000 )).$(printf '%09d' $(( d % 1000000000 )))"
-exit 0
-BARRIER
+""" + BARRIER_SH + r"""BARRIER
 stopping() {
     end_marked "$token" > /dev/null
     for w in $(grep -lsxzF "MOUNTBENCH_REMOTE_WATCH=$token" /proc/[0-9]*/environ | sed 's#^/proc/\([0-9]*\)/.*#\1#'); do

@@ -36,6 +36,7 @@ from typing import Any
 from mountbench import model
 from mountbench.clients import preflight
 from mountbench.clients import results as client_results
+from mountbench.clients.agent import barrier_option
 from mountbench.clients.invocation import KilledOnInterrupt, run_watched, why_unreachable
 from mountbench.clients.results import ClientsOutcome, clients_outcome
 from mountbench.clients.spec import ClientSpec
@@ -515,17 +516,25 @@ class FioClientsRunner:
         return raw, parts
 
     def _barriers(self, clients: Sequence[ClientSpec]) -> dict[str, str]:
-        """The start barrier of the ssh:// clients (clients/sshremote.py: SshClients.barrier):
-        every job waits for one instant, BARRIER_LEAD_S (and a little per client) from now,
-        enough for fio's client to send every job and the servers to set them up; a client
-        that misses it starts late, which its start skew shows."""
+        """The start barrier of clients this run started over ssh (clients/sshremote.py:
+        SshClients.barrier) and of `mountbench serve` clients (clients/agent.py:
+        barrier_option): every job waits for one instant, BARRIER_LEAD_S (and a little per
+        client) from now, enough for fio's client to send every job and the servers to set
+        them up; a client that misses it starts late, which its start skew shows. All or
+        none: a plain fio server starts its job as it receives it, so with one in the set a
+        barrier on the others would only hold them back."""
         self.barrier_instant_ns = None
-        if self.ssh is None or len(clients) < 2:
+        if len(clients) < 2:
             return {}
         instant = time.time_ns() + int((self.barrier_lead_s + BARRIER_PER_CLIENT_S * len(clients)) * 1e9)
-        found = {c.label: self.ssh.barrier(c.label, instant) for c in clients}
-        if any(found.values()):
-            self.barrier_instant_ns = instant
+        found = {
+            c.label: (self.ssh.barrier(c.label, instant) if self.ssh else None)
+            or barrier_option(self.facts.get(c.label, {}), instant)
+            for c in clients
+        }
+        if not all(found.values()):
+            return {}
+        self.barrier_instant_ns = instant
         return {label: option for label, option in found.items() if option}
 
     def _barrier_missed(self, spans: Mapping[str, tuple[float, float]]) -> None:
