@@ -54,10 +54,11 @@ CLIENT_FACT_HEADERS = [
 ]  # fmt: skip
 SKEW_HEADERS = ["workload", "target", "median start skew", "worst start skew", "least overlap", "flagged"]
 SKEW_NOTE = (
-    "Start skew: how long after the first client the last one started its I/O (clients started over SSH wait "
-    "for a common instant first), from each client's own "
-    "clock (fio's latency log stamps), less its offset to this machine's measured over SSH (a plain fio "
-    f"server's clock is taken as in sync). Overlap: the share of the sample every client ran at once; below "
+    "Start skew: how long after the first client the last one started its I/O (clients started over SSH or "
+    "running mountbench serve wait for a common instant first, unless a plain fio server is among them), from "
+    "each client's own clock (fio's latency log stamps), less its offset to this machine's measured over SSH "
+    "or through serve (a plain fio server's clock is taken as in sync). Overlap: the share of the sample every "
+    f"client ran at once; below "
     f"{OVERLAP_FLOOR:.0%} the sum overstates the rate the clients reach together."
 )
 
