@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -140,3 +142,36 @@ def test_the_probe_session_runs_steps_only_in_probe_scratch_directories(tmp_path
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_serves_own_directory_goes_with_it_and_a_killed_serves_with_the_next(tmp_path):
+    """fio's server runs in a directory of serve's own (the start barrier's script, what
+    exec_prerun writes): removed on a clean stop; after a SIGKILL, by the next serve; a
+    directory of the same name that holds no barrier script, or whose process lives, stays."""
+    needs_fio()
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+
+    def serve_once(kill: bool) -> Path:
+        port = two_free_ports()
+        proc = subprocess.Popen([sys.executable, "-m", "mountbench", "serve", "--port", str(port)], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        try:
+            wait_listening(port, proc)
+            (home,) = tmp_path.glob(f"mountbench-serve-{proc.pid}-*")
+            facts = agent.query_facts(ClientSpec("127.0.0.1", port), [])
+            assert facts is not None and facts["barrier_script"] == str(home / "barrier.sh")
+            assert (home / "barrier.sh").is_file() and agent.clock_facts(ClientSpec("127.0.0.1", port))
+            proc.send_signal(signal.SIGKILL if kill else signal.SIGINT)
+            proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        return home
+
+    assert not serve_once(kill=False).exists()
+    foreign = tmp_path / "mountbench-serve-1-notours"  # pid 1 lives; and it holds no barrier script
+    foreign.mkdir()
+    killed = serve_once(kill=True)
+    assert killed.exists()  # nothing could remove it
+    serve_once(kill=False)
+    assert not killed.exists() and foreign.exists()

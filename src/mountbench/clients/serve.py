@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
 from mountbench.clients import agent
 from mountbench.clients.spec import AGENT_PORT_OFFSET, FIO_PORT
 from mountbench.clients.sshscripts import BARRIER_SH
@@ -30,6 +32,7 @@ from mountbench.errors import MountbenchError, UsageError
 from mountbench.fio.binary import FioInfo
 
 DEFAULT_BIND = "127.0.0.1"
+HOME_PREFIX = "mountbench-serve-"
 START_TIMEOUT_S = 30.0
 
 
@@ -74,7 +77,7 @@ def serving(fio: FioInfo, bind: str = DEFAULT_BIND, port: int = FIO_PORT) -> Ite
     _refuse_taken(bind, port + AGENT_PORT_OFFSET, "the agent")
     # fio's server works in a directory of its own: what its jobs' exec_prerun writes
     # (<job>.prerun.txt) lands there, and the start barrier's script lives there
-    home = Path(tempfile.mkdtemp(prefix="mountbench-serve-"))
+    home = _new_home()
     barrier = home / "barrier.sh"
     barrier.write_text(BARRIER_SH)
     try:
@@ -143,6 +146,20 @@ def _refuse_taken(bind: str, port: int, what: str) -> None:
                 f"{what} cannot listen on {bind}:{port} ({exc.strerror}); choose another --port "
                 f"(fio takes PORT, the agent PORT + {AGENT_PORT_OFFSET})"
             ) from None
+
+
+def _new_home() -> Path:
+    """A directory of serve's own for fio's server (``mountbench-serve-<pid>-*`` in the temp
+    directory), after removing those of serve processes that died without cleaning up (a
+    SIGKILL): only directories with this name, this user's, holding the barrier script,
+    whose process is gone."""
+    for old in Path(tempfile.gettempdir()).glob(f"{HOME_PREFIX}*-*"):
+        pid = old.name.removeprefix(HOME_PREFIX).split("-", 1)[0]
+        with contextlib.suppress(OSError):
+            ours = old.is_dir() and not old.is_symlink() and old.stat().st_uid == os.getuid()
+            if ours and pid.isdigit() and not psutil.pid_exists(int(pid)) and (old / "barrier.sh").is_file():
+                shutil.rmtree(old, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{HOME_PREFIX}{os.getpid()}-"))
 
 
 def _die_with_parent() -> None:
