@@ -134,11 +134,16 @@ def legend_outside(figure: Figure, ax, entries: int) -> None:
 
 
 def renderer_for(figure: Figure):
-    """A renderer to measure text with (figures built without pyplot have no canvas of their own)."""
+    """A renderer to measure text with (figures built without pyplot have no canvas of their own),
+    the figure laid out by its layout engine first. Laying out places every axes, title, legend
+    and tick label; a draw (without output) would place nothing more and cost as much again."""
     if not hasattr(figure.canvas, "get_renderer"):
         FigureCanvasAgg(figure)
-    figure.draw_without_rendering()
-    return figure.canvas.get_renderer()
+    renderer = figure.canvas.get_renderer()
+    engine = figure.get_layout_engine()
+    if engine is not None:
+        engine.execute(figure)
+    return renderer
 
 
 def fit_titles(figure: Figure, ax, title: str, subtitle: str, labels: Sequence = (), *, log: bool = False,
@@ -146,6 +151,8 @@ def fit_titles(figure: Figure, ax, title: str, subtitle: str, labels: Sequence =
     """The title over the figure and the subtitle over the plot, each wrapped until it fits
     (a subtitle centred over a narrow plot was clipped before); then the value axis widened
     until every bar's ``labels`` fit inside the plot. A few layout passes at most."""
+    for label in labels:  # kept inside the plot by widening its axis, so the layout need not measure them
+        label.set_in_layout(False)
     title_chars = int(figure.get_figwidth() * 72 / (11 * 0.62))
     figure.suptitle(wrap(title, title_chars), fontsize=11, fontweight="bold")
     chars = int(figure.get_figwidth() * 72 / (8 * 0.55))
