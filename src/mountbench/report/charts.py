@@ -184,11 +184,14 @@ def panels_figure(report: Report, rows: Sequence[Row], title: str, width: float 
     footer += [f"[{n}] {report.notes[n - 1]}" for n in sorted(used_notes)]
     text_chars = int(width * 72 / (7.5 * 0.55))
     figure.supxlabel("\n".join(wrap(line, text_chars) for line in footer), x=0.01, ha="left", fontsize=7.5)
-    for _ in range(2):  # widen a panel's axis where its labels still overrun it (each draw costs much)
-        renderer = renderer_for(figure)
+    for _, texts in labels_by_ax:  # kept inside their panel by widening its axis: the layout need not measure them
+        for text in texts:
+            text.set_in_layout(False)
+    renderer = renderer_for(figure)  # one layout (each costs much): widening an axis moves no panel
+    for _ in range(2):  # widen a panel's axis where its labels still overrun it
         if not any([widen_for(ax, ax.get_window_extent(renderer), renderer, texts) for ax, texts in labels_by_ax]):
             break
-    figure.set_layout_engine("none")  # laid out by the draw above: saving it need not lay it out again
+    figure.set_layout_engine("none")  # laid out above: saving it need not lay it out again
     return figure
 
 
