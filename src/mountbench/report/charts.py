@@ -229,6 +229,10 @@ def _panel(report: Report, ax, row: Row, chars: int, used_notes: set[int], panel
                     capsize=2.5, elinewidth=0.9)  # fmt: skip
     ax.set_yticks(range(len(targets)), [wrap(legend_label(report, t), 16) for t in targets], fontsize=7.5)
     ax.set_ylim(len(targets) - 0.5, -0.5)
+    names_pt = max(len(line) for t in targets for line in wrap(legend_label(report, t), 16).split("\n")) * 4.6
+    # the title starts over the plot, right of the targets' names: it wraps within what is left of the panel
+    # (wrapped to the whole panel's width it ran past a phone's figure and the layout cut the names off)
+    chars = min(chars, int((panel_pt - names_pt) / (8 * 0.55)))
     ax.set_title(wrap(f"{row.title} · {row.metric.label} ({_better(row.metric)})", chars), fontsize=8, loc="left")
     counting = row.metric.unit in ("IOPS", "1/s", "")
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_count(v) if counting else f"{v:g}"))
@@ -237,7 +241,6 @@ def _panel(report: Report, ax, row: Row, chars: int, used_notes: set[int], panel
     ax.set_xlabel(unit, fontsize=7.5)
     ends = [label.xy[0] for label in labels if label.xycoords == "data"]
     if ends:
-        names_pt = max(len(line) for t in targets for line in wrap(legend_label(report, t), 16).split("\n")) * 4.6
         plot_pt = max(60.0, panel_pt - names_pt - 24)
         need_pt = max(len(label.get_text()) for label in labels) * 4.6 + 10  # 7.5 pt characters, about
         ax.set_xlim(0, max(ends) * plot_pt / max(20.0, plot_pt - need_pt))
