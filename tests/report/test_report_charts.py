@@ -295,3 +295,31 @@ def test_s1_host_cost_view_in_every_format(tmp_path: Path):
     plain = build_report([run])
     assert not cost_cases(plain) and "Host cost" not in render_markdown(plain)
     assert not any(c.kind == "cost" for c in plan_charts(plain))
+
+
+def test_one_drawing_serves_both_colour_schemes(report):
+    """Issue 25: dark mode is a CSS switch, not a second drawing nor an inverting filter. An inline
+    SVG's greys (background, text, axes, error bars) become custom properties whose light value is
+    the colour drawn and whose dark value is that grey turned over; the targets' colours, the hatches
+    (inside their patterns) and the ink of a text on a coloured cell stay as drawn."""
+    from mountbench.report.chartkit import dark_grey, page_css, themed
+
+    assert dark_grey("#ffffff") == "#161616" and dark_grey("#000000") == "#e6e6e6"  # the page's dark colours
+    assert dark_grey("#0072B2") is None and dark_grey("#999999") is None  # a target's colour, even a grey one
+    svg = (
+        '<path style="fill: #ffffff"/><text style="font-size: 9px">a</text><path style="stroke: #0072b2"/>'
+        '<pattern id="h1"><path style="stroke: #000000"/></pattern>'
+        '<g id="on-cell"><text style="font-size: 9px; fill: #ffffff">1.00</text></g>'
+        '<text style="fill: #0b6e3b">2.00× faster</text>'
+    )
+    assert themed(svg) == (
+        '<path style="fill: var(--cffffff)"/><text style="fill: var(--c000000); font-size: 9px">a</text>'
+        '<path style="stroke: #0072b2"/><pattern id="h1"><path style="stroke: #000000"/></pattern>'
+        '<g class="on-cell"><text style="font-size: 9px; fill: #ffffff">1.00</text></g>'
+        '<text style="fill: var(--better)">2.00× faster</text>'
+    )
+    css = page_css(themed(svg))
+    assert ":root{--c000000:#000000;--cffffff:#ffffff;}" in css  # light: exactly as drawn
+    assert "@media screen and (prefers-color-scheme: dark){:root{--c000000:#e6e6e6;--cffffff:#161616;}}" in css
+    every = "".join(inline_svg(chart) for chart in plan_charts(report))
+    assert "#ffffff" not in every.replace('fill="#ffffff"', "")  # no white panel left outside a pattern

@@ -8,6 +8,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import matplotlib.image
+import numpy as np
 import pytest
 from support.chromium import Browser, find_chromium
 from support.factories import fio_workload, make_run
@@ -226,7 +228,14 @@ SEEN_AT = """(() => {
   const texts = [...document.querySelectorAll("figure.chart svg text")].filter(visible).map(t => ({
     text: t.textContent.trim(), px: t.getBoundingClientRect().height,
     size: parseFloat(getComputedStyle(t).fontSize) * Math.hypot(t.getScreenCTM().a, t.getScreenCTM().b) }));
-  return {tables, texts};
+  // every chart on screen: where it is on the whole page, and the colour of its background (the
+  // figure's patch, matplotlib's first path)
+  const charts = [...document.querySelectorAll("figure.chart svg")].filter(visible).map(s => {
+    const r = s.getBoundingClientRect();
+    return {key: s.getAttribute("aria-label"), left: r.left + scrollX, top: r.top + scrollY, width: r.width,
+            height: r.height, background: getComputedStyle(s.querySelector("g[id$='patch_1'] path")).fill};
+  });
+  return {tables, texts, charts};
 })()"""
 
 
@@ -246,13 +255,24 @@ def test_chromium_comparison_readable_and_chart_text_legible(browser, saved, wid
     assert seen["texts"], "no chart text on screen"
     small = [t for t in seen["texts"] if t["size"] < 9]
     assert not small, f"chart text under 9 CSS px at {width} px: {small[:5]}"
-    if scheme == "dark":  # a chart drawn for the page inks with its text colour, on the page's background
-        ink = view.evaluate("getComputedStyle(document.querySelector('figure.chart svg.themed text')).fill")
-        assert ink == "rgb(230, 230, 233)", ink
+    # drawn once: in dark mode the same SVG's background turns dark and its ink light (custom properties)
+    background, ink = {
+        "light": ("rgb(255, 255, 255)", "rgb(0, 0, 0)"),
+        "dark": ("rgb(22, 22, 22)", "rgb(230, 230, 230)"),
+    }[scheme]
+    assert seen["charts"] and {c["background"] for c in seen["charts"]} == {background}, seen["charts"]
+    assert view.evaluate("getComputedStyle(document.querySelector('figure.chart svg text')).fill") == ink
     SHOTS.mkdir(parents=True, exist_ok=True)
     shot = view.screenshot(SHOTS / f"study-{width}-{scheme}.png")
     print(f"screenshot: {shot}")
     assert view.problems() == []
+    # and on screen: most of every chart's area is its background, dark in dark mode, light in light
+    pixels = matplotlib.image.imread(shot)[..., :3].mean(axis=-1)
+    for chart in seen["charts"]:
+        top, left = round(chart["top"]), round(chart["left"])
+        area = pixels[top : top + round(chart["height"]), left : left + round(chart["width"])]
+        median = float(np.median(area))
+        assert (median < 0.15) if scheme == "dark" else (median > 0.9), (chart["key"], median)
 
 
 def test_chromium_targets_table_fits_at_desktop_width(browser, saved):
@@ -271,9 +291,6 @@ def test_chromium_sorts_a_table(browser, saved):
 
 
 def test_chromium_screenshot_shows_a_page(browser, saved, tmp_path):
-    import matplotlib.image
-    import numpy as np
-
     shot = browser.open(saved, width=1280).screenshot(tmp_path / "page.png")
     pixels = matplotlib.image.imread(shot)[..., :3]
     assert pixels.shape[1] == 1280 and pixels.shape[0] > 3000  # the whole page, not the first screen

@@ -50,46 +50,94 @@ def render(chart: Chart, fmt: str) -> bytes:
     return buffer.getvalue()
 
 
-# The page's colours for the chart's ink (inline SVG only): text, axes and outlines follow the
-# page's text colour (currentColor: dark mode included), the verdict colours its variables, and
-# the figure's white background goes, so that a chart is no glaring white panel in dark mode.
-THEMED = {
-    "#ffffff": "none",
-    "#000000": "currentColor",
-    "#333333": "currentColor",
+# Dark mode without a second drawing: a chart is drawn once, for white paper, and its inline SVG
+# names its neutral ink (text, axes, frames, error bars, the white background) as CSS custom
+# properties, --cRRGGBB, whose light value is the colour drawn and whose dark value (page_css,
+# under prefers-color-scheme: dark) is that grey turned over onto the page's dark background.
+# The targets' colours (COLOURS) stay as drawn in both schemes, the verdicts' colours follow the
+# page's (--better, --worse), and what sits on a coloured cell keeps its ink: a hatch (inside its
+# <pattern>) and a text drawn with on_cell().
+PAGE_INK = {
     "#0b6e3b": "var(--better)",
     "#a3261b": "var(--worse)",
     "#b00020": "var(--worse)",
     "#555555": "var(--muted)",
     "#7a4b00": "var(--mark)",
 }
+DARK_PAGE, DARK_INK = 0x16, 0xE6  # the page's dark background and text (report.html.j2), as greys
+ON_CELL = "on-cell"
+_KEPT = re.compile(r'(<pattern\b.*?</pattern>|<g id="on-cell">.*?</g>)', re.S)
+_INK = re.compile(r"(fill|stroke): (#[0-9a-fA-F]{6})")
+_DEFAULT_TEXT = re.compile(r'<text style="(?![^"]*fill:)')
+_VARIABLE = re.compile(r"var\(--c([0-9a-f]{6})\)")
 
 
-def inline_svg(chart: Chart, *, narrow: bool = False, themed: bool = False) -> str:
+def on_cell(text):
+    """Mark a text drawn on a coloured cell: its ink stays as drawn in dark mode, as the cell does."""
+    text.set_gid(ON_CELL)
+    return text
+
+
+def dark_grey(colour: str) -> str | None:
+    """The dark-mode colour of a neutral grey ('#333333' -> '#bcbcbc': dark ink turns light, white
+    turns into the page's dark background); None for a colour that is not a grey or is a target's."""
+    colour = colour.lower()
+    if colour in {c.lower() for c in COLOURS}:
+        return None
+    red, green, blue = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    if max(red, green, blue) - min(red, green, blue) > 16:
+        return None
+    level = round(DARK_PAGE + (255 - (red + green + blue) / 3) * (DARK_INK - DARK_PAGE) / 255)
+    return f"#{level:02x}{level:02x}{level:02x}"
+
+
+def _theme(part: str) -> str:
+    def ink(match: re.Match) -> str:
+        colour = match.group(2).lower()
+        if colour in PAGE_INK:
+            return f"{match.group(1)}: {PAGE_INK[colour]}"
+        if dark_grey(colour) is None:
+            return match.group(0)
+        return f"{match.group(1)}: var(--c{colour[1:]})"
+
+    return _INK.sub(ink, _DEFAULT_TEXT.sub('<text style="fill: var(--c000000); ', part))
+
+
+def themed(svg: str) -> str:
+    """The SVG's neutral ink as CSS custom properties (see PAGE_INK): one drawing for both schemes.
+    Only style properties are rewritten (var() is no presentation attribute value)."""
+    parts = _KEPT.split(svg)
+    parts[::2] = [_theme(part) for part in parts[::2]]
+    return "".join(parts).replace(f'<g id="{ON_CELL}">', f'<g class="{ON_CELL}">')
+
+
+def page_css(html: str) -> str:
+    """The custom properties a page's charts use: each grey as drawn, and turned over in dark mode
+    (screen only: a printed page is white)."""
+    used = sorted(set(_VARIABLE.findall(html)))
+    if not used:
+        return ""
+    light = "".join(f"--c{c}:#{c};" for c in used)
+    dark = "".join(f"--c{c}:{dark_grey('#' + c)};" for c in used)
+    return f":root{{{light}}}\n@media screen and (prefers-color-scheme: dark){{:root{{{dark}}}}}\n"
+
+
+def inline_svg(chart: Chart, *, narrow: bool = False) -> str:
     """The chart as an <svg> element for embedding in HTML, ids prefixed so that several charts
-    in one page never share one. ``themed``: its ink in the page's colours (THEMED; for charts
-    without text on coloured cells, whose white or black text must stay as drawn); the svg then
-    has class="themed". ``narrow``: the drawing made for a phone's width (Chart.narrow)."""
+    in one page never share one, its ink themed (themed(); page_css() defines the colours).
+    ``narrow``: the drawing made for a phone's width (Chart.narrow)."""
     if narrow and chart.narrow is None:
         raise ValueError(f"chart {chart.key} has no drawing for a narrow screen")
     drawn = Chart(chart.key, chart.kind, chart.title, chart.narrow) if narrow and chart.narrow else chart
     text = render(drawn, "svg").decode()
-    text = re.sub(r"<\?xml[^>]*\?>\s*|<!DOCTYPE[^>]*>\s*", "", text)
-    # style properties only (var() is no presentation attribute value); 'fill: #ffffff' is a background
-    text = re.sub(
-        r"(fill|stroke): (#[0-9a-fA-F]{6})",
-        lambda m: f"{m.group(1)}: {THEMED.get(m.group(2).lower(), m.group(2))}",
-        text,
-    )
+    text = themed(re.sub(r"<\?xml[^>]*\?>\s*|<!DOCTYPE[^>]*>\s*", "", text))
     prefix = f"{chart.key}{'-narrow' if narrow else ''}-"
     text = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}{m.group(1)}"', text)
     text = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{prefix}{m.group(1)})", text)
     text = re.sub(r'href="#([^"]+)"', lambda m: f'href="#{prefix}{m.group(1)}"', text)
-    themed_class = ' class="themed"' if themed else ""
-    return text.replace("<svg ", f'<svg role="img"{themed_class} aria-label="{_attr(chart.title)}" ', 1)
+    return text.replace("<svg ", f'<svg role="img" class="themed" aria-label="{_attr(chart.title)}" ', 1)
 
 
-THEMED_KINDS = frozenset({"bars", "overview", "ratio", "series"})  # drawn without text on coloured cells
 WIDER_ONLY = "This chart is drawn for wider screens; the table above holds its numbers."
 
 
@@ -97,10 +145,9 @@ def page_chart(chart: Chart, *, note: str = WIDER_ONLY) -> str:
     """A chart as the page shows it, inside its <figure>: the drawing for wide screens and, for
     a phone (the page's CSS shows one or the other), the drawing made for its width or, for a
     chart that has none, ``note`` (its numbers are in a table, whose text a phone can read)."""
-    themed = chart.kind in THEMED_KINDS
-    wide = f'<div class="chart-wide">{inline_svg(chart, themed=themed)}</div>'
+    wide = f'<div class="chart-wide">{inline_svg(chart)}</div>'
     if chart.narrow is not None:
-        return wide + f'<div class="chart-narrow">{inline_svg(chart, narrow=True, themed=themed)}</div>'
+        return wide + f'<div class="chart-narrow">{inline_svg(chart, narrow=True)}</div>'
     return wide + f'<p class="chart-narrow muted">{_attr(note)}</p>' if note else wide
 
 
@@ -134,11 +181,16 @@ def legend_outside(figure: Figure, ax, entries: int) -> None:
 
 
 def renderer_for(figure: Figure):
-    """A renderer to measure text with (figures built without pyplot have no canvas of their own)."""
+    """A renderer to measure text with (figures built without pyplot have no canvas of their own),
+    the figure laid out by its layout engine first. Laying out places every axes, title, legend
+    and tick label; a draw (without output) would place nothing more and cost as much again."""
     if not hasattr(figure.canvas, "get_renderer"):
         FigureCanvasAgg(figure)
-    figure.draw_without_rendering()
-    return figure.canvas.get_renderer()
+    renderer = figure.canvas.get_renderer()
+    engine = figure.get_layout_engine()
+    if engine is not None:
+        engine.execute(figure)
+    return renderer
 
 
 def fit_titles(figure: Figure, ax, title: str, subtitle: str, labels: Sequence = (), *, log: bool = False,
@@ -146,6 +198,8 @@ def fit_titles(figure: Figure, ax, title: str, subtitle: str, labels: Sequence =
     """The title over the figure and the subtitle over the plot, each wrapped until it fits
     (a subtitle centred over a narrow plot was clipped before); then the value axis widened
     until every bar's ``labels`` fit inside the plot. A few layout passes at most."""
+    for label in labels:  # kept inside the plot by widening its axis, so the layout need not measure them
+        label.set_in_layout(False)
     title_chars = int(figure.get_figwidth() * 72 / (11 * 0.62))
     figure.suptitle(wrap(title, title_chars), fontsize=11, fontweight="bold")
     chars = int(figure.get_figwidth() * 72 / (8 * 0.55))

@@ -23,7 +23,7 @@ from markupsafe import Markup
 from mountbench import __version__
 from mountbench.report import content, views
 from mountbench.report.chartkeys import Chart
-from mountbench.report.chartkit import page_chart
+from mountbench.report.chartkit import page_chart, page_css
 from mountbench.report.charts import plan_charts
 from mountbench.report.content import Report
 from mountbench.report.phrasing import SAME_LEGEND, UNDECIDED_LEGEND
@@ -67,7 +67,8 @@ def render_html(report: Report, *, with_charts: bool = True, per_client: bool = 
     """The whole page as one string."""
     svgs = {chart.key: (chart, Markup(page_chart(chart))) for chart in page_charts(report)} if with_charts else {}
     page = build_page(report, svgs, Options(per_client=per_client, draw=with_charts))
-    return environment().get_template("report.html.j2").render(page=page)
+    html = environment().get_template("report.html.j2").render(page=page)
+    return html.replace("</style>", page_css(html) + "</style>", 1)  # the colours every chart's ink names
 
 
 def page_charts(report: Report) -> list[Chart]:

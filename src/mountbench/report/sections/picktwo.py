@@ -667,6 +667,7 @@ FILL = {
     "not shared": "#DDDDDD",
     "not measured": "#FFFFFF",
 }
+ON_COLOUR = ("good", "fair", "poor", "not measured")  # cells that keep their colour (a hatch) in dark mode
 INK = {"good": "white", "fair": "black", "poor": "white", "data loss": "white", "not shared": "#333333"}
 
 
@@ -690,6 +691,8 @@ def pick_two_figure(found: PickTwo) -> Figure:
     import matplotlib.patches
     from matplotlib.figure import Figure
 
+    from mountbench.report.chartkit import on_cell
+
     rows = found.rows
     width, height = 11.0, 1.2 + 1.15 * len(rows)
     figure = Figure(figsize=(width, height), layout="constrained")
@@ -712,9 +715,14 @@ def pick_two_figure(found: PickTwo) -> Figure:
                 patch.set_hatch("//")
             ax.add_patch(patch)
             ink = INK.get(verdict, "black")
-            ax.text(x + 0.5, y + 0.28, f"{MARK[verdict]} {verdict}", ha="center", va="center", color=ink,
-                    fontsize=10, fontweight="bold")  # fmt: skip
-            ax.text(x + 0.5, y + 0.66, _short(row, prop), ha="center", va="center", color=ink, fontsize=6.5)
+            texts = [
+                ax.text(x + 0.5, y + 0.28, f"{MARK[verdict]} {verdict}", ha="center", va="center", color=ink,
+                        fontsize=10, fontweight="bold"),
+                ax.text(x + 0.5, y + 0.66, _short(row, prop), ha="center", va="center", color=ink, fontsize=6.5),
+            ]  # fmt: skip
+            if verdict in ON_COLOUR:  # a grey cell turns dark in dark mode, and its ink light, with the page
+                for text in texts:
+                    on_cell(text)
     figure.suptitle(TITLE, fontsize=11, fontweight="bold")
     figure.supxlabel(
         textwrap.fill(

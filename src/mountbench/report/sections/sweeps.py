@@ -649,7 +649,10 @@ def grid_figure(report: Report, grid: SweepGrid) -> Figure:
 
 
 def _annotate_cells(figure: Figure, ax, matrix, best, cmap, norm, divisor: float) -> None:
-    """Write each cell's value when the cell is wide and tall enough for it at 5 pt or more."""
+    """Write each cell's value when the cell is wide and tall enough for it at 5 pt or more, in the
+    cell's ink in both colour schemes (the map's colours do not change)."""
+    from mountbench.report.chartkit import on_cell
+
     n_rows, n_columns = len(matrix), len(matrix[0])
     box = ax.get_position()
     cell_w = box.width * figure.get_figwidth() * 72 / n_columns  # points
@@ -669,4 +672,4 @@ def _annotate_cells(figure: Figure, ax, matrix, best, cmap, norm, divisor: float
     for (i, j), text in texts.items():
         r, g, b, _ = cmap(norm(matrix[i][j]))
         dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
-        ax.text(j, i, text, ha="center", va="center", fontsize=size, color="white" if dark else "black")
+        on_cell(ax.text(j, i, text, ha="center", va="center", fontsize=size, color="white" if dark else "black"))
