@@ -40,3 +40,32 @@ def test_runtime_takes_a_unit_as_budget_does(text, seconds):
 def test_runtime_refuses_what_is_no_duration(text):
     with pytest.raises(click.BadParameter):
         Seconds(0.1).convert(text, None, None)
+
+
+def test_rounds_added_by_until_grow_the_total_so_n_never_passes_it():
+    """`--until`/`--budget` add rounds after the plan: the piped counter read '40/36' (issue 23)."""
+    import io
+
+    from rich.console import Console
+
+    from mountbench.cli.progress import ProgressEvents
+    from mountbench.model import Sample
+
+    stream = io.StringIO()
+    events = ProgressEvents(Console(file=stream, width=200))
+    plan = [_item(t, "seq", 1.0, r) for r in range(2) for t in ("a", "b")]
+    events.on_start("r", plan, plan)
+
+    def take(item: PlanItem, total: int, eta: float) -> None:
+        events.on_sample_start(item, events.done, total, eta)
+        events.on_sample_done(item, Sample(item.target, item.workload, item.round, True, {}))
+
+    for item in plan:
+        take(item, 4, 1.0)
+    added = [_item(t, "seq", 1.0, 2) for t in ("a", "b")]  # the session grew its total by the added round
+    for item in added:
+        take(item, 6, 30.0)
+    lines = [line.strip() for line in stream.getvalue().splitlines() if "/" in line and "round" in line]
+    counts = [line.split()[0] for line in lines]
+    assert counts == ["1/4", "2/4", "3/4", "4/4", "5/6", "6/6"], lines
+    assert lines[3].endswith("done") and "ETA" in lines[4] and lines[5].endswith("done")

@@ -120,6 +120,9 @@ class ProgressEvents:
         self.pending: list[PlanItem] = []
         self.eta = LearnedEta({w.name: w.kind for w in workloads})
         self.started = self.last_end = time.monotonic()
+        # an item the plan did not have (a round --until or --budget added): the session's ETA at its
+        # start, and when that was
+        self.added_eta: tuple[float, float] | None = None
 
     def on_start(self, run_id: str, plan: list[PlanItem], pending: list[PlanItem]) -> None:
         self.total = len(plan)  # the bar counts warm-ups too: they take time
@@ -157,9 +160,12 @@ class ProgressEvents:
 
     def on_sample_start(self, item: PlanItem, done: int, total: int, eta_s: float) -> None:
         description = f"{item.target} · {item.workload} ({item.name})"
+        self.total = max(self.total, total)  # rounds added by --until/--budget grow N: n never passes it
         left = self._left(item)
         if left is not None:  # this item's own time (its setup already ran) plus what is left after it
             eta_s = self.eta.expected(item) + self.eta.remaining(left)
+        else:
+            self.added_eta = (eta_s, time.monotonic())
         if self.progress is not None:
             self.progress.update(self.task, description=description, completed=done, total=total, eta=eta_s)
 
@@ -168,8 +174,11 @@ class ProgressEvents:
         now = time.monotonic()
         self.eta.record(item, now - self.last_end)
         self.last_end = now
-        left = self._left(item) or []
+        planned = self._left(item)
+        left = planned or []
         eta = self.eta.remaining(left)
+        if planned is None and self.added_eta is not None:  # an added round: the session's own ETA, counted down
+            eta = max(0.0, self.added_eta[0] - (now - self.added_eta[1]))
         value = measured(sample, self.workloads.get(item.workload))
         if self.progress is not None:
             self.progress.update(self.task, completed=self.done, eta=eta)
@@ -182,7 +191,7 @@ class ProgressEvents:
         width = len(str(self.total))
         self.console.print(
             f"  {self.done:>{width}}/{self.total} {item.name} · {item.target} · {item.workload}: {value} · "
-            f"{elapsed} elapsed, {'ETA ' + clock(eta) if left else 'done'}",
+            f"{elapsed} elapsed, {'ETA ' + clock(eta) if left or self.done < self.total else 'done'}",
             markup=False,
             highlight=False,
             soft_wrap=True,  # one line per sample, however long the target's label

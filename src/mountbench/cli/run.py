@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from mountbench.cli.console import command_line, err, out, print_run
 from mountbench.cli.options import debug_option, given_run_options, options_from_json, pop_run_options, run_options
@@ -203,6 +204,22 @@ def _exporter(store: Store, json_out: outputs.Output | None) -> Callable[[str], 
     return export
 
 
+def budget_line(budget_s: float, max_repeat: int, given: bool) -> str:
+    """What a budget does to the plan, for the dry run: where it came from, and how to get
+    fixed rounds instead."""
+    source = "--budget" if given else "the preset's default, as no --repeat, --until, --budget or --runtime was given"
+    return (
+        f"{format_seconds(budget_s)} ({source}): the runtimes and the first rounds below are chosen to fit in it, "
+        f"then more rounds go to the comparisons still undecided while time is left (up to --max-repeat "
+        f"{max_repeat} per cell); --repeat N runs N fixed rounds at the preset's own runtimes instead"
+    )
+
+
+def _budget_given() -> bool:
+    context = click.get_current_context(silent=True)
+    return context is not None and context.get_parameter_source("budget_text") == ParameterSource.COMMANDLINE
+
+
 def _print_dry_run(request: runrequest.RunRequest) -> None:
     config = request.config
     dry = plan_dry_run(config, request.targets, request.workloads, request.runners)
@@ -214,6 +231,8 @@ def _print_dry_run(request: runrequest.RunRequest) -> None:
         f"{config.repeat} repetitions = {measured} samples{warm_text}, about {format_seconds(total)} of I/O "
         f"(seed {config.seed}, baseline {config.baseline})"
     )
+    if config.budget is not None:
+        out.print(f"[bold]Budget[/bold]: {budget_line(config.budget, config.max_repeat, _budget_given())}")
     for target in request.targets:
         # paths and job files are never wrapped: they are meant to be copied
         out.print(
