@@ -127,3 +127,12 @@ def test_an_a_a_pair_with_noise_is_never_called_different_at_more_than_the_level
 
 def test_one_sample_a_side_has_no_interval_verdict():
     assert compare([1.0], [2.0]).verdict == "no-interval"
+
+
+def test_a_strict_level_on_few_noisy_samples_gives_a_finite_too_wide_interval():
+    """Bonferroni over many comparisons at 1-2 degrees of freedom: the t quantile is huge; the
+    interval's ends are clamped, never an OverflowError (show --metric lat-p99 crashed)."""
+    from mountbench.analysis.stats import compare, family_level
+
+    found = compare([1.0, 1e6], [2.0, 3e5], level=family_level(0.95, 40))
+    assert found is not None and found.too_wide and math.isfinite(found.high) and found.low > 0

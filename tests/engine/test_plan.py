@@ -47,3 +47,21 @@ def test_pending_items_warm_up_again_only_the_pairs_with_work_left():
     left = pending_items(plan, done)
     assert [(i.target, i.warmup) for i in left] == [("b", True), ("b", False)]
     assert left[1].round == 1
+
+
+def test_targets_take_turns_within_a_workload_so_no_target_always_goes_first():
+    """Issue 23: shuffled afresh each round, three rounds put one target first every time in a
+    quarter of all runs; turned, each of two targets goes first in alternate rounds, in the
+    planned rounds and in the rounds --until adds."""
+    from mountbench.engine.plan import extra_round
+
+    for seed in range(40):
+        plan = build_plan(["a", "b"], ["w1", "w2"], 4, seed, {})
+        for workload in ("w1", "w2"):
+            firsts = [next(i.target for i in plan if i.round == r and i.workload == workload) for r in range(4)]
+            assert firsts[0] != firsts[1] and firsts[0] == firsts[2] and firsts[1] == firsts[3], firsts
+        added = extra_round(4, [("a", "w1"), ("b", "w1")], seed, {})
+        assert added[0].target == firsts[0]  # round 5 turns on from round 4, as the plan would have
+    three = build_plan(["a", "b", "c"], ["w"], 3, 7, {})
+    orders = [[i.target for i in three if i.round == r] for r in range(3)]
+    assert [o[0] for o in orders] == [orders[0][0], orders[0][1], orders[0][2]]  # each place once

@@ -10,6 +10,7 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from mountbench import model
 from mountbench.analysis import plausible, quality
@@ -75,6 +76,7 @@ def summarize_runs(
     matched_any = not metrics
     show = f"mountbench show {runs[0].id if len(runs) == 1 else 'RUN'} --samples"
     configs = [run.config for run in runs]
+    built: list[tuple[model.Workload, MetricInfo, dict[str, Cell]]] = []
     for workload in workloads_of(runs):
         available = sorted({m for s in samples if s.workload == workload.name and s.ok for m in s.metrics})
         if metrics:
@@ -88,12 +90,17 @@ def summarize_runs(
                 label: _cell(label, by_key.get((workload.name, label), []), info, label == chosen_baseline, show)
                 for label in targets
             }
-            base = cells[chosen_baseline]
-            cells = {
-                label: _with_comparison(cell, base, chosen_baseline, configs) if label != chosen_baseline else cell
-                for label, cell in cells.items()
-            }
-            rows.append(Row(workload.name, workload.title, info, cells))
+            built.append((workload, info, cells))
+    family = comparison_families(built, chosen_baseline)
+    for workload, info, cells in built:
+        base = cells[chosen_baseline]
+        cells = {
+            label: _with_comparison(cell, base, chosen_baseline, configs, family.get(label, 1))
+            if label != chosen_baseline
+            else cell
+            for label, cell in cells.items()
+        }
+        rows.append(Row(workload.name, workload.title, info, cells))
     rows = _with_plausibility(rows, runs, samples, targets, chosen_baseline)
     if not matched_any:
         raise UsageError(
@@ -161,11 +168,25 @@ def _cell(label: str, samples: list[Sample], info: MetricInfo, baseline: bool, s
     )
 
 
-def _with_comparison(cell: Cell, base: Cell, baseline: str, configs: Sequence[model.RunConfig]) -> Cell:
+def comparison_families(built: Sequence[tuple[Any, MetricInfo, dict[str, Cell]]], baseline: str) -> dict[str, int]:
+    """How many comparisons with the baseline each target makes in this table (its family:
+    stats.family_level): the rows where both it and the baseline have two samples or more."""
+    base_rows = [cells for _, _, cells in built if len(cells[baseline].values) >= 2]
+    counts: dict[str, int] = defaultdict(int)
+    for cells in base_rows:
+        for label, cell in cells.items():
+            if label != baseline and len(cell.values) >= 2:
+                counts[label] += 1
+    return dict(counts)
+
+
+def _with_comparison(
+    cell: Cell, base: Cell, baseline: str, configs: Sequence[model.RunConfig], family: int = 1
+) -> Cell:
     if not cell.values or not base.values:
         return cell
     n = min(len(cell.values), len(base.values))
-    level = min(interval_level(config, n) for config in configs)  # adaptive runs: sequential.py
+    level = min(interval_level(config, n, family) for config in configs)  # adaptive runs: sequential.py
     comparison = compare(base.values, cell.values, level, precision_of(configs))
     extra = quality.ratio_caveats(
         comparison,

@@ -3,10 +3,17 @@
 Each round runs every (target, workload) pair once, in an order shuffled by the
 seed, so slow drift of the machine (thermal, background load, a filling disk) hits
 every target alike instead of all of one target's samples. Within a round the
-targets of one workload run back to back (the workloads' order and the targets'
-order within each are shuffled): the samples of one round that a ratio compares
-are seconds apart, so a burst of load on a shared VM tends to hit both sides of it
-instead of one.
+targets of one workload run back to back (the workloads' order is shuffled): the
+samples of one round that a ratio compares are seconds apart, so a burst of load on
+a shared VM tends to hit both sides of it instead of one.
+
+The targets' order within a workload is counterbalanced, not left to chance: one
+order shuffled by the seed, turned by one place every round (a, b / b, a / a, b ...
+for two targets). Shuffled afresh each round, three rounds put the same target first
+every time in a quarter of all runs, and whatever going first or second does (a
+device cache warmed by the other's sample, the drift within a round) then becomes a
+difference between the targets; turned, every target takes every place as often as
+the rounds allow.
 
 Warm-up rounds (hyperfine's --warmup) come first: every pair runs and its
 numbers are thrown away, so the first measured sample does not pay for cold
@@ -30,9 +37,26 @@ def build_plan(
     warmup: int = 0,
 ) -> list[PlanItem]:
     """Warm-up rounds, then the measured rounds (whose order does not depend on ``warmup``)."""
-    measured = _rounds(range(repeat), targets, workloads, random.Random(seed), estimates)
+    order = target_order(targets, seed)
+    measured = _rounds(range(repeat), order, workloads, random.Random(seed), estimates)
     warm_rng = random.Random(f"warm-up {seed}")
-    return _rounds(range(WARMUP_BASE, WARMUP_BASE + warmup), targets, workloads, warm_rng, estimates) + measured
+    return _rounds(range(WARMUP_BASE, WARMUP_BASE + warmup), order, workloads, warm_rng, estimates) + measured
+
+
+def target_order(targets: Sequence[str], seed: int) -> list[str]:
+    """The run's base order of the targets within a workload (turned by one place each round):
+    the same for the planned rounds and the added ones, whatever order ``targets`` come in."""
+    order = sorted(targets)
+    random.Random(f"{seed} target order").shuffle(order)
+    return order
+
+
+def turned(order: Sequence[str], round_index: int) -> list[str]:
+    """``order`` turned by ``round_index`` places: round 0 as is, round 1 from the second, ..."""
+    if not order:
+        return []
+    shift = round_index % len(order)
+    return [*order[shift:], *order[:shift]]
 
 
 def _rounds(
@@ -44,23 +68,22 @@ def _rounds(
 ) -> list[PlanItem]:
     items: list[PlanItem] = []
     for round_index in indices:
-        pairs = _blocks([(t, w) for w in workloads for t in targets], rng)
+        pairs = _blocks([(t, w) for w in workloads for t in targets], rng, turned(targets, round_index))
         items += [
             PlanItem(round_index, position, t, w, estimates.get((t, w), 0.0)) for position, (t, w) in enumerate(pairs)
         ]
     return items
 
 
-def _blocks(pairs: list[tuple[str, str]], rng: random.Random) -> list[tuple[str, str]]:
+def _blocks(pairs: list[tuple[str, str]], rng: random.Random, order: Sequence[str]) -> list[tuple[str, str]]:
     """The (target, workload) pairs with each workload's targets back to back: the workloads
-    in a shuffled order, and the targets within each shuffled too."""
+    in a shuffled order, the targets within each in ``order`` (this round's turn)."""
     workloads = list(dict.fromkeys(w for _, w in pairs))
     rng.shuffle(workloads)
+    place = {target: index for index, target in enumerate(order)}
     ordered = []
     for workload in workloads:
-        block = [pair for pair in pairs if pair[1] == workload]
-        rng.shuffle(block)
-        ordered += block
+        ordered += sorted((pair for pair in pairs if pair[1] == workload), key=lambda pair: place.get(pair[0], 0))
     return ordered
 
 
@@ -89,7 +112,9 @@ def extra_round(
 ) -> list[PlanItem]:
     """One more measured round of the given (target, workload) pairs (adaptive repetitions),
     shuffled by the run's seed and the round's number like every other round."""
-    shuffled = _blocks(list(pairs), random.Random(f"{seed} round {round_index}"))
+    targets = list(dict.fromkeys(t for t, _ in pairs))
+    order = target_order(targets, seed)
+    shuffled = _blocks(list(pairs), random.Random(f"{seed} round {round_index}"), turned(order, round_index))
     return [
         PlanItem(round_index, position, t, w, estimates.get((t, w), 0.0)) for position, (t, w) in enumerate(shuffled)
     ]

@@ -898,7 +898,8 @@ def methodology(report: Report) -> list[str]:
         f"Every (target, workload) pair ran {repetitions(report)} measured times in interleaved rounds"
         f"{warmup_phrase(report)}: each round runs every pair once, in an order shuffled by the seed "
         f"({seeds}), so drift hits every target alike; within a round the targets of one workload run back to "
-        "back (in a shuffled order), so a burst of load tends to hit both sides of a comparison. Unless "
+        "back, so a burst of load tends to hit both sides of a comparison, and take turns going first (one "
+        "seeded order, turned by one place each round), so going first or second favours none of them. Unless "
         "--file-state says otherwise, fio's working files are laid out anew before each round, so the "
         "interval covers what differs between two files of one filesystem, not only round-to-round noise.",
         *_methods(report, fio),
@@ -908,9 +909,14 @@ def methodology(report: Report) -> list[str]:
         "marked; as root, caches are dropped before buffered samples, and what was done is recorded per sample.",
         "Median: its interval comes from order statistics (distribution-free) and states the confidence it "
         "really has (75% with 3 samples).",
-        f"Comparison with the baseline: the ratio of geometric means, with a {CONFIDENCE:.0%} interval from "
-        'Welch\'s t on the logarithms, said as a factor of at least 1 and the way it goes ("6.20× slower"), '
-        "with the interval turned the same way. Three verdicts: faster/slower when the interval excludes 1; "
+        "Comparison with the baseline: the ratio of geometric means, with an interval from Welch's t on the "
+        'logarithms, said as a factor of at least 1 and the way it goes ("6.20× slower"), with the interval '
+        f"turned the same way. A target's comparisons in one table are one claim (its headline), so their "
+        f"intervals hold together: each is at 1 − {1 - CONFIDENCE:.2g}/m, m being how many that target makes "
+        f"(Bonferroni), and all of them cover their ratios at once with at least {CONFIDENCE:.0%} confidence; "
+        "at 95% each, two directories of one filesystem compared in 6 workloads would show some difference in up "
+        "to a quarter of runs. Each interval states its level. Three verdicts: faster/slower when the interval "
+        "excludes 1; "
         '"≈ same" only when the whole interval lies within ±5% of 1 (an equivalence test; --until\'s precision '
         'when given); "undecided" otherwise (an interval that contains 1 is no evidence of sameness), with '
         'what would decide it, and "too wide to rank" when its ends are more than 100× apart. For the last two '
