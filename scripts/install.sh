@@ -79,6 +79,10 @@ if [[ "${1:-}" == "--test" ]]; then
 else
     pip_quiet -e .
 fi
+# pip compiles what it installs, but not an editable package's sources: compile them here, so a
+# process that cannot write bytecode (the lab's guest runs this checkout from a read-only root, under
+# emulation; PYTHONDONTWRITEBYTECODE) does not compile every module of mountbench on each start
+.venv/bin/python -m compileall -q src
 
 # the cloud lab's delay on the wire (mountbench cloudlab): toxiproxy, built with Go into the
 # virtualenv when it is missing (Debian has no package; ~20 s). Without Go the cloud-lab tests
