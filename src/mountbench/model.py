@@ -487,6 +487,11 @@ class RunOptions:
              'path), e.g. --startup-cmd "java -jar app.jar"', "CMD", "startup_cmd"),
     )  # fmt: skip
     keep: bool = run_option(False, Flag("--keep", "keep each target's scratch data"))
+    fsync_writes: bool = run_option(
+        False,
+        Flag("--fsync-writes", "also run every fio workload that writes with end_fsync=1 (as NAME-fsync): the rate "
+             "with the data on stable storage, beside the one a volatile cache below may absorb"),
+    )  # fmt: skip
     clients: tuple[str, ...] = run_option(  # --client HOST[:PORT] or ssh://…, then --hosts-file's: all at once
         (),
         Flag("--client", "a machine running 'fio --server' or 'mountbench serve', or ssh://[USER@]HOST[:PORT] for "

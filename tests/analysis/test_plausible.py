@@ -41,6 +41,31 @@ def test_direct_writes_faster_than_reads_of_the_same_pattern_say_a_cache_took_th
     assert "volatile cache" in text and "end_fsync=1" in text and "durable write rate is unknown" in text
 
 
+def test_the_fsync_variant_is_offered_then_shown_as_the_durable_rate_and_checked_itself():
+    """Issue 23: the write-cached caveat offers --fsync-writes; with it, the write's caveat names the
+    variant as the durable rate, and a variant still faster than the read says the flush was absorbed."""
+    read, write = _quick("seq-read", "read"), _quick("seq-write", "write")
+    variant = KIND.fsync_variant(write)
+    assert variant is not None and variant.name == "seq-write-fsync" and "end_fsync=1" in variant.description.options
+    assert KIND.fsync_variant(read) is None and KIND.fsync_variant(variant) is None  # reads nothing / syncs already
+    reads, cached = [1.82e9, 1.80e9, 1.85e9], [4.81e9, 4.7e9, 4.9e9]
+    offered = plausible.write_faster_than_read(
+        {("seq-read", "read.bw", "disk"): reads, ("seq-write", "write.bw", "disk"): cached}, [read, write], ["disk"]
+    )
+    assert "--fsync-writes runs each write again" in offered[("seq-write", "disk")].text
+    values = {
+        ("seq-read", "read.bw", "disk"): reads,
+        ("seq-write", "write.bw", "disk"): cached,
+        ("seq-write-fsync", "write.bw", "disk"): [0.61e9, 0.6e9, 0.63e9],  # the flush counted: slower than reads
+    }
+    shown = plausible.write_faster_than_read(values, [read, write, variant], ["disk"])
+    assert set(shown) == {("seq-write", "disk")}
+    assert f"{variant.title} counts the flush (end_fsync=1): the durable rate" in shown[("seq-write", "disk")].text
+    values[("seq-write-fsync", "write.bw", "disk")] = [4.5e9, 4.6e9, 4.4e9]  # a cache that ignores flushes
+    both = plausible.write_faster_than_read(values, [read, write, variant], ["disk"])
+    assert "even ending with fsync" in both[("seq-write-fsync", "disk")].text
+
+
 def _info(fstype: str) -> TargetInfo:
     return TargetInfo(fstype, "/m", "src", "rw", 10**10, 2 * 10**10, True, "accepted")
 

@@ -103,6 +103,27 @@ def test_loop_mounted_ext4_records_its_mount(tmp_path, mb_env):
     assert info["mount_source"].startswith("/dev/loop")
 
 
+def test_fsync_writes_runs_each_write_again_ending_with_fsync_beside_it(tmp_path, mb_env):
+    """Issue 23: the durable rate beside the one a volatile cache may absorb, on a real ext4."""
+    out = tmp_path / "run.json"
+    with realmounts.ext4_loop(64) as ext4:
+        proc = mountbench("run", str(ext4), "--fsync-writes", "--only", "seq1m-q8-*", "--repeat", "2", *FAST,
+                          "--json", str(out), env=mb_env)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+    document = load_export(out)
+    (run,) = document["runs"]
+    names = [w["name"] for w in run["workloads"]]
+    assert names == ["seq1m-q8-read", "seq1m-q8-write", "seq1m-q8-write-fsync"]
+    variant = next(w for w in run["workloads"] if w["name"] == "seq1m-q8-write-fsync")
+    assert "end_fsync=1" in variant["description"]["options"] and variant["title"] == "SEQ 1M Q8 write, fsync at end"
+    taken = [s for s in run["samples"] if s["workload"] == "seq1m-q8-write-fsync"]
+    assert len(taken) == 2 and all(s["ok"] for s in taken)
+    assert {r["workload"] for r in document["summary"]} == set(names)  # both rows in every report
+    assert "SEQ 1M Q8 write, fsync at end" in proc.stdout
+    bad = mountbench("run", str(tmp_path), "--fsync-writes", "--only", "seq1m-q8-read", "--dry-run", env=mb_env)
+    assert bad.returncode == 2 and "no workload here writes" in bad.stderr
+
+
 def test_keep_leaves_the_scratch_data(tmp_path, mb_env):
     proc = mountbench("run", str(tmp_path), "--repeat", "1", *FAST, "--keep", "--preset", "latency", env=mb_env)
     assert proc.returncode == 0, proc.stderr

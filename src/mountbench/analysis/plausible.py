@@ -43,9 +43,11 @@ def write_faster_than_read(
     whose pattern a reading one mirrors: a caveat on the write where it ran significantly
     faster (bandwidth or IOPS, by MIN_FACTOR or more) than the read on the same target."""
     readers = {w.description.pattern: w for w in workloads if w.description.directions == ("read",)}
+    names = {w.name: w for w in workloads}
     found: dict[Key, Caveat] = {}
     for writer in workloads:
-        pattern = writer.description.pattern
+        origin = names.get(writer.name.removesuffix(FSYNC_SUFFIX)) if writer.name.endswith(FSYNC_SUFFIX) else None
+        pattern = (origin or writer).description.pattern  # an fsync variant mirrors its origin's read
         reader = readers.get(pattern) if pattern and writer.description.directions == ("write",) else None
         if reader is None:
             continue
@@ -61,9 +63,7 @@ def write_faster_than_read(
                 found[(writer.name, target)] = Caveat(
                     model.WRITE_CACHED,
                     f"direct writes ran {sig3(comparison.ratio)}× faster than direct reads of the same pattern "
-                    f"({reader.title}): a volatile cache below (a VM host's page cache under a virtual disk, a "
-                    "device's write cache) took them, so the durable write rate is unknown; an fsync-terminated "
-                    f"variant counts the flush: the same job with end_fsync=1 in a --job file",
+                    f"({reader.title}): " + _cached_remedy(writer, names),
                 )
                 break
     return found
@@ -115,3 +115,21 @@ def below_mount_latency(latencies: Mapping[Key, float], fstypes: Mapping[str, st
                 "answered; use direct I/O on a mount that honours it, or a working set larger than its cache",
             )
     return found
+
+
+FSYNC_SUFFIX = "-fsync"  # the name of a workload's fsync-terminated variant (run --fsync-writes)
+
+
+def _cached_remedy(writer: Workload, workloads: Mapping[str, Workload]) -> str:
+    """What the write-cached caveat says of the durable rate: where it is, or how to get it."""
+    if writer.name.endswith(FSYNC_SUFFIX):
+        return ("even ending with fsync (end_fsync=1), so the flush did not reach stable storage either (a cache "
+                "below that ignores or absorbs flushes: a VM disk with cache=unsafe, a device without power-loss "
+                "protection); the durable write rate is unknown")  # fmt: skip
+    base = ("a volatile cache below (a VM host's page cache under a virtual disk, a device's write cache) took "
+            "them, so the durable write rate is unknown")  # fmt: skip
+    variant = workloads.get(writer.name + FSYNC_SUFFIX)
+    if variant is not None:
+        return f"{base} from this row; {variant.title} counts the flush (end_fsync=1): the durable rate"
+    return f"{base}; --fsync-writes runs each write again ending with fsync (end_fsync=1), which counts the flush"
+

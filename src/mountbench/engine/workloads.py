@@ -47,7 +47,19 @@ def from_options(options: RunOptions) -> list[Workload]:
     selected = select(workloads, options.only)
     if options.sweeps and not any(w.description.sweep for w in selected):
         _no_sweepable_workload()
-    return selected
+    return with_fsync_variants(selected) if options.fsync_writes else selected
+
+
+def with_fsync_variants(workloads: Sequence[Workload]) -> list[Workload]:
+    """Each workload, then its kind's fsync-terminated variant where it has one (--fsync-writes):
+    the durable rate beside the rate a volatile cache may absorb (analysis/plausible.py)."""
+    out: list[Workload] = []
+    for workload in workloads:
+        variant = getattr(kind_of(workload.kind), "fsync_variant", lambda _: None)(workload)
+        out += [workload, variant] if variant is not None else [workload]
+    if len(out) == len(workloads):
+        raise UsageError("--fsync-writes: no workload here writes without syncing already; drop --fsync-writes")
+    return out
 
 
 def assemble(

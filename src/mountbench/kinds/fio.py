@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mountbench import model
+from mountbench.analysis.plausible import FSYNC_SUFFIX
 from mountbench.errors import UsageError
 from mountbench.fio import sweeps
 from mountbench.fio.binary import FioInfo, choose_clocksource, fio_engines
@@ -169,6 +170,15 @@ class FioKind:
             extra.append(("filesize", scaled))
         return with_options(workload, extra)
 
+    def fsync_variant(self, workload: Workload) -> Workload | None:
+        """The workload ending with an fsync of what it wrote (end_fsync=1, counted in its time),
+        as ``NAME-fsync`` (run --fsync-writes); None when it writes nothing or syncs already."""
+        job = FioJob.from_spec(workload.spec)
+        if "write" not in workload.description.directions or any(job.get(key) for key in _SYNC_OPTIONS):
+            return None
+        synced = with_options(workload, [("end_fsync", "1")])
+        return self.renamed(synced, workload.name + FSYNC_SUFFIX, f"{workload.title}, fsync at end")
+
     def renamed(self, workload: Workload, name: str, title: str) -> Workload:
         job = FioJob.from_spec(workload.spec)
         spec = {**workload.spec, **FioJob(_section(name), job.options).to_spec()}
@@ -210,6 +220,9 @@ class FioKind:
 
 
 KIND = FioKind()
+
+
+_SYNC_OPTIONS = ("end_fsync", "fsync", "fdatasync", "fsync_on_close", "sync", "write_barrier")
 
 
 def with_options(workload: Workload, extra: list[tuple[str, str | None]]) -> Workload:
