@@ -26,10 +26,16 @@ EXPECTED = {
     "overhead.py": "mountbench's own share",
     "report_speed.py": "html + SVG charts",
     "ssh_clients.py": "left running on the clients: 0 marked processes, 0 ssh sessions",
+    "studies_lab.py": "loose vs none at 32k, by hand",
     "time_to_answer.py": "to the answer",
     "tree_extract.py": "paired: median of the 1 per-pair ratios",
 }
-SLOW_GROUPS = {"lab_boot.py": "lab", "clients_scaling.py": "clients", "ssh_clients.py": "clients"}
+SLOW_GROUPS = {
+    "lab_boot.py": "lab",
+    "studies_lab.py": "lab",
+    "clients_scaling.py": "clients",
+    "ssh_clients.py": "clients",
+}
 
 
 def _scripts() -> list[str]:
@@ -46,7 +52,7 @@ def _params() -> list[object]:
         marks = [pytest.mark.slow]
         if name in SLOW_GROUPS:
             marks.append(pytest.mark.xdist_group(SLOW_GROUPS[name]))
-        if name == "lab_boot.py":
+        if name in ("lab_boot.py", "studies_lab.py"):
             marks.append(pytest.mark.lab)
         params.append(pytest.param(name, marks=marks, id=name.removesuffix(".py")))
     return params
@@ -59,6 +65,8 @@ def _prerequisites(name: str) -> None:
         pytest.skip("hyperfine is not installed (apt-get install hyperfine)")
     if name == "lab_boot.py":
         require_lab(kinds={"guest-tmpfs"})
+    if name == "studies_lab.py":
+        require_lab(kinds={"9p"})
     if name in ("clients_scaling.py", "ssh_clients.py") and os.geteuid() != 0:
         pytest.skip(f"bench/{name} needs root (network namespaces, a tmpfs)")
 
