@@ -269,6 +269,10 @@ class MountKind:
     # checksumming every byte): emulation distorts that, so under TCG its cells carry
     # the emulated-guest-cpu caveat instead of the general one (lab/caveats.py).
     guest_cpu_bound: ClassVar[str | None] = None
+    # Its `cache` option values that put the guest's page cache in the data path: under TCG
+    # every cached byte is copied by emulated instructions, so those modes' gains do not show
+    # (bench/studies_lab.py: 9p cache=loose wrote 0.47x as fast as without a cache, study S3 6.6x)
+    guest_cache_modes: ClassVar[frozenset[str]] = frozenset()
     reference: ClassVar[bool] = False  # the natural baseline (storage without any sharing layer)
     # The guest sees a host directory (host_path), which the host can change while the
     # guest works: `lab --probe` measures coherence between the two views of it.
