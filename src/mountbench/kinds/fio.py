@@ -501,9 +501,9 @@ class FioRunner:
         """The files written as new files, start to end, by dd (fiofiles.sequential_fill_argv):
         what a mount that refused fio's preconditioning may still take (rclone's cache mode off).
         False, with nothing left behind, when that fails too."""
-        argvs = [fiofiles.sequential_fill_argv(file) for file in files]
-        for argv in argvs:
-            done = run_child(argv, timeout=120 + (files[0].size or 0) / 5e6) if argv else None
+        for file in files:
+            argv = fiofiles.sequential_fill_argv(file)
+            done = run_child(argv, timeout=120 + (file.size or 0) / 5e6) if argv else None
             if done is None or done.timed_out or done.returncode != 0:
                 fiofiles.remove(files)
                 return False
