@@ -154,7 +154,7 @@ def panels_figure(report: Report, rows: Sequence[Row], title: str, width: float 
     lines = math.ceil(len(shown) / columns)
     name_lines = max(wrap(legend_label(report, t), NAME_CHARS).count("\n") + 1 for t in targets)
     panel_in = 0.62 + (0.27 + 0.14 * (name_lines - 1)) * len(targets)  # a name on two lines: room for both
-    figure = Figure(figsize=(width, 1.3 + lines * panel_in), layout="constrained")
+    figure = Figure(figsize=(width, 1.3 + lines * panel_in), layout="constrained")  # its height set below
     figure.get_layout_engine().set(w_pad=MARGIN_IN)  # the targets' names off the figure's left edge
     axes = figure.subplots(lines, columns, squeeze=False)
     used_notes: set[int] = set()
@@ -173,13 +173,16 @@ def panels_figure(report: Report, rows: Sequence[Row], title: str, width: float 
         for i, label in enumerate(targets)
     ]  # fmt: skip
     # the title heads the legend: a suptitle and an outside legend would share the top and overlap
+    entry_pt = 30 + 8 * 0.6 * max(len(legend_label(report, t)) for t in targets)  # a handle, its gap and name
+    legend_columns = max(1, min(len(targets), 2 if width < 6 else 4, int((width - 2 * MARGIN_IN) * 72 / entry_pt)))
+    heading = wrap(title, int((width - 2 * MARGIN_IN) * 72 / (10.5 * 0.68)))  # bold: wider than 0.6 em a character
     figure.legend(
         handles=handles,
         loc="outside upper center",
-        ncols=min(len(targets), 2 if width < 6 else 4),
+        ncols=legend_columns,
         fontsize=8,
         frameon=False,
-        title=wrap(title, int((width - 2 * MARGIN_IN) * 72 / (10.5 * 0.68))),  # bold: wider than 0.6 em a character
+        title=heading,
         title_fontproperties={"weight": "bold", "size": 10.5},
     )
     levels = {interval_95(row.cells[t].values)[2] for row in shown for t in targets if row.cells[t].summary}
@@ -187,7 +190,13 @@ def panels_figure(report: Report, rows: Sequence[Row], title: str, width: float 
     footer += [_mark_words(mark, counts) for mark, counts in marks.items() if counts]
     footer += [f"[{n}] {report.notes[n - 1]}" for n in sorted(used_notes)]
     text_chars = int(width * 72 / (7.5 * 0.55))
-    figure.supxlabel("\n".join(wrap(line, text_chars) for line in footer), x=MARGIN_IN / width, ha="left", fontsize=7.5)
+    under = "\n".join(wrap(line, text_chars) for line in footer)
+    figure.supxlabel(under, x=MARGIN_IN / width, ha="left", fontsize=7.5)
+    # the title, legend and notes take their own height, not the panels' (a phone's chart with eleven notes
+    # squeezed its panels until the targets' names overlapped)
+    legend_rows = math.ceil(len(targets) / legend_columns)
+    above = (heading.count("\n") + 1) * 10.5 * 1.3 + legend_rows * 8 * 1.5
+    figure.set_size_inches(width, 0.45 + (above + (under.count("\n") + 1) * 7.5 * 1.25) / 72 + lines * panel_in)
     for _, texts in labels_by_ax:  # kept inside their panel by widening its axis: the layout need not measure them
         for text in texts:
             text.set_in_layout(False)
@@ -253,8 +262,9 @@ def _panel(report: Report, ax, row: Row, chars: int, used_notes: set[int], panel
                   linewidth=0.9)  # fmt: skip
         ax.plot([lo for _, lo, _ in cuts], [i for i, _, _ in cuts], linestyle="none", marker="|", markersize=5,
                 color="black", markeredgewidth=0.9)  # fmt: skip
+        # near-black, not black: an SVG leaves a black fill unsaid, and dark mode (chartkit.themed) could not turn it
         ax.plot([c for _, _, c in cuts], [i for i, _, _ in cuts], linestyle="none", marker=">", markersize=4.5,
-                color="black")  # fmt: skip
+                color="#111111")  # fmt: skip
     ax.set_yticks(range(len(targets)), [wrap(legend_label(report, t), NAME_CHARS) for t in targets], fontsize=7.5)
     ax.set_ylim(len(targets) - 0.5, -0.5)
     names_pt = max(len(line) for t in targets for line in wrap(legend_label(report, t), NAME_CHARS).split("\n")) * 4.6
@@ -279,7 +289,7 @@ def _panel(report: Report, ax, row: Row, chars: int, used_notes: set[int], panel
     return labels
 
 
-NAME_CHARS = 18  # a target's name wraps past this: "native (baseline)" stays on one line
+NAME_CHARS = 24  # a target's name wraps past this: "c2x (tmpfs) (baseline)" stays on one line
 MARGIN_IN = 8 / 72  # between a panel's text and the figure's edge (the layout's 3 pt left names 1 px off it)
 CUT_AT = 2.0  # an interval reaching further than this many times the panel's largest median is cut there
 TOO_WIDE_MARK, CUT_MARK = "‡", "▸"
