@@ -3,8 +3,9 @@ plan of every chart a document has (these and each section's, sections/).
 
 - bars: one chart per metric, a horizontal bar per workload and target with its value
   written at its end, one colour and hatch per target (readable in black and white),
-  error bars = the median's interval (the subtitle says which), a log axis when the
-  values span more than 10×;
+  error bars = a 95% interval; one too wide to rank (ends over 100× apart) is not drawn
+  but marked ‡, one past twice the panel's largest median is cut there (▸): each axis
+  spans the medians people compare, never an interval the samples do not pin down;
 - ratio: every comparison with the baseline oriented so that right is always better
   ("6.20× slower" reaches left whatever the metric's direction), 95% CI, faded for
   "≈ same" and "undecided".
@@ -418,7 +419,7 @@ def ratio_figure(report: Report, width: float = WIDE_IN) -> Figure:
     subtitle = (
         "bars: ratio of geometric means, turned so that right is better; error bars: 95% confidence interval; "
         "faded: ≈ same (the interval lies within ±5%) or undecided (it contains 1 but reaches further; too wide "
-        "to rank: no bar for an interval over 100× wide); ?: too few samples for an interval"
+        "to rank: no error bar for an interval over 100× wide); ?: too few samples for an interval"
     )
     if narrow:
         _narrow_ratio_layout(figure, ax, report, rows, subtitle, (good, bad), labels)
