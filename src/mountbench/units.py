@@ -40,29 +40,32 @@ def parse_working_set(text: str, option: str = "--size") -> int:
 
 
 def format_bytes(value: float) -> str:
-    """Binary units, 3 significant figures: ``1.50 GiB``."""
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if abs(value) < 1024 or unit == "PiB":
-            return f"{_sig3(value)} {unit}"
-        value /= 1024
-    raise AssertionError("unreachable")
+    """Binary units, 3 significant figures: ``1.50 GiB``; ``1.00 MiB`` for 1023.9 KiB."""
+    return _stepped(value, 1024.0, ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"), " ")
 
 
 def format_rate(bytes_per_s: float) -> str:
-    """Bandwidth in decimal MB/s or GB/s, as storage people quote it."""
-    if bytes_per_s >= 1e9:
-        return f"{_sig3(bytes_per_s / 1e9)} GB/s"
-    if bytes_per_s >= 1e6:
-        return f"{_sig3(bytes_per_s / 1e6)} MB/s"
-    return f"{_sig3(bytes_per_s / 1e3)} kB/s"
+    """Bandwidth in decimal kB/s to PB/s, as storage people quote it: ``1.23 GB/s``."""
+    if math.isfinite(bytes_per_s) and abs(bytes_per_s) < 1e3:
+        return f"{_sig3(bytes_per_s / 1e3)} kB/s"  # never "B/s": storage is quoted from kB/s up
+    return _stepped(bytes_per_s, 1000.0, ("B/s", "kB/s", "MB/s", "GB/s", "TB/s", "PB/s", "EB/s"), " ")
 
 
 def format_count(value: float) -> str:
-    """``950``, ``12.3k``, ``1.23M`` (3 significant figures)."""
-    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= scale:
-            return f"{_sig3(value / scale)}{suffix}"
-    return _sig3(value)
+    """``950``, ``12.3k``, ``1.23M``, ``4.56G``, ``7.89T``, ``1.00P`` (3 significant figures)."""
+    return _stepped(value, 1000.0, ("", "k", "M", "G", "T", "P", "E"), "")
+
+
+def _stepped(value: float, step: float, units: tuple[str, ...], space: str) -> str:
+    """``value`` in the largest unit that keeps it under ``step`` once rounded to 3 significant
+    figures (999.7k is ``1.00M``, not ``1000k``); the last unit takes whatever is left."""
+    if not math.isfinite(value):
+        return f"{_sig3(value)}{space}{units[0]}"
+    for power, unit in enumerate(units):
+        text = _sig3(value / step**power)
+        if abs(float(text)) < step or power == len(units) - 1:
+            return f"{text}{space}{unit}"
+    raise AssertionError("unreachable")
 
 
 def format_seconds(seconds: float) -> str:
@@ -81,11 +84,14 @@ def format_seconds(seconds: float) -> str:
 
 
 def _sig3(value: float) -> str:
-    """Three significant figures without scientific notation."""
+    """Three significant figures without scientific notation (0.9996 is ``1.00``, not ``1.000``)."""
     if value == 0 or not math.isfinite(value):
         return f"{value:g}"
-    digits = max(0, 2 - math.floor(math.log10(abs(value))))
-    return f"{value:.{digits}f}"
+    magnitude = math.floor(math.log10(abs(value)))
+    text = f"{value:.{max(0, 2 - magnitude)}f}"
+    if abs(float(text)) >= 10 ** (magnitude + 1):  # rounded up to the next power of ten: one digit fewer
+        text = f"{value:.{max(0, 1 - magnitude)}f}"
+    return text
 
 
 def sig3(value: float) -> str:

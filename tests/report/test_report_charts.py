@@ -178,7 +178,62 @@ def _drawn_texts(figure) -> list[tuple[str, object]]:
 @functools.cache
 def _charts_of_every_kind():
     quick = build_report([_quick_run()])
-    return plan_charts(build_report([study_run()])) + plan_charts(quick)
+    wide = build_report([_wide_run()])
+    return plan_charts(build_report([study_run()])) + plan_charts(quick) + plan_charts(wide)
+
+
+def _wide_run():
+    """As a real two-repeat run of tmpfs against a disk: a two-sample interval reaching 1000× its
+    median (too wide to rank), one cut at the panel's scale, ratios from 1 to 2000× slower, names
+    that wrap onto two lines and a note on every bar."""
+    from mountbench import model
+
+    ram, disk = "tmpfs:/dev/shm/mountbench-a", "ext4:/var/tmp/mountbench-b"
+    values = {
+        (ram, "q32w"): [440e3, 450e3],
+        (disk, "q32w"): [2.0e3, 2.0e5],  # 101k IOPS (n=2): its interval reaches 1e17
+        (ram, "q1w"): [497e3, 480e3, 510e3],
+        (disk, "q1w"): [1000.0, 8000.0, 3000.0],  # 172× slower, the interval 23–1300×
+        (ram, "q8"): [200e3, 500e3, 1200e3],  # an interval to 4.57M (86× wide): cut at twice the largest median
+        (disk, "q8"): [140e3, 150e3, 160e3],
+    }
+    caveats = {
+        key: (model.Caveat(model.UNSTEADY, f"not steady within the sample: IOPS rose {10 + i}% (a cache filling?)"),)
+        for i, key in enumerate(values)
+    }
+    return make_run(
+        values, caveats=caveats, workloads=[fio_workload("q32w"), fio_workload("q1w"), fio_workload("q8")], baseline=ram
+    )
+
+
+def test_an_interval_too_wide_to_rank_does_not_stretch_the_axis():
+    """Issue 23's "too wide to rank" on the bars: no whisker for an interval whose ends are more than
+    100× apart, a mark on its bar and a note under the chart; an interval reaching past twice the
+    panel's largest median ends in an arrowhead there. Each axis spans the medians people compare."""
+    report = build_report([_wide_run()])
+    (bars,) = [c for c in plan_charts(report) if c.kind == "bars"]
+    svg = inline_svg(bars)
+    assert "101k IOPS [3] ‡" in svg and "interval too wide to draw (n=2–3)" in svg
+    assert "▸ interval cut at 2× the panel's largest median (n=3)" in svg
+    for draw in (bars.draw, bars.narrow):
+        with matplotlib.rc_context(RC):
+            figure = draw()
+        panels = [ax for ax in figure.axes if ax.get_visible()]
+        for ax, medians in zip(panels, ([445e3, 101e3], [497e3, 3.0e3], [500e3, 150e3]), strict=True):
+            # the medians, the cut and room for the labels, no more: the intervals reach 1e17, 38.2k and 4.57M
+            assert max(medians) < ax.get_xlim()[1] < 4.5 * max(medians) < 4.57e6
+            ticks = [t.get_text() for t in ax.get_xticklabels()]
+            assert all(len(t) <= 5 for t in ticks), ticks  # '600k', '1.20M': never '200000000G'
+
+
+def test_ratio_axis_labels_as_many_decades_as_fit():
+    (ratio,) = [c for c in plan_charts(build_report([_wide_run()])) if c.kind == "ratio"]
+    for draw in (ratio.draw, ratio.narrow):
+        with matplotlib.rc_context(RC):
+            ax = draw().axes[0]
+        low, high = ax.get_xlim()
+        shown = [t for t in ax.get_xticks() if low <= t <= high]
+        assert 1.0 in shown and len(shown) >= 3, shown  # 'same' and at least a decade either side
 
 
 def _quick_run():
@@ -201,20 +256,25 @@ def _quick_run():
     )
 
 
-@pytest.mark.parametrize("index", range(8))
+@pytest.mark.parametrize("index", range(24))
 def test_no_text_is_clipped_or_overlaps_another(index):
-    charts = _charts_of_every_kind()
-    if index >= len(charts):
+    """Every chart, as drawn for the page and for a phone (Chart.narrow)."""
+    drawings = [(chart, chart.draw) for chart in _charts_of_every_kind()]
+    drawings += [(chart, chart.narrow) for chart in _charts_of_every_kind() if chart.narrow is not None]
+    assert len(drawings) <= 24, "more drawings than test cases: raise the range"
+    if index >= len(drawings):
         pytest.skip("fewer charts")
-    chart = charts[index]
+    chart, draw = drawings[index]
     with matplotlib.rc_context(RC):
-        figure = chart.draw()
+        figure = draw()
         texts = _drawn_texts(figure)
     frame = figure.bbox
     assert len(texts) > 5
     for text, box in texts:
         inside = box.x0 >= frame.x0 - 1 and box.x1 <= frame.x1 + 1 and box.y0 >= frame.y0 - 1 and box.y1 <= frame.y1 + 1
         assert inside, f"{chart.key}: {text!r} is clipped ({box.bounds} outside {frame.bounds})"
+        if chart.kind in ("bars", "overview"):  # a margin: 'ram (baseline)' once sat 1 px off a phone's edge
+            assert box.x0 >= frame.x0 + 6, f"{chart.key}: {text!r} touches the left edge ({box.bounds})"
     for i, (a, box_a) in enumerate(texts):
         for b, box_b in texts[i + 1 :]:
             assert not box_a.overlaps(box_b), f"{chart.key}: {a!r} overlaps {b!r}"

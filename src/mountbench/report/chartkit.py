@@ -251,8 +251,8 @@ def axis_unit(metric: MetricInfo, values: Sequence[float]) -> tuple[float, str]:
     """(divisor, unit name) that keeps axis numbers readable; the unit is always named."""
     peak = max((abs(v) for v in values), default=0.0)
     scales: dict[str, tuple[tuple[float, str], ...]] = {
-        "B/s": ((1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1, "B/s")),
-        "B": ((1024**3, "GiB"), (1024**2, "MiB"), (1024, "KiB"), (1, "bytes")),
+        "B/s": ((1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1, "B/s")),
+        "B": ((1024**4, "TiB"), (1024**3, "GiB"), (1024**2, "MiB"), (1024, "KiB"), (1, "bytes")),
         "s": ((1, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")),
     }
     if metric.unit in scales:

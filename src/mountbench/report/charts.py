@@ -3,8 +3,9 @@ plan of every chart a document has (these and each section's, sections/).
 
 - bars: one chart per metric, a horizontal bar per workload and target with its value
   written at its end, one colour and hatch per target (readable in black and white),
-  error bars = the median's interval (the subtitle says which), a log axis when the
-  values span more than 10×;
+  error bars = a 95% interval; one too wide to rank (ends over 100× apart) is not drawn
+  but marked ‡, one past twice the panel's largest median is cut there (▸): each axis
+  spans the medians people compare, never an interval the samples do not pin down;
 - ratio: every comparison with the baseline oriented so that right is always better
   ("6.20× slower" reaches left whatever the metric's direction), 95% CI, faded for
   "≈ same" and "undecided".
@@ -26,10 +27,10 @@ from pathlib import Path
 import matplotlib.colors
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
-from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from mountbench.analysis.metrics import MetricInfo
-from mountbench.analysis.stats import CONFIDENCE
+from mountbench.analysis.stats import CONFIDENCE, TOO_WIDE_SPAN
 from mountbench.analysis.summary import Cell, Row
 from mountbench.host import outputs
 from mountbench.host.outputs import Output
@@ -152,10 +153,13 @@ def panels_figure(report: Report, rows: Sequence[Row], title: str, width: float 
     shown = [row for row in rows if any(c.summary for c in row.cells.values())] or list(rows)
     columns = 1 if width < 6 or len(shown) == 1 else 2
     lines = math.ceil(len(shown) / columns)
-    panel_in = 0.62 + 0.27 * len(targets)
-    figure = Figure(figsize=(width, 1.3 + lines * panel_in), layout="constrained")
+    name_lines = max(wrap(legend_label(report, t), NAME_CHARS).count("\n") + 1 for t in targets)
+    panel_in = 0.62 + (0.27 + 0.14 * (name_lines - 1)) * len(targets)  # a name on two lines: room for both
+    figure = Figure(figsize=(width, 1.3 + lines * panel_in), layout="constrained")  # its height set below
+    figure.get_layout_engine().set(w_pad=MARGIN_IN)  # the targets' names off the figure's left edge
     axes = figure.subplots(lines, columns, squeeze=False)
     used_notes: set[int] = set()
+    marks: dict[str, set[int]] = {TOO_WIDE_MARK: set(), CUT_MARK: set()}  # mark -> the n of the cells it is on
     labels_by_ax = []
     chars = int((width / columns) * 72 / (8 * 0.55))
     for index, ax in enumerate(axes.flat):
@@ -163,27 +167,37 @@ def panels_figure(report: Report, rows: Sequence[Row], title: str, width: float 
             ax.set_visible(False)
             continue
         row = shown[index]
-        labels_by_ax.append((ax, _panel(report, ax, row, chars, used_notes, width / columns * 72)))
+        labels_by_ax.append((ax, _panel(report, ax, row, chars, used_notes, width / columns * 72, marks)))
     handles = [
         Patch(facecolor=COLOURS[i % len(COLOURS)], hatch=HATCHES[i % len(HATCHES)], edgecolor="black", linewidth=0.6,
               label=legend_label(report, label))
         for i, label in enumerate(targets)
     ]  # fmt: skip
     # the title heads the legend: a suptitle and an outside legend would share the top and overlap
+    entry_pt = 30 + 8 * 0.6 * max(len(legend_label(report, t)) for t in targets)  # a handle, its gap and name
+    legend_columns = max(1, min(len(targets), 2 if width < 6 else 4, int((width - 2 * MARGIN_IN) * 72 / entry_pt)))
+    heading = wrap(title, int((width - 2 * MARGIN_IN) * 72 / (10.5 * 0.68)))  # bold: wider than 0.6 em a character
     figure.legend(
         handles=handles,
         loc="outside upper center",
-        ncols=min(len(targets), 2 if width < 6 else 4),
+        ncols=legend_columns,
         fontsize=8,
         frameon=False,
-        title=wrap(title, int(width * 72 / (10.5 * 0.6))),
+        title=heading,
         title_fontproperties={"weight": "bold", "size": 10.5},
     )
     levels = {interval_95(row.cells[t].values)[2] for row in shown for t in targets if row.cells[t].summary}
     footer = [f"bars: median of each target's samples; error bars: {_interval_words(levels)}"]
+    footer += [_mark_words(mark, counts) for mark, counts in marks.items() if counts]
     footer += [f"[{n}] {report.notes[n - 1]}" for n in sorted(used_notes)]
     text_chars = int(width * 72 / (7.5 * 0.55))
-    figure.supxlabel("\n".join(wrap(line, text_chars) for line in footer), x=0.01, ha="left", fontsize=7.5)
+    under = "\n".join(wrap(line, text_chars) for line in footer)
+    figure.supxlabel(under, x=MARGIN_IN / width, ha="left", fontsize=7.5)
+    # the title, legend and notes take their own height, not the panels' (a phone's chart with eleven notes
+    # squeezed its panels until the targets' names overlapped)
+    legend_rows = math.ceil(len(targets) / legend_columns)
+    above = (heading.count("\n") + 1) * 10.5 * 1.3 + legend_rows * 8 * 1.5
+    figure.set_size_inches(width, 0.45 + (above + (under.count("\n") + 1) * 7.5 * 1.25) / 72 + lines * panel_in)
     for _, texts in labels_by_ax:  # kept inside their panel by widening its axis: the layout need not measure them
         for text in texts:
             text.set_in_layout(False)
@@ -195,16 +209,24 @@ def panels_figure(report: Report, rows: Sequence[Row], title: str, width: float 
     return figure
 
 
-def _panel(report: Report, ax, row: Row, chars: int, used_notes: set[int], panel_pt: float) -> list:
+def _panel(report: Report, ax, row: Row, chars: int, used_notes: set[int], panel_pt: float,
+           marks: dict[str, set[int]]) -> list:  # fmt: skip
     """One panel's bars and value labels; its axis already wide enough for the labels, as far as
-    their length tells (drawing the figure to measure them is what panels_figure checks after)."""
+    their length tells (drawing the figure to measure them is what panels_figure checks after).
+    The axis spans what people compare, the medians: an interval too wide to rank (ends more than
+    TOO_WIDE_SPAN apart) is not drawn (its bar says so, ``marks``), and an interval reaching past
+    CUT_AT times the largest median is cut there, its end an arrowhead: neither stretches the axis."""
     targets = report.summary.targets
     cells = [row.cells[t] for t in targets]
-    values = [c.summary.median for c in cells if c.summary] + [interval_95(c.values)[1] for c in cells if c.summary]
-    divisor, unit = axis_unit(row.metric, [v for v in values if math.isfinite(v)])
+    medians = [c.summary.median for c in cells if c.summary and math.isfinite(c.summary.median)]
+    cut = CUT_AT * max(medians, default=0.0)
+    intervals = {t: interval_95(c.values) for t, c in zip(targets, cells, strict=True) if c.summary}
+    reach = [min(high, cut) for low, high, level in intervals.values() if level and not _too_wide(low, high)]
+    divisor, unit = axis_unit(row.metric, [v for v in medians + reach if math.isfinite(v)])
     labels = []
     bars: list[tuple[int, float]] = []  # (position, median / divisor): drawn in one call, as are the error bars
     errors: list[tuple[int, float, float, float]] = []  # (position, median, below, above) / divisor
+    cuts: list[tuple[int, float, float]] = []  # (position, low, cut) / divisor: an interval cut at the panel's scale
     for i, (label, cell) in enumerate(zip(targets, cells, strict=True)):
         text, notes = _bar_label(report, row, label, cell)
         used_notes |= notes
@@ -212,12 +234,21 @@ def _panel(report: Report, ax, row: Row, chars: int, used_notes: set[int], panel
             where = {"xycoords": ("axes fraction", "data"), "xytext": (4, 0), "textcoords": "offset points"}
             labels.append(ax.annotate(text, (0.0, i), **where, va="center", fontsize=7.5, color="#B00020"))
             continue
-        low, high, level = interval_95(cell.values)
+        low, high, level = intervals[label]
         median = cell.summary.median
         bars.append((i, median / divisor))
-        if level:
+        reaches = median  # where the drawing of this target ends: its bar or its whisker
+        if level and _too_wide(low, high):  # drawn, it would claim a range the samples do not pin down
+            text += f" {TOO_WIDE_MARK}"
+            marks[TOO_WIDE_MARK].add(cell.summary.n)
+        elif level and high > cut:  # no cap at its end: an arrowhead, drawn below
+            cuts.append((i, low / divisor, cut / divisor))
+            marks[CUT_MARK].add(cell.summary.n)
+            reaches = max(median, cut)
+        elif level:
             errors.append((i, median / divisor, max(0.0, median - low) / divisor, max(0.0, high - median) / divisor))
-        end = max(median, high if level else median) / divisor
+            reaches = max(median, high)
+        end = reaches / divisor
         labels.append(ax.annotate(text, (end, i), xytext=(4, 0), textcoords="offset points", va="center",
                                   fontsize=7.5, color="black"))  # fmt: skip
     if bars:  # one artist call per panel, not per bar: a chart of 100 bars is drawn in a fraction of the time
@@ -227,9 +258,17 @@ def _panel(report: Report, ax, row: Row, chars: int, used_notes: set[int], panel
         ax.errorbar([m for _, m, _, _ in errors], [i for i, _, _, _ in errors],
                     xerr=[[b for _, _, b, _ in errors], [a for _, _, _, a in errors]], fmt="none", ecolor="black",
                     capsize=2.5, elinewidth=0.9)  # fmt: skip
-    ax.set_yticks(range(len(targets)), [wrap(legend_label(report, t), 16) for t in targets], fontsize=7.5)
+    if cuts:  # a cut interval: a cap at its low end, an arrowhead where it goes on past the scale
+        ax.hlines([i for i, _, _ in cuts], [lo for _, lo, _ in cuts], [c for _, _, c in cuts], color="black",
+                  linewidth=0.9)  # fmt: skip
+        ax.plot([lo for _, lo, _ in cuts], [i for i, _, _ in cuts], linestyle="none", marker="|", markersize=5,
+                color="black", markeredgewidth=0.9)  # fmt: skip
+        # near-black, not black: an SVG leaves a black fill unsaid, and dark mode (chartkit.themed) could not turn it
+        ax.plot([c for _, _, c in cuts], [i for i, _, _ in cuts], linestyle="none", marker=">", markersize=4.5,
+                color="#111111")  # fmt: skip
+    ax.set_yticks(range(len(targets)), [wrap(legend_label(report, t), NAME_CHARS) for t in targets], fontsize=7.5)
     ax.set_ylim(len(targets) - 0.5, -0.5)
-    names_pt = max(len(line) for t in targets for line in wrap(legend_label(report, t), 16).split("\n")) * 4.6
+    names_pt = max(len(line) for t in targets for line in wrap(legend_label(report, t), NAME_CHARS).split("\n")) * 4.6
     # the title starts over the plot, right of the targets' names: it wraps within what is left of the panel
     # (wrapped to the whole panel's width it ran past a phone's figure and the layout cut the names off)
     chars = min(chars, int((panel_pt - names_pt) / (8 * 0.55)))
@@ -249,6 +288,26 @@ def _panel(report: Report, ax, row: Row, chars: int, used_notes: set[int], panel
     ax.grid(axis="x", alpha=0.3)
     ax.set_axisbelow(True)
     return labels
+
+
+NAME_CHARS = 24  # a target's name wraps past this: "c2x (tmpfs) (baseline)" stays on one line
+MARGIN_IN = 8 / 72  # between a panel's text and the figure's edge (the layout's 3 pt left names 1 px off it)
+CUT_AT = 2.0  # an interval reaching further than this many times the panel's largest median is cut there
+TOO_WIDE_MARK, CUT_MARK = "‡", "▸"
+
+
+def _too_wide(low: float, high: float) -> bool:
+    """Ends more than TOO_WIDE_SPAN apart: the tables' "too wide to rank" (analysis/stats.py)."""
+    return low <= 0 or high / low > TOO_WIDE_SPAN
+
+
+def _mark_words(mark: str, counts: set[int]) -> str:
+    """The footer's line for a mark on the bars, with the sample counts of the cells it is on."""
+    n = f"n={min(counts)}" if len(counts) == 1 else f"n={min(counts)}–{max(counts)}"
+    if mark == TOO_WIDE_MARK:
+        return (f"{mark} interval too wide to draw ({n}): its ends are more than {TOO_WIDE_SPAN:g}× apart, too wide "
+                "to rank; more samples narrow it")  # fmt: skip
+    return f"{mark} interval cut at {CUT_AT:g}× the panel's largest median ({n}): it reaches further"
 
 
 def interval_95(values: Sequence[float]) -> tuple[float, float, float]:
@@ -360,7 +419,7 @@ def ratio_figure(report: Report, width: float = WIDE_IN) -> Figure:
     subtitle = (
         "bars: ratio of geometric means, turned so that right is better; error bars: 95% confidence interval; "
         "faded: ≈ same (the interval lies within ±5%) or undecided (it contains 1 but reaches further; too wide "
-        "to rank: no bar for an interval over 100× wide); ?: too few samples for an interval"
+        "to rank: no error bar for an interval over 100× wide); ?: too few samples for an interval"
     )
     if narrow:
         _narrow_ratio_layout(figure, ax, report, rows, subtitle, (good, bad), labels)
@@ -370,6 +429,7 @@ def ratio_figure(report: Report, width: float = WIDE_IN) -> Figure:
     ax.set_yticks(range(len(rows)), [wrap(f"{row.title} · {row.metric.label}", 40) for row in rows], fontsize=8)
     legend_outside(figure, ax, len(others))
     fit_titles(figure, ax, _ratio_title(report), subtitle, labels, log=True, both_sides=True)
+    _decade_ticks(figure, ax, (good, bad), 9.0)  # RC's font size
     figure.set_layout_engine("none")  # laid out by fit_titles: saving it need not lay it out again
     return figure
 
@@ -385,7 +445,6 @@ def _narrow_ratio_layout(figure: Figure, ax, report: Report, rows, subtitle: str
     for j, row in enumerate(rows):
         ax.annotate(wrap(f"{row.title} · {row.metric.label}", 44), (0.01, j - 0.07), xycoords=("axes fraction", "data"),
                     xytext=(0, 1), textcoords="offset points", va="bottom", ha="left", fontsize=7.5)  # fmt: skip
-    ax.xaxis.set_major_locator(LogLocator(base=10, numticks=6))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _times(v, good, bad).replace(" ", "\n")))
     ax.tick_params(axis="x", labelsize=7.5)
     ax.set_xlabel(f"← {bad} · {good} →  (log scale)", fontsize=8)
@@ -396,7 +455,25 @@ def _narrow_ratio_layout(figure: Figure, ax, report: Report, rows, subtitle: str
         renderer = renderer_for(figure)
         if not widen_for(ax, ax.get_window_extent(renderer), renderer, labels, log=True, both_sides=True):
             break
+    _decade_ticks(figure, ax, (good, bad), 7.5, lines=2)
     figure.set_layout_engine("none")  # laid out by the draws above
+
+
+def _decade_ticks(figure: Figure, ax, words: tuple[str, str], size: float, lines: int = 1) -> None:
+    """Label every decade of the ratio axis, or every second, third...: as many as fit side by side
+    ('10000× slower1000× slower' ran together on a wide range). From the plot's width once laid out
+    and the labels' lengths; 'same' (1) is always labelled. The decades between stay as grid lines."""
+    low, high = ax.get_xlim()
+    plot_pt = ax.get_position().width * figure.get_figwidth() * 72
+    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    per_decade = plot_pt / max(1e-9, math.log10(high / low))
+    longest = max(
+        len(part) for power in range(first, last + 1) for part in _times(10.0**power, *words).split(" ", lines - 1)
+    )
+    step = max(1, math.ceil((longest * size * 0.62 + 8) / per_decade))  # 0.62 em a character, 8 pt between
+    ticks = [10.0**power for power in range(first, last + 1) if power % step == 0]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_minor_locator(LogLocator(base=10, subs=tuple(range(1, 10)), numticks=100))
 
 
 def _better_x(said, row: Row) -> tuple[float, float, float]:

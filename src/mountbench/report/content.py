@@ -798,10 +798,10 @@ def sweep_unit(metric: MetricInfo, values: Sequence[float]) -> tuple[float, str]
     one sweep, one unit (bandwidth in decimal MB/s or GB/s, as format_rate quotes it)."""
     peak = max((abs(v) for v in values), default=0.0)
     scales: dict[str, tuple[tuple[float, str], ...]] = {
-        "B/s": ((1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1.0, "B/s")),
+        "B/s": ((1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1.0, "B/s")),
         "s": ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")),
-        "IOPS": ((1e6, "M IOPS"), (1e3, "k IOPS"), (1.0, "IOPS")),
-        "1/s": ((1e6, "M/s"), (1e3, "k/s"), (1.0, "/s")),
+        "IOPS": ((1e9, "G IOPS"), (1e6, "M IOPS"), (1e3, "k IOPS"), (1.0, "IOPS")),
+        "1/s": ((1e9, "G/s"), (1e6, "M/s"), (1e3, "k/s"), (1.0, "/s")),
     }
     for divisor, name in scales.get(metric.unit, ()):
         if peak >= divisor:
