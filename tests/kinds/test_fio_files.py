@@ -89,12 +89,13 @@ RANDWRITE = "[rand-write]\nrw=randwrite\nbs=4k\nsize=48M\ndirect=1\nioengine=lib
 
 @pytest.mark.parametrize(("file_state", "unwritten_left"), [("steady", False), ("fresh", True)])
 def test_the_file_state_each_sample_starts_from(tmp_path, mb_env, file_state, unwritten_left):
-    """A 0.1 s random write cannot cover a fresh 48 MiB file: unwritten extents remain when
-    the sample started from fio's own layout (fresh), none when the file was written fully
-    before round 1 (steady, the default)."""
+    """2,000 random 4 KiB writes (8 of 48 MiB) cannot cover a fresh file: unwritten extents
+    remain when the sample started from fio's own layout (fresh), none when the file was
+    written fully before round 1 (steady, the default). A count of writes rather than a
+    runtime, so a faster machine cannot cover the file (CI did, at 100 ms)."""
     realmounts.require_root()
     job = tmp_path / "randwrite.fio"
-    job.write_text(RANDWRITE + "runtime=100ms\n")
+    job.write_text(RANDWRITE.replace("time_based=1\n", "") + "number_ios=2000\nruntime=10\n")
     with realmounts.ext4_loop(128) as ext4:
         proc = mountbench(
             "run", str(ext4), "--job", str(job), "--repeat", "1", "--keep", "--file-state", file_state, env=mb_env
