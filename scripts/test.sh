@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install.sh --test
 .venv/bin/ruff check src tests bench
+.venv/bin/ruff format --check -q src tests bench
 
 # pytest's "no tests collected" (5) is not a failure here: a selection given in "$@" may hold
 # no test of one of the two parts

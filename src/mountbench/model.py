@@ -438,8 +438,11 @@ class RunOptions:
     )
     runtime: float | None = run_option(  # seconds, every fio job
         None,
-        Flag("--runtime", "runtime of every fio job and of every http load, e.g. 2.5 or 1s (wrk: whole seconds)",
-             "SECONDS"),
+        Flag(
+            "--runtime",
+            "runtime of every fio job and of every http load, e.g. 2.5 or 1s (wrk: whole seconds)",
+            "SECONDS",
+        ),
     )
     size: int | None = run_option(  # bytes, the largest job of each suite
         None, Flag("--size", "working-set size, e.g. 1G (largest job of each suite)", "SIZE", "size_text")

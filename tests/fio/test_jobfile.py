@@ -1,4 +1,3 @@
-
 import pytest
 
 from mountbench.errors import UsageError

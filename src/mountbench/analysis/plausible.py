@@ -132,4 +132,3 @@ def _cached_remedy(writer: Workload, workloads: Mapping[str, Workload]) -> str:
     if variant is not None:
         return f"{base} from this row; {variant.title} counts the flush (end_fsync=1): the durable rate"
     return f"{base}; --fsync-writes runs each write again ending with fsync (end_fsync=1), which counts the flush"
-

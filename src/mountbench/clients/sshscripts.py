@@ -66,7 +66,9 @@ echo $$ > watcher.pid
 : > heartbeat; : > checked
 # the start barrier: a job's exec_prerun, waiting until the instant (epoch ns, this clock) given
 cat > barrier.sh <<'BARRIER'
-""" + BARRIER_SH + r"""BARRIER
+"""
+    + BARRIER_SH
+    + r"""BARRIER
 stopping() {
     end_marked "$token" > /dev/null
     for w in $(grep -lsxzF "MOUNTBENCH_REMOTE_WATCH=$token" /proc/[0-9]*/environ | sed 's#^/proc/\([0-9]*\)/.*#\1#'); do

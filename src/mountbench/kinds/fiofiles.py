@@ -148,4 +148,3 @@ def sequential_fill_argv(file: WorkingFile) -> list[str] | None:
         return None
     return ["dd", "if=/dev/urandom", f"of={file.path}", "bs=1M", f"count={blocks}", "iflag=fullblock",
             "conv=fsync", "status=none"]  # fmt: skip
-

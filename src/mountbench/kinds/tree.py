@@ -61,7 +61,6 @@ METHOD = "Tree workloads time one real command (tar, find, cp, git, rm, rsync) a
 
 
 @dataclass(frozen=True)
-
 class Action:
     title: str
     cold: bool  # caches dropped before it (when allowed)
