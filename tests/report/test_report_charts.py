@@ -256,15 +256,18 @@ def _quick_run():
     )
 
 
-@pytest.mark.parametrize("index", range(24))
-def test_no_text_is_clipped_or_overlaps_another(index):
+def _every_drawing():
+    """Every chart, as drawn for the page and for a phone (Chart.narrow), with a test id each."""
+    charts = _charts_of_every_kind()
+    page = [pytest.param(chart, chart.draw, id=f"{i}-{chart.key}") for i, chart in enumerate(charts)]
+    phone = [pytest.param(chart, chart.narrow, id=f"{i}-{chart.key}-phone") for i, chart in enumerate(charts)
+             if chart.narrow is not None]  # fmt: skip
+    return page + phone
+
+
+@pytest.mark.parametrize(("chart", "draw"), _every_drawing())
+def test_no_text_is_clipped_or_overlaps_another(chart, draw):
     """Every chart, as drawn for the page and for a phone (Chart.narrow)."""
-    drawings = [(chart, chart.draw) for chart in _charts_of_every_kind()]
-    drawings += [(chart, chart.narrow) for chart in _charts_of_every_kind() if chart.narrow is not None]
-    assert len(drawings) <= 24, "more drawings than test cases: raise the range"
-    if index >= len(drawings):
-        pytest.skip("fewer charts")
-    chart, draw = drawings[index]
     with matplotlib.rc_context(RC):
         figure = draw()
         texts = _drawn_texts(figure)
