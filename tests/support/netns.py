@@ -134,6 +134,21 @@ def _prefix() -> tuple[str, int]:
     return f"mb{tag}", 200 + os.getpid() % 50
 
 
+def _drop_routes(address: str) -> None:
+    """Every host route to ``address`` (the veth route, the fallback, a cut-off's unreachable)."""
+    for _ in range(8):
+        if _ip("route", "del", f"{address}/32", check=False).returncode != 0:
+            return
+
+
+def _sweep(name: str, host_end: str, address: str) -> None:
+    """What a killed earlier process with this pid left: its names carry the pid, so they are
+    stale here (CI saw a cut-off route outlive its run and every client test skipped)."""
+    _ip("netns", "del", name, check=False)
+    _ip("link", "del", host_end, check=False)
+    _drop_routes(address)
+
+
 @contextmanager
 def namespace(index: int) -> Iterator[NetNs]:
     require_root()
@@ -142,7 +157,9 @@ def namespace(index: int) -> Iterator[NetNs]:
     tag, block = _prefix()
     name, host_end, ns_end = f"{tag}n{index}", f"{tag}h{index}", f"{tag}c{index}"
     address = f"10.{block}.{index}.2"
+    _sweep(name, host_end, address)
     with ExitStack() as undo:
+        undo.callback(_drop_routes, address)  # last: a cut-off route a killed test left behind
         _ip("netns", "add", name)
         undo.callback(_ip, "netns", "del", name, check=False)
         _ip("link", "add", host_end, "type", "veth", "peer", "name", ns_end)
