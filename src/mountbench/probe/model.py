@@ -19,8 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import numpy as np
-
 Verdict = Literal["yes", "no", "differs", "hung", "needs root", "skipped"]
 Severity = Literal["data loss"]
 
@@ -238,6 +236,9 @@ class DelaySummary:
 
 def summarize_delays(delays_ms: tuple[float | None, ...] | list[float | None]) -> DelaySummary:
     """Median, min and max of the delays that were seen (pure; plain numpy)."""
+    # imported here: the probe agent, which runs in the lab's emulated guest, needs none of numpy
+    import numpy as np
+
     seen = np.array([d for d in delays_ms if d is not None], dtype=float)
     if seen.size == 0:
         return DelaySummary(len(delays_ms), 0, None, None, None)
