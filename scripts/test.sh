@@ -16,12 +16,14 @@ pytest_part() {
     return "$status"
 }
 
-# CI runs one worker: on two, tests that read the page cache, the block device's counters or
-# nginx's processes were decided by the other worker's load (see tests/conftest.py); `-n 2
-# --dist loadgroup` is a quicker local look. Either way the tests that assert on speed (marker
-# `timing`, listed in tests/support/timing.py) run afterwards, alone, on one worker. (Each part's -m
-# and -n come after "$@", so they win.)
+# Two workers: one runs the tests that touch the machine's shared state (fio and mountbench
+# sessions, which drop the page cache and read block-device counters; mounts; nginx; the client
+# namespaces) one after another, as one worker would; the other runs the lab's emulated guests,
+# one after another; either runs the in-process tests (tests/support/groups.py says which is
+# which, and why the lab cannot upset the rest). Then the tests that assert on speed (marker
+# `timing`, listed in tests/support/timing.py) run alone, on one worker. (Each part's -m, -n and
+# --dist come after "$@", so they win.)
 status=0
-pytest_part "$@" -m "not timing" || status=$?
+pytest_part "$@" -m "not timing" -n 2 --dist loadgroup || status=$?
 pytest_part "$@" -m timing -n 0 || status=$?
 exit "$status"

@@ -7,22 +7,11 @@ import signal
 from pathlib import Path
 
 import pytest
+from support.groups import xdist_group_of
 from support.timing import TIMING
 
 DATA = Path(__file__).parent / "data"
 HERE = Path(__file__).parent
-
-# With pytest-xdist (`scripts/test.sh -n 2 --dist loadgroup`, a quicker local look; CI runs one
-# worker), tests that share one scarce thing run on one worker, one after another: the lab tests
-# each boot an emulated guest that takes both CPUs; the multi-client tests set up network
-# namespaces and fio servers; the nginx tests check that no nginx is left running, which another
-# test's nginx would upset.
-SERIAL_GROUPS = {
-    "lab/": "lab",
-    "clients/": "clients",
-    "kinds/test_http.py": "nginx",
-    "cli/test_s1.py": "nginx",
-}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -36,7 +25,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         where = Path(str(item.path)).relative_to(HERE).as_posix()
-        group = next((g for prefix, g in SERIAL_GROUPS.items() if where.startswith(prefix)), None)
+        group = xdist_group_of(where, item.get_closest_marker("lab") is not None)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
         test_id = f"{where}::{item.name}"

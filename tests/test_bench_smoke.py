@@ -30,12 +30,6 @@ EXPECTED = {
     "time_to_answer.py": "to the answer",
     "tree_extract.py": "paired: median of the 1 per-pair ratios",
 }
-SLOW_GROUPS = {
-    "lab_boot.py": "lab",
-    "studies_lab.py": "lab",
-    "clients_scaling.py": "clients",
-    "ssh_clients.py": "clients",
-}
 
 
 def _scripts() -> list[str]:
@@ -50,10 +44,8 @@ def _params() -> list[object]:
     params = []
     for name in sorted(EXPECTED):
         marks = [pytest.mark.slow]
-        if name in SLOW_GROUPS:
-            marks.append(pytest.mark.xdist_group(SLOW_GROUPS[name]))
         if name in ("lab_boot.py", "studies_lab.py"):
-            marks.append(pytest.mark.lab)
+            marks.append(pytest.mark.lab)  # tests/conftest.py: group "lab"; the others group "host"
         params.append(pytest.param(name, marks=marks, id=name.removesuffix(".py")))
     return params
 

@@ -1,0 +1,47 @@
+"""Which xdist group each test runs in on CI's two workers (tests/conftest.py marks them)."""
+
+from __future__ import annotations
+
+# Two workers (scripts/test.sh: `-n 2 --dist loadgroup`), and still one test at a time on what
+# the tests share. Group "host": every test that runs fio or mountbench sessions, mounts, servers,
+# network namespaces or Ctrl-C; they run one after another on one worker, as on a single worker,
+# because a session drops the page cache and reads block-device counters, and the nginx and
+# client tests look for processes of their kind. Group "lab": the emulated guests, one after
+# another on the other worker. The lab touches none of what the host tests look at: it drops no
+# host cache (its sessions run in the guest), mounts nothing on the host, and its nginx and fio
+# run inside the guest; its disk image is opened O_DIRECT. Files in ALONGSIDE (in-process
+# statistics, rendering, records; a report or chromium at most) take no group: either worker
+# runs them. The tests that assert on speed run afterwards, alone (marker `timing`).
+# (xdist gives the largest group to the first worker, the next to the second.)
+LAB = "lab/"
+ALONGSIDE = (
+    "analysis/",
+    "fio/",
+    "presets/",
+    "records/",
+    "report/",
+    "runners/",
+    "test_timing_list.py",
+    "test_units.py",
+    "cli/test_progress.py",
+    "clients/test_invocation.py",
+    "clients/test_results.py",
+    "cloud/test_cloudpick_report.py",
+    "engine/test_budget.py",
+    "engine/test_plan.py",
+    "engine/test_session.py",
+    "host/test_outputs.py",
+    "kinds/test_fio_sweeps.py",
+    "kinds/test_fioclients.py",
+    "kinds/test_kind_guard.py",
+    "probe/test_probe_records.py",
+)
+
+
+def xdist_group_of(where: str, lab: bool) -> str | None:
+    """The xdist group of a test file (a path relative to tests/) or of a `lab`-marked test."""
+    if lab or where.startswith(LAB):
+        return "lab"
+    if where.startswith(ALONGSIDE):
+        return None
+    return "host"
