@@ -7,7 +7,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from support.groups import xdist_group_of
+from support.groups import xdist_group_of_nodeid
 from support.timing import TIMING
 
 DATA = Path(__file__).parent / "data"
@@ -22,12 +22,22 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """`--dist loadgroup`: the groups of tests/support/groups.py (lab, host), by node id."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class Groups(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_group_of_nodeid(nodeid) or nodeid
+
+    return Groups(config, log)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         where = Path(str(item.path)).relative_to(HERE).as_posix()
-        group = xdist_group_of(where, item.get_closest_marker("lab") is not None)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
         test_id = f"{where}::{item.name}"
         if any(test_id.startswith(entry) if "::" in entry else where == entry for entry in TIMING):
             item.add_marker(pytest.mark.timing)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from support.groups import ALONGSIDE, xdist_group_of
+from support.groups import ALONGSIDE, xdist_group_of, xdist_group_of_nodeid
 
 HERE = Path(__file__).parent
 
@@ -41,3 +41,6 @@ def test_groups() -> None:
     assert xdist_group_of("test_bench_smoke.py", lab=False) == "host"
     assert xdist_group_of("kinds/test_http.py", lab=False) == "host"
     assert xdist_group_of("report/test_report_html.py", lab=False) is None
+    assert xdist_group_of_nodeid("tests/test_bench_smoke.py::test_bench_runs_in_smoke_mode[studies_lab]") == "lab"
+    assert xdist_group_of_nodeid("tests/test_bench_smoke.py::test_bench_runs_in_smoke_mode[aa]") == "host"
+    assert xdist_group_of_nodeid("tests/analysis/test_stats.py::test_x") is None

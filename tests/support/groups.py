@@ -12,8 +12,11 @@ from __future__ import annotations
 # run inside the guest; its disk image is opened O_DIRECT. Files in ALONGSIDE (in-process
 # statistics, rendering, records; a report or chromium at most) take no group: either worker
 # runs them. The tests that assert on speed run afterwards, alone (marker `timing`).
-# (xdist gives the largest group to the first worker, the next to the second.)
+# xdist gives the largest group to the first worker, the next to the second. The groups come from
+# the node ids (tests/conftest.py's scheduler): with pytest 9, xdist's own xdist_group marks no
+# longer reach its scheduler (it renames item._nodeid, which pytest 9's nodeid does not read).
 LAB = "lab/"
+LAB_BENCHES = ("lab_boot", "studies_lab")  # test_bench_smoke.py params that boot a guest
 ALONGSIDE = (
     "analysis/",
     "fio/",
@@ -45,3 +48,11 @@ def xdist_group_of(where: str, lab: bool) -> str | None:
     if where.startswith(ALONGSIDE):
         return None
     return "host"
+
+
+def xdist_group_of_nodeid(nodeid: str) -> str | None:
+    """The group of a node id as the scheduler sees it: tests/<where>::<name>[params]."""
+    path, _, name = nodeid.partition("::")
+    where = path.removeprefix("tests/")
+    lab = where == "test_bench_smoke.py" and any(name.endswith(f"[{bench}]") for bench in LAB_BENCHES)
+    return xdist_group_of(where, lab)
