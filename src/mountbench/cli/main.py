@@ -106,4 +106,3 @@ def cli(debug: bool) -> None:
     mountbench run ssd=/mnt/ssd nfs=/mnt/nfs --preset cdm
     mountbench run /mnt/a /mnt/b --job mytest.fio --repeat 5
     """
-
