@@ -30,6 +30,7 @@ from mountbench.clients.spec import AGENT_PORT_OFFSET, FIO_PORT
 from mountbench.clients.sshscripts import BARRIER_SH
 from mountbench.errors import MountbenchError, UsageError
 from mountbench.fio.binary import FioInfo
+from mountbench.host.process import stop_tree
 
 DEFAULT_BIND = "127.0.0.1"
 HOME_PREFIX = "mountbench-serve-"
@@ -173,17 +174,8 @@ def _die_with_parent() -> None:
 
 
 def _stop(proc: subprocess.Popen) -> None:
-    """fio's server and every job process it forked (its process group)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, sig)
-        try:
-            proc.wait(timeout=5)
-            break
-        except subprocess.TimeoutExpired:
-            continue
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)  # job processes that outlived the server
+    """fio's server and every job process it forked (each in a session of its own)."""
+    stop_tree(proc, signal.SIGTERM)
 
 
 def _last_line(text: str) -> str:

@@ -6,6 +6,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,16 +60,68 @@ def run_child(
 
 
 def _stop_group(proc: subprocess.Popen, first: signal.Signals) -> None:
+    """``first`` to the process group, SIGKILL to what lingers; returns once the leader and
+    every process it had started are gone."""
+    stop_tree(proc, first)
+
+
+def stop_tree(proc: subprocess.Popen, first: signal.Signals, grace_s: float = 5.0) -> None:
+    """Stop ``proc`` (started with a session of its own) and everything it started.
+
+    fio's job processes each call setsid(), so they are in no group of fio's: signalling the
+    group reaches fio's main process only, and after a SIGKILL of it (or even a clean exit on
+    SIGINT, by a moment) a job can go on running. The descendants are taken before the signal
+    (once the leader is gone they belong to init) and waited for too; SIGKILL to what is left
+    after ``grace_s``. Zombies count as gone (a PID 1 that never reaps must not stall a stop)."""
+    members = _descendants(proc.pid)
+    for sig in (first, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
+        if sig == signal.SIGKILL:
+            members += [m for m in _descendants(proc.pid) if m not in members]  # forked since
+            _signal_all(members, sig)
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            continue
+        members = _wait_gone(members, grace_s)
+        if not members:
+            return
+    proc.wait()
+    _wait_gone(members, grace_s)
+
+
+def _descendants(pid: int) -> list:
+    import psutil
+
     try:
-        os.killpg(proc.pid, first)
-    except ProcessLookupError:
-        return
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return []
+
+
+def _signal_all(members: list, sig: signal.Signals) -> None:
+    import psutil
+
+    for member in members:
+        with contextlib.suppress(psutil.Error):
+            member.send_signal(sig)  # psutil checks the pid was not reused
+
+
+def _wait_gone(members: list, limit_s: float) -> list:
+    """Those of ``members`` still running (not zombies) after up to ``limit_s`` seconds."""
+    import psutil
+
+    deadline = time.monotonic() + limit_s
+    while True:
+        alive = []
+        for member in members:
+            with contextlib.suppress(psutil.Error):
+                if member.is_running() and member.status() != psutil.STATUS_ZOMBIE:
+                    alive.append(member)
+        if not alive or time.monotonic() >= deadline:
+            return alive
+        time.sleep(0.02)
 
 
 def _text(data: bytes | None) -> str:

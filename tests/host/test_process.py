@@ -1,0 +1,80 @@
+"""Stopping a child stops everything it started: fio's job processes each call setsid(), so
+signalling fio's process group reaches its main process only."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from support.tools import needs_fio
+
+from mountbench.host.process import run_child, stop_tree
+
+
+def _fio(directory: Path) -> list[str]:
+    return ["fio", "--name=stoptest", f"--directory={directory}", "--rw=randread", "--bs=4k", "--size=4M",
+            "--numjobs=2", "--time_based", "--runtime=60", "--ioengine=psync"]  # fmt: skip
+
+
+def _running_jobs(directory: Path) -> list[int]:
+    """fio processes working in ``directory`` that are still running (zombies are not)."""
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        cmdline = proc.info["cmdline"] or []
+        if f"--directory={directory}" in cmdline and proc.info["status"] != psutil.STATUS_ZOMBIE:
+            found.append(proc.pid)
+    return found
+
+
+def _wait_for_jobs(directory: Path, count: int) -> None:
+    deadline = time.monotonic() + 30
+    while len(_running_jobs(directory)) < count and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(_running_jobs(directory)) >= count, "fio did not start its jobs"
+
+
+def test_a_timed_out_fio_leaves_none_of_its_job_processes_running(tmp_path: Path) -> None:
+    """The time-limit path SIGKILLs: fio's main process cannot tell its jobs to stop."""
+    needs_fio()
+    started = time.monotonic()
+    done = run_child(_fio(tmp_path), timeout=3)
+    assert done.timed_out
+    assert _running_jobs(tmp_path) == []
+    assert time.monotonic() - started < 20
+
+
+@pytest.mark.parametrize("first", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_stop_tree_returns_once_fio_and_its_jobs_are_gone(tmp_path: Path, first: signal.Signals) -> None:
+    needs_fio()
+    proc = subprocess.Popen(_fio(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)  # fmt: skip
+    try:
+        _wait_for_jobs(tmp_path, 3)  # the main process and two jobs
+        stop_tree(proc, first)
+        assert proc.returncode is not None
+        assert _running_jobs(tmp_path) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_ctrl_c_in_run_child_stops_the_jobs_before_it_propagates(tmp_path: Path) -> None:
+    """A KeyboardInterrupt while waiting: fio gets SIGINT, and run_child raises only once the
+    jobs are gone (what `mountbench run` relies on when Ctrl-C ends a run)."""
+    needs_fio()
+    main = threading.main_thread().ident
+    assert main is not None
+
+    def interrupt() -> None:
+        _wait_for_jobs(tmp_path, 3)
+        signal.pthread_kill(main, signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        run_child(_fio(tmp_path), timeout=60)
+    assert _running_jobs(tmp_path) == []
