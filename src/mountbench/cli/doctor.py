@@ -10,7 +10,7 @@ import click
 from rich.table import Table
 
 from mountbench.cli.console import out
-from mountbench.errors import ChecksFailed, MountbenchError
+from mountbench.errors import ChecksFailed, MountbenchError, UsageError
 from mountbench.fio.binary import find_fio, fio_engines
 from mountbench.host import facts as hostinfo
 from mountbench.host import targets as targets_mod
@@ -22,8 +22,22 @@ from mountbench.units import format_bytes
 @click.argument("target", nargs=-1)
 @click.option("--lab", "lab_checks", is_flag=True, help="also check what 'mountbench lab' needs (QEMU, kernel, ...)")
 @click.option("--cloud", "cloud_checks", is_flag=True, help="also check what 'mountbench cloudlab' needs (rclone, ...)")
-def doctor(target: tuple[str, ...], lab_checks: bool, cloud_checks: bool) -> None:
+@click.option(
+    "--preset",
+    "presets",
+    multiple=True,
+    metavar="NAME",
+    help="also check what these presets need: their tools (nginx, wrk, git, ...), fio's acceptance of "
+    "their jobs, and room for their files on the targets (repeatable; 'mountbench presets' lists them)",
+)
+def doctor(target: tuple[str, ...], lab_checks: bool, cloud_checks: bool, presets: tuple[str, ...]) -> None:
     """Check fio, privileges and each TARGET; print every problem with its fix."""
+    from mountbench.presets import preset_names
+
+    unknown = [name for name in presets if name not in preset_names()]
+    if unknown:
+        names = ", ".join(preset_names())
+        raise UsageError(f"unknown preset {unknown[0]!r}; choose from {names} ('mountbench presets')")
     problems = warnings = 0
     table = Table("check", "result", "fix", show_lines=False)
 
@@ -58,8 +72,10 @@ def doctor(target: tuple[str, ...], lab_checks: bool, cloud_checks: bool) -> Non
         "(sudo) so caches are dropped between samples; otherwise those results are marked",
         warn=True,
     )
-    for arg in target or targets_mod.default_targets():
-        _doctor_target(arg, report)
+    args = list(target or targets_mod.default_targets())
+    usable = all([_doctor_target(arg, report) for arg in args])
+    if presets:
+        _doctor_presets(presets, args if usable else [], report)
     if lab_checks:
         from mountbench.lab import check_lab_prerequisites
 
@@ -80,19 +96,56 @@ def doctor(target: tuple[str, ...], lab_checks: bool, cloud_checks: bool) -> Non
     out.print("all checks passed" + noted)
 
 
-def _doctor_target(arg: str, report: Callable[..., None]) -> None:
+def _doctor_presets(presets: tuple[str, ...], target_args: list[str], report: Callable[..., None]) -> None:
+    """What a run of these presets would check before its first sample, checked now: each
+    kind's runner accepts its workloads (tools present, fio parses the jobs), and the targets
+    have room for the working sets (two targets on one filesystem share its free space)."""
+    from mountbench.engine.session import check_space
+    from mountbench.engine.workloads import assemble
+    from mountbench.kinds import RunnerSetup, make_runners
+
+    name = f"preset {', '.join(presets)}"
+    try:
+        workloads = assemble(presets, [])
+        runners = make_runners({w.kind for w in workloads}, RunnerSetup(find_fio()))
+    except MountbenchError as exc:
+        report(name, False, "unusable", str(exc))
+        return
+    for kind, runner in runners.items():
+        mine = [w for w in workloads if w.kind == kind]
+        if not mine:
+            continue
+        try:
+            runner.check(mine)
+        except MountbenchError as exc:
+            report(f"{name}: {kind}", False, f"cannot run its {len(mine)} workload(s)", str(exc))
+            continue
+        report(f"{name}: {kind}", True, f"{len(mine)} workload(s) ready")
+    if not target_args:  # a target's own row says what is wrong with it
+        return
+    try:
+        targets = targets_mod.resolve_targets(target_args)  # together, as a run would: labels unique
+        notices = check_space(targets, workloads, lambda w: runners[w.kind])
+    except MountbenchError as exc:
+        report(f"{name}: room on the targets", False, "not enough space", str(exc))
+        return
+    report(f"{name}: room on the targets", not notices, "; ".join(notices) or "the working sets fit", warn=True)
+
+
+def _doctor_target(arg: str, report: Callable[..., None]) -> bool:
+    """The target's checks; whether it is usable."""
     _label, path_text = targets_mod.parse_target_arg(arg)
     try:
         resolved = targets_mod.resolve_targets([arg])[0]
     except MountbenchError as exc:
         report(f"target {path_text}", False, "unusable", str(exc))
-        return
+        return False
     run_id = f"doctor-{os.getpid()}"
     try:
         scratch = targets_mod.create_scratch(resolved, run_id)
     except MountbenchError as exc:
         report(f"target {resolved.label}", False, "not writable", str(exc))
-        return
+        return False
     try:
         info = targets_mod.inspect_target(resolved, scratch)
     finally:
@@ -110,3 +163,4 @@ def _doctor_target(arg: str, report: Callable[..., None]) -> None:
         format_bytes(info.free_bytes),
         "free space or pass --size so the working set fits",
     )
+    return True
