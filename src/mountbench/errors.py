@@ -47,3 +47,13 @@ class ChecksFailed(MountbenchError):
     """`doctor` found problems; each was printed with its fix."""
 
     exit_code = ExitCode.FAILURE
+
+
+class Interrupted(MountbenchError):
+    """Ctrl-C or SIGTERM: finished samples are kept and the run can be resumed."""
+
+    exit_code = ExitCode.INTERRUPTED
+
+    def __init__(self, run_id: str, command: str = "mountbench run") -> None:
+        super().__init__(f"interrupted; finished samples are kept. Resume with: {command} --resume {run_id}")
+        self.run_id = run_id

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from support.fakerunner import FakeRunner, fake_workload, two_targets
 
-from mountbench.engine.session import Interrupted, Session
+from mountbench.engine.session import Session
+from mountbench.errors import Interrupted
 from mountbench.model import PlanItem, RunConfig, Sample, Target
 from mountbench.store import Store
 

@@ -11,8 +11,7 @@ import click
 from mountbench.cli.console import command_line, err, print_run
 from mountbench.cli.options import debug_option, given_run_options, pop_run_options, run_options
 from mountbench.cli.progress import ProgressEvents
-from mountbench.engine.session import Interrupted
-from mountbench.errors import UsageError
+from mountbench.errors import Interrupted, UsageError
 from mountbench.records.export import write_document
 from mountbench.report.document import make_document
 from mountbench.store import Store, default_db_path

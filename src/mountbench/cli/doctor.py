@@ -73,7 +73,7 @@ def doctor(target: tuple[str, ...], lab_checks: bool, cloud_checks: bool, preset
         warn=True,
     )
     args = list(target or targets_mod.default_targets())
-    usable = all([_doctor_target(arg, report) for arg in args])
+    usable = all([_doctor_target(arg, report) for arg in args])  # a list: every target gets its rows
     if presets:
         _doctor_presets(presets, args if usable else [], report)
     if lab_checks:

@@ -12,9 +12,7 @@ from collections.abc import Sequence
 import click
 
 from mountbench import __version__
-from mountbench.cli.console import err
-from mountbench.engine.session import Interrupted
-from mountbench.errors import ExitCode, MountbenchError
+from mountbench.errors import ExitCode, Interrupted, MountbenchError
 
 # Each command's module is imported when that command runs (or --help lists them), not every
 # one at each start: the lab's emulated guest starts `mountbench run` at ~1/20 of the host's speed,
@@ -61,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         click.echo(f"mountbench: error: {_click_error_line(exc)}", err=True)
         sys.exit(ExitCode.USAGE)
     except (click.exceptions.Abort, KeyboardInterrupt):
-        err.print("mountbench: interrupted")
+        click.echo("mountbench: interrupted", err=True)
         sys.exit(ExitCode.INTERRUPTED)
     except Interrupted as exc:
         click.echo(f"mountbench: {exc}", err=True)

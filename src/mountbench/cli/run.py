@@ -13,8 +13,8 @@ from mountbench.cli.console import command_line, err, out, print_run
 from mountbench.cli.options import debug_option, given_run_options, options_from_json, pop_run_options, run_options
 from mountbench.cli.progress import ProgressEvents
 from mountbench.engine import request as runrequest
-from mountbench.engine.session import Events, Interrupted, Session, check_space, plan_dry_run, sweep_leftovers
-from mountbench.errors import RunFailed, UsageError
+from mountbench.engine.session import Events, Session, check_space, plan_dry_run, sweep_leftovers
+from mountbench.errors import Interrupted, RunFailed, UsageError
 from mountbench.fio.binary import find_fio
 from mountbench.host import facts as hostinfo
 from mountbench.host import outputs

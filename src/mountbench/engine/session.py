@@ -24,7 +24,7 @@ import psutil
 from mountbench.analysis import sequential
 from mountbench.engine import caches
 from mountbench.engine.plan import build_plan, extra_round, pending_items, remaining_estimate
-from mountbench.errors import MountbenchError, TargetError
+from mountbench.errors import Interrupted, MountbenchError, TargetError
 from mountbench.host import scratch as scratch_mod
 from mountbench.host import targets as targets_mod
 from mountbench.host.watch import SampleWatch
@@ -44,14 +44,6 @@ from mountbench.model import (
 )
 from mountbench.store import Store, StoreFull
 from mountbench.units import format_bytes
-
-
-class Interrupted(MountbenchError):
-    """Ctrl-C or SIGTERM: finished samples are kept and the run can be resumed."""
-
-    def __init__(self, run_id: str, command: str = "mountbench run") -> None:
-        super().__init__(f"interrupted; finished samples are kept. Resume with: {command} --resume {run_id}")
-        self.run_id = run_id
 
 
 class Events(Protocol):

@@ -31,7 +31,8 @@ def run_child(
 
     On KeyboardInterrupt the whole group gets SIGINT (fio then stops its jobs),
     then SIGKILL if it lingers, and the interrupt propagates. On timeout the
-    group is killed and ``timed_out`` is set.
+    group is killed and ``timed_out`` is set. Either way it returns or raises only once
+    every process the child started is gone (:func:`stop_tree`).
     """
     out = open(stdout_path, "wb") if stdout_path else subprocess.PIPE  # noqa: SIM115
     try:
@@ -47,22 +48,16 @@ def run_child(
         try:
             stdout, stderr = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            _stop_group(proc, signal.SIGKILL)
+            stop_tree(proc, signal.SIGKILL)
             stdout, stderr = proc.communicate()
             return Completed(proc.returncode, _text(stdout), _text(stderr), timed_out=True)
         except BaseException:
-            _stop_group(proc, signal.SIGINT)
+            stop_tree(proc, signal.SIGINT)
             raise
         return Completed(proc.returncode, _text(stdout), _text(stderr), timed_out=False)
     finally:
         if stdout_path:
             out.close()  # type: ignore[union-attr]
-
-
-def _stop_group(proc: subprocess.Popen, first: signal.Signals) -> None:
-    """``first`` to the process group, SIGKILL to what lingers; returns once the leader and
-    every process it had started are gone."""
-    stop_tree(proc, first)
 
 
 def stop_tree(proc: subprocess.Popen, first: signal.Signals, grace_s: float = 5.0) -> None:
@@ -171,7 +166,7 @@ def run_timed(argv: list[str], *, cwd: Path | None = None, timeout: float | None
         try:
             _, status, usage = os.wait4(proc.pid, 0)
         except BaseException:
-            _stop_group(proc, signal.SIGINT)
+            stop_tree(proc, signal.SIGINT)
             raise
         finally:
             if timer:
