@@ -31,7 +31,13 @@ from mountbench.units import format_bytes
     "their jobs, and room for their files on the targets (repeatable; 'mountbench presets' lists them)",
 )
 def doctor(target: tuple[str, ...], lab_checks: bool, cloud_checks: bool, presets: tuple[str, ...]) -> None:
-    """Check fio, privileges and each TARGET; print every problem with its fix."""
+    """Check fio, privileges and each TARGET; print every problem with its fix.
+
+    \b
+    mountbench doctor /mnt/a /mnt/b
+    mountbench doctor /mnt/a --preset http      # nginx and wrk present, room for its files
+    mountbench doctor --lab --cloud
+    """
     from mountbench.presets import preset_names
 
     unknown = [name for name in presets if name not in preset_names()]
