@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mountbench.kinds import make_workload
+from mountbench.kinds.runner import RunnerDefaults
 from mountbench.model import Outcome, Prepared, RunSettings, Target, TargetContext, Workload, WorkloadFailed
 
 KIND = "fake"
@@ -18,7 +19,7 @@ def fake_workload(name: str) -> Workload:
 
 
 @dataclass
-class FakeRunner:
+class FakeRunner(RunnerDefaults):
     """``value(target, workload, call)`` gives each sample's metric; ``fail`` names the
     (target, workload) cells that fail; ``interrupt_at`` raises KeyboardInterrupt on that
     (1-based) call of run(), as Ctrl-C would in the middle of a sample."""

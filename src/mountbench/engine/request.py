@@ -17,8 +17,7 @@ from mountbench.errors import TargetError, UsageError
 from mountbench.fio.binary import FioInfo
 from mountbench.host import targets as targets_mod
 from mountbench.host.watch import SampleWatch, resolve_watch
-from mountbench.kinds import RunnerSetup, make_runners, on_clients
-from mountbench.kinds.fiofiles import FILE_STATES
+from mountbench.kinds import FILE_STATES, RunnerSetup, make_runners, on_clients
 from mountbench.kinds.runner import Runner
 from mountbench.model import RunConfig, RunData, RunOptions, Target, Workload
 

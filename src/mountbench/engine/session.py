@@ -143,13 +143,7 @@ def _shrink_hint(workloads: Sequence[Workload], runner_for: Callable[[Workload],
     """What shrinks the space the run needs, from the runners that need some (--size scales fio
     jobs but not trees; --tree tiny is not suggested when it is what was given)."""
     needing = [w for w in workloads if runner_for(w).space_needed(w)[1]]
-    hints = []
-    for workload in needing:
-        runner = runner_for(workload)
-        if hasattr(runner, "shrink_hint_for"):
-            hints.append(runner.shrink_hint_for(needing))
-        else:
-            hints.append(getattr(runner, "shrink_hint", f"drop the {runner.kind} workloads with --only"))
+    hints = [runner_for(workload).shrink_hint(needing) for workload in needing]
     return "; ".join(dict.fromkeys(hints)) or "drop workloads with --only"
 
 
@@ -260,9 +254,8 @@ class Session:
                 self.scratch_ids[target.label] = _identity(scratch)
                 info = targets_mod.inspect_target(target, scratch)
                 self.contexts[target.label] = TargetContext(target, info, scratch)
-            for runner in self.runners.values():  # optional hook: checks that need the scratch directories
-                if hasattr(runner, "ready"):
-                    runner.ready(list(self.contexts.values()))
+            for runner in self.runners.values():  # checks that need the scratch directories
+                runner.ready(list(self.contexts.values()))
         except BaseException:
             self._release_locks()
             self.remove_scratch()  # even with --keep: nothing ran, nothing worth keeping
@@ -481,9 +474,8 @@ class Session:
         for ctx in self.contexts.values():
             for runner in self.runners.values():
                 runner.cleanup(ctx)
-        for runner in self.runners.values():  # optional hook: stop what the runner started elsewhere
-            if hasattr(runner, "close"):
-                self.notices += runner.close()
+        for runner in self.runners.values():  # stop what the runner started elsewhere
+            self.notices += runner.close()
         self._release_locks()
         if not self.config.keep:
             self.remove_scratch()

@@ -12,24 +12,22 @@ from pathlib import Path
 
 from mountbench.errors import UsageError
 from mountbench.fio.sweeps import check_axes, merge_axes
-from mountbench.kinds import Adjustments, kind_of, load_job_file
+from mountbench.kinds import Adjustments, kind_of, load_job_file, preset_alone
 from mountbench.model import AppChoice, RunOptions, SweepAxis, TreeChoice, Workload
 from mountbench.presets import load_preset
 
 DEFAULT_PRESET = "quick"
-TREE_PRESET = "tree"
-STARTUP_PRESET = "startup"
 MIB = 1024 * 1024
 
 
 def chosen_presets(
     presets: Sequence[str], job_files: Sequence[object], tree: TreeChoice | None, app: AppChoice | None
 ) -> tuple[str, ...]:
-    """The presets a run runs: those named; with none and no job file either, the tree preset
-    for --tree/--tarball alone, the startup preset for --app-tree/--startup-cmd alone, else quick."""
+    """The presets a run runs: those named; with none and no job file either, the one a kind's
+    override given alone selects (--tree/--tarball: tree, --app-tree/--startup-cmd: startup), else quick."""
     if presets or job_files:
         return tuple(presets)
-    return (TREE_PRESET if tree is not None else STARTUP_PRESET if app is not None else DEFAULT_PRESET,)
+    return (preset_alone(Adjustments(tree=tree, app=app)) or DEFAULT_PRESET,)
 
 
 def from_options(options: RunOptions) -> list[Workload]:
@@ -55,7 +53,7 @@ def with_fsync_variants(workloads: Sequence[Workload]) -> list[Workload]:
     the durable rate beside the rate a volatile cache may absorb (analysis/plausible.py)."""
     out: list[Workload] = []
     for workload in workloads:
-        variant = getattr(kind_of(workload.kind), "fsync_variant", lambda _: None)(workload)
+        variant = kind_of(workload.kind).fsync_variant(workload)
         out += [workload, variant] if variant is not None else [workload]
     if len(out) == len(workloads):
         raise UsageError("--fsync-writes: no workload here writes without syncing already; drop --fsync-writes")

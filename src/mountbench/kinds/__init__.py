@@ -22,7 +22,9 @@ from mountbench.clients.spec import ClientSpec
 from mountbench.errors import UsageError
 from mountbench.kinds import fio, fioclients, http, startup, tree
 from mountbench.kinds.base import Adjustments, RunnerSetup, WorkloadKind, generic_description, new_workload
+from mountbench.kinds.fiofiles import FILE_STATES
 from mountbench.kinds.runner import Runner
+from mountbench.kinds.trees import PROFILES as TREE_PROFILES
 from mountbench.model import Description, Workload
 
 KINDS: dict[str, WorkloadKind] = {
@@ -33,8 +35,9 @@ KINDS: dict[str, WorkloadKind] = {
     startup.KIND.name: startup.KIND,
 }
 
-__all__ = ["KINDS", "Adjustments", "RunnerSetup", "describe", "from_preset", "host_facts", "kind_of", "load_job_file",
-           "make_runners", "make_workload", "on_clients"]  # fmt: skip
+__all__ = ["FILE_STATES", "KINDS", "TREE_PROFILES", "Adjustments", "RunnerSetup", "describe", "from_preset",
+           "host_facts", "kind_of", "load_job_file", "make_runners", "make_workload", "on_clients",
+           "preset_alone"]  # fmt: skip
 
 
 def kind_of(name: str) -> WorkloadKind:
@@ -78,9 +81,13 @@ def host_facts(runners: Mapping[str, Runner]) -> dict[str, Any]:
     a later one may say more (the clients of `run --client`: each chooses its own clock)."""
     facts: dict[str, Any] = {}
     for runner in runners.values():
-        if hasattr(runner, "host_facts"):
-            facts |= runner.host_facts()
+        facts |= runner.host_facts()
     return facts
+
+
+def preset_alone(adjustments: Adjustments) -> str | None:
+    """The preset an override given alone selects (kinds' preset_alone), the first kind's that has one."""
+    return next((p for kind in KINDS.values() if (p := kind.preset_alone(adjustments)) is not None), None)
 
 
 def load_job_file(path: Path) -> list[Workload]:

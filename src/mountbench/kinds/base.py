@@ -59,6 +59,14 @@ class WorkloadKind(Protocol):
         """One workload per point of the axes' grid (--sweep), each carrying its SweepPoint;
         None when the kind has no such options (the workload then runs once, as defined)."""
 
+    def fsync_variant(self, workload: Workload) -> Workload | None:
+        """The workload ending with a flush of what it wrote, counted in its time (run
+        --fsync-writes); None when it writes nothing, syncs already or the kind cannot."""
+
+    def preset_alone(self, adjustments: Adjustments) -> str | None:
+        """The preset a run without --preset or --job runs when this kind's override is given
+        (--tree selects the tree preset); None: the kind has no such override, or it is absent."""
+
     def make_runner(self, setup: RunnerSetup) -> Runner:
         """The runner that takes this kind's samples."""
 

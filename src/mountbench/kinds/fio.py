@@ -37,6 +37,7 @@ from mountbench.host import devstats
 from mountbench.host.process import run_child
 from mountbench.kinds import fiofiles, fioseries
 from mountbench.kinds.base import Adjustments, RunnerSetup, new_workload
+from mountbench.kinds.runner import RunnerDefaults
 from mountbench.model import (
     Caveat,
     Description,
@@ -214,6 +215,9 @@ class FioKind:
             pattern=mirror_pattern(job),
         )
 
+    def preset_alone(self, adjustments: Adjustments) -> str | None:
+        return None  # fio's overrides (--size, --runtime) change a preset, they choose none
+
     def make_runner(self, setup: RunnerSetup) -> FioRunner:
         clock = setup.resumed_host.get(CLOCK_FACT)  # a resumed run keeps the clock it chose
         return FioRunner(setup.fio, clock if clock in ("cpu", "clock_gettime") else None, setup.file_state)
@@ -321,9 +325,11 @@ def _section(name: str) -> str:
 # --- running -------------------------------------------------------------------------------
 
 
-class FioRunner:
+class FioRunner(RunnerDefaults):
     kind = "fio"
-    shrink_hint = "pass --size to shrink the fio working set"
+
+    def shrink_hint(self, workloads: Sequence[Workload]) -> str:
+        return "pass --size to shrink the fio working set"
 
     def __init__(self, fio: FioInfo, clocksource: str | None = None, file_state: str = "per-round") -> None:
         """clocksource: the clock a resumed run already used; chosen afresh when None.

@@ -48,6 +48,7 @@ from mountbench.fio.parse import FioOutputError, load_fio_json
 from mountbench.kinds.base import Adjustments, RunnerSetup, new_workload, stored_workload
 from mountbench.kinds.fio import CLOCK_FACT, FIO_FIXED_COST_S, FioRunner, cache_sensitive, fio_message
 from mountbench.kinds.fio import KIND as FIO
+from mountbench.kinds.runner import RunnerDefaults
 from mountbench.model import (
     Caveat,
     ClientResult,
@@ -195,6 +196,12 @@ class FioClientsKind:
     def renamed(self, workload: Workload, name: str, title: str) -> Workload:
         return new_workload(KIND, name, title, workload.source, workload.spec)
 
+    def fsync_variant(self, workload: Workload) -> Workload | None:
+        return None  # --fsync-writes made its variants before the workloads went to the clients
+
+    def preset_alone(self, adjustments: Adjustments) -> str | None:
+        return None
+
     def make_runner(self, setup: RunnerSetup) -> FioClientsRunner:
         return FioClientsRunner(setup.fio)
 
@@ -205,7 +212,7 @@ KIND = FioClientsKind()
 # --- running -------------------------------------------------------------------------------
 
 
-class FioClientsRunner:
+class FioClientsRunner(RunnerDefaults):
     kind = NAME
 
     def __init__(self, fio: FioInfo) -> None:

@@ -36,6 +36,7 @@ from mountbench.kinds.engines.nginx import (
     start_nginx,
 )
 from mountbench.kinds.engines.wrk import find_wrk, parse_wrk, render_script, whole_seconds, wrk_argv
+from mountbench.kinds.runner import RunnerDefaults
 from mountbench.model import (
     Caveat,
     Description,
@@ -155,6 +156,12 @@ class HttpKind:
     def sweep(self, workload: Workload, axes: Sequence[SweepAxis]) -> list[Workload] | None:
         return None  # the served file set's sizes are http's own options
 
+    def fsync_variant(self, workload: Workload) -> Workload | None:
+        return None  # wrk only reads
+
+    def preset_alone(self, adjustments: Adjustments) -> str | None:
+        return None
+
     def make_runner(self, setup: RunnerSetup) -> HttpRunner:
         return HttpRunner()
 
@@ -162,7 +169,7 @@ class HttpKind:
 KIND = HttpKind()
 
 
-class HttpRunner:
+class HttpRunner(RunnerDefaults):
     kind = "http"
 
     def __init__(self) -> None:

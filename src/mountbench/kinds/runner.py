@@ -6,7 +6,8 @@ WorkloadFailed live in mountbench.model, the ground floor.
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from mountbench.model import Outcome, Prepared, RunSettings, TargetContext, Workload
 
@@ -19,6 +20,15 @@ class Runner(Protocol):
 
     def space_needed(self, workload: Workload) -> tuple[str, int | None]:
         """(file group, bytes) the workload lays out; workloads of one group share files."""
+
+    def shrink_hint(self, workloads: Sequence[Workload]) -> str:
+        """What the user can do to shrink the space these workloads (of this runner's kind,
+        those that need space) take, said in a refusal for too little space."""
+
+    def ready(self, contexts: list[TargetContext]) -> None:
+        """Called once the scratch directories exist, before anything is prepared or run, for
+        checks that need them (the clients of `run --client` write a file there); raise
+        TargetError to refuse."""
 
     def prepare(self, workload: Workload, ctx: TargetContext, settings: RunSettings) -> Prepared:
         """Make the workload concrete for this target (no I/O on the target)."""
@@ -33,11 +43,30 @@ class Runner(Protocol):
     def cleanup(self, ctx: TargetContext) -> None:
         """Remove per-target state the runner created inside the scratch directory."""
 
-    # Optional: ``ready(contexts: list[TargetContext]) -> None`` is called once the scratch
-    # directories exist, before anything is prepared or run, for checks that need them
-    # (the clients of `run --client` write a file there); raise TargetError to refuse.
-    # Optional: ``close() -> list[str]`` is called when the run ends (done, failed or
-    # interrupted; it may be called twice) to stop what the runner started outside the targets
-    # (the ssh:// clients' fio servers); it returns notices for the user.
-    # Optional: ``host_facts() -> dict[str, Any]``: what the run's host record says about how
-    # this runner measures (fio: the clock it chose), read back from RunnerSetup on --resume.
+    def close(self) -> list[str]:
+        """Called when the run ends (done, failed or interrupted; it may be called twice) to stop
+        what the runner started outside the targets (the ssh:// clients' fio servers); returns
+        notices for the user."""
+
+    def host_facts(self) -> dict[str, Any]:
+        """What the run's host record says about how this runner measures (fio: the clock it
+        chose), read back from RunnerSetup on --resume."""
+
+
+class RunnerDefaults:
+    """What most runners do for the hooks of Runner that only some need: inherit it and
+    override the ones that mean something for the kind."""
+
+    kind: str
+
+    def shrink_hint(self, workloads: Sequence[Workload]) -> str:
+        return f"drop the {self.kind} workloads with --only"
+
+    def ready(self, contexts: list[TargetContext]) -> None:
+        return None
+
+    def close(self) -> list[str]:
+        return []
+
+    def host_facts(self) -> dict[str, Any]:
+        return {}

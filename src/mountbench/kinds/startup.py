@@ -37,6 +37,7 @@ from typing import Any
 from mountbench.errors import ToolMissing, UsageError
 from mountbench.host.process import run_timed
 from mountbench.kinds.base import Adjustments, RunnerSetup, new_workload
+from mountbench.kinds.runner import RunnerDefaults
 from mountbench.model import (
     AppChoice,
     Description,
@@ -143,6 +144,12 @@ class StartupKind:
 
     def sweep(self, workload: Workload, axes: Sequence[SweepAxis]) -> list[Workload] | None:
         return None  # a start-up has no fio options to sweep
+
+    def fsync_variant(self, workload: Workload) -> Workload | None:
+        return None  # a start-up only reads
+
+    def preset_alone(self, adjustments: Adjustments) -> str | None:
+        return "startup" if adjustments.app is not None else None
 
     def make_runner(self, setup: RunnerSetup) -> StartupRunner:
         return StartupRunner()
@@ -266,7 +273,7 @@ def import_code(copy: Path, modules: list[str], *, strict: bool, extra_path: lis
 # --- running -------------------------------------------------------------------------------------
 
 
-class StartupRunner:
+class StartupRunner(RunnerDefaults):
     kind = "startup"
 
     def check(self, workloads: list[Workload]) -> None:

@@ -29,6 +29,7 @@ from typing import Any
 from mountbench.errors import ToolMissing, UsageError
 from mountbench.host.process import run_timed
 from mountbench.kinds.base import Adjustments, RunnerSetup, generic_description, new_workload
+from mountbench.kinds.runner import RunnerDefaults
 from mountbench.kinds.trees import TreeArchive, from_tarball, generate
 from mountbench.model import (
     Description,
@@ -138,20 +139,25 @@ class TreeKind:
     def sweep(self, workload: Workload, axes: Sequence[SweepAxis]) -> list[Workload] | None:
         return None  # block size, depth, jobs and size are fio's options
 
+    def fsync_variant(self, workload: Workload) -> Workload | None:
+        return None  # a tree action syncs as its commands do
+
+    def preset_alone(self, adjustments: Adjustments) -> str | None:
+        return "tree" if adjustments.tree is not None else None
+
     def make_runner(self, setup: RunnerSetup) -> TreeRunner:
         return TreeRunner()
 
 
-class TreeRunner:
+class TreeRunner(RunnerDefaults):
     kind = "tree"
-    shrink_hint = "use --tree tiny or a smaller --tarball (--size does not shrink a tree)"
 
-    def shrink_hint_for(self, workloads: Sequence[Workload]) -> str:
+    def shrink_hint(self, workloads: Sequence[Workload]) -> str:
         """What shrinks these workloads' trees; the smallest profile is never suggested again."""
         trees = [TreeChoice.from_spec(w.spec.get("tree")) for w in workloads if w.kind == self.kind]
         if trees and all(t is not None and t.profile == "tiny" for t in trees):
             return "the smallest tree (--tree tiny) does not fit either: give a bigger target or a smaller --tarball"
-        return self.shrink_hint
+        return "use --tree tiny or a smaller --tarball (--size does not shrink a tree)"
 
     def __init__(self) -> None:
         self._archives: dict[str, TreeArchive] = {}
