@@ -361,7 +361,8 @@ class RunData:
 
 # --- how a run is configured ----------------------------------------------------------------
 
-DROP_MODES = ("auto", "always", "never")
+DROP_MODES = ("auto", "always", "never")  # --drop-caches (engine/caches.py)
+DEFAULT_PRECISION = 0.05  # "the same" means within ±5 % unless --until says otherwise; --budget's --until
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,21 @@ def parse_size(text: str | int) -> int:
     return int(float(number) * 1024 ** _POWERS[prefix.lower()])
 
 
+_SECONDS = {"us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "": 1.0, "s": 1.0, "sec": 1.0, "m": 60.0,
+            "min": 60.0, "h": 3600.0, "d": 86400.0}  # fmt: skip
+_SECONDS_RE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-z]*)\s*")
+
+
+def parse_seconds(text: str) -> float | None:
+    """A duration as fio and every duration option take it: a bare number is seconds; ``500ms``,
+    ``2.5s``, ``2m``, ``1h``, ``250us``. None when it is not one. The one duration parser:
+    --runtime, --budget and fio's own time options read durations alike."""
+    match = _SECONDS_RE.fullmatch(str(text).lower())
+    if not match or match.group(2) not in _SECONDS:
+        return None
+    return float(match.group(1)) * _SECONDS[match.group(2)]
+
+
 UNITLESS_MINIMUM = 1 << 20
 
 

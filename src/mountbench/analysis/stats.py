@@ -21,10 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mountbench.model import RunConfig
+from mountbench.model import DEFAULT_PRECISION, RunConfig
 
 CONFIDENCE = 0.95
-DEFAULT_PRECISION = 0.05  # "the same" means within ±5 % unless --until says otherwise
 TOO_WIDE_SPAN = 100.0  # an interval whose ends are more than 100× apart ranks nothing
 
 # Comparison.verdict

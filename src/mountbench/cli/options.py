@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import re
 import shlex
 from collections.abc import Callable
 from dataclasses import fields
@@ -27,10 +26,9 @@ from mountbench.clients.spec import parse_clients, parse_counts, read_hosts_file
 from mountbench.errors import UsageError
 from mountbench.fio.sweeps import parse_sweep
 from mountbench.host.watch import WatchSpec
-from mountbench.kinds.fiofiles import FILE_STATES
-from mountbench.kinds.trees import PROFILES
-from mountbench.model import DROP_MODES, AppChoice, Flag, RunOptions, TreeChoice
-from mountbench.units import parse_working_set
+from mountbench.kinds import FILE_STATES, TREE_PROFILES
+from mountbench.model import DEFAULT_PRECISION, DROP_MODES, AppChoice, Flag, RunOptions, TreeChoice
+from mountbench.units import parse_seconds, parse_working_set
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -46,19 +44,12 @@ class Seconds(click.ParamType):
         self.minimum = minimum
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        if isinstance(value, (int, float)):
-            seconds = float(value)
-        else:
-            match = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-z]*)\s*", str(value).lower())
-            if not match or match.group(2) not in _SECOND_UNITS:
-                self.fail(f"{value!r} is not a duration; give seconds such as 2.5, 1s, 500ms or 2m", param, ctx)
-            seconds = float(match.group(1)) * _SECOND_UNITS[match.group(2)]
+        seconds = float(value) if isinstance(value, int | float) else parse_seconds(str(value))
+        if seconds is None:
+            self.fail(f"{value!r} is not a duration; give seconds such as 2.5, 1s, 500ms or 2m", param, ctx)
         if not math.isfinite(seconds) or seconds < self.minimum:
             self.fail(f"{value!r} is too short; give at least {self.minimum:g}s", param, ctx)
         return seconds
-
-
-_SECOND_UNITS = {"": 1.0, "s": 1.0, "sec": 1.0, "ms": 1e-3, "m": 60.0, "min": 60.0, "h": 3600.0}
 
 
 # What click checks beyond a field's type, by click parameter name
@@ -68,7 +59,7 @@ _CHECKS: dict[str, dict[str, Any]] = {
     "warmup": {"type": click.IntRange(0, 100)},
     "runtime": {"type": Seconds(0.1)},
     "seed": {"type": int},
-    "tree_profile": {"type": click.Choice(sorted(PROFILES))},
+    "tree_profile": {"type": click.Choice(sorted(TREE_PROFILES))},
     "tarball": {"type": click.Path(path_type=Path)},
     "drop_caches": {"type": click.Choice(DROP_MODES)},
     "file_state": {"type": click.Choice(FILE_STATES)},
@@ -127,8 +118,6 @@ def debug_option(function: F) -> F:
 
 # --- from the command line's values to a RunOptions ------------------------------------------
 
-DEFAULT_PRECISION = 0.05
-
 
 def parse_precision(text: str) -> float:
     """'5%' or '0.05' -> 0.05; between 0.1 % and 100 %."""
@@ -142,15 +131,11 @@ def parse_precision(text: str) -> float:
     return value
 
 
-_DURATION_UNITS = {"": 1.0, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
-
-
 def parse_duration(text: str, option: str) -> float:
-    """'90', '90s', '1.5m', '2h' -> seconds (at least 1 s)."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", text.lower())
-    if not match or match.group(2) not in _DURATION_UNITS:
+    """'90', '90s', '1.5m', '2h' -> seconds (at least 1 s); units as units.parse_seconds reads them."""
+    seconds = parse_seconds(text)
+    if seconds is None or not math.isfinite(seconds):
         raise UsageError(f"{option} {text}: give a duration such as 60s, 5m or 1h")
-    seconds = float(match.group(1)) * _DURATION_UNITS[match.group(2)]
     if seconds < 1:
         raise UsageError(f"{option} {text}: give at least 1s")
     return seconds

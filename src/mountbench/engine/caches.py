@@ -11,7 +11,6 @@ from mountbench import model
 from mountbench.host.facts import is_root
 from mountbench.model import Caveat
 
-DROP_MODES = ("auto", "always", "never")
 _DROP_FILE = Path("/proc/sys/vm/drop_caches")
 SYNC_TIMEOUT_S = 120.0
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mountbench.errors import UsageError
-from mountbench.units import parse_size
+from mountbench.units import parse_seconds, parse_size
 
 Option = tuple[str, str | None]  # (key, value); value None for a bare flag like "thread"
 
@@ -208,26 +208,9 @@ def _eval_node(node: ast.AST) -> float:
     raise ValueError("not an arithmetic expression")
 
 
-_TIME_UNITS = {
-    "us": 1e-6,
-    "usec": 1e-6,
-    "ms": 1e-3,
-    "msec": 1e-3,
-    "s": 1,
-    "sec": 1,
-    "m": 60,
-    "min": 60,
-    "h": 3600,
-    "d": 86400,
-}
-
-
 def parse_fio_time(value: str) -> float | None:
-    """fio time values: a bare number is seconds; ``500ms``, ``60s``, ``2m``."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", value.lower())
-    if not match or match.group(2) not in {"", *_TIME_UNITS}:
-        return None
-    return float(match.group(1)) * _TIME_UNITS.get(match.group(2) or "s", 1)
+    """fio time values: a bare number is seconds; ``500ms``, ``60s``, ``2m`` (units.parse_seconds)."""
+    return parse_seconds(value)
 
 
 def truthy(value: str | None) -> bool:
