@@ -20,19 +20,27 @@ def pytest_configure(config: pytest.Config) -> None:
     # tests then see a run that never stops. Python's own handler is reset to the default on exec.
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(GroupScheduling(), "mountbench-group-scheduling")
 
 
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """`--dist loadgroup`: the groups of tests/support/groups.py (lab, host), by node id."""
-    if config.getvalue("dist") != "loadgroup":
-        return None
-    from xdist.scheduler import LoadGroupScheduling
+class GroupScheduling:
+    """`--dist loadgroup` by the groups of tests/support/groups.py (lab, host), by node id. A
+    plugin registered only when xdist is there: with pytest alone (``-p no:xdist``) an xdist
+    hook in a conftest is an unknown hook, which pytest refuses (INTERNALERROR)."""
 
-    class Groups(LoadGroupScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return xdist_group_of_nodeid(nodeid) or nodeid
+    @staticmethod
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+        if config.getvalue("dist") != "loadgroup":
+            return None
+        from xdist.scheduler import LoadGroupScheduling
 
-    return Groups(config, log)
+        class Groups(LoadGroupScheduling):
+            # xdist's scope of a test (its own node id, or an xdist_group mark's name): ours by path
+            def _split_scope(self, nodeid: str) -> str:
+                return xdist_group_of_nodeid(nodeid) or nodeid
+
+        return Groups(config, log)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -44,3 +44,50 @@ def test_groups() -> None:
     assert xdist_group_of_nodeid("tests/test_bench_smoke.py::test_bench_runs_in_smoke_mode[studies_lab]") == "lab"
     assert xdist_group_of_nodeid("tests/test_bench_smoke.py::test_bench_runs_in_smoke_mode[aa]") == "host"
     assert xdist_group_of_nodeid("tests/analysis/test_stats.py::test_x") is None
+
+
+def test_the_grouping_scheduler_is_active_under_xdist(tmp_path: Path) -> None:
+    """conftest's scheduler overrides a private method of xdist's (``_split_scope``): when xdist
+    renames it, the groups silently fall apart. Six tests of one group (host: a file under
+    kinds/, not alongside) run on two workers, under this suite's conftest, must all run on one."""
+    import subprocess
+    import sys
+    import textwrap
+
+    tests = tmp_path / "tests"
+    (tests / "kinds").mkdir(parents=True)
+    (tests / "conftest.py").write_text(
+        textwrap.dedent(f"""
+            import importlib.util, sys
+            sys.path.insert(0, {str(HERE)!r})
+            spec = importlib.util.spec_from_file_location("suite_conftest", {str(HERE / "conftest.py")!r})
+            suite = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(suite)
+            pytest_configure = suite.pytest_configure
+        """)
+    )
+    (tests / "kinds" / "test_one_group.py").write_text(
+        "import time\n" + "".join(f"def test_{n}():\n    time.sleep(0.2)\n" for n in range(6))
+    )
+    assert xdist_group_of_nodeid("tests/kinds/test_one_group.py::test_0") == "host"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup",
+         "--rootdir", str(tmp_path), "tests/kinds/test_one_group.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    workers = set(re.findall(r"\[(gw\d+)\][^\n]*PASSED", done.stdout))
+    assert len(workers) == 1, done.stdout[-2000:]
+
+
+def test_pytest_alone_runs_without_xdist() -> None:
+    """The xdist hook is registered only where xdist is: ``-p no:xdist`` is no INTERNALERROR."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider",
+         "tests/test_import_rules.py::test_the_cycle_finder_finds_circles"],
+        cwd=HERE.parent, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
