@@ -477,6 +477,9 @@ class RunOptions:
         Flag("--budget", "finish within DURATION (e.g. 60s, 5m): runtimes and rounds are chosen to fit, the rest "
              "goes to the least decided comparisons (implies --until 5% unless given)", "DURATION", "budget_text"),
     )  # fmt: skip
+    # no flag: set when the budget is the presets' default (no --repeat, --until, --budget or --runtime
+    # given); the engine then scales it with the targets and never cuts the planned rounds short
+    default_budget: bool = run_option(False)
     watch: tuple[str, ...] = run_option(  # host processes measured around each sample
         (),
         Flag("--watch", "measure this host process (and its children) while each sample runs: CPU, CPU per GiB, "

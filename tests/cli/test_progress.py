@@ -69,3 +69,42 @@ def test_rounds_added_by_until_grow_the_total_so_n_never_passes_it():
     counts = [line.split()[0] for line in lines]
     assert counts == ["1/4", "2/4", "3/4", "4/4", "5/6", "6/6"], lines
     assert lines[3].endswith("done") and "ETA" in lines[4] and lines[5].endswith("done")
+
+
+def test_a_run_that_adds_rounds_is_not_done_when_its_plan_is_and_counts_its_budget_down():
+    """Under --budget 3m the piped line said '36/36 ... done' at 1m50s and the run went on to 181 s;
+    'ETA 3 s' was printed with 73 s left (issue 31). The time is said before the first sample."""
+    import io
+
+    from rich.console import Console
+
+    from mountbench.cli.progress import Pace, ProgressEvents
+    from mountbench.model import Sample
+
+    stream = io.StringIO()
+    events = ProgressEvents(Console(file=stream, width=300), pace=Pace(adds_rounds=True, budget_s=180.0))
+    plan = [_item(t, "seq", 1.0, r) for r in range(2) for t in ("a", "b")]
+    events.on_start("r", plan, plan)
+    for item in plan:
+        events.on_sample_start(item, events.done, 4, 1.0)
+        events.on_sample_done(item, Sample(item.target, item.workload, item.round, True, {}))
+    lines = stream.getvalue().splitlines()
+    assert "ends within its --budget of 180 s" in lines[0]
+    last = lines[-1]
+    assert "done" not in last and "rounds for undecided comparisons may follow" in last, last
+    eta = last.rsplit("ETA ", 1)[1]
+    assert eta in ("2m59s", "3m00s"), last  # the budget counted down, not the planned rounds' 0 s
+
+
+def test_a_default_budget_says_its_time_and_that_the_planned_rounds_are_all_taken():
+    import io
+
+    from rich.console import Console
+
+    from mountbench.cli.progress import Pace, ProgressEvents
+
+    stream = io.StringIO()
+    events = ProgressEvents(Console(file=stream, width=300), pace=Pace(True, 54.0, default_budget=True))
+    plan = [_item("a", "seq", 1.0)]
+    events.on_start("r", plan, plan)
+    assert "it takes about 54.0 s (the default budget: the planned rounds, then" in stream.getvalue()

@@ -20,3 +20,13 @@ def test_the_fio_jobs_share_what_the_rest_leaves() -> None:
     assert roomy == BudgetPlan(None, "")
     assert fitted.runtime_s is not None and fitted.runtime_s > MIN_RUNTIME_S and not fitted.note
     assert tight.runtime_s == MIN_RUNTIME_S and "tight" in tight.note
+
+
+def test_a_default_budget_grows_with_the_targets() -> None:
+    """The quick preset's 36 s is for two targets; three starved (1-2 samples a cell, issue 31)."""
+    from mountbench.engine.budget import default_budget
+
+    assert default_budget(36, 2) == 36
+    assert default_budget(36, 3) == 54
+    assert default_budget(36, 5) == 90
+    assert default_budget(36, 1) == 36

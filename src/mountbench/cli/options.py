@@ -220,7 +220,7 @@ def pop_run_options(params: dict[str, Any], *, default_budget: bool = False) -> 
     raw = {param: params.pop(param) for _, param, _ in _flags()}
     given_repeat = raw["repeat"] is not None
     raw["repeat"] = raw["repeat"] if given_repeat else _field_default("repeat")
-    read = {option.name: _READ[option.name](raw) if option.name in _READ else raw[option.name]
+    read = {option.name: _READ[option.name](raw) if option.name in _READ else raw.get(option.name, option.default)
             for option in fields(RunOptions)}  # fmt: skip
     context = click.get_current_context(silent=True)
     given = context is not None and context.get_parameter_source("max_repeat") == ParameterSource.COMMANDLINE
@@ -234,13 +234,13 @@ def pop_run_options(params: dict[str, Any], *, default_budget: bool = False) -> 
     if default_budget and not asked:
         budget = preset_budget(options)
         if budget is not None:
-            options = dataclasses.replace(options, budget=budget, until=DEFAULT_PRECISION)
+            options = dataclasses.replace(options, budget=budget, until=DEFAULT_PRECISION, default_budget=True)
     return options
 
 
 def preset_budget(options: RunOptions) -> float | None:
-    """The default budget of the run's presets (every one must declare one; job files, sweeps
-    and clients have none)."""
+    """The default budget of the run's presets for two targets (every one must declare one; job
+    files, sweeps and clients have none); engine.budget.default_budget scales it with the targets."""
     if options.job_files or options.sweeps or options.clients:
         return None
     from mountbench.engine.workloads import chosen_presets  # engine imports no cli: no circle

@@ -12,6 +12,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from rich.console import Console
 from rich.progress import (
@@ -28,7 +29,7 @@ from rich.table import Column
 from rich.text import Text
 
 from mountbench.analysis.metrics import describe
-from mountbench.model import PlanItem, Sample, Workload
+from mountbench.model import PlanItem, RunOptions, Sample, Workload
 from mountbench.report.cells import format_value
 from mountbench.units import format_seconds
 
@@ -108,9 +109,25 @@ def measured(sample: Sample, workload: Workload | None) -> str:
     return ", ".join(format_value(sample.metrics[m], describe(m)) for m in names) or "ok"
 
 
+@dataclass(frozen=True)
+class Pace:
+    """How the run may go on after its planned rounds (RunConfig's --until and --budget): a
+    run that adds rounds is not done when the plan is, and a budgeted one goes on to its
+    deadline while a comparison is undecided, so its ETA counts the budget down."""
+
+    adds_rounds: bool = False  # --until or --budget (the default budget too)
+    budget_s: float | None = None
+    default_budget: bool = False  # the preset's default: the planned rounds are all taken
+
+    @classmethod
+    def of(cls, config: RunOptions) -> Pace:
+        return cls(config.until is not None, config.budget, config.default_budget)
+
+
 class ProgressEvents:
-    def __init__(self, console: Console, workloads: Sequence[Workload] = ()) -> None:
+    def __init__(self, console: Console, workloads: Sequence[Workload] = (), pace: Pace | None = None) -> None:
         self.console = console
+        self.pace = pace or Pace()
         self.live = console.is_terminal
         self.workloads = {w.name: w for w in workloads}
         self.progress: Progress | None = None
@@ -136,7 +153,7 @@ class ProgressEvents:
         self.console.print(
             f"run {run_id}: {len(pending) - warmups} samples to take{warm_text}"
             f"{f' ({stored} already stored)' if stored else ''}, "
-            f"about {format_seconds(estimate)} of I/O",
+            f"about {format_seconds(estimate)} of I/O{self._time_said()}",
             soft_wrap=not self.live,  # piped: one line, whatever its length, for logs and grep
         )
         if self.live:
@@ -154,6 +171,27 @@ class ProgressEvents:
             self.progress.start()
             self.task = self.progress.add_task("starting", total=self.total, completed=self.done, eta=estimate)
 
+    def _time_said(self) -> str:
+        """How long the run will take, said before it starts."""
+        pace = self.pace
+        if pace.budget_s is None:
+            return ""
+        if pace.default_budget:
+            return (f"; it takes about {format_seconds(pace.budget_s)} (the default budget: the planned rounds, "
+                    "then more rounds for undecided comparisons while time is left)")  # fmt: skip
+        return f"; it ends within its --budget of {format_seconds(pace.budget_s)}"
+
+    def _budget_left(self) -> float | None:
+        if self.pace.budget_s is None or not self.pace.adds_rounds:
+            return None
+        return max(0.0, self.pace.budget_s - (time.monotonic() - self.started))
+
+    def _eta(self, planned_left: float) -> float:
+        """A budgeted run that adds rounds goes on to its deadline while anything is undecided:
+        its ETA is the budget counted down (or the planned rounds' own time, when longer)."""
+        budget_left = self._budget_left()
+        return planned_left if budget_left is None else max(planned_left, budget_left)
+
     def _left(self, item: PlanItem) -> list[PlanItem] | None:
         """The planned items after ``item``; None for an item the plan did not have (an adaptive round)."""
         return self.pending[self.pending.index(item) + 1 :] if item in self.pending else None
@@ -163,7 +201,7 @@ class ProgressEvents:
         self.total = max(self.total, total)  # rounds added by --until/--budget grow N: n never passes it
         left = self._left(item)
         if left is not None:  # this item's own time (its setup already ran) plus what is left after it
-            eta_s = self.eta.expected(item) + self.eta.remaining(left)
+            eta_s = self._eta(self.eta.expected(item) + self.eta.remaining(left))
         else:
             self.added_eta = (eta_s, time.monotonic())
         if self.progress is not None:
@@ -176,7 +214,7 @@ class ProgressEvents:
         self.last_end = now
         planned = self._left(item)
         left = planned or []
-        eta = self.eta.remaining(left)
+        eta = self._eta(self.eta.remaining(left))
         if planned is None and self.added_eta is not None:  # an added round: the session's own ETA, counted down
             eta = max(0.0, self.added_eta[0] - (now - self.added_eta[1]))
         value = measured(sample, self.workloads.get(item.workload))
@@ -191,11 +229,22 @@ class ProgressEvents:
         width = len(str(self.total))
         self.console.print(
             f"  {self.done:>{width}}/{self.total} {item.name} · {item.target} · {item.workload}: {value} · "
-            f"{elapsed} elapsed, {'ETA ' + clock(eta) if left or self.done < self.total else 'done'}",
+            f"{elapsed} elapsed, {self._after(eta, bool(left) or self.done < self.total)}",
             markup=False,
             highlight=False,
             soft_wrap=True,  # one line per sample, however long the target's label
         )
+
+    def _after(self, eta: float, more_planned: bool) -> str:
+        """What follows the sample: an ETA, or, once the plan is done, what the run does next
+        (never "done" while rounds may still be added)."""
+        if more_planned:
+            return f"ETA {clock(eta)}"
+        if not self.pace.adds_rounds:
+            return "done"
+        if self._budget_left() is not None:
+            return f"planned rounds taken; rounds for undecided comparisons may follow, ETA {clock(eta)}"
+        return "planned rounds taken; rounds for undecided comparisons may follow"
 
     def on_finish(self, run_id: str, status: str) -> None:
         if self.progress is not None:

@@ -7,11 +7,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import click
-from click.core import ParameterSource
 
 from mountbench.cli.console import command_line, err, out, print_run
 from mountbench.cli.options import debug_option, given_run_options, options_from_json, pop_run_options, run_options
-from mountbench.cli.progress import ProgressEvents
+from mountbench.cli.progress import Pace, ProgressEvents
 from mountbench.engine import request as runrequest
 from mountbench.engine.session import Events, Session, check_space, plan_dry_run, sweep_leftovers
 from mountbench.errors import Interrupted, RunFailed, UsageError
@@ -108,7 +107,7 @@ def _session(
         request.workloads,
         request.runners,
         store,
-        _events(events_out, request.workloads),
+        _events(events_out, request.workloads, Pace.of(request.config)),
         run_id=run_id,
         on_saved=_exporter(store, json_out),
         watch=request.watch,
@@ -152,9 +151,9 @@ def _execute(
         raise Interrupted(session.run_id)
 
 
-def _events(events_out: outputs.Output | None, workloads: Sequence[Workload] = ()) -> Events:
+def _events(events_out: outputs.Output | None, workloads: Sequence[Workload] = (), pace: Pace | None = None) -> Events:
     """The progress bar, plus a JSON-lines event log when asked for (the lab reads it)."""
-    progress = ProgressEvents(err, workloads)
+    progress = ProgressEvents(err, workloads, pace)
     if events_out is None:
         return progress
     # the file lives as long as the process; appended to, so it is opened where the checked path leads
@@ -204,20 +203,22 @@ def _exporter(store: Store, json_out: outputs.Output | None) -> Callable[[str], 
     return export
 
 
-def budget_line(budget_s: float, max_repeat: int, given: bool) -> str:
-    """What a budget does to the plan, for the dry run: where it came from, and how to get
-    fixed rounds instead."""
-    source = "--budget" if given else "the preset's default, as no --repeat, --until, --budget or --runtime was given"
+def budget_line(budget_s: float, max_repeat: int, default: bool) -> str:
+    """What a budget does to the plan, for the dry run and before a run: where it came from, and
+    how to get fixed rounds instead."""
+    if default:
+        return (
+            f"{format_seconds(budget_s)} (the preset's default, as no --repeat, --until, --budget or --runtime was "
+            f"given; it grows with the targets): the runtimes below are chosen so that the planned rounds fit, and "
+            f"they are all taken even if they need longer; then more rounds go to the comparisons still undecided "
+            f"while time is left (up to --max-repeat {max_repeat} per cell); --repeat N runs N fixed rounds at the "
+            f"preset's own runtimes instead"
+        )
     return (
-        f"{format_seconds(budget_s)} ({source}): the runtimes and the first rounds below are chosen to fit in it, "
+        f"{format_seconds(budget_s)} (--budget): the runtimes and the first rounds below are chosen to fit in it, "
         f"then more rounds go to the comparisons still undecided while time is left (up to --max-repeat "
         f"{max_repeat} per cell); --repeat N runs N fixed rounds at the preset's own runtimes instead"
     )
-
-
-def _budget_given() -> bool:
-    context = click.get_current_context(silent=True)
-    return context is not None and context.get_parameter_source("budget_text") == ParameterSource.COMMANDLINE
 
 
 def _print_dry_run(request: runrequest.RunRequest) -> None:
@@ -232,7 +233,7 @@ def _print_dry_run(request: runrequest.RunRequest) -> None:
         f"(seed {config.seed}, baseline {config.baseline})"
     )
     if config.budget is not None:
-        out.print(f"[bold]Budget[/bold]: {budget_line(config.budget, config.max_repeat, _budget_given())}")
+        out.print(f"[bold]Budget[/bold]: {budget_line(config.budget, config.max_repeat, config.default_budget)}")
     for target in request.targets:
         # paths and job files are never wrapped: they are meant to be copied
         out.print(

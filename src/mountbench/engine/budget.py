@@ -20,6 +20,13 @@ FIXED_COST_S = 0.3  # fio's start-up and exit per sample
 OTHER_KIND_S = 2.0  # a workload of another kind with no duration bound
 
 
+def default_budget(preset_budget_s: float, targets: int) -> float:
+    """A presets' default budget is for two targets (one comparison a workload); every target
+    more adds its share, so that each cell still gets its planned rounds: 36 s for two targets
+    of the quick preset, 54 s for three. One target keeps the two-target budget."""
+    return preset_budget_s * max(2, targets) / 2
+
+
 @dataclass(frozen=True)
 class BudgetPlan:
     runtime_s: float | None  # the runtime every fio job gets; None: keep theirs

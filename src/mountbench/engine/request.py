@@ -12,7 +12,7 @@ from pathlib import Path
 
 from mountbench.clients.spec import parse_clients
 from mountbench.engine import workloads as workloads_mod
-from mountbench.engine.budget import plan_runtime
+from mountbench.engine.budget import default_budget, plan_runtime
 from mountbench.errors import TargetError, UsageError
 from mountbench.fio.binary import FioInfo
 from mountbench.host import targets as targets_mod
@@ -44,6 +44,8 @@ def resolve(options: RunOptions, target_args: Sequence[str], fio: FioInfo) -> Ru
     targets = targets_mod.resolve_targets(list(target_args) or targets_mod.default_targets())
     workloads = workloads_mod.from_options(options)
     notes: tuple[str, ...] = ()
+    if options.default_budget and options.budget is not None:
+        options = dataclasses.replace(options, budget=default_budget(options.budget, len(targets)))
     if options.budget is not None and options.runtime is None:
         rounds = options.repeat + options.warmup
         fitted = plan_runtime(workloads, len(targets), rounds, options.budget)

@@ -43,7 +43,7 @@ from mountbench.model import (
     WorkloadFailed,
 )
 from mountbench.store import Store, StoreFull
-from mountbench.units import format_bytes
+from mountbench.units import format_bytes, format_seconds
 
 
 class Events(Protocol):
@@ -196,7 +196,7 @@ class _Clock:
         return left
 
     def ran_out_notice(self) -> str:
-        return f"the --budget of {self.budget:g} s ran out: samples that did not fit were not taken"
+        return f"the budget of {format_seconds(self.budget or 0)} ran out: samples that did not fit were not taken"
 
 
 class Session:
@@ -297,7 +297,7 @@ class Session:
         status = "interrupted"
         self._clock = _Clock(self.config.budget, total=len(plan), done=len(plan) - len(pending))
         try:
-            self._run_items(pending)
+            self._run_items(pending, planned=True)
             if self.config.until is not None:
                 self._adaptive_rounds()
             status = self._final_status()
@@ -319,12 +319,15 @@ class Session:
         stored, ok = self.store.sample_counts(self.run_id)
         return "failed" if stored and not ok else "complete"
 
-    def _run_items(self, items: Sequence[PlanItem]) -> bool:
-        """Take and store each item; False when the budget ran out before all were taken."""
+    def _run_items(self, items: Sequence[PlanItem], *, planned: bool = False) -> bool:
+        """Take and store each item; False when the budget ran out before all were taken. The
+        planned rounds under a default budget are all taken (the budget then bounds only the
+        rounds added for undecided comparisons): a default run never leaves a cell with 1-2 samples."""
         clock = self._clock
+        keep_all = planned and self.config.default_budget
         for index, item in enumerate(items):
-            if not clock.fits(item.estimate_s):
-                self.notices.append(clock.ran_out_notice())
+            if not keep_all and not clock.fits(item.estimate_s):
+                self._notice_once(clock.ran_out_notice())
                 return False
             eta = clock.eta(items[index:], adaptive=self.config.until is not None)
             start = functools.partial(self.events.on_sample_start, item, clock.done, clock.total, eta)
@@ -365,12 +368,16 @@ class Session:
                 pairs = list(dict.fromkeys(pair for group in pairs for pair in group))
             if not pairs:
                 if any(d.state == sequential.UNDECIDED for d in decisions):
-                    self.notices.append(self._clock.ran_out_notice())
+                    self._notice_once(self._clock.ran_out_notice())
                 return
             items = extra_round(next_round, pairs, self.config.seed, estimates)
             self._clock.total += len(items)
             if not self._run_items(items):
                 return
+
+    def _notice_once(self, notice: str) -> None:
+        if notice not in self.notices:
+            self.notices.append(notice)
 
     def _saved(self) -> None:
         """Re-export after every sample; an export that fails is a warning, not the end of the run."""
