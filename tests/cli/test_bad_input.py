@@ -182,7 +182,7 @@ def test_dry_run_lists_warmups_before_the_measured_rounds(target, mb_env):
 def test_dry_run_says_which_budget_applies_and_how_to_get_fixed_rounds(target, mb_env):
     """Issue 23: a plain run is budgeted by its preset's default; the dry run said nothing of it."""
     plain = " ".join(mountbench("run", str(target), "--dry-run", env=mb_env).stdout.split())
-    assert "Budget: 36.0 s (the preset's default, as no --repeat, --until, --budget or --runtime was given; it " in plain
+    assert "Budget: 36.0 s (the preset's default, as no --repeat, --until, --budget or --runtime was given;" in plain
     assert "they are all taken even if they need longer" in plain
     assert "--repeat N runs N fixed rounds" in plain
     given = " ".join(mountbench("run", str(target), "--dry-run", "--budget", "20s", env=mb_env).stdout.split())

@@ -42,6 +42,9 @@ _NAMED: dict[str, tuple[str, str, bool]] = {
     "requests": ("requests", "", True),
     "requests_per_s": ("requests/s", "1/s", True),
     "bytes_per_s": ("bytes per second", "B/s", True),
+    # what else the machine did during a sample (host/noise.py), % of all its CPUs
+    "others_cpu": ("CPU used by other processes", "%", False),
+    "steal": ("CPU stolen by the hypervisor", "%", False),
 }
 
 # What serving a sample cost the host (--watch, the lab): shown with every workload's

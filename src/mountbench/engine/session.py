@@ -7,6 +7,7 @@ reports progress through an Events object and never prints.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import secrets
@@ -27,6 +28,7 @@ from mountbench.engine.plan import build_plan, extra_round, pending_items, remai
 from mountbench.errors import Interrupted, MountbenchError, TargetError
 from mountbench.host import scratch as scratch_mod
 from mountbench.host import targets as targets_mod
+from mountbench.host.noise import NoiseWindow
 from mountbench.host.watch import SampleWatch
 from mountbench.kinds.runner import Runner
 from mountbench.model import (
@@ -466,14 +468,17 @@ class Session:
         """The timed part; with --watch, the watched host processes are measured around
         exactly it and their cost (host.*) joins the sample's metrics."""
         assert self.settings is not None
+        noise = NoiseWindow.open()  # what else the machine did meanwhile (host/noise.py)
         window = self.watch.start(ctx.target.label) if self.watch is not None else None
         if window is None:
-            return runner.run(prepared, ctx, self.settings)
-        try:
             outcome = runner.run(prepared, ctx, self.settings)
-        finally:
-            measured = window.stop()
-        return measured.applied_to(outcome)
+        else:
+            try:
+                outcome = runner.run(prepared, ctx, self.settings)
+            finally:
+                measured = window.stop()
+            outcome = measured.applied_to(outcome)
+        return dataclasses.replace(outcome, metrics={**outcome.metrics, **noise.close()})
 
     # --- cleanup -----------------------------------------------------------------
 
