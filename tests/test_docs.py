@@ -203,7 +203,8 @@ def test_commands_are_read_up_to_a_pipe_or_a_comment() -> None:
 def test_commands_are_found_in_fences_spans_and_console_blocks(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text(
-        "Try `mountbench show last --unit IOPS` or `run --client HOST`, not `fio --server` or `list`.\n"
+        "Try `mountbench show last --unit IOPS` or `run --client HOST`, not `fio --server` or `list`; `mountbench\n"
+        "export last --no-raw` wraps.\n"
         "```sh\nmountbench lab --mount 9p   # a guest\necho mountbench\n```\n"
         "```python\nmountbench run --not-read\n```\n"
         "```console\n$ mountbench presets\nquick (default): a first look\n...\n```\n"
@@ -212,15 +213,19 @@ def test_commands_are_found_in_fences_spans_and_console_blocks(tmp_path: Path) -
     assert found == {
         (1, ("mountbench", "show", "last", "--unit", "IOPS"), ()),
         (1, ("mountbench", "run", "--client", "HOST"), ()),
-        (3, ("mountbench", "lab", "--mount", "9p"), ()),
-        (10, ("mountbench", "presets"), ("quick (default): a first look", "...")),
+        (1, ("mountbench", "export", "last", "--no-raw"), ()),
+        (4, ("mountbench", "lab", "--mount", "9p"), ()),
+        (11, ("mountbench", "presets"), ("quick (default): a first look", "...")),
     }
 
 
 def test_options_named_alone_are_found_in_prose_only(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
-    page.write_text("Use `--keep-gust`, `--size 64M` or `-h`; not `-` or `--`.\n```sh\nmountbench lab --cpus 2\n```\n")
-    assert option_spans(page) == [(1, "--keep-gust"), (1, "--size"), (1, "-h")]
+    page.write_text(
+        "Use `--keep-gust`, `--size 64M` or `-h`; not `-` or `--`. A span may wrap: `--baseline\n"
+        "LABEL`, `--unit`.\n```sh\nmountbench lab --cpus 2\n```\n"
+    )
+    assert option_spans(page) == [(1, "--keep-gust"), (1, "--size"), (1, "-h"), (1, "--baseline"), (2, "--unit")]
     assert "--keep-guest" in every_option() and "--keep-gust" not in every_option()
 
 
@@ -229,12 +234,14 @@ def test_the_link_checker_finds_a_missing_page_or_heading(tmp_path: Path) -> Non
     page = tmp_path / "page.md"
     page.write_text(
         "# Page\n\n[ok](other.md#--until-and---budget-sooner) [top](#page) [web](https://example.org/x)\n"
-        "[gone](missing.md) [no heading](other.md#nowhere) `[in code](missing.md)`\n"
+        "[gone](missing.md) [no heading](other.md#nowhere) `[in code](missing.md)` [a wrapped\n"
+        "link](missing.md)\n"
         "```sh\n[in a fence](missing.md)\n```\n"
     )
     assert link_problems(page) == [
         "page.md:4: missing.md: no such file",
         "page.md:4: other.md#nowhere: no heading #nowhere in other.md",
+        "page.md:4: missing.md: no such file",
     ]
     assert heading_anchors("# A\n## A\n## O_DIRECT is probed (for real)\n") == {
         "a",

@@ -20,8 +20,9 @@ from mountbench.cli.main import cli
 # fenced blocks whose lines may be commands (```sh, ```text, ```console); other languages are not read
 COMMAND_FENCES = ("sh", "text", "console")
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
-CODE_SPAN = re.compile(r"`([^`\n]+)`")
-LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+# a code span or a link may wrap onto the next line, never across a blank line (a new paragraph)
+CODE_SPAN = re.compile(r"`((?:[^`\n]|\n(?!\n))+)`")
+LINK = re.compile(r"!?\[(?:[^\]\n]|\n(?!\n))*\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 SHELL_OPERATORS = frozenset("|&;<>()")
 # options of the programs mountbench drives, named in prose as their own manuals spell them
@@ -96,12 +97,22 @@ def quoted_commands(page: Path, markdown: str | None = None) -> list[Quoted]:
             continue
         first_line = text.count("\n", 0, fence.start(2)) + 1
         found.extend(_fenced_commands(page, fence.group(1), fence.group(2).splitlines(), first_line))
-    for number, line in enumerate(blank_fences(text).splitlines(), 1):
-        for span in CODE_SPAN.findall(line):
-            words = command_words(span) or _command_with_option(span)
-            if words:
-                found.append(Quoted(page, number, words))
+    for number, span in prose_spans(text):
+        words = command_words(span) or _command_with_option(span)
+        if words:
+            found.append(Quoted(page, number, words))
     return found
+
+
+def prose_spans(markdown: str) -> list[tuple[int, str]]:
+    """The code spans of a page's prose, each with the line it starts on (one wrapped onto the
+    next line read as one line)."""
+    prose = blank_fences(markdown)
+    return [(_line_of(prose, span.start()), " ".join(span.group(1).split())) for span in CODE_SPAN.finditer(prose)]
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
 
 
 def _fenced_commands(page: Path, language: str, lines: list[str], first_line: int) -> list[Quoted]:
@@ -137,11 +148,10 @@ def option_spans(page: Path, markdown: str | None = None) -> list[tuple[int, str
     """Options named alone in prose (`--keep-guest`, `--size 64M`): (line, option)."""
     text = page.read_text() if markdown is None else markdown
     found = []
-    for number, line in enumerate(blank_fences(text).splitlines(), 1):
-        for span in CODE_SPAN.findall(line):
-            words = shell_words(span)
-            if words and _looks_like_option(option := words[0].split("=", 1)[0]):
-                found.append((number, option))
+    for number, span in prose_spans(text):
+        words = shell_words(span)
+        if words and _looks_like_option(option := words[0].split("=", 1)[0]):
+            found.append((number, option))
     return found
 
 
@@ -211,17 +221,17 @@ def heading_anchors(markdown: str) -> set[str]:
 def link_problems(page: Path, markdown: str | None = None) -> list[str]:
     """Every relative link (and image) of a page that names no file, or no heading of the page it names."""
     text = page.read_text() if markdown is None else markdown
-    prose = CODE_SPAN.sub("", blank_fences(text))
+    prose = CODE_SPAN.sub(lambda span: "\n" * span.group(0).count("\n"), blank_fences(text))
     problems = []
-    for number, line in enumerate(prose.splitlines(), 1):
-        for target in LINK.findall(line):
-            if re.match(r"[a-z][a-z0-9+.-]*:", target):  # https:, mailto:: not checked here
-                continue
-            path_text, _, anchor = target.partition("#")
-            path = (page.parent / path_text).resolve() if path_text else page
-            where = f"{page.name}:{number}: {target}"
-            if not path.exists():
-                problems.append(f"{where}: no such file")
-            elif anchor and path.suffix == ".md" and anchor not in heading_anchors(path.read_text()):
-                problems.append(f"{where}: no heading #{anchor} in {path.name}")
+    for link in LINK.finditer(prose):
+        target, number = link.group(1), _line_of(prose, link.start())
+        if re.match(r"[a-z][a-z0-9+.-]*:", target):  # https:, mailto:: not checked here
+            continue
+        path_text, _, anchor = target.partition("#")
+        path = (page.parent / path_text).resolve() if path_text else page
+        where = f"{page.name}:{number}: {target}"
+        if not path.exists():
+            problems.append(f"{where}: no such file")
+        elif anchor and path.suffix == ".md" and anchor not in heading_anchors(path.read_text()):
+            problems.append(f"{where}: no heading #{anchor} in {path.name}")
     return problems
