@@ -24,6 +24,7 @@ ALONGSIDE = (
     "records/",
     "report/",
     "runners/",
+    "test_docs.py",
     "test_timing_list.py",
     "test_units.py",
     "cli/test_progress.py",
