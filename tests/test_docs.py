@@ -148,7 +148,8 @@ def test_a_dry_run_writes_nothing_as_the_readme_says(tmp_path: Path) -> None:
         for target in targets:
             target.mkdir()
         printed = _mountbench(tuple(args), tmp_path, env)
-        assert printed.startswith(f"Plan: {len(targets)} targets × "), printed
+        noun = "target" if len(targets) == 1 else "targets"
+        assert printed.startswith(f"Plan: {len(targets)} {noun} × "), printed
         made = sorted(path.relative_to(tmp_path).as_posix() for path in tmp_path.rglob("*"))
         assert made == sorted(["home", *(target.name for target in targets)]), "a dry run wrote these"
 

@@ -221,6 +221,10 @@ def budget_line(budget_s: float, max_repeat: int, default: bool) -> str:
     )
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _print_dry_run(request: runrequest.RunRequest) -> None:
     config = request.config
     dry = plan_dry_run(config, request.targets, request.workloads, request.runners)
@@ -228,7 +232,7 @@ def _print_dry_run(request: runrequest.RunRequest) -> None:
     measured = sum(not item.warmup for item in dry.plan)
     warm_text = f", after {len(dry.plan) - measured} warm-ups" if config.warmup else ""
     out.print(
-        f"[bold]Plan[/bold]: {len(request.targets)} targets × {len(request.workloads)} workloads × "
+        f"[bold]Plan[/bold]: {_count(len(request.targets), 'target')} × {_count(len(request.workloads), 'workload')} × "
         f"{config.repeat} repetitions = {measured} samples{warm_text}, about {format_seconds(total)} of I/O "
         f"(seed {config.seed}, baseline {config.baseline})"
     )
