@@ -362,6 +362,9 @@ class RunData:
 # --- how a run is configured ----------------------------------------------------------------
 
 DROP_MODES = ("auto", "always", "never")  # --drop-caches (engine/caches.py)
+# what else the machine did during a sample (host/noise.py measures, analysis/noise.py judges)
+NOISE_OTHERS_CPU = "noise.others_cpu"  # % of the machine's CPU used by other processes
+NOISE_STEAL = "noise.steal"  # % of the machine's CPU stolen by the hypervisor
 DEFAULT_PRECISION = 0.05  # "the same" means within ±5 % unless --until says otherwise; --budget's --until
 
 

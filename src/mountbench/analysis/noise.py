@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from mountbench.model import NOISE_OTHERS_CPU as OTHERS_CPU
+from mountbench.model import NOISE_STEAL as STEAL
 from mountbench.model import Sample
 
-OTHERS_CPU = "noise.others_cpu"  # host/noise.py's names
-STEAL = "noise.steal"
 BUSY_OTHERS_PCT = 25.0
 BUSY_STEAL_PCT = 10.0
 WORTH_SAYING = 0.2  # a fifth of the samples or more

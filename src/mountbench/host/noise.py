@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-OTHERS_CPU = "noise.others_cpu"
-STEAL = "noise.steal"
+from mountbench.model import NOISE_OTHERS_CPU, NOISE_STEAL
+
 _STAT = Path("/proc/stat")
 
 
@@ -83,4 +83,4 @@ def noise_metrics(start: CpuCounters, end: CpuCounters, own_s: float, wall_s: fl
     capacity = wall_s * cpus
     others = max(0.0, (end.busy - start.busy) - max(0.0, own_s))
     steal = max(0.0, end.steal - start.steal)
-    return {OTHERS_CPU: min(100.0, 100.0 * others / capacity), STEAL: min(100.0, 100.0 * steal / capacity)}
+    return {NOISE_OTHERS_CPU: min(100.0, 100.0 * others / capacity), NOISE_STEAL: min(100.0, 100.0 * steal / capacity)}

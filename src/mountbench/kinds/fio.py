@@ -175,7 +175,7 @@ class FioKind:
         """The workload ending with an fsync of what it wrote (end_fsync=1, counted in its time),
         as ``NAME-fsync`` (run --fsync-writes); None when it writes nothing or syncs already."""
         job = FioJob.from_spec(workload.spec)
-        if "write" not in workload.description.directions or any(job.get(key) for key in _SYNC_OPTIONS):
+        if "write" not in workload.description.directions or syncs_writes(job):
             return None
         synced = with_options(workload, [("end_fsync", "1")])
         return self.renamed(synced, workload.name + FSYNC_SUFFIX, f"{workload.title}, fsync at end")
@@ -224,9 +224,6 @@ class FioKind:
 
 
 KIND = FioKind()
-
-
-_SYNC_OPTIONS = ("end_fsync", "fsync", "fdatasync", "fsync_on_close", "sync", "write_barrier")
 
 
 def with_options(workload: Workload, extra: list[tuple[str, str | None]]) -> Workload:
@@ -670,14 +667,18 @@ _METADATA_ENGINES = {"filecreate", "filestat", "filedelete", "ftruncate", "null"
 _SYNC_OPTIONS = ("fsync", "fdatasync", "fsync_on_close", "end_fsync", "sync", "write_barrier")
 
 
+def syncs_writes(job: FioJob) -> bool:
+    """Does the job put its writes on stable storage before they count (fsync=0 does not)?"""
+    return any(job.get(option) not in (None, "0") for option in _SYNC_OPTIONS)
+
+
 def cache_sensitive(job: FioJob) -> bool:
     """Can the page cache inflate this buffered job's numbers? Not for metadata-only
     engines, nor for writes that are synced before they count."""
     if (job.get("ioengine") or "psync") in _METADATA_ENGINES:
         return False
     writes_only = rw_option(job) in {"write", "randwrite", "trimwrite"}
-    synced = any(job.get(option) not in (None, "0") for option in _SYNC_OPTIONS)
-    return not (writes_only and synced)
+    return not (writes_only and syncs_writes(job))
 
 
 def fio_message(stderr: str) -> str:
