@@ -29,6 +29,7 @@ EXPECTED = {
     "studies_lab.py": "loose vs none at 32k, by hand",
     "time_to_answer.py": "to the answer",
     "tree_extract.py": "paired: median of the 1 per-pair ratios",
+    "variance.py": "between back-to-back samples",
 }
 
 
