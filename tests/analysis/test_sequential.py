@@ -42,8 +42,9 @@ def test_decisions_ranked_same_precise_and_undecided():
             {
                 ("a", "fast"): [100, 101, 99],
                 ("b", "fast"): [10, 10.1, 9.9],  # ranked: far apart
-                ("a", "tie"): [100, 100.2, 99.8],
-                ("b", "tie"): [100.1, 99.9, 100],  # the same within 5 %
+                # the same within 5 %: six rounds (three are too few for a spread below the floor, stats.MIN_LOG_SD)
+                ("a", "tie"): [100, 100.2, 99.8, 100.1, 99.9, 100],
+                ("b", "tie"): [100.1, 99.9, 100, 100, 100.2, 99.8],
                 ("a", "noisy"): [100, 130, 80],
                 ("b", "noisy"): [90, 140, 70],  # undecided
             }

@@ -21,14 +21,15 @@
 - Zero spread is not certainty: identical values (two or three binned latency
   percentiles, a coarse timer) say the spread is below the values' resolution, not
   that it is zero. Each side's standard deviation on the log scale is taken as at
-  least MIN_LOG_SD (0.5 %; the per-round log ratio of a pair: √2 × that). fio's
-  latency percentiles are histogram bins 1/64 of a power of two wide (0.8–1.6 %), and
-  a value spread evenly over a 1.6 % bin has a standard deviation of 1.6 %/√12 ≈ 0.46 %:
-  below that, identical values are what the resolution makes, whatever the spread. The
-  floor is continuous (a spread just above zero is no more certain than zero) and
-  small next to what storage runs show (1–10 %), so it changes only what the
-  resolution hid: a ratio of identical samples gets an interval of a few per cent at
-  three rounds, narrowing as rounds repeat the same values, never zero width.
+  least MIN_LOG_SD (0.8 %; the per-round log ratio of a pair: √2 × that). fio's latency
+  percentiles are histogram bins 1/64 of a power of two wide (0.8–1.6 %); a value
+  confined to one bin has a standard deviation of at most half its width, 0.8 %. With
+  that floor, two or three identical samples a side one bin apart are not called
+  different even at 95 % (unpaired or paired), and a ratio of identical samples gets an
+  interval a few per cent wide, never zero width: --until cannot stop at the first look
+  on the resolution alone. Rounds that keep repeating the same values narrow it, as
+  evidence should. The floor is continuous (a spread just above zero is no more certain
+  than zero) and small next to what storage runs show (2–10 %).
 - Outliers: modified z-score on the median absolute deviation (Iglewicz and
   Hoaglin), |z| > 3.5, as hyperfine does.
 """
@@ -47,7 +48,7 @@ from mountbench.model import RunConfig
 CONFIDENCE = 0.95
 DEFAULT_PRECISION = 0.05  # "the same" means within ±5 % unless --until says otherwise
 TOO_WIDE_SPAN = 100.0  # an interval whose ends are more than 100× apart ranks nothing
-MIN_LOG_SD = 0.005  # the least spread a side's log values are taken to have (the module doc: zero spread)
+MIN_LOG_SD = 0.008  # the least spread a side's log values are taken to have (the module doc: zero spread)
 
 # Comparison.verdict
 DIFFERS, SAME, UNDECIDED, NO_INTERVAL = "differs", "same", "undecided", "no-interval"
