@@ -134,3 +134,14 @@ def test_an_adaptive_look_spends_its_share_of_the_family_error():
 def test_the_empty_family():
     family = decide_family({})
     assert family.size == 0 and family.level == pytest.approx(0.95) and not family.different
+
+
+def test_level_at_plans_with_the_familys_step_and_the_looks_share():
+    from mountbench.model import RunConfig
+
+    found = {w: paired_compare([(100.0, 100.0 + d) for d in (1.0, -2.0, 3.0)]) for w in range(4)}
+    family = decide_family(found)
+    assert family.level_at()(10) == pytest.approx(family.level)
+    adaptive = family.level_at(RunConfig(repeat=3, seed=1, baseline="a", until=0.05))
+    assert adaptive(3) == pytest.approx(1 - 6 / math.pi**2 * family.step_alpha)
+    assert adaptive(5) == pytest.approx(1 - 6 / (9 * math.pi**2) * family.step_alpha)  # look 3

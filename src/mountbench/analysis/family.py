@@ -40,11 +40,12 @@ Pure: comparisons in, decisions out.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from mountbench.analysis.stats import CONFIDENCE, Comparison, at_level
+from mountbench.analysis.stats import CONFIDENCE, Comparison, at_level, look_share
+from mountbench.model import RunConfig
 
 K = TypeVar("K", bound=Hashable)
 
@@ -71,6 +72,15 @@ class Family(Generic[K]):
         """The level to state once for the family's intervals (each interval's own level in a
         fixed-size run; an adaptive run's looks spend a share of its error: the module doc)."""
         return 1 - self.step_alpha
+
+    def level_at(self, config: RunConfig | None = None) -> Callable[[int], float]:
+        """n → the level an interval from n rounds would be computed at in this family (its look's
+        share of the error under ``config``'s --until; the family's level without ``config``):
+        what reach.reach plans more rounds with."""
+        step_alpha = self.step_alpha
+        if config is None:
+            return lambda n: 1 - step_alpha
+        return lambda n: 1 - look_share(config, n) * step_alpha
 
 
 def holm(p_values: Mapping[K, float], alpha: float = FAMILY_ALPHA) -> tuple[frozenset[K], dict[K, float]]:
