@@ -19,10 +19,10 @@ One level, stated once: every interval of the family is shown at 1 âˆ’ 5 %/(m âˆ
 the differences Holm found (95 % when it found all m): the level Holm's last step tested
 at. At that level an interval excludes 1 exactly when Holm calls its comparison different,
 so a verdict and its interval never disagree. For the comparisons not called different these
-are Strassburger and Bretz's (2008) compatible simultaneous intervals, so "the same" and the
-bound an undecided comparison states (reach.py) are covered together at 95 %; for the ones
-called different the guaranteed claim is the direction, and the ends are the estimate at
-that level.
+are (two-sided) Strassburger and Bretz's (2008) intervals compatible with Holm, so "the same"
+and the bound an undecided comparison states (reach.py) hold together with the directions of
+the differences in 95 % of runs (tests/analysis/test_family.py simulates it); for the ones
+called different the claim is the direction, and the ends are the estimate at that level.
 
 Adaptive runs (--until): a comparison that stopped at look k may spend only its share of the
 error (stats.look_share, analysis/sequential.py). Its p-value is divided by that share before
