@@ -26,9 +26,9 @@
   confined to one bin has a standard deviation of at most half its width, 0.8 %. With
   that floor, two or three identical samples a side one bin apart are not called
   different even at 95 % (unpaired or paired), and a ratio of identical samples gets an
-  interval a few per cent wide, never zero width: --until cannot stop at the first look
-  on the resolution alone. Rounds that keep repeating the same values narrow it, as
-  evidence should. The floor is continuous (a spread just above zero is no more certain
+  interval a few per cent wide, never zero width (in a default run's family of six it is
+  still undecided at --until's first look). Rounds that keep repeating the same values
+  narrow it, as evidence should. The floor is continuous (a spread just above zero is no more certain
   than zero) and small next to what storage runs show (2–10 %).
 - Outliers: modified z-score on the median absolute deviation (Iglewicz and
   Hoaglin), |z| > 3.5, as hyperfine does.
