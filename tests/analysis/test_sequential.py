@@ -10,12 +10,24 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 from support.factories import make_run
 from support.fakerunner import FakeRunner, fake_workload, two_targets
 
-from mountbench.analysis.sequential import PRECISE, RANKED, SAME, UNDECIDED, decide, pairs_to_sample
-from mountbench.analysis.stats import interval_level
+from mountbench.analysis.sequential import (
+    PRECISE,
+    RANKED,
+    SAME,
+    STOP_WORDS,
+    UNDECIDED,
+    Stop,
+    alone_level,
+    decide,
+    pairs_to_sample,
+    stop_reasons,
+)
+from mountbench.analysis.stats import geomean_interval, interval_level, median_ci
 from mountbench.analysis.summary import summarize_runs
 from mountbench.engine.session import Session
 from mountbench.model import RunConfig, Target
@@ -42,8 +54,9 @@ def test_decisions_ranked_same_precise_and_undecided():
             {
                 ("a", "fast"): [100, 101, 99],
                 ("b", "fast"): [10, 10.1, 9.9],  # ranked: far apart
-                ("a", "tie"): [100, 100.2, 99.8],
-                ("b", "tie"): [100.1, 99.9, 100],  # the same within 5 %
+                # the same within 5 %: six rounds (three are too few for a spread below the floor, stats.MIN_LOG_SD)
+                ("a", "tie"): [100, 100.2, 99.8, 100.1, 99.9, 100],
+                ("b", "tie"): [100.1, 99.9, 100, 100, 100.2, 99.8],
                 ("a", "noisy"): [100, 130, 80],
                 ("b", "noisy"): [90, 140, 70],  # undecided
             }
@@ -146,3 +159,57 @@ def test_a_budget_stops_the_run_and_says_so(targets, tmp_path):
     assert status == "complete" and elapsed < 3.0
     assert any("--budget of 1 s ran out" in notice for notice in session.notices)
     assert 12 <= len(run.samples) < 2 * 2 * 100
+
+
+# --- a single target under the same error control; a precise stop said as such (issue 31) --------
+
+
+def test_a_single_target_is_not_precise_on_min_to_max_of_three_samples():
+    """[96, 104] is within ±5 % of 100, but as the median's interval of three samples it covers
+    75 %; at the level the first look may spend, the geometric mean's interval is far wider."""
+    spread = _adaptive(make_run({("a", "w"): [100.0, 104.0, 96.0]}))
+    assert decide(spread, 0.05)[0].state == UNDECIDED
+    tight = _adaptive(make_run({("a", "w"): [100.0, 100.4, 99.6]}))
+    assert decide(tight, 0.05)[0].state == PRECISE
+
+
+def test_a_single_targets_intervals_hold_under_optional_stopping():
+    """Look after every round from 3 to 12, stop once the interval is within ±5 %: every look's
+    interval covers the true value at once in at least 95 % of cells. The median's interval
+    with the old rule (within ±5 % at whatever level n gives) does not come close."""
+    config = RunConfig(repeat=3, seed=1, baseline="a", until=0.05, max_repeat=12)
+    rng = np.random.default_rng(12)
+    trials, all_covered, old_covered = 1000, 0, 0
+    margin = math.log1p(0.05)
+    for _ in range(trials):
+        values = list(100 * np.exp(rng.normal(0, 0.05, 12)))
+        covered = True
+        for n in range(3, 13):
+            center, low, high = geomean_interval(values[:n], alone_level(config, n, 1))
+            covered = covered and low <= 100 <= high
+            if max(math.log(high / center), math.log(center / low)) <= margin:
+                break
+        all_covered += covered
+        for n in range(3, 13):
+            low, high, _ = median_ci(values[:n])
+            median = float(np.median(values[:n]))
+            if max(math.log(high / median), math.log(median / low)) <= margin or n == 12:
+                old_covered += low <= 100 <= high
+                break
+    assert all_covered / trials >= 0.95, all_covered / trials
+    assert old_covered / trials < 0.9, old_covered / trials
+
+
+def test_a_precise_stop_is_reported_as_precise():
+    """b is 1.03× a, known to ±5 % after three rounds (0.99–1.07×): neither ranked nor the same.
+    The run stops it as PRECISE, and no caveat tells the reader that --until would add rounds."""
+    ratios = [1.03 * math.exp(d) for d in (-0.006, 0.0, 0.006)]
+    run = _adaptive(make_run({("a", "w"): [100.0, 100.0, 100.0], ("b", "w"): [100.0 * r for r in ratios]}))
+    summary = summarize_runs([run])
+    cell = summary.rows[0].cells["b"]
+    assert cell.comparison.verdict == "undecided" and cell.comparison.precise
+    assert decide(run, 0.05)[0].state == PRECISE
+    stop = stop_reasons(summary, run.config, "complete")[("w", "b")]
+    assert stop == Stop(3, PRECISE) and "known to the precision" in STOP_WORDS[stop.reason]
+    said = " ".join(c.text for c in cell.caveats)
+    assert "known to ±5%" in said and "adds rounds" not in said and "more rounds decide it" not in said

@@ -1,8 +1,19 @@
+import dataclasses
 import math
 
+import numpy as np
 import pytest
 
-from mountbench.analysis.stats import compare, median_ci, outlier_indices, summarize
+from mountbench.analysis.stats import (
+    Comparison,
+    at_level,
+    compare,
+    geomean_interval,
+    median_ci,
+    outlier_indices,
+    paired_compare,
+    summarize,
+)
 
 
 def test_median_ci_reports_the_confidence_it_really_has():
@@ -50,6 +61,7 @@ def test_noise_is_not_a_winner():
 def test_identical_constant_groups():
     same = compare([5.0, 5.0], [5.0, 5.0])
     assert same.ratio == 1 and not same.significant
+    assert same.low < 1 < same.high  # an interval, not a point: zero spread is not certainty
     differ = compare([5.0, 5.0], [10.0, 10.0])
     assert differ.ratio == pytest.approx(2) and differ.significant
 
@@ -136,3 +148,107 @@ def test_a_strict_level_on_few_noisy_samples_gives_a_finite_too_wide_interval():
 
     found = compare([1.0, 1e6], [2.0, 3e5], level=family_level(0.95, 40))
     assert found is not None and found.too_wide and math.isfinite(found.high) and found.low > 0
+
+
+# --- zero spread is not certainty (issue 31) ---------------------------------------------------
+
+BIN = 1 + 1 / 64  # one bin of fio's latency histogram, at its widest
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_identical_samples_one_bin_apart_are_not_called_different(n):
+    """Binned percentiles with two or three samples: each side identical, the sides one bin apart.
+    The spread is below the resolution, not zero: no difference at 95 %, paired or not."""
+    base, values = [100e-6] * n, [100e-6 * BIN] * n
+    for found in (compare(base, values), paired_compare(list(zip(base, values, strict=True)))):
+        assert found.verdict != "differs" and found.low < 1 < found.high
+        assert found.high / found.low > 1.02  # a few per cent wide, never a point
+
+
+def test_identical_samples_far_apart_still_differ():
+    found = paired_compare([(100.0, 200.0)] * 3)
+    assert found.verdict == "differs" and found.low > 1.8 and found.high < 2.2
+
+
+def test_the_floor_is_continuous_and_leaves_real_spread_alone():
+    exact = compare([1.0, 1.0, 1.0], [1.0, 1.0, 1.0])
+    almost = compare([1.0, 1.0, 1.0 + 1e-9], [1.0, 1.0, 1.0])
+    assert almost.low == pytest.approx(exact.low) and almost.high == pytest.approx(exact.high)
+    noisy = compare([100.0, 130.0, 80.0], [105.0, 90.0, 125.0])
+    unfloored = compare([100.0, 130.0, 80.0], [105.0, 90.0, 125.0], min_spread=1e-12)
+    assert (noisy.low, noisy.high) == (unfloored.low, unfloored.high)
+    with pytest.raises(ValueError, match="zero spread is not certainty"):
+        compare([1.0, 2.0], [1.0, 2.0], min_spread=0)
+
+
+def test_identical_samples_do_not_stop_until_at_its_first_look():
+    """The defect: both sides' three samples identical gave a zero-width interval, and --until
+    stopped at once. In a run of six comparisons, the first look now leaves them undecided."""
+    from support.factories import make_run
+
+    from mountbench.analysis.sequential import UNDECIDED, decide
+
+    run = make_run({(t, f"w{i}"): [100.0] * 3 for i in range(6) for t in ("a", "b")})
+    run = dataclasses.replace(run, config=dataclasses.replace(run.config, until=0.05))
+    assert {d.state for d in decide(run, 0.05)} == {UNDECIDED}
+
+
+# --- paired: per-round ratios -------------------------------------------------------------------
+
+
+def test_paired_ratio_is_the_geometric_mean_of_the_per_round_ratios():
+    pairs = [(100.0, 110.0), (200.0, 240.0), (50.0, 52.0)]
+    found = paired_compare(pairs)
+    expected = math.exp(sum(math.log(v / b) for b, v in pairs) / 3)
+    assert found.paired and found.n == 3 and found.df == 2
+    assert found.ratio == pytest.approx(expected)
+    logs = np.log([v / b for b, v in pairs])
+    assert found.spread == pytest.approx(np.std(logs, ddof=1))
+    assert found.se == pytest.approx(found.spread / math.sqrt(3))
+    assert found.low < found.ratio < found.high
+    assert not compare([b for b, _ in pairs], [v for _, v in pairs]).paired
+
+
+def test_pairing_removes_what_hits_a_round():
+    """The rounds differ 2× (a busy machine, a layout), the ratio within a round by 1 %: paired
+    sees a 1.2× difference that the unpaired interval is far too wide to rank."""
+    rng = np.random.default_rng(3)
+    rounds = np.exp(rng.normal(0, 0.5, 5))
+    base = 100 * rounds * np.exp(rng.normal(0, 0.01, 5))
+    values = 120 * rounds * np.exp(rng.normal(0, 0.01, 5))
+    paired = paired_compare(list(zip(base, values, strict=True)))
+    unpaired = compare(list(base), list(values))
+    assert paired.verdict == "differs" and 1.15 < paired.low < paired.high < 1.25
+    assert unpaired.verdict == "undecided"
+
+
+def test_paired_needs_two_rounds_and_positive_values():
+    assert paired_compare([(1.0, 2.0)]).verdict == "no-interval"
+    assert paired_compare([]) is None and paired_compare([(0.0, 1.0), (1.0, 1.0)]) is None
+
+
+def test_at_level_recomputes_the_interval_from_the_estimate():
+    found = paired_compare([(100.0, 104.0), (100.0, 99.0), (100.0, 103.0), (100.0, 101.0)])
+    strict = at_level(found, 0.999)
+    assert strict.ratio == found.ratio and strict.p_value == found.p_value and strict.level == 0.999
+    assert strict.low < found.low and strict.high > found.high
+    assert at_level(found, found.level) == found
+
+
+def test_a_precise_comparison_is_undecided_but_known_to_the_precision():
+    found = Comparison(1.03, 0.99, 1.07, 0.2, False, precision=0.05)
+    assert found.verdict == "undecided" and found.precise
+    assert not Comparison(1.0, 0.9, 1.1, 0.9, False, precision=0.05).precise  # wider than ±5 %
+    assert not Comparison(1.0, 0.97, 1.03, 0.9, False, precision=0.05).precise  # the same, not precise
+    assert not Comparison(1.2, 1.1, 1.3, 0.001, True).precise  # ranked
+
+
+def test_a_single_target_interval_is_t_on_the_logs_with_the_floor():
+    center, low, high = geomean_interval([100.0, 110.0, 90.0, 105.0], level=0.95)
+    logs = np.log([100.0, 110.0, 90.0, 105.0])
+    assert center == pytest.approx(math.exp(logs.mean()))
+    half = 3.182446305284263 * np.std(logs, ddof=1) / 2  # t(3, 0.975)
+    assert math.log(high / center) == pytest.approx(half) and math.log(center / low) == pytest.approx(half)
+    flat = geomean_interval([5.0, 5.0, 5.0])
+    assert flat[1] < 5.0 < flat[2]
+    assert geomean_interval([5.0]) is None

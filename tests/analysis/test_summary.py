@@ -1,3 +1,5 @@
+import dataclasses
+
 import pytest
 from support.factories import fio_workload, make_run
 
@@ -93,3 +95,52 @@ def test_host_cost_metrics_are_named_and_shown_with_every_headline():
     available = ["read.iops", "host.cpu_s", "host.ctx_voluntary", "host.uss_peak"]
     assert headline_metrics(workload, available) == ["read.iops", "host.cpu_s", "host.uss_peak"]
     assert headline_metrics(workload, ["read.iops"]) == ["read.iops"]
+
+
+# --- paired by design, one family per run (issue 31) ---------------------------------------------
+
+# rounds that differ 2× (a busy machine) with b 1.2× above a in each: only pairing sees it
+BUSY = [100.0, 210.0, 55.0, 140.0, 80.0]
+ABOVE = [v * f for v, f in zip(BUSY, [1.21, 1.19, 1.2, 1.22, 1.18], strict=True)]
+
+
+def test_one_run_pairs_its_rounds():
+    cell = summarize_runs([make_run({("a", "w"): BUSY, ("b", "w"): ABOVE})]).rows[0].cells["b"]
+    assert cell.comparison.paired and cell.comparison.n == 5
+    assert cell.comparison.verdict == "differs" and 1.15 < cell.comparison.low < cell.comparison.high < 1.25
+
+
+def test_merged_runs_are_unpaired_even_when_their_round_numbers_match():
+    """a from one run, b from another: their round 0s were not back to back."""
+    first, second = make_run({("a", "w"): BUSY}, run_id="r1"), make_run({("b", "w"): ABOVE}, run_id="r2")
+    cell = summarize_runs([first, second], baseline="a").rows[0].cells["b"]
+    assert not cell.comparison.paired and cell.comparison.verdict == "undecided"
+    both = summarize_runs([make_run({("a", "w"): BUSY, ("b", "w"): ABOVE}, run_id=r) for r in ("r1", "r2")])
+    assert not both.rows[0].cells["b"].comparison.paired  # round 0 twice in a cell
+
+
+def test_a_round_without_its_baseline_sample_unpairs_and_extra_baseline_rounds_do_not():
+    run = make_run({("a", "w"): BUSY, ("b", "w"): ABOVE})
+    no_base = dataclasses.replace(run, samples=tuple(s for s in run.samples if (s.target, s.round) != ("a", 1)))
+    assert not summarize_runs([no_base]).rows[0].cells["b"].comparison.paired
+    # --until: the baseline ran rounds 3-4 for another target; b stopped after 3 and pairs on those
+    early = dataclasses.replace(
+        run, samples=tuple(s for s in run.samples if (s.target, s.round) not in {("b", 3), ("b", 4)})
+    )
+    comparison = summarize_runs([early]).rows[0].cells["b"].comparison
+    assert comparison.paired and comparison.n == 3
+
+
+def test_the_family_is_every_comparison_of_the_run_decided_once():
+    values = {("a", w): [100.0, 101.0, 99.0, 100.5] for w in ("w1", "w2")}
+    values |= {("b", "w1"): [50.0, 51.0, 49.0, 50.2], ("b", "w2"): [100.0, 102.0, 97.0, 101.0]}
+    values |= {("c", "w1"): [300.0, 310.0, 290.0, 305.0], ("c", "w2"): [99.0, 103.0, 98.0, 101.0]}
+    summary = summarize_runs([make_run(values)])
+    family = summary.family
+    assert family.size == 4  # two targets × two workloads: one family for the run, not one per target
+    assert family.different == {("w1", "read.iops", "b"), ("w1", "read.iops", "c")}
+    assert family.level == pytest.approx(1 - 0.05 / 2)  # Holm's last step: two left
+    for row in summary.rows:
+        for target in ("b", "c"):
+            assert row.cells[target].comparison is family.comparisons[(row.workload, row.metric.name, target)]
+            assert row.cells[target].comparison.level == pytest.approx(family.level)

@@ -1,9 +1,11 @@
 """Statistics over stored samples: pure functions, no I/O, never the store or the engine.
 
-- ``stats``: medians, confidence intervals, ratios to a baseline, the interval level under
-  optional stopping;
+- ``stats``: medians, confidence intervals, ratios to a baseline (paired by round or
+  unpaired; zero spread is not certainty), the interval level under optional stopping;
 - ``metrics``: metric names, units and which way is better;
-- ``summary``: a run's (or several runs') comparison table, cell by cell;
+- ``summary``: a run's (or several runs') comparison table, cell by cell, with its family;
+- ``family``: a run's comparisons decided once (Holm's step-down), one level for every view;
+- ``reach``: what an undecided comparison showed (a bound) and the rounds ±precision would take;
 - ``sequential``: --until/--budget, which comparisons are decided and why each cell stopped;
 - ``drift`` (trend and step tests) and ``quality`` (the flags they raise on a cell).
 

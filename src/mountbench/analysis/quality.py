@@ -122,14 +122,23 @@ def ratio_caveats(
 
 
 def undecided_caveat(comparison: Comparison) -> Caveat:
-    """Neither a difference (the interval contains 1) nor the same (it reaches beyond ±precision)."""
+    """Neither a difference (the interval contains 1) nor the same (it reaches beyond ±precision);
+    a precise one (no wider than ±precision: Comparison.precise) is said to be known to it, since
+    --until at that precision stops there and advising it would send the reader in a circle."""
     precision = f"{comparison.precision * 100:g}%"
     level = f"{comparison.level * 100:.3g}%"
+    shown = f"its {level} CI ({sig3(comparison.low)}–{sig3(comparison.high)}× of the raw ratio)"
+    if comparison.precise:
+        return Caveat(
+            model.WIDE_RATIO,
+            f"known to ±{precision}: {shown} is no wider than ±{precision} but contains 1 and reaches beyond "
+            f"±{precision} on one side, so neither a difference nor sameness within ±{precision} is shown; a finer "
+            f"precision (--until {comparison.precision * 50:g}%) adds the rounds that would narrow it",
+        )
     if comparison.too_wide:
         how = f"its {level} CI spans more than {stats.TOO_WIDE_SPAN:g}×: too wide to rank"
     else:
-        how = f"its {level} CI ({sig3(comparison.low)}–{sig3(comparison.high)}× of the raw ratio) contains 1"
-        how += f" but reaches beyond ±{precision}"
+        how = f"{shown} contains 1 but reaches beyond ±{precision}"
     return Caveat(
         model.WIDE_RATIO,
         f"undecided: {how}, so neither a difference nor sameness is shown; more rounds decide it "

@@ -12,13 +12,21 @@ the largest share (3 %), because with three samples a strict level costs the mos
 (the t quantile grows fast at few degrees of freedom), and most comparisons on
 different storage are decided there. The price is wider intervals later on.
 
-A comparison (a target against the baseline, one workload, all of its headline
-metrics) is decided when, for each metric, its ratio interval
+Within a look the run's comparisons are one family (analysis/family.py: Holm's step-down,
+each comparison's p-value divided by its look's share), so that the 5 % holds across the
+run and not per comparison. A comparison (a target against the baseline, one workload, all
+of its headline metrics) is decided when, for each metric, its ratio interval
 - excludes 1 (ranked: faster or slower), or
 - lies within ±precision of 1 (the same, as far as matters), or
-- is narrower than ±precision (known precisely enough, whatever it is).
-Without a baseline to compare with (one target), a cell is decided when its median's
-interval is within ±precision of the median.
+- is no wider than ±precision (PRECISE: known to the precision, whatever it is; said as
+  such, Stop.reason and Comparison.precise, not as "undecided").
+Without a baseline to compare with (one target), a cell is decided when the interval of its
+geometric mean lies within ±precision of it, under the same error control: Student's t on
+the logs with the spread floor (stats.geomean_interval, the statistic ratios use), at its
+look's share of the 5 %, shared among the run's cells with two samples or more (Bonferroni:
+there is no null to step down from). The median's distribution-free interval cannot serve:
+with n ≤ 5 it is [min, max] at 50–94 %, and at the level alpha spending asks of a first look
+(97 %) it needs 7 samples, at later looks 13.
 
 Pure: RunData in, decisions out.
 """
@@ -29,7 +37,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mountbench.analysis.summary import RunSummary, summarize_runs
+from mountbench.analysis.stats import CONFIDENCE, family_level, geomean_interval, look_share
+from mountbench.analysis.summary import Cell, RunSummary, summarize_runs
 from mountbench.model import RunConfig, RunData
 
 RANKED = "ranked"
@@ -51,12 +60,17 @@ class Decision:
 def decide(run: RunData, precision: float) -> list[Decision]:
     """One decision per (workload, target) that is compared (every target but the baseline,
     or the single target when there is no other)."""
-    return decide_summary(summarize_runs([run]), precision)
+    return decide_summary(summarize_runs([run]), precision, run.config)
 
 
-def decide_summary(summary: RunSummary, precision: float) -> list[Decision]:
-    """:func:`decide` over a comparison table already made."""
+def decide_summary(summary: RunSummary, precision: float, config: RunConfig | None = None) -> list[Decision]:
+    """:func:`decide` over a comparison table already made. ``config``: the run's, which a single
+    target's cells need for the share of the error their look may spend; None: a fixed-size
+    run's (every cell at its first and only look). Comparisons with a baseline carry their
+    levels already (the summary's family)."""
     compared = [t for t in summary.targets if t != summary.baseline] or [summary.baseline]
+    alone = compared == [summary.baseline]
+    alone_family = sum(1 for row in summary.rows if len(row.cells[summary.baseline].values) >= 2) if alone else 0
     found: dict[tuple[str, str], list[tuple[str, float]]] = {}
     rounds: dict[tuple[str, str], int] = {}
     for row in summary.rows:
@@ -64,7 +78,8 @@ def decide_summary(summary: RunSummary, precision: float) -> list[Decision]:
             cell = row.cells[target]
             key = (row.workload, target)
             rounds[key] = cell.summary.n if cell.summary else 0
-            found.setdefault(key, []).append(_state(cell, precision, alone=target == summary.baseline))
+            state = _alone_state(cell, precision, config, alone_family) if alone else _compared_state(cell, precision)
+            found.setdefault(key, []).append(state)
     decisions = []
     for (workload, target), states in found.items():
         worst = max(states, key=lambda s: s[1])
@@ -73,22 +88,36 @@ def decide_summary(summary: RunSummary, precision: float) -> list[Decision]:
     return decisions
 
 
-def _state(cell, precision: float, *, alone: bool) -> tuple[str, float]:
+def alone_level(config: RunConfig | None, n: int, family: int) -> float:
+    """The level of a single target's interval from ``n`` samples, one of ``family`` cells: its
+    look's share of the 5 % (a fixed-size run's whole 5 % when ``config`` is None), Bonferroni
+    over the family."""
+    share = 1.0 if config is None else look_share(config, n)
+    return family_level(1 - (1 - CONFIDENCE) * share, family)
+
+
+def _alone_state(cell: Cell, precision: float, config: RunConfig | None, family: int) -> tuple[str, float]:
     if cell.summary is None:
         return FAILED, 0.0
+    interval = geomean_interval(cell.values, alone_level(config, len(cell.values), family))
+    if interval is None:
+        return UNDECIDED, math.inf
+    center, low, high = interval
     margin = math.log1p(precision)
-    if alone:
-        s = cell.summary
-        if s.n < 2 or s.median <= 0 or s.ci_low <= 0:
-            return UNDECIDED, math.inf
-        half = max(math.log(s.ci_high / s.median), math.log(s.median / s.ci_low))
-        return (PRECISE, 0.0) if half <= margin else (UNDECIDED, half / margin)
+    half = max(math.log(high / center), math.log(center / low))
+    return (PRECISE, 0.0) if half <= margin else (UNDECIDED, half / margin)
+
+
+def _compared_state(cell: Cell, precision: float) -> tuple[str, float]:
+    if cell.summary is None:
+        return FAILED, 0.0
     comparison = cell.comparison
     if comparison is None or math.isnan(comparison.low) or comparison.low <= 0:
         return UNDECIDED, math.inf
     low, high = math.log(comparison.low), math.log(comparison.high)
     if low > 0 or high < 0:
         return RANKED, 0.0
+    margin = math.log1p(precision)
     if -margin <= low and high <= margin:
         return SAME, 0.0
     half = (high - low) / 2
@@ -120,7 +149,8 @@ BASELINE = "baseline"  # sampled alongside the comparisons that needed it
 STOP_WORDS = {
     RANKED: "its ratio interval excludes 1",
     SAME: "its ratio interval lies within the precision of 1 (the same)",
-    PRECISE: "known to the precision",
+    PRECISE: "its interval is no wider than ±precision but neither excludes 1 nor lies within ±precision of it: "
+    "known to the precision",
     FAILED: "no successful sample",
     FIXED: "a fixed number of rounds (--repeat)",
     MAX_REPEAT: "still undecided at --max-repeat",
@@ -143,7 +173,7 @@ def stop_reasons(summary: RunSummary, config: RunConfig, status: str) -> dict[tu
     rounds = {key: (cell.summary.n if cell.summary else 0) for key, cell in cells.items()}
     if config.until is None:
         return {key: Stop(n, FIXED if n or cells[key].summary else FAILED) for key, n in rounds.items()}
-    decided = {(d.workload, d.target): d for d in decide_summary(summary, config.until)}
+    decided = {(d.workload, d.target): d for d in decide_summary(summary, config.until, config)}
     stops: dict[tuple[str, str], Stop] = {}
     for key, n in rounds.items():
         decision = decided.get(key)

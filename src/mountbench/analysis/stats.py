@@ -3,18 +3,40 @@
 - The median's confidence interval is distribution-free (order statistics of
   the binomial): with few samples the achievable confidence is below 95 %, and
   the interval then says what it really covers (e.g. 75 % for n = 3).
-- Ratios to a baseline are ratios of geometric means, with a 95 % interval from
-  Welch's t on the logarithms. Three verdicts, never two (Comparison.verdict):
-  *differs* when that interval excludes 1 (equivalently Welch's two-sided p < 0.05);
-  *same* only when the whole interval lies within ±precision of 1 (an equivalence
-  test, two one-sided tests at the interval's level; 5 % unless --until gives one);
-  *undecided* otherwise: an interval that contains 1 is no evidence of sameness.
+- Ratios to a baseline are geometric-mean ratios with a Student t interval on the
+  logarithms, in one of two designs (Comparison.paired):
+  *paired* (:func:`paired_compare`) when the targets ran back to back in each round:
+  the unit is the round, the ratio the geometric mean of the per-round ratios. What
+  hits a round (a burst of load, a warm cache, drift) hits both of its samples and
+  cancels in their ratio, so the interval narrows by as much as the rounds differ;
+  the design decides it before any value is seen (analysis/summary.py);
+  *unpaired* (:func:`compare`, Welch on the logs) where nothing pairs the samples
+  (merged runs, a target whose rounds have no baseline sample).
+  Three verdicts, never two (Comparison.verdict): *differs* when the interval
+  excludes 1; *same* only when the whole interval lies within ±precision of 1 (an
+  equivalence test, two one-sided tests at the interval's level; 5 % unless --until
+  gives one); *undecided* otherwise: an interval that contains 1 is no evidence of
+  sameness. An undecided interval no wider than ±precision is *precise*
+  (Comparison.precise): known to the precision, though neither of the other two.
+- Zero spread is not certainty: identical values (two or three binned latency
+  percentiles, a coarse timer) say the spread is below the values' resolution, not
+  that it is zero. Each side's standard deviation on the log scale is taken as at
+  least MIN_LOG_SD (0.8 %; the per-round log ratio of a pair: √2 × that). fio's latency
+  percentiles are histogram bins 1/64 of a power of two wide (0.8–1.6 %); a value
+  confined to one bin has a standard deviation of at most half its width, 0.8 %. With
+  that floor, two or three identical samples a side one bin apart are not called
+  different even at 95 % (unpaired or paired), and a ratio of identical samples gets an
+  interval a few per cent wide, never zero width (in a default run's family of six it is
+  still undecided at --until's first look). Rounds that keep repeating the same values
+  narrow it, as evidence should. The floor is continuous (a spread just above zero is no more certain
+  than zero) and small next to what storage runs show (2–10 %).
 - Outliers: modified z-score on the median absolute deviation (Iglewicz and
   Hoaglin), |z| > 3.5, as hyperfine does.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,6 +47,7 @@ from mountbench.model import DEFAULT_PRECISION, RunConfig
 
 CONFIDENCE = 0.95
 TOO_WIDE_SPAN = 100.0  # an interval whose ends are more than 100× apart ranks nothing
+MIN_LOG_SD = 0.008  # the least spread a side's log values are taken to have (the module doc: zero spread)
 
 # Comparison.verdict
 DIFFERS, SAME, UNDECIDED, NO_INTERVAL = "differs", "same", "undecided", "no-interval"
@@ -55,6 +78,11 @@ class Comparison:
     significant: bool
     level: float = CONFIDENCE  # the level the interval was computed at (higher for adaptive runs)
     precision: float = DEFAULT_PRECISION  # how close to 1 the interval must lie to call the two the same
+    paired: bool = False  # per-round ratios (paired_compare), not Welch on the two groups (compare)
+    n: int = 0  # rounds behind it: pairs when paired, else the smaller side's samples
+    se: float = math.nan  # standard error of the log ratio (after the spread floor); nan without an interval
+    df: float = math.nan  # its degrees of freedom (paired: n − 1; unpaired: Welch's)
+    spread: float = math.nan  # standard deviation of one round's log ratio: se ≈ spread / √n (reach.py plans with it)
 
     @property
     def has_interval(self) -> bool:
@@ -69,6 +97,15 @@ class Comparison:
         if self.significant:
             return DIFFERS
         return SAME if within(self.low, self.high, self.precision) else UNDECIDED
+
+    @property
+    def precise(self) -> bool:
+        """Undecided, yet known to the precision: the interval contains 1 and reaches beyond
+        ±precision on one side, but is no wider than ±precision (e.g. 0.99–1.07× at ±5 %). More
+        rounds would narrow it further; --until stops there (sequential.PRECISE)."""
+        if self.verdict != UNDECIDED or self.low <= 0:
+            return False
+        return math.log(self.high / self.low) / 2 <= math.log1p(self.precision)
 
     @property
     def too_wide(self) -> bool:
@@ -146,34 +183,108 @@ def compare(
     values: Sequence[float],
     level: float = CONFIDENCE,
     precision: float = DEFAULT_PRECISION,
+    min_spread: float = MIN_LOG_SD,
 ) -> Comparison | None:
-    """Ratio of ``values`` to ``baseline`` with its interval; None when no ratio exists
-    (an empty group, or a value that is zero or negative)."""
+    """Unpaired: the ratio of the geometric means of ``values`` and ``baseline`` with Welch's t
+    interval on the logs; None when no ratio exists (an empty group, or a value that is zero or
+    negative). Each side's log standard deviation is taken as at least ``min_spread`` (> 0; the
+    module doc: zero spread is not certainty)."""
     if not baseline or not values or min(baseline) <= 0 or min(values) <= 0:
         return None
     log_b = np.log(np.asarray(baseline, dtype=float))
     log_v = np.log(np.asarray(values, dtype=float))
     diff = float(np.mean(log_v) - np.mean(log_b))
-    ratio = math.exp(diff)
     n_b, n_v = len(log_b), len(log_v)
     if n_b < 2 or n_v < 2:
-        return Comparison(ratio, math.nan, math.nan, math.nan, False, level, precision)
-    var_b = float(np.var(log_b, ddof=1))
-    var_v = float(np.var(log_v, ddof=1))
+        return Comparison(math.exp(diff), math.nan, math.nan, math.nan, False, level, precision, n=min(n_b, n_v))
+    floor = _checked_floor(min_spread) ** 2
+    var_b = max(float(np.var(log_b, ddof=1)), floor)
+    var_v = max(float(np.var(log_v, ddof=1)), floor)
     se = math.sqrt(var_b / n_b + var_v / n_v)
-    if se == 0:
-        exact = diff != 0
-        return Comparison(ratio, ratio, ratio, 0.0 if exact else 1.0, exact, level, precision)
-    # scipy.special, not scipy.stats: the same Student t functions at a fraction of the import time
-    from scipy.special import stdtr, stdtrit
-
     df = (var_b / n_b + var_v / n_v) ** 2 / ((var_b / n_b) ** 2 / (n_b - 1) + (var_v / n_v) ** 2 / (n_v - 1))
-    t_crit = float(stdtrit(df, 0.5 + level / 2))
+    spread = math.sqrt(var_b + var_v)
+    return _t_comparison(diff, se, df, level, precision, paired=False, n=min(n_b, n_v), spread=spread)
+
+
+def paired_compare(
+    pairs: Sequence[tuple[float, float]],
+    level: float = CONFIDENCE,
+    precision: float = DEFAULT_PRECISION,
+    min_spread: float = MIN_LOG_SD,
+) -> Comparison | None:
+    """Paired: ``pairs`` are (baseline, value) of one round each; the ratio is the geometric mean
+    of the per-round ratios, its interval Student's t on their logs (n − 1 degrees of freedom).
+    The per-round log ratio's standard deviation is taken as at least √2 × ``min_spread`` (the
+    difference of two sides at the floor). None when no ratio exists (no pair, or a value that
+    is zero or negative)."""
+    if not pairs or min(min(pair) for pair in pairs) <= 0:
+        return None
+    logs = np.log(np.asarray([value for _, value in pairs], dtype=float)) - np.log(
+        np.asarray([base for base, _ in pairs], dtype=float)
+    )
+    diff = float(np.mean(logs))
+    n = len(logs)
+    if n < 2:
+        return Comparison(math.exp(diff), math.nan, math.nan, math.nan, False, level, precision, paired=True, n=n)
+    spread = max(float(np.std(logs, ddof=1)), math.sqrt(2) * _checked_floor(min_spread))
+    return _t_comparison(diff, spread / math.sqrt(n), n - 1, level, precision, paired=True, n=n, spread=spread)
+
+
+def at_level(comparison: Comparison, level: float) -> Comparison:
+    """The same comparison with its interval at another level (its p-value is the level's
+    business no more than the estimate is); one without an interval only takes the level."""
+    if math.isnan(comparison.se):
+        return dataclasses.replace(comparison, level=level)
+    low, high = _t_interval(math.log(comparison.ratio), comparison.se, comparison.df, level)
+    return dataclasses.replace(comparison, low=low, high=high, significant=not (low <= 1.0 <= high), level=level)
+
+
+def geomean_interval(
+    values: Sequence[float], level: float = CONFIDENCE, min_spread: float = MIN_LOG_SD
+) -> tuple[float, float, float] | None:
+    """(geometric mean, low, high): Student's t interval of the mean log, with the log standard
+    deviation taken as at least ``min_spread``: the statistic ratios use, for one target alone
+    (sequential.py: a single target's --until). None under two values or with one ≤ 0."""
+    if len(values) < 2 or min(values) <= 0:
+        return None
+    logs = np.log(np.asarray(values, dtype=float))
+    center = float(np.mean(logs))
+    se = max(float(np.std(logs, ddof=1)), _checked_floor(min_spread)) / math.sqrt(len(logs))
+    low, high = _t_interval(center, se, len(logs) - 1, level)
+    return math.exp(center), low, high
+
+
+def t_quantile(df: float, level: float) -> float:
+    """The two-sided Student t quantile of an interval at ``level`` with ``df`` degrees of freedom."""
+    # scipy.special, not scipy.stats: the same Student t functions at a fraction of the import time
+    from scipy.special import stdtrit
+
+    return float(stdtrit(df, 0.5 + level / 2))
+
+
+def _t_comparison(
+    diff: float, se: float, df: float, level: float, precision: float, *, paired: bool, n: int, spread: float
+) -> Comparison:
+    from scipy.special import stdtr
+
     p_value = float(2 * stdtr(df, -abs(diff) / se))
-    # clamped: a strict level at one or two degrees of freedom can put an end past what a float holds
-    # (such an interval is "too wide to rank" either way)
-    low, high = math.exp(max(-700.0, diff - t_crit * se)), math.exp(min(700.0, diff + t_crit * se))
-    return Comparison(ratio, low, high, p_value, not (low <= 1.0 <= high), level, precision)
+    low, high = _t_interval(diff, se, df, level)
+    return Comparison(
+        math.exp(diff), low, high, p_value, not (low <= 1.0 <= high), level, precision, paired, n, se, df, spread
+    )
+
+
+def _t_interval(center: float, se: float, df: float, level: float) -> tuple[float, float]:
+    """exp(center ± t·se), clamped: a strict level at one or two degrees of freedom can put an end
+    past what a float holds (such an interval is "too wide to rank" either way)."""
+    half = t_quantile(df, level) * se
+    return math.exp(max(-700.0, center - half)), math.exp(min(700.0, center + half))
+
+
+def _checked_floor(min_spread: float) -> float:
+    if not min_spread > 0:
+        raise ValueError(f"min_spread must be above 0 (zero spread is not certainty), not {min_spread}")
+    return min_spread
 
 
 KNEE_FRACTION = 0.90  # the knee of a sweep: the first value reaching 90 % of the peak
@@ -234,10 +345,15 @@ def interval_level(config: RunConfig, n: int, family: int = 1) -> float:
     make one claim together: CONFIDENCE for a fixed-size run; for an adaptive one, its look's
     share of the error (alpha spending: analysis/sequential.py's note); either way the error
     shared out over the family (Bonferroni: see :func:`family_level`)."""
+    return family_level(1 - (1 - CONFIDENCE) * look_share(config, n), family)
+
+
+def look_share(config: RunConfig, n: int) -> float:
+    """The share of the error an interval from ``n`` rounds may spend: 1 for a fixed-size run;
+    6/(π²k²) at look k of an adaptive one (the shares of all looks add up to 1)."""
     if config.until is None:
-        return family_level(CONFIDENCE, family)
-    k = look(config, n)
-    return family_level(1 - (1 - CONFIDENCE) * 6 / (math.pi**2 * k * k), family)
+        return 1.0
+    return 6 / (math.pi**2 * look(config, n) ** 2)
 
 
 def family_level(level: float, family: int) -> float:

@@ -1,6 +1,20 @@
 """From stored runs to the comparison table: rows of workload metrics, columns of
 targets, each cell a summary with its ratio to the baseline and its caveats.
 
+Paired or unpaired, by design: a cell is compared with the baseline's cell round by
+round (stats.paired_compare) when the design paired them, before any value is seen: both
+cells come from one run (whose plan runs the targets of a workload back to back in every
+round), no round appears twice in either, and every round of the compared target has a
+baseline sample (under --until the baseline may have more: rounds it ran for another
+target's comparison, left out of this one). Otherwise the samples have nothing that pairs
+them (runs merged into one table, a round whose baseline sample failed) and the ratio is
+unpaired (stats.compare, Welch on the logs). Comparison.paired says which.
+
+The run's comparisons are one family, decided once (analysis/family.py: Holm's step-down,
+one level stated once): RunSummary.family, whose decisions the cells carry. Views must not
+re-summarise subsets of the runs to get intervals (a subset is another family, with other
+levels): they read this one.
+
 Pure: takes RunData, returns plain dataclasses that reports render.
 """
 
@@ -10,12 +24,21 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from mountbench import model
 from mountbench.analysis import plausible, quality
+from mountbench.analysis.family import Family, decide_family
 from mountbench.analysis.metrics import MetricInfo, describe, headline_metrics, metric_matches
-from mountbench.analysis.stats import Comparison, Summary, compare, interval_level, precision_of, summarize
+from mountbench.analysis.stats import (
+    CONFIDENCE,
+    Comparison,
+    Summary,
+    compare,
+    look_share,
+    paired_compare,
+    precision_of,
+    summarize,
+)
 from mountbench.errors import UsageError
 from mountbench.model import Caveat, RunData, Sample
 
@@ -44,12 +67,17 @@ class Row:
     cells: dict[str, Cell]
 
 
+ComparisonKey = tuple[str, str, str]  # (workload, metric, target): one comparison with the baseline
+
+
 @dataclass(frozen=True)
 class RunSummary:
     run_ids: tuple[str, ...]
     targets: tuple[str, ...]
     baseline: str
     rows: tuple[Row, ...]
+    # every comparison of the table with the baseline, decided as one family (family.py); the cells carry the same
+    family: Family[ComparisonKey] = dataclasses.field(default_factory=lambda: decide_family({}), compare=False)
 
 
 def summarize_runs(
@@ -70,8 +98,11 @@ def summarize_runs(
         )
     samples = [s for run in runs for s in run.samples]
     by_key: dict[tuple[str, str], list[Sample]] = defaultdict(list)
-    for sample in samples:
-        by_key[(sample.workload, sample.target)].append(sample)
+    origins: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for run in runs:
+        for sample in run.samples:
+            by_key[(sample.workload, sample.target)].append(sample)
+            origins[(sample.workload, sample.target)].add(run.id)
     rows: list[Row] = []
     matched_any = not metrics
     show = f"mountbench show {runs[0].id if len(runs) == 1 else 'RUN'} --samples"
@@ -91,13 +122,13 @@ def summarize_runs(
                 for label in targets
             }
             built.append((workload, info, cells))
-    family = comparison_families(built, chosen_baseline)
+    family = _decided_family(built, chosen_baseline, configs, origins)
     for workload, info, cells in built:
         base = cells[chosen_baseline]
         cells = {
-            label: _with_comparison(cell, base, chosen_baseline, configs, family.get(label, 1))
-            if label != chosen_baseline
-            else cell
+            label: _with_comparison(
+                cell, base, chosen_baseline, family.comparisons.get((workload.name, info.name, label))
+            )
             for label, cell in cells.items()
         }
         rows.append(Row(workload.name, workload.title, info, cells))
@@ -107,7 +138,7 @@ def summarize_runs(
             f"no workload in this run has metric {', '.join(metrics)}; try iops, bw, lat-mean, lat-p99 or a full "
             "name such as read.lat_p99.9"
         )
-    return RunSummary(tuple(run.id for run in runs), tuple(targets), chosen_baseline, tuple(rows))
+    return RunSummary(tuple(run.id for run in runs), tuple(targets), chosen_baseline, tuple(rows), family)
 
 
 def _with_plausibility(
@@ -168,26 +199,61 @@ def _cell(label: str, samples: list[Sample], info: MetricInfo, baseline: bool, s
     )
 
 
-def comparison_families(built: Sequence[tuple[Any, MetricInfo, dict[str, Cell]]], baseline: str) -> dict[str, int]:
-    """How many comparisons with the baseline each target makes in this table (its family:
-    stats.family_level): the rows where both it and the baseline have two samples or more."""
-    base_rows = [cells for _, _, cells in built if len(cells[baseline].values) >= 2]
-    counts: dict[str, int] = defaultdict(int)
-    for cells in base_rows:
+def _decided_family(
+    built: Sequence[tuple[model.Workload, MetricInfo, dict[str, Cell]]],
+    baseline: str,
+    configs: Sequence[model.RunConfig],
+    origins: dict[tuple[str, str], set[str]],
+) -> Family[ComparisonKey]:
+    """Every ratio of the table to the baseline, paired where one run's design paired it
+    (``origins``: the runs each (workload, target)'s samples come from), decided as one family."""
+    precision = precision_of(configs)
+    found: dict[ComparisonKey, Comparison] = {}
+    shares: dict[ComparisonKey, float] = {}
+    for workload, info, cells in built:
         for label, cell in cells.items():
-            if label != baseline and len(cell.values) >= 2:
-                counts[label] += 1
-    return dict(counts)
+            if label == baseline:
+                continue
+            one_run = len(origins[(workload.name, label)] | origins[(workload.name, baseline)]) == 1
+            comparison = ratio_to_baseline(cell, cells[baseline], precision, paired_by_design=one_run)
+            if comparison is not None:
+                key = (workload.name, info.name, label)
+                found[key] = comparison
+                # an adaptive run's look spends its share of the error (sequential.py); merged runs: the strictest
+                shares[key] = min(look_share(config, comparison.n) for config in configs)
+    return decide_family(found, shares)
 
 
-def _with_comparison(
-    cell: Cell, base: Cell, baseline: str, configs: Sequence[model.RunConfig], family: int = 1
-) -> Cell:
+def pairs_by_round(cell: Cell, base: Cell) -> list[tuple[float, float]] | None:
+    """(baseline, value) of each round of ``cell`` when the rounds pair up (no round twice in
+    either cell, and a baseline sample in every round of ``cell``), else None. Only the rounds
+    are read, never the values: the pairing is the design's."""
+    if len(set(cell.rounds)) != len(cell.rounds) or len(set(base.rounds)) != len(base.rounds):
+        return None
+    by_round = dict(zip(base.rounds, base.values, strict=True))
+    if not cell.rounds or any(r not in by_round for r in cell.rounds):
+        return None
+    return [(by_round[r], value) for r, value in zip(cell.rounds, cell.values, strict=True)]
+
+
+def ratio_to_baseline(
+    cell: Cell, base: Cell, precision: float, *, paired_by_design: bool, level: float = CONFIDENCE
+) -> Comparison | None:
+    """The cell's ratio to the baseline's cell at ``level`` (before its family decides it): paired
+    when ``paired_by_design`` (both cells from one run) and the rounds pair up (:func:`pairs_by_round`),
+    else unpaired. None when no ratio exists."""
     if not cell.values or not base.values:
+        return None
+    pairs = pairs_by_round(cell, base) if paired_by_design else None
+    if pairs is not None:
+        return paired_compare(pairs, level, precision)
+    return compare(base.values, cell.values, level, precision)
+
+
+def _with_comparison(cell: Cell, base: Cell, baseline: str, comparison: Comparison | None) -> Cell:
+    """The cell with its decided comparison (None: no ratio exists) and the caveats of its ratio."""
+    if cell.target == baseline or not cell.values or not base.values:
         return cell
-    n = min(len(cell.values), len(base.values))
-    level = min(interval_level(config, n, family) for config in configs)  # adaptive runs: sequential.py
-    comparison = compare(base.values, cell.values, level, precision_of(configs))
     extra = quality.ratio_caveats(
         comparison,
         list(zip(cell.rounds, cell.values, strict=True)),
