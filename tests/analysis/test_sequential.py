@@ -157,7 +157,7 @@ def test_a_budget_stops_the_run_and_says_so(targets, tmp_path):
         run = store.load_run(session.run_id)
     # without the budget: 100 rounds x 2 cells x 2 targets x 20 ms is 8 s at least
     assert status == "complete" and elapsed < 3.0
-    assert any("--budget of 1 s ran out" in notice for notice in session.notices)
+    assert any("budget of 1.00 s ran out" in notice for notice in session.notices)
     assert 12 <= len(run.samples) < 2 * 2 * 100
 
 
