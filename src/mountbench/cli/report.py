@@ -24,7 +24,7 @@ from mountbench.report.document import make_document
 from mountbench.store import Store, default_db_path
 
 if TYPE_CHECKING:
-    from mountbench.report.content import Report
+    from mountbench.report.model import Report
 
 FORMATS = ("md", "html", "csv", "json", "pdf")
 CHART_FORMATS = ("png", "svg")
@@ -146,7 +146,7 @@ def report(
 
 def load_runs(run_refs: Sequence[str], sources: Sequence[Path], db: Path | None = None) -> list[RunData]:
     """Runs named by id (default: the last stored run unless files are given), then the files' runs."""
-    from mountbench.report.content import unique_runs
+    from mountbench.report.labels import unique_runs
 
     runs: list[RunData] = []
     refs = list(run_refs) or ([] if sources else ["last"])

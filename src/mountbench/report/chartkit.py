@@ -23,7 +23,7 @@ from matplotlib.ticker import FuncFormatter, NullFormatter
 from mountbench.analysis.metrics import MetricInfo
 from mountbench.errors import UsageError
 from mountbench.report.chartkeys import Chart
-from mountbench.report.content import Report
+from mountbench.report.model import Report
 from mountbench.units import format_count
 
 matplotlib.use("Agg")  # never a display, even when pyplot is imported elsewhere

@@ -49,7 +49,7 @@ from mountbench.report.chartkit import (
     widen_for,
     wrap,
 )
-from mountbench.report.content import MetricGroup, Report
+from mountbench.report.model import MetricGroup, Report
 from mountbench.report.phrasing import SAME, UNDECIDED, UNKNOWN, cell_standing, sig3, words
 from mountbench.report.sections import SECTIONS
 from mountbench.units import format_count

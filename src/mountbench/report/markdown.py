@@ -13,11 +13,14 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
-from mountbench.report import content, views
+from mountbench.report import views
 from mountbench.report.chartkeys import bars_key
-from mountbench.report.content import Report
 from mountbench.report.grid import GridSection
+from mountbench.report.labels import all_workloads, host_of_run
+from mountbench.report.methodology import cache_actions, methodology, repetitions, run_facts
+from mountbench.report.model import Report
 from mountbench.report.phrasing import SAME_LEGEND, UNDECIDED_LEGEND
+from mountbench.report.rounds import rounds_legend
 from mountbench.report.sections import SECTIONS, Options
 from mountbench.report.tables import markdown as md_view
 from mountbench.report.tables import md_code, md_image, md_table, md_text
@@ -72,7 +75,7 @@ def _intro(report: Report, with_charts: bool) -> str:
     hosts = ", ".join(md_text(h) for h in dict.fromkeys(c.host for c in report.columns))
     text = (
         f"Runs {ids} on {hosts}; baseline **{md_text(report.summary.baseline)}**. "
-        f"Each value: the median of {md_text(content.repetitions(report))} samples (± their coefficient of "
+        f"Each value: the median of {md_text(repetitions(report))} samples (± their coefficient of "
         "variation in the detail); each other target is N× faster or slower than the baseline (ratio of "
         "geometric means) with its 95% confidence interval; "
         f"{SAME_LEGEND}; {UNDECIDED_LEGEND}; [n] = notes at the end."
@@ -135,8 +138,8 @@ def _results(report: Report, charts: Mapping[str, str]) -> str:
     if ratio:
         parts += ["### Against the baseline", ratio]
     if report.adaptive:
-        rounds = views.rounds_table(report)
-        parts += [f"### {rounds.heading}", md_view(rounds), md_text(content.rounds_legend(report))]
+        table = views.rounds_table(report)
+        parts += [f"### {table.heading}", md_view(table), md_text(rounds_legend(report))]
     return "\n\n".join(p for p in parts if p)
 
 
@@ -150,7 +153,7 @@ def _environment(report: Report) -> str:
 
 
 def _methodology(report: Report) -> str:
-    lines = "\n".join(f"- {md_text(line)}" for line in content.methodology(report))
+    lines = "\n".join(f"- {md_text(line)}" for line in methodology(report))
     return "\n\n".join(["## Methodology", lines, "### Workloads", _workloads_table(report)])
 
 
@@ -162,12 +165,12 @@ def _hosts_table(report: Report) -> str:
 def _runs_list(report: Report) -> str:
     lines = []
     for run in report.runs:
-        facts = content.run_facts(run)
+        facts = run_facts(run)
         caches = ", ".join(
-            f"{action} before {count} sample{'s' if count != 1 else ''}" for action, count in content.cache_actions(run)
+            f"{action} before {count} sample{'s' if count != 1 else ''}" for action, count in cache_actions(run)
         )
         lines.append(
-            f"- {md_code(run.id)} on {md_text(content.host_of_run(report, run.id))}, started {_when(run.created_at)}, "
+            f"- {md_code(run.id)} on {md_text(host_of_run(report, run.id))}, started {_when(run.created_at)}, "
             f"{md_text(run.status)}: {md_code(run.command)}; {md_text('; '.join(facts))}. "
             f"Caches: {md_text(caches or 'no samples')}."
         )
@@ -185,7 +188,7 @@ def _targets_table(report: Report) -> str:
 def _workloads_table(report: Report) -> str:
     rows = [
         [md_text(w.name), md_text(w.title), md_text(w.kind), md_code(w.description.summary), md_text(w.source)]
-        for w in content.all_workloads(report)
+        for w in all_workloads(report)
     ]
     return md_table(["workload", "title", "engine", "settings", "from"], rows)
 

@@ -27,10 +27,10 @@ from rich.text import Text
 from mountbench.analysis.metrics import describe
 from mountbench.analysis.summary import Row
 from mountbench.model import QUALITY_CODES, RunData
-from mountbench.report import content
 from mountbench.report.cells import format_spread, format_value
-from mountbench.report.content import MetricGroup, Report
 from mountbench.report.grid import GridSection
+from mountbench.report.methodology import run_facts
+from mountbench.report.model import MetricGroup, Report, group_heading
 from mountbench.report.phrasing import (
     BETTER,
     SAME,
@@ -40,6 +40,7 @@ from mountbench.report.phrasing import (
     WORSE,
     cell_standing,
 )
+from mountbench.report.rounds import rounds_legend, rounds_rows
 from mountbench.report.sections import SECTIONS, Options
 from mountbench.units import format_bytes, format_seconds
 
@@ -84,9 +85,9 @@ def _rounds(report: Report) -> list:
     table.add_column("workload", overflow="fold")
     for target in report.summary.targets:
         table.add_column(target, justify="right", overflow="fold")
-    for title, cells in content.rounds_rows(report):
+    for title, cells in rounds_rows(report):
         table.add_row(title, *cells)
-    return [Text(""), table, Fields(content.rounds_legend(report).split("; "), style="dim")]
+    return [Text(""), table, Fields(rounds_legend(report).split("; "), style="dim")]
 
 
 def _title(report: Report) -> Text:
@@ -365,7 +366,7 @@ def _detail_table(report: Report, group: MetricGroup, width: int, *, wide: bool,
                 cells.append(Text("\n").join([value, comparison]))
         body.append(cells)
     table = Table(
-        title=content.group_heading(group), title_justify="left", title_style="italic", header_style="bold",
+        title=group_heading(group), title_justify="left", title_style="italic", header_style="bold",
         padding=(0, 1),
     )  # fmt: skip
     table.add_column("workload", no_wrap=True, style="bold")
@@ -480,7 +481,7 @@ def environment_fields(runs: Iterable[RunData], *, style: str = "") -> list[Fiel
             f"{format_bytes(host.get('ram_bytes', 0))} RAM",
             str(host.get("fio_version", "")),
             f"mountbench {host.get('mountbench_version', '?')}",
-            *content.run_facts(run),
+            *run_facts(run),
         ]
         found.append(Fields(fields, style=style))
         for record in run.targets:

@@ -14,7 +14,7 @@ that iterate it (terminal, markdown, html, charts) and never engine/ or cli/.
 
 from __future__ import annotations
 
-from mountbench.report.content import Report
+from mountbench.report.model import Report
 from mountbench.report.sections import clients, cloudpick, costs, percentiles, picktwo, series, sweeps
 from mountbench.report.sections.base import Export, Options, Section
 

@@ -29,11 +29,12 @@ from typing import TYPE_CHECKING
 from markupsafe import Markup
 
 from mountbench.analysis.metrics import MetricInfo, describe
-from mountbench.clients.results import FEWER_CLIENTS, OVERLAP_FLOOR, overlap_of
+from mountbench.analysis.multiclient import FEWER_CLIENTS, OVERLAP_FLOOR, overlap_of
 from mountbench.model import RunData, Sample, Workload
 from mountbench.report.cells import format_value
 from mountbench.report.chartkeys import Chart, slug
-from mountbench.report.content import HOST_FACTS, Report
+from mountbench.report.labels import HOST_FACTS
+from mountbench.report.model import Report
 from mountbench.report.sections.base import Options, nothing
 from mountbench.report.tables import CellView, TableView, html_section, md_image, md_text
 from mountbench.report.tables import markdown as md_view

@@ -37,7 +37,7 @@ from rich.text import Text
 from mountbench.probe.remotesync import CloudProbe, SyncResult
 from mountbench.report.cells import format_value
 from mountbench.report.chartkeys import Chart
-from mountbench.report.content import Report
+from mountbench.report.model import Report
 from mountbench.report.sections.base import Export, Options, nothing
 from mountbench.report.sections.picktwo import FAIR_WITHIN, GOOD_WITHIN, MARK, PROMPT_MS, RANK, STYLE, Verdict
 from mountbench.report.tables import CellView, TableView, html_section, md_text, rich_table

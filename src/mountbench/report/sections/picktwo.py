@@ -44,7 +44,8 @@ from mountbench.analysis.summary import Cell, Row
 from mountbench.probe import model as probe_model
 from mountbench.probe import render as probe_render
 from mountbench.report.chartkeys import Chart
-from mountbench.report.content import Report, Sweep, all_workloads
+from mountbench.report.labels import all_workloads
+from mountbench.report.model import Report, Sweep
 from mountbench.report.sections.base import Export, Options
 from mountbench.report.tables import md_table, md_text
 from mountbench.units import format_rate, format_seconds

@@ -21,9 +21,10 @@ from mountbench.analysis.summary import Cell
 from mountbench.model import QUALITY_CODES
 from mountbench.report.cells import format_spread
 from mountbench.report.chartkeys import Chart, slug
-from mountbench.report.content import OPTION_LABELS, Report, Sweep, SweepGrid, column_heading
 from mountbench.report.csvexport import csv_bool, csv_number, write_csv
+from mountbench.report.model import Report, Sweep, SweepGrid, column_heading
 from mountbench.report.sections.base import Export, Options
+from mountbench.report.sweep_discovery import OPTION_LABELS
 from mountbench.report.tables import CellView, TableView, html_section, md_image, md_text, note_links
 from mountbench.report.tables import markdown as md_view
 
