@@ -15,9 +15,10 @@ from support.factories import fio_workload, make_run
 from support.synthetic import study_run
 
 from mountbench.analysis.metrics import describe
+from mountbench.cli.report import write_charts
 from mountbench.kinds import make_workload
 from mountbench.report.chartkit import RC, axis_unit, inline_svg, render, spans_more_than, spans_orders
-from mountbench.report.charts import plan_charts, write_charts
+from mountbench.report.charts import plan_charts
 from mountbench.report.content import build_report
 
 BLUE = np.array([0x00, 0x72, 0xB2]) / 255  # the first target's colour

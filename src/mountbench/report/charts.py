@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from dataclasses import dataclass
 
 import matplotlib.colors
 from matplotlib.figure import Figure
@@ -32,8 +32,6 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocat
 from mountbench.analysis.metrics import MetricInfo
 from mountbench.analysis.stats import CONFIDENCE, TOO_WIDE_SPAN
 from mountbench.analysis.summary import Cell, Row
-from mountbench.host import outputs
-from mountbench.host.outputs import Output
 from mountbench.report.cells import format_value
 from mountbench.report.chartkeys import Chart, bars_key
 from mountbench.report.chartkit import (
@@ -104,24 +102,24 @@ def _bind(function: Callable[..., Figure], *args: object) -> Callable[[], Figure
     return lambda: function(*args)
 
 
-def write_charts(
-    report: Report, place: Path | Callable[[str], Output], stem: str, fmt: str = "png"
-) -> list[tuple[Chart, Path]]:
-    """Write every chart Markdown shows as ``<stem>-<key>.<fmt>`` in a directory, or where
-    ``place`` puts each name (the report's Output.sibling); not the page's chart of every
-    workload (Markdown shows each metric's under its table). Every file is an output checked
-    by host/outputs.py (never over a device, a directory or the results database)."""
-    if isinstance(place, Path):
-        directory = place
-        place = lambda name: outputs.check(directory / name, "--out")  # noqa: E731
-    written = []
-    for chart in plan_charts(report):
-        if chart.kind == "overview":
-            continue
-        output = place(f"{stem}-{chart.key}.{fmt}")
-        output.write_bytes(render(chart, fmt))
-        written.append((chart, Path(output.given)))
-    return written
+@dataclass(frozen=True)
+class ChartFile:
+    """One chart rendered for a file next to a document: ``name`` is ``<stem>-<key>.<fmt>``."""
+
+    chart: Chart
+    name: str
+    data: bytes
+
+
+def chart_files(report: Report, stem: str, fmt: str = "png") -> list[ChartFile]:
+    """Every chart Markdown shows, rendered as ``<stem>-<key>.<fmt>``; not the page's chart of
+    every workload (Markdown shows each metric's under its table). The caller writes them
+    (cli/report.py, through host/outputs.py)."""
+    return [
+        ChartFile(chart, f"{stem}-{chart.key}.{fmt}", render(chart, fmt))
+        for chart in plan_charts(report)
+        if chart.kind != "overview"
+    ]
 
 
 # --- titles -----------------------------------------------------------------------------
