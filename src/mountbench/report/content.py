@@ -14,6 +14,7 @@ renderers only format a Report.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from mountbench.analysis.metrics import MetricInfo
@@ -35,6 +36,7 @@ from mountbench.report.notes import (
     workload_warnings,
 )
 from mountbench.report.percentile_curves import percentile_curves
+from mountbench.report.picktwo.lab import pick_two
 from mountbench.report.rounds import stop_reasons
 from mountbench.report.sweep_discovery import find_sweeps
 
@@ -56,7 +58,7 @@ def build_report(
     sweeps = (*found.sweeps, *found.grids)
     shared = shared_caveats(noted_rows(groups, curves, sweeps, grid.rows()), summary.targets)
     notes, marks = number_notes(groups, curves, sweeps, summary.targets, first=grid.rows(), shared=shared)
-    return Report(
+    report = Report(
         runs=tuple(labelled),
         summary=summary,
         columns=tuple(columns),
@@ -76,6 +78,7 @@ def build_report(
         grid=grid,
         stops=stop_reasons(runs, columns),
     )
+    return dataclasses.replace(report, pick_two=pick_two(report))  # it reads the notes and sweeps above
 
 
 def group_by_metric(summary: RunSummary) -> tuple[MetricGroup, ...]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from mountbench import model
 from mountbench.analysis import sequential
@@ -22,6 +23,9 @@ from mountbench.analysis.sweeps import SweepOptimum
 from mountbench.model import RunData, TargetInfo
 from mountbench.report.grid import Grid
 from mountbench.report.phrasing import Headline, headlines
+
+if TYPE_CHECKING:  # the type only: picktwo/ reads a Report to make one
+    from mountbench.report.picktwo.probed import PickTwo
 
 # Caveats about the statistics rather than the measurement: error bars already show them.
 QUALITY_CODES = model.QUALITY_CODES
@@ -122,6 +126,7 @@ class Report:
     grid: Grid = field(default_factory=lambda: Grid("auto", ()), compare=False)  # the summary at a glance
     # (workload, target) → rounds and why no more (sequential.stop_reasons)
     stops: dict[tuple[str, str], sequential.Stop] = field(default_factory=dict, compare=False)
+    pick_two: PickTwo | None = field(default=None, compare=False)  # lab --probe runs only (picktwo/lab.py)
 
     @property
     def adaptive(self) -> bool:

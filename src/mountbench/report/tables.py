@@ -1,6 +1,7 @@
-"""Table views shared by every document format, as hyperfine's exporters share one table
-builder: a section builds a TableView once (display strings, note numbers, sort keys) and
-Markdown (``markdown``) and HTML (``html``, the same Jinja macro the page uses) lay it out.
+"""Table views shared by every format, as hyperfine's exporters share one table builder: a
+section builds a TableView once (display strings, note numbers, sort keys, styles) and
+Markdown (``markdown``), HTML (``html``, the same Jinja macro the page uses) and the terminal
+(``rich_table``) lay it out.
 Also the Markdown escaping every Markdown part uses (md_text, md_code, md_table).
 
 Imports nothing of the report: every renderer and section may import it.
@@ -28,6 +29,15 @@ class Mark:
 
 
 @dataclass
+class Line:
+    """A line under a cell's value (what a verdict stands on), with its notes."""
+
+    text: str
+    links: list[Mark] = field(default_factory=list)
+    style: str = ""  # the terminal's rich style
+
+
+@dataclass
 class CellView:
     text: str
     sort: str = ""  # numeric sort key ("" sorts last)
@@ -35,7 +45,9 @@ class CellView:
     notes: str = ""  # tooltip: the notes' text
     marks: str = ""  # "[1,2]" (plain; ``links`` instead where notes are linked)
     links: list[Mark] = field(default_factory=list)
-    strong: bool = False  # a row's label that stands out (Markdown: bold)
+    strong: bool = False  # a row's label or a verdict that stands out (bold)
+    style: str = ""  # the terminal's rich style of ``text`` (HTML styles by ``classes``)
+    lines: list[Line] = field(default_factory=list)  # under the value, one a line
 
 
 @dataclass
@@ -94,7 +106,8 @@ def md_cell(cell: CellView) -> str:
     text = md_text(cell.text)
     if cell.strong and text:
         text = f"**{text}**"
-    return text + md_marks([m.number for m in cell.links]) + md_text(cell.marks)
+    text += md_marks([m.number for m in cell.links]) + md_text(cell.marks)
+    return "<br>".join([text, *(md_text(line.text) + md_marks([m.number for m in line.links]) for line in cell.lines)])
 
 
 def markdown(view: TableView) -> str:
@@ -145,16 +158,34 @@ def html_section(
 # --- terminal ----------------------------------------------------------------------------------------
 
 
-def rich_table(view: TableView, title: str = ""):  # -> rich.table.Table
-    """The view as a rich table for the terminal: numeric columns right-aligned, notes as [n]."""
+def rich_table(
+    view: TableView, title: str = "", *, show_lines: bool = False, marks: bool = True
+):  # -> rich.table.Table
+    """The view as a rich table for the terminal: numeric columns right-aligned, notes as [n]
+    (not with ``marks`` False), each cell in its style (``strong``: bold) with its lines under it."""
     from rich.table import Table
 
-    table = Table(title=title or view.heading, title_justify="left")
+    table = Table(title=title or view.heading, title_justify="left", header_style="bold", show_lines=show_lines)
     for i, header in enumerate(view.headers):
         table.add_column(header, justify="right" if view.numeric(i) else "left")
     for row in view.rows:
-        table.add_row(*(c.text + (f" [{','.join(str(m.number) for m in c.links)}]" if c.links else "") for c in row))
+        table.add_row(*(rich_cell(c, marks=marks) for c in row))
     return table
+
+
+def rich_cell(cell: CellView, *, marks: bool = True):  # -> rich.text.Text
+    from rich.text import Text
+
+    text = Text(
+        cell.text + _plain_marks(cell.links if marks else ()), style=cell.style or ("bold" if cell.strong else "")
+    )
+    for line in cell.lines:
+        text.append("\n" + line.text + _plain_marks(line.links if marks else ()), style=line.style)
+    return text
+
+
+def _plain_marks(links: Sequence[Mark]) -> str:
+    return f" [{','.join(str(m.number) for m in links)}]" if links else ""
 
 
 def note_links(notes: Sequence[str], numbers: Sequence[int]) -> list[Mark]:
