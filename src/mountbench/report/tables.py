@@ -13,6 +13,7 @@ import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from markupsafe import Markup
 
@@ -48,6 +49,7 @@ class CellView:
     strong: bool = False  # a row's label or a verdict that stands out (bold)
     style: str = ""  # the terminal's rich style of ``text`` (HTML styles by ``classes``)
     lines: list[Line] = field(default_factory=list)  # under the value, one a line
+    rich: Any = None  # the terminal's text when it is more than one style (a rich Text; ``text`` is its plain)
 
 
 @dataclass
@@ -62,8 +64,13 @@ class TableView:
     text_from: int = 1_000  # ... up to this one (text columns after the numbers)
     caption: str = ""  # a sentence on what the table shows, under its heading
     header_links: list[list[Mark]] = field(default_factory=list)  # per header: its notes
+    header_cells: list[CellView] = field(default_factory=list)  # headers with a style or lines (the terminal's)
+    align: str = ""  # one letter per column (l, r) where the numbers are not one run of columns
+    breaks: tuple[int, ...] = ()  # rows a rule goes above (the terminal's table sections)
 
     def numeric(self, column: int) -> bool:
+        if self.align:
+            return self.align[column : column + 1] == "r"
         return self.numeric_from <= column < self.text_from
 
 
@@ -158,27 +165,56 @@ def html_section(
 # --- terminal ----------------------------------------------------------------------------------------
 
 
-def rich_table(
-    view: TableView, title: str = "", *, show_lines: bool = False, marks: bool = True
-):  # -> rich.table.Table
-    """The view as a rich table for the terminal: numeric columns right-aligned, notes as [n]
-    (not with ``marks`` False), each cell in its style (``strong``: bold) with its lines under it."""
+@dataclass(frozen=True)
+class RichLayout:
+    """How the terminal lays a view out: the label column (the first), the value columns'
+    wrapping, rules between rows, whether notes show as [n]."""
+
+    title_style: str | None = None  # None: rich's (italic)
+    title_justify: Literal["left", "center"] = "left"
+    show_lines: bool = False
+    marks: bool = True
+    label_style: str = ""
+    label_no_wrap: bool = False
+    no_wrap: bool = False  # the value columns never wrap ...
+    overflow: Literal["fold", "ellipsis"] = "ellipsis"  # ... else what a word too long for its column does
+
+
+def rich_table(view: TableView, title: str = "", layout: RichLayout = RichLayout()):  # -> rich.table.Table
+    """The view as a rich table for the terminal: numeric columns right-aligned, notes as [n],
+    each cell in its style (``strong``: bold) with its lines under it."""
     from rich.table import Table
 
-    table = Table(title=title or view.heading, title_justify="left", header_style="bold", show_lines=show_lines)
+    table = Table(
+        title=title or view.heading or None,
+        title_justify=layout.title_justify,
+        title_style=layout.title_style,
+        header_style="bold",
+        show_lines=layout.show_lines,
+    )
     for i, header in enumerate(view.headers):
-        table.add_column(header, justify="right" if view.numeric(i) else "left")
-    for row in view.rows:
-        table.add_row(*(rich_cell(c, marks=marks) for c in row))
+        shown = rich_cell(view.header_cells[i]) if view.header_cells else header
+        justify = "right" if view.numeric(i) else "left"
+        if i == 0:
+            table.add_column(shown, justify=justify, style=layout.label_style, no_wrap=layout.label_no_wrap,
+                             overflow=layout.overflow)  # fmt: skip
+        else:
+            table.add_column(shown, justify=justify, no_wrap=layout.no_wrap, overflow=layout.overflow)
+    for index, row in enumerate(view.rows):
+        if index in view.breaks:
+            table.add_section()
+        table.add_row(*(rich_cell(c, marks=layout.marks) for c in row))
     return table
 
 
 def rich_cell(cell: CellView, *, marks: bool = True):  # -> rich.text.Text
+    """A cell as the terminal shows it: its own rich text, else its text (and notes) in its style."""
     from rich.text import Text
 
-    text = Text(
-        cell.text + _plain_marks(cell.links if marks else ()), style=cell.style or ("bold" if cell.strong else "")
-    )
+    if cell.rich is not None:
+        return cell.rich
+    style = cell.style or ("bold" if cell.strong else "")
+    text = Text(cell.text + _plain_marks(cell.links if marks else ()), style=style)
     for line in cell.lines:
         text.append("\n" + line.text + _plain_marks(line.links if marks else ()), style=line.style)
     return text

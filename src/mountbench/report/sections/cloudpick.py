@@ -40,7 +40,7 @@ from mountbench.report.model import Report
 from mountbench.report.picktwo.scale import LEGEND as SCALE
 from mountbench.report.picktwo.scale import PROMPT_MS, Verdict, factor_verdict, marked, verdict_cell, worst
 from mountbench.report.sections.base import Export, Options, nothing
-from mountbench.report.tables import CellView, Line, TableView, html_section, md_text, rich_table
+from mountbench.report.tables import CellView, Line, RichLayout, TableView, html_section, md_text, rich_table
 from mountbench.report.tables import markdown as md_view
 from mountbench.units import format_seconds
 
@@ -361,7 +361,7 @@ def terminal(report: Report, options: Options) -> list:
     rows = cloud_rows(report)
     if not rows:
         return []
-    parts: list[RenderableType] = [Text(""), rich_table(terminal_table(rows), show_lines=True)]
+    parts: list[RenderableType] = [Text(""), rich_table(terminal_table(rows), layout=RichLayout(show_lines=True))]
     parts.append(Text(LEGEND, style="dim"))
     parts += [Text(line, style="dim") for line in notes(report)]
     caps = capability_table(rows)

@@ -34,7 +34,7 @@ from mountbench.report.picktwo.probed import PROPERTIES, TITLE, Measured, PickTw
 from mountbench.report.picktwo.scale import LEGEND as SCALE
 from mountbench.report.picktwo.scale import verdict_cell
 from mountbench.report.sections.base import Export, Options
-from mountbench.report.tables import CellView, Line, TableView, md_text, note_links, rich_table
+from mountbench.report.tables import CellView, Line, RichLayout, TableView, md_text, note_links, rich_table
 from mountbench.report.tables import html as html_view
 from mountbench.report.tables import markdown as md_view
 
@@ -115,7 +115,10 @@ def terminal(report: Report, options: Options) -> list:
     if found is None:
         return []
     # the numbers' caveats are spelled out under the table, not marked in it
-    parts: list[RenderableType] = [Text(""), rich_table(table(report, found), show_lines=True, marks=False)]
+    parts: list[RenderableType] = [
+        Text(""),
+        rich_table(table(report, found), layout=RichLayout(show_lines=True, marks=False)),
+    ]
     parts.append(Text(LEGEND, style="dim"))
     parts += [Text(line, style="dim") for line in found.notes]
     parts += _caveat_lines(report, found)
