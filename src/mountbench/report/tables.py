@@ -170,6 +170,7 @@ class RichLayout:
     """How the terminal lays a view out: the label column (the first), the value columns'
     wrapping, rules between rows, whether notes show as [n]."""
 
+    show_title: bool = True  # False: the view's heading is printed above it, not as its title
     title_style: str | None = None  # None: rich's (italic)
     title_justify: Literal["left", "center"] = "left"
     show_lines: bool = False
@@ -186,7 +187,7 @@ def rich_table(view: TableView, title: str = "", layout: RichLayout = RichLayout
     from rich.table import Table
 
     table = Table(
-        title=title or view.heading or None,
+        title=(title or view.heading or None) if layout.show_title else None,
         title_justify=layout.title_justify,
         title_style=layout.title_style,
         header_style="bold",
