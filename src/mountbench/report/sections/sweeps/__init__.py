@@ -1,9 +1,13 @@
 """Sweeps (study S3): workloads that differ in one swept option (block size, queue depth,
-jobs, working-set size), or grids over two, found by content.find_sweeps. In every
-format: the words (a heading that says what was swept over what, every number in the
-sweep's one unit, each target's optimum ★ and knee ◆), a table per sweep and per grid
-and target (terminal, Markdown, HTML), one record per point and target (CSV, JSON), and
-a chart per sweep (one curve per target) or grid (a heat map per target)."""
+jobs, working-set size), or grids over two, found by sweep_discovery.find_sweeps. This
+module is the section's parts in every format; the package holds what they are made of:
+
+- ``words``: a heading that says what was swept over what, every number in the sweep's one
+  unit, each target's optimum ★ and knee ◆;
+- ``layout``: a table per sweep and per grid and target (terminal, Markdown, HTML);
+- ``records``: one record per point and target (CSV, JSON);
+- ``figures``: a chart per sweep (one curve per target) or grid (a heat map per target).
+"""
 
 from __future__ import annotations
 
