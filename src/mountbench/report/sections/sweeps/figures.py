@@ -70,31 +70,12 @@ def sweep_figure(report: Report, sweep: Sweep) -> Figure:
             elinewidth=0.9,
         )
         optimum = sweep.optima.get(label)
-        if optimum is not None:
-            peak = sweep.rows[optimum.peak].cells[label].summary
-            knee = sweep.rows[optimum.knee].cells[label].summary
-            ax.plot(
-                [sweep.numbers[optimum.knee]],
-                [knee.median / divisor],
-                linestyle="none",
-                marker="D",
-                markersize=8,
-                color=colour,
-                markeredgecolor="black",
-                markeredgewidth=0.7,
-                zorder=4,
-            )
-            ax.plot(
-                [sweep.numbers[optimum.peak]],
-                [peak.median / divisor],
-                linestyle="none",
-                marker="*",
-                markersize=15,
-                color=colour,
-                markeredgecolor="black",
-                markeredgewidth=0.7,
-                zorder=5,
-            )
+        if optimum is not None:  # the knee ◆, then the optimum ★ over it
+            for index, marker, size, z in ((optimum.knee, "D", 8, 4), (optimum.peak, "*", 15, 5)):
+                point = sweep.rows[index].cells[label].summary
+                ax.plot([sweep.numbers[index]], [point.median / divisor], linestyle="none", marker=marker,
+                        markersize=size, color=colour, markeredgecolor="black", markeredgewidth=0.7,
+                        zorder=z)  # fmt: skip
     _swept_axis(ax, sweep.option, sweep.numbers, sweep.values)
     ax.set_ylim(0, max(tops) * 1.08 or 1.0)  # from zero: heights compare honestly
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
