@@ -15,15 +15,14 @@ from collections.abc import Mapping
 
 from mountbench.report import views
 from mountbench.report.chartkeys import bars_key
-from mountbench.report.grid import GridSection
-from mountbench.report.labels import all_workloads, host_of_run
+from mountbench.report.labels import host_of_run
 from mountbench.report.methodology import cache_actions, methodology, repetitions, run_facts
 from mountbench.report.model import Report
 from mountbench.report.phrasing import SAME_LEGEND, UNDECIDED_LEGEND
 from mountbench.report.rounds import rounds_legend
 from mountbench.report.sections import SECTIONS, Options
 from mountbench.report.tables import markdown as md_view
-from mountbench.report.tables import md_code, md_image, md_table, md_text
+from mountbench.report.tables import md_code, md_image, md_text
 from mountbench.report.tables import md_marks as _marks
 from mountbench.report.verdicts import verdicts
 
@@ -109,22 +108,8 @@ def _summary(report: Report) -> str:
     parts = [f"## Summary{unit}"]
     for section in report.grid.sections:
         parts.append(f"### {md_text(section.heading)}")
-        parts.append(_grid_table(report, section))
+        parts.append(md_view(views.grid_table(report, section)))
     return "\n\n".join(parts)
-
-
-def _grid_table(report: Report, section: GridSection) -> str:
-    view = views.grid_view(report, section)
-    rows = []
-    for title, cells in view.rows:
-        line = [md_text(title)]
-        for cell in cells:
-            text = md_text(cell.value) + _marks([m.number for m in cell.value_links]) if cell else ""
-            if cell and cell.comparison:
-                text += f"<br>{md_text(cell.comparison)}{_marks([m.number for m in cell.comparison_links])}"
-            line.append(text)
-        rows.append(line)
-    return md_table([md_text(h) for h in view.headers], rows, "l" + "r" * (len(view.headers) - 1))
 
 
 def _results(report: Report, charts: Mapping[str, str]) -> str:
@@ -147,19 +132,14 @@ def _results(report: Report, charts: Mapping[str, str]) -> str:
 
 
 def _environment(report: Report) -> str:
-    parts = ["## Environment", "### Hosts", _hosts_table(report), "### Runs", _runs_list(report)]
-    parts += ["### Targets", _targets_table(report)]
+    parts = ["## Environment", "### Hosts", md_view(views.hosts_table(report)), "### Runs", _runs_list(report)]
+    parts += ["### Targets", md_view(views.targets_table(report))]
     return "\n\n".join(parts)
 
 
 def _methodology(report: Report) -> str:
     lines = "\n".join(f"- {md_text(line)}" for line in methodology(report))
-    return "\n\n".join(["## Methodology", lines, "### Workloads", _workloads_table(report)])
-
-
-def _hosts_table(report: Report) -> str:
-    rows = [[md_text(v) for v in row] for row in views.host_rows(report)]
-    return md_table(views.HOST_HEADERS, rows, "lllrrll")
+    return "\n\n".join(["## Methodology", lines, "### Workloads", md_view(views.workloads_table(report))])
 
 
 def _runs_list(report: Report) -> str:
@@ -175,22 +155,6 @@ def _runs_list(report: Report) -> str:
             f"Caches: {md_text(caches or 'no samples')}."
         )
     return "\n".join(lines)
-
-
-def _targets_table(report: Report) -> str:
-    rows = [
-        [(md_code(v) if v else "") if i in views.TARGET_CODE else md_text(v) for i, v in enumerate(row)]
-        for row in views.target_rows(report)
-    ]
-    return md_table(views.TARGET_HEADERS, rows, "lllllllr")
-
-
-def _workloads_table(report: Report) -> str:
-    rows = [
-        [md_text(w.name), md_text(w.title), md_text(w.kind), md_code(w.description.summary), md_text(w.source)]
-        for w in all_workloads(report)
-    ]
-    return md_table(["workload", "title", "engine", "settings", "from"], rows)
 
 
 def _notes(report: Report) -> str:

@@ -50,6 +50,7 @@ class CellView:
     style: str = ""  # the terminal's rich style of ``text`` (HTML styles by ``classes``)
     lines: list[Line] = field(default_factory=list)  # under the value, one a line
     rich: Any = None  # the terminal's text when it is more than one style (a rich Text; ``text`` is its plain)
+    code: bool = False  # a path, mount options, a job's settings: shown as code (Markdown)
 
 
 @dataclass
@@ -110,7 +111,7 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], align: str =
 
 
 def md_cell(cell: CellView) -> str:
-    text = md_text(cell.text)
+    text = (md_code(cell.text) if cell.text else "") if cell.code else md_text(cell.text)
     if cell.strong and text:
         text = f"**{text}**"
     text += md_marks([m.number for m in cell.links]) + md_text(cell.marks)

@@ -12,11 +12,11 @@ from mountbench.analysis.summary import Row
 from mountbench.report.cells import format_spread, format_value
 from mountbench.report.chartkeys import Chart, bars_key
 from mountbench.report.grid import GridSection
-from mountbench.report.labels import run_hosts
+from mountbench.report.labels import all_workloads, run_hosts
 from mountbench.report.model import QUALITY_CODES, Report, column_heading, group_heading
 from mountbench.report.phrasing import cell_standing, words
 from mountbench.report.rounds import rounds_rows
-from mountbench.report.tables import CellView, Mark, TableView, note_links, noted
+from mountbench.report.tables import CellView, Line, Mark, TableView, note_links, noted
 from mountbench.units import format_bytes
 
 HOST_HEADERS = ["host", "OS and kernel", "CPU", "CPUs", "RAM", "fio", "mountbench"]
@@ -183,3 +183,39 @@ def target_rows(report: Report) -> list[list[str]]:
             ]
         )
     return rows
+
+
+def grid_table(report: Report, section: GridSection) -> TableView:
+    """One section of the summary grid as a plain table (Markdown): each value with its notes,
+    and for other targets how it compares, on a line under it."""
+    view = grid_view(report, section)
+    rows = []
+    for title, cells in view.rows:
+        line = [CellView(title)]
+        for cell in cells:
+            if cell is None:
+                line.append(CellView(""))
+                continue
+            under = [Line(cell.comparison, cell.comparison_links)] if cell.comparison else []
+            line.append(CellView(cell.value, links=cell.value_links, lines=under))
+        rows.append(line)
+    return TableView("grid", section.heading, view.headers, rows)
+
+
+def hosts_table(report: Report) -> TableView:
+    rows = [[CellView(value) for value in row] for row in host_rows(report)]
+    return TableView("hosts", "Hosts", HOST_HEADERS, rows, align="lllrrll")
+
+
+def targets_table(report: Report) -> TableView:
+    rows = [[CellView(v, code=i in TARGET_CODE) for i, v in enumerate(row)] for row in target_rows(report)]
+    return TableView("targets", "Targets", TARGET_HEADERS, rows, align="lllllllr")
+
+
+def workloads_table(report: Report) -> TableView:
+    rows = [
+        [CellView(w.name), CellView(w.title), CellView(w.kind), CellView(w.description.summary, code=True),
+         CellView(w.source)]
+        for w in all_workloads(report)
+    ]  # fmt: skip
+    return TableView("workloads", "Workloads", ["workload", "title", "engine", "settings", "from"], rows, align="lllll")
