@@ -23,10 +23,7 @@ from mountbench.errors import UsageError
 from mountbench.model import RunData
 from mountbench.report.grid import build_grid
 from mountbench.report.labels import label_columns, resolve_baseline, unique_runs
-from mountbench.report.model import (
-    MetricGroup,
-    Report,
-)
+from mountbench.report.model import MetricGroup, Report
 from mountbench.report.notes import (
     host_warnings,
     noted_rows,
