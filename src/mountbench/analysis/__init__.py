@@ -5,7 +5,11 @@
 - ``metrics``: metric names, units and which way is better;
 - ``summary``: a run's (or several runs') comparison table, cell by cell;
 - ``sequential``: --until/--budget, which comparisons are decided and why each cell stopped;
-- ``drift`` (trend and step tests) and ``quality`` (the flags they raise on a cell).
+- ``drift`` (trend and step tests) and ``quality`` (the flags they raise on a cell);
+- ``sweeps``: where a sweep peaks, its knee, whether the best point is clear, and how a
+  swept value is written (shared with fio/sweeps.py);
+- ``multiclient``: a multi-client sample's start skew and overlap (shared with clients/).
 
-May import: model, errors, units. Imported by engine/, report/, records/, cli/.
+May import: model, errors, units. Imported by engine/, report/, records/, cli/, fio/ and clients/ (the sweep and multi-client
+vocabulary they share with the report).
 """
