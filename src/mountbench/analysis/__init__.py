@@ -10,6 +10,6 @@
   swept value is written (shared with fio/sweeps.py);
 - ``multiclient``: a multi-client sample's start skew and overlap (shared with clients/).
 
-May import: model, errors, units. Imported by engine/, report/, records/, cli/, fio/ and clients/ (the sweep and multi-client
-vocabulary they share with the report).
+May import: model, errors, units. Imported by engine/, report/, records/, cli/, and by fio/
+and clients/ (the sweep and multi-client vocabulary they share with the report).
 """
