@@ -22,9 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from mountbench.cli.report import write_charts
 from mountbench.kinds import make_workload
 from mountbench.model import RunConfig, RunData, Sample, Target, TargetInfo, TargetRecord, Workload
-from mountbench.report.charts import write_charts
 from mountbench.report.content import build_report
 from mountbench.report.csvexport import samples_csv, summary_csv
 from mountbench.report.html import render_html

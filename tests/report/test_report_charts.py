@@ -15,9 +15,10 @@ from support.factories import fio_workload, make_run
 from support.synthetic import study_run
 
 from mountbench.analysis.metrics import describe
+from mountbench.cli.report import write_charts
 from mountbench.kinds import make_workload
 from mountbench.report.chartkit import RC, axis_unit, inline_svg, render, spans_more_than, spans_orders
-from mountbench.report.charts import plan_charts, write_charts
+from mountbench.report.charts import plan_charts
 from mountbench.report.content import build_report
 
 BLUE = np.array([0x00, 0x72, 0xB2]) / 255  # the first target's colour
@@ -109,7 +110,7 @@ def test_bars_are_linear_small_multiples_never_a_log_scale(tmp_path: Path):
 
 
 def test_interval_on_the_bars_is_95_percent():
-    from mountbench.report.charts import interval_95
+    from mountbench.report.bar_charts import interval_95
 
     low, high, level = interval_95([100.0, 110.0, 90.0, 105.0, 95.0])
     assert level == 0.95 and 85 < low < 100 < high < 115
@@ -292,7 +293,7 @@ def test_no_text_is_clipped_or_overlaps_another(chart, draw):
 
 
 def test_ratio_axis_says_times_slower_or_faster():
-    from mountbench.report.charts import _times
+    from mountbench.report.ratio_chart import _times
 
     assert [_times(v, "faster", "slower") for v in (0.01, 0.1, 0.4, 1.0, 2.5, 100.0)] == [
         "100× slower",

@@ -11,6 +11,9 @@ from mountbench.report.html import render_html
 from mountbench.report.markdown import render_markdown
 from mountbench.report.sections import Options
 from mountbench.report.sections import clients as report_clients
+from mountbench.report.sections.clients.layout import slowest_text
+from mountbench.report.sections.clients.machines import client_host_warnings
+from mountbench.report.sections.clients.measures import client_figures, scaling_curves
 
 CLIENTS = (ClientSpec("10.0.0.2"), ClientSpec("10.0.0.3"), ClientSpec("<node4>", 9000))
 LABELS = [c.label for c in CLIENTS]
@@ -39,7 +42,7 @@ def scaling_run(host_clients: dict | None = None) -> RunData:
 
 
 def test_scaling_efficiency_is_the_aggregate_over_linear_from_one_client():
-    (curve,) = report_clients.scaling_curves([scaling_run()])
+    (curve,) = scaling_curves([scaling_run()])
     assert curve.base == "rnd4k-q1-read" and curve.metric.name == "read.iops"
     assert [p.clients for p in curve.points] == [1, 2, 3]
     assert [p.aggregate for p in curve.points] == [100.0, 160.0, 180.0]
@@ -49,13 +52,13 @@ def test_scaling_efficiency_is_the_aggregate_over_linear_from_one_client():
 
 
 def test_slowest_client_and_failures_are_named():
-    figures = {f.workload: f for f in report_clients.client_figures([scaling_run()])}
+    figures = {f.workload: f for f in client_figures([scaling_run()])}
     three = figures["rnd4k-q1-read-c3"]
     assert three.slowest == ("<node4>:9000", 40.0)
     assert three.slowest_gap == pytest.approx(1 / 3)  # 40 against a mean of 60
     assert three.failures == (("10.0.0.3", 1), ("<node4>:9000", 1))
     assert figures["rnd4k-q1-read-c1"].slowest is None  # one client: nobody to compare with
-    assert report_clients.slowest_text(three) == "<node4>:9000 (40.0 IOPS, 33% below the clients' mean)"
+    assert slowest_text(three) == "<node4>:9000 (40.0 IOPS, 33% below the clients' mean)"
 
 
 def test_the_clients_sweep_is_not_a_block_size_sweep():
@@ -94,7 +97,7 @@ def test_clients_that_differ_in_kernel_are_warned_about_unknowns_are_not():
         "10.0.0.3": {"kernel": "6.18.4", "fio_version": "fio-3.33", "os": "Linux"},
         "<node4>:9000": {"kernel": "unknown", "fio_version": "fio-3.33", "os": "Linux"},
     }
-    (warning,) = report_clients.client_host_warnings([scaling_run(facts)])
+    (warning,) = client_host_warnings([scaling_run(facts)])
     assert warning == "the clients of run r1 differ in kernel: 10.0.0.2 6.1.0, 10.0.0.3 6.18.4"
 
 

@@ -40,6 +40,7 @@ from mountbench.report.content import build_report
 from mountbench.report.document import make_document
 from mountbench.report.html import render_html
 from mountbench.report.markdown import render_markdown
+from mountbench.report.picktwo.lab import write_sweep
 from mountbench.report.sections import Options, picktwo
 
 NONE, LOOSE, VFS, DISK = "9p cache=none", "9p cache=loose", "virtiofs cache=auto", "disk"
@@ -141,7 +142,7 @@ def report():
 
 
 def test_each_mount_gets_a_verdict_per_property(report) -> None:
-    found = picktwo.pick_two(report)
+    found = report.pick_two
     assert found is not None
     rows = {row.mount: row for row in found.rows}
     assert list(rows) == [NONE, LOOSE, VFS, DISK]  # the report's column order
@@ -159,7 +160,7 @@ def test_each_mount_gets_a_verdict_per_property(report) -> None:
 
 
 def test_the_measures_say_what_they_stand_on(report) -> None:
-    rows = {row.mount: row for row in picktwo.pick_two(report).rows}  # type: ignore[union-attr]
+    rows = {row.mount: row for row in report.pick_two.rows}  # type: ignore[union-attr]
     assert rows[DISK].write.text == "1.00 GB/s at bs=256k (the fastest)"  # the knee's point is within noise of 1M's
     assert (
         rows[NONE].write.text.startswith("50.0 MB/s at bs=") and "20× slower than the fastest" in rows[NONE].write.text
@@ -178,7 +179,7 @@ def test_the_measures_say_what_they_stand_on(report) -> None:
 
 
 def test_the_notes_say_how_it_was_judged_and_what_limits_it(report) -> None:
-    notes = " ".join(picktwo.pick_two(report).notes)  # type: ignore[union-attr]
+    notes = " ".join(report.pick_two.notes)  # type: ignore[union-attr]
     assert "SEQ write + end_fsync" in notes and "good within 2×, fair within 10×" in notes
     assert "emulated (TCG)" in notes and "an example error of the probe as a whole" in notes
 
@@ -197,13 +198,13 @@ def test_a_sweep_that_measured_the_page_cache_is_the_last_choice() -> None:
         for r in range(3)
     ]
     run = dataclasses.replace(run, workloads=tuple(points), samples=tuple(samples))
-    chosen = picktwo.write_sweep(build_report([run]).sweeps)
+    chosen = write_sweep(build_report([run]).sweeps)
     assert chosen is not None and "end_fsync" in chosen.title
 
 
 def test_runs_without_probe_have_no_such_section() -> None:
     plain = build_report([lab_run(None)])
-    assert picktwo.pick_two(plain) is None
+    assert plain.pick_two is None
     assert picktwo.terminal(plain, Options()) == []
     assert "Pick two" not in render_markdown(plain)
     assert "pick-two" not in render_html(plain, with_charts=False)
@@ -231,8 +232,8 @@ def test_markdown_section_sits_after_the_sweeps_with_its_chart(report) -> None:
     assert "| mount | performance | coherence | concurrency | gets |" in section
     assert "**‼ data loss**" in section and "![Pick two, measured" in section and "(r-pick-two.png)" in section
     assert "≤ 3.50 ms" in section and "### What each mount supports" in section
-    note = picktwo.pick_two(report).rows[0].write.notes[0]  # type: ignore[union-attr]
-    assert f"the fastest) [{note}]" in section or f"slower than the fastest) [{note}]" in section
+    note = report.pick_two.rows[0].write.notes[0]  # type: ignore[union-attr]
+    assert f"the fastest) [\\[{note}\\]](#note-{note})" in section  # linked to its note
 
 
 def test_html_section_with_its_inline_chart(report) -> None:

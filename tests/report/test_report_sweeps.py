@@ -26,9 +26,9 @@ from mountbench.report import chartkit, charts
 from mountbench.report.content import build_report
 from mountbench.report.html import render_html
 from mountbench.report.markdown import render_markdown
-from mountbench.report.sections import sweeps as sweeptext
-from mountbench.report.sections.sweeps import SWEEP_COLUMNS, sweep_records, sweeps_csv
-from mountbench.report.sections.sweeps import render_terminal as render_sweeps
+from mountbench.report.sections.sweeps.layout import render_terminal as render_sweeps
+from mountbench.report.sections.sweeps.records import SWEEP_COLUMNS, sweep_records, sweeps_csv
+from mountbench.report.sections.sweeps.words import optimum_text
 
 NOISE = (1.0, 1.04, 0.97)
 
@@ -186,8 +186,8 @@ def test_an_optimum_is_clear_only_when_no_other_points_interval_reaches_it():
     (sweep,) = (report := build_report([make_run("c", points, bandwidth)])).sweeps
     assert sweep.optima["ram"].clear and sweep.values[sweep.optima["ram"].peak] == "16k"
     assert not sweep.optima["disk"].clear
-    assert sweeptext.optimum_text(sweep, "ram") == "16k: 3.00"
-    assert sweeptext.optimum_text(sweep, "disk") == "16k: 1.01 ≈"
+    assert optimum_text(sweep, "ram") == "16k: 3.00"
+    assert optimum_text(sweep, "disk") == "16k: 1.01 ≈"
     flags = {(r["target"], r["value"]): r["optimum_clear"] for r in sweep_records(report) if r["optimum"]}
     assert flags == {("ram", "16k"): True, ("disk", "16k"): False}
 

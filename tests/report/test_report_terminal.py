@@ -15,7 +15,8 @@ from mountbench.cli.progress import ProgressEvents
 from mountbench.engine.plan import build_plan, pending_items
 from mountbench.model import Sample
 from mountbench.report.content import build_report
-from mountbench.report.terminal import Fields, render_report, render_run, wrap_label
+from mountbench.report.terminal import render_report, render_run
+from mountbench.report.terminal_layout import Fields, wrap_label
 
 
 def _text(renderable, width: int = 400) -> str:

@@ -7,7 +7,11 @@
 - ``family``: a run's comparisons decided once (Holm's step-down), one level for every view;
 - ``reach``: what an undecided comparison showed (a bound) and the rounds ±precision would take;
 - ``sequential``: --until/--budget, which comparisons are decided and why each cell stopped;
-- ``drift`` (trend and step tests) and ``quality`` (the flags they raise on a cell).
+- ``drift`` (trend and step tests) and ``quality`` (the flags they raise on a cell);
+- ``sweeps``: where a sweep peaks, its knee, whether the best point is clear, and how a
+  swept value is written (shared with fio/sweeps.py);
+- ``multiclient``: a multi-client sample's start skew and overlap (shared with clients/).
 
-May import: model, errors, units. Imported by engine/, report/, records/, cli/.
+May import: model, errors, units. Imported by engine/, report/, records/, cli/, and by fio/
+and clients/ (the sweep and multi-client vocabulary they share with the report).
 """

@@ -9,7 +9,7 @@ no start-up time.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,7 +24,8 @@ from mountbench.report.document import make_document
 from mountbench.store import Store, default_db_path
 
 if TYPE_CHECKING:
-    from mountbench.report.content import Report
+    from mountbench.report.chartkeys import Chart
+    from mountbench.report.model import Report
 
 FORMATS = ("md", "html", "csv", "json", "pdf")
 CHART_FORMATS = ("png", "svg")
@@ -146,7 +147,7 @@ def report(
 
 def load_runs(run_refs: Sequence[str], sources: Sequence[Path], db: Path | None = None) -> list[RunData]:
     """Runs named by id (default: the last stored run unless files are given), then the files' runs."""
-    from mountbench.report.content import unique_runs
+    from mountbench.report.labels import unique_runs
 
     runs: list[RunData] = []
     refs = list(run_refs) or ([] if sources else ["last"])
@@ -184,13 +185,24 @@ def _write_markdown(built: Report, out: outputs.Output | None, chart_format: str
     if out is None:  # no charts: matplotlib is not even imported
         click.echo(render_markdown(built, per_client=per_client), nl=False)
         return
-    from mountbench.report import charts as charts_mod
-
     stem = Path(out.given).stem
-    written = charts_mod.write_charts(built, out.sibling, stem, chart_format)
+    written = write_charts(built, out.sibling, stem, chart_format)
     charts = {chart.key: path.name for chart, path in written}
     out.write_text(render_markdown(built, charts, per_client=per_client))
     _note(f"wrote {out} and {len(written)} chart(s) next to it ({stem}-*.{chart_format})")
+
+
+def write_charts(
+    built: Report, place: Path | Callable[[str], outputs.Output], stem: str, fmt: str = "png"
+) -> list[tuple[Chart, Path]]:
+    """Write every chart Markdown shows as ``<stem>-<key>.<fmt>`` in a directory, or where
+    ``place`` puts each name (the document's Output.sibling), each an output checked by
+    host/outputs.py (never over a device, a directory or the results database)."""
+    from mountbench.report.charts import chart_files
+
+    files = chart_files(built, stem, fmt)
+    paths = outputs.write_files(place, [(f.name, f.data) for f in files])
+    return [(f.chart, path) for f, path in zip(files, paths, strict=True)]
 
 
 def _write_csv(built: Report, out: outputs.Output | None, samples: bool) -> None:

@@ -16,6 +16,14 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+# the skew and overlap of stored samples are statistics (analysis/multiclient.py); the fio client kind
+# and this module's callers still name them from here
+from mountbench.analysis.multiclient import ACTIVE as ACTIVE
+from mountbench.analysis.multiclient import FEWER_CLIENTS as FEWER_CLIENTS
+from mountbench.analysis.multiclient import LOW_OVERLAP, OVERLAP_FLOOR
+from mountbench.analysis.multiclient import START_OFFSET as START_OFFSET
+from mountbench.analysis.multiclient import overlap as overlap
+from mountbench.analysis.multiclient import overlap_of as overlap_of
 from mountbench.clients.spec import ClientSpec
 from mountbench.fio.parse import DIRECTIONS, FioOutputError, parse_fio
 from mountbench.model import Caveat, ClientResult
@@ -154,11 +162,6 @@ def slowest_client(results: Sequence[ClientResult], metric: str) -> str | None:
 
 LOG_AVG_MS = 10
 SKEW_LOG_PREFIX = "mbskew"
-OVERLAP_FLOOR = 0.9  # clients together for less of the sample than this: their sum overstates
-LOW_OVERLAP = "clients-overlap"  # caveat code
-FEWER_CLIENTS = "clients-missing"  # caveat code: the sample ran on fewer clients than asked
-START_OFFSET = "start_offset_s"  # per-client metric: its start after the earliest client's
-ACTIVE = "active_s"  # per-client metric: how long its I/O ran
 
 
 def skew_log_options(client: ClientSpec) -> list[tuple[str, str]]:
@@ -191,27 +194,6 @@ def start_offsets(spans: Mapping[str, tuple[float, float]]) -> dict[str, tuple[f
         return {}
     first = min(start for start, _ in spans.values())
     return {label: ((start - first) / 1000, (end - start) / 1000) for label, (start, end) in spans.items()}
-
-
-def overlap(spans: Mapping[str, tuple[float, float]]) -> float | None:
-    """How much of the sample (first start to last end) every client ran at once, 0..1."""
-    if len(spans) < 2:
-        return None
-    starts = [start for start, _ in spans.values()]
-    ends = [end for _, end in spans.values()]
-    whole = max(ends) - min(starts)
-    if whole <= 0:
-        return None
-    return max(0.0, min(ends) - max(starts)) / whole
-
-
-def overlap_of(results: Sequence[ClientResult]) -> tuple[float | None, float | None]:
-    """(start skew in seconds, overlap) of a stored sample's clients (from their metrics)."""
-    spans = {r.client: (r.metrics[START_OFFSET], r.metrics[START_OFFSET] + r.metrics[ACTIVE])
-             for r in results if START_OFFSET in r.metrics and ACTIVE in r.metrics}  # fmt: skip
-    if len(spans) < 2:
-        return None, None
-    return max(start for start, _ in spans.values()), overlap(spans)
 
 
 def overlap_caveat(skew_s: float | None, together: float | None) -> tuple[Caveat, ...]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 
+from mountbench.analysis.sweeps import PLACEMENT_OPTIONS, SIZE_OPTIONS, label
 from mountbench.errors import UsageError
 from mountbench.model import SWEEP_OPTIONS, SweepAxis, SweepPoint, SweepValue
 from mountbench.units import parse_size
@@ -24,7 +25,6 @@ from mountbench.units import parse_size
 MAX_POINTS_PER_AXIS = 64
 MAX_GRID_POINTS = 1024  # per swept workload
 MIN_DETECTED_POINTS = 3  # fewer sections are not worth calling a curve
-SIZE_OPTIONS = frozenset({"bs", "size"})
 COUNT_LIMITS = {"iodepth": 65536, "numjobs": 4096}
 # block sizes a sample can use: below 512 bytes O_DIRECT fails, above 256 MiB one block outgrows any
 # working set a run lays out (each point would fail, or measure nothing but the block's own allocation)
@@ -32,11 +32,6 @@ BS_LIMITS = (512, 256 << 20)
 EXAMPLE = "e.g. --sweep bs=4k,64k,1M or --sweep bs=1k..16M"
 # fio's defaults, so a section that leaves an option out still lines up with the others
 DEFAULTS = {"bs": "4k", "iodepth": "1", "numjobs": "1"}
-# options that name files or order jobs: sections of a hand-written sweep may differ in them
-PLACEMENT_OPTIONS = frozenset(
-    {"filename", "filename_format", "name", "description", "stonewall", "new_group", "wait_for", "write_bw_log",
-     "write_lat_log", "write_iops_log", "write_hist_log", "per_job_logs"}
-)  # fmt: skip
 
 
 # --- parsing ----------------------------------------------------------------------------------
@@ -110,16 +105,6 @@ def _number(text: str, option: str, item: str) -> int:
     if not 1 <= number <= limit:
         raise UsageError(f"--sweep {text!r}: {option} must be between 1 and {limit}, not {number}")
     return number
-
-
-def label(option: str, number: float) -> str:
-    """How a value is written in names and passed to fio: 4096 → ``4k``, 1536 → ``1536``, 8 → ``8``."""
-    value = int(number)
-    if option in SIZE_OPTIONS:
-        for power, suffix in ((4, "T"), (3, "G"), (2, "M"), (1, "k")):
-            if value >= 1024**power and value % 1024**power == 0:
-                return f"{value // 1024**power}{suffix}"
-    return str(value)
 
 
 def merge_axes(declared: Sequence[SweepAxis], given: Sequence[SweepAxis]) -> tuple[SweepAxis, ...]:
@@ -218,12 +203,3 @@ def plain_number(option: str, text: str | None) -> int | None:
         return parse_size(text) if option in SIZE_OPTIONS else int(text)
     except (UsageError, ValueError):
         return None
-
-
-def fixed_options(options: Sequence[str], swept: Sequence[str]) -> tuple[str, ...]:
-    """A job's options (``name=value``) apart from the swept ones and file placement: jobs
-    that differ here are not one sweep (other size, runtime, engine, depth, jobs or direction)."""
-    ignored = {*swept, *PLACEMENT_OPTIONS}
-    if "bs" in ignored:
-        ignored.add("blocksize")
-    return tuple(sorted(o for o in options if o.partition("=")[0].strip().lower() not in ignored))

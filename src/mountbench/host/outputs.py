@@ -23,7 +23,7 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -186,3 +186,19 @@ def _atomic_write(output: Output, data: bytes) -> None:
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+
+
+def write_files(
+    place: Path | Callable[[str], Output], files: Iterable[tuple[str, bytes]], option: str = "--out"
+) -> list[Path]:
+    """Write each (name, bytes) into a directory, or where ``place`` puts the name (an
+    Output's ``sibling``: a report's charts next to it); each file checked as any output."""
+    if isinstance(place, Path):
+        directory = place
+        place = lambda name: check(directory / name, option)  # noqa: E731
+    written = []
+    for name, data in files:
+        output = place(name)
+        output.write_bytes(data)
+        written.append(Path(output.given))
+    return written

@@ -1,12 +1,30 @@
-"""Reports: pure functions from stored runs to text, HTML, CSV/JSON and charts.
+"""Reports: pure functions from stored runs to text, HTML, CSV/JSON and charts. Nothing here
+writes a file: charts come back as bytes (charts.chart_files) and the CLI writes them.
 
-content.py works out once what every format says (columns, summary, notes, sweeps);
-terminal.py, markdown.py, html.py, csvexport.py and charts.py lay it out; views.py and
-tables.py build the tables every document format shares; chartkit.py is the public kit
-every chart draws with; sections/ holds the optional sections, one module each, in a
-registry the renderers iterate.
+What every format says, worked out once (content.build_report makes a model.Report):
+- ``model``: the Report record (columns, metric groups, percentile curves, sweeps, notes);
+- ``labels``: one column per target, named with its host when the runs come from several;
+- ``notes``: warnings and the caveats numbered once, in reading order;
+- ``grid``: the summary grid every format leads with; ``phrasing`` and ``verdicts``: how a
+  comparison is said; ``cells``: one cell's text and its footnotes;
+- ``percentile_curves`` (study S4) and ``sweep_discovery`` (study S3, the statistics of a
+  sweep are analysis/sweeps.py's);
+- ``rounds``: rounds per cell of adaptive runs; ``methodology``: how the numbers were made;
+- ``picktwo/``: pick two, measured, on the verdict scale both labs share.
 
-May import: the ground floor (model, units, errors), analysis/ (statistics are computed
-there, never here), records/ readers' types, probe/ (pick two shows its results). Never
-engine/ or cli/: the report reads what was stored, not how it was run.
+How each format lays it out:
+- ``tables``: the TableView every table is built as, and its Markdown, HTML and terminal
+  (rich) layouts; ``views``: the report's own tables as TableViews;
+- ``terminal``, ``terminal_tables``, ``terminal_layout``: the terminal report;
+- ``markdown``, ``html`` (with templates/): the documents; ``csvexport`` and ``document``:
+  CSV and the JSON export document;
+- ``charts`` (the plan of every chart), ``bar_charts``, ``ratio_chart``; ``chartkit``: the
+  public kit every chart draws with; ``chartkeys``: a chart without drawing it;
+- ``sections/``: the optional sections, one module (or package) each, in a registry the
+  renderers iterate.
+
+May import: model, errors, units, analysis, records, probe (and the package's __version__).
+analysis/ computes every statistic, never this package; records/ gives the readers' types
+and the export format's constants; probe/ gives pick two its results. Never engine/, cli/,
+host/, fio/, clients/, kinds/ or the labs: the report reads what was stored, not how it was run.
 """

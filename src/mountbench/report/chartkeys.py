@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from mountbench.report.content import MetricGroup
+    from mountbench.report.model import MetricGroup
 
 
 @dataclass(frozen=True)

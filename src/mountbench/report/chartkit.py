@@ -23,10 +23,13 @@ from matplotlib.ticker import FuncFormatter, NullFormatter
 from mountbench.analysis.metrics import MetricInfo
 from mountbench.errors import UsageError
 from mountbench.report.chartkeys import Chart
-from mountbench.report.content import Report
+from mountbench.report.model import Report
 from mountbench.units import format_count
 
 matplotlib.use("Agg")  # never a display, even when pyplot is imported elsewhere
+
+WIDE_IN = 8.0  # inches: the page's and the files' charts
+NARROW_IN = 3.7  # inches (355 CSS px): drawn for a phone, shown at its own size there so no text shrinks
 
 # Okabe-Ito: distinguishable with colour-vision deficiencies; hatches and markers for print.
 COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999")

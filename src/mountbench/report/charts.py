@@ -1,58 +1,30 @@
-"""The report's own charts (matplotlib, Agg, PNG and SVG), drawn from a Report, and the
-plan of every chart a document has (these and each section's, sections/).
+"""The plan of every chart a document has, drawn from a Report: the report's own (bar_charts.py:
+bars per metric, and every workload as small multiples for the page; ratio_chart.py: each
+target against the baseline) and each section's (sections/), and each chart rendered for a
+file next to a Markdown document.
 
-- bars: one chart per metric, a horizontal bar per workload and target with its value
-  written at its end, one colour and hatch per target (readable in black and white),
-  error bars = a 95% interval; one too wide to rank (ends over 100× apart) is not drawn
-  but marked ‡, one past twice the panel's largest median is cut there (▸): each axis
-  spans the medians people compare, never an interval the samples do not pin down;
-- ratio: every comparison with the baseline oriented so that right is always better
-  ("6.20× slower" reaches left whatever the metric's direction), 95% CI, faded for
-  "≈ same" and "undecided".
-
-Legends sit outside the plot, never over data; titles wrap to the figure; nothing is
-clipped (tests render every chart and check every text's bounding box against the
-figure and the others). Measurement caveats ([n], same numbers as the tables) sit on
-the bars they affect and are spelled out under the chart. Figures are built with the
-object API (matplotlib.figure.Figure) and the chart kit (chartkit.py).
+Every chart is matplotlib (Agg; PNG and SVG). Legends sit outside the plot, never over data;
+titles wrap to the figure; nothing is clipped (tests render every chart and check every
+text's bounding box against the figure and the others). Figures are built with the object
+API (matplotlib.figure.Figure) and the chart kit (chartkit.py).
 """
 
 from __future__ import annotations
 
-import math
-import statistics
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Callable
+from dataclasses import dataclass
 
-import matplotlib.colors
 from matplotlib.figure import Figure
-from matplotlib.patches import Patch
-from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
-from mountbench.analysis.metrics import MetricInfo
-from mountbench.analysis.stats import CONFIDENCE, TOO_WIDE_SPAN
-from mountbench.analysis.summary import Cell, Row
-from mountbench.host import outputs
-from mountbench.host.outputs import Output
-from mountbench.report.cells import format_value
+from mountbench.report.bar_charts import bars_figure, bars_title, panels_figure
 from mountbench.report.chartkeys import Chart, bars_key
 from mountbench.report.chartkit import (
-    COLOURS,
-    HATCHES,
-    axis_unit,
-    fit_titles,
-    legend_label,
-    legend_outside,
-    new_figure,
+    NARROW_IN,
     render,
-    renderer_for,
-    widen_for,
-    wrap,
 )
-from mountbench.report.content import MetricGroup, Report
-from mountbench.report.phrasing import SAME, UNDECIDED, UNKNOWN, cell_standing, sig3, words
+from mountbench.report.model import Report
+from mountbench.report.ratio_chart import ratio_figure, ratio_title
 from mountbench.report.sections import SECTIONS
-from mountbench.units import format_count
 
 
 def plan_charts(report: Report) -> list[Chart]:
@@ -64,7 +36,7 @@ def plan_charts(report: Report) -> list[Chart]:
         Chart(
             bars_key(group),
             "bars",
-            _bars_title(group),
+            bars_title(group),
             _bind(bars_figure, report, group),
             _bind(bars_figure, report, group, NARROW_IN),
         )
@@ -86,7 +58,7 @@ def plan_charts(report: Report) -> list[Chart]:
             Chart(
                 "ratio",
                 "ratio",
-                _ratio_title(report),
+                ratio_title(report),
                 _bind(ratio_figure, report),
                 _bind(ratio_figure, report, NARROW_IN),
             )
@@ -96,408 +68,27 @@ def plan_charts(report: Report) -> list[Chart]:
 
 OVERVIEW = "bars-all"
 OVERVIEW_TITLE = "Every workload and target (median; each panel its own linear scale from 0)"
-WIDE_IN = 8.0  # inches: the page's and the files' charts
-NARROW_IN = 3.7  # inches (355 CSS px): drawn for a phone, shown at its own size there so no text shrinks
 
 
 def _bind(function: Callable[..., Figure], *args: object) -> Callable[[], Figure]:
     return lambda: function(*args)
 
 
-def write_charts(
-    report: Report, place: Path | Callable[[str], Output], stem: str, fmt: str = "png"
-) -> list[tuple[Chart, Path]]:
-    """Write every chart Markdown shows as ``<stem>-<key>.<fmt>`` in a directory, or where
-    ``place`` puts each name (the report's Output.sibling); not the page's chart of every
-    workload (Markdown shows each metric's under its table). Every file is an output checked
-    by host/outputs.py (never over a device, a directory or the results database)."""
-    if isinstance(place, Path):
-        directory = place
-        place = lambda name: outputs.check(directory / name, "--out")  # noqa: E731
-    written = []
-    for chart in plan_charts(report):
-        if chart.kind == "overview":
-            continue
-        output = place(f"{stem}-{chart.key}.{fmt}")
-        output.write_bytes(render(chart, fmt))
-        written.append((chart, Path(output.given)))
-    return written
+@dataclass(frozen=True)
+class ChartFile:
+    """One chart rendered for a file next to a document: ``name`` is ``<stem>-<key>.<fmt>``."""
+
+    chart: Chart
+    name: str
+    data: bytes
 
 
-# --- titles -----------------------------------------------------------------------------
-
-
-def _better(metric: MetricInfo) -> str:
-    return "higher is better" if metric.higher_is_better else "lower is better"
-
-
-def _bars_title(group: MetricGroup) -> str:
-    return f"{group.metric.label} by workload and target (median, {_better(group.metric)})"
-
-
-def _ratio_title(report: Report) -> str:
-    return f"Each target against {report.summary.baseline} (the baseline): right is better"
-
-
-def bars_figure(report: Report, group: MetricGroup, width: float = WIDE_IN) -> Figure:
-    """One metric's workloads as small multiples: a panel per workload, a bar per target."""
-    return panels_figure(report, list(group.rows), _bars_title(group), width)
-
-
-def panels_figure(report: Report, rows: Sequence[Row], title: str, width: float = WIDE_IN) -> Figure:
-    """Small multiples: one panel per (workload, metric), a horizontal bar per target with its
-    value written as the tables write it, error bars = a 95% interval (the tables' level). Each
-    panel has its own linear axis from 0, so that bars compare as their numbers do (16.0k
-    against 455k is 28× shorter) and no workload squeezes another: never a log scale on bars."""
-    targets = report.summary.targets
-    shown = [row for row in rows if any(c.summary for c in row.cells.values())] or list(rows)
-    columns = 1 if width < 6 or len(shown) == 1 else 2
-    lines = math.ceil(len(shown) / columns)
-    name_lines = max(wrap(legend_label(report, t), NAME_CHARS).count("\n") + 1 for t in targets)
-    panel_in = 0.62 + (0.27 + 0.14 * (name_lines - 1)) * len(targets)  # a name on two lines: room for both
-    figure = Figure(figsize=(width, 1.3 + lines * panel_in), layout="constrained")  # its height set below
-    figure.get_layout_engine().set(w_pad=MARGIN_IN)  # the targets' names off the figure's left edge
-    axes = figure.subplots(lines, columns, squeeze=False)
-    used_notes: set[int] = set()
-    marks: dict[str, set[int]] = {TOO_WIDE_MARK: set(), CUT_MARK: set()}  # mark -> the n of the cells it is on
-    labels_by_ax = []
-    chars = int((width / columns) * 72 / (8 * 0.55))
-    for index, ax in enumerate(axes.flat):
-        if index >= len(shown):
-            ax.set_visible(False)
-            continue
-        row = shown[index]
-        labels_by_ax.append((ax, _panel(report, ax, row, chars, used_notes, width / columns * 72, marks)))
-    handles = [
-        Patch(facecolor=COLOURS[i % len(COLOURS)], hatch=HATCHES[i % len(HATCHES)], edgecolor="black", linewidth=0.6,
-              label=legend_label(report, label))
-        for i, label in enumerate(targets)
-    ]  # fmt: skip
-    # the title heads the legend: a suptitle and an outside legend would share the top and overlap
-    entry_pt = 30 + 8 * 0.6 * max(len(legend_label(report, t)) for t in targets)  # a handle, its gap and name
-    legend_columns = max(1, min(len(targets), 2 if width < 6 else 4, int((width - 2 * MARGIN_IN) * 72 / entry_pt)))
-    heading = wrap(title, int((width - 2 * MARGIN_IN) * 72 / (10.5 * 0.68)))  # bold: wider than 0.6 em a character
-    figure.legend(
-        handles=handles,
-        loc="outside upper center",
-        ncols=legend_columns,
-        fontsize=8,
-        frameon=False,
-        title=heading,
-        title_fontproperties={"weight": "bold", "size": 10.5},
-    )
-    levels = {interval_95(row.cells[t].values)[2] for row in shown for t in targets if row.cells[t].summary}
-    footer = [f"bars: median of each target's samples; error bars: {_interval_words(levels)}"]
-    footer += [_mark_words(mark, counts) for mark, counts in marks.items() if counts]
-    footer += [f"[{n}] {report.notes[n - 1]}" for n in sorted(used_notes)]
-    text_chars = int(width * 72 / (7.5 * 0.55))
-    under = "\n".join(wrap(line, text_chars) for line in footer)
-    figure.supxlabel(under, x=MARGIN_IN / width, ha="left", fontsize=7.5)
-    # the title, legend and notes take their own height, not the panels' (a phone's chart with eleven notes
-    # squeezed its panels until the targets' names overlapped)
-    legend_rows = math.ceil(len(targets) / legend_columns)
-    above = (heading.count("\n") + 1) * 10.5 * 1.3 + legend_rows * 8 * 1.5
-    figure.set_size_inches(width, 0.45 + (above + (under.count("\n") + 1) * 7.5 * 1.25) / 72 + lines * panel_in)
-    for _, texts in labels_by_ax:  # kept inside their panel by widening its axis: the layout need not measure them
-        for text in texts:
-            text.set_in_layout(False)
-    renderer = renderer_for(figure)  # one layout (each costs much): widening an axis moves no panel
-    for _ in range(2):  # widen a panel's axis where its labels still overrun it
-        if not any([widen_for(ax, ax.get_window_extent(renderer), renderer, texts) for ax, texts in labels_by_ax]):
-            break
-    figure.set_layout_engine("none")  # laid out above: saving it need not lay it out again
-    return figure
-
-
-def _panel(report: Report, ax, row: Row, chars: int, used_notes: set[int], panel_pt: float,
-           marks: dict[str, set[int]]) -> list:  # fmt: skip
-    """One panel's bars and value labels; its axis already wide enough for the labels, as far as
-    their length tells (drawing the figure to measure them is what panels_figure checks after).
-    The axis spans what people compare, the medians: an interval too wide to rank (ends more than
-    TOO_WIDE_SPAN apart) is not drawn (its bar says so, ``marks``), and an interval reaching past
-    CUT_AT times the largest median is cut there, its end an arrowhead: neither stretches the axis."""
-    targets = report.summary.targets
-    cells = [row.cells[t] for t in targets]
-    medians = [c.summary.median for c in cells if c.summary and math.isfinite(c.summary.median)]
-    cut = CUT_AT * max(medians, default=0.0)
-    intervals = {t: interval_95(c.values) for t, c in zip(targets, cells, strict=True) if c.summary}
-    reach = [min(high, cut) for low, high, level in intervals.values() if level and not _too_wide(low, high)]
-    divisor, unit = axis_unit(row.metric, [v for v in medians + reach if math.isfinite(v)])
-    labels = []
-    bars: list[tuple[int, float]] = []  # (position, median / divisor): drawn in one call, as are the error bars
-    errors: list[tuple[int, float, float, float]] = []  # (position, median, below, above) / divisor
-    cuts: list[tuple[int, float, float]] = []  # (position, low, cut) / divisor: an interval cut at the panel's scale
-    for i, (label, cell) in enumerate(zip(targets, cells, strict=True)):
-        text, notes = _bar_label(report, row, label, cell)
-        used_notes |= notes
-        if cell.summary is None:
-            where = {"xycoords": ("axes fraction", "data"), "xytext": (4, 0), "textcoords": "offset points"}
-            labels.append(ax.annotate(text, (0.0, i), **where, va="center", fontsize=7.5, color="#B00020"))
-            continue
-        low, high, level = intervals[label]
-        median = cell.summary.median
-        bars.append((i, median / divisor))
-        reaches = median  # where the drawing of this target ends: its bar or its whisker
-        if level and _too_wide(low, high):  # drawn, it would claim a range the samples do not pin down
-            text += f" {TOO_WIDE_MARK}"
-            marks[TOO_WIDE_MARK].add(cell.summary.n)
-        elif level and high > cut:  # no cap at its end: an arrowhead, drawn below
-            cuts.append((i, low / divisor, cut / divisor))
-            marks[CUT_MARK].add(cell.summary.n)
-            reaches = max(median, cut)
-        elif level:
-            errors.append((i, median / divisor, max(0.0, median - low) / divisor, max(0.0, high - median) / divisor))
-            reaches = max(median, high)
-        end = reaches / divisor
-        labels.append(ax.annotate(text, (end, i), xytext=(4, 0), textcoords="offset points", va="center",
-                                  fontsize=7.5, color="black"))  # fmt: skip
-    if bars:  # one artist call per panel, not per bar: a chart of 100 bars is drawn in a fraction of the time
-        ax.barh([i for i, _ in bars], [v for _, v in bars], 0.7, color=[COLOURS[i % len(COLOURS)] for i, _ in bars],
-                hatch=[HATCHES[i % len(HATCHES)] for i, _ in bars], edgecolor="black", linewidth=0.6)  # fmt: skip
-    if errors:
-        ax.errorbar([m for _, m, _, _ in errors], [i for i, _, _, _ in errors],
-                    xerr=[[b for _, _, b, _ in errors], [a for _, _, _, a in errors]], fmt="none", ecolor="black",
-                    capsize=2.5, elinewidth=0.9)  # fmt: skip
-    if cuts:  # a cut interval: a cap at its low end, an arrowhead where it goes on past the scale
-        ax.hlines([i for i, _, _ in cuts], [lo for _, lo, _ in cuts], [c for _, _, c in cuts], color="black",
-                  linewidth=0.9)  # fmt: skip
-        ax.plot([lo for _, lo, _ in cuts], [i for i, _, _ in cuts], linestyle="none", marker="|", markersize=5,
-                color="black", markeredgewidth=0.9)  # fmt: skip
-        # near-black, not black: an SVG leaves a black fill unsaid, and dark mode (chartkit.themed) could not turn it
-        ax.plot([c for _, _, c in cuts], [i for i, _, _ in cuts], linestyle="none", marker=">", markersize=4.5,
-                color="#111111")  # fmt: skip
-    ax.set_yticks(range(len(targets)), [wrap(legend_label(report, t), NAME_CHARS) for t in targets], fontsize=7.5)
-    ax.set_ylim(len(targets) - 0.5, -0.5)
-    names_pt = max(len(line) for t in targets for line in wrap(legend_label(report, t), NAME_CHARS).split("\n")) * 4.6
-    # the title starts over the plot, right of the targets' names: it wraps within what is left of the panel
-    # (wrapped to the whole panel's width it ran past a phone's figure and the layout cut the names off)
-    chars = min(chars, int((panel_pt - names_pt) / (8 * 0.55)))
-    ax.set_title(wrap(f"{row.title} · {row.metric.label} ({_better(row.metric)})", chars), fontsize=8, loc="left")
-    counting = row.metric.unit in ("IOPS", "1/s", "")
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_count(v) if counting else f"{v:g}"))
-    ax.xaxis.set_major_locator(MaxNLocator(4))
-    ax.tick_params(axis="x", labelsize=7.5)
-    ax.set_xlabel(unit, fontsize=7.5)
-    ends = [label.xy[0] for label in labels if label.xycoords == "data"]
-    if ends:
-        plot_pt = max(60.0, panel_pt - names_pt - 24)
-        need_pt = max(len(label.get_text()) for label in labels) * 4.6 + 10  # 7.5 pt characters, about
-        ax.set_xlim(0, max(ends) * plot_pt / max(20.0, plot_pt - need_pt))
-    else:
-        ax.set_xlim(left=0)
-    ax.grid(axis="x", alpha=0.3)
-    ax.set_axisbelow(True)
-    return labels
-
-
-NAME_CHARS = 24  # a target's name wraps past this: "c2x (tmpfs) (baseline)" stays on one line
-MARGIN_IN = 8 / 72  # between a panel's text and the figure's edge (the layout's 3 pt left names 1 px off it)
-CUT_AT = 2.0  # an interval reaching further than this many times the panel's largest median is cut there
-TOO_WIDE_MARK, CUT_MARK = "‡", "▸"
-
-
-def _too_wide(low: float, high: float) -> bool:
-    """Ends more than TOO_WIDE_SPAN apart: the tables' "too wide to rank" (analysis/stats.py)."""
-    return low <= 0 or high / low > TOO_WIDE_SPAN
-
-
-def _mark_words(mark: str, counts: set[int]) -> str:
-    """The footer's line for a mark on the bars, with the sample counts of the cells it is on."""
-    n = f"n={min(counts)}" if len(counts) == 1 else f"n={min(counts)}–{max(counts)}"
-    if mark == TOO_WIDE_MARK:
-        return (f"{mark} interval too wide to draw ({n}): its ends are more than {TOO_WIDE_SPAN:g}× apart, too wide "
-                "to rank; more samples narrow it")  # fmt: skip
-    return f"{mark} interval cut at {CUT_AT:g}× the panel's largest median ({n}): it reaches further"
-
-
-def interval_95(values: Sequence[float]) -> tuple[float, float, float]:
-    """(low, high, level): the 95% interval the tables' ratios use, for one cell: Student's t on
-    the logarithms of its samples (the geometric mean's interval); level 0 with fewer than two
-    samples or a value that is not positive (no interval)."""
-    data = [v for v in values if v > 0]
-    if len(data) < 2 or len(data) != len(values):
-        centre = statistics.median(values) if values else math.nan
-        return centre, centre, 0.0
-    logs = [math.log(v) for v in data]
-    mean = statistics.fmean(logs)
-    spread = statistics.stdev(logs) / math.sqrt(len(logs))
-    from scipy.special import stdtrit  # the same Student t as analysis.stats.compare
-
-    half = float(stdtrit(len(logs) - 1, 0.5 + CONFIDENCE / 2)) * spread
-    return math.exp(mean - half), math.exp(mean + half), CONFIDENCE
-
-
-def _interval_words(levels: set[float]) -> str:
-    if not levels - {0.0}:
-        return "none (one sample: no interval)"
-    return "95% confidence interval (of the geometric mean, the statistic the ratios compare)"
-
-
-def _bar_height(bars: int) -> float:
-    return max(3.2, min(30.0, 2.0 + 0.3 * bars))
-
-
-def _bar_label(report: Report, row: Row, target: str, cell: Cell) -> tuple[str, set[int]]:
-    """'2.28 GB/s [1]', 'failed' where no sample succeeded; and the notes it names."""
-    if cell.summary is None:
-        return ("failed" if cell.failed else "no data"), set()
-    marks = report.measurement_marks(cell)
-    text = format_value(cell.summary.median, row.metric)
-    return text + (" [" + ",".join(map(str, marks)) + "]" if marks else ""), set(marks)
-
-
-# --- against the baseline -------------------------------------------------------------------------
-
-
-def ratio_figure(report: Report, width: float = WIDE_IN) -> Figure:
-    """Every comparison with the baseline as 'times better', on a log axis: right is better.
-    Narrower than 6 inches (a phone's): the legend over the plot, labels wrapped shorter."""
-    summary = report.summary
-    others = [t for t in summary.targets if t != summary.baseline]
-    rows = [row for row in summary.rows if any(row.cells[t].comparison for t in others)]
-    speed_only = all(words(row.metric) == ("faster", "slower") for row in rows)
-    good, bad = ("faster", "slower") if speed_only else ("better", "worse")
-    bar_height = 0.8 / max(1, len(others))
-    narrow = width < 6
-    figure, ax = new_figure(
-        width, _bar_height(len(rows) * len(others)) * (1.3 if narrow else 1) + (1.6 if narrow else 0)
-    )
-    if narrow:  # room above each group of bars for its workload's name
-        bar_height = 0.5 / max(1, len(others))
-    extremes = [1.0]
-    labels = []
-    for i, label in enumerate(others):
-        index = summary.targets.index(label)
-        bars = []
-        for j, row in enumerate(rows):
-            said = cell_standing(row, label)
-            if said is not None:
-                shift = 0.2 if narrow else 0.0  # a phone's chart: under the workload's name
-                bars.append((j + shift + (i - (len(others) - 1) / 2) * bar_height, said, _better_x(said, row)))
-        if not bars:
-            continue
-        xs = [x for _, _, x in bars]
-        lows = [_finite_or(x[1], x[0]) for _, _, x in bars]
-        highs = [_finite_or(x[2], x[0]) for _, _, x in bars]
-        points = [x[0] for x in xs]
-        extremes += lows + highs
-        colour = matplotlib.colors.to_rgba(COLOURS[index % len(COLOURS)])
-        ax.barh(  # one call per target: a single artist group keeps big charts fast
-            [y for y, _, _ in bars],
-            [x - 1 for x in points],
-            bar_height * 0.9,
-            left=1,
-            xerr=[
-                [x - lo for x, lo in zip(points, lows, strict=True)],
-                [hi - x for x, hi in zip(points, highs, strict=True)],
-            ],
-            color=[
-                colour if said.kind not in (SAME, UNDECIDED, UNKNOWN) else (*colour[:3], 0.35) for _, said, _ in bars
-            ],
-            hatch=HATCHES[index % len(HATCHES)],
-            edgecolor="black",
-            linewidth=0.6,
-            label=legend_label(report, label),
-            error_kw={"ecolor": "black", "capsize": 2, "elinewidth": 0.9},
-        )
-        for (y, said, _), x, low, high in zip(bars, points, lows, highs, strict=True):
-            right = x >= 1
-            colour_text = {"better": "#0B6E3B", "worse": "#A3261B"}.get(said.kind, "#555555")
-            labels.append(ax.annotate(
-                said.short, (high if right else low, y), xytext=(4 if right else -4, 0), textcoords="offset points",
-                ha="left" if right else "right", va="center", fontsize=7.5, color=colour_text,
-            ))  # fmt: skip
-    ax.set_xscale("log")
-    lowest, highest = min(extremes), max(extremes)
-    span = max(highest, 1 / lowest, 2.0)
-    ax.set_xlim(1 / (span * 1.6), span * 1.6)  # symmetric: 'same' in the middle
-    ax.axvline(1, color="black", linewidth=1)
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.invert_yaxis()
-    ax.grid(axis="x", alpha=0.3, which="both")
-    ax.set_axisbelow(True)
-    subtitle = (
-        "bars: ratio of geometric means, turned so that right is better; error bars: 95% confidence interval; "
-        "faded: ≈ same (the interval lies within ±5%) or undecided (it contains 1 but reaches further; too wide "
-        "to rank: no error bar for an interval over 100× wide); ?: too few samples for an interval"
-    )
-    if narrow:
-        _narrow_ratio_layout(figure, ax, report, rows, subtitle, (good, bad), labels)
-        return figure
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _times(v, good, bad)))
-    ax.set_xlabel(f"← {bad} than {summary.baseline} · {good} →  (log scale)")
-    ax.set_yticks(range(len(rows)), [wrap(f"{row.title} · {row.metric.label}", 40) for row in rows], fontsize=8)
-    legend_outside(figure, ax, len(others))
-    fit_titles(figure, ax, _ratio_title(report), subtitle, labels, log=True, both_sides=True)
-    _decade_ticks(figure, ax, (good, bad), 9.0)  # RC's font size
-    figure.set_layout_engine("none")  # laid out by fit_titles: saving it need not lay it out again
-    return figure
-
-
-def _narrow_ratio_layout(figure: Figure, ax, report: Report, rows, subtitle: str, words: tuple[str, str],
-                         labels: list) -> None:  # fmt: skip
-    """A phone's ratio chart: each workload's name over its bars (not beside them, where it
-    took half the width), decade ticks in two short lines, the title over the legend and the
-    key under the plot."""
-    good, bad = words
-    ax.set_yticks(range(len(rows)), [""] * len(rows))
-    ax.tick_params(axis="y", length=0)
-    for j, row in enumerate(rows):
-        ax.annotate(wrap(f"{row.title} · {row.metric.label}", 44), (0.01, j - 0.07), xycoords=("axes fraction", "data"),
-                    xytext=(0, 1), textcoords="offset points", va="bottom", ha="left", fontsize=7.5)  # fmt: skip
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _times(v, good, bad).replace(" ", "\n")))
-    ax.tick_params(axis="x", labelsize=7.5)
-    ax.set_xlabel(f"← {bad} · {good} →  (log scale)", fontsize=8)
-    heading = {"title": wrap(_ratio_title(report), 44), "title_fontproperties": {"weight": "bold", "size": 10}}
-    figure.legend(loc="outside upper center", ncols=2, fontsize=8, frameon=False, **heading)
-    figure.supxlabel(wrap(subtitle, 62), x=0.01, ha="left", fontsize=7.5)
-    for _ in range(3):
-        renderer = renderer_for(figure)
-        if not widen_for(ax, ax.get_window_extent(renderer), renderer, labels, log=True, both_sides=True):
-            break
-    _decade_ticks(figure, ax, (good, bad), 7.5, lines=2)
-    figure.set_layout_engine("none")  # laid out by the draws above
-
-
-def _decade_ticks(figure: Figure, ax, words: tuple[str, str], size: float, lines: int = 1) -> None:
-    """Label every decade of the ratio axis, or every second, third...: as many as fit side by side
-    ('10000× slower1000× slower' ran together on a wide range). From the plot's width once laid out
-    and the labels' lengths; 'same' (1) is always labelled. The decades between stay as grid lines."""
-    low, high = ax.get_xlim()
-    plot_pt = ax.get_position().width * figure.get_figwidth() * 72
-    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
-    per_decade = plot_pt / max(1e-9, math.log10(high / low))
-    longest = max(
-        len(part) for power in range(first, last + 1) for part in _times(10.0**power, *words).split(" ", lines - 1)
-    )
-    step = max(1, math.ceil((longest * size * 0.62 + 8) / per_decade))  # 0.62 em a character, 8 pt between
-    ticks = [10.0**power for power in range(first, last + 1) if power % step == 0]
-    ax.xaxis.set_major_locator(FixedLocator(ticks))
-    ax.xaxis.set_minor_locator(LogLocator(base=10, subs=tuple(range(1, 10)), numticks=100))
-
-
-def _better_x(said, row: Row) -> tuple[float, float, float]:
-    """(point, low, high) on the 'times better' axis: above 1 better, below 1 worse."""
-    if said.too_wide:
-        return said.factor, math.nan, math.nan  # no error bar: it would span the whole axis
-    if said.kind in (SAME, UNDECIDED):
-        return said.factor, said.low, said.high  # the speed ratio itself
-    good = words(row.metric)[0]
-    if said.word == good:
-        return said.factor, said.low, said.high
-    return 1 / said.factor, _inverse(said.high), _inverse(said.low)
-
-
-def _inverse(value: float) -> float:
-    return math.nan if not math.isfinite(value) or value == 0 else 1 / value
-
-
-def _times(value: float, good: str, bad: str) -> str:
-    if abs(value - 1) < 1e-9:
-        return "same"
-    factor = value if value > 1 else 1 / value
-    return f"{float(sig3(factor)):g}× {good if value > 1 else bad}"  # 100× slower, 2.5× faster
-
-
-def _finite_or(value: float, fallback: float) -> float:
-    return value if math.isfinite(value) else fallback
+def chart_files(report: Report, stem: str, fmt: str = "png") -> list[ChartFile]:
+    """Every chart Markdown shows, rendered as ``<stem>-<key>.<fmt>``; not the page's chart of
+    every workload (Markdown shows each metric's under its table). The caller writes them
+    (cli/report.py, through host/outputs.py)."""
+    return [
+        ChartFile(chart, f"{stem}-{chart.key}.{fmt}", render(chart, fmt))
+        for chart in plan_charts(report)
+        if chart.kind != "overview"
+    ]

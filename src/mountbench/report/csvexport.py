@@ -21,8 +21,8 @@ import math
 from collections.abc import Iterable, Sequence
 
 from mountbench.analysis.metrics import describe
-from mountbench.report import content
-from mountbench.report.content import Report
+from mountbench.report.labels import all_workloads, host_of_run
+from mountbench.report.model import QUALITY_CODES, Report
 from mountbench.report.phrasing import readable
 
 SAMPLE_COLUMNS = (
@@ -86,10 +86,10 @@ def samples_csv(report: Report) -> str:
     metrics = sorted({m for run in report.runs for s in run.samples for m in s.metrics}, key=metric_order)
     header = list(SAMPLE_COLUMNS) + [f"{m} [{describe(m).unit or 'value'}]" for m in metrics]
     paths = {c.label: c.path for c in report.columns}
-    titles = {w.name: w.title for w in content.all_workloads(report)}
+    titles = {w.name: w.title for w in all_workloads(report)}
     rows = []
     for run in report.runs:
-        host = content.host_of_run(report, run.id)
+        host = host_of_run(report, run.id)
         for s in run.samples:
             fixed = [
                 run.id,
@@ -121,7 +121,7 @@ def summary_csv(report: Report) -> str:
             cell = row.cells[label]
             s, c = cell.summary, cell.comparison
             # a ratio inherits how its baseline was measured (its spread is in the interval already)
-            inherited = [x for x in base.caveats if x.code not in content.QUALITY_CODES] if c and base else []
+            inherited = [x for x in base.caveats if x.code not in QUALITY_CODES] if c and base else []
             stats = (
                 [s.median, s.mean, s.stdev, s.min, s.max, s.ci_low, s.ci_high, s.ci_level, s.cv] if s else [None] * 9
             )

@@ -16,8 +16,9 @@ from mountbench.errors import UsageError
 from mountbench.model import QUALITY_CODES, Caveat, RunData
 from mountbench.records.codec import run_to_dict
 from mountbench.records.export import FORMAT_NAME, FORMAT_VERSION
-from mountbench.report.content import label_columns, stop_reasons, unique_runs
+from mountbench.report.labels import label_columns, unique_runs
 from mountbench.report.phrasing import readable
+from mountbench.report.rounds import stop_reasons
 
 
 def summary_rows(

@@ -21,12 +21,16 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from mountbench import __version__
-from mountbench.report import content, views
+from mountbench.report import views
 from mountbench.report.chartkeys import Chart
 from mountbench.report.chartkit import page_chart, page_css
 from mountbench.report.charts import plan_charts
-from mountbench.report.content import Report
+from mountbench.report.labels import all_workloads, host_of_run
+from mountbench.report.methodology import cache_actions, methodology, repetitions, run_facts
+from mountbench.report.model import Report
+from mountbench.report.notes import measurement_caveats
 from mountbench.report.phrasing import SAME_LEGEND, UNDECIDED_LEGEND
+from mountbench.report.rounds import rounds_legend
 from mountbench.report.sections import SECTIONS, Options
 from mountbench.report.tables import Mark, TableView, environment, note_links
 from mountbench.report.verdicts import verdicts
@@ -92,7 +96,7 @@ def build_page(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options
         grid=[views.grid_view(report, section) for section in report.grid.sections],
         grid_unit="" if report.grid.unit == "auto" else f"--unit {report.grid.unit}",
         warnings=list(report.warnings),
-        caveats=[(report.notes.index(c.text) + 1, c.text) for c in content.measurement_caveats(report)],
+        caveats=[(report.notes.index(c.text) + 1, c.text) for c in measurement_caveats(report)],
         verdicts=_verdicts(report),
         tables=views.results_tables(report),
         overview_chart=overview,
@@ -110,13 +114,13 @@ def build_page(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options
                 "options": "\n".join(w.description.options),
                 "source": w.source,
             }
-            for w in content.all_workloads(report)
+            for w in all_workloads(report)
         ],
-        methodology=content.methodology(report),
+        methodology=methodology(report),
         notes=list(enumerate(report.notes, 1)),
         generated=f"mountbench {__version__}",
         rounds=views.rounds_table(report) if report.adaptive else None,
-        rounds_legend=content.rounds_legend(report) if report.adaptive else "",
+        rounds_legend=rounds_legend(report) if report.adaptive else "",
     )
 
 
@@ -124,7 +128,7 @@ def _intro(report: Report) -> str:
     hosts = ", ".join(dict.fromkeys(c.host for c in report.columns))
     text = (
         f"Runs {', '.join(run.id for run in report.runs)} on {hosts}; baseline {report.summary.baseline}. "
-        f"Each value: the median of {content.repetitions(report)} samples (± their coefficient of variation in "
+        f"Each value: the median of {repetitions(report)} samples (± their coefficient of variation in "
         "the detail); each other target is N× faster or slower than the baseline (ratio of geometric means) with "
         f"its 95% confidence interval; {SAME_LEGEND}; {UNDECIDED_LEGEND}. [n] links to its note. Click a column "
         "heading to sort."
@@ -154,12 +158,12 @@ def _links(report: Report, numbers: Sequence[int]) -> list[Mark]:
 def _runs(report: Report) -> list[dict[str, str]]:
     found = []
     for run in report.runs:
-        facts = content.run_facts(run)
-        caches = "; ".join(f"{action}: {count} samples" for action, count in content.cache_actions(run))
+        facts = run_facts(run)
+        caches = "; ".join(f"{action}: {count} samples" for action, count in cache_actions(run))
         found.append(
             {
                 "id": run.id,
-                "host": content.host_of_run(report, run.id),
+                "host": host_of_run(report, run.id),
                 "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(run.created_at)),
                 "status": run.status,
                 "command": run.command,

@@ -13,14 +13,16 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
-from mountbench.report import content, views
+from mountbench.report import views
 from mountbench.report.chartkeys import bars_key
-from mountbench.report.content import Report
-from mountbench.report.grid import GridSection
+from mountbench.report.labels import host_of_run
+from mountbench.report.methodology import cache_actions, methodology, repetitions, run_facts
+from mountbench.report.model import Report
 from mountbench.report.phrasing import SAME_LEGEND, UNDECIDED_LEGEND
+from mountbench.report.rounds import rounds_legend
 from mountbench.report.sections import SECTIONS, Options
 from mountbench.report.tables import markdown as md_view
-from mountbench.report.tables import md_code, md_image, md_table, md_text
+from mountbench.report.tables import md_code, md_image, md_text
 from mountbench.report.tables import md_marks as _marks
 from mountbench.report.verdicts import verdicts
 
@@ -72,7 +74,7 @@ def _intro(report: Report, with_charts: bool) -> str:
     hosts = ", ".join(md_text(h) for h in dict.fromkeys(c.host for c in report.columns))
     text = (
         f"Runs {ids} on {hosts}; baseline **{md_text(report.summary.baseline)}**. "
-        f"Each value: the median of {md_text(content.repetitions(report))} samples (± their coefficient of "
+        f"Each value: the median of {md_text(repetitions(report))} samples (± their coefficient of "
         "variation in the detail); each other target is N× faster or slower than the baseline (ratio of "
         "geometric means) with its 95% confidence interval; "
         f"{SAME_LEGEND}; {UNDECIDED_LEGEND}; [n] = notes at the end."
@@ -106,22 +108,8 @@ def _summary(report: Report) -> str:
     parts = [f"## Summary{unit}"]
     for section in report.grid.sections:
         parts.append(f"### {md_text(section.heading)}")
-        parts.append(_grid_table(report, section))
+        parts.append(md_view(views.grid_table(report, section)))
     return "\n\n".join(parts)
-
-
-def _grid_table(report: Report, section: GridSection) -> str:
-    view = views.grid_view(report, section)
-    rows = []
-    for title, cells in view.rows:
-        line = [md_text(title)]
-        for cell in cells:
-            text = md_text(cell.value) + _marks([m.number for m in cell.value_links]) if cell else ""
-            if cell and cell.comparison:
-                text += f"<br>{md_text(cell.comparison)}{_marks([m.number for m in cell.comparison_links])}"
-            line.append(text)
-        rows.append(line)
-    return md_table([md_text(h) for h in view.headers], rows, "l" + "r" * (len(view.headers) - 1))
 
 
 def _results(report: Report, charts: Mapping[str, str]) -> str:
@@ -135,8 +123,8 @@ def _results(report: Report, charts: Mapping[str, str]) -> str:
     if ratio:
         parts += ["### Against the baseline", ratio]
     if report.adaptive:
-        rounds = views.rounds_table(report)
-        parts += [f"### {rounds.heading}", md_view(rounds), md_text(content.rounds_legend(report))]
+        table = views.rounds_table(report)
+        parts += [f"### {table.heading}", md_view(table), md_text(rounds_legend(report))]
     return "\n\n".join(p for p in parts if p)
 
 
@@ -144,50 +132,29 @@ def _results(report: Report, charts: Mapping[str, str]) -> str:
 
 
 def _environment(report: Report) -> str:
-    parts = ["## Environment", "### Hosts", _hosts_table(report), "### Runs", _runs_list(report)]
-    parts += ["### Targets", _targets_table(report)]
+    parts = ["## Environment", "### Hosts", md_view(views.hosts_table(report)), "### Runs", _runs_list(report)]
+    parts += ["### Targets", md_view(views.targets_table(report))]
     return "\n\n".join(parts)
 
 
 def _methodology(report: Report) -> str:
-    lines = "\n".join(f"- {md_text(line)}" for line in content.methodology(report))
-    return "\n\n".join(["## Methodology", lines, "### Workloads", _workloads_table(report)])
-
-
-def _hosts_table(report: Report) -> str:
-    rows = [[md_text(v) for v in row] for row in views.host_rows(report)]
-    return md_table(views.HOST_HEADERS, rows, "lllrrll")
+    lines = "\n".join(f"- {md_text(line)}" for line in methodology(report))
+    return "\n\n".join(["## Methodology", lines, "### Workloads", md_view(views.workloads_table(report))])
 
 
 def _runs_list(report: Report) -> str:
     lines = []
     for run in report.runs:
-        facts = content.run_facts(run)
+        facts = run_facts(run)
         caches = ", ".join(
-            f"{action} before {count} sample{'s' if count != 1 else ''}" for action, count in content.cache_actions(run)
+            f"{action} before {count} sample{'s' if count != 1 else ''}" for action, count in cache_actions(run)
         )
         lines.append(
-            f"- {md_code(run.id)} on {md_text(content.host_of_run(report, run.id))}, started {_when(run.created_at)}, "
+            f"- {md_code(run.id)} on {md_text(host_of_run(report, run.id))}, started {_when(run.created_at)}, "
             f"{md_text(run.status)}: {md_code(run.command)}; {md_text('; '.join(facts))}. "
             f"Caches: {md_text(caches or 'no samples')}."
         )
     return "\n".join(lines)
-
-
-def _targets_table(report: Report) -> str:
-    rows = [
-        [(md_code(v) if v else "") if i in views.TARGET_CODE else md_text(v) for i, v in enumerate(row)]
-        for row in views.target_rows(report)
-    ]
-    return md_table(views.TARGET_HEADERS, rows, "lllllllr")
-
-
-def _workloads_table(report: Report) -> str:
-    rows = [
-        [md_text(w.name), md_text(w.title), md_text(w.kind), md_code(w.description.summary), md_text(w.source)]
-        for w in content.all_workloads(report)
-    ]
-    return md_table(["workload", "title", "engine", "settings", "from"], rows)
 
 
 def _notes(report: Report) -> str:

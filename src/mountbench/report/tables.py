@@ -1,6 +1,7 @@
-"""Table views shared by every document format, as hyperfine's exporters share one table
-builder: a section builds a TableView once (display strings, note numbers, sort keys) and
-Markdown (``markdown``) and HTML (``html``, the same Jinja macro the page uses) lay it out.
+"""Table views shared by every format, as hyperfine's exporters share one table builder: a
+section builds a TableView once (display strings, note numbers, sort keys, styles) and
+Markdown (``markdown``), HTML (``html``, the same Jinja macro the page uses) and the terminal
+(``rich_table``) lay it out.
 Also the Markdown escaping every Markdown part uses (md_text, md_code, md_table).
 
 Imports nothing of the report: every renderer and section may import it.
@@ -12,6 +13,7 @@ import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from markupsafe import Markup
 
@@ -28,6 +30,15 @@ class Mark:
 
 
 @dataclass
+class Line:
+    """A line under a cell's value (what a verdict stands on), with its notes."""
+
+    text: str
+    links: list[Mark] = field(default_factory=list)
+    style: str = ""  # the terminal's rich style
+
+
+@dataclass
 class CellView:
     text: str
     sort: str = ""  # numeric sort key ("" sorts last)
@@ -35,7 +46,11 @@ class CellView:
     notes: str = ""  # tooltip: the notes' text
     marks: str = ""  # "[1,2]" (plain; ``links`` instead where notes are linked)
     links: list[Mark] = field(default_factory=list)
-    strong: bool = False  # a row's label that stands out (Markdown: bold)
+    strong: bool = False  # a row's label or a verdict that stands out (bold)
+    style: str = ""  # the terminal's rich style of ``text`` (HTML styles by ``classes``)
+    lines: list[Line] = field(default_factory=list)  # under the value, one a line
+    rich: Any = None  # the terminal's text when it is more than one style (a rich Text; ``text`` is its plain)
+    code: bool = False  # a path, mount options, a job's settings: shown as code (Markdown)
 
 
 @dataclass
@@ -50,8 +65,13 @@ class TableView:
     text_from: int = 1_000  # ... up to this one (text columns after the numbers)
     caption: str = ""  # a sentence on what the table shows, under its heading
     header_links: list[list[Mark]] = field(default_factory=list)  # per header: its notes
+    header_cells: list[CellView] = field(default_factory=list)  # headers with a style or lines (the terminal's)
+    align: str = ""  # one letter per column (l, r) where the numbers are not one run of columns
+    breaks: tuple[int, ...] = ()  # rows a rule goes above (the terminal's table sections)
 
     def numeric(self, column: int) -> bool:
+        if self.align:
+            return self.align[column : column + 1] == "r"
         return self.numeric_from <= column < self.text_from
 
 
@@ -91,10 +111,11 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], align: str =
 
 
 def md_cell(cell: CellView) -> str:
-    text = md_text(cell.text)
+    text = (md_code(cell.text) if cell.text else "") if cell.code else md_text(cell.text)
     if cell.strong and text:
         text = f"**{text}**"
-    return text + md_marks([m.number for m in cell.links]) + md_text(cell.marks)
+    text += md_marks([m.number for m in cell.links]) + md_text(cell.marks)
+    return "<br>".join([text, *(md_text(line.text) + md_marks([m.number for m in line.links]) for line in cell.lines)])
 
 
 def markdown(view: TableView) -> str:
@@ -145,16 +166,64 @@ def html_section(
 # --- terminal ----------------------------------------------------------------------------------------
 
 
-def rich_table(view: TableView, title: str = ""):  # -> rich.table.Table
-    """The view as a rich table for the terminal: numeric columns right-aligned, notes as [n]."""
+@dataclass(frozen=True)
+class RichLayout:
+    """How the terminal lays a view out: the label column (the first), the value columns'
+    wrapping, rules between rows, whether notes show as [n]."""
+
+    show_title: bool = True  # False: the view's heading is printed above it, not as its title
+    title_style: str | None = None  # None: rich's (italic)
+    title_justify: Literal["left", "center"] = "left"
+    show_lines: bool = False
+    marks: bool = True
+    label_style: str = ""
+    label_no_wrap: bool = False
+    no_wrap: bool = False  # the value columns never wrap ...
+    overflow: Literal["fold", "ellipsis"] = "ellipsis"  # ... else what a word too long for its column does
+
+
+def rich_table(view: TableView, title: str = "", layout: RichLayout = RichLayout()):  # -> rich.table.Table
+    """The view as a rich table for the terminal: numeric columns right-aligned, notes as [n],
+    each cell in its style (``strong``: bold) with its lines under it."""
     from rich.table import Table
 
-    table = Table(title=title or view.heading, title_justify="left")
+    table = Table(
+        title=(title or view.heading or None) if layout.show_title else None,
+        title_justify=layout.title_justify,
+        title_style=layout.title_style,
+        header_style="bold",
+        show_lines=layout.show_lines,
+    )
     for i, header in enumerate(view.headers):
-        table.add_column(header, justify="right" if view.numeric(i) else "left")
-    for row in view.rows:
-        table.add_row(*(c.text + (f" [{','.join(str(m.number) for m in c.links)}]" if c.links else "") for c in row))
+        shown = rich_cell(view.header_cells[i]) if view.header_cells else header
+        justify = "right" if view.numeric(i) else "left"
+        if i == 0:
+            table.add_column(shown, justify=justify, style=layout.label_style, no_wrap=layout.label_no_wrap,
+                             overflow=layout.overflow)  # fmt: skip
+        else:
+            table.add_column(shown, justify=justify, no_wrap=layout.no_wrap, overflow=layout.overflow)
+    for index, row in enumerate(view.rows):
+        if index in view.breaks:
+            table.add_section()
+        table.add_row(*(rich_cell(c, marks=layout.marks) for c in row))
     return table
+
+
+def rich_cell(cell: CellView, *, marks: bool = True):  # -> rich.text.Text
+    """A cell as the terminal shows it: its own rich text, else its text (and notes) in its style."""
+    from rich.text import Text
+
+    if cell.rich is not None:
+        return cell.rich
+    style = cell.style or ("bold" if cell.strong else "")
+    text = Text(cell.text + _plain_marks(cell.links if marks else ()), style=style)
+    for line in cell.lines:
+        text.append("\n" + line.text + _plain_marks(line.links if marks else ()), style=line.style)
+    return text
+
+
+def _plain_marks(links: Sequence[Mark]) -> str:
+    return f" [{','.join(str(m.number) for m in links)}]" if links else ""
 
 
 def note_links(notes: Sequence[str], numbers: Sequence[int]) -> list[Mark]:

@@ -9,13 +9,14 @@ from dataclasses import dataclass, field
 from markupsafe import Markup
 
 from mountbench.analysis.summary import Row
-from mountbench.report import content
 from mountbench.report.cells import format_spread, format_value
 from mountbench.report.chartkeys import Chart, bars_key
-from mountbench.report.content import Report, column_heading
 from mountbench.report.grid import GridSection
+from mountbench.report.labels import all_workloads, run_hosts
+from mountbench.report.model import QUALITY_CODES, Report, column_heading, group_heading
 from mountbench.report.phrasing import cell_standing, words
-from mountbench.report.tables import CellView, Mark, TableView, note_links, noted
+from mountbench.report.rounds import rounds_rows
+from mountbench.report.tables import CellView, Line, Mark, TableView, note_links, noted
 from mountbench.units import format_bytes
 
 HOST_HEADERS = ["host", "OS and kernel", "CPU", "CPUs", "RAM", "fio", "mountbench"]
@@ -98,7 +99,7 @@ def results_tables(report: Report, svgs: Mapping[str, tuple[Chart, Markup]] | No
         tables.append(
             TableView(
                 id=f"results-{index + 1}",
-                heading=content.group_heading(group),
+                heading=group_heading(group),
                 headers=headers,
                 rows=rows,
                 chart=chart[1] if chart else None,
@@ -115,7 +116,7 @@ def value_cell(report: Report, row: Row, target: str, most: int = 0) -> CellView
     classes = []
     if report.measurement_marks(cell):
         classes.append("caveat")
-    if any(c.code in content.QUALITY_CODES for c in cell.caveats):
+    if any(c.code in QUALITY_CODES for c in cell.caveats):
         classes.append("quality")
     if cell.summary is None:
         classes.append("failed")
@@ -143,7 +144,7 @@ def ratio_cell(report: Report, row: Row, target: str) -> CellView:
 
 def rounds_table(report: Report) -> TableView:
     headers = ["workload", *report.summary.targets]
-    rows = [[CellView(title), *(CellView(text) for text in cells)] for title, cells in content.rounds_rows(report)]
+    rows = [[CellView(title), *(CellView(text) for text in cells)] for title, cells in rounds_rows(report)]
     return TableView("rounds", "Rounds per cell (and why no more)", headers, rows)
 
 
@@ -158,7 +159,7 @@ def host_rows(report: Report) -> list[list[str]]:
             str(host.get("fio_version") or "?"),
             str(host.get("mountbench_version", "?")),
         ]
-        for name, host in content.run_hosts(report).items()
+        for name, host in run_hosts(report).items()
     ]
 
 
@@ -182,3 +183,39 @@ def target_rows(report: Report) -> list[list[str]]:
             ]
         )
     return rows
+
+
+def grid_table(report: Report, section: GridSection) -> TableView:
+    """One section of the summary grid as a plain table (Markdown): each value with its notes,
+    and for other targets how it compares, on a line under it."""
+    view = grid_view(report, section)
+    rows = []
+    for title, cells in view.rows:
+        line = [CellView(title)]
+        for cell in cells:
+            if cell is None:
+                line.append(CellView(""))
+                continue
+            under = [Line(cell.comparison, cell.comparison_links)] if cell.comparison else []
+            line.append(CellView(cell.value, links=cell.value_links, lines=under))
+        rows.append(line)
+    return TableView("grid", section.heading, view.headers, rows)
+
+
+def hosts_table(report: Report) -> TableView:
+    rows = [[CellView(value) for value in row] for row in host_rows(report)]
+    return TableView("hosts", "Hosts", HOST_HEADERS, rows, align="lllrrll")
+
+
+def targets_table(report: Report) -> TableView:
+    rows = [[CellView(v, code=i in TARGET_CODE) for i, v in enumerate(row)] for row in target_rows(report)]
+    return TableView("targets", "Targets", TARGET_HEADERS, rows, align="lllllllr")
+
+
+def workloads_table(report: Report) -> TableView:
+    rows = [
+        [CellView(w.name), CellView(w.title), CellView(w.kind), CellView(w.description.summary, code=True),
+         CellView(w.source)]
+        for w in all_workloads(report)
+    ]  # fmt: skip
+    return TableView("workloads", "Workloads", ["workload", "title", "engine", "settings", "from"], rows, align="lllll")

@@ -1,20 +1,22 @@
 """The report's optional sections, in the order every document shows them.
 
-Each section is one module giving its parts for every format (sections/base.Section):
-``terminal``, ``markdown``, ``html``, ``charts`` and ``exports`` (CSV files and JSON
-records); a part is empty when the report has nothing for it. The renderers (terminal.py,
-markdown.py, html.py, charts.py, cli/report.py) iterate SECTIONS and wire none by hand.
-Adding a section = one module here + one line in SECTIONS.
+Each section is one module (sweeps/ and clients/ are packages: the section's parts in their
+__init__, what they are made of beside them) giving its parts for every format
+(sections/base.Section): ``terminal``, ``markdown``, ``html``, ``charts`` and ``exports``
+(CSV files and JSON records); a part is empty when the report has nothing for it. The
+renderers (terminal.py, markdown.py, html.py, charts.py, cli/report.py) iterate SECTIONS and
+wire none by hand. Adding a section = one module here + one line in SECTIONS. Every table a
+section shows is a TableView (tables.py), laid out by the terminal, Markdown and HTML alike.
 
-May import: the ground floor (model, units, errors), analysis/, probe/ (its results and
-their rendering), and report modules below it (content, cells, chartkeys, tables,
-phrasing, csvexport, chartkit inside chart-drawing functions only). Never the renderers
-that iterate it (terminal, markdown, html, charts) and never engine/ or cli/.
+May import: model, errors, units, analysis, probe (its results and their rendering), and the
+report modules below the renderers (model, labels, cells, chartkeys, tables, phrasing,
+csvexport, picktwo/, sweep_discovery, and chartkit inside chart-drawing functions only).
+Never the renderers that iterate it (terminal, markdown, html, charts) and never engine/ or cli/.
 """
 
 from __future__ import annotations
 
-from mountbench.report.content import Report
+from mountbench.report.model import Report
 from mountbench.report.sections import clients, cloudpick, costs, percentiles, picktwo, series, sweeps
 from mountbench.report.sections.base import Export, Options, Section
 

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 from markupsafe import Markup
 
 from mountbench.report.chartkeys import Chart
-from mountbench.report.content import Report
+from mountbench.report.model import Report
 
 
 @dataclass(frozen=True)

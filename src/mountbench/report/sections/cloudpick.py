@@ -31,16 +31,16 @@ from typing import Any
 
 from markupsafe import Markup
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from mountbench.probe.remotesync import CloudProbe, SyncResult
 from mountbench.report.cells import format_value
 from mountbench.report.chartkeys import Chart
-from mountbench.report.content import Report
+from mountbench.report.model import Report
+from mountbench.report.picktwo.scale import LEGEND as SCALE
+from mountbench.report.picktwo.scale import PROMPT_MS, Verdict, factor_verdict, marked, verdict_cell, worst
 from mountbench.report.sections.base import Export, Options, nothing
-from mountbench.report.sections.picktwo import FAIR_WITHIN, GOOD_WITHIN, MARK, PROMPT_MS, RANK, STYLE, Verdict
-from mountbench.report.tables import CellView, TableView, html_section, md_text, rich_table
+from mountbench.report.tables import CellView, Line, RichLayout, TableView, html_section, md_text, rich_table
 from mountbench.report.tables import markdown as md_view
 from mountbench.units import format_seconds
 
@@ -50,7 +50,7 @@ CAPABILITIES = (("o_direct", "O_DIRECT"), ("flock", "flock"), ("fcntl_lock", "fc
                 ("user_xattr", "xattrs"), ("rename_over", "rename over"), ("fsync", "fsync"))  # fmt: skip
 TERMINAL_PERCENTILES = (1.0, 10.0, 50.0, 90.0, 99.0, 99.9)
 LEGEND = (
-    "✓ good · ⚠ fair · ✗ poor · ‼ data loss · – the local baseline (no remote) · ? not measured; "
+    f"{SCALE} · – the local baseline (no remote) · ? not measured; "
     "performance against the fastest cloud mount (good within 2×, fair within 10×); consistency good when "
     f"every change showed within {PROMPT_MS:g} ms both ways; durability: on the remote when fsync() returned"
 )
@@ -114,13 +114,6 @@ def _ms(value: float | None) -> str:
     return "–" if value is None else format_seconds(value / 1000.0)
 
 
-def _worst(*verdicts: str) -> str:
-    ranked = [v for v in verdicts if v in RANK]
-    if not ranked:
-        return "not measured"
-    return min(ranked, key=lambda v: RANK[v])
-
-
 def _headline_rows(report: Report) -> list:
     """Each workload's first (headline) summary row."""
     seen: dict[str, Any] = {}
@@ -146,10 +139,10 @@ def _performance(report: Report, cloud_labels: Sequence[str]) -> dict[str, tuple
                 continue
             value = medians[label]
             factor = best / value if row.metric.higher_is_better else value / best
-            verdict = "good" if factor <= GOOD_WITHIN else "fair" if factor <= FAIR_WITHIN else "poor"
+            verdict = factor_verdict(factor)
             shown = format_value(value, row.metric)
             found[label].append((verdict, f"{row.workload}: {shown}" + ("" if factor <= 1.0 else f" ({factor:.3g}×)")))
-    return {label: (_worst(*(v for v, _ in items)), tuple(t for _, t in items)) for label, items in found.items()}
+    return {label: (worst(*(v for v, _ in items)), tuple(t for _, t in items)) for label, items in found.items()}
 
 
 def _consistency(sync: SyncResult | None, timeout: float) -> tuple[str, str, str, str, str]:
@@ -184,7 +177,7 @@ def _consistency(sync: SyncResult | None, timeout: float) -> tuple[str, str, str
             return "poor"
         return "good" if value <= PROMPT_MS else "fair"
 
-    verdict = _worst(
+    verdict = worst(
         delay_verdict(to_remote, to_remote is None),
         delay_verdict(created, missed > 0),
         change_verdict,
@@ -272,10 +265,6 @@ HEADERS = ["target", "cache mode", "RTT", "mkdir+rmdir", "first read / cached re
            "consistency", "on remote at fsync()", "durability", "gets"]  # fmt: skip
 
 
-def _verdict_cell(verdict: str) -> CellView:
-    return CellView(f"{MARK.get(verdict, '–')} {verdict}" if verdict in MARK else verdict, classes=f"v-{verdict}")
-
-
 def table(rows: Sequence[CloudRow]) -> TableView:
     cells = []
     for r in rows:
@@ -285,15 +274,14 @@ def table(rows: Sequence[CloudRow]) -> TableView:
             CellView(r.wire, repr(r.rtt_ms or 0)),
             CellView(_ms(r.round_trip_ms), repr(r.round_trip_ms or 0)),
             CellView(r.reads),
-            CellView(f"{MARK.get(r.performance, '')} {r.performance}: " + "; ".join(r.perf_text)
-                     if r.mode else "the baseline"),
+            CellView(f"{marked(r.performance)}: " + "; ".join(r.perf_text) if r.mode else "the baseline"),
             CellView(r.at_close),
             CellView(r.to_remote),
             CellView(r.from_remote),
             CellView(r.remote_change),
-            _verdict_cell(r.consistency),
+            verdict_cell(r.consistency),
             CellView(r.at_fsync),
-            _verdict_cell(r.durability),
+            verdict_cell(r.durability),
             CellView(r.gets),
         ])  # fmt: skip
     return TableView("cloud-pick-two", TITLE, list(HEADERS), cells, numeric_from=2, text_from=4,
@@ -346,40 +334,35 @@ def notes(report: Report) -> list[str]:
 # --- parts -------------------------------------------------------------------------------------
 
 
-def _verdict_text(verdict: str, lines: Sequence[str]) -> Text:
-    text = Text(f"{MARK.get(verdict, '–')} {verdict}", style=STYLE.get(verdict, "dim"))
-    for line in lines:
-        text.append("\n" + line, style="dim" if verdict != "data loss" else "bold red")
-    return text
-
-
-def terminal_table(rows: Sequence[CloudRow]) -> Table:
+def terminal_table(rows: Sequence[CloudRow]) -> TableView:
     """The pick-two table laid out for a terminal: one column per property, its measures under it."""
-    table = Table(title=TITLE, show_lines=True, header_style="bold", title_justify="left")
-    for header in ("target", "wire", "performance", "consistency with the remote", "durability at fsync()", "gets"):
-        table.add_column(header, style="bold" if header == "target" else None)
+    headers = ["target", "wire", "performance", "consistency with the remote", "durability at fsync()", "gets"]
+    cells = []
     for r in rows:
         if r.mode is None:
-            table.add_row(r.label, "local disk", "the baseline", "–", "–", "–")
+            cells.append(
+                [CellView(r.label, strong=True), *map(CellView, ("local disk", "the baseline", "–", "–", "–"))]
+            )
             continue
-        wire = f"RTT {r.wire}\nmkdir+rmdir {_ms(r.round_trip_ms)}\n1st read / again\n{r.reads}"
-        table.add_row(
-            r.label,
-            wire,
-            _verdict_text(r.performance, r.perf_text),
-            _verdict_text(r.consistency, [f"at close(): {r.at_close}", f"to remote: {r.to_remote}",
-                                          f"from remote: {r.from_remote}", f"remote change: {r.remote_change}"]),
-            _verdict_text(r.durability, [r.at_fsync]),
-            r.gets,
-        )  # fmt: skip
-    return table
+        consistency = [f"at close(): {r.at_close}", f"to remote: {r.to_remote}", f"from remote: {r.from_remote}",
+                       f"remote change: {r.remote_change}"]  # fmt: skip
+        cells.append([
+            CellView(r.label, strong=True),
+            CellView(f"RTT {r.wire}\nmkdir+rmdir {_ms(r.round_trip_ms)}\n1st read / again\n{r.reads}"),
+            verdict_cell(r.performance, [Line(t) for t in r.perf_text]),
+            verdict_cell(r.consistency, [Line(t) for t in consistency]),
+            verdict_cell(r.durability, [Line(r.at_fsync)]),
+            CellView(r.gets),
+        ])  # fmt: skip
+    return TableView("cloud-pick-two", TITLE, headers, cells, numeric_from=1_000)
 
 
 def terminal(report: Report, options: Options) -> list:
     rows = cloud_rows(report)
     if not rows:
         return []
-    parts: list[RenderableType] = [Text(""), terminal_table(rows), Text(LEGEND, style="dim")]
+    parts: list[RenderableType] = [Text(""), rich_table(terminal_table(rows), layout=RichLayout(show_lines=True))]
+    parts.append(Text(LEGEND, style="dim"))
     parts += [Text(line, style="dim") for line in notes(report)]
     caps = capability_table(rows)
     if caps is not None:

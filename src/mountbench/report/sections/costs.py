@@ -21,7 +21,7 @@ from mountbench.analysis.metrics import COST_METRICS
 from mountbench.analysis.summary import Row
 from mountbench.report.cells import format_value
 from mountbench.report.chartkeys import Chart, bars_key, slug
-from mountbench.report.content import MetricGroup, Report
+from mountbench.report.model import MetricGroup, Report
 from mountbench.report.sections.base import Options, nothing
 from mountbench.report.tables import TableView, html_section, md_image, md_text, noted
 from mountbench.report.tables import markdown as md_view

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from markupsafe import Markup
 
 from mountbench.report.chartkeys import Chart, slug
-from mountbench.report.content import PercentileCurve, Report, column_heading
+from mountbench.report.model import PercentileCurve, Report, column_heading
 from mountbench.report.sections.base import Options, nothing
 from mountbench.report.tables import CellView, TableView, html_section, md_image, md_text, note_links
 from mountbench.report.tables import markdown as md_view

@@ -19,7 +19,7 @@ from markupsafe import Markup
 from mountbench.analysis.summary import Row
 from mountbench.model import UNSTEADY, RunData, Sample
 from mountbench.report.chartkeys import Chart
-from mountbench.report.content import Report
+from mountbench.report.model import Report
 from mountbench.report.sections.base import Options, no_text, nothing
 
 if TYPE_CHECKING:

@@ -1,0 +1,145 @@
+"""How the numbers were made and compared, in words every document prints: the run facts
+(repetitions, seed, sizes, caches, file state) and the methodology paragraphs."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from mountbench.analysis.drift import ALPHA, MIN_CHANGE
+from mountbench.analysis.stats import CONFIDENCE, OUTLIER_Z
+from mountbench.model import RunData
+from mountbench.report.labels import all_workloads
+from mountbench.report.model import (
+    Report,
+)
+from mountbench.units import format_bytes, format_seconds
+
+
+def cache_actions(run: RunData) -> list[tuple[str, int]]:
+    """What was done about caches before the run's samples, with counts, most frequent first."""
+    counts = Counter(s.cache_action or "not recorded" for s in run.samples)
+    return counts.most_common()
+
+
+def repetitions(report: Report) -> str:
+    """'5', or for adaptive runs 'between 3 and 12' (the rounds table has each cell's count)."""
+    values = sorted(
+        {
+            str(r.config.repeat) if r.config.until is None else f"{r.config.repeat}–{r.config.max_repeat}"
+            for r in report.runs
+        }
+    )
+    return ", ".join(values)
+
+
+def warmup_phrase(report: Report) -> str:
+    """', after 1 warm-up round thrown away' when any run warmed up, else ''."""
+    counts = sorted({run.config.warmup for run in report.runs})
+    if counts == [0]:
+        return ""
+    plural = "s" if counts != [1] else ""
+    return f", after {', '.join(map(str, counts))} warm-up round{plural} thrown away"
+
+
+FILE_STATE_FACTS = {
+    "per-round": "fio working files laid out anew and written fully before each round (the layout is part of "
+    "what the rounds replicate)",
+    "steady": "fio working files written fully once before round 1 (every round reads the same files)",
+    "fresh": "fio working files laid out anew for every sample",
+    "reused": "fio working files laid out by the first sample and reused (round 1 may differ)",
+}
+
+
+def run_facts(run: RunData) -> list[str]:
+    """How a run was made, as short phrases: repetitions and seed, size and runtime
+    overrides, what was asked about caches. Shared by the Markdown and HTML reports."""
+    config = run.config
+    facts = [f"{config.repeat} repetitions (seed {config.seed})"]
+    if config.until is not None:
+        budget = f", budget {format_seconds(config.budget)}" if config.budget else ""
+        facts = [
+            f"{config.repeat}–{config.max_repeat} rounds per cell (--until {config.until:.0%}{budget}; "
+            f"seed {config.seed})"
+        ]
+    if config.warmup:
+        facts.append(f"{config.warmup} warm-up round{'s' if config.warmup != 1 else ''} first, not counted")
+    if config.size:
+        facts.append(f"working set {format_bytes(float(config.size))}")
+    if config.runtime:
+        facts.append(f"runtime {format_seconds(float(config.runtime))} per fio job")
+    facts.append(f"drop caches: {config.drop_caches}")
+    facts.append(FILE_STATE_FACTS.get(config.file_state, f"fio working files: {config.file_state}"))
+    if run.host.get("fio_clocksource"):
+        facts.append(f"fio clocksource: {run.host['fio_clocksource']} (chosen once for every job)")
+    return facts
+
+
+def methodology(report: Report) -> list[str]:
+    """How the numbers were made and compared, one paragraph each; every document prints these."""
+    seeds = ", ".join(str(run.config.seed) for run in report.runs)
+    fio = ", ".join(sorted({str(run.host.get("fio_version") or "?") for run in report.runs}))
+    adaptive = adaptive_methodology(report)
+    return [
+        f"Every (target, workload) pair ran {repetitions(report)} measured times in interleaved rounds"
+        f"{warmup_phrase(report)}: each round runs every pair once, in an order shuffled by the seed "
+        f"({seeds}), so drift hits every target alike; within a round the targets of one workload run back to "
+        "back, so a burst of load tends to hit both sides of a comparison, and take turns going first (one "
+        "seeded order, turned by one place each round), so going first or second favours none of them. Unless "
+        "--file-state says otherwise, fio's working files are laid out anew before each round, so the "
+        "interval covers what differs between two files of one filesystem, not only round-to-round noise.",
+        *_methods(report, fio),
+        "O_DIRECT is probed on every target with a real aligned write and read; a direct workload on a target "
+        "that refuses it runs buffered and its cells say so.",
+        "A buffered workload whose working set is under twice the RAM may be served by the page cache and is "
+        "marked; as root, caches are dropped before buffered samples, and what was done is recorded per sample.",
+        "Median: its interval comes from order statistics (distribution-free) and states the confidence it "
+        "really has (75% with 3 samples).",
+        "Comparison with the baseline: the ratio of geometric means, with an interval from Welch's t on the "
+        'logarithms, said as a factor of at least 1 and the way it goes ("6.20× slower"), with the interval '
+        f"turned the same way. A target's comparisons in one table are one claim (its headline), so their "
+        f"intervals hold together: each is at 1 − {1 - CONFIDENCE:.2g}/m, m being how many that target makes "
+        f"(Bonferroni), and all of them cover their ratios at once with at least {CONFIDENCE:.0%} confidence; "
+        "at 95% each, two directories of one filesystem compared in 6 workloads would show some difference in up "
+        "to a quarter of runs. Each interval states its level. Three verdicts: faster/slower when the interval "
+        "excludes 1; "
+        '"≈ same" only when the whole interval lies within ±5% of 1 (an equivalence test; --until\'s precision '
+        'when given); "undecided" otherwise (an interval that contains 1 is no evidence of sameness), with '
+        'what would decide it, and "too wide to rank" when its ends are more than 100× apart. For the last two '
+        "the interval is the target's speed ÷ the baseline's. The headline counts each verdict apart. CSV and "
+        "JSON carry the verdict (better, worse, same, undecided, unknown) and the raw ratio (target ÷ baseline "
+        "of the metric itself) next to the factor.",
+        "Drift: the samples of each cell, in the order they were taken, are tested for a trend (Mann–Kendall, "
+        f"p < {ALPHA:g}, and a change of at least {MIN_CHANGE:.0%} from the first rounds to the last); a trend on the "
+        "baseline is drift of the machine. Interleaved rounds keep ratios fair under slow drift, which the "
+        "per-round ratios show; a trend in them means the drift was too large for that. A first sample far from "
+        f"the rest (a cold start) is flagged, and outliers are samples with a modified z-score above {OUTLIER_Z}; "
+        "'mountbench show RUN --samples' lists every sample in the order it was taken.",
+        *adaptive,
+    ]
+
+
+def _methods(report: Report, fio: str) -> list[str]:
+    """How each kind of workload in the report measures, as its kind says (one sentence each)."""
+    said = dict.fromkeys(w.description.method for w in all_workloads(report) if w.description.method)
+    return [" ".join([*said, f"fio version: {fio}."])]
+
+
+def adaptive_methodology(report: Report) -> list[str]:
+    """How --until/--budget chose the rounds and kept the intervals honest (empty for fixed runs)."""
+    adaptive = [run.config for run in report.runs if run.config.until is not None]
+    if not adaptive:
+        return []
+    precision = ", ".join(sorted({f"{c.until:.0%}" for c in adaptive}))
+    most = ", ".join(sorted({str(c.max_repeat) for c in adaptive}))
+    budget = ", ".join(sorted({format_seconds(c.budget) for c in adaptive if c.budget}))
+    return [
+        f"Adaptive rounds (--until {precision}, at most {most} rounds"
+        + (f", budget {budget}" if budget else "")
+        + "): after the first rounds, more interleaved, seeded rounds only for the comparisons not yet "
+        "decided, that is whose ratio interval neither excludes 1 (ranked), nor lies within the precision of 1 "
+        "(the same), nor is narrower than the precision. Looking after every round would make a 95% interval "
+        "cover far less than 95%, so the error is spent over the looks (alpha spending with a Bonferroni "
+        "bound): the interval at look k has level 1 − 0.05·6/(π²k²), and these shares add up to under 5% "
+        "however many looks there are; a comparison's interval is the one at its last look, and states its "
+        "level. The rounds table says how many rounds each cell got and why it stopped.",
+    ]

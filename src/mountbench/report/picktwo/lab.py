@@ -1,0 +1,222 @@
+"""The QEMU lab's pick two from a report: performance from the benchmark run, coherence and
+concurrency from `lab --probe` (probed.py), per mount (and cache mode).
+
+- performance: sequential write at the mount's best block size (the optimum of a block-size
+  sweep of write bandwidth, such as the s3 preset's) and the time to extract a source tree
+  (else to copy one with rsync); each judged against the fastest mount of the run;
+- the tree measure is the workload whose kind describes it as TREE_ROLES says
+  (model.Description.role).
+
+Pure: a Report in (content.build_report calls this once and stores the result on it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from mountbench import model
+from mountbench.analysis.summary import Cell, Row
+from mountbench.probe import model as probe_model
+from mountbench.report.labels import all_workloads
+from mountbench.report.model import Report, Sweep
+from mountbench.report.picktwo.probed import (
+    NOT_MEASURED,
+    TO_GUEST,
+    TO_HOST,
+    Measured,
+    PickTwo,
+    PickTwoRow,
+    judge_locks,
+    judge_stale_reads,
+    judge_visibility,
+)
+from mountbench.report.picktwo.scale import FAIR_WITHIN, GOOD_WITHIN, PROMPT_MS, factor_verdict, worst
+from mountbench.units import format_rate, format_seconds
+
+TREE_ROLES = ("tree copy", "tree sync")  # the tree measure (Description.role), in order of preference
+
+
+def lab_probes(report: Report) -> list[tuple[model.RunData, probe_model.LabProbe]]:
+    """The runs made with `lab --probe`, with what their probe measured."""
+    found = []
+    for run in report.runs:
+        lab = run.config.lab
+        if lab is not None and lab.probe:
+            found.append((run, probe_model.LabProbe.from_dict(lab.probe)))
+    return found
+
+
+def pick_two(report: Report) -> PickTwo | None:
+    """The pick-two table of the report's lab runs made with --probe (None: there are none)."""
+    probed = lab_probes(report)
+    if not probed:
+        return None
+    mounts: dict[str, probe_model.MountProbe] = {}
+    for run, probe in probed:
+        for mount in probe.mounts:
+            column = _column_of(report, run.id, mount.label)
+            if column is not None:
+                mounts[column] = mount  # a later run's probe of the same column wins
+    sweep = write_sweep(report.sweeps)
+    tree = tree_row(report)
+    write = _write_measures(report, sweep)
+    trees = _tree_measures(report, tree)
+    rows = []
+    for label in report.summary.targets:
+        mount = mounts.get(label)
+        if mount is None:
+            continue
+        w, t = write.get(label, NOT_MEASURED), trees.get(label, NOT_MEASURED)
+        if mount.shared:
+            ways = [(TO_GUEST, mount.to_guest), (TO_HOST, mount.to_host)]
+            visibility, stale, locks = judge_visibility(ways), judge_stale_reads(ways), judge_locks(ways)
+        else:
+            visibility = stale = locks = Measured("not shared with the host", "not shared")
+        rows.append(
+            PickTwoRow(
+                mount=label,
+                shared=mount.shared,
+                write=w,
+                tree=t,
+                visibility=visibility,
+                stale=stale,
+                locks=locks,
+                performance=worst(w.verdict, t.verdict),
+                coherence=worst(visibility.verdict, stale.verdict),
+                concurrency=locks.verdict,
+            )
+        )
+    last = probed[-1][1]
+    return PickTwo(
+        rows=tuple(rows),
+        write_title=sweep.title if sweep else "",
+        tree_title=tree[0].title if tree else "",
+        repeat=last.repeat,
+        timeout_s=last.timeout_s,
+        notes=tuple(_notes(report, probed, sweep, tree)),
+        probes=tuple(p for _, p in probed),
+    )
+
+
+def _column_of(report: Report, run_id: str, label: str) -> str | None:
+    for column in report.columns:
+        if column.original == label and run_id in column.run_ids:
+            return column.label
+    return None
+
+
+def write_sweep(sweeps: Sequence[Sweep]) -> Sweep | None:
+    """The block-size sweep of write bandwidth to read each mount's best write from: one whose
+    numbers say what reached the storage (no page-cache caveat, as the s3 preset's end_fsync
+    points) before one that measured the page cache (its buffered points, as S3's dd did)."""
+    candidates = [s for s in sweeps if s.option == "bs" and s.metric.name == "write.bw"]
+    if not candidates:
+        return None
+
+    def cached(sweep: Sweep) -> bool:
+        return any(
+            c.code == model.PAGE_CACHE for row in sweep.rows for cell in row.cells.values() for c in cell.caveats
+        )
+
+    return next((s for s in candidates if not cached(s)), candidates[0])
+
+
+def tree_row(report: Report) -> tuple[Row, str] | None:
+    """The tree workload's wall-time row: extracting a tree, else syncing one with rsync."""
+    roles = {w.name: w.description.role for w in all_workloads(report)}
+    for role in TREE_ROLES:
+        for row in report.summary.rows:
+            if roles.get(row.workload) == role and row.metric.name == "wall":
+                return row, row.workload
+    return None
+
+
+def _factor_text(factor: float) -> str:
+    return "the fastest" if factor <= 1.0 else f"{factor:.3g}× slower than the fastest"
+
+
+def _write_measures(report: Report, sweep: Sweep | None) -> dict[str, Measured]:
+    if sweep is None:
+        return {}
+    best: dict[str, tuple[float, str, Cell]] = {}
+    for label in report.summary.targets:
+        optimum = sweep.optima.get(label)
+        if optimum is None:
+            continue
+        cell = sweep.rows[optimum.peak].cells[label]
+        if cell.summary is not None:
+            best[label] = (cell.summary.median, sweep.values[optimum.peak], cell)
+    if not best:
+        return {}
+    fastest = max(value for value, _, _ in best.values())
+    out = {}
+    for label, (value, bs, cell) in best.items():
+        factor = fastest / value if value > 0 else float("inf")
+        out[label] = Measured(
+            f"{format_rate(value)} at bs={bs} ({_factor_text(factor)})",
+            factor_verdict(factor),
+            value,
+            "B/s",
+            report.measurement_marks(cell),
+        )
+    return out
+
+
+def _tree_measures(report: Report, tree: tuple[Row, str] | None) -> dict[str, Measured]:
+    if tree is None:
+        return {}
+    row, _name = tree
+    times = {label: cell for label, cell in row.cells.items() if cell.summary is not None}
+    if not times:
+        return {}
+    fastest = min(cell.summary.median for cell in times.values() if cell.summary)  # type: ignore[union-attr]
+    out = {}
+    for label, cell in times.items():
+        assert cell.summary is not None
+        value = cell.summary.median
+        factor = value / fastest if fastest > 0 else 1.0
+        out[label] = Measured(
+            f"{format_seconds(value)} ({_factor_text(factor)})",
+            factor_verdict(factor),
+            value,
+            "s",
+            report.measurement_marks(cell),
+        )
+    return out
+
+
+def _notes(
+    report: Report,
+    probed: Sequence[tuple[model.RunData, probe_model.LabProbe]],
+    sweep: Sweep | None,
+    tree: tuple[Row, str] | None,
+) -> list[str]:
+    lines = [
+        f"Performance: {sweep.title + ', each mount at its best block size' if sweep else 'no write sweep'}; "
+        f"{tree[0].title + ' (wall time)' if tree else 'no tree workload'}; each against the fastest mount of this "
+        f"run: good within {GOOD_WITHIN:g}×, fair within {FAIR_WITHIN:g}×, else poor; the column's verdict is the "
+        "worse of the two.",
+        f"Coherence: both ways across the VM boundary (host → guest, guest → host), five kinds of change observed "
+        f"with stat(): good when every change showed within {PROMPT_MS:g} ms, fair when all showed but some later "
+        "or a reader got the old version right after a replace, poor when a change did not show within the timeout, "
+        "data loss when a reader got a torn or missing file.",
+        "Concurrency: flock and fcntl locks held on one side against a second locker on the other, both ways.",
+    ]
+    if sweep is None:
+        lines.append(
+            "No block-size sweep of write bandwidth in these runs: run with --preset s3 (or --sweep bs=...) "
+            "for the write column."
+        )
+    if tree is None:
+        lines.append("No tree workload in these runs: add --preset tree --only extract for the tree column.")
+    for run, probe in probed:
+        lab = run.config.lab
+        if lab is not None and lab.emulated:
+            lines.append(
+                f"Run {run.id}: the guest was emulated (TCG), so its side of every coherence check ran far slower "
+                "than on real hardware: delays are upper bounds of a KVM guest's; what never showed within the "
+                "timeout, and whether locks block, do not depend on speed."
+            )
+        lines += [f"Run {run.id}: {error}" for error in probe.errors]
+        lines += [f"Run {run.id} · {m.label}: {error}" for m in probe.mounts for error in m.errors]
+    return lines

@@ -1,0 +1,259 @@
+"""The terminal's tables, built as TableViews (tables.py) and laid out by tables.rich_table:
+
+- the summary grid (grid.py): workloads as rows, read and write side by side per target,
+  one unit per section; a non-baseline cell says "N× faster/slower" in green or red,
+  "≈ same" in a neutral colour, "undecided" in yellow;
+- one detail table per metric: median ±CV and the comparison with its 95% interval;
+- rounds per cell, for adaptive runs.
+
+Each is built for the console's width when it is printed (terminal_layout.Adaptive): side
+by side when that fits, stacked (one line per direction; the comparison under the value)
+when not. Workload names never wrap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from rich.table import Table
+from rich.text import Text
+
+from mountbench.analysis.summary import Row
+from mountbench.report import views
+from mountbench.report.cells import format_spread, format_value
+from mountbench.report.grid import GridSection
+from mountbench.report.model import MetricGroup, Report, group_heading
+from mountbench.report.phrasing import BETTER, SAME, UNDECIDED, WORSE, cell_standing
+from mountbench.report.tables import CellView, RichLayout, TableView, rich_table
+from mountbench.report.terminal_layout import wrap_label
+
+STYLES = {BETTER: "green", WORSE: "red", SAME: "dim", UNDECIDED: "yellow", "unknown": "yellow", "none": "dim"}
+MARK_STYLE = "yellow"
+# the grid's and the detail's tables: workload names bold and never wrapped
+SIDE_BY_SIDE = RichLayout(title_style="italic", label_style="bold", label_no_wrap=True, no_wrap=True)
+STACKED = RichLayout(title_style="italic", label_style="bold", label_no_wrap=True, overflow="fold")
+ROUNDS = RichLayout(title_style="italic", overflow="fold")
+
+
+def rounds_table(report: Report) -> Table:
+    """Adaptive runs: how many rounds each cell got and why it got no more."""
+    return rich_table(views.rounds_table(report), layout=ROUNDS)
+
+
+def styled(text: Text) -> CellView:
+    """A cell whose terminal text has several styles (a value, its notes, its comparison)."""
+    return CellView(text.plain, rich=text)
+
+
+def marks_text(numbers: Sequence[int]) -> str:
+    return f" [{','.join(map(str, numbers))}]" if numbers else ""
+
+
+def _header(report: Report, label: str, suffix: str = "", *, width: int = 0) -> Text:
+    """The target's label (wrapped between its parts to ``width``), '(baseline)', then ``suffix``."""
+    text = Text(wrap_label(label, width) if width else label, style="bold")
+    if label == report.summary.baseline:
+        text.append("\n(baseline)", style="dim")
+    if suffix:
+        text.append("\n" + suffix, style="dim")
+    return text
+
+
+def _widest(texts: Iterable[Text], least: int = 8) -> int:
+    return max([least] + [len(line) for text in texts for line in text.plain.split("\n")])
+
+
+def _value(report: Report, row: Row, target: str, *, formatted: str | None = None) -> Text:
+    """The median (or why there is none) with the notes on it."""
+    cell = row.cells[target]
+    marks = marks_text(report.cell_marks(row, target))
+    if cell.summary is None:
+        text = Text(f"✗ failed {cell.failed}/{cell.failed}" if cell.failed else "–", style="red" if cell.failed else "")
+    else:
+        text = Text(formatted if formatted is not None else format_value(cell.summary.median, row.metric))
+        if cell.failed:
+            text.append(f" ({cell.failed} failed)", style="red")
+    text.append(marks, style=MARK_STYLE)
+    return text
+
+
+def _comparison(report: Report, row: Row, target: str, *, interval: bool, split: bool = False) -> Text:
+    """'3.53× slower (2.62–4.75×) [1]' (``split``: the interval on a line of its own), or '3.53× slower'."""
+    said = cell_standing(row, target)
+    if said is None:
+        return Text("")
+    words = said.text if interval else said.short
+    if split and said.text.startswith(said.short + " ("):
+        interval = said.text[len(said.short) + 1 :]
+        if len(interval) > 16:  # '(0.00803–109×)' whole; a longer one breaks after its dash, not in a number
+            interval = interval.replace("–", "–\n", 1)
+        words = said.short + "\n" + interval
+    text = Text(words, style=STYLES.get(said.kind, ""))
+    text.append(marks_text(report.ratio_marks(row, target)), style=MARK_STYLE)
+    return text
+
+
+# --- the summary grid ----------------------------------------------------------------------------
+
+
+def grid_layouts(report: Report, section: GridSection, width: int) -> list[Table]:
+    """Side by side (read and write under each target), then one line per direction."""
+    layouts = []
+    if len(section.directions) > 1:
+        layouts.append(_grid_side_by_side(report, section))
+    layouts.append(_grid_stacked(report, section))
+    return layouts
+
+
+def _label_width(width: int, titles: Iterable[str], columns: int, cells: int) -> int:
+    """How wide a target's label may be in a table ``width`` wide: its share of what the
+    workload column leaves, never narrower than the column's cells."""
+    spare = width - max((len(t) for t in titles), default=8) - 3 * (columns + 1) - 1
+    return max(cells, spare // max(1, columns))
+
+
+def _view(heading: str, headers: Sequence[Text], titles: Sequence[str], body: Sequence[Sequence[Text]]) -> TableView:
+    """Workloads down (``titles``), one column per header, every cell styled."""
+    header_cells = [CellView("workload"), *map(styled, headers)]
+    rows = [[CellView(title), *map(styled, cells)] for title, cells in zip(titles, body, strict=True)]
+    return TableView("terminal", heading, [h.text for h in header_cells], rows, header_cells=header_cells)
+
+
+def _grid_side_by_side(report: Report, section: GridSection) -> Table:
+    """One column per target, its label over both of its directions (read, write) and the
+    directions laid out inside it, aligned: rich has no spanning header, so each target's
+    cells are joined line by line at fixed widths."""
+    targets = report.summary.targets
+    gap = "  "
+    headers = []
+    joined: list[list[Text]] = [[] for _ in section.lines]
+    for target in targets:
+        cells = [
+            [
+                _grid_cell(report, section, row, target) if (row := line.row(d)) else Text("·", style="dim")
+                for d in section.directions
+            ]
+            for line in section.lines
+        ]
+        widths = [
+            max(_widest((by_direction[i] for by_direction in cells), least=1), len(direction))
+            for i, direction in enumerate(section.directions)
+        ]
+        inner = sum(widths) + len(gap) * (len(widths) - 1)
+        header = _header(report, target, width=inner)
+        header.append("\n" + gap.join(d.rjust(w) for d, w in zip(section.directions, widths, strict=True)), style="dim")
+        headers.append(header)
+        for index, by_direction in enumerate(cells):
+            joined[index].append(_side_by_side(by_direction, widths, gap))
+    view = _view(section.heading, headers, [line.title for line in section.lines], joined)
+    return rich_table(view, layout=SIDE_BY_SIDE)
+
+
+def _side_by_side(cells: Sequence[Text], widths: Sequence[int], gap: str) -> Text:
+    """Texts of several lines next to each other, each right-aligned in its width."""
+    split = [cell.split("\n") for cell in cells]
+    height = max(len(lines) for lines in split)
+    out = Text()
+    for number in range(height):
+        if number:
+            out.append("\n")
+        for column, (lines, width) in enumerate(zip(split, widths, strict=True)):
+            piece = lines[number] if number < len(lines) else Text("")
+            out.append((gap if column else "") + " " * (width - len(piece.plain)))
+            out.append_text(piece)
+    return out
+
+
+def _grid_stacked(report: Report, section: GridSection) -> Table:
+    titles: list[str] = []
+    body: list[list[Text]] = []
+    for line in section.lines:
+        for direction in section.directions:
+            row = line.row(direction)
+            if row is None:
+                continue
+            titles.append(f"{line.title} {direction}" if direction and len(line.rows) > 1 else line.title)
+            body.append([_grid_cell(report, section, row, t) for t in report.summary.targets])
+    headers = [
+        _header(report, target, width=_widest(r[index] for r in body))
+        for index, target in enumerate(report.summary.targets)
+    ]
+    return rich_table(_view(section.heading, headers, titles, body), layout=STACKED)
+
+
+def _grid_cell(report: Report, section: GridSection, row: Row, target: str) -> Text:
+    cell = row.cells[target]
+    formatted = section.scale.format(cell.summary.median) if cell.summary else None
+    text = _value(report, row, target, formatted=formatted)
+    if target != report.summary.baseline and cell.comparison is not None:
+        text.append("\n")
+        text.append_text(_comparison(report, row, target, interval=False))
+    return text
+
+
+# --- the detail: one table per metric ----------------------------------------------------------------
+
+
+def detail_layouts(report: Report, group: MetricGroup, width: int) -> list[Table]:
+    """Comparisons in columns of their own; else under each value; else (three targets at 80
+    columns) the spread and its notes on a line of their own, so that '±13%' and '[1]' never wrap."""
+    return [
+        _detail_table(report, group, width, wide=True),
+        _detail_table(report, group, width, wide=False),
+        _detail_table(report, group, width, wide=False, tall=True),
+    ]
+
+
+def _detail_table(report: Report, group: MetricGroup, width: int, *, wide: bool, tall: bool = False) -> Table:
+    baseline = report.summary.baseline
+    columns: list[tuple[str, bool]] = []  # (target, is its comparison column)
+    for target in report.summary.targets:
+        columns.append((target, False))
+        if wide and target != baseline:
+            columns.append((target, True))
+    body = []
+    for row in group.rows:
+        cells: list[Text] = []
+        for target, is_comparison in columns:
+            value = (
+                _tall_value(report, row, target)
+                if tall
+                else _value(report, row, target, formatted=_with_spread(row, target))
+            )
+            comparison = _comparison(report, row, target, interval=True, split=tall) if target != baseline else Text("")
+            if is_comparison:
+                cells.append(comparison)
+            elif wide or not comparison.plain:
+                cells.append(value)
+            else:
+                cells.append(Text("\n").join([value, comparison]))
+        body.append(cells)
+    titles = [row.title for row in group.rows]
+    headers = []
+    for index, (target, is_comparison) in enumerate(columns):
+        room = _label_width(width, titles, len(columns), _widest(r[index] for r in body))
+        headers.append(Text("vs baseline", style="dim") if is_comparison else _header(report, target, width=room))
+    return rich_table(_view(group_heading(group), headers, titles, body), layout=STACKED)
+
+
+def _tall_value(report: Report, row: Row, target: str) -> Text:
+    """'1.34 GB/s' over '±6% [2]': the value, then its spread and notes on their own line."""
+    cell = row.cells[target]
+    if cell.summary is None:
+        return _value(report, row, target)
+    text = Text(format_value(cell.summary.median, row.metric))
+    spread = format_spread(cell)
+    marks = marks_text(report.cell_marks(row, target)).strip()
+    failed = f"({cell.failed} failed)" if cell.failed else ""
+    if spread or marks or failed:
+        text.append("\n" + " ".join(part for part in (spread, failed) if part))
+        text.append((" " if spread or failed else "") + marks, style=MARK_STYLE)
+    return text
+
+
+def _with_spread(row: Row, target: str) -> str | None:
+    cell = row.cells[target]
+    if cell.summary is None:
+        return None
+    spread = format_spread(cell)
+    return format_value(cell.summary.median, row.metric) + (f" {spread}" if spread else "")
