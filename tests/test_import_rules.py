@@ -23,10 +23,10 @@ GROUND = frozenset({"model", "errors", "units", "mountbench"})  # "mountbench": 
 # <- store <- engine <- report, labs <- cli.
 RULES: dict[str, frozenset[str]] = {
     "analysis": frozenset(),
-    "fio": frozenset(),
+    "fio": frozenset({"analysis"}),
     "host": frozenset(),
     "probe": frozenset({"host"}),
-    "clients": frozenset({"host", "fio", "probe"}),
+    "clients": frozenset({"analysis", "host", "fio", "probe"}),
     "kinds": frozenset({"analysis", "fio", "host", "clients"}),
     "presets": frozenset({"fio", "kinds"}),
     "records": frozenset({"host", "kinds"}),
