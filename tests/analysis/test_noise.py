@@ -45,3 +45,26 @@ def test_counters_parse_proc_stat():
     counters = CpuCounters.parse(text, ticks_per_s=100)
     assert counters.busy == 1.6  # user+nice+system+irq+softirq: 160 ticks
     assert counters.steal == 0.4
+
+
+def test_a_busy_machine_is_named_beside_the_answer_in_every_format():
+    """Issue 31: 'the machine was busy during 40% of samples' beside the answer."""
+    import dataclasses
+
+    from support.factories import make_run
+
+    from mountbench.report.content import build_report
+    from mountbench.report.html import render_html
+    from mountbench.report.markdown import render_markdown
+
+    run = make_run({("a", "w"): [100.0, 104.0, 98.0], ("b", "w"): [60.0, 61.0, 59.0]})
+    noisy = tuple(
+        dataclasses.replace(s, metrics={**s.metrics, "noise.others_cpu": 60.0 if i % 2 else 3.0, "noise.steal": 0.0})
+        for i, s in enumerate(run.samples)
+    )
+    report = build_report([dataclasses.replace(run, samples=noisy)])
+    said = [h.text for h in report.headlines if h.kind == "noise"]
+    assert said and said[0].startswith("The machine was busy during 50 % of samples (3 of 6)")
+    assert said[0] in render_markdown(report) and said[0] in " ".join(render_html(report, with_charts=False).split())
+    quiet = build_report([run])
+    assert not [h for h in quiet.headlines if h.kind == "noise"]

@@ -65,7 +65,7 @@ def test_svg_says_what_was_measured_with_units_and_caveats(report):
     bars = inline_svg(charts["bars-read-iops"])
     assert "read IOPS by workload and target" in bars and "read IOPS (IOPS)" not in bars
     assert "8.60k IOPS [1]" in bars and "O_DIRECT refused" in bars  # the value and caveat sit on the bar
-    assert "error bars: 95% confidence interval" in bars  # the tables' level, and said on the chart
+    assert "confidence interval of the median" in bars  # the tables' statistic at its own level, said on the chart
     sweep = inline_svg(charts["sweep-1-write-bw"])
     assert "block size (bs, log scale)" in sweep and "write bandwidth (GB/s)" in sweep
     assert "★ 4M  ◆ 4M" in sweep and "★ 64k  ◆ 64k" in sweep  # each target's optimum and knee, in the legend
@@ -103,18 +103,26 @@ def test_bars_are_linear_small_multiples_never_a_log_scale(tmp_path: Path):
     panels = [ax for ax in figure.axes if ax.get_visible()]
     assert len(panels) == 2 and all(ax.get_xscale() == "linear" and ax.get_xlim()[0] == 0 for ax in panels)
     svg = inline_svg(bars)
-    assert "log scale" not in svg and "95% confidence interval" in svg
+    assert "log scale" not in svg and "confidence interval of the median" in svg
     ticks = [t.get_text() for ax in panels for t in ax.get_xticklabels()]
     assert any(t.endswith("M") for t in ticks), ticks  # numbers as the tables write them: 1.50M, never 1500000
     assert not any(t.isdigit() and len(t) > 4 for t in ticks), ticks
 
 
-def test_interval_on_the_bars_is_95_percent():
-    from mountbench.report.bar_charts import interval_95
+def test_the_bars_interval_is_the_tables_own():
+    """Issue 31: the bars drew a 95% interval of the geometric mean computed in report/, clipped at zero
+    when the median fell outside it; they draw the cell's median interval from analysis/ at its own level."""
+    from mountbench.analysis.stats import summarize
+    from mountbench.analysis.summary import Cell
+    from mountbench.report.bar_charts import cell_interval
 
-    low, high, level = interval_95([100.0, 110.0, 90.0, 105.0, 95.0])
-    assert level == 0.95 and 85 < low < 100 < high < 115
-    assert interval_95([5.0])[2] == 0.0  # one sample: no interval
+    values = (100.0, 110.0, 90.0, 105.0, 95.0)
+    summary = summarize(values)
+    cell = Cell("a", summary, None, (), (), 0, values)
+    assert cell_interval(cell) == (summary.ci_low, summary.ci_high, summary.ci_level)
+    assert summary.ci_low <= summary.median <= summary.ci_high
+    one = Cell("a", summarize((5.0,)), None, (), (), 0, (5.0,))
+    assert cell_interval(one)[2] == 0.0  # one sample: no interval
 
 
 @pytest.mark.parametrize(
@@ -192,7 +200,7 @@ def _wide_run():
     ram, disk = "tmpfs:/dev/shm/mountbench-a", "ext4:/var/tmp/mountbench-b"
     values = {
         (ram, "q32w"): [440e3, 450e3],
-        (disk, "q32w"): [2.0e3, 2.0e5],  # 101k IOPS (n=2): its interval reaches 1e17
+        (disk, "q32w"): [1.0e3, 2.01e5],  # 101k IOPS (n=2): its median's interval spans 201×
         (ram, "q1w"): [497e3, 480e3, 510e3],
         (disk, "q1w"): [1000.0, 8000.0, 3000.0],  # 172× slower, the interval 23–1300×
         (ram, "q8"): [200e3, 500e3, 1200e3],  # an interval to 4.57M (86× wide): cut at twice the largest median
@@ -214,7 +222,7 @@ def test_an_interval_too_wide_to_rank_does_not_stretch_the_axis():
     report = build_report([_wide_run()])
     (bars,) = [c for c in plan_charts(report) if c.kind == "bars"]
     svg = inline_svg(bars)
-    assert "101k IOPS [3] ‡" in svg and "interval too wide to draw (n=2–3)" in svg
+    assert "101k IOPS [3] ‡" in svg and "interval too wide to draw (n=2)" in svg
     assert "▸ interval cut at 2× the panel's largest median (n=3)" in svg
     for draw in (bars.draw, bars.narrow):
         with matplotlib.rc_context(RC):

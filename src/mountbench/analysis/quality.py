@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from mountbench import model
 from mountbench.analysis import drift, stats
 from mountbench.analysis.metrics import MetricInfo
+from mountbench.analysis.reach import Reach
 from mountbench.analysis.stats import Comparison, Summary
 from mountbench.model import Caveat
-from mountbench.units import sig3
+from mountbench.units import format_seconds, sig3
 
 
 def cell_caveats(
@@ -82,11 +84,12 @@ def ratio_caveats(
     *,
     drifted: bool,
     baseline: str,
+    shown: Shown | None = None,
 ) -> tuple[Caveat, ...]:
     """``target`` and ``base`` are (round, value) pairs; ``drifted``: either side drifts."""
     found = []
     if comparison is not None and comparison.verdict == stats.UNDECIDED:
-        found.append(undecided_caveat(comparison))
+        found.append(undecided_caveat(comparison, shown))
     by_round = dict(base)
     paired = [value / by_round[r] for r, value in sorted(target) if by_round.get(r)]
     trend = drift.trend(paired)
@@ -121,30 +124,83 @@ def ratio_caveats(
     return tuple(found)
 
 
-def undecided_caveat(comparison: Comparison) -> Caveat:
+@dataclass(frozen=True)
+class Shown:
+    """What an undecided comparison did show, and what deciding it would take (analysis/reach.py),
+    with the names and costs its note speaks of."""
+
+    reach: Reach | None
+    target: str
+    baseline: str
+    per_round_s: float | None  # what one more round of the comparison costs (both sides' samples)
+    adaptive: bool  # the run already added rounds (--until, a budget): advising --until again helps nothing
+
+
+def level_text(level: float) -> str:
+    """A confidence level as every format writes it: '95%', '99.2%', '99.98%' (never '100%')."""
+    for digits in range(3, 8):
+        text = f"{level * 100:.{digits}g}"
+        if float(text) < 100:
+            return f"{text}%"
+    return f"{level * 100:.8g}%"
+
+
+def _what_it_would_take(shown: Shown, precision: float) -> str:
+    """'what it shows: b is within 0.75–1.33× of a (no difference beyond 1.33× either way); ±5% would take
+    about 40 rounds at the spread measured (36 more, about 2m40s), beyond --max-repeat 12: …'."""
+    found = shown.reach
+    if found is None:
+        return "more rounds decide it (one round a side measures no spread)"
+    bound = sig3(found.bound)
+    said = (
+        f"what it shows: {shown.target} is within {sig3(found.low)}–{bound}× of {shown.baseline} (no difference "
+        f"beyond {bound}× either way)"
+    )
+    wanted = f"±{precision * 100:g}%"
+    if found.rounds is None:
+        return f"{said}; at the spread measured, {wanted} is out of reach in any number of rounds here"
+    cost = ""
+    if shown.per_round_s and found.more:
+        cost = f", about {format_seconds(found.more * shown.per_round_s)}"
+    need = f"{wanted} would take about {found.rounds} rounds at the spread measured ({found.more} more{cost})"
+    if not found.within_max_repeat:
+        return (
+            f"{said}; {need}, beyond --max-repeat {found.max_repeat}: out of reach in this run "
+            f"(--until {precision * 100:g}% --max-repeat {found.rounds} would get there)"
+        )
+    if shown.adaptive:
+        return f"{said}; {need}, within --max-repeat {found.max_repeat}: a larger --budget gives them time"
+    return f"{said}; {need}: --until {precision * 100:g}% adds them"
+
+
+def undecided_caveat(comparison: Comparison, shown: Shown | None = None) -> Caveat:
     """Neither a difference (the interval contains 1) nor the same (it reaches beyond ±precision);
     a precise one (no wider than ±precision: Comparison.precise) is said to be known to it, since
-    --until at that precision stops there and advising it would send the reader in a circle."""
+    --until at that precision stops there and advising it would send the reader in a circle. With
+    ``shown``, the note says the bound the interval did establish and what ±precision would take."""
     precision = f"{comparison.precision * 100:g}%"
-    level = f"{comparison.level * 100:.3g}%"
-    shown = f"its {level} CI ({sig3(comparison.low)}–{sig3(comparison.high)}× of the raw ratio)"
+    level = level_text(comparison.level)
+    direction = f"{shown.target} ÷ {shown.baseline}" if shown is not None else "target ÷ baseline"
+    shown_text = f"its {level} CI ({sig3(comparison.low)}–{sig3(comparison.high)}×, {direction})"
     if comparison.precise:
         return Caveat(
             model.WIDE_RATIO,
-            f"known to ±{precision}: {shown} is no wider than ±{precision} but contains 1 and reaches beyond "
+            f"known to ±{precision}: {shown_text} is no wider than ±{precision} but contains 1 and reaches beyond "
             f"±{precision} on one side, so neither a difference nor sameness within ±{precision} is shown; a finer "
             f"precision (--until {comparison.precision * 50:g}%) adds the rounds that would narrow it",
         )
     if comparison.too_wide:
         how = f"its {level} CI spans more than {stats.TOO_WIDE_SPAN:g}×: too wide to rank"
     else:
-        how = f"{shown} contains 1 but reaches beyond ±{precision}"
-    return Caveat(
-        model.WIDE_RATIO,
-        f"undecided: {how}, so neither a difference nor sameness is shown; more rounds decide it "
-        f"(--until {precision} adds rounds until it is decided, up to --max-repeat, and --budget gives them time; "
-        "or --repeat N)",
-    )
+        how = f"{shown_text} contains 1 but reaches beyond ±{precision}"
+    if shown is None:
+        then = (
+            f"more rounds decide it (--until {precision} adds rounds until it is decided, up to --max-repeat, and "
+            "--budget gives them time; or --repeat N)"
+        )
+    else:
+        then = _what_it_would_take(shown, comparison.precision)
+    return Caveat(model.WIDE_RATIO, f"undecided: {how}, so neither a difference nor sameness is shown; {then}")
 
 
 def _drift_caveat(trend: drift.Trend, metric: MetricInfo, baseline: bool) -> Caveat:

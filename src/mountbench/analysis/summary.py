@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from mountbench import model
-from mountbench.analysis import plausible, quality
+from mountbench.analysis import plausible, quality, stats
 from mountbench.analysis.family import Family, decide_family
 from mountbench.analysis.metrics import MetricInfo, describe, headline_metrics, metric_matches
+from mountbench.analysis.reach import reach
 from mountbench.analysis.stats import (
     CONFIDENCE,
     Comparison,
@@ -53,6 +54,7 @@ class Cell:
     failed: int
     values: tuple[float, ...]  # in the order they were measured
     rounds: tuple[int, ...] = ()  # the round of each value
+    wall_s: float | None = None  # the median sample's wall time (what another round of this cell costs)
 
     @property
     def drifted(self) -> bool:
@@ -123,11 +125,13 @@ def summarize_runs(
             }
             built.append((workload, info, cells))
     family = _decided_family(built, chosen_baseline, configs, origins)
+    odds = Odds(precision_of(configs), max(c.max_repeat for c in configs), family.level_at(configs[0]),
+                adaptive=any(c.until is not None for c in configs))  # fmt: skip
     for workload, info, cells in built:
         base = cells[chosen_baseline]
         cells = {
             label: _with_comparison(
-                cell, base, chosen_baseline, family.comparisons.get((workload.name, info.name, label))
+                cell, base, chosen_baseline, family.comparisons.get((workload.name, info.name, label)), odds
             )
             for label, cell in cells.items()
         }
@@ -187,6 +191,7 @@ def _cell(label: str, samples: list[Sample], info: MetricInfo, baseline: bool, s
     if summary is not None:
         rounds = tuple(s.round for s in ok)
         caveats += quality.cell_caveats(summary, values, info, baseline=baseline, show_command=show, rounds=rounds)
+    walls = sorted(s.wall_s for s in ok if s.wall_s)
     return Cell(
         target=label,
         summary=summary,
@@ -196,6 +201,7 @@ def _cell(label: str, samples: list[Sample], info: MetricInfo, baseline: bool, s
         failed=len(failed),
         values=values,
         rounds=tuple(s.round for s in ok),
+        wall_s=walls[len(walls) // 2] if walls else None,
     )
 
 
@@ -250,16 +256,34 @@ def ratio_to_baseline(
     return compare(base.values, cell.values, level, precision)
 
 
-def _with_comparison(cell: Cell, base: Cell, baseline: str, comparison: Comparison | None) -> Cell:
+@dataclass(frozen=True)
+class Odds:
+    """What an undecided comparison's note needs to say what deciding it would take."""
+
+    precision: float
+    max_repeat: int
+    level_at: Callable[[int], float]  # the family's level for an interval from n rounds
+    adaptive: bool  # --until (or a budget) already added rounds: do not advise it again
+
+
+def _with_comparison(
+    cell: Cell, base: Cell, baseline: str, comparison: Comparison | None, odds: Odds | None = None
+) -> Cell:
     """The cell with its decided comparison (None: no ratio exists) and the caveats of its ratio."""
     if cell.target == baseline or not cell.values or not base.values:
         return cell
+    shown = None
+    if comparison is not None and comparison.verdict == stats.UNDECIDED and odds is not None:
+        found = reach(comparison, odds.precision, odds.max_repeat, odds.level_at)
+        per_round = (cell.wall_s or 0.0) + (base.wall_s or 0.0)
+        shown = quality.Shown(found, cell.target, baseline, per_round or None, odds.adaptive)
     extra = quality.ratio_caveats(
         comparison,
         list(zip(cell.rounds, cell.values, strict=True)),
         list(zip(base.rounds, base.values, strict=True)),
         drifted=cell.drifted or base.drifted,
         baseline=baseline,
+        shown=shown,
     )
     return dataclasses.replace(cell, comparison=comparison, caveats=cell.caveats + extra)
 

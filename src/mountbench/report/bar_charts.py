@@ -1,6 +1,7 @@
 """The bar charts: one per metric, a horizontal bar per workload and target with its value
 written at its end, one colour and hatch per target (readable in black and white), error
-bars = a 95% interval; one too wide to rank (ends over 100× apart) is not drawn but marked
+bars = the median's interval at the confidence its samples allow; one too wide to rank (ends
+over 100× apart) is not drawn but marked
 ‡, one past twice the panel's largest median is cut there (▸): each axis spans the medians
 people compare, never an interval the samples do not pin down. The page draws every
 workload as one chart of small multiples (panels_figure). Measurement caveats ([n], the
@@ -10,7 +11,6 @@ tables' numbers) sit on the bars they affect and are spelled out under the chart
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Sequence
 
 from matplotlib.figure import Figure
@@ -18,7 +18,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from mountbench.analysis.metrics import MetricInfo
-from mountbench.analysis.stats import CONFIDENCE, TOO_WIDE_SPAN
+from mountbench.analysis.stats import TOO_WIDE_SPAN
 from mountbench.analysis.summary import Cell, Row
 from mountbench.report.cells import format_value
 from mountbench.report.chartkit import (
@@ -26,6 +26,7 @@ from mountbench.report.chartkit import (
     HATCHES,
     WIDE_IN,
     axis_unit,
+    interval_phrase,
     legend_label,
     renderer_for,
     widen_for,
@@ -50,7 +51,7 @@ def bars_figure(report: Report, group: MetricGroup, width: float = WIDE_IN) -> F
 
 def panels_figure(report: Report, rows: Sequence[Row], title: str, width: float = WIDE_IN) -> Figure:
     """Small multiples: one panel per (workload, metric), a horizontal bar per target with its
-    value written as the tables write it, error bars = a 95% interval (the tables' level). Each
+    value written as the tables write it, error bars = the median's own interval (analysis/stats.py). Each
     panel has its own linear axis from 0, so that bars compare as their numbers do (16.0k
     against 455k is 28× shorter) and no workload squeezes another: never a log scale on bars."""
     targets = report.summary.targets
@@ -90,7 +91,7 @@ def panels_figure(report: Report, rows: Sequence[Row], title: str, width: float 
         title=heading,
         title_fontproperties={"weight": "bold", "size": 10.5},
     )
-    levels = {interval_95(row.cells[t].values)[2] for row in shown for t in targets if row.cells[t].summary}
+    levels = {cell_interval(row.cells[t])[2] for row in shown for t in targets if row.cells[t].summary}
     footer = [f"bars: median of each target's samples; error bars: {_interval_words(levels)}"]
     footer += [_mark_words(mark, counts) for mark, counts in marks.items() if counts]
     footer += [f"[{n}] {report.notes[n - 1]}" for n in sorted(used_notes)]
@@ -124,7 +125,7 @@ def _panel(report: Report, ax, row: Row, chars: int, used_notes: set[int], panel
     cells = [row.cells[t] for t in targets]
     medians = [c.summary.median for c in cells if c.summary and math.isfinite(c.summary.median)]
     cut = CUT_AT * max(medians, default=0.0)
-    intervals = {t: interval_95(c.values) for t, c in zip(targets, cells, strict=True) if c.summary}
+    intervals = {t: cell_interval(c) for t, c in zip(targets, cells, strict=True) if c.summary}
     reach = [min(high, cut) for low, high, level in intervals.values() if level and not _too_wide(low, high)]
     divisor, unit = axis_unit(row.metric, [v for v in medians + reach if math.isfinite(v)])
     labels = []
@@ -214,27 +215,18 @@ def _mark_words(mark: str, counts: set[int]) -> str:
     return f"{mark} interval cut at {CUT_AT:g}× the panel's largest median ({n}): it reaches further"
 
 
-def interval_95(values: Sequence[float]) -> tuple[float, float, float]:
-    """(low, high, level): the 95% interval the tables' ratios use, for one cell: Student's t on
-    the logarithms of its samples (the geometric mean's interval); level 0 with fewer than two
-    samples or a value that is not positive (no interval)."""
-    data = [v for v in values if v > 0]
-    if len(data) < 2 or len(data) != len(values):
-        centre = statistics.median(values) if values else math.nan
+def cell_interval(cell: Cell) -> tuple[float, float, float]:
+    """(low, high, level): the cell's own interval as the tables compute it (analysis/stats.py:
+    the median's distribution-free interval, at the confidence it really has); level 0 without one."""
+    summary = cell.summary
+    if summary is None or summary.ci_level <= 0:
+        centre = summary.median if summary is not None else math.nan
         return centre, centre, 0.0
-    logs = [math.log(v) for v in data]
-    mean = statistics.fmean(logs)
-    spread = statistics.stdev(logs) / math.sqrt(len(logs))
-    from scipy.special import stdtrit  # the same Student t as analysis.stats.compare
-
-    half = float(stdtrit(len(logs) - 1, 0.5 + CONFIDENCE / 2)) * spread
-    return math.exp(mean - half), math.exp(mean + half), CONFIDENCE
+    return summary.ci_low, summary.ci_high, summary.ci_level
 
 
 def _interval_words(levels: set[float]) -> str:
-    if not levels - {0.0}:
-        return "none (one sample: no interval)"
-    return "95% confidence interval (of the geometric mean, the statistic the ratios compare)"
+    return interval_phrase(sorted(levels))
 
 
 def _bar_label(report: Report, row: Row, target: str, cell: Cell) -> tuple[str, set[int]]:

@@ -29,7 +29,7 @@ from mountbench.report.labels import all_workloads, host_of_run
 from mountbench.report.methodology import cache_actions, methodology, repetitions, run_facts
 from mountbench.report.model import Report
 from mountbench.report.notes import measurement_caveats
-from mountbench.report.phrasing import SAME_LEGEND, UNDECIDED_LEGEND
+from mountbench.report.phrasing import SAME_LEGEND, UNDECIDED_LEGEND, interval_legend
 from mountbench.report.rounds import rounds_legend
 from mountbench.report.sections import SECTIONS, Options
 from mountbench.report.tables import Mark, TableView, environment, note_links
@@ -129,8 +129,9 @@ def _intro(report: Report) -> str:
     text = (
         f"Runs {', '.join(run.id for run in report.runs)} on {hosts}; baseline {report.summary.baseline}. "
         f"Each value: the median of {repetitions(report)} samples (± their coefficient of variation in "
-        "the detail); each other target is N× faster or slower than the baseline (ratio of geometric means) with "
-        f"its 95% confidence interval; {SAME_LEGEND}; {UNDECIDED_LEGEND}. [n] links to its note. Click a column "
+        "the detail); each other target is N× faster or slower than the baseline (ratio of geometric means, paired "
+        f"by round where the run paired them) with its {interval_legend(report.summary, report.adaptive)}; "
+        f"{SAME_LEGEND}; {UNDECIDED_LEGEND}. [n] links to its note. Click a column "
         "heading to sort."
     )
     if report.multi_host:

@@ -18,7 +18,7 @@ from mountbench.report.chartkeys import bars_key
 from mountbench.report.labels import host_of_run
 from mountbench.report.methodology import cache_actions, methodology, repetitions, run_facts
 from mountbench.report.model import Report
-from mountbench.report.phrasing import SAME_LEGEND, UNDECIDED_LEGEND
+from mountbench.report.phrasing import SAME_LEGEND, UNDECIDED_LEGEND, interval_legend
 from mountbench.report.rounds import rounds_legend
 from mountbench.report.sections import SECTIONS, Options
 from mountbench.report.tables import markdown as md_view
@@ -76,7 +76,8 @@ def _intro(report: Report, with_charts: bool) -> str:
         f"Runs {ids} on {hosts}; baseline **{md_text(report.summary.baseline)}**. "
         f"Each value: the median of {md_text(repetitions(report))} samples (± their coefficient of "
         "variation in the detail); each other target is N× faster or slower than the baseline (ratio of "
-        "geometric means) with its 95% confidence interval; "
+        "geometric means, paired by round where the run paired them) with its "
+        f"{md_text(interval_legend(report.summary, report.adaptive))}; "
         f"{SAME_LEGEND}; {UNDECIDED_LEGEND}; [n] = notes at the end."
     )
     if report.multi_host:

@@ -21,15 +21,44 @@ def cache_actions(run: RunData) -> list[tuple[str, int]]:
     return counts.most_common()
 
 
+def count_range(counts: list[int]) -> str:
+    """'3', '1–2': the fewest to the most."""
+    if not counts:
+        return "0"
+    low, high = min(counts), max(counts)
+    return str(low) if low == high else f"{low}–{high}"
+
+
 def repetitions(report: Report) -> str:
-    """'5', or for adaptive runs 'between 3 and 12' (the rounds table has each cell's count)."""
-    values = sorted(
-        {
-            str(r.config.repeat) if r.config.until is None else f"{r.config.repeat}–{r.config.max_repeat}"
-            for r in report.runs
-        }
+    """How many samples each cell of the report's tables holds, as they are ('3', '1–2'): never
+    what the run planned or allowed (the rounds table has each cell's count and why)."""
+    counts = [len(cell.values) for row in report.summary.rows for cell in row.cells.values() if cell.values]
+    return count_range(counts)
+
+
+def samples_per_cell(run: RunData) -> list[int]:
+    """Each (target, workload) cell's measured samples that succeeded, as the run holds them."""
+    counts = Counter((s.target, s.workload) for s in run.samples if s.ok)
+    return list(counts.values())
+
+
+def _rounds_fact(run: RunData) -> str:
+    """'3 repetitions (seed 7)'; '3–4 rounds per cell (--until 5% allowed up to 12, budget 36.0 s; seed 7)';
+    '1–2 rounds per cell (... the budget ran out before the planned 3)'."""
+    config = run.config
+    taken = count_range(samples_per_cell(run))
+    if config.until is None:
+        short = taken != str(config.repeat) and run.status == "complete"
+        planned = f" (of {config.repeat} planned: samples failed)" if short else ""
+        return f"{taken} repetitions{planned} (seed {config.seed})"
+    budget = f", budget {format_seconds(config.budget)}" if config.budget else ""
+    counts = samples_per_cell(run)
+    short = bool(counts) and min(counts) < config.repeat
+    why = f"; fewer than the planned {config.repeat}: the budget ran out or samples failed" if short else ""
+    return (
+        f"{taken} rounds per cell (--until {config.until:.0%} allowed up to {config.max_repeat}{budget}{why}; "
+        f"seed {config.seed})"
     )
-    return ", ".join(values)
 
 
 def warmup_phrase(report: Report) -> str:
@@ -54,13 +83,7 @@ def run_facts(run: RunData) -> list[str]:
     """How a run was made, as short phrases: repetitions and seed, size and runtime
     overrides, what was asked about caches. Shared by the Markdown and HTML reports."""
     config = run.config
-    facts = [f"{config.repeat} repetitions (seed {config.seed})"]
-    if config.until is not None:
-        budget = f", budget {format_seconds(config.budget)}" if config.budget else ""
-        facts = [
-            f"{config.repeat}–{config.max_repeat} rounds per cell (--until {config.until:.0%}{budget}; "
-            f"seed {config.seed})"
-        ]
+    facts = [_rounds_fact(run)]
     if config.warmup:
         facts.append(f"{config.warmup} warm-up round{'s' if config.warmup != 1 else ''} first, not counted")
     if config.size:
@@ -94,20 +117,30 @@ def methodology(report: Report) -> list[str]:
         "marked; as root, caches are dropped before buffered samples, and what was done is recorded per sample.",
         "Median: its interval comes from order statistics (distribution-free) and states the confidence it "
         "really has (75% with 3 samples).",
-        "Comparison with the baseline: the ratio of geometric means, with an interval from Welch's t on the "
-        'logarithms, said as a factor of at least 1 and the way it goes ("6.20× slower"), with the interval '
-        f"turned the same way. A target's comparisons in one table are one claim (its headline), so their "
-        f"intervals hold together: each is at 1 − {1 - CONFIDENCE:.2g}/m, m being how many that target makes "
-        f"(Bonferroni), and all of them cover their ratios at once with at least {CONFIDENCE:.0%} confidence; "
-        "at 95% each, two directories of one filesystem compared in 6 workloads would show some difference in up "
-        "to a quarter of runs. Each interval states its level. Three verdicts: faster/slower when the interval "
-        "excludes 1; "
+        "Comparison with the baseline: the ratio of geometric means, said as a factor of at least 1 and the way "
+        'it goes ("6.20× slower"), with its interval turned the same way. Where the targets of a workload ran '
+        "back to back in each round (one run), the ratio is paired by design: the geometric mean of the per-round "
+        "ratios, with Student's t on their logarithms (a burst of load that hits both sides of a round cancels); "
+        "where they did not (merged or imported runs), Welch's t on the logarithms of each side. A spread below "
+        "half a fio latency bin (0.8%) is taken as that much: identical samples are no certainty. All of a run's "
+        f"comparisons are one family, decided once by Holm's step-down procedure at {1 - CONFIDENCE:.0%} "
+        "family-wise: the chance that any comparison of the run is called different when it is not stays under "
+        f"{1 - CONFIDENCE:.0%}, and each interval is shown at the level Holm's last step tested (1 − 5%/(m − r), "
+        "m comparisons, r called different), so an interval excludes 1 exactly when its comparison is called "
+        "different; every table, note and chart shows that one decision. Three verdicts: faster/slower when the "
+        "interval excludes 1; "
         '"≈ same" only when the whole interval lies within ±5% of 1 (an equivalence test; --until\'s precision '
         'when given); "undecided" otherwise (an interval that contains 1 is no evidence of sameness), with '
-        'what would decide it, and "too wide to rank" when its ends are more than 100× apart. For the last two '
-        "the interval is the target's speed ÷ the baseline's. The headline counts each verdict apart. CSV and "
+        'what it did show (the interval folded to a bound: "b is within 0.75–1.33× of a") and how many rounds '
+        '±precision would take at the spread it measured, and "too wide to rank" when its ends are more than 100× '
+        "apart. For the last two the interval is the target's speed ÷ the baseline's. The headline counts each "
+        "verdict apart. CSV and "
         "JSON carry the verdict (better, worse, same, undecided, unknown) and the raw ratio (target ÷ baseline "
         "of the metric itself) next to the factor.",
+        "Where the variance is (bench/variance.py, on this kind of VM): between back-to-back samples of one "
+        "round a figure varies about as much as between rounds with a new layout, so the round is the unit of "
+        "replication, and the machine's own noise (other processes' CPU, the hypervisor's steal) is recorded with "
+        "every sample and named beside an answer when it ran busy.",
         "Drift: the samples of each cell, in the order they were taken, are tested for a trend (Mann–Kendall, "
         f"p < {ALPHA:g}, and a change of at least {MIN_CHANGE:.0%} from the first rounds to the last); a trend on the "
         "baseline is drift of the machine. Interleaved rounds keep ratios fair under slow drift, which the "

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from mountbench import model
 from mountbench.analysis import sequential
 from mountbench.analysis.metrics import MetricInfo
+from mountbench.analysis.noise import noise_of
 from mountbench.analysis.summary import Cell, Row, RunSummary
 from mountbench.analysis.sweeps import SweepOptimum
 from mountbench.model import RunData, TargetInfo
@@ -136,7 +137,9 @@ class Report:
     @property
     def headlines(self) -> list[Headline]:
         """One sentence per compared target over the grid's comparisons."""
-        return headlines(self.grid.rows(), self.summary.targets, self.summary.baseline)
+        found = headlines(self.grid.rows(), self.summary.targets, self.summary.baseline)
+        busy = noise_of(s for run in self.runs for s in run.samples).sentence()
+        return [*found, Headline("", busy[0].upper() + busy[1:], "noise")] if busy else found
 
     @property
     def multi_host(self) -> bool:

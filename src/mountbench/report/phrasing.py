@@ -22,8 +22,9 @@ from dataclasses import dataclass
 
 from mountbench.analysis import stats
 from mountbench.analysis.metrics import MetricInfo
+from mountbench.analysis.quality import level_text
 from mountbench.analysis.stats import Comparison
-from mountbench.analysis.summary import Row
+from mountbench.analysis.summary import Row, RunSummary
 from mountbench.units import sig3
 
 BETTER, WORSE, SAME, UNKNOWN = "better", "worse", "same", "unknown"
@@ -40,6 +41,15 @@ UNDECIDED_LEGEND = (
     "undecided: the interval contains 1 but reaches beyond that, so neither a difference nor sameness is shown "
     "(more rounds decide it; too wide to rank: its ends are over 100× apart)"
 )
+
+
+def interval_legend(report_summary: RunSummary, adaptive: bool) -> str:
+    """How the ratios' intervals are said, once per document: 'N× faster/slower than the baseline,
+    95% CI (the run's comparisons together)'. One level for the family (analysis/family.py); under
+    --until a look spends a share of the error, so its intervals are wider and their notes say so."""
+    level = level_text(report_summary.family.level)
+    more = "; under --until each interval is wider, at its look's share" if adaptive else ""
+    return f"{level} CI (all the run's comparisons together{more})"
 
 
 def factor_text(value: float) -> str:
@@ -89,13 +99,17 @@ class Standing:
     def decider(self) -> str:
         """What would decide an undecided comparison ('' for the others)."""
         if self.kind == UNKNOWN:
-            return "more rounds (--repeat 3 or more) give it an interval"
+            return (
+                "one sample a side gives no interval: a second round (a larger --budget, or --repeat 2 or more) "
+                "gives one"
+            )
         if self.kind != UNDECIDED:
             return ""
-        return (
-            f"more rounds would decide it: --until {self.precision * 100:g}% adds them until it is decided "
-            "(up to --max-repeat; --budget gives them time)"
-        )
+        if self.too_wide or not self.low > 0:
+            return "its note says what more rounds would take"
+        bound = factor_text(max(self.high, 1 / self.low))
+        wanted = f"±{self.precision * 100:g}%"
+        return f"it shows no difference beyond {bound} either way; its note says what {wanted} would take"
 
 
 # What measured processes spent (watch.py, study S1): "uses 3.10× more CPU than"
@@ -222,7 +236,7 @@ def _headline(rows: Sequence[Row], target: str, baseline: str, things: str) -> H
         precision = by_kind[SAME][0].precision * 100
         clauses.append((len(by_kind[SAME]), SAME, f"the same (within ±{precision:g}%)", ""))
     if by_kind[UNDECIDED]:
-        clauses.append((len(by_kind[UNDECIDED]), UNDECIDED, "undecided", "(more rounds would decide)"))
+        clauses.append((len(by_kind[UNDECIDED]), UNDECIDED, "undecided", _bounded(by_kind[UNDECIDED])))
     if by_kind[UNKNOWN]:
         clauses.append((len(by_kind[UNKNOWN]), UNKNOWN, "too few samples to tell", ""))
     if missing:
@@ -239,6 +253,17 @@ def _headline(rows: Sequence[Row], target: str, baseline: str, things: str) -> H
     parts = [f"{lead} {detail}".strip()]
     parts += [f"{what} in {n} {detail}".strip() for n, _, what, detail in clauses[1:]]
     return Headline(target, "; ".join(parts), kind)
+
+
+def _bounded(items: Sequence[Standing]) -> str:
+    """What undecided comparisons did show: '(each within 1.50× either way)', the widest of their
+    intervals folded to a symmetric bound (analysis/reach.py); '(more rounds would decide)' when
+    none has an interval to bound it."""
+    bounds = [max(s.high, 1 / s.low) for s in items if not s.too_wide and s.low > 0 and math.isfinite(s.high * s.low)]
+    if not bounds:
+        return "(more rounds would decide)"
+    widest = factor_text(max(bounds))
+    return f"(each within {widest} either way)" if len(items) > 1 else f"(within {widest} either way)"
 
 
 def _all_or_some(n: int, total: int, things: str) -> str:

@@ -11,6 +11,7 @@ import matplotlib.colors
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
+from mountbench.analysis.quality import level_text
 from mountbench.analysis.summary import Row
 from mountbench.report.chartkit import (
     COLOURS,
@@ -100,7 +101,8 @@ def ratio_figure(report: Report, width: float = WIDE_IN) -> Figure:
     ax.grid(axis="x", alpha=0.3, which="both")
     ax.set_axisbelow(True)
     subtitle = (
-        "bars: ratio of geometric means, turned so that right is better; error bars: 95% confidence interval; "
+        "bars: ratio of geometric means, turned so that right is better; error bars: "
+        f"{level_text(report.summary.family.level)} confidence interval (all the run's comparisons together); "
         "faded: ≈ same (the interval lies within ±5%) or undecided (it contains 1 but reaches further; too wide "
         "to rank: no error bar for an interval over 100× wide); ?: too few samples for an interval"
     )

@@ -25,7 +25,7 @@ from mountbench.model import QUALITY_CODES, RunData
 from mountbench.report.cells import format_value
 from mountbench.report.methodology import run_facts
 from mountbench.report.model import Report
-from mountbench.report.phrasing import SAME_LEGEND, UNDECIDED_LEGEND
+from mountbench.report.phrasing import SAME_LEGEND, UNDECIDED_LEGEND, interval_legend
 from mountbench.report.rounds import rounds_legend
 from mountbench.report.sections import SECTIONS, Options
 from mountbench.report.tables import CellView, RichLayout, TableView, rich_table
@@ -88,7 +88,7 @@ def _legend(report: Report) -> list[str]:
     ids = report.runs[0].id if len(report.runs) == 1 else "RUN"
     return [
         "median ±CV",
-        "N× faster/slower than the baseline, 95% CI",
+        f"N× faster/slower than the baseline, {interval_legend(report.summary, report.adaptive)}",
         SAME_LEGEND,
         UNDECIDED_LEGEND,
         "[n]: notes",
