@@ -23,7 +23,7 @@ from typing import Any
 import platformdirs
 
 from mountbench.errors import ToolMissing
-from mountbench.lab import procs
+from mountbench.host import process as procs
 
 TOXIPROXY_FIX = (
     "build toxiproxy: scripts/install.sh --test (or GOBIN=$PWD/.venv/bin go install "

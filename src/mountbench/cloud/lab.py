@@ -31,7 +31,7 @@ from mountbench.cloud.mounts import Wire
 from mountbench.cloud.remote import RCLONE_FIX, WebdavRemote, rclone_binary, rclone_version
 from mountbench.cloud.spec import LOCAL, CloudSpec
 from mountbench.errors import MountbenchError, ToolMissing
-from mountbench.lab import procs
+from mountbench.host import process as procs
 
 MOUNT_WAIT_S = 20.0
 SEED_DIR = ".mountbench-cloudlab-seed"  # in each remote directory before its mount starts

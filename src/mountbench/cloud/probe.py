@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from mountbench.lab import procs
+from mountbench.host import process as procs
 from mountbench.probe.remotesync import CloudMountProbe
 
 CAPABILITIES_BOUND = 40  # capabilities probed, with room to spare
@@ -57,5 +57,5 @@ def probe_all(
                                                errors=("probe failed",)))  # fmt: skip
     finally:
         for *_, proc in running:
-            procs.stop_tree(proc, grace=2.0)
+            procs.stop_tree(proc, grace_s=2.0)
     return results, errors

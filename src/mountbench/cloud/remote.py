@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from mountbench.errors import ToolMissing
-from mountbench.lab import procs
+from mountbench.host import process as procs
 
 RCLONE_FIX = "install rclone and fuse3: apt-get install rclone fuse3 (or scripts/install.sh --test)"
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Final, Literal
 
 from mountbench.errors import ToolMissing, UsageError
-from mountbench.lab import procs
+from mountbench.host import process as procs
 from mountbench.lab.initramfs import build_initramfs, lab_cache_dir
 from mountbench.lab.kernel import Kernel, find_kernel
 from mountbench.lab.qemu import QEMU
@@ -112,7 +112,7 @@ def probe_kvm_boot(
         try:
             done.wait(timeout)
         finally:
-            procs.stop_tree(proc, grace=2.0)
+            procs.stop_tree(proc, grace_s=2.0)
             reader.join(timeout=2.0)
         seconds = time.monotonic() - t0
         error = procs.log_tail(log, 1).strip()

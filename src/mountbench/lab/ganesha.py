@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from mountbench.lab import procs
+from mountbench.host import process as procs
 
 GANESHA: Final = "ganesha.nfsd"
 VFS_FSAL_PLACES: Final = (

@@ -32,7 +32,7 @@ from typing import Any
 import psutil
 
 from mountbench.errors import ToolMissing, UsageError
-from mountbench.lab import procs
+from mountbench.host import process as procs
 from mountbench.lab.accel import AccelChoice, probe_accel
 from mountbench.lab.console import Console, ConsoleLine
 from mountbench.lab.faults import LabBootError, LabError, LabTimeout, likely_cause
@@ -645,7 +645,7 @@ class Guest:
 
     def _stop_qemu(self, grace: float) -> None:
         if self._qemu is not None and self._qemu.poll() is None:
-            procs.stop_tree(self._qemu, grace=grace)
+            procs.stop_tree(self._qemu, grace_s=grace)
 
     def close(self) -> None:
         """Stop everything this lab started and remove its work dir (unless keep).

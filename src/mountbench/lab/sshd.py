@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Final
 
 from mountbench.errors import MountbenchError, ToolMissing
-from mountbench.lab import procs
+from mountbench.host import process as procs
 
 SSHD: Final = Path("/usr/sbin/sshd")
 SFTP_SERVER_PLACES: Final = (

@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from mountbench.errors import ToolMissing
-from mountbench.lab import procs
+from mountbench.host import facts as hostinfo
+from mountbench.host import process as procs
 from mountbench.lab.ganesha import (
     GaneshaConfig,
     find_ganesha,
@@ -102,7 +103,7 @@ class Nfs(MountKind):
             problems.append(("nfs-ganesha is missing (nfs mounts)", GANESHA_PACKAGES))
         if find_vfs_fsal() is None:
             problems.append(("nfs-ganesha's VFS backend is missing (nfs mounts)", "apt-get install nfs-ganesha-vfs"))
-        if not procs.is_root():
+        if not hostinfo.is_root():
             problems.append(
                 ("nfs mounts need root: nfs-ganesha's VFS backend opens files by handle", "run mountbench lab as root")
             )

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from mountbench.errors import ToolMissing
-from mountbench.lab import procs
+from mountbench.host import facts as hostinfo
 from mountbench.lab.mounts.base import LabHost, LabMount, MountKind, MountSpec, Option, Problem
 from mountbench.lab.qemu import Device, VhostUserFs
 from mountbench.lab.virtiofsd import find_virtiofsd
@@ -48,7 +48,7 @@ class Virtiofs(MountKind):
             cache=mount.spec.get("cache") or "auto",
             thread_pool_size=int(pool) if pool is not None else None,
             direct_io=mount.spec.get("direct_io") == "on",
-            sandbox=None if procs.is_root() else ("none" if daemon.flavour == "rust" else "chroot"),
+            sandbox=None if hostinfo.is_root() else ("none" if daemon.flavour == "rust" else "chroot"),
         )
         host.start_daemon(
             "virtiofsd",
