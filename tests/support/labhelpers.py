@@ -9,7 +9,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from mountbench.lab import DEFAULT_MOUNTS, check_lab_prerequisites
+from mountbench.labs.qemu import DEFAULT_MOUNTS, check_lab_prerequisites
 
 
 def require_lab(kinds: Iterable[str] | None = None) -> None:

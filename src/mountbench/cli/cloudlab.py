@@ -83,8 +83,8 @@ def cloudlab(
     mountbench cloudlab --rtt 0,10,50 --mode off,full --preset latency --size 256M
     mountbench cloudlab --job s4.fio --rtt 50 --bandwidth 10000
     """
-    from mountbench.cloud.run import CloudOptions, run_cloudlab, with_defaults
-    from mountbench.cloud.spec import cloud_specs
+    from mountbench.labs.cloud.run import CloudOptions, run_cloudlab, with_defaults
+    from mountbench.labs.cloud.spec import cloud_specs
 
     if resume:
         if modes or rtts or bandwidth or given_run_options(params):
@@ -114,7 +114,7 @@ RESUME_COMMAND = "mountbench cloudlab"
 
 
 def _resume(run_ref: str, db: Path, json_out: Path | None, keep: bool) -> None:
-    from mountbench.cloud.run import resume_cloudlab
+    from mountbench.labs.cloud.run import resume_cloudlab
 
     with Store(db) as store:
         run = store.load_run(run_ref)

@@ -14,7 +14,7 @@ from mountbench.errors import ChecksFailed, MountbenchError, UsageError
 from mountbench.fio.binary import find_fio, fio_engines
 from mountbench.host import facts as hostinfo
 from mountbench.host import targets as targets_mod
-from mountbench.lab.mounts import KINDS as LAB_KINDS
+from mountbench.labs.qemu.mounts import KINDS as LAB_KINDS
 from mountbench.units import format_bytes
 
 
@@ -83,7 +83,7 @@ def doctor(target: tuple[str, ...], lab_checks: bool, cloud_checks: bool, preset
     if presets:
         _doctor_presets(presets, args if usable else [], report)
     if lab_checks:
-        from mountbench.lab import check_lab_prerequisites
+        from mountbench.labs.qemu import check_lab_prerequisites
 
         lab_problems = check_lab_prerequisites(optional=True)
         for problem, fix in lab_problems:
@@ -91,7 +91,7 @@ def doctor(target: tuple[str, ...], lab_checks: bool, cloud_checks: bool, preset
         if not lab_problems:
             report("lab", True, f"QEMU, kernel, busybox and what each mount kind needs ({', '.join(LAB_KINDS)})")
     if cloud_checks:
-        from mountbench.cloud.prereq import cloud_problems
+        from mountbench.labs.cloud.prereq import cloud_problems
 
         for problem, fix in cloud_problems() or [("", "")]:
             report("cloudlab", not problem, problem or "rclone, fuse3 and toxiproxy found", fix)

@@ -14,7 +14,7 @@ from mountbench.errors import UsageError
 from mountbench.fio.binary import find_fio
 from mountbench.host import outputs
 from mountbench.kinds import RunnerSetup, make_runners
-from mountbench.lab.mounts import KINDS as LAB_KINDS
+from mountbench.labs.qemu.mounts import KINDS as LAB_KINDS
 from mountbench.records.export import write_document
 from mountbench.report.document import make_document
 from mountbench.store import Store, default_db_path
@@ -74,8 +74,8 @@ def lab(
     mountbench lab --mount disk:format=qcow2,cache=writeback --mount disk:cache=none --preset nine --size 1G
     mountbench lab --mount 9p --mount 9p:cache=loose --mount virtiofs --mount nfs --mount disk --preset s3 --probe
     """
-    from mountbench.lab.probe import ProbeOptions
-    from mountbench.lab.run import LabOptions, check_prerequisites, lab_specs, lab_timeout, run_lab
+    from mountbench.labs.qemu.probe import ProbeOptions
+    from mountbench.labs.qemu.run import LabOptions, check_prerequisites, lab_specs, lab_timeout, run_lab
 
     if params.get("clients") or params.get("hosts_file") or params.get("client_counts_text"):
         raise UsageError("--client and --clients are for 'mountbench run': the lab measures mounts inside one guest")
