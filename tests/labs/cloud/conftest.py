@@ -6,15 +6,15 @@ import os
 
 import pytest
 
-from mountbench.labs.cloud.prereq import cloud_problems
+from mountbench.labs.cloud.prereq import lab_problems
 
 
 @pytest.fixture
 def cloud_ready() -> None:
     """Skip (or fail, with MOUNTBENCH_CLOUD_REQUIRED=1) when the cloud lab cannot run here."""
-    problems = cloud_problems()
+    problems = lab_problems()
     if problems:
-        text = "; ".join(f"{p} ({fix})" for p, fix in problems)
+        text = "; ".join(f"{p} ({p.fix})" for p in problems)
         if os.environ.get("MOUNTBENCH_CLOUD_REQUIRED") == "1":
             pytest.fail(f"cloud lab prerequisites missing: {text}")
         pytest.skip(f"cloud lab prerequisites missing: {text}")

@@ -11,19 +11,24 @@ from pathlib import Path
 
 import pytest
 
+from mountbench.errors import UsageError
 from mountbench.labs.cloud import state as state_mod
-from mountbench.labs.cloud.mounts import MODES
+from mountbench.labs.cloud.caveats import mode_caveats
+from mountbench.labs.cloud.mounts import CACHE_MODES
 from mountbench.labs.cloud.run import with_defaults
 from mountbench.labs.cloud.spec import cloud_specs, parse_rtts
-from mountbench.errors import UsageError
 from mountbench.model import RunOptions
 from mountbench.probe.remotesync import CloudMountProbe, CloudProbe, CloudTarget, SyncResult
 from mountbench.report.sections import SECTIONS, cloudpick
 
 
 def test_modes_registry_has_the_four_cache_modes_in_order() -> None:
-    assert list(MODES) == ["off", "minimal", "writes", "full"]
-    assert MODES["full"].caches_reads and MODES["writes"].caches_writes and not MODES["off"].caches_writes
+    assert list(CACHE_MODES) == ["off", "minimal", "writes", "full"]
+    assert (
+        CACHE_MODES["full"].caches_reads
+        and CACHE_MODES["writes"].caches_writes
+        and not CACHE_MODES["off"].caches_writes
+    )
     assert cloudpick in SECTIONS
 
 
@@ -130,13 +135,13 @@ def test_a_reused_pid_is_not_killed(tmp_path: Path) -> None:
 
 
 def test_serving_watch_measures_the_named_processes_and_carries_the_modes_caveats() -> None:
-    from mountbench.labs.cloud.mounts import MODES
+    from mountbench.labs.cloud.mounts import CACHE_MODES
     from mountbench.labs.cloud.watch import ServingWatch
 
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         watch = ServingWatch(lambda label: [busy.pid] if label == "full-0ms" else [],
-                             {"full-0ms": MODES["full"].caveats()})  # fmt: skip
+                             {"full-0ms": mode_caveats(CACHE_MODES["full"])})  # fmt: skip
         assert watch.start("local") is None
         window = watch.start("full-0ms")
         assert window is not None

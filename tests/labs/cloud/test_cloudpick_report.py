@@ -8,7 +8,7 @@ import io
 from rich.console import Console
 from support.synthetic import study_run
 
-from mountbench.model import LabFacts
+from mountbench.model import CloudLabFacts
 from mountbench.probe.remotesync import CloudMountProbe, CloudProbe, CloudTarget, SyncResult
 from mountbench.report.content import build_report
 from mountbench.report.sections import cloudpick
@@ -34,7 +34,7 @@ def _report():
         ),
         1, 6.0, {"rclone": "rclone v1.60.1"},
     )  # fmt: skip
-    config = dataclasses.replace(run.config, lab=LabFacts(cloud=probe.to_dict()))
+    config = dataclasses.replace(run.config, lab=CloudLabFacts(probe.to_dict()))
     return build_report([dataclasses.replace(run, config=config)])
 
 

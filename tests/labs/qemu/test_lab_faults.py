@@ -59,7 +59,7 @@ def test_mount_fails_in_guest(lab_ready: None, monkeypatch: pytest.MonkeyPatch) 
     real = guest_module.mount_command
 
     def broken(m: LabMount, *args: object) -> str:
-        if m.kind == "virtiofs":  # a tag no device carries
+        if m.type_name == "virtiofs":  # a tag no device carries
             return f"mb_mount {m.slug} virtiofs no-such-tag rw"
         return real(m, *args)  # type: ignore[arg-type]
 

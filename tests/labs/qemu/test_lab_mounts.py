@@ -1,4 +1,4 @@
-"""Lab mount kinds, one registry: each kind's options, labels, guest mount line,
+"""The QEMU lab's mount types, one registry: each mount type's options, labels, guest mount line,
 kernel modules, shell helpers and caveats (the parts that need no guest)."""
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ import pytest
 
 from mountbench import model
 from mountbench.errors import UsageError
-from mountbench.labs.qemu import KINDS, MountKind, parse_mount_spec
+from mountbench.labs.frame import Problem, variant_problems
+from mountbench.labs.qemu import MOUNT_TYPES, MountType, parse_mount_spec
 from mountbench.labs.qemu.accel import EMULATED_TEXT, AccelChoice
 from mountbench.labs.qemu.caveats import EMULATED_GUEST_CPU, emulation_caveat, host_cache_caveat
 from mountbench.labs.qemu.initramfs import init_script
 from mountbench.labs.qemu.kernel import ROOT_MODULES, wanted_modules
-from mountbench.labs.qemu.mounts import HostService, LabHost, Option, guest_modules, kind_prerequisites
+from mountbench.labs.qemu.mounts import HostService, LabHost, Option, guest_modules
 from mountbench.labs.qemu.mounts.base import LabMount
 from mountbench.labs.qemu.plan import mount_command, mount_script
 from mountbench.labs.qemu.qemu import Device
@@ -37,47 +38,47 @@ def lab_mount(text: str, slug: str | None = None, tag: str = "mb0", host_path: s
 # ----- the registry ----------------------------------------------------------------------
 
 
-def test_registry_lists_every_kind_once_in_order() -> None:
-    assert list(KINDS) == ["9p", "virtiofs", "sshfs", "nfs", "disk", "guest-tmpfs"]
-    assert all(kind.name == name for name, kind in KINDS.items())
-    assert all(parse_mount_spec(name).mount_kind is kind for name, kind in KINDS.items())
+def test_registry_lists_every_mount_type_once_in_order() -> None:
+    assert list(MOUNT_TYPES) == ["9p", "virtiofs", "sshfs", "nfs", "disk", "guest-tmpfs"]
+    assert all(mount_type.name == name for name, mount_type in MOUNT_TYPES.items())
+    assert all(parse_mount_spec(name).mount_type is mount_type for name, mount_type in MOUNT_TYPES.items())
 
 
-def test_only_lab_mounts_name_a_kind() -> None:
-    """Adding a kind is one module and one registry line: no other code decides by kind name."""
-    names = "|".join(re.escape(n) for n in KINDS)
+def test_only_lab_mounts_name_a_mount_type() -> None:
+    """Adding a mount type is one module and one registry line: no other code decides by its name."""
+    names = "|".join(re.escape(n) for n in MOUNT_TYPES)
     decides = re.compile(
-        rf"""kind\s*(==|!=)\s*["']({names})["']|kind\s+(not\s+)?in\s*[(\[{{][^)\]}}]*["']({names})["']"""
+        rf"""type_name\s*(==|!=)\s*["']({names})["']|type_name\s+(not\s+)?in\s*[(\[{{][^)\]}}]*["']({names})["']"""
     )
     offenders = []
     for path in SRC.rglob("*.py"):
-        if path.parent.name == "mounts" and path.parent.parent.name == "lab":
-            continue  # the kinds themselves
+        if path.parent.name == "mounts" and path.parent.parent.name == "qemu":
+            continue  # the mount types themselves
         for number, line in enumerate(path.read_text().splitlines(), 1):
             if decides.search(line):
                 offenders.append(f"{path.relative_to(SRC)}:{number}: {line.strip()}")
     assert not offenders, offenders
 
 
-def test_guest_modules_come_from_the_kinds() -> None:
-    assert guest_modules([KINDS["9p"]]) == ("9pnet_virtio", "9p")
-    assert guest_modules([KINDS["sshfs"], KINDS["virtiofs"]]) == ("virtio_net", "fuse", "virtiofs")
+def test_guest_modules_come_from_the_mount_types() -> None:
+    assert guest_modules([MOUNT_TYPES["9p"]]) == ("9pnet_virtio", "9p")
+    assert guest_modules([MOUNT_TYPES["sshfs"], MOUNT_TYPES["virtiofs"]]) == ("virtio_net", "fuse", "virtiofs")
     every = wanted_modules()
     assert every[: len(ROOT_MODULES)] == ROOT_MODULES  # the root's first
-    for kind in KINDS.values():
-        assert set(kind.guest_modules) <= set(every), kind.name
+    for mount_type in MOUNT_TYPES.values():
+        assert set(mount_type.guest_modules) <= set(every), mount_type.name
     assert len(every) == len(set(every))
-    disk = KINDS["disk"].guest_modules
+    disk = MOUNT_TYPES["disk"].guest_modules
     assert disk.index("crc32c_generic") < disk.index("ext4")  # ext4's checksums need it loaded first
 
 
-def test_kind_prerequisites_are_problem_and_fix_pairs() -> None:
-    for problem, fix in kind_prerequisites():
-        assert problem and fix and "\n" not in problem + fix
+def test_mount_type_prerequisites_are_problems_with_their_fix() -> None:
+    for problem in variant_problems(MOUNT_TYPES):
+        assert problem.what and problem.fix and "\n" not in problem.what + problem.fix and not problem.optional
 
 
-class _Loopback(MountKind):
-    """A kind like the coming NFS one: its own daemon on the host's loopback, reached
+class _Loopback(MountType):
+    """A mount type like the coming NFS one: its own daemon on the host's loopback, reached
     by the guest over user networking, with an option and a guest-side helper."""
 
     name = "loopfs"
@@ -98,10 +99,10 @@ class _Loopback(MountKind):
         return f"mb_loopfs {mount.slug} 10.0.2.2 {mount.service.port}"
 
 
-def test_a_new_kind_needs_only_its_module_and_a_registry_line(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_new_mount_type_needs_only_its_module_and_a_registry_line(monkeypatch: pytest.MonkeyPatch) -> None:
     import mountbench.labs.qemu.mounts as registry
 
-    monkeypatch.setitem(registry.KINDS, "loopfs", _Loopback())
+    monkeypatch.setitem(registry.MOUNT_TYPES, "loopfs", _Loopback())
     spec = parse_mount_spec("loopfs:rsize=1M")
     assert (spec.label, spec.slug, spec.spec_text) == (
         "loopfs vers=4.2 rsize=1M",
@@ -117,13 +118,13 @@ def test_a_new_kind_needs_only_its_module_and_a_registry_line(monkeypatch: pytes
     assert host_cache_caveat(spec) is None
 
 
-# ----- each kind -------------------------------------------------------------------------
+# ----- each mount type -------------------------------------------------------------------------
 
 
 def test_9p() -> None:
-    kind = KINDS["9p"]
-    assert list(kind.options) == ["cache", "msize", "security_model"]
-    assert [n for n, o in kind.options.items() if o.core] == ["cache", "msize"]
+    mount_type = MOUNT_TYPES["9p"]
+    assert list(mount_type.options) == ["cache", "msize", "security_model"]
+    assert [n for n, o in mount_type.options.items() if o.core] == ["cache", "msize"]
     assert parse_mount_spec("9p").options == (
         ("cache", "none"),
         ("msize", "512000"),
@@ -135,40 +136,40 @@ def test_9p() -> None:
         mount_command(m)
         == "mb_mount 9p-cache-mmap-security-model-none 9p mb4 trans=virtio,version=9p2000.L,cache=mmap,msize=512000"
     )
-    assert not kind.needs_network and kind.guest_cpu_bound is None and not kind.reference
-    assert "without O_DIRECT" in (kind.host_cache(m.spec) or "")
+    assert not mount_type.needs_network and mount_type.guest_cpu_bound is None and not mount_type.reference
+    assert "without O_DIRECT" in (mount_type.host_cache(m.spec) or "")
 
 
 def test_virtiofs() -> None:
-    kind = KINDS["virtiofs"]
-    assert list(kind.options) == ["cache", "thread_pool_size", "direct_io", "daemon"]
+    mount_type = MOUNT_TYPES["virtiofs"]
+    assert list(mount_type.options) == ["cache", "thread_pool_size", "direct_io", "daemon"]
     assert parse_mount_spec("virtiofs").get("thread_pool_size") is None  # no default: the daemon's own
     m = lab_mount("virtiofs:cache=never,daemon=qemu", tag="mb2")
     assert m.label == "virtiofs cache=never daemon=qemu"
     assert mount_command(m) == "mb_mount virtiofs-cache-never-daemon-qemu virtiofs mb2 rw"
-    assert "unless direct_io=on" in (kind.host_cache(m.spec) or "")
-    assert kind.host_cache(parse_mount_spec("virtiofs:direct_io=on")) is None
-    assert kind.guest_cpu_bound is None and not kind.needs_network
+    assert "unless direct_io=on" in (mount_type.host_cache(m.spec) or "")
+    assert mount_type.host_cache(parse_mount_spec("virtiofs:direct_io=on")) is None
+    assert mount_type.guest_cpu_bound is None and not mount_type.needs_network
 
 
 def test_sshfs() -> None:
-    kind = KINDS["sshfs"]
-    assert dict(kind.options) == {}
-    assert kind.needs_network and "virtio_net" in kind.guest_modules
-    assert kind.guest_cpu_bound and "encrypt" in kind.guest_cpu_bound
+    mount_type = MOUNT_TYPES["sshfs"]
+    assert dict(mount_type.options) == {}
+    assert mount_type.needs_network and "virtio_net" in mount_type.guest_modules
+    assert mount_type.guest_cpu_bound and "encrypt" in mount_type.guest_cpu_bound
     m = lab_mount("sshfs", host_path="/lab/mounts/sshfs")
     with pytest.raises(ValueError, match="sshd port"):
         mount_command(m)
     m.service = HostService(40123, "mb")
     assert mount_command(m) == "mb_sshfs sshfs 40123 mb /lab/mounts/sshfs /run/mbctl/ssh/id_ed25519"
-    assert "buffered" in (kind.host_cache(m.spec) or "")
-    assert "mb_sshfs()" in kind.guest_helpers and "10.0.2.2" in kind.guest_helpers
+    assert "buffered" in (mount_type.host_cache(m.spec) or "")
+    assert "mb_sshfs()" in mount_type.guest_helpers and "10.0.2.2" in mount_type.guest_helpers
 
 
 def test_nfs_options_and_labels() -> None:
-    kind = KINDS["nfs"]
-    assert list(kind.options) == ["vers", "rsize", "wsize", "writes", "actimeo"]
-    assert [n for n, o in kind.options.items() if o.core] == ["vers"]
+    mount_type = MOUNT_TYPES["nfs"]
+    assert list(mount_type.options) == ["vers", "rsize", "wsize", "writes", "actimeo"]
+    assert [n for n, o in mount_type.options.items() if o.core] == ["vers"]
     plain = parse_mount_spec("nfs")
     assert (plain.label, plain.slug) == ("nfs vers=4.1", "nfs")
     assert plain.get("rsize") is None and plain.get("actimeo") is None  # the client's own defaults
@@ -190,7 +191,7 @@ def test_nfs_options_and_labels() -> None:
 def test_nfs_mount_command() -> None:
     """v4.1: one port, the export's pseudo path; v3: the MOUNT port too, nolock (no NLM in the
     lab); the spec's options in the kernel's words (sizes in bytes), with mount -i."""
-    kind = KINDS["nfs"]
+    mount_type = MOUNT_TYPES["nfs"]
     v4 = lab_mount("nfs:actimeo=0", host_path="/lab/mounts/nfs")
     with pytest.raises(ValueError, match="server's port"):
         mount_command(v4)
@@ -207,10 +208,10 @@ def test_nfs_mount_command() -> None:
         "vers=3,proto=tcp,addr=10.0.2.2,port=40112,mountaddr=10.0.2.2,mountport=40113,mountproto=tcp,nolock,"
         "rsize=65536,sync"
     )
-    assert kind.needs_network and {"virtio_net", "nfsv4", "nfsv3"} <= set(kind.guest_modules)
-    assert "mb_nfs()" in kind.guest_helpers and "mount -i" in kind.guest_helpers
-    assert "buffered" in (kind.host_cache(v4.spec) or "")
-    assert kind.guest_cpu_bound is None and not kind.reference
+    assert mount_type.needs_network and {"virtio_net", "nfsv4", "nfsv3"} <= set(mount_type.guest_modules)
+    assert "mb_nfs()" in mount_type.guest_helpers and "mount -i" in mount_type.guest_helpers
+    assert "buffered" in (mount_type.host_cache(v4.spec) or "")
+    assert mount_type.guest_cpu_bound is None and not mount_type.reference
 
 
 def test_nfs_guest_modules_resolve_to_plain_modules() -> None:
@@ -222,7 +223,7 @@ def test_nfs_guest_modules_resolve_to_plain_modules() -> None:
         kernel = find_kernel()
     except MountbenchError as exc:
         pytest.skip(str(exc))
-    names = [m.name for m in resolve_modules(kernel, KINDS["nfs"].guest_modules)]
+    names = [m.name for m in resolve_modules(kernel, MOUNT_TYPES["nfs"].guest_modules)]
     for needed in ("sunrpc", "lockd", "nfs", "nfsv4", "nfsv3"):
         assert needed in names
     assert names.index("sunrpc") < names.index("nfs") < names.index("nfsv4")
@@ -251,48 +252,48 @@ def test_nfs_prerequisites_name_the_packages(monkeypatch: pytest.MonkeyPatch) ->
 
     monkeypatch.setattr(nfs_module, "find_ganesha", lambda: None)
     monkeypatch.setattr(nfs_module, "find_vfs_fsal", lambda: None)
-    problems = dict(KINDS["nfs"].prerequisites())
+    problems = {p.what: p.fix for p in MOUNT_TYPES["nfs"].prerequisites()}
     assert problems["nfs-ganesha is missing (nfs mounts)"] == "apt-get install nfs-ganesha nfs-ganesha-vfs"
     assert problems["nfs-ganesha's VFS backend is missing (nfs mounts)"] == "apt-get install nfs-ganesha-vfs"
-    assert ("nfs-ganesha is missing (nfs mounts)", "apt-get install nfs-ganesha nfs-ganesha-vfs") in (
-        kind_prerequisites()
+    assert Problem("nfs-ganesha is missing (nfs mounts)", "apt-get install nfs-ganesha nfs-ganesha-vfs") in (
+        variant_problems(MOUNT_TYPES)
     )
-    assert not [p for p in kind_prerequisites(["9p"]) if "nfs" in p[0]]  # a 9p-only lab does not need it
+    assert not [p for p in variant_problems(MOUNT_TYPES, ["9p"]) if "nfs" in p.what]  # a 9p-only lab needs none
 
 
 def test_disk() -> None:
-    kind = KINDS["disk"]
-    assert [n for n, o in kind.options.items() if o.core] == ["format", "cache", "size"]
-    assert kind.option_problem({"preallocation": "full"}) is not None
-    assert kind.option_problem({"preallocation": "full", "format": "qcow2"}) is None
-    assert "preallocation" not in kind.defaults({})
-    assert kind.defaults({"format": "qcow2"})["preallocation"] == "off"
+    mount_type = MOUNT_TYPES["disk"]
+    assert [n for n, o in mount_type.options.items() if o.core] == ["format", "cache", "size"]
+    assert mount_type.option_problem({"preallocation": "full"}) is not None
+    assert mount_type.option_problem({"preallocation": "full", "format": "qcow2"}) is None
+    assert "preallocation" not in mount_type.defaults({})
+    assert mount_type.defaults({"format": "qcow2"})["preallocation"] == "off"
     m = lab_mount("disk:cache=writeback", tag="mbdisk3")
     assert mount_command(m) == "mb_disk disk-cache-writeback mbdisk3"
-    assert kind.host_cache(m.spec) == "the image is opened with cache=writeback"
+    assert mount_type.host_cache(m.spec) == "the image is opened with cache=writeback"
     for cache in ("none", "directsync"):
-        assert kind.host_cache(parse_mount_spec(f"disk:cache={cache}")) is None
-    assert "mb_disk()" in kind.guest_helpers and "ext4" in kind.guest_modules
+        assert mount_type.host_cache(parse_mount_spec(f"disk:cache={cache}")) is None
+    assert "mb_disk()" in mount_type.guest_helpers and "ext4" in mount_type.guest_modules
 
 
 def test_guest_tmpfs() -> None:
-    kind = KINDS["guest-tmpfs"]
-    assert kind.reference  # the lab's default baseline
+    mount_type = MOUNT_TYPES["guest-tmpfs"]
+    assert mount_type.reference  # the lab's default baseline
     assert mount_command(lab_mount("guest-tmpfs", tag="tmpfs")) == "mb_mount guest-tmpfs tmpfs tmpfs mode=1777"
     sized = lab_mount("guest-tmpfs:size=64M", tag="tmpfs")
     assert mount_command(sized) == "mb_mount guest-tmpfs-size-64m tmpfs tmpfs mode=1777,size=64M"
-    assert kind.host_cache(sized.spec) is None and kind.guest_cpu_bound is None
+    assert mount_type.host_cache(sized.spec) is None and mount_type.guest_cpu_bound is None
 
 
 @pytest.mark.parametrize("shell", ["sh", "busybox"])
-def test_mount_script_with_every_kinds_helpers_parses(shell: str, tmp_path: Path) -> None:
+def test_mount_script_with_every_mount_types_helpers_parses(shell: str, tmp_path: Path) -> None:
     """mounts.sh is sourced by init.sh's stage 2 (the host's sh; busybox ash before the chroot)."""
     if shutil.which(shell) is None:
         pytest.skip(f"{shell} not installed")
-    helpers = [kind.guest_helpers for kind in KINDS.values()]
+    helpers = [mount_type.guest_helpers for mount_type in MOUNT_TYPES.values()]
     commands = [f"mb_disk disk mbdisk{i}" for i in range(2)]
     script = mount_script(commands, helpers + helpers)
-    assert script.count("mb_disk() {") == 1  # each kind's helpers once, however many mounts use it
+    assert script.count("mb_disk() {") == 1  # each mount type's helpers once, however many mounts use it
     assert script.splitlines()[-2:] == commands
     path = tmp_path / "mounts.sh"
     path.write_bytes(init_script() + b"\n" + script.encode())
@@ -303,18 +304,18 @@ def test_mount_script_with_every_kinds_helpers_parses(shell: str, tmp_path: Path
 # ----- caveats ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", list(KINDS))
+@pytest.mark.parametrize("name", list(MOUNT_TYPES))
 def test_no_emulation_caveat_under_kvm(name: str) -> None:
     assert emulation_caveat(parse_mount_spec(name), emulated=False) is None
 
 
-@pytest.mark.parametrize("name", [n for n, k in KINDS.items() if k.guest_cpu_bound])
-def test_guest_cpu_bound_kinds_are_not_ranked_under_tcg(name: str) -> None:
+@pytest.mark.parametrize("name", [n for n, k in MOUNT_TYPES.items() if k.guest_cpu_bound])
+def test_guest_cpu_bound_mount_types_are_not_ranked_under_tcg(name: str) -> None:
     caveat = emulation_caveat(parse_mount_spec(name), emulated=True)
     assert caveat is not None and caveat.code == EMULATED_GUEST_CPU
     assert caveat.text.startswith("guest emulated")
     assert "order against other mounts is not meaningful" in caveat.text
-    assert KINDS[name].guest_cpu_bound in caveat.text  # says why
+    assert MOUNT_TYPES[name].guest_cpu_bound in caveat.text  # says why
     assert "still informs" not in caveat.text
 
 
@@ -331,16 +332,16 @@ def test_cache_modes_through_the_guests_page_cache_are_not_ranked_under_tcg(name
 
 
 @pytest.mark.parametrize(
-    "name", [n for n, k in KINDS.items() if not k.guest_cpu_bound and n != "virtiofs"] + ["virtiofs:cache=never"]
+    "name", [n for n, k in MOUNT_TYPES.items() if not k.guest_cpu_bound and n != "virtiofs"] + ["virtiofs:cache=never"]
 )
-def test_other_kinds_keep_a_modest_emulation_caveat(name: str) -> None:
+def test_other_mount_types_keep_a_modest_emulation_caveat(name: str) -> None:
     caveat = emulation_caveat(parse_mount_spec(name), emulated=True)
     assert caveat == model.Caveat(model.EMULATED, EMULATED_TEXT)
     assert "still informs" not in caveat.text and "guest CPU" in caveat.text and "guest.cpu_s" in caveat.text
 
 
-def test_sshfs_is_the_guest_cpu_bound_kind() -> None:
-    assert [n for n, k in KINDS.items() if k.guest_cpu_bound] == ["sshfs"]
+def test_sshfs_is_the_guest_cpu_bound_mount_type() -> None:
+    assert [n for n, k in MOUNT_TYPES.items() if k.guest_cpu_bound] == ["sshfs"]
 
 
 def test_accel_choice_caveat_is_the_general_one() -> None:

@@ -85,8 +85,8 @@ def test_default_mounts() -> None:
 @pytest.mark.parametrize(
     ("text", "needle"),
     [
-        ("smb", "unknown mount kind 'smb'; use one of 9p, virtiofs, sshfs, nfs, disk, guest-tmpfs"),
-        ("", "unknown mount kind"),
+        ("smb", "unknown mount type 'smb'; use one of 9p, virtiofs, sshfs, nfs, disk, guest-tmpfs"),
+        ("", "unknown mount type"),
         ("9p:cache=fast", "9p cache=fast is not valid; use cache=none|loose|mmap|fscache"),
         ("virtiofs:cache=none", "use cache=never|auto|always"),
         ("disk:format=vmdk", "use format=raw|qcow2"),

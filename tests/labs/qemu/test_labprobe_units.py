@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from mountbench.labs.qemu import KINDS
+from mountbench.labs.qemu import MOUNT_TYPES
 from mountbench.labs.qemu.probe import ProbeOptions, agent_command, agent_timeout, capability_bound, coherence_bound
 from mountbench.probe.model import (
     CoherenceResult,
@@ -38,7 +38,7 @@ def test_time_bounds_grow_with_what_is_measured() -> None:
 
 
 def test_shared_kinds_are_those_with_a_host_directory() -> None:
-    assert {name for name, kind in KINDS.items() if kind.shared} == {"9p", "virtiofs", "sshfs", "nfs"}
+    assert {name for name, mount_type in MOUNT_TYPES.items() if mount_type.shared} == {"9p", "virtiofs", "sshfs", "nfs"}
 
 
 def test_the_lab_probe_reads_as_a_probe_report() -> None:

@@ -25,13 +25,15 @@ from types import TracebackType
 
 import platformdirs
 
+from mountbench.errors import MountbenchError
+from mountbench.host import process as procs
 from mountbench.labs.cloud import state as state_mod
 from mountbench.labs.cloud.delay import DelayProxy
 from mountbench.labs.cloud.mounts import Wire
-from mountbench.labs.cloud.remote import RCLONE_FIX, WebdavRemote, rclone_binary, rclone_version
+from mountbench.labs.cloud.prereq import DOCTOR_FLAG, lab_problems
+from mountbench.labs.cloud.remote import WebdavRemote, rclone_binary, rclone_version
 from mountbench.labs.cloud.spec import LOCAL, CloudSpec
-from mountbench.errors import MountbenchError, ToolMissing
-from mountbench.host import process as procs
+from mountbench.labs.frame import refuse
 
 MOUNT_WAIT_S = 20.0
 SEED_DIR = ".mountbench-cloudlab-seed"  # in each remote directory before its mount starts
@@ -40,15 +42,6 @@ SEED_BYTES = 4 * 1024**2
 
 def work_root() -> Path:
     return Path(platformdirs.user_cache_dir("mountbench")) / "cloudlab"
-
-
-def fuse_problem() -> str | None:
-    """Why this machine cannot make FUSE mounts (None: it can)."""
-    if shutil.which("fusermount3") is None:
-        return f"fusermount3 is missing; {RCLONE_FIX}"
-    if not os.path.exists("/dev/fuse"):
-        return "/dev/fuse is missing: this machine (or container) has no FUSE; load the fuse module"
-    return None
 
 
 @dataclass
@@ -88,10 +81,7 @@ class CloudLab:
     # --- up ---------------------------------------------------------------------------
 
     def __enter__(self) -> CloudLab:
-        problem = fuse_problem()
-        if problem:
-            raise ToolMissing(problem)
-        rclone_binary()
+        refuse(lab_problems(modes={spec.mode.name for spec in self.specs}), DOCTOR_FLAG)
         for cleaned in state_mod.sweep_dead_runs(self.root):
             self.on_note(f"cleaned what a dead cloud-lab run left: {cleaned}")
         for d in (self.remote_dir, self.local_dir, self.workdir / "mnt", self.workdir / "cache", self.workdir / "log"):

@@ -5,7 +5,7 @@ every mount, interleaved and stored as one run, with rclone's own cost per sampl
 take everything down again.
 
 The probe runs first, on fresh mounts, and its result travels in the run's config
-(``config.lab.cloud``), stored before the first sample.
+(``config.lab``, the cloud lab's own facts record), stored before the first sample.
 """
 
 from __future__ import annotations
@@ -14,21 +14,20 @@ import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from mountbench.labs.cloud.lab import CloudLab
-from mountbench.labs.cloud.mounts import MODES
-from mountbench.labs.cloud.prereq import cloud_problems
-from mountbench.labs.cloud.probe import probe_all
-from mountbench.labs.cloud.spec import LOCAL, CloudSpec
-from mountbench.labs.cloud.watch import ServingWatch
 from mountbench.engine import request as runrequest
-from mountbench.engine.session import Events, Session
-from mountbench.errors import TargetError, ToolMissing, UsageError
+from mountbench.engine.session import Events, Session, run_to_end
+from mountbench.errors import TargetError, UsageError
 from mountbench.fio.binary import find_fio
 from mountbench.host import facts as hostinfo
 from mountbench.kinds import host_facts
-from mountbench.model import LabFacts, RunData, RunOptions
+from mountbench.labs.cloud.caveats import mode_caveats
+from mountbench.labs.cloud.lab import CloudLab
+from mountbench.labs.cloud.mounts import CACHE_MODES
+from mountbench.labs.cloud.probe import probe_all
+from mountbench.labs.cloud.spec import LOCAL, CloudSpec
+from mountbench.labs.cloud.watch import ServingWatch
+from mountbench.model import CloudLabFacts, RunData, RunOptions
 from mountbench.probe.remotesync import CloudMountProbe, CloudProbe, CloudTarget
 from mountbench.store import Store
 
@@ -73,10 +72,6 @@ def run_cloudlab(
 ) -> tuple[str, str]:
     """The run's id and its status ("complete" or "interrupted": Ctrl-C raises Interrupted
     after the lab is down). ``on_saved(run_id)`` is called after every stored sample."""
-    problems = cloud_problems()
-    if problems:
-        problem, fix = problems[0]
-        raise ToolMissing(f"{problem}; {fix}")
     run_options = with_defaults(options.run)
     fio = find_fio()
     t0 = time.monotonic()
@@ -109,10 +104,10 @@ def run_cloudlab(
         ]
         facts = CloudProbe(tuple(described), tuple(probes), options.probe_repeat, options.probe_timeout_s,
                            dict(lab.tools), tuple(errors))  # fmt: skip
-        config = dataclasses.replace(request.config, lab=LabFacts(cloud=facts.to_dict()))
+        config = dataclasses.replace(request.config, lab=CloudLabFacts(facts.to_dict()))
         host = hostinfo.collect(fio.version) | host_facts(request.runners) | {"cloudlab": dict(lab.tools)}
         session = _session(lab, dataclasses.replace(request, config=config), store, events, on_saved)
-        status = _execute(session, command=command, host=host)
+        status = run_to_end(session, command=command, host=host)
     return session.run_id, status
 
 
@@ -128,14 +123,10 @@ def resume_cloudlab(
     it (the same cache modes, RTTs and bandwidth, checked against the same rclone), its mounts
     stand in for the old ones at their new paths, and the samples not yet taken are taken.
     The probe is not repeated: the run keeps the one it stored. Returns the final status."""
-    probe = CloudProbe.from_dict(run.config.lab.cloud) if run.config.lab and run.config.lab.cloud else None
-    if probe is None:
+    if not isinstance(run.config.lab, CloudLabFacts):
         raise UsageError(f"run {run.id} is not a cloudlab run; resume it with 'mountbench run --resume {run.id}'")
-    problems = cloud_problems()
-    if problems:
-        problem, fix = problems[0]
-        raise ToolMissing(f"{problem}; {fix}")
-    specs = [CloudSpec(MODES[t.mode], round(t.rtt_ms or 0), t.bandwidth_kbps) for t in probe.targets if t.mode]
+    probe = CloudProbe.from_dict(run.config.lab.probe)
+    specs = [CloudSpec(CACHE_MODES[t.mode], round(t.rtt_ms or 0), t.bandwidth_kbps) for t in probe.targets if t.mode]
     fio = find_fio()
     with CloudLab(specs, keep=keep, on_note=on_note) as lab:
         paths = {LOCAL: lab.local_dir} | {m.label: m.path for m in lab.mounts if m.error is None}
@@ -152,7 +143,7 @@ def resume_cloudlab(
         for target in request.targets:
             store.move_target(run.id, target.label, target.path)
         session = _session(lab, request, store, events, on_saved, run_id=run.id)
-        return _execute(session, command=run.command, host=run.host, resume=True)
+        return run_to_end(session, command=run.command, host=run.host, resume=True)
 
 
 def _session(
@@ -165,18 +156,8 @@ def _session(
 ) -> Session:
     """The run on the lab's targets, with rclone's own cost measured around every sample."""
     working = [m for m in lab.mounts if m.error is None]
-    watch = ServingWatch(lab.serving_pids, {m.label: m.spec.mode.caveats() for m in working})
+    watch = ServingWatch(lab.serving_pids, {m.label: mode_caveats(m.spec.mode) for m in working})
     return Session(
         request.config, request.targets, request.workloads, request.runners, store, events,
         on_saved=on_saved, watch=watch, run_id=run_id,  # type: ignore[arg-type]
     )  # fmt: skip
-
-
-def _execute(session: Session, *, command: str, host: dict[str, Any], resume: bool = False) -> str:
-    try:
-        session.ready_targets()
-        session.prepare_all()
-        return session.execute(command=command, host=host, resume=resume)
-    except BaseException:
-        session.finish()
-        raise

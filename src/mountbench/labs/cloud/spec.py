@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mountbench.labs.cloud.mounts import MODES, CacheMode
 from mountbench.errors import UsageError
+from mountbench.labs.cloud.mounts import CACHE_MODES, CacheMode
 
 LOCAL = "local"  # the baseline's label: the lab's work directory on this machine's disk
-DEFAULT_MODES = tuple(MODES)
+DEFAULT_MODES = tuple(CACHE_MODES)
 DEFAULT_RTTS = (0, 20)
 MAX_RTT_MS = 10_000
 
@@ -33,10 +33,10 @@ def parse_list(texts: Sequence[str]) -> list[str]:
 
 def parse_modes(texts: Sequence[str]) -> list[CacheMode]:
     names = parse_list(texts) or list(DEFAULT_MODES)
-    unknown = [n for n in names if n not in MODES]
+    unknown = [n for n in names if n not in CACHE_MODES]
     if unknown:
-        raise UsageError(f"--mode {unknown[0]!r} is not an rclone cache mode; choose from {', '.join(MODES)}")
-    return [MODES[n] for n in dict.fromkeys(names)]
+        raise UsageError(f"--mode {unknown[0]!r} is not an rclone cache mode; choose from {', '.join(CACHE_MODES)}")
+    return [CACHE_MODES[n] for n in dict.fromkeys(names)]
 
 
 def parse_rtts(texts: Sequence[str]) -> list[int]:

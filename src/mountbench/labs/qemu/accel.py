@@ -31,7 +31,7 @@ KVM_ARGS: Final = ("-accel", "kvm", "-cpu", "host")
 PROBE_TIMEOUT: Final = 15.0
 PROBE_MARKER: Final = "MB-LAB probe-ok"
 
-# What every number from an emulated guest carries (lab/caveats.py has the stronger
+# What every number from an emulated guest carries (labs/qemu/caveats.py has the stronger
 # one for mounts whose cost is guest CPU).
 EMULATED_TEXT: Final = (
     "guest emulated (TCG, no usable KVM): absolute figures are not comparable with real hardware, and "

@@ -20,7 +20,7 @@ EMULATED_GUEST_CPU = model.EMULATED_GUEST_CPU
 
 def emulated_guest_cpu_text(spec: MountSpec, why: str) -> str:
     return (
-        f"guest emulated (TCG, no usable KVM) and {spec.kind} costs CPU work in the guest ({why}): emulation "
+        f"guest emulated (TCG, no usable KVM) and {spec.type_name} costs CPU work in the guest ({why}): emulation "
         "slows that far more than the host-side work other mounts rely on, so its order against other mounts "
         "is not meaningful here; compare it in a KVM guest or on real hardware"
     )
@@ -28,10 +28,10 @@ def emulated_guest_cpu_text(spec: MountSpec, why: str) -> str:
 
 def emulation_caveat(spec: MountSpec, emulated: bool) -> Caveat | None:
     """The caveat every cell of this mount carries in an emulated guest (None under KVM):
-    a distinct one for kinds whose cost is guest CPU, the general one for the others."""
+    a distinct one for mount types whose cost is guest CPU, the general one for the others."""
     if not emulated:
         return None
-    why = spec.mount_kind.guest_cpu_bound or guest_cache_why(spec)
+    why = spec.mount_type.guest_cpu_bound or guest_cache_why(spec)
     if why:
         return Caveat(EMULATED_GUEST_CPU, emulated_guest_cpu_text(spec, why))
     return Caveat(model.EMULATED, EMULATED_TEXT)
@@ -40,7 +40,7 @@ def emulation_caveat(spec: MountSpec, emulated: bool) -> Caveat | None:
 def guest_cache_why(spec: MountSpec) -> str | None:
     """Why a cache mode's numbers mean little under TCG (None when the spec's cache mode keeps the
     guest's page cache out of the data path)."""
-    if spec.get("cache") not in spec.mount_kind.guest_cache_modes:
+    if spec.get("cache") not in spec.mount_type.guest_cache_modes:
         return None
     return (
         f"cache={spec.get('cache')} puts the guest's page cache in the data path, and every cached byte is "
@@ -53,7 +53,7 @@ def guest_cache_why(spec: MountSpec) -> str | None:
 def host_cache_caveat(spec: MountSpec) -> Caveat | None:
     """Mounts whose data the host serves from its own page cache, whatever the guest asks
     (O_DIRECT included): their numbers can be host-RAM numbers."""
-    why = spec.mount_kind.host_cache(spec)
+    why = spec.mount_type.host_cache(spec)
     if why is None:
         return None
     return Caveat(model.HOST_CACHE, f"the host's page cache may serve these: {why}")

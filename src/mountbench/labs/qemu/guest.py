@@ -107,7 +107,7 @@ class _Daemon:
 
 @dataclass
 class _MountHost:
-    """The LabHost a kind wires one mount's host side through (see lab/mounts/base.py)."""
+    """The LabHost a mount type wires one mount's host side through (see labs/qemu/mounts/base.py)."""
 
     guest: Guest
     mount: LabMount
@@ -289,7 +289,7 @@ class Guest:
         """Host PIDs doing the work for one mount, by role, as of now (for psutil sampling).
 
         QEMU is always there (it runs the guest, 9p and virtio-blk); each daemon
-        the mount's kind started is there under its role, with its children: a
+        the mount's type started is there under its role, with its children: a
         virtiofsd and its sandbox child; sshd with its session children and
         sftp-server, which appear once the guest has connected.
         """
@@ -397,11 +397,11 @@ class Guest:
         for index, (spec, slug) in enumerate(assign_slugs(self.specs)):
             m = LabMount(spec, slug, tag=f"mb{index}")
             self.mounts.append(m)
-            kind = spec.mount_kind
-            devices += kind.attach(m, _MountHost(self, m, index))
+            mount_type = spec.mount_type
+            devices += mount_type.attach(m, _MountHost(self, m, index))
             commands.append(mount_command(m))
-            helpers.append(kind.guest_helpers)
-            need_net = need_net or kind.needs_network
+            helpers.append(mount_type.guest_helpers)
+            need_net = need_net or mount_type.needs_network
         if need_net:
             devices.append(UserNet())
         (ctl / "mounts.sh").write_text(mount_script(commands, helpers))

@@ -8,7 +8,7 @@
 # own shell and tools.
 #
 # Stage 2 mounts every filesystem under test (the host writes the commands to
-# /run/mbctl/mounts.sh: the helpers below, plus any shell functions a mount kind
+# /run/mbctl/mounts.sh: the helpers below, plus any shell functions a mount type
 # defines there itself), reports each mount's /proc/mounts line, then runs the
 # commands the host sends over the second serial port (ttyS1), one at a time,
 # with their output on the console (ttyS0) between marker lines:

@@ -13,13 +13,13 @@ from mountbench.errors import ToolMissing, UsageError
 from mountbench.labs.qemu.mounts import guest_modules
 
 # What the guest loads for itself, top level only: the host root over 9p or
-# virtiofs under an overlay. Each mount kind adds its own (lab/mounts); the
+# virtiofs under an overlay. Each mount type adds its own (labs/qemu/mounts); the
 # dependencies are resolved with modinfo and come first.
 ROOT_MODULES: Final = ("virtio_pci", "9pnet_virtio", "9p", "fuse", "virtiofs", "overlay")
 
 
 def wanted_modules() -> tuple[str, ...]:
-    """Every module the guest loads at boot: the root's, then every mount kind's, each once."""
+    """Every module the guest loads at boot: the root's, then every mount type's, each once."""
     return tuple(dict.fromkeys((*ROOT_MODULES, *guest_modules())))
 
 

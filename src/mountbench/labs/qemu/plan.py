@@ -25,12 +25,12 @@ def assign_slugs(specs: Iterable[MountSpec]) -> list[tuple[MountSpec, str]]:
 
 
 def mount_command(mount: LabMount) -> str:
-    """The guest-side line (a helper of init.sh or of the kind) that mounts `mount`."""
-    return mount.spec.mount_kind.mount_command(mount)
+    """The guest-side line (a helper of init.sh or of the mount type) that mounts `mount`."""
+    return mount.spec.mount_type.mount_command(mount)
 
 
 def mount_script(commands: Sequence[str], helpers: Sequence[str] = ()) -> str:
-    """/run/mbctl/mounts.sh: sourced by stage 2 of init.sh; the kinds' shell helpers,
+    """/run/mbctl/mounts.sh: sourced by stage 2 of init.sh; the mount types' shell helpers,
     then one mount per line."""
     text = "# written by mountbench lab: one mount per line\n"
     text += "".join(h.strip("\n") + "\n" for h in dict.fromkeys(helpers) if h.strip())

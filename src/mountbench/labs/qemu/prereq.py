@@ -1,4 +1,5 @@
-"""What the host needs for `mountbench lab`, as (problem, fix) pairs for `doctor --lab`."""
+"""What the host needs for `mountbench lab`: every missing piece as a Problem with its fix
+(`doctor --lab` lists them; the lab refuses to boot on the first)."""
 
 from __future__ import annotations
 
@@ -8,25 +9,28 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from mountbench.errors import MountbenchError
+from mountbench.labs.frame import Problem, variant_problems
 from mountbench.labs.qemu.initramfs import find_busybox
 from mountbench.labs.qemu.kernel import find_kernel
-from mountbench.labs.qemu.mounts import Problem, kind_prerequisites
+from mountbench.labs.qemu.mounts import MOUNT_TYPES
 from mountbench.labs.qemu.virtiofsd import find_virtiofsd
 
+DOCTOR_FLAG = "--lab"  # `mountbench doctor --lab` lists every problem below
 
-def check_lab_prerequisites(optional: bool = False, kinds: Iterable[str] | None = None) -> list[Problem]:
+
+def lab_problems(optional: bool = False, types: Iterable[str] | None = None) -> list[Problem]:
     """Missing host pieces for the lab, each with the command that fixes it (empty: all good).
 
-    `kinds` limits the mount kinds' own pieces to those kinds (default: every kind, as
-    `doctor --lab` lists them); the lab itself checks only the kinds it mounts. With
+    `types` limits the mount types' own pieces to those mount types (default: every one, as
+    `doctor --lab` lists them); the lab itself checks only the mount types it mounts. With
     `optional`, also pieces the lab works without but is better with (the Rust
-    virtiofsd, for a read-only root over virtiofs), marked "optional:".
+    virtiofsd, for a read-only root over virtiofs).
     """
     problems: list[Problem] = []
 
     def need(ok: bool, problem: str, fix: str) -> None:
         if not ok:
-            problems.append((problem, fix))
+            problems.append(Problem(problem, fix))
 
     need(
         os.geteuid() == 0,
@@ -46,21 +50,24 @@ def check_lab_prerequisites(optional: bool = False, kinds: Iterable[str] | None 
             f"run as root, or: sudo chmod 0644 {kernel.image}",
         )
     except MountbenchError:
-        problems.append(("no /boot/vmlinuz-* with matching /lib/modules", "apt-get install linux-image-amd64"))
+        need(False, "no /boot/vmlinuz-* with matching /lib/modules", "apt-get install linux-image-amd64")
     try:
         find_busybox()
     except MountbenchError:
-        problems.append(("no static busybox", "apt-get install busybox-static"))
+        need(False, "no static busybox", "apt-get install busybox-static")
     need(
         shutil.which("modinfo") is not None or Path("/usr/sbin/modinfo").exists(),
         "modinfo is missing",
         "apt-get install kmod",
     )
     need(shutil.which("fio") is not None, "fio is missing", "apt-get install fio")
-    problems += kind_prerequisites(kinds)  # each mount kind's own tools (lab/mounts)
-    need(
-        not optional or find_virtiofsd("rust") is not None,
-        "optional: no Rust virtiofsd, so the guest root goes over 9p (slower program start)",
-        "apt-get install libseccomp-dev libcap-ng-dev pkg-config && cargo install virtiofsd",
-    )
+    problems += variant_problems(MOUNT_TYPES, types)  # each mount type's own tools (labs/qemu/mounts)
+    if optional and find_virtiofsd("rust") is None:
+        problems.append(
+            Problem(
+                "no Rust virtiofsd, so the guest root goes over 9p (slower program start)",
+                "apt-get install libseccomp-dev libcap-ng-dev pkg-config && cargo install virtiofsd",
+                optional=True,
+            )
+        )
     return problems

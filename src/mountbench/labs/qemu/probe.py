@@ -120,7 +120,7 @@ def probe_lab(guest: Guest, options: ProbeOptions, on_output: Callable[[str], No
     """Probe every mount the guest could use; what failed is said in the result, not raised
     (the benchmark run it comes with is already home)."""
     mounts = [m for m in guest.mounts if not m.guest_error]
-    shared = [m for m in mounts if m.spec.mount_kind.shared and m.host_path is not None]
+    shared = [m for m in mounts if m.spec.mount_type.shared and m.host_path is not None]
     errors: list[str] = []
     why: dict[str, list[str]] = {m.slug: [] for m in mounts}
     probed: dict[str, TargetProbe] = {}
@@ -152,7 +152,7 @@ def probe_lab(guest: Guest, options: ProbeOptions, on_output: Callable[[str], No
             MountProbe(
                 label=m.label,
                 guest_path=m.guest_path,
-                shared=m.spec.mount_kind.shared,
+                shared=m.spec.mount_type.shared,
                 capabilities=probed.get(m.slug),
                 to_guest=to_guest,
                 to_host=to_host,

@@ -17,21 +17,22 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from mountbench.errors import ExitCode, MountbenchError, ToolMissing, UsageError
+from mountbench.errors import ExitCode, MountbenchError, UsageError
 from mountbench.host import facts as hostinfo
 from mountbench.host.cost import HostCost
+from mountbench.labs.frame import refuse
 from mountbench.labs.qemu import (
     DEFAULT_MOUNTS,
     Guest,
     LabMount,
     LabTimeout,
     MountSpec,
-    check_lab_prerequisites,
     parse_mount_spec,
 )
 from mountbench.labs.qemu.caveats import emulation_caveat, host_cache_caveat
+from mountbench.labs.qemu.prereq import DOCTOR_FLAG, lab_problems
 from mountbench.labs.qemu.probe import ProbeOptions, probe_lab
-from mountbench.model import Caveat, LabFacts, RunData, RunOptions, Sample, Target, TargetRecord, Workload
+from mountbench.model import Caveat, QemuLabFacts, RunData, RunOptions, Sample, Target, TargetRecord, Workload
 from mountbench.records.codec import options_to_dict
 from mountbench.records.events import parse_event
 from mountbench.records.export import read_document
@@ -81,11 +82,7 @@ def lab_specs(texts: Sequence[str]) -> list[MountSpec]:
 
 def check_prerequisites(specs: Sequence[MountSpec]) -> None:
     """Refuse, before anything boots, a host that lacks the lab or these mounts' pieces."""
-    problems = check_lab_prerequisites(kinds={spec.kind for spec in specs})
-    if problems:
-        problem, fix = problems[0]
-        more = f" (and {len(problems) - 1} more: see 'mountbench doctor --lab')" if len(problems) > 1 else ""
-        raise ToolMissing(f"{problem}; {fix}{more}")
+    refuse(lab_problems(types={spec.type_name for spec in specs}), DOCTOR_FLAG)
 
 
 def guest_command(guest: Guest, options: RunOptions, baseline_slug: str) -> str:
@@ -190,7 +187,7 @@ def run_lab(options: LabOptions, on_output: Callable[[str], None]) -> tuple[RunD
 
 def mount_facts(mounts: Sequence[LabMount], emulated: bool) -> dict[str, dict[str, Any]]:
     """What bringing the run home needs of each mount, by slug: its label, where it was,
-    why it failed in the guest, and its caveats (see lab/caveats.py)."""
+    why it failed in the guest, and its caveats (see labs/qemu/caveats.py)."""
     return {
         m.slug: {"label": m.label, "guest_path": m.guest_path, "error": m.guest_error,
                  "emulation": emulation_caveat(m.spec, emulated), "host_cache": host_cache_caveat(m.spec)}
@@ -201,7 +198,7 @@ def mount_facts(mounts: Sequence[LabMount], emulated: bool) -> dict[str, dict[st
 def _baseline(specs: Sequence[MountSpec], wanted: str | None) -> MountSpec:
     if wanted is None:
         for spec in specs:
-            if spec.mount_kind.reference:
+            if spec.mount_type.reference:
                 return spec
         return specs[0]
     for spec in specs:
@@ -258,10 +255,10 @@ def _bring_home(
     )
 
 
-def lab_facts(described: dict[str, Any]) -> LabFacts:
+def lab_facts(described: dict[str, Any]) -> QemuLabFacts:
     """Guest.describe()'s facts as the typed record stored with the run."""
-    fields = {f.name for f in dataclasses.fields(LabFacts)} - {"boot", "mounts", "probe"}
-    return LabFacts(
+    fields = {f.name for f in dataclasses.fields(QemuLabFacts)} - {"boot", "mounts", "probe"}
+    return QemuLabFacts(
         **{name: described.get(name) for name in fields},
         boot=dict(described.get("boot") or {}),
         mounts=tuple(dict(m) for m in described.get("mounts") or ()),

@@ -1,4 +1,4 @@
-"""Mount specs: `KIND[:opt=val,...]` naming one way for a guest to reach storage.
+"""Mount specs: `TYPE[:opt=val,...]` naming one way for a guest to reach storage.
 
 A spec is parsed once, validated completely, and carries its effective options
 (defaults filled in), so two specs that configure the same thing compare equal
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Final
 
 from mountbench.errors import UsageError
-from mountbench.labs.qemu.mounts import KINDS
+from mountbench.labs.qemu.mounts import MOUNT_TYPES
 from mountbench.labs.qemu.mounts.base import MountSpec, Option, format_size
 from mountbench.units import parse_size
 
@@ -19,10 +19,10 @@ def _fail(text: str, problem: str, fix: str) -> UsageError:
     return UsageError(f"mount spec {text!r}: {problem}; {fix}")
 
 
-def _check_value(text: str, kind: str, name: str, opt: Option, value: str) -> str:
+def _check_value(text: str, type_name: str, name: str, opt: Option, value: str) -> str:
     if opt.type == "choice":
         if value not in opt.choices:
-            return _raise(text, f"{kind} {name}={value} is not valid", f"use {name}={'|'.join(opt.choices)}")
+            return _raise(text, f"{type_name} {name}={value} is not valid", f"use {name}={'|'.join(opt.choices)}")
         return value
     if opt.type == "int":
         if not value.isdigit():
@@ -49,39 +49,39 @@ def _raise(text: str, problem: str, fix: str) -> str:
 
 
 def parse_mount_spec(text: str) -> MountSpec:
-    """Parse `KIND[:opt=val,opt=val]` into a validated MountSpec.
+    """Parse `TYPE[:opt=val,opt=val]` into a validated MountSpec.
 
     Raises UsageError with a one-line message naming the problem and the fix.
     """
     raw = text.strip()
-    kind, sep, rest = raw.partition(":")
-    kind = kind.strip().lower()
-    if kind not in KINDS:
-        raise _fail(text, f"unknown mount kind {kind!r}", f"use one of {', '.join(KINDS)}")
-    definition = KINDS[kind]
+    type_name, sep, rest = raw.partition(":")
+    type_name = type_name.strip().lower()
+    if type_name not in MOUNT_TYPES:
+        raise _fail(text, f"unknown mount type {type_name!r}", f"use one of {', '.join(MOUNT_TYPES)}")
+    definition = MOUNT_TYPES[type_name]
     table = definition.options
     given: dict[str, str] = {}
     if sep and not rest.strip():
-        raise _fail(text, "nothing after ':'", f"write {kind} alone or {kind}:opt=value")
+        raise _fail(text, "nothing after ':'", f"write {type_name} alone or {type_name}:opt=value")
     for item in rest.split(",") if rest.strip() else []:
         name, eq, value = (s.strip() for s in item.partition("="))
         name = name.lower().replace("-", "_")
         if not table:
-            raise _fail(text, f"{kind} takes no options", f"write {kind} alone")
+            raise _fail(text, f"{type_name} takes no options", f"write {type_name} alone")
         if name not in table:
-            raise _fail(text, f"unknown {kind} option {name!r}", f"use one of {', '.join(sorted(table))}")
+            raise _fail(text, f"unknown {type_name} option {name!r}", f"use one of {', '.join(sorted(table))}")
         if not eq or not value:
             raise _fail(text, f"option {name!r} has no value", f"write {name}=VALUE")
         if name in given:
             raise _fail(text, f"option {name!r} given twice", "give each option once")
-        given[name] = _check_value(text, kind, name, table[name], value)
+        given[name] = _check_value(text, type_name, name, table[name], value)
     problem = definition.option_problem(given)
     if problem is not None:
-        raise _fail(text, *problem)
+        raise _fail(text, problem.what, problem.fix)
     effective = definition.defaults(given)
     effective.update(given)
     # Options keep the table's order (most telling first), not the order given.
-    return MountSpec(kind, tuple((n, effective[n]) for n in table if n in effective), definition)
+    return MountSpec(type_name, tuple((n, effective[n]) for n in table if n in effective), definition)
 
 
 DEFAULT_MOUNT_TEXTS: Final = ("9p", "9p:cache=loose", "virtiofs", "sshfs", "disk", "guest-tmpfs")

@@ -1,7 +1,8 @@
-"""What a cloud-drive mount kind declares: one rclone ``--vfs-cache-mode``, the options it
-mounts with, what it is expected to do with writes, and the caveats on its numbers.
+"""What a cache mode of the cloud lab declares: one rclone ``--vfs-cache-mode``, the options it
+mounts with, and what it does with reads and writes (labs/cloud/caveats.py turns that into the
+caveats on its numbers).
 
-A kind builds the ``rclone mount`` command line for one target; the lab (cloud/lab.py)
+A cache mode builds the ``rclone mount`` command line for one target; the lab (labs/cloud/lab.py)
 runs it in the foreground as its own child, so it stops with the run.
 """
 
@@ -9,10 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
-from mountbench.model import Caveat
-
-CLOUD_CACHE = "cloud-cache"  # caveat code: rclone's VFS cache (on local disk) may serve these
+from mountbench.labs.frame import Problem
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class Wire:
 class CacheMode:
     """One rclone VFS cache mode (subclasses set the class attributes)."""
 
-    name: str = ""
+    name: ClassVar[str] = ""
     summary: str = ""  # one line: what the mode does, as rclone documents it
     caches_reads: bool = False  # read data kept on local disk (a second read is local)
     caches_writes: bool = False  # writes go to local disk first, uploaded after close
@@ -46,13 +46,7 @@ class CacheMode:
             "--log-file", str(log), "--log-level", "NOTICE",
         ]  # fmt: skip
 
-    def caveats(self) -> tuple[Caveat, ...]:
-        """What every number of this mode carries (the lab puts them on each sample)."""
-        found = []
-        if self.caches_reads:
-            found.append(Caveat(CLOUD_CACHE, f"vfs-cache-mode {self.name}: rclone's cache on this machine's disk "
-                                             "may serve reads; a first (uncached) read crosses the wire"))  # fmt: skip
-        if self.caches_writes:
-            found.append(Caveat(CLOUD_CACHE, f"vfs-cache-mode {self.name}: writes land in rclone's disk cache and "
-                                             "reach the remote ~5 s after close, outside the timed part"))  # fmt: skip
-        return tuple(found)
+    def prerequisites(self) -> list[Problem]:
+        """Every cache mode needs the same rclone, FUSE and toxiproxy (labs/cloud/prereq.py
+        checks them once): nothing of its own."""
+        return []

@@ -1,6 +1,6 @@
-"""What a lab mount kind is: the interface every module in lab/mounts/ implements.
+"""What a lab mount type is: the interface every module in labs/qemu/mounts/ implements.
 
-A kind is one way for the guest to reach storage (9p, virtiofs, sshfs, a virtual
+A mount type is one way for the guest to reach storage (9p, virtiofs, sshfs, a virtual
 disk, the guest's own tmpfs). Its module knows everything about it:
 
 - its options (`options`): allowed values, defaults, which ones the label shows,
@@ -14,8 +14,8 @@ disk, the guest's own tmpfs). Its module knows everything about it:
 - whether the guest shares a host directory (`shared`: coherence is measured across it);
 - what the host must have installed for it (`prerequisites`).
 
-Adding a kind is one new module with a MountKind subclass and one line in
-KINDS (lab/mounts/__init__.py). Nothing else in the lab names a kind.
+Adding a mount type is one new module with a MountType subclass and one line in
+MOUNT_TYPES (labs/qemu/mounts/__init__.py). Nothing else in the lab names a mount type.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
+from mountbench.labs.frame import Problem
 from mountbench.units import parse_size
 
 if TYPE_CHECKING:
@@ -36,12 +37,10 @@ GUEST_MNT = "/mnt"  # each mount under test is /mnt/<slug> in the guest
 HOST_FROM_GUEST = "10.0.2.2"  # QEMU user networking's alias for the host loopback
 GUEST_CTL = "/run/mbctl"  # the lab's control share in the guest (read-only; LabHost.control_dir on the host)
 
-Problem = tuple[str, str]  # (what is missing, the command that fixes it), as doctor --lab prints them
-
 
 @dataclass(frozen=True)
 class Option:
-    """One option of a kind: its allowed values (or a type), default, and whether
+    """One option of a mount type: its allowed values (or a type), default, and whether
     the label always shows it (`core`) or only when it differs from the default."""
 
     choices: tuple[str, ...] = ()
@@ -58,7 +57,7 @@ class HostService:
     """A daemon the lab started on the host's loopback for one mount.
 
     The guest reaches it at HOST_FROM_GUEST:port over QEMU user networking (the
-    kind sets needs_network). `user` is the account the guest logs in as, when the
+    mount type sets needs_network). `user` is the account the guest logs in as, when the
     protocol has one.
     """
 
@@ -86,13 +85,13 @@ class MountSpec:
     and two spellings of the same configuration compare equal.
     """
 
-    kind: str
+    type_name: str  # the mount type's name, as `--mount NAME` gives it
     options: tuple[tuple[str, str], ...]
-    definition: MountKind = field(compare=False, repr=False)  # the kind's module (set by lab.spec's parser)
+    definition: MountType = field(compare=False, repr=False)  # the mount type's module (set by labs.qemu.spec's parser)
 
     @property
-    def mount_kind(self) -> MountKind:
-        """The kind's definition (lab/mounts/<kind>.py)."""
+    def mount_type(self) -> MountType:
+        """The mount type's definition (labs/qemu/mounts/<type>.py)."""
         return self.definition
 
     def get(self, name: str, default: str | None = None) -> str | None:
@@ -106,8 +105,8 @@ class MountSpec:
         Core options always appear; the others only when they differ from the
         default, so equal specs have equal labels.
         """
-        parts = [self.kind]
-        table = self.mount_kind.options
+        parts = [self.type_name]
+        table = self.mount_type.options
         for name, value in self.options:
             opt = table[name]
             if opt.core or value != opt.default:
@@ -119,10 +118,10 @@ class MountSpec:
         """Short path-safe name, used for /mnt/<slug> in the guest.
 
         Only options that differ from their default appear, so the default specs
-        get the plain kind (`9p`, `disk`) and variants stay short (`9p-cache-loose`).
+        get the plain type (`9p`, `disk`) and variants stay short (`9p-cache-loose`).
         """
-        parts = [self.kind]
-        table = self.mount_kind.options
+        parts = [self.type_name]
+        table = self.mount_type.options
         for name, value in self.options:
             if value != table[name].default:
                 parts.append(f"{name}-{value}")
@@ -132,12 +131,12 @@ class MountSpec:
     def spec_text(self) -> str:
         """The canonical spec string that parses back to this spec."""
         if not self.options:
-            return self.kind
-        return self.kind + ":" + ",".join(f"{k}={v}" for k, v in self.options)
+            return self.type_name
+        return self.type_name + ":" + ",".join(f"{k}={v}" for k, v in self.options)
 
     @property
     def size_bytes(self) -> int | None:
-        """The `size=` option in bytes, when the kind has one."""
+        """The `size=` option in bytes, when the mount type has one."""
         size = self.get("size")
         return parse_size(size) if size is not None else None
 
@@ -151,7 +150,7 @@ class LabMount:
 
     spec: MountSpec
     slug: str
-    tag: str  # 9p/virtiofs mount tag, disk serial, or "tmpfs" (set by the kind)
+    tag: str  # 9p/virtiofs mount tag, disk serial, or "tmpfs" (set by the mount type)
     host_path: Path | None = None  # the host directory, disk image, or None (guest-tmpfs)
     served_by: str = ""  # e.g. "qemu 9p", "rust virtiofsd 1.14.0 (/path)", "sshd + sftp-server"
     service: HostService | None = None  # the mount's own loopback daemon (sshd), when it has one
@@ -164,8 +163,8 @@ class LabMount:
         return self.spec.label
 
     @property
-    def kind(self) -> str:
-        return self.spec.kind
+    def type_name(self) -> str:
+        return self.spec.type_name
 
     @property
     def guest_path(self) -> str:
@@ -185,7 +184,7 @@ class LabMount:
 
 
 class LabHost(Protocol):
-    """What the Guest offers a kind while it wires the host side of one mount.
+    """What the Guest offers a mount type while it wires the host side of one mount.
 
     Every process started or adopted here is stopped when the lab closes, however
     it closes, and is listed (with its children) under its role in the mount's
@@ -248,15 +247,15 @@ class LabHost(Protocol):
         log: Path,
         stop: Callable[[], None] | None = None,
     ) -> None:
-        """Take charge of a daemon the kind started itself (stopped with `stop`, else
+        """Take charge of a daemon the mount type started itself (stopped with `stop`, else
         by stopping its process tree)."""
         ...
 
 
-class MountKind:
-    """One lab mount kind. Subclasses set the class attributes and override what differs.
+class MountType:
+    """One lab mount type. Subclasses set the class attributes and override what differs.
 
-    The defaults describe a kind with no options, no host side, nothing to load
+    The defaults describe a mount type with no options, no host side, nothing to load
     in the guest, and no caveat.
     """
 
@@ -267,7 +266,7 @@ class MountKind:
     guest_helpers: ClassVar[str] = ""  # POSIX sh functions defined in mounts.sh before the mount lines
     # Why the mount's cost is CPU work inside the guest, when it is (encrypting or
     # checksumming every byte): emulation distorts that, so under TCG its cells carry
-    # the emulated-guest-cpu caveat instead of the general one (lab/caveats.py).
+    # the emulated-guest-cpu caveat instead of the general one (labs/qemu/caveats.py).
     guest_cpu_bound: ClassVar[str | None] = None
     # Its `cache` option values that put the guest's page cache in the data path: under TCG
     # every cached byte is copied by emulated instructions, so those modes' gains do not show
@@ -281,7 +280,7 @@ class MountKind:
     # --- options -----------------------------------------------------------------------
 
     def option_problem(self, given: Mapping[str, str]) -> Problem | None:
-        """A rule between the given options that is broken, as (problem, fix)."""
+        """A rule between the given options that is broken, with its fix."""
         return None
 
     def defaults(self, given: Mapping[str, str]) -> dict[str, str]:
@@ -291,7 +290,7 @@ class MountKind:
     # --- host side ---------------------------------------------------------------------
 
     def prerequisites(self) -> list[Problem]:
-        """Host pieces this kind needs that are missing (checked before anything boots)."""
+        """Host pieces this mount type needs that are missing (checked before anything boots)."""
         return []
 
     def attach(self, mount: LabMount, host: LabHost) -> list[Device]:

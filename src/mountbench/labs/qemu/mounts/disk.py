@@ -11,7 +11,7 @@ from typing import ClassVar
 
 from mountbench.errors import ToolMissing
 from mountbench.labs.qemu.faults import LabBootError
-from mountbench.labs.qemu.mounts.base import LabHost, LabMount, MountKind, MountSpec, Option, Problem
+from mountbench.labs.qemu.mounts.base import LabHost, LabMount, MountSpec, MountType, Option, Problem
 from mountbench.labs.qemu.qemu import Device, Disk
 
 # mb_disk SLUG SERIAL: format the virtio disk with that serial as ext4 and mount it.
@@ -41,7 +41,7 @@ mb_disk() {  # SLUG SERIAL
 """
 
 
-class VirtualDisk(MountKind):
+class VirtualDisk(MountType):
     name = "disk"
     options: ClassVar[Mapping[str, Option]] = {
         "format": Option(("raw", "qcow2"), default="raw", core=True),
@@ -55,7 +55,7 @@ class VirtualDisk(MountKind):
 
     def option_problem(self, given: Mapping[str, str]) -> Problem | None:
         if "preallocation" in given and given.get("format", "raw") != "qcow2":
-            return "preallocation= applies to qcow2 images only", "add format=qcow2 or drop it"
+            return Problem("preallocation= applies to qcow2 images only", "add format=qcow2 or drop it")
         return None
 
     def defaults(self, given: Mapping[str, str]) -> dict[str, str]:
@@ -67,10 +67,10 @@ class VirtualDisk(MountKind):
     def prerequisites(self) -> list[Problem]:
         problems = []
         if shutil.which("qemu-img") is None:
-            problems.append(("qemu-img is missing (disk mounts)", "apt-get install qemu-utils"))
+            problems.append(Problem("qemu-img is missing (disk mounts)", "apt-get install qemu-utils"))
         if shutil.which("mkfs.ext4") is None and not Path("/usr/sbin/mkfs.ext4").exists():
             problems.append(
-                (
+                Problem(
                     "mkfs.ext4 is missing (disk mounts are formatted in the guest with the host's tools)",
                     "apt-get install e2fsprogs",
                 )

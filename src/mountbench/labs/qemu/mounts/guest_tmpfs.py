@@ -6,7 +6,7 @@ import shlex
 from collections.abc import Mapping
 from typing import ClassVar
 
-from mountbench.labs.qemu.mounts.base import LabHost, LabMount, MountKind, MountSpec, Option
+from mountbench.labs.qemu.mounts.base import LabHost, LabMount, MountSpec, MountType, Option
 from mountbench.labs.qemu.qemu import Device
 
 
@@ -16,7 +16,7 @@ def tmpfs_options(spec: MountSpec) -> str:
     return "mode=1777" + (f",size={size}" if size else "")
 
 
-class GuestTmpfs(MountKind):
+class GuestTmpfs(MountType):
     name = "guest-tmpfs"
     options: ClassVar[Mapping[str, Option]] = {
         "size": Option(type="size", minimum=1 << 20),

@@ -5,7 +5,7 @@ The guest mounts with `mount -i` (the kernel's text mount options, no mount.nfs
 helper, no portmapper): the server's address and ports are given explicitly.
 NFSv4.1 needs one port. NFSv3 needs a second one for the MOUNT protocol, and
 ganesha starts its v3 service only when it can register with the host's rpcbind
-(lab/ganesha.py); v3 mounts use `nolock` since the lab runs no lock manager
+(labs/qemu/ganesha.py); v3 mounts use `nolock` since the lab runs no lock manager
 (NLM), so v3 locks stay inside the guest, which the probe shows.
 """
 
@@ -30,8 +30,8 @@ from mountbench.labs.qemu.mounts.base import (
     HostService,
     LabHost,
     LabMount,
-    MountKind,
     MountSpec,
+    MountType,
     Option,
     Problem,
 )
@@ -78,7 +78,7 @@ def nfs_options(spec: MountSpec, service: HostService, mount_port: int | None = 
     return ",".join(opts)
 
 
-class Nfs(MountKind):
+class Nfs(MountType):
     name = "nfs"
     shared = True
     options: ClassVar[Mapping[str, Option]] = {
@@ -100,12 +100,17 @@ class Nfs(MountKind):
     def prerequisites(self) -> list[Problem]:
         problems = []
         if find_ganesha() is None:
-            problems.append(("nfs-ganesha is missing (nfs mounts)", GANESHA_PACKAGES))
+            problems.append(Problem("nfs-ganesha is missing (nfs mounts)", GANESHA_PACKAGES))
         if find_vfs_fsal() is None:
-            problems.append(("nfs-ganesha's VFS backend is missing (nfs mounts)", "apt-get install nfs-ganesha-vfs"))
+            problems.append(
+                Problem("nfs-ganesha's VFS backend is missing (nfs mounts)", "apt-get install nfs-ganesha-vfs")
+            )
         if not hostinfo.is_root():
             problems.append(
-                ("nfs mounts need root: nfs-ganesha's VFS backend opens files by handle", "run mountbench lab as root")
+                Problem(
+                    "nfs mounts need root: nfs-ganesha's VFS backend opens files by handle",
+                    "run mountbench lab as root",
+                )
             )
         return problems
 

@@ -6,7 +6,7 @@ import shlex
 from collections.abc import Mapping
 from typing import ClassVar
 
-from mountbench.labs.qemu.mounts.base import LabHost, LabMount, MountKind, MountSpec, Option
+from mountbench.labs.qemu.mounts.base import LabHost, LabMount, MountSpec, MountType, Option
 from mountbench.labs.qemu.qemu import Device, Share9p
 
 
@@ -15,7 +15,7 @@ def ninep_options(spec: MountSpec) -> str:
     return f"trans=virtio,version=9p2000.L,cache={spec.get('cache')},msize={spec.get('msize')}"
 
 
-class NineP(MountKind):
+class NineP(MountType):
     name = "9p"
     shared = True
     guest_cache_modes = frozenset(("loose", "mmap", "fscache"))

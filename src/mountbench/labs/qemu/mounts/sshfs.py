@@ -14,8 +14,8 @@ from mountbench.labs.qemu.mounts.base import (
     HostService,
     LabHost,
     LabMount,
-    MountKind,
     MountSpec,
+    MountType,
     Problem,
 )
 from mountbench.labs.qemu.qemu import Device
@@ -45,7 +45,7 @@ mb_sshfs() {{  # SLUG PORT USER HOSTDIR KEYFILE
 """
 
 
-class Sshfs(MountKind):
+class Sshfs(MountType):
     name = "sshfs"
     shared = True
     needs_network = True
@@ -56,14 +56,16 @@ class Sshfs(MountKind):
     def prerequisites(self) -> list[Problem]:
         problems = []
         if shutil.which("sshfs") is None:
-            problems.append(("sshfs is missing (sshfs mounts)", "apt-get install sshfs"))
+            problems.append(Problem("sshfs is missing (sshfs mounts)", "apt-get install sshfs"))
         if not SSHD.is_file():
-            problems.append((f"{SSHD} is missing (sshfs mounts)", "apt-get install openssh-server"))
+            problems.append(Problem(f"{SSHD} is missing (sshfs mounts)", "apt-get install openssh-server"))
         if shutil.which("ssh-keygen") is None:
-            problems.append(("ssh-keygen is missing (sshfs mounts)", "apt-get install openssh-client"))
+            problems.append(Problem("ssh-keygen is missing (sshfs mounts)", "apt-get install openssh-client"))
         if not PRIVSEP_DIR.is_dir() and os.geteuid() != 0:
             problems.append(
-                (f"{PRIVSEP_DIR} is missing and sshd refuses to start without it", f"sudo mkdir -p {PRIVSEP_DIR}")
+                Problem(
+                    f"{PRIVSEP_DIR} is missing and sshd refuses to start without it", f"sudo mkdir -p {PRIVSEP_DIR}"
+                )
             )
         return problems
 

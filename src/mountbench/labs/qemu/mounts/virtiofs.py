@@ -9,12 +9,12 @@ from typing import ClassVar
 
 from mountbench.errors import ToolMissing
 from mountbench.host import facts as hostinfo
-from mountbench.labs.qemu.mounts.base import LabHost, LabMount, MountKind, MountSpec, Option, Problem
+from mountbench.labs.qemu.mounts.base import LabHost, LabMount, MountSpec, MountType, Option, Problem
 from mountbench.labs.qemu.qemu import Device, VhostUserFs
 from mountbench.labs.qemu.virtiofsd import find_virtiofsd
 
 
-class Virtiofs(MountKind):
+class Virtiofs(MountType):
     name = "virtiofs"
     shared = True
     guest_cache_modes = frozenset(("auto", "always"))
@@ -29,7 +29,9 @@ class Virtiofs(MountKind):
     def prerequisites(self) -> list[Problem]:
         if find_virtiofsd("auto") is not None:
             return []
-        return [("no virtiofsd (virtiofs mounts)", "apt-get install qemu-system-x86 (ships /usr/lib/qemu/virtiofsd)")]
+        return [
+            Problem("no virtiofsd (virtiofs mounts)", "apt-get install qemu-system-x86 (ships /usr/lib/qemu/virtiofsd)")
+        ]
 
     def attach(self, mount: LabMount, host: LabHost) -> list[Device]:
         mount.host_path = host.mount_dir()
