@@ -9,7 +9,7 @@ from pathlib import Path
 from mountbench.cli.console import err, print_run
 from mountbench.cli.progress import ProgressEvents
 from mountbench.errors import Interrupted, UsageError
-from mountbench.labs import lab_of
+from mountbench.labs import lab_of, resume_advice
 from mountbench.labs.frame import Lab
 from mountbench.records.export import write_document
 from mountbench.report.document import make_document
@@ -24,12 +24,8 @@ def resume_lab_run(lab: Lab, run_ref: str, db: Path, json_out: Path | None, keep
         run = store.load_run(run_ref)
         if run.status in ("complete", "failed"):
             raise UsageError(f"run {run.id} is {run.status}; nothing to resume ('mountbench show {run.id}' shows it)")
-        made_by = lab_of(run)
-        if made_by is not lab:
-            command = made_by.command if made_by else "run"
-            raise UsageError(
-                f"run {run.id} is not a {lab.command} run; resume it with 'mountbench {command} --resume {run.id}'"
-            )
+        if lab_of(run) is not lab:
+            raise UsageError(f"run {run.id} is not a {lab.command} run; {resume_advice(run)}")
         export = exporter(store, json_out)
         try:
             status = lab.resume(run, store, ProgressEvents(err, ()), note, export, keep)

@@ -29,15 +29,19 @@ def lab_of(run: RunData) -> Lab | None:
     return LABS[facts.name] if facts is not None else None
 
 
+def resume_advice(run: RunData) -> str:
+    """How this run can be resumed: by the command that made it, or not yet."""
+    lab = lab_of(run)
+    if lab is None:
+        return f"resume it with 'mountbench run --resume {run.id}'"
+    if lab.resumes:
+        return f"resume it with 'mountbench {lab.command} --resume {run.id}'"
+    return f"'mountbench {lab.command}' cannot resume a run yet: start a new one"
+
+
 def refuse_plain_resume(run: RunData) -> None:
     """A lab run cannot be resumed by `mountbench run --resume`: its mounts went with the lab.
     Say which command can (or that its lab cannot)."""
     lab = lab_of(run)
-    if lab is None:
-        return
-    advice = (
-        f"resume it with 'mountbench {lab.command} --resume {run.id}'"
-        if lab.resumes
-        else f"'mountbench {lab.command}' cannot resume a run yet: start a new one"
-    )
-    raise UsageError(f"run {run.id} ran in 'mountbench {lab.command}', whose mounts are gone; {advice}")
+    if lab is not None:
+        raise UsageError(f"run {run.id} ran in 'mountbench {lab.command}', whose mounts are gone; {resume_advice(run)}")

@@ -78,3 +78,23 @@ def test_lab_probe_options_without_probe_fail_before_booting(mb_env: dict[str, s
         "mountbench: error: --probe-repeat and --probe-timeout apply to --probe; add --probe or drop them"
     ]
     assert not Path(mb_env["MOUNTBENCH_DB"]).exists()
+
+
+def test_lab_resume_says_in_one_line_that_the_qemu_lab_cannot_resume_yet(mb_env: dict[str, str]) -> None:
+    import dataclasses
+
+    from support.factories import make_run
+
+    from mountbench.model import QemuLabFacts
+    from mountbench.store import Store
+
+    run = make_run({("9p", "extract"): [1.0]}, run_id="r7", baseline="9p")
+    config = dataclasses.replace(run.config, lab=QemuLabFacts(accel="tcg", emulated=True))
+    with Store(Path(mb_env["MOUNTBENCH_DB"])) as store:
+        store.import_run(dataclasses.replace(run, status="interrupted", config=config))
+    for args in (("lab", "--resume", "r7"), ("run", "--resume", "r7")):
+        proc = mountbench(*args, env=mb_env, timeout=60)
+        assert proc.returncode == 2, proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1 and "cannot resume a run yet" in proc.stderr, proc.stderr
+    proc = mountbench("cloudlab", "--resume", "r7", env=mb_env, timeout=60)
+    assert proc.returncode == 2 and "run r7 is not a cloudlab run; 'mountbench lab' cannot resume" in proc.stderr

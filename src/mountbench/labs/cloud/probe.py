@@ -1,4 +1,4 @@
-"""Probe every target of a cloud-lab run at once, one worker process each (cloud/worker.py):
+"""Probe every target of a cloud-lab run at once, one worker process each (labs/cloud/worker.py):
 the sync checks spend most of their time waiting (write-back, directory caches), so the
 targets wait together. Workers are this process's children in their own sessions, bounded
 in time and killed with it."""

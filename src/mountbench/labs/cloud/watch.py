@@ -36,7 +36,7 @@ class ServingWindow:
 
 class ServingWatch:
     """What the session calls around each timed part (the interface of host.watch.SampleWatch).
-    ``caveats``: per target, what its cache mode puts on every number (cloud/mounts), carried
+    ``caveats``: per target, what its cache mode puts on every number (labs/cloud/caveats.py), carried
     onto each sample with the cost."""
 
     def __init__(
