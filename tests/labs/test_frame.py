@@ -4,6 +4,7 @@ and each lab's runs stored with its own facts and resumed by its own command (or
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 from support.factories import make_run
@@ -76,3 +77,18 @@ def test_a_lab_run_is_resumed_by_its_own_command_or_not_yet() -> None:
 def test_the_qemu_lab_says_it_cannot_resume_yet() -> None:
     with pytest.raises(UsageError, match="run r9 ran in the QEMU lab, which cannot resume a run yet"):
         LABS["qemu"].resume(_run(QemuLabFacts()), None, None, print)  # type: ignore[arg-type]
+
+
+def test_doctor_checks_each_lab_asked_for_through_its_member(tmp_path: Path) -> None:
+    from support.runhelpers import mountbench
+
+    proc = mountbench("doctor", str(tmp_path), "--lab", "--cloud", timeout=120)
+    rows = [line for line in proc.stdout.splitlines() if line.startswith(("│ lab ", "│ cloudlab "))]
+    for lab in LABS.values():
+        mine = [row for row in rows if row.startswith(f"│ {lab.command} ")]
+        assert mine, proc.stdout
+        missing = lab.prerequisites(optional=True)
+        if not missing:
+            assert "✓" in mine[0] and lab.needs.split(",")[0] in mine[0], mine
+        elif any(not p.optional for p in missing):
+            assert proc.returncode != 0 and any("✗" in row for row in mine), proc.stdout

@@ -75,7 +75,9 @@ def test_cloudlab_compares_local_disk_with_four_cache_modes_at_two_rtts(tmp_path
     assert "latency percentiles" in text and "p99.9" in text and "p50" in text
 
     (run,) = json.loads(out.read_text())["runs"]
-    probe = CloudProbe.from_dict(run["config"]["lab"]["cloud"])
+    lab = run["config"]["lab"]
+    assert lab["name"] == "cloud" and set(lab) == {"name", "probe"}  # its own facts, none of the QEMU lab's
+    probe = CloudProbe.from_dict(lab["probe"])
     assert [t.label for t in probe.targets] == labels
     syncs = {m.label: m.sync for m in probe.mounts if m.sync is not None}
     assert set(syncs) == set(labels[1:]), probe.errors

@@ -58,6 +58,7 @@ def test_lab_default_mounts_fio_and_tree(lab_ready: None, tmp_path: Path, mb_env
     assert next(v for k, v in info.items() if k.startswith("sshfs"))["fstype"] == "fuse.sshfs"
     assert next(v for k, v in info.items() if k.startswith("disk"))["fstype"] == "ext4"
     lab = run["config"]["lab"]
+    assert lab["name"] == "qemu" and "cloud" not in lab
     assert lab["accel"] == "tcg" and lab["boot"]["first_command_s"] > 0
     # stored on the host like any run, and shown with the caveat
     with sqlite3.connect(mb_env["MOUNTBENCH_DB"]) as db:
