@@ -323,7 +323,7 @@ GUEST_CACHED = ["9p:cache=loose", "9p:cache=mmap", "virtiofs", "virtiofs:cache=a
 
 
 @pytest.mark.parametrize("name", GUEST_CACHED)
-def test_cache_modes_through_the_guests_page_cache_are_not_ranked_under_tcg(name: str) -> None:
+def test_cache_values_through_the_guests_page_cache_are_not_ranked_under_tcg(name: str) -> None:
     """bench/studies_lab.py: under TCG the guest page cache's copies are emulated, so 9p cache=loose
     wrote slower than no cache (study S3: 6.6x faster) and virtiofs read slower than 9p."""
     caveat = emulation_caveat(parse_mount_spec(name), emulated=True)

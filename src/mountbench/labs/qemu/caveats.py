@@ -38,9 +38,9 @@ def emulation_caveat(spec: MountSpec, emulated: bool) -> Caveat | None:
 
 
 def guest_cache_why(spec: MountSpec) -> str | None:
-    """Why a cache mode's numbers mean little under TCG (None when the spec's cache mode keeps the
+    """Why a `cache=` value's numbers mean little under TCG (None when the spec's `cache=` keeps the
     guest's page cache out of the data path)."""
-    if spec.get("cache") not in spec.mount_type.guest_cache_modes:
+    if spec.get("cache") not in spec.mount_type.guest_caching_values:
         return None
     return (
         f"cache={spec.get('cache')} puts the guest's page cache in the data path, and every cached byte is "

@@ -271,7 +271,7 @@ class MountType:
     # Its `cache` option values that put the guest's page cache in the data path: under TCG
     # every cached byte is copied by emulated instructions, so those modes' gains do not show
     # (bench/studies_lab.py: 9p cache=loose wrote 0.47x as fast as without a cache, study S3 6.6x)
-    guest_cache_modes: ClassVar[frozenset[str]] = frozenset()
+    guest_caching_values: ClassVar[frozenset[str]] = frozenset()
     reference: ClassVar[bool] = False  # the natural baseline (storage without any sharing layer)
     # The guest sees a host directory (host_path), which the host can change while the
     # guest works: `lab --probe` measures coherence between the two views of it.

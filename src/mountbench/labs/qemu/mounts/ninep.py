@@ -18,7 +18,7 @@ def ninep_options(spec: MountSpec) -> str:
 class NineP(MountType):
     name = "9p"
     shared = True
-    guest_cache_modes = frozenset(("loose", "mmap", "fscache"))
+    guest_caching_values = frozenset(("loose", "mmap", "fscache"))
     options: ClassVar[Mapping[str, Option]] = {
         "cache": Option(("none", "loose", "mmap", "fscache"), default="none", core=True),
         "msize": Option(type="int", default="512000", core=True, minimum=4096, maximum=4 << 20),

@@ -17,7 +17,7 @@ from mountbench.labs.qemu.virtiofsd import find_virtiofsd
 class Virtiofs(MountType):
     name = "virtiofs"
     shared = True
-    guest_cache_modes = frozenset(("auto", "always"))
+    guest_caching_values = frozenset(("auto", "always"))
     options: ClassVar[Mapping[str, Option]] = {
         "cache": Option(("never", "auto", "always"), default="auto", core=True),
         "thread_pool_size": Option(type="int", minimum=0, maximum=1024),
