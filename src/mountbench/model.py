@@ -597,7 +597,7 @@ LAB_FACTS: dict[str, type[QemuLabFacts] | type[CloudLabFacts]] = {
 }
 
 
-CONFIG_VERSION = 2  # 1: the untyped dict of mountbench 0.1 (no "version" key)
+CONFIG_VERSION = 3  # 1: the untyped dict of mountbench 0.1 (no "version" key); 2: "lab" one record for both labs
 
 
 @dataclass(frozen=True, kw_only=True)

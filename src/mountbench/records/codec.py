@@ -89,7 +89,8 @@ def config_to_dict(config: RunConfig) -> dict[str, Any]:
 
 
 def config_from_dict(data: dict[str, Any]) -> RunConfig:
-    """Any stored or exported config, version 1 (untyped) or 2."""
+    """Any stored or exported config, version 1 (untyped), 2 or 3 (lab_from_dict reads the lab
+    facts of version 2)."""
     if not isinstance(data, dict):
         raise TypeError("config is not an object")
     version = int(data.get("version", 1))
