@@ -10,9 +10,9 @@ import pytest
 from support.factories import make_run
 
 from mountbench.errors import ToolMissing, UsageError
-from mountbench.labs import LABS, lab_of, refuse_plain_resume, resume_advice
 from mountbench.labs.cloud.mounts import CACHE_MODES
 from mountbench.labs.frame import Problem, refuse, registry, variant_problems
+from mountbench.labs.members import LABS, lab_of, refuse_plain_resume, resume_advice
 from mountbench.labs.qemu.mounts import MOUNT_TYPES
 from mountbench.model import LAB_FACTS, CloudLabFacts, QemuLabFacts, RunData
 

@@ -83,7 +83,7 @@ def doctor(target: tuple[str, ...], lab_checks: bool, cloud_checks: bool, preset
     if presets:
         _doctor_presets(presets, args if usable else [], report)
     if lab_checks or cloud_checks:
-        from mountbench.labs import LABS
+        from mountbench.labs.members import LABS
 
         asked = {"--lab": lab_checks, "--cloud": cloud_checks}
         for lab in LABS.values():

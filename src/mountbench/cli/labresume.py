@@ -9,8 +9,8 @@ from pathlib import Path
 from mountbench.cli.console import err, print_run
 from mountbench.cli.progress import ProgressEvents
 from mountbench.errors import Interrupted, UsageError
-from mountbench.labs import lab_of, resume_advice
 from mountbench.labs.frame import Lab
+from mountbench.labs.members import lab_of, resume_advice
 from mountbench.records.export import write_document
 from mountbench.report.document import make_document
 from mountbench.store import Store

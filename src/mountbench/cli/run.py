@@ -163,7 +163,7 @@ def _resume(
         run = store.load_run(run_ref)
         if run.status in ("complete", "failed"):
             raise UsageError(f"run {run.id} is {run.status}; nothing to resume ('mountbench show {run.id}' shows it)")
-        from mountbench.labs import refuse_plain_resume  # the labs load only for a run to resume
+        from mountbench.labs.members import refuse_plain_resume  # the labs load only for a run to resume
 
         refuse_plain_resume(run)  # a lab's run: its mounts went with the lab
         protect = _protected(db, run.config)

@@ -87,6 +87,17 @@ def variant_problems(variants: Mapping[str, MountVariant], names: Iterable[str] 
     return list(problems)
 
 
+# --- probe -----------------------------------------------------------------------------------
+
+CAPABILITIES_BOUND = 40  # capabilities the capability probe (probe.target) checks, with room to spare
+
+
+def capability_bound(timeout_s: float) -> float:
+    """Seconds the capability probe of one mount may take, each capability bounded by
+    ``timeout_s``: how long a lab's probe driver waits for it before calling it hung."""
+    return CAPABILITIES_BOUND * (timeout_s + 2.0)
+
+
 class Lab(Protocol):
     """A member of the labs: what the commands ask of every lab alike."""
 

@@ -13,14 +13,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mountbench.host import process as procs
+from mountbench.labs.frame import capability_bound
 from mountbench.probe.remotesync import CloudMountProbe
 
-CAPABILITIES_BOUND = 40  # capabilities probed, with room to spare
 CHECK_WAITS = 6  # waits of one sync repetition bounded by the timeout
 
 
 def worker_bound(timeout: float, repeat: int) -> float:
-    return CAPABILITIES_BOUND * (timeout + 2.0) + repeat * CHECK_WAITS * (timeout + 5.0) + 60.0
+    return capability_bound(timeout) + repeat * CHECK_WAITS * (timeout + 5.0) + 60.0
 
 
 def probe_all(

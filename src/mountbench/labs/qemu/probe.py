@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from types import TracebackType
 
 from mountbench.errors import MountbenchError
+from mountbench.labs import frame
 from mountbench.labs.qemu import Guest, LabError, LabMount
 from mountbench.probe.agent import AgentError, AgentLink, RemoteSide
 from mountbench.probe.coherence import STEPS, View, measure_views
@@ -37,11 +38,11 @@ from mountbench.probe.model import CoherenceResult, LabProbe, MountProbe, Target
 from mountbench.probe.sides import LocalSide
 
 GUEST_REFERENCE = "/dev/shm"  # the guest's own tmpfs: the local reference in the guest
+# the guest's root is read-only: caches and data go to its tmpfs (the lab's run and its probe agent alike)
 GUEST_ENV = "HOME=/tmp XDG_CACHE_HOME=/tmp/.cache XDG_DATA_HOME=/tmp/.data COLUMNS=160"
 CHANNEL = "/dev/ttyS1"  # the lab's control channel in the guest
 AGENT_START_S = 300.0  # Python's start in an emulated guest whose root is 9p can take minutes
 CHECKS_PER_REPETITION = 10  # visibility x5, stale reads x2, inotify, locks x2
-CAPABILITIES_BOUND = 40  # capabilities probed, with room to spare
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def agent_command() -> str:
 
 def capability_bound(options: ProbeOptions) -> float:
     """Seconds the capability probe of one mount may take in the guest: each capability's bound."""
-    return CAPABILITIES_BOUND * (options.timeout_s + 2.0)
+    return frame.capability_bound(options.timeout_s)
 
 
 def coherence_bound(options: ProbeOptions) -> float:

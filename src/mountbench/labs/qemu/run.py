@@ -31,7 +31,7 @@ from mountbench.labs.qemu import (
 )
 from mountbench.labs.qemu.caveats import emulation_caveat, host_cache_caveat
 from mountbench.labs.qemu.prereq import DOCTOR_FLAG, lab_problems
-from mountbench.labs.qemu.probe import ProbeOptions, probe_lab
+from mountbench.labs.qemu.probe import GUEST_ENV, ProbeOptions, probe_lab
 from mountbench.model import Caveat, QemuLabFacts, RunData, RunOptions, Sample, Target, TargetRecord, Workload
 from mountbench.records.codec import options_to_dict
 from mountbench.records.events import parse_event
@@ -97,9 +97,7 @@ def guest_command(guest: Guest, options: RunOptions, baseline_slug: str) -> str:
         "--json", f"{guest.guest_results}/run.json",
         "--events", "-",
     ]  # fmt: skip
-    # the guest's root is read-only: caches and data go to its tmpfs
-    env = "HOME=/tmp XDG_CACHE_HOME=/tmp/.cache XDG_DATA_HOME=/tmp/.data COLUMNS=160"
-    return f"cd /tmp && env {env} {shlex.join(argv)}"
+    return f"cd /tmp && env {GUEST_ENV} {shlex.join(argv)}"
 
 
 class LabStopped(MountbenchError):
