@@ -28,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-from mountbench.lab import DEFAULT_MOUNTS, Guest, parse_mount_spec
+from mountbench.labs.qemu import DEFAULT_MOUNTS, Guest, parse_mount_spec
 
 VENV_PYTHON = Path(sys.executable)
 

@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 from mountbench.kinds.trees import generate
-from mountbench.lab import Guest, parse_mount_spec
+from mountbench.labs.qemu import Guest, parse_mount_spec
 from mountbench.units import format_bytes, parse_size
 
 MOUNTS = ("9p", "9p:cache=loose", "virtiofs", "disk")

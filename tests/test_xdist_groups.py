@@ -36,7 +36,7 @@ def test_the_files_alongside_touch_no_shared_state() -> None:
 
 
 def test_groups() -> None:
-    assert xdist_group_of("lab/test_lab_cli.py", lab=False) == "lab"
+    assert xdist_group_of("labs/qemu/test_lab_cli.py", lab=False) == "lab"
     assert xdist_group_of("test_bench_smoke.py", lab=True) == "lab"
     assert xdist_group_of("test_bench_smoke.py", lab=False) == "host"
     assert xdist_group_of("kinds/test_http.py", lab=False) == "host"

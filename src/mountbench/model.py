@@ -536,9 +536,11 @@ class AppChoice:
 
 
 @dataclass(frozen=True)
-class LabFacts:
-    """How a `mountbench lab` guest was made (stored with the run it produced)."""
+class QemuLabFacts:
+    """How a `mountbench lab` guest was made, and what its probe found (stored with the run it
+    produced; labs/qemu)."""
 
+    name: ClassVar[str] = "qemu"
     accel: str | None = None
     accel_reason: str | None = None
     emulated: bool | None = None
@@ -552,10 +554,57 @@ class LabFacts:
     boot: dict[str, float | None] = field(default_factory=dict)
     mounts: tuple[dict[str, Any], ...] = ()
     probe: dict[str, Any] | None = None  # lab --probe: a probe.model.LabProbe as its dict
-    cloud: dict[str, Any] | None = None  # cloudlab: a probe.remotesync.CloudProbe as its dict
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {name: getattr(self, name) for name in _QEMU_SCALARS}
+        data["boot"] = dict(self.boot)
+        data["mounts"] = [dict(m) for m in self.mounts]
+        if self.probe is not None:
+            data["probe"] = self.probe
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> QemuLabFacts:
+        probe = data.get("probe")
+        return cls(
+            **{name: data.get(name) for name in _QEMU_SCALARS},
+            boot=dict(data.get("boot") or {}),
+            mounts=tuple(dict(m) for m in data.get("mounts") or ()),
+            probe=dict(probe) if isinstance(probe, dict) else None,
+        )
 
 
-CONFIG_VERSION = 2  # 1: the untyped dict of mountbench 0.1 (no "version" key)
+_QEMU_SCALARS = ("accel", "accel_reason", "emulated", "kernel", "kernel_image", "qemu", "cpus", "memory_mib", "root",
+                 "root_server")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CloudLabFacts:
+    """What `mountbench cloudlab` made and probed (stored with the run before its first sample;
+    labs/cloud): a probe.remotesync.CloudProbe as its dict: the targets (cache mode, RTT,
+    bandwidth), the tools, and what the probe found (nothing with --no-probe)."""
+
+    name: ClassVar[str] = "cloud"
+    probe: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"probe": self.probe}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CloudLabFacts:
+        probe = data.get("probe")
+        return cls(dict(probe) if isinstance(probe, dict) else {})
+
+
+# Which lab made a run (RunConfig.lab): each lab of labs/ stores its own record, never another's
+# fields. A lab's record is one class here and one line in LAB_FACTS (records/codec.py reads by it).
+LabFacts = QemuLabFacts | CloudLabFacts
+LAB_FACTS: dict[str, type[QemuLabFacts] | type[CloudLabFacts]] = {
+    facts.name: facts for facts in (QemuLabFacts, CloudLabFacts)
+}
+
+
+CONFIG_VERSION = 3  # 1: the untyped dict of mountbench 0.1 (no "version" key); 2: "lab" one record for both labs
 
 
 @dataclass(frozen=True, kw_only=True)

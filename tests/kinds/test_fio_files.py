@@ -190,7 +190,7 @@ def test_the_working_file_is_laid_out_anew_every_round_by_default(tmp_path, file
 
 def test_a_mount_that_refuses_fios_layout_gets_its_files_from_dd(tmp_path: Path) -> None:
     """rclone's cache mode off refuses fio's preconditioning (EPERM); dd writes the files as new
-    files instead (tests/cloud runs S4's read on such a mount). Here: the command, and that it
+    files instead (tests/labs/cloud runs S4's read on such a mount). Here: the command, and that it
     writes exactly the planned size with no hole."""
     from mountbench.host.process import run_child
     from mountbench.kinds.fiofiles import WorkingFile, damage, sequential_fill_argv

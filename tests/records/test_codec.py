@@ -121,14 +121,57 @@ def test_sweeps_survive_config_and_options_and_old_runs_have_none():
 
 
 def test_a_lab_runs_probe_survives_the_codec_and_older_lab_runs_have_none():
-    from mountbench.model import LabFacts
+    from mountbench.model import QemuLabFacts
     from mountbench.probe.model import LabProbe, MountProbe
 
     probe = LabProbe((MountProbe("9p cache=none", "/mnt/9p", True, errors=("x",)),), repeat=2, timeout_s=1.5)
-    config = RunConfig(repeat=1, seed=1, baseline="9p", lab=LabFacts(accel="tcg", probe=probe.to_dict()))
-    again = config_from_dict(json.loads(json.dumps(config_to_dict(config))))
-    assert again == config and again.lab is not None
+    config = RunConfig(repeat=1, seed=1, baseline="9p", lab=QemuLabFacts(accel="tcg", probe=probe.to_dict()))
+    stored = json.loads(json.dumps(config_to_dict(config)))
+    assert stored["lab"]["name"] == "qemu" and "cloud" not in stored["lab"]
+    again = config_from_dict(stored)
+    assert again == config and isinstance(again.lab, QemuLabFacts)
     assert LabProbe.from_dict(again.lab.probe or {}) == probe
-    older = config_to_dict(RunConfig(repeat=1, seed=1, baseline="9p", lab=LabFacts(accel="tcg")))
+    older = config_to_dict(RunConfig(repeat=1, seed=1, baseline="9p", lab=QemuLabFacts(accel="tcg")))
     assert "probe" not in older["lab"]  # a lab run without --probe is stored as before
     assert config_from_dict(older).lab.probe is None  # type: ignore[union-attr]
+
+
+def test_a_cloud_lab_run_stores_its_own_facts_and_none_of_the_qemu_labs():
+    from mountbench.model import CloudLabFacts
+
+    probe = {"targets": [{"label": "off-0ms", "mode": "off", "rtt_ms": 0}], "probes": [], "tools": {"rclone": "v1"}}
+    config = RunConfig(repeat=1, seed=1, baseline="local", lab=CloudLabFacts(probe))
+    stored = json.loads(json.dumps(config_to_dict(config)))
+    assert stored["lab"] == {"name": "cloud", "probe": probe}
+    assert config_from_dict(stored) == config
+
+
+# How mountbench 0.2 stored lab facts: one record with both labs' fields and no "name".
+OLD_QEMU_LAB = {"accel": "tcg", "accel_reason": "no /dev/kvm", "emulated": True, "kernel": "6.1.0-26-amd64",
+                "kernel_image": "/boot/vmlinuz-6.1.0-26-amd64", "qemu": "QEMU emulator version 7.2.13", "cpus": 2,
+                "memory_mib": 1024, "root": "virtiofs", "root_server": "rust virtiofsd 1.10.1",
+                "boot": {"qemu_s": 0.1, "kernel_s": 2.5}, "mounts": [{"label": "9p cache=none", "tag": "mb0"}],
+                "probe": {"mounts": [], "repeat": 3, "timeout_s": 5.0}}  # fmt: skip
+OLD_CLOUD_LAB = {"accel": None, "accel_reason": None, "emulated": None, "kernel": None, "kernel_image": None,
+                 "qemu": None, "cpus": None, "memory_mib": None, "root": None, "root_server": None, "boot": {},
+                 "mounts": [], "cloud": {"targets": [{"label": "local"}], "probes": [], "tools": {}}}  # fmt: skip
+
+
+def test_lab_facts_stored_in_the_old_layout_are_read_as_the_lab_that_made_them():
+    from mountbench.model import CloudLabFacts, QemuLabFacts
+
+    base = {"version": 2, "repeat": 1, "seed": 1, "baseline": "9p"}
+    qemu = config_from_dict({**base, "lab": OLD_QEMU_LAB}).lab
+    assert isinstance(qemu, QemuLabFacts)
+    assert (qemu.accel, qemu.emulated, qemu.cpus, qemu.root_server) == ("tcg", True, 2, "rust virtiofsd 1.10.1")
+    assert qemu.boot == {"qemu_s": 0.1, "kernel_s": 2.5} and qemu.mounts == ({"label": "9p cache=none", "tag": "mb0"},)
+    assert qemu.probe == OLD_QEMU_LAB["probe"]
+    cloud = config_from_dict({**base, "lab": OLD_CLOUD_LAB}).lab
+    assert cloud == CloudLabFacts(OLD_CLOUD_LAB["cloud"])  # type: ignore[arg-type]
+    again = config_to_dict(config_from_dict({**base, "lab": OLD_CLOUD_LAB}))
+    assert again["lab"] == {"name": "cloud", "probe": OLD_CLOUD_LAB["cloud"]}  # written back in the new layout
+
+
+def test_lab_facts_of_a_lab_this_version_does_not_know_are_refused():
+    with pytest.raises(ValueError, match="lab 'containers' is not one this mountbench knows"):
+        config_from_dict({"version": 2, "repeat": 1, "seed": 1, "baseline": "a", "lab": {"name": "containers"}})

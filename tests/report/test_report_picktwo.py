@@ -20,7 +20,7 @@ from mountbench import model
 from mountbench.fio.sweeps import parse_sweep
 from mountbench.kinds import make_workload
 from mountbench.kinds.fio import KIND as FIO
-from mountbench.model import LabFacts, RunData, Sample
+from mountbench.model import QemuLabFacts, RunData, Sample
 from mountbench.presets import load_preset
 from mountbench.probe.model import (
     CoherenceResult,
@@ -126,7 +126,7 @@ def lab_run(probe: LabProbe | None = None, run_id: str = "20261122-101010-abcd")
         dataclasses.replace(record, target=dataclasses.replace(record.target, label=t, path=f"/mnt/{i}"))
         for i, t in enumerate((NONE, LOOSE, VFS, DISK))
     )
-    lab = LabFacts(accel="tcg", emulated=True, probe=probe.to_dict() if probe else None)
+    lab = QemuLabFacts(accel="tcg", emulated=True, probe=probe.to_dict() if probe else None)
     config = dataclasses.replace(base_run.config, baseline=DISK, lab=lab)
     return dataclasses.replace(
         base_run, targets=targets, workloads=(*points, extract), samples=tuple(samples), config=config

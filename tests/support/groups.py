@@ -15,7 +15,7 @@ from __future__ import annotations
 # xdist gives the largest group to the first worker, the next to the second. The groups come from
 # the node ids (tests/conftest.py's scheduler): with pytest 9, xdist's own xdist_group marks no
 # longer reach its scheduler (it renames item._nodeid, which pytest 9's nodeid does not read).
-LAB = "lab/"
+LAB = "labs/qemu/"
 LAB_BENCHES = ("lab_boot", "studies_lab")  # test_bench_smoke.py params that boot a guest
 ALONGSIDE = (
     "analysis/",
@@ -30,7 +30,7 @@ ALONGSIDE = (
     "cli/test_progress.py",
     "clients/test_invocation.py",
     "clients/test_results.py",
-    "cloud/test_cloudpick_report.py",
+    "labs/cloud/test_cloudpick_report.py",
     "engine/test_budget.py",
     "engine/test_plan.py",
     "engine/test_session.py",

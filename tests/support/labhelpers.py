@@ -9,17 +9,17 @@ from pathlib import Path
 import psutil
 import pytest
 
-from mountbench.lab import DEFAULT_MOUNTS, check_lab_prerequisites
+from mountbench.labs.qemu import DEFAULT_MOUNTS, lab_problems
 
 
-def require_lab(kinds: Iterable[str] | None = None) -> None:
+def require_lab(types: Iterable[str] | None = None) -> None:
     """Skip (or fail, with MOUNTBENCH_LAB_REQUIRED=1) when the host lacks lab pieces: the
-    lab's own and those of these mount kinds (default: the default mounts' kinds)."""
-    if kinds is None:
-        kinds = {spec.kind for spec in DEFAULT_MOUNTS}
-    problems = check_lab_prerequisites(kinds=kinds)
+    lab's own and those of these mount types (default: the default mounts' types)."""
+    if types is None:
+        types = {spec.type_name for spec in DEFAULT_MOUNTS}
+    problems = lab_problems(types=types)
     if problems:
-        text = "; ".join(f"{p} ({fix})" for p, fix in problems)
+        text = "; ".join(f"{p} ({p.fix})" for p in problems)
         if os.environ.get("MOUNTBENCH_LAB_REQUIRED") == "1":
             pytest.fail(f"lab prerequisites missing: {text}")
         pytest.skip(f"lab prerequisites missing: {text}")

@@ -3,17 +3,15 @@ times, with a remote and a delay served on this machine (no VM, no account)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 from mountbench.cli.console import command_line, err, print_run
+from mountbench.cli.labresume import exporter, note, resume_lab_run
 from mountbench.cli.options import debug_option, given_run_options, pop_run_options, run_options
 from mountbench.cli.progress import ProgressEvents
 from mountbench.errors import Interrupted, UsageError
-from mountbench.records.export import write_document
-from mountbench.report.document import make_document
 from mountbench.store import Store, default_db_path
 
 
@@ -83,13 +81,15 @@ def cloudlab(
     mountbench cloudlab --rtt 0,10,50 --mode off,full --preset latency --size 256M
     mountbench cloudlab --job s4.fio --rtt 50 --bandwidth 10000
     """
-    from mountbench.cloud.run import CloudOptions, run_cloudlab, with_defaults
-    from mountbench.cloud.spec import cloud_specs
+    from mountbench.labs.cloud.run import CloudOptions, run_cloudlab, with_defaults
+    from mountbench.labs.cloud.spec import cloud_specs
 
     if resume:
         if modes or rtts or bandwidth or given_run_options(params):
             raise UsageError("--resume takes no --mode, --rtt, --bandwidth or run options: the run's own are used")
-        _resume(resume, db or default_db_path(), json_out, keep_lab)
+        from mountbench.labs.cloud.member import LAB
+
+        resume_lab_run(LAB, resume, db or default_db_path(), json_out, keep_lab)
         return
     specs = cloud_specs(modes, rtts, bandwidth)  # bad modes and RTTs fail here, before anything starts
     options = pop_run_options(params)
@@ -98,9 +98,9 @@ def cloudlab(
     cloud = CloudOptions(tuple(specs), options, probe_mounts, probe_timeout, probe_repeat, keep_lab)
     err.print(f"cloudlab: {len(specs)} rclone mounts ({', '.join(s.label for s in specs)}) and the local disk")
     with Store(db or default_db_path()) as store:
-        export = _exporter(store, json_out)
+        export = exporter(store, json_out)
         try:
-            run_id, status = run_cloudlab(cloud, store, ProgressEvents(err, ()), _note, command_line(), export)
+            run_id, status = run_cloudlab(cloud, store, ProgressEvents(err, ()), note, command_line(), export)
         except Interrupted as exc:
             raise Interrupted(exc.run_id, RESUME_COMMAND) from None
         run = store.load_run(run_id)
@@ -111,36 +111,3 @@ def cloudlab(
 
 
 RESUME_COMMAND = "mountbench cloudlab"
-
-
-def _resume(run_ref: str, db: Path, json_out: Path | None, keep: bool) -> None:
-    from mountbench.cloud.run import resume_cloudlab
-
-    with Store(db) as store:
-        run = store.load_run(run_ref)
-        if run.status in ("complete", "failed"):
-            raise UsageError(f"run {run.id} is {run.status}; nothing to resume ('mountbench show {run.id}' shows it)")
-        export = _exporter(store, json_out)
-        try:
-            status = resume_cloudlab(run, store, ProgressEvents(err, ()), _note, export, keep)
-        except Interrupted:
-            raise Interrupted(run.id, RESUME_COMMAND) from None
-        run = store.load_run(run.id)
-        export(run.id)
-    print_run(run)
-    if status != "complete":
-        raise Interrupted(run.id, RESUME_COMMAND)
-
-
-def _note(line: str) -> None:
-    err.print(line, markup=False, highlight=False)
-
-
-def _exporter(store: Store, json_out: Path | None) -> Callable[[str], None]:
-    """The --json document, rewritten after every sample as run --json is."""
-
-    def export(run_id: str) -> None:
-        if json_out:
-            write_document(json_out.expanduser(), make_document([store.load_run(run_id)]))
-
-    return export

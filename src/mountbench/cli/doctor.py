@@ -14,7 +14,7 @@ from mountbench.errors import ChecksFailed, MountbenchError, UsageError
 from mountbench.fio.binary import find_fio, fio_engines
 from mountbench.host import facts as hostinfo
 from mountbench.host import targets as targets_mod
-from mountbench.lab.mounts import KINDS as LAB_KINDS
+from mountbench.labs.frame import Lab
 from mountbench.units import format_bytes
 
 
@@ -82,24 +82,28 @@ def doctor(target: tuple[str, ...], lab_checks: bool, cloud_checks: bool, preset
     usable = all([_doctor_target(arg, report) for arg in args])  # a list: every target gets its rows
     if presets:
         _doctor_presets(presets, args if usable else [], report)
-    if lab_checks:
-        from mountbench.lab import check_lab_prerequisites
+    if lab_checks or cloud_checks:
+        from mountbench.labs.members import LABS
 
-        lab_problems = check_lab_prerequisites(optional=True)
-        for problem, fix in lab_problems:
-            report("lab", problem.startswith("optional:"), problem, fix)
-        if not lab_problems:
-            report("lab", True, f"QEMU, kernel, busybox and what each mount kind needs ({', '.join(LAB_KINDS)})")
-    if cloud_checks:
-        from mountbench.cloud.prereq import cloud_problems
-
-        for problem, fix in cloud_problems() or [("", "")]:
-            report("cloudlab", not problem, problem or "rclone, fuse3 and toxiproxy found", fix)
+        asked = {"--lab": lab_checks, "--cloud": cloud_checks}
+        for lab in LABS.values():
+            if asked.get(lab.doctor_flag):
+                _doctor_lab(lab, report)
     out.print(table)
     if problems:
         raise ChecksFailed(f"{problems} problem(s) found; the fix for each is in the table above")
     noted = f" ({warnings} warning{'s' if warnings != 1 else ''}, marked !)" if warnings else ""
     out.print("all checks passed" + noted)
+
+
+def _doctor_lab(lab: Lab, report: Callable[..., None]) -> None:
+    """A row per missing piece of the lab (what it works without is marked !), or one row saying
+    everything is there."""
+    problems = lab.prerequisites(optional=True)
+    for problem in problems:
+        report(lab.command, False, str(problem), problem.fix, warn=problem.optional)
+    if not problems:
+        report(lab.command, True, f"{lab.needs} ({', '.join(lab.variants)})")
 
 
 def _doctor_presets(presets: tuple[str, ...], target_args: list[str], report: Callable[..., None]) -> None:

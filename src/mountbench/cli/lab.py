@@ -14,7 +14,7 @@ from mountbench.errors import UsageError
 from mountbench.fio.binary import find_fio
 from mountbench.host import outputs
 from mountbench.kinds import RunnerSetup, make_runners
-from mountbench.lab.mounts import KINDS as LAB_KINDS
+from mountbench.labs.qemu.mounts import MOUNT_TYPES
 from mountbench.records.export import write_document
 from mountbench.report.document import make_document
 from mountbench.store import Store, default_db_path
@@ -26,7 +26,7 @@ from mountbench.store import Store, default_db_path
     "mounts",
     multiple=True,
     metavar="SPEC",
-    help=f"KIND[:opt=val,...]: {', '.join(LAB_KINDS)} (repeatable; default: a set of six)",
+    help=f"TYPE[:opt=val,...]: {', '.join(MOUNT_TYPES)} (repeatable; default: a set of six)",
 )
 @run_options
 @click.option("--accel", type=click.Choice(["auto", "kvm", "tcg"]), default="auto", show_default=True)
@@ -47,6 +47,7 @@ from mountbench.store import Store, default_db_path
     type=click.FloatRange(0.5, 600),
     help="--probe: seconds before a probe is called hung, and how long a change may take to show [default: 5]",
 )
+@click.option("--resume", metavar="RUN", help="finish an interrupted lab run (not supported yet: says so)")
 @debug_option
 def lab(
     mounts: tuple[str, ...],
@@ -58,6 +59,7 @@ def lab(
     probe_mounts: bool,
     probe_repeat: int | None,
     probe_timeout: float | None,
+    resume: str | None,
     db: Path | None,
     json_out: Path | None,
     debug: bool,
@@ -74,9 +76,15 @@ def lab(
     mountbench lab --mount disk:format=qcow2,cache=writeback --mount disk:cache=none --preset nine --size 1G
     mountbench lab --mount 9p --mount 9p:cache=loose --mount virtiofs --mount nfs --mount disk --preset s3 --probe
     """
-    from mountbench.lab.probe import ProbeOptions
-    from mountbench.lab.run import LabOptions, check_prerequisites, lab_specs, lab_timeout, run_lab
+    from mountbench.labs.qemu.probe import ProbeOptions
+    from mountbench.labs.qemu.run import LabOptions, check_prerequisites, lab_specs, lab_timeout, run_lab
 
+    if resume:
+        from mountbench.cli.labresume import resume_lab_run
+        from mountbench.labs.qemu.member import LAB
+
+        resume_lab_run(LAB, resume, db or default_db_path(), json_out, keep_guest)
+        return
     if params.get("clients") or params.get("hosts_file") or params.get("client_counts_text"):
         raise UsageError("--client and --clients are for 'mountbench run': the lab measures mounts inside one guest")
     specs = lab_specs(mounts)  # bad specs fail here, before anything boots

@@ -12,7 +12,7 @@ from mountbench.cli.console import command_line, err, out, print_run
 from mountbench.cli.options import debug_option, given_run_options, options_from_json, pop_run_options, run_options
 from mountbench.cli.progress import Pace, ProgressEvents
 from mountbench.engine import request as runrequest
-from mountbench.engine.session import Events, Session, check_space, plan_dry_run, sweep_leftovers
+from mountbench.engine.session import Events, Session, check_space, plan_dry_run, run_to_end, sweep_leftovers
 from mountbench.errors import Interrupted, RunFailed, UsageError
 from mountbench.fio.binary import find_fio
 from mountbench.host import facts as hostinfo
@@ -124,13 +124,7 @@ def _execute(
     per_client: bool = False,
     json_out: outputs.Output | None = None,
 ) -> None:
-    try:
-        session.ready_targets()
-        session.prepare_all()
-        status = session.execute(resume=resume, command=command, host=host)
-    except BaseException:
-        session.finish()  # idempotent: only scratch directories carrying this run's marker go
-        raise
+    status = run_to_end(session, command=command, host=host, resume=resume)
     run = store.load_run(session.run_id)
     if json_out is not None and json_out.is_stdout:  # the document alone on stdout; the tables go to stderr
         print_run(run, per_client=per_client, console=err)
@@ -168,9 +162,9 @@ def _resume(
         run = store.load_run(run_ref)
         if run.status in ("complete", "failed"):
             raise UsageError(f"run {run.id} is {run.status}; nothing to resume ('mountbench show {run.id}' shows it)")
-        if run.config.lab and run.config.lab.cloud:
-            raise UsageError(f"run {run.id} ran in the cloud lab, whose mounts are gone; resume it with "
-                             f"'mountbench cloudlab --resume {run.id}'")  # fmt: skip
+        from mountbench.labs.members import refuse_plain_resume  # the labs load only for a run to resume
+
+        refuse_plain_resume(run)  # a lab's run: its mounts went with the lab
         protect = _protected(db, run.config)
         json_output = outputs.check(json_out, "--json", protect) if json_out else None
         events_output = outputs.check(events_path, "--events", protect) if events_path else None

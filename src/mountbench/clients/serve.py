@@ -30,7 +30,7 @@ from mountbench.clients.spec import AGENT_PORT_OFFSET, FIO_PORT
 from mountbench.clients.sshscripts import BARRIER_SH
 from mountbench.errors import MountbenchError, UsageError
 from mountbench.fio.binary import FioInfo
-from mountbench.host.process import stop_tree
+from mountbench.host.process import die_with_parent, stop_tree
 
 DEFAULT_BIND = "127.0.0.1"
 HOME_PREFIX = "mountbench-serve-"
@@ -89,7 +89,7 @@ def serving(fio: FioInfo, bind: str = DEFAULT_BIND, port: int = FIO_PORT) -> Ite
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent(signal.SIGTERM),
         )
         try:
             _wait_listening(proc, bind, port)
@@ -161,16 +161,6 @@ def _new_home() -> Path:
             if ours and pid.isdigit() and not psutil.pid_exists(int(pid)) and (old / "barrier.sh").is_file():
                 shutil.rmtree(old, ignore_errors=True)
     return Path(tempfile.mkdtemp(prefix=f"{HOME_PREFIX}{os.getpid()}-"))
-
-
-def _die_with_parent() -> None:
-    """In the child: the kernel sends it SIGTERM if serve dies without stopping it (SIGKILL)."""
-    import ctypes
-    import sys
-
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def _stop(proc: subprocess.Popen) -> None:

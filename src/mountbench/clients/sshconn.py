@@ -22,6 +22,7 @@ from pathlib import Path
 
 from mountbench.clients.spec import ClientSpec
 from mountbench.errors import UsageError
+from mountbench.host.process import die_with_parent, stop_tree
 
 CONTROL_PREFIX = "mb-ssh-"
 CONFIG_ENV = "MOUNTBENCH_SSH_CONFIG"  # an ssh config file used instead of ~/.ssh/config (tests)
@@ -182,44 +183,16 @@ def remote_command(script: str, *args: str) -> str:
 def spawn(argv: list[str], **kwargs) -> subprocess.Popen:
     """An ssh process in its own session (Ctrl-C at the terminal is mountbench's to handle)
     that the kernel ends should mountbench die without ending it."""
-    return subprocess.Popen(argv, start_new_session=True, preexec_fn=_die_with_parent, **kwargs)
+    return subprocess.Popen(argv, start_new_session=True, preexec_fn=die_with_parent(signal.SIGTERM), **kwargs)
 
 
 def stop(proc: subprocess.Popen) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        if proc.poll() is not None:
-            break
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, sig)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=5)
+    """Stop an ssh process (SIGTERM, then SIGKILL) and close its pipes."""
+    stop_tree(proc, signal.SIGTERM)
     for stream in (proc.stdin, proc.stdout, proc.stderr):
         with contextlib.suppress(OSError):
             if stream is not None:
                 stream.close()
-
-
-def _die_with_parent() -> None:
-    """In the child, between fork and exec: the kernel sends it SIGTERM when the thread that
-    started it ends (so start long-lived ones from the main thread). libc is loaded before
-    the fork: nothing in the child takes the loader's lock."""
-    if _LIBC is not None:
-        _LIBC.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-def _load_libc():
-    import ctypes
-    import sys
-
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(None, use_errno=True)
-    except OSError:
-        return None
-
-
-_LIBC = _load_libc()
 
 
 def _last_line(text: str) -> str:

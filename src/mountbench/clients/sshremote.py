@@ -32,7 +32,6 @@ import contextlib
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import threading
 import time
@@ -47,6 +46,7 @@ from mountbench.clients.sshconn import SshConnection, control_directory
 from mountbench.clients.sshconn import stop as stop_process
 from mountbench.errors import MountbenchError, UsageError
 from mountbench.fio.binary import FioInfo, parse_fio_version
+from mountbench.host.process import free_port
 
 RUN_VAR = sshscripts.RUN_VAR
 WATCH_VAR = sshscripts.WATCH_VAR
@@ -142,7 +142,7 @@ class SshClients:
                 )
             self._each(self._await_server)
             for index, server in enumerate(self.servers.values()):
-                local = (_loopback(index), _free_port(_loopback(index)))
+                local = (_loopback(index), free_port(_loopback(index)))
                 server.conn.forward(local, ("127.0.0.1", server.remote_port))
                 server.dialed = server.client.dialed(*local)
                 self.facts[server.client.label]["fio_server"] = (
@@ -315,12 +315,6 @@ def _loopback(index: int) -> str:
     """A loopback address of its own for each client's tunnel end, so fio's messages (which
     name the address) tell the clients apart."""
     return f"127.42.{index // 250}.{index % 250 + 1}"
-
-
-def _free_port(address: str) -> int:
-    with socket.socket() as probe:
-        probe.bind((address, 0))
-        return int(probe.getsockname()[1])
 
 
 def _readline(proc: subprocess.Popen, deadline: float) -> str | None:

@@ -586,3 +586,16 @@ def _identity(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_dev, st.st_ino
+
+
+def run_to_end(session: Session, *, command: str, host: dict[str, Any], resume: bool = False) -> str:
+    """Ready the targets, lay out the workloads and take every sample: a session from start to
+    end, as `run` and the labs that run on this machine do it. Whatever stops it, the run's
+    scratch directories go (``finish``) before the error goes on. The run's final status."""
+    try:
+        session.ready_targets()
+        session.prepare_all()
+        return session.execute(command=command, host=host, resume=resume)
+    except BaseException:
+        session.finish()  # idempotent: only scratch directories carrying this run's marker go
+        raise

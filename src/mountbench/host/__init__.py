@@ -11,5 +11,5 @@
 - ``procfs`` and ``watch``: host processes' CPU, memory and context switches around a
   sample (--watch); ``cost``: the lab's serving processes measured the same way.
 
-May import: model, errors, units. Imported by engine/, kinds/, probe/, clients/, lab/, cli/.
+May import: model, errors, units. Imported by engine/, kinds/, probe/, clients/, labs/, cli/.
 """

@@ -1,14 +1,28 @@
-"""Run an external engine as a child process that Ctrl-C and timeouts stop cleanly."""
+"""Every child process mountbench starts, and how it stops: the one place for process handling.
+
+- an engine run to completion (fio, tar, git): :func:`run_child`, :func:`run_timed`;
+- a long-lived process (a lab's daemons, QEMU, rclone, nginx): :func:`start`, in a session of
+  its own (a Ctrl-C on the terminal reaches only Python, which stops it in order) and killed by
+  the kernel should mountbench die without stopping it (:func:`die_with_parent`);
+- stopping any of them with everything they started: :func:`stop_tree`;
+- the ports and logs around them: :func:`free_port`, :func:`port_open`, :func:`wait_until`,
+  :func:`log_tail`, :func:`tree_pids`.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
+import socket
 import subprocess
+import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 
 @dataclass(frozen=True)
@@ -60,21 +74,24 @@ def run_child(
             out.close()  # type: ignore[union-attr]
 
 
-def stop_tree(proc: subprocess.Popen, first: signal.Signals, grace_s: float = 5.0) -> None:
+def stop_tree(proc: subprocess.Popen[Any], first: signal.Signals = signal.SIGTERM, grace_s: float = 5.0) -> None:
     """Stop ``proc`` (started with a session of its own) and everything it started.
 
-    fio's job processes each call setsid(), so they are in no group of fio's: signalling the
-    group reaches fio's main process only, and after a SIGKILL of it (or even a clean exit on
-    SIGINT, by a moment) a job can go on running. The descendants are taken before the signal
-    (once the leader is gone they belong to init) and waited for too; SIGKILL to what is left
-    after ``grace_s``. Zombies count as gone (a PID 1 that never reaps must not stall a stop)."""
+    fio's job processes and sshd's session children each call setsid(), so they are in no group
+    of their parent's: signalling the group reaches the main process only, and after a SIGKILL
+    of it (or even a clean exit, by a moment) a child can go on running. So ``first`` goes to the
+    group and to every descendant, taken before the signal (once the leader is gone they belong
+    to init), and SIGKILL to what is left after ``grace_s``. Returns once all are gone; zombies
+    count as gone (a PID 1 that never reaps must not stall a stop). A process already reaped
+    (``returncode`` set) is not signalled at all: its PID may be another's by now."""
+    if proc.returncode is not None:
+        return
     members = _descendants(proc.pid)
     for sig in (first, signal.SIGKILL):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, sig)
-        if sig == signal.SIGKILL:
-            members += [m for m in _descendants(proc.pid) if m not in members]  # forked since
-            _signal_all(members, sig)
+        members += [m for m in _descendants(proc.pid) if m not in members]  # forked since
+        _signal_all(members, sig)
         try:
             proc.wait(timeout=grace_s)
         except subprocess.TimeoutExpired:
@@ -178,44 +195,122 @@ def run_timed(argv: list[str], *, cwd: Path | None = None, timeout: float | None
     return Timed(proc.returncode, wall, usage.ru_utime, usage.ru_stime, stderr, expired.is_set())
 
 
-# --- servers mountbench owns (nginx for the http workloads) ----------------------------------
+# --- long-lived processes: daemons, QEMU, rclone, nginx ------------------------------------
+
+PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec: one prctl call
+@functools.cache
+def _libc() -> Any:
+    """libc, loaded once in the parent (never between fork and exec: the loader takes a lock)."""
     import ctypes
 
-    pr_set_pdeathsig = 1
-    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True)  # libc's own symbols
+    except OSError:
+        return None
 
 
-def start_server(argv: list[str], *, log: Path, cwd: Path | None = None) -> subprocess.Popen[bytes]:
-    """Start a server in its own session with its output in ``log``. On Linux it gets
-    SIGTERM from the kernel if mountbench dies without stopping it (PR_SET_PDEATHSIG), so
-    not even a SIGKILL of mountbench leaves it running. Stop it with :func:`stop_server`."""
-    import sys
+def die_with_parent(sig: signal.Signals) -> Callable[[], None]:
+    """What a child calls (between fork and exec, as ``preexec_fn``, or first thing after a
+    fork) to get ``sig`` from the kernel when the thread that started it ends
+    (PR_SET_PDEATHSIG): not even a SIGKILL of mountbench then leaves it running. SIGKILL for
+    what may simply vanish, SIGTERM for what should stop cleanly (nginx, ssh, fio's server).
+    Start long-lived children from the main thread. libc is loaded here, in the parent, so
+    the child makes one prctl call and nothing else; off Linux it does nothing."""
+    libc = _libc()
 
-    with open(log, "ab") as out:
+    def set_in_child() -> None:
+        if libc is not None:
+            libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
+
+    return set_in_child
+
+
+def start(
+    argv: Sequence[str],
+    *,
+    log: Path | None = None,
+    stdout: int | IO[bytes] | None = None,
+    stdin: int | IO[bytes] | None = subprocess.DEVNULL,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    death_signal: signal.Signals = signal.SIGKILL,
+) -> subprocess.Popen[bytes]:
+    """Start ``argv`` in a session of its own that gets ``death_signal`` should mountbench die
+    (:func:`die_with_parent`); stderr (and stdout unless given) go to ``log``. Stop it with
+    :func:`stop_tree`; stopping it twice is harmless."""
+    logf: int | IO[bytes] = log.open("ab") if log is not None else subprocess.DEVNULL
+    try:
         return subprocess.Popen(
-            argv,
+            list(argv),
             cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
+            stdin=stdin,
+            stdout=stdout if stdout is not None else logf,
+            stderr=logf,
             start_new_session=True,
-            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+            preexec_fn=die_with_parent(death_signal),  # only a prctl call: safe enough with threads
+            env=env,
         )
+    finally:
+        if not isinstance(logf, int):
+            logf.close()
 
 
-def stop_server(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
-    """SIGTERM to the server's whole process group (nginx's master and workers), then
-    SIGKILL to what is left after ``grace_s``. Safe to call twice."""
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=grace_s)
-    # workers may outlive a master that was killed: the group goes whatever the master did
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    if proc.poll() is None:
-        proc.wait()
+def tree_pids(pid: int) -> list[int]:
+    """``pid`` and all its live descendants (sshd's session children, virtiofsd's sandbox child)."""
+    import psutil
+
+    try:
+        proc = psutil.Process(pid)
+        return [pid, *(c.pid for c in proc.children(recursive=True))]
+    except psutil.Error:
+        return []
+
+
+# --- ports and logs -------------------------------------------------------------------------
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port on ``host`` that nothing listens on right now (a server may still lose it to
+    a race before it binds: callers that can, retry)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def port_open(port: int, host: str = "127.0.0.1") -> bool:
+    """True when something accepts TCP connections on host:port."""
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def wait_until(
+    ready: Callable[[], bool],
+    timeout: float,
+    proc: subprocess.Popen[bytes] | None = None,
+    interval: float = 0.05,
+) -> bool:
+    """Poll ``ready()`` until true (True), ``timeout`` passes or ``proc`` exits (False)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if ready():
+            return True
+        if proc is not None and proc.poll() is not None:
+            return ready()
+        time.sleep(interval)
+    return ready()
+
+
+def log_tail(path: Path, lines: int = 20) -> str:
+    """The last ``lines`` lines of a log file ('' when missing)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])

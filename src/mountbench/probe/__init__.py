@@ -15,7 +15,7 @@ client's `mountbench serve`), ``measure`` (one probe command), ``render``, ``fsi
 ``inotify`` (a ctypes inotify watcher).
 
 May import: the ground floor (model, errors, units) and host/. Imported by clients/
-(coherence across clients), lab/ (the guest's probe), report/ and the CLI.
+(coherence across clients), labs/ (the QEMU guest's probe, the cloud lab's), report/ and the CLI.
 """
 
 from mountbench.probe.capabilities import CAPABILITIES, CAPABILITY_IDS, Capability

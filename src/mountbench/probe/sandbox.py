@@ -18,7 +18,6 @@ SIGKILL leaves no probe running on in its scratch directory.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno as errno_mod
 import faulthandler
 import json
@@ -26,19 +25,19 @@ import os
 import select
 import signal
 import struct
-import sys
 import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from mountbench.host.process import die_with_parent
+
 Status = Literal["ok", "oserror", "signal", "hung", "crash"]
 
 _HEADER = struct.Struct("!Q")
 _UNREAPED: set[int] = set()
 KILL_GRACE_S = 2.0
-PR_SET_PDEATHSIG = 1
 
 
 def errno_name(code: int | None) -> str | None:
@@ -83,10 +82,11 @@ class Child:
         self.started = time.monotonic()
         rfd, wfd = os.pipe()
         parent = os.getpid()
+        death_signal = die_with_parent(signal.SIGKILL)  # libc loaded before the fork
         pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child, reported through the pipe
             os.close(rfd)
-            _child_main(wfd, fn, args, new_group, parent)
+            _child_main(wfd, fn, args, new_group, parent, death_signal)
         os.close(wfd)
         self.pid = pid
         self._rfd = rfd
@@ -249,24 +249,26 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float, new_group: 
     return Child(fn, *args, new_group=new_group).wait(timeout)
 
 
-def _die_with_parent(parent: int) -> None:
+def _die_with_parent(parent: int, set_death_signal: Callable[[], None]) -> None:
     """Linux: be killed when the parent dies (a SIGKILLed probe must not leave probes running
     in its scratch directory, which the next probe may then remove)."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # libc's own symbols
-    except (OSError, AttributeError):
-        return
+    set_death_signal()
     if os.getppid() != parent:  # the parent died before prctl took effect
         os._exit(1)
 
 
-def _child_main(wfd: int, fn: Callable[..., Any], args: tuple[Any, ...], new_group: bool, parent: int) -> None:
+def _child_main(
+    wfd: int,
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    new_group: bool,
+    parent: int,
+    death_signal: Callable[[], None],
+) -> None:
     """Body of the forked child: never returns."""
     code = 0
     try:
-        _die_with_parent(parent)
+        _die_with_parent(parent, death_signal)
         if new_group:
             with contextlib.suppress(OSError):
                 os.setpgid(0, 0)

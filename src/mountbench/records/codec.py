@@ -17,6 +17,7 @@ from mountbench.kinds import describe
 from mountbench.kinds.base import stored_workload
 from mountbench.model import (
     CONFIG_VERSION,
+    LAB_FACTS,
     AppChoice,
     Caveat,
     ClientResult,
@@ -53,7 +54,7 @@ _READERS: dict[Any, Callable[[Any], Any]] = {
     tuple[SweepAxis, ...]: lambda value: tuple(SweepAxis.from_dict(axis) for axis in value),
     TreeChoice | None: TreeChoice.from_spec,
     AppChoice | None: AppChoice.from_spec,
-    LabFacts | None: lambda value: _lab_from_dict(value) if isinstance(value, dict) else None,
+    LabFacts | None: lambda value: lab_from_dict(value) if isinstance(value, dict) else None,
 }
 
 
@@ -63,7 +64,7 @@ def _to_json(value: Any) -> Any:
     if isinstance(value, TreeChoice | AppChoice):
         return value.spec()
     if isinstance(value, LabFacts):
-        return _lab_to_dict(value)
+        return lab_to_dict(value)
     return value
 
 
@@ -88,7 +89,8 @@ def config_to_dict(config: RunConfig) -> dict[str, Any]:
 
 
 def config_from_dict(data: dict[str, Any]) -> RunConfig:
-    """Any stored or exported config, version 1 (untyped) or 2."""
+    """Any stored or exported config, version 1 (untyped), 2 or 3 (lab_from_dict reads the lab
+    facts of version 2)."""
     if not isinstance(data, dict):
         raise TypeError("config is not an object")
     version = int(data.get("version", 1))
@@ -119,31 +121,22 @@ def _lenient_count(value: Any) -> int:
         return 0
 
 
-_LAB_FIELDS = ("accel", "accel_reason", "emulated", "kernel", "kernel_image", "qemu", "cpus", "memory_mib", "root",
-               "root_server")  # fmt: skip
+def lab_to_dict(lab: LabFacts) -> dict[str, Any]:
+    """The lab that made a run, named, with its own facts: {"name": "qemu", "accel": ...}."""
+    return {"name": lab.name, **lab.to_dict()}
 
 
-def _lab_to_dict(lab: LabFacts) -> dict[str, Any]:
-    data: dict[str, Any] = {name: getattr(lab, name) for name in _LAB_FIELDS}
-    data["boot"] = dict(lab.boot)
-    data["mounts"] = [dict(m) for m in lab.mounts]
-    if lab.probe is not None:
-        data["probe"] = lab.probe
-    if lab.cloud is not None:
-        data["cloud"] = lab.cloud
-    return data
-
-
-def _lab_from_dict(data: dict[str, Any]) -> LabFacts:
-    known = {name: data.get(name) for name in _LAB_FIELDS}
-    probe, cloud = data.get("probe"), data.get("cloud")
-    return LabFacts(
-        **known,
-        boot=dict(data.get("boot") or {}),
-        mounts=tuple(dict(m) for m in data.get("mounts") or ()),
-        probe=dict(probe) if isinstance(probe, dict) else None,
-        cloud=dict(cloud) if isinstance(cloud, dict) else None,
-    )
+def lab_from_dict(data: dict[str, Any]) -> LabFacts:
+    """Any stored lab facts. Before each lab stored its own record (no "name"), one record held
+    both labs' fields: a cloud-lab run's facts were its "cloud" key beside the QEMU lab's
+    fields, all None; a QEMU lab run's, the fields alone."""
+    if "name" not in data:
+        cloud = data.get("cloud")
+        return LAB_FACTS["cloud"].from_dict({"probe": cloud}) if cloud else LAB_FACTS["qemu"].from_dict(data)
+    name = data["name"]
+    if name not in LAB_FACTS:
+        raise ValueError(f"lab {name!r} is not one this mountbench knows ({', '.join(LAB_FACTS)})")
+    return LAB_FACTS[name].from_dict(data)
 
 
 # --- targets, workloads, samples --------------------------------------------------------------

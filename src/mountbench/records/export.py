@@ -18,6 +18,9 @@ Format history (``version``; a reader refuses a newer major):
        "factor", "factor_low", "factor_high" (≥ 1, the way the verdict goes)
   1.8  summary rows say why each cell got the rounds it got ("stopped": fixed, ranked, same,
        precise, max-repeat, budget, interrupted, failed, baseline)
+  1.9  run config version 3: "lab" names the lab that made the run ("name": "qemu" | "cloud") and holds
+       that lab's facts alone (the cloud lab's CloudProbe is its "probe", was "cloud" beside the QEMU
+       lab's fields, all null); configs of version 2 are read as before
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from mountbench.records.codec import run_from_dict
 from mountbench.records.validate import run_problem
 
 FORMAT_NAME = "mountbench-runs"
-FORMAT_VERSION = "1.8"
+FORMAT_VERSION = "1.9"
 
 
 def write_document(path: Path | Output, document: dict[str, Any]) -> None:

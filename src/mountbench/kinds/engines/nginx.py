@@ -13,20 +13,21 @@ import http.client
 import os
 import re
 import shutil
-import socket
+import signal
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from mountbench.errors import ToolMissing
-from mountbench.host.process import start_server, stop_server
+from mountbench.host.process import free_port, log_tail, start, stop_tree
 from mountbench.host.procfs import ProcStat, descendants
 from mountbench.host.watch import Role
 
 INSTALL = "apt-get install nginx-light wrk"
 START_ATTEMPTS = 5  # a port taken between choosing it and nginx binding it: pick another
 READY_TIMEOUT_S = 10.0
+LOG_LINES_READ = 200  # of each log, for its last distinct errors
 _E_FLAG_SINCE = (1, 19, 5)  # nginx -e (error log before the config is read)
 
 
@@ -100,13 +101,6 @@ def render_config(root: Path, port: int, workdir: Path, *, sendfile: bool, worke
     return "\n".join(lines)
 
 
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now (nginx may still lose it to a race: retried)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @dataclass
 class NginxServer:
     proc: subprocess.Popen[bytes]
@@ -124,19 +118,17 @@ class NginxServer:
 
     def errors(self, lines: int = 2) -> str:
         """nginx's last distinct error lines (error log, then its output), shortened."""
-        return log_tail([self.workdir / "error.log", self.workdir / "nginx.out"], lines)
+        return recent_errors([self.workdir / "error.log", self.workdir / "nginx.out"], lines)
 
     def stop(self) -> None:
-        stop_server(self.proc)
+        stop_tree(self.proc)
 
 
-def log_tail(paths: list[Path], lines: int) -> str:
+def recent_errors(paths: list[Path], lines: int) -> str:
+    """The last ``lines`` distinct lines of these logs, without nginx's timestamps, on one line."""
     found: list[str] = []
     for path in paths:
-        try:
-            found += [line.strip() for line in path.read_text(errors="replace").splitlines() if line.strip()]
-        except OSError:
-            continue
+        found += [line.strip() for line in log_tail(path, LOG_LINES_READ).splitlines() if line.strip()]
     unique = list(dict.fromkeys(_without_timestamp(line) for line in found))
     return "; ".join(unique[-lines:])[:400]
 
@@ -161,7 +153,7 @@ def start_nginx(
         argv = [nginx.path, "-p", str(workdir), "-c", str(config)]
         if nginx.has_error_log_flag:
             argv += ["-e", str(workdir / "error.log")]
-        proc = start_server(argv, log=workdir / "nginx.out")
+        proc = start(argv, log=workdir / "nginx.out", death_signal=signal.SIGTERM)
         server = NginxServer(proc, port, root, workdir)
         try:
             if _wait_listening(proc, port, workdir / "error.log", timeout_s):
@@ -191,7 +183,7 @@ def _wait_listening(proc: subprocess.Popen[bytes], port: int, errors: Path, time
             sockets = []
         if any(s.status == psutil.CONN_LISTEN and s.laddr.port == port for s in sockets):
             return True
-        if "Address already in use" in log_tail([errors], 3):
+        if "Address already in use" in recent_errors([errors], 3):
             return False  # nginx would retry the busy port for 2.5 s: the caller picks another now
         time.sleep(0.02)
     return False

@@ -1,6 +1,6 @@
 """ "Pick two" for cloud drives (study S4 on Linux): performance, consistency with the remote
 and durability at fsync(), per rclone cache mode and round-trip time, from a run made by
-`mountbench cloudlab` (its probe travels in ``config.lab.cloud``, a probe.remotesync.CloudProbe).
+`mountbench cloudlab` (its probe travels in ``config.lab``: CloudLabFacts, a probe.remotesync.CloudProbe).
 
 - performance: each workload's headline median (the S4 random read's IOPS, the tree
   extract's and rsync's wall time) against the fastest cloud mount of the run: good
@@ -33,6 +33,7 @@ from markupsafe import Markup
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from mountbench.model import CloudLabFacts
 from mountbench.probe.remotesync import CloudProbe, SyncResult
 from mountbench.report.cells import format_value
 from mountbench.report.chartkeys import Chart
@@ -101,7 +102,7 @@ class CloudRow:
 
 def cloud_probes(report: Report) -> list[CloudProbe]:
     return [
-        CloudProbe.from_dict(run.config.lab.cloud) for run in report.runs if run.config.lab and run.config.lab.cloud
+        CloudProbe.from_dict(run.config.lab.probe) for run in report.runs if isinstance(run.config.lab, CloudLabFacts)
     ]
 
 

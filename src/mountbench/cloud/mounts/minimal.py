@@ -1,9 +1,0 @@
-"""``--vfs-cache-mode minimal``: like off, but files opened for reading and writing at
-once are kept in the cache (so more applications work)."""
-
-from mountbench.cloud.mounts.base import CacheMode
-
-
-class Minimal(CacheMode):
-    name = "minimal"
-    summary = "like off, but files opened read-write are cached on disk"

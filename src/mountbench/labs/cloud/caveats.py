@@ -1,0 +1,24 @@
+"""What limits a cloud-lab mount's numbers, as caveats: rclone's VFS cache on this machine's disk.
+
+A cache mode declares what it keeps locally (labs/cloud/mounts: ``caches_reads``,
+``caches_writes``); every sample of its targets carries the caveats that follow from it.
+"""
+
+from __future__ import annotations
+
+from mountbench.labs.cloud.mounts.base import CacheMode
+from mountbench.model import Caveat
+
+CLOUD_CACHE = "cloud-cache"  # caveat code: rclone's VFS cache (on local disk) may serve these
+
+
+def mode_caveats(mode: CacheMode) -> tuple[Caveat, ...]:
+    """What every number of this cache mode carries (the lab puts them on each sample)."""
+    found = []
+    if mode.caches_reads:
+        found.append(Caveat(CLOUD_CACHE, f"vfs-cache-mode {mode.name}: rclone's cache on this machine's disk "
+                                         "may serve reads; a first (uncached) read crosses the wire"))  # fmt: skip
+    if mode.caches_writes:
+        found.append(Caveat(CLOUD_CACHE, f"vfs-cache-mode {mode.name}: writes land in rclone's disk cache and "
+                                         "reach the remote ~5 s after close, outside the timed part"))  # fmt: skip
+    return tuple(found)

@@ -1,0 +1,127 @@
+"""What a lab is: the parts every member of labs/ supplies, and the pieces they share.
+
+A lab builds the storage it measures (mounts into a QEMU guest, rclone mounts of a remote
+served on this machine, next: container volumes), runs the workloads on it and stores one
+run. Each member (labs/<name>/) supplies, in modules of its own:
+
+- its **mount variants**: one module each and one registry line (the QEMU lab's mount types,
+  ``labs/qemu/mounts``; the cloud lab's cache modes, ``labs/cloud/mounts``); each says what
+  the host must have for it (:class:`MountVariant`);
+- its **prerequisites**: every missing piece as a :class:`Problem` with its fix; before
+  anything starts, :func:`refuse` turns them into the one error a user sees;
+- its **caveats**: what each of its mounts puts on every number it measures;
+- its **probe**: what each mount supports and how coherent it is, stored in the run's lab
+  facts (``model.LabFacts``: the member's own record, never another lab's fields);
+- its **resume**: finishing an interrupted run, or saying plainly that it cannot.
+
+The member itself is one object (:class:`Lab`) listed in ``labs.LABS``; what the commands do
+with every lab alike (``doctor``, ``run --resume`` of a lab's run) goes through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
+
+from mountbench.errors import ToolMissing
+
+if TYPE_CHECKING:
+    from mountbench.engine.session import Events
+    from mountbench.model import RunData
+    from mountbench.store import Store
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something a lab needs that is missing or wrong, and the command or step that fixes it.
+
+    ``optional``: the lab works without it but is better with it (``doctor`` marks it, a run
+    goes ahead)."""
+
+    what: str
+    fix: str
+    optional: bool = False
+
+    def __str__(self) -> str:
+        return f"optional: {self.what}" if self.optional else self.what
+
+
+def refuse(problems: Sequence[Problem], doctor_flag: str) -> None:
+    """Raise ToolMissing for the first problem that is not optional, with its fix and how
+    many more there are (all of them: ``mountbench doctor <doctor_flag>``); nothing when
+    there is none."""
+    blocking = [p for p in problems if not p.optional]
+    if not blocking:
+        return
+    first = blocking[0]
+    more = f" (and {len(blocking) - 1} more: see 'mountbench doctor {doctor_flag}')" if len(blocking) > 1 else ""
+    raise ToolMissing(f"{first.what}; {first.fix}{more}")
+
+
+class MountVariant(Protocol):
+    """One way a lab mounts storage, one module of the member's registry."""
+
+    name: ClassVar[str]  # what the user names it by (--mount NAME, --mode NAME)
+
+    def prerequisites(self) -> list[Problem]:
+        """What this machine lacks for it (empty: nothing)."""
+        ...
+
+
+V = TypeVar("V", bound=MountVariant)
+
+
+def registry(*variants: V) -> dict[str, V]:
+    """A member's registry: its variants by name, in the order help and errors list them."""
+    return {variant.name: variant for variant in variants}
+
+
+def variant_problems(variants: Mapping[str, MountVariant], names: Iterable[str] | None = None) -> list[Problem]:
+    """The missing host pieces of these variants (default: all), in registry order, each once."""
+    wanted = set(variants) if names is None else set(names)
+    problems: dict[Problem, None] = {}
+    for variant in variants.values():
+        if variant.name in wanted:
+            problems.update(dict.fromkeys(variant.prerequisites()))
+    return list(problems)
+
+
+# --- probe -----------------------------------------------------------------------------------
+
+CAPABILITIES_BOUND = 40  # capabilities the capability probe (probe.target) checks, with room to spare
+
+
+def capability_bound(timeout_s: float) -> float:
+    """Seconds the capability probe of one mount may take, each capability bounded by
+    ``timeout_s``: how long a lab's probe driver waits for it before calling it hung."""
+    return CAPABILITIES_BOUND * (timeout_s + 2.0)
+
+
+class Lab(Protocol):
+    """A member of the labs: what the commands ask of every lab alike."""
+
+    name: str  # the name its runs are stored under (model.LabFacts' name)
+    command: str  # the mountbench command that runs it
+    doctor_flag: str  # the doctor option that checks its prerequisites
+    needs: str  # what doctor says it found when nothing is missing
+    resumes: bool  # whether resume() can finish a run (False: it says that it cannot, yet)
+    variants: Mapping[str, MountVariant]  # its registry
+
+    def prerequisites(self, optional: bool = False, variants: Iterable[str] | None = None) -> list[Problem]:
+        """Every missing piece for the lab and these variants (default: all); with ``optional``,
+        also what the lab works without but is better with."""
+        ...
+
+    def resume(
+        self,
+        run: RunData,
+        store: Store,
+        events: Events,
+        on_note: Callable[[str], None],
+        on_saved: Callable[[str], None] | None = None,
+        keep: bool = False,
+    ) -> str:
+        """Finish an interrupted run of this lab and return its final status, or raise
+        UsageError saying that this lab cannot."""
+        ...

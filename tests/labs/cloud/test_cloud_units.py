@@ -1,0 +1,173 @@
+"""Pure parts of the cloud lab: specs, records, the pick-two verdicts, and cleaning a dead
+run's leftovers by its state record (with a real process)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mountbench.errors import UsageError
+from mountbench.labs.cloud import state as state_mod
+from mountbench.labs.cloud.caveats import mode_caveats
+from mountbench.labs.cloud.mounts import CACHE_MODES
+from mountbench.labs.cloud.run import with_defaults
+from mountbench.labs.cloud.spec import cloud_specs, parse_rtts
+from mountbench.model import RunOptions
+from mountbench.probe.remotesync import CloudMountProbe, CloudProbe, CloudTarget, SyncResult
+from mountbench.report.sections import SECTIONS, cloudpick
+
+
+def test_modes_registry_has_the_four_cache_modes_in_order() -> None:
+    assert list(CACHE_MODES) == ["off", "minimal", "writes", "full"]
+    assert (
+        CACHE_MODES["full"].caches_reads
+        and CACHE_MODES["writes"].caches_writes
+        and not CACHE_MODES["off"].caches_writes
+    )
+    assert cloudpick in SECTIONS
+
+
+def test_specs_are_every_mode_at_every_rtt_labelled_with_both() -> None:
+    specs = cloud_specs(["off,full"], ["0", "20ms"])
+    assert [s.label for s in specs] == ["off-0ms", "full-0ms", "off-20ms", "full-20ms"]
+    assert [s.label for s in cloud_specs([], [])][:4] == ["off-0ms", "minimal-0ms", "writes-0ms", "full-0ms"]
+
+
+@pytest.mark.parametrize("bad", ["fast", "-5", "1.5", "20000"])
+def test_bad_rtt_is_a_one_line_usage_error(bad: str) -> None:
+    with pytest.raises(UsageError, match="--rtt"):
+        parse_rtts([bad])
+
+
+def test_unknown_mode_names_the_choices() -> None:
+    with pytest.raises(UsageError, match="off, minimal, writes, full"):
+        cloud_specs(["sometimes"], [])
+
+
+def test_defaults_are_the_clouddrive_preset_scaled_and_local_as_baseline() -> None:
+    chosen = with_defaults(RunOptions())
+    assert chosen.presets == ("clouddrive",) and chosen.size == 64 * 1024**2 and chosen.baseline == "local"
+    mine = with_defaults(RunOptions(presets=("latency",), size=1024**2))
+    assert mine.presets == ("latency",) and mine.size == 1024**2
+    with pytest.raises(UsageError, match="--baseline"):
+        with_defaults(RunOptions(baseline="off-0ms"))
+    with pytest.raises(UsageError, match="--watch"):
+        with_defaults(RunOptions(watch=("rclone",)))
+
+
+def _sync(**values: object) -> SyncResult:
+    base = dict(repeat=1, timeout_s=6.0, round_trip_ms=(45.0,), first_read_ms=(30.0,), reread_ms=(0.002,),
+                at_close=(True,), close_delay_ms=(0.0,), at_fsync=(False,), fsync_ms=(0.1,),
+                fsync_delay_ms=(None,), remote_create_ms=(None,), remote_change=("stale",),
+                remote_change_fresh_ms=(None,))  # fmt: skip
+    return SyncResult(**{**base, **values})  # type: ignore[arg-type]
+
+
+def test_records_round_trip_through_json() -> None:
+    probe = CloudProbe(
+        (CloudTarget("local", None, None), CloudTarget("off-0ms", "off", 0, None, ("--vfs-cache-mode", "off"))),
+        (CloudMountProbe("off-0ms", "/m", "/r", None, _sync(), ("x",)),),
+        1, 6.0, {"rclone": "rclone v1"}, ("e",),
+    )  # fmt: skip
+    again = CloudProbe.from_dict(json.loads(json.dumps(probe.to_dict())))
+    assert again == probe
+
+
+def test_consistency_and_durability_verdicts() -> None:
+    verdict, at_close, to_remote, from_remote, change = cloudpick._consistency(_sync(), 6.0)
+    assert (verdict, at_close, to_remote) == ("poor", "yes", "at close")
+    assert from_remote == "not within 6 s" and change == "stale for over 6 s"
+    torn = cloudpick._consistency(_sync(remote_change=("torn",)), 6.0)
+    assert torn[0] == "data loss"
+    prompt = _sync(remote_create_ms=(20.0,), remote_change=("fresh",), remote_change_fresh_ms=(0.0,))
+    assert cloudpick._consistency(prompt, 6.0)[0] == "good"
+    late = _sync(at_close=(False,), close_delay_ms=(5020.0,), remote_create_ms=(20.0,), remote_change=("fresh",))
+    assert cloudpick._consistency(late, 6.0)[:3] == ("fair", "no", "after 5.02 s")
+    assert cloudpick._durability(_sync())[0] == "poor"
+    assert cloudpick._durability(_sync(at_fsync=(True,)))[0] == "good"
+    assert cloudpick._durability(None)[0] == "not measured"
+
+
+def test_a_dead_runs_leftovers_are_cleaned_by_its_record_only(tmp_path: Path) -> None:
+    root = tmp_path / "cloudlab"
+    dead, alive_run, stranger = root / "dead", root / "alive", tmp_path / "not-ours"
+    for d in (dead, alive_run, stranger):
+        d.mkdir(parents=True)
+    owner = subprocess.Popen([sys.executable, "-c", "pass"])
+    owner.wait()  # a dead owner
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        record = state_mod.LabState(dead, owner_pid=owner.pid, owner_started=time.time() - 100)
+        record.add_process(child.pid, "stand-in for an rclone mount")
+        record.add_process(other.pid + 10**6, "a pid that no longer exists")
+        record.add_mount(dead / "mnt" / "not-mounted")
+        state_mod.LabState(alive_run).save()  # this process owns it: left alone
+        cleaned = state_mod.sweep_dead_runs(root)
+        assert cleaned == [str(dead)]
+        assert child.wait(timeout=10) is not None
+        assert not dead.exists() and alive_run.exists() and stranger.exists()
+        assert other.poll() is None  # never touched: not in any record
+    finally:
+        for p in (child, other):
+            p.kill()
+            p.wait()
+
+
+def test_a_reused_pid_is_not_killed(tmp_path: Path) -> None:
+    workdir = tmp_path / "cloudlab" / "dead"
+    workdir.mkdir(parents=True)
+    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        record = state_mod.LabState(workdir, owner_pid=victim.pid + 10**6, owner_started=1.0)
+        record.processes.append({"pid": victim.pid, "started": 12345.0, "what": "same pid, another process"})
+        record.save()
+        state_mod.sweep_dead_runs(tmp_path / "cloudlab")
+        assert victim.poll() is None
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+def test_serving_watch_measures_the_named_processes_and_carries_the_modes_caveats() -> None:
+    from mountbench.labs.cloud.mounts import CACHE_MODES
+    from mountbench.labs.cloud.watch import ServingWatch
+
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        watch = ServingWatch(lambda label: [busy.pid] if label == "full-0ms" else [],
+                             {"full-0ms": mode_caveats(CACHE_MODES["full"])})  # fmt: skip
+        assert watch.start("local") is None
+        window = watch.start("full-0ms")
+        assert window is not None
+        time.sleep(0.5)
+        measured = window.stop()
+    finally:
+        busy.kill()
+        busy.wait()
+    assert measured.cost is not None and measured.cost.cpu_user_s + measured.cost.cpu_sys_s > 0
+    assert {c.code for c in measured.caveats} == {"cloud-cache"} and len(measured.caveats) == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--rtt", "fast"], "--rtt 'fast': give whole milliseconds"),
+        (["--mode", "sometimes"], "--mode 'sometimes' is not an rclone cache mode"),
+        (["--baseline", "off-0ms"], "--baseline: the cloud lab compares with the local disk"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2_before_anything_starts(tmp_path: Path, args: list[str], message: str) -> None:
+    env = {**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path), "MOUNTBENCH_DB": str(tmp_path / "db")}
+    done = subprocess.run([sys.executable, "-m", "mountbench", "cloudlab", *args], env=env, capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and message in done.stderr
+    assert not (tmp_path / "mountbench" / "cloudlab").exists() or not any(
+        (tmp_path / "mountbench" / "cloudlab").iterdir()
+    )

@@ -1,0 +1,208 @@
+"""`mountbench cloudlab` end to end: real rclone serving and mounting over real FUSE, a real
+delay on the wire (toxiproxy), two RTTs, every cache mode; then nothing left running or mounted.
+Also: Ctrl-C stops everything, and a killed run's leftovers are cleaned by the next run."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from mountbench.labs.cloud import state as state_mod
+from mountbench.probe.remotesync import CloudProbe
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("cloud_ready")]
+RTT_MS = 20
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_DATA_HOME": str(tmp_path / "data"),
+            "MOUNTBENCH_DB": str(tmp_path / "db.sqlite"), "COLUMNS": "200"}  # fmt: skip
+
+
+def _command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "mountbench", "cloudlab", *args]
+
+
+def _mounted_under(path: Path) -> list[str]:
+    lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    return [f.split()[4] for f in lines if f.split()[4].startswith(str(path))]
+
+
+def _processes_under(path: Path) -> list[str]:
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        cmdline = " ".join(proc.info["cmdline"] or [])
+        if str(path) in cmdline and proc.info["status"] != psutil.STATUS_ZOMBIE:
+            found.append(f"{proc.pid} {cmdline[:100]}")
+    return found
+
+
+def assert_nothing_left(tmp_path: Path) -> None:
+    assert _mounted_under(tmp_path) == []
+    assert _processes_under(tmp_path) == []
+    root = tmp_path / "cache" / "mountbench" / "cloudlab"
+    assert not root.exists() or list(root.iterdir()) == []
+
+
+def test_cloudlab_compares_local_disk_with_four_cache_modes_at_two_rtts(tmp_path: Path) -> None:
+    out = tmp_path / "run.json"
+    started = time.monotonic()
+    done = subprocess.run(
+        _command("--rtt", f"0,{RTT_MS}", "--repeat", "1", "--runtime", "1", "--size", "8M", "--tree", "tiny",
+                 "--only", "random-read", "--only", "extract", "--probe-timeout", "8", "--json", str(out)),
+        env=_env(tmp_path), capture_output=True, text=True, timeout=400,
+    )  # fmt: skip
+    took = time.monotonic() - started
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = done.stdout
+    labels = ["local", *(f"{m}-{rtt}ms" for rtt in (0, RTT_MS) for m in ("off", "minimal", "writes", "full"))]
+    for label in labels:
+        assert label in text
+    # the comparison, the pick-two columns and the latency percentiles
+    assert "random-read 4k QD1 (S4)" in text and "extract" in text
+    for column in ("performance", "consistency with the remote", "durability at fsync()"):
+        assert column in text
+    assert "latency percentiles" in text and "p99.9" in text and "p50" in text
+
+    (run,) = json.loads(out.read_text())["runs"]
+    lab = run["config"]["lab"]
+    assert lab["name"] == "cloud" and set(lab) == {"name", "probe"}  # its own facts, none of the QEMU lab's
+    probe = CloudProbe.from_dict(lab["probe"])
+    assert [t.label for t in probe.targets] == labels
+    syncs = {m.label: m.sync for m in probe.mounts if m.sync is not None}
+    assert set(syncs) == set(labels[1:]), probe.errors
+
+    # the delay is really on the wire: lower bounds it guarantees, whatever the load (a comparison with
+    # the 0 ms mounts would be decided by noise). mkdir and rmdir are each a request to the remote
+    # (each at least one RTT); the first read of a file only the remote had is a miss.
+    for mode in ("off", "minimal", "writes", "full"):
+        slow = syncs[f"{mode}-{RTT_MS}ms"]
+        assert statistics.median(slow.round_trip_ms) >= 2 * RTT_MS, (mode, slow.round_trip_ms)
+        assert slow.first_read_ms[0] >= RTT_MS, (mode, slow.first_read_ms)  # the first read is a miss
+    # what "durable" means: off writes through at close(); writes/full upload after close (write-back)
+    for rtt in (0, RTT_MS):
+        assert syncs[f"off-{rtt}ms"].at_close == (True,)
+        for mode in ("writes", "full"):
+            late = syncs[f"{mode}-{rtt}ms"]
+            assert late.at_close == (False,) and late.at_fsync == (False,)
+            assert late.close_delay_ms[0] is not None and late.close_delay_ms[0] >= 1000.0
+
+    samples = run["samples"]
+    cloud_ok = [s for s in samples if s["ok"] and s["target"] != "local"]
+    assert cloud_ok and all("host.cpu_s" in s["metrics"] for s in cloud_ok)  # rclone's own cost per sample
+    reads = [s for s in samples if s["workload"] == "random-read" and s["ok"]]
+    assert {s["target"] for s in reads} == set(labels)  # off too: its files written as new files (dd)
+    assert all("read.lat_p99" in s["metrics"] for s in reads)
+    caveated = {s["target"] for s in samples if any(c["code"] == "cloud-cache" for c in s["caveats"])}
+    assert caveated == {f"{m}-{rtt}ms" for m in ("writes", "full") for rtt in (0, RTT_MS)}
+
+    # the section in the other formats: Markdown and the CSV of its records
+    report = [sys.executable, "-m", "mountbench", "report", "--from", str(out)]
+    md = subprocess.run([*report, "--format", "md"], env=_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert md.returncode == 0, md.stderr
+    assert "Cloud drive: pick two" in md.stdout and "first read / cached re-read" in md.stdout
+    csv_run = subprocess.run([*report, "--format", "csv", "--out", str(tmp_path / "r.csv")], env=_env(tmp_path),
+                             capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert csv_run.returncode == 0, csv_run.stderr
+    rows = (tmp_path / "r-cloudpick.csv").read_text().splitlines()
+    assert rows[0].startswith("target,mode,rtt_ms,bandwidth_kbps,round_trip_ms,first_read_ms")
+    assert len(rows) == 1 + len(labels)
+    assert_nothing_left(tmp_path)
+    print(f"cloudlab end to end: {took:.1f} s")
+
+
+def _start_and_wait_for_mounts(tmp_path: Path) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        _command("--mode", "writes", "--rtt", "0", "--repeat", "1", "--runtime", "1", "--size", "4M",
+                 "--only", "random-read", "--probe-timeout", "30"),
+        env=_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not _mounted_under(tmp_path):
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        time.sleep(0.2)
+    assert _mounted_under(tmp_path), "the lab never mounted"
+    time.sleep(1.0)  # into the probe (a 30 s timeout: it is still running)
+    return proc
+
+
+def test_ctrl_c_stops_everything_the_lab_started(tmp_path: Path) -> None:
+    proc = _start_and_wait_for_mounts(tmp_path)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode != 0
+    assert "Traceback" not in stderr
+    assert_nothing_left(tmp_path)
+
+
+def test_a_killed_run_is_cleaned_by_the_next(tmp_path: Path) -> None:
+    proc = _start_and_wait_for_mounts(tmp_path)
+    os.killpg(proc.pid, signal.SIGKILL)  # no cleanup at all: the stale mount stays
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _processes_under(tmp_path):
+        time.sleep(0.1)  # its children die with it (PR_SET_PDEATHSIG)
+    root = tmp_path / "cache" / "mountbench" / "cloudlab"
+    assert list(root.iterdir()), "the killed run left no work directory to clean"
+    cleaned = state_mod.sweep_dead_runs(root)  # what the next run does first
+    assert len(cleaned) == 1 and "left" not in cleaned[0]
+    assert_nothing_left(tmp_path)
+
+
+def test_a_killed_run_is_resumed_on_a_lab_made_again(tmp_path: Path) -> None:
+    """kill -9 after the first samples are stored; `cloudlab --resume` makes the lab again (the same
+    cache mode and RTT, new mount points), keeps what was stored and takes only the rest."""
+    db = tmp_path / "db.sqlite"
+    proc = subprocess.Popen(
+        _command("--mode", "writes", "--rtt", "0", "--repeat", "3", "--runtime", "1", "--size", "4M",
+                 "--only", "random-read", "--no-probe"),
+        env=_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    stored: list[tuple[str, str, int]] = []
+    while time.monotonic() < deadline and len(stored) < 2:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        time.sleep(0.3)
+        if db.exists():
+            with sqlite3.connect(db) as conn:
+                stored = conn.execute("SELECT run_id, target, round FROM samples WHERE ok = 1").fetchall()
+    assert len(stored) >= 2, "no samples stored within 120 s"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    run_id = stored[0][0]
+
+    # `run --resume` cannot: the mounts are gone, and it says which command can
+    wrong = subprocess.run([sys.executable, "-m", "mountbench", "run", "--resume", run_id], env=_env(tmp_path),
+                           capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert wrong.returncode == 2 and f"mountbench cloudlab --resume {run_id}" in wrong.stderr, wrong.stderr
+
+    out = tmp_path / "resumed.json"
+    done = subprocess.run(_command("--resume", run_id, "--json", str(out)), env=_env(tmp_path),
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"resuming run {run_id}" in done.stderr
+    (run,) = json.loads(out.read_text())["runs"]
+    assert run["status"] == "complete"
+    taken = sorted((s["target"], s["round"]) for s in run["samples"] if s["ok"])
+    assert taken == sorted((t, r) for t in ("local", "writes-0ms") for r in (0, 1, 2))
+    before = {(target, rnd) for _, target, rnd in stored}
+    assert len(before) < len(taken)  # the resume took the rest
+    # what was stored before the kill is kept as it was, not taken again
+    kept = {(s["target"], s["round"]): s["started_at"] for s in run["samples"]}
+    with sqlite3.connect(db) as conn:
+        first = dict(((t, r), at) for t, r, at in conn.execute(
+            "SELECT target, round, started_at FROM samples WHERE run_id = ?", (run_id,)))  # fmt: skip
+    assert all(kept[key] == first[key] for key in before)
+    assert {t["label"]: t["path"] for t in run["targets"]}["writes-0ms"].startswith(str(tmp_path / "cache"))
+    assert_nothing_left(tmp_path)

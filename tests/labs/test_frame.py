@@ -1,0 +1,94 @@
+"""The lab frame (labs/frame.py): one Problem type refused one way, the members' registries,
+and each lab's runs stored with its own facts and resumed by its own command (or not yet)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from support.factories import make_run
+
+from mountbench.errors import ToolMissing, UsageError
+from mountbench.labs.cloud.mounts import CACHE_MODES
+from mountbench.labs.frame import Problem, refuse, registry, variant_problems
+from mountbench.labs.members import LABS, lab_of, refuse_plain_resume, resume_advice
+from mountbench.labs.qemu.mounts import MOUNT_TYPES
+from mountbench.model import LAB_FACTS, CloudLabFacts, QemuLabFacts, RunData
+
+
+def test_refuse_names_the_first_blocking_problem_its_fix_and_how_many_more() -> None:
+    refuse([], "--lab")
+    refuse([Problem("no Rust virtiofsd", "cargo install virtiofsd", optional=True)], "--lab")  # works without
+    problems = [Problem("a", "fix a", optional=True), Problem("b", "fix b"), Problem("c", "fix c")]
+    with pytest.raises(ToolMissing) as raised:
+        refuse(problems, "--cloud")
+    assert str(raised.value) == "b; fix b (and 1 more: see 'mountbench doctor --cloud')"
+    with pytest.raises(ToolMissing, match=r"^c; fix c$"):
+        refuse([Problem("c", "fix c")], "--lab")
+
+
+def test_an_optional_problem_says_so() -> None:
+    assert str(Problem("no Rust virtiofsd", "cargo install virtiofsd", optional=True)) == "optional: no Rust virtiofsd"
+    assert str(Problem("fio is missing", "apt-get install fio")) == "fio is missing"
+
+
+class _Needs:
+    def __init__(self, name: str, *missing: str) -> None:
+        self.name = name  # type: ignore[misc]
+        self.missing = missing
+
+    def prerequisites(self) -> list[Problem]:
+        return [Problem(what, f"install {what}") for what in self.missing]
+
+
+def test_a_registry_keeps_its_order_and_its_problems_are_asked_of_the_variants_wanted() -> None:
+    variants = registry(_Needs("b", "tool-x"), _Needs("a", "tool-x", "tool-y"), _Needs("c"))
+    assert list(variants) == ["b", "a", "c"]
+    assert [p.what for p in variant_problems(variants)] == ["tool-x", "tool-y"]  # each problem once
+    assert [p.what for p in variant_problems(variants, ["a"])] == ["tool-x", "tool-y"]
+    assert variant_problems(variants, ["c"]) == []
+
+
+def test_every_lab_is_a_member_with_its_own_facts_record_and_registry() -> None:
+    assert set(LABS) == set(LAB_FACTS) == {"qemu", "cloud"}
+    assert LABS["qemu"].variants is MOUNT_TYPES and LABS["cloud"].variants is CACHE_MODES
+    assert len({lab.command for lab in LABS.values()}) == len({lab.doctor_flag for lab in LABS.values()}) == 2
+    for lab in LABS.values():
+        assert all(isinstance(p, Problem) for p in lab.prerequisites(optional=True))
+
+
+def _run(lab: QemuLabFacts | CloudLabFacts | None) -> RunData:
+    run = make_run({("a", "w"): [1.0]}, run_id="r9")
+    return dataclasses.replace(run, status="interrupted", config=dataclasses.replace(run.config, lab=lab))
+
+
+def test_a_lab_run_is_resumed_by_its_own_command_or_not_yet() -> None:
+    plain, qemu, cloud = _run(None), _run(QemuLabFacts(accel="tcg")), _run(CloudLabFacts({"targets": []}))
+    assert lab_of(plain) is None and lab_of(qemu) is LABS["qemu"] and lab_of(cloud) is LABS["cloud"]
+    refuse_plain_resume(plain)
+    with pytest.raises(UsageError, match=r"resume it with 'mountbench cloudlab --resume r9'$"):
+        refuse_plain_resume(cloud)
+    with pytest.raises(UsageError, match=r"'mountbench lab' cannot resume a run yet: start a new one$"):
+        refuse_plain_resume(qemu)
+    assert resume_advice(plain) == "resume it with 'mountbench run --resume r9'"
+
+
+def test_the_qemu_lab_says_it_cannot_resume_yet() -> None:
+    with pytest.raises(UsageError, match="run r9 ran in the QEMU lab, which cannot resume a run yet"):
+        LABS["qemu"].resume(_run(QemuLabFacts()), None, None, print)  # type: ignore[arg-type]
+
+
+def test_doctor_checks_each_lab_asked_for_through_its_member(tmp_path: Path) -> None:
+    from support.runhelpers import mountbench
+
+    proc = mountbench("doctor", str(tmp_path), "--lab", "--cloud", timeout=120)
+    rows = [line for line in proc.stdout.splitlines() if line.startswith(("│ lab ", "│ cloudlab "))]
+    for lab in LABS.values():
+        mine = [row for row in rows if row.startswith(f"│ {lab.command} ")]
+        assert mine, proc.stdout
+        missing = lab.prerequisites(optional=True)
+        if not missing:
+            assert "✓" in mine[0] and lab.needs.split(",")[0] in mine[0], mine
+        elif any(not p.optional for p in missing):
+            assert proc.returncode != 0 and any("✗" in row for row in mine), proc.stdout
