@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
 
-from mountbench.errors import ToolMissing
+from mountbench.errors import ToolMissing, UsageError
 
 if TYPE_CHECKING:
     from mountbench.engine.session import Events
@@ -98,20 +98,31 @@ def capability_bound(timeout_s: float) -> float:
     return CAPABILITIES_BOUND * (timeout_s + 2.0)
 
 
-class Lab(Protocol):
-    """A member of the labs: what the commands ask of every lab alike."""
+Resume = Callable[..., str]  # (run, store, events, on_note, on_saved=None, keep=False) -> final status
+
+
+@dataclass(frozen=True)
+class Lab:
+    """A member of the labs: what the commands ask of every lab alike, one record per member
+    (labs/<name>/member.py)."""
 
     name: str  # the name its runs are stored under (model.LabFacts' name)
+    title: str  # how sentences name it: "the QEMU lab"
     command: str  # the mountbench command that runs it
     doctor_flag: str  # the doctor option that checks its prerequisites
     needs: str  # what doctor says it found when nothing is missing
-    resumes: bool  # whether resume() can finish a run (False: it says that it cannot, yet)
     variants: Mapping[str, MountVariant]  # its registry
+    # every missing piece for the lab and these variants (default: all); with optional=True, also what
+    # the lab works without but is better with
+    problems: Callable[[bool, Iterable[str] | None], list[Problem]]
+    resumer: Resume | None = None  # finishes an interrupted run; None: the lab cannot yet
+
+    @property
+    def resumes(self) -> bool:
+        return self.resumer is not None
 
     def prerequisites(self, optional: bool = False, variants: Iterable[str] | None = None) -> list[Problem]:
-        """Every missing piece for the lab and these variants (default: all); with ``optional``,
-        also what the lab works without but is better with."""
-        ...
+        return self.problems(optional, variants)
 
     def resume(
         self,
@@ -124,4 +135,9 @@ class Lab(Protocol):
     ) -> str:
         """Finish an interrupted run of this lab and return its final status, or raise
         UsageError saying that this lab cannot."""
-        ...
+        if self.resumer is None:
+            raise UsageError(
+                f"run {run.id} ran in {self.title}, which cannot resume a run yet; start a new one with "
+                f"'mountbench {self.command}'"
+            )
+        return self.resumer(run, store, events, on_note, on_saved, keep)
