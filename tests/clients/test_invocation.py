@@ -4,8 +4,8 @@ import socket
 import sys
 import time
 
+from mountbench.clients.addresses import ClientSpec
 from mountbench.clients.invocation import run_watched, unreachable
-from mountbench.clients.spec import ClientSpec
 
 
 def closed_port() -> int:

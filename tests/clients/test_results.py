@@ -6,6 +6,7 @@ from fractions import Fraction
 
 import pytest
 
+from mountbench.clients.addresses import ClientSpec
 from mountbench.clients.results import (
     FIO_ALL_CLIENTS,
     all_clients_disagreement,
@@ -13,7 +14,6 @@ from mountbench.clients.results import (
     slowest_client,
     split_entries,
 )
-from mountbench.clients.spec import ClientSpec
 from mountbench.fio.parse import load_fio_json
 
 

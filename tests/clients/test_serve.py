@@ -15,7 +15,7 @@ import pytest
 from support.tools import needs_fio
 
 from mountbench.clients import agent
-from mountbench.clients.spec import ClientSpec
+from mountbench.clients.addresses import ClientSpec
 
 pytestmark = pytest.mark.slow
 

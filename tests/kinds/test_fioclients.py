@@ -2,7 +2,7 @@
 
 import pytest
 
-from mountbench.clients.spec import ClientSpec
+from mountbench.clients.addresses import ClientSpec
 from mountbench.errors import UsageError
 from mountbench.kinds import describe, make_workload
 from mountbench.kinds.fioclients import ClientsJob, client_workloads

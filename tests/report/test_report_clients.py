@@ -2,7 +2,7 @@
 
 import pytest
 
-from mountbench.clients.spec import ClientSpec
+from mountbench.clients.addresses import ClientSpec
 from mountbench.kinds.fioclients import client_workloads
 from mountbench.model import ClientResult, RunConfig, RunData, Sample, Target, TargetRecord
 from mountbench.presets import load_preset

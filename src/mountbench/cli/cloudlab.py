@@ -81,8 +81,8 @@ def cloudlab(
     mountbench cloudlab --rtt 0,10,50 --mode off,full --preset latency --size 256M
     mountbench cloudlab --job s4.fio --rtt 50 --bandwidth 10000
     """
+    from mountbench.labs.cloud.matrix import cloud_specs
     from mountbench.labs.cloud.run import CloudOptions, run_cloudlab, with_defaults
-    from mountbench.labs.cloud.spec import cloud_specs
 
     if resume:
         if modes or rtts or bandwidth or given_run_options(params):

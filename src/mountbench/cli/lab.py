@@ -76,7 +76,7 @@ def lab(
     mountbench lab --mount disk:format=qcow2,cache=writeback --mount disk:cache=none --preset nine --size 1G
     mountbench lab --mount 9p --mount 9p:cache=loose --mount virtiofs --mount nfs --mount disk --preset s3 --probe
     """
-    from mountbench.labs.qemu.probe import ProbeOptions
+    from mountbench.labs.qemu.guestprobe import ProbeOptions
     from mountbench.labs.qemu.run import LabOptions, check_prerequisites, lab_specs, lab_timeout, run_lab
 
     if resume:

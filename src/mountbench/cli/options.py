@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import click
 from click.core import ParameterSource
 
-from mountbench.clients.spec import parse_clients, parse_counts, read_hosts_file
+from mountbench.clients.addresses import parse_clients, parse_counts, read_hosts_file
 from mountbench.errors import UsageError
 from mountbench.fio.sweeps import parse_sweep
 from mountbench.host.watch import WatchSpec

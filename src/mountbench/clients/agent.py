@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from mountbench.clients.spec import ClientSpec
+from mountbench.clients.addresses import ClientSpec
 from mountbench.host import facts as hostinfo
 from mountbench.host.targets import find_mount
 from mountbench.probe import agent as probe_agent

@@ -13,7 +13,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from mountbench.clients.spec import ClientSpec
+from mountbench.clients.addresses import ClientSpec
 from mountbench.errors import UsageError
 
 CONNECT_TIMEOUT_S = 5.0

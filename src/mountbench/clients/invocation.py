@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from mountbench.clients.spec import ClientSpec
+from mountbench.clients.addresses import ClientSpec
 
 STOP_GRACE_S = 10.0  # after Ctrl-C, how long fio's client may take to stop every server's job
 CHECK_EVERY_S = 5.0

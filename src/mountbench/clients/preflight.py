@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from mountbench.clients import agent
+from mountbench.clients.addresses import ClientSpec
 from mountbench.clients.fioprobe import (
     ProtocolMismatch,
     errno_text,
@@ -26,7 +27,6 @@ from mountbench.clients.fioprobe import (
     same_major_minor,
 )
 from mountbench.clients.fioprobe import check_reachable as tcp_check
-from mountbench.clients.spec import ClientSpec
 from mountbench.errors import MountbenchError, TargetError, UsageError
 from mountbench.fio.binary import FioInfo, parse_fio_version
 from mountbench.fio.parse import FioOutputError, load_fio_json

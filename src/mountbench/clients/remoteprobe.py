@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from mountbench.clients import agent
-from mountbench.clients.spec import ClientSpec, parse_client
+from mountbench.clients.addresses import ClientSpec, parse_client
 from mountbench.errors import TargetError, UsageError
 from mountbench.probe.agent import AgentError, AgentLink, AgentSilent, RemotePending, RemoteSide
 from mountbench.probe.coherence import View, measure_views

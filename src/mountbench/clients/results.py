@@ -24,7 +24,7 @@ from mountbench.analysis.multiclient import LOW_OVERLAP, OVERLAP_FLOOR
 from mountbench.analysis.multiclient import START_OFFSET as START_OFFSET
 from mountbench.analysis.multiclient import overlap as overlap
 from mountbench.analysis.multiclient import overlap_of as overlap_of
-from mountbench.clients.spec import ClientSpec
+from mountbench.clients.addresses import ClientSpec
 from mountbench.fio.parse import DIRECTIONS, FioOutputError, parse_fio
 from mountbench.model import Caveat, ClientResult
 

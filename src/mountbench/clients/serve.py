@@ -26,7 +26,7 @@ from pathlib import Path
 import psutil
 
 from mountbench.clients import agent
-from mountbench.clients.spec import AGENT_PORT_OFFSET, FIO_PORT
+from mountbench.clients.addresses import AGENT_PORT_OFFSET, FIO_PORT
 from mountbench.clients.sshscripts import BARRIER_SH
 from mountbench.errors import MountbenchError, UsageError
 from mountbench.fio.binary import FioInfo

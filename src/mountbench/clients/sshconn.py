@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mountbench.clients.spec import ClientSpec
+from mountbench.clients.addresses import ClientSpec
 from mountbench.errors import UsageError
 from mountbench.host.process import die_with_parent, stop_tree
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from mountbench.clients import sshscripts
-from mountbench.clients.spec import FIO_PORT, ClientSpec
+from mountbench.clients.addresses import FIO_PORT, ClientSpec
 from mountbench.clients.sshconn import SshConnection, control_directory
 from mountbench.clients.sshconn import stop as stop_process
 from mountbench.errors import MountbenchError, UsageError

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mountbench.clients.spec import parse_clients
+from mountbench.clients.addresses import parse_clients
 from mountbench.engine import workloads as workloads_mod
 from mountbench.engine.budget import default_budget, plan_runtime
 from mountbench.errors import TargetError, UsageError

@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from mountbench.clients.spec import ClientSpec
+from mountbench.clients.addresses import ClientSpec
 from mountbench.errors import UsageError
 from mountbench.kinds import fio, fioclients, http, startup, tree
 from mountbench.kinds.base import Adjustments, RunnerSetup, WorkloadKind, generic_description, new_workload

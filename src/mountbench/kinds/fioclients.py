@@ -36,10 +36,10 @@ from typing import Any
 from mountbench import model
 from mountbench.clients import preflight
 from mountbench.clients import results as client_results
+from mountbench.clients.addresses import ClientSpec
 from mountbench.clients.agent import barrier_option
 from mountbench.clients.invocation import KilledOnInterrupt, run_watched, why_unreachable
 from mountbench.clients.results import ClientsOutcome, clients_outcome
-from mountbench.clients.spec import ClientSpec
 from mountbench.clients.sshremote import SshClients
 from mountbench.errors import UsageError
 from mountbench.fio.binary import FioInfo

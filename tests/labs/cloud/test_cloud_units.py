@@ -14,9 +14,9 @@ import pytest
 from mountbench.errors import UsageError
 from mountbench.labs.cloud import state as state_mod
 from mountbench.labs.cloud.caveats import mode_caveats
+from mountbench.labs.cloud.matrix import cloud_specs, parse_rtts
 from mountbench.labs.cloud.mounts import CACHE_MODES
 from mountbench.labs.cloud.run import with_defaults
-from mountbench.labs.cloud.spec import cloud_specs, parse_rtts
 from mountbench.model import RunOptions
 from mountbench.probe.remotesync import CloudMountProbe, CloudProbe, CloudTarget, SyncResult
 from mountbench.report.sections import SECTIONS, cloudpick

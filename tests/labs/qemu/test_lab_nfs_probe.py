@@ -23,7 +23,7 @@ from support.labhelpers import assert_all_gone, lab_root, require_lab
 
 from mountbench.host.scratch import PROBE_PREFIX
 from mountbench.labs.qemu import Guest, parse_mount_spec
-from mountbench.labs.qemu.probe import ProbeOptions, probe_lab
+from mountbench.labs.qemu.guestprobe import ProbeOptions, probe_lab
 from mountbench.probe.coherence import OPERATIONS
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]

@@ -9,7 +9,13 @@ import sys
 import pytest
 
 from mountbench.labs.qemu import MOUNT_TYPES
-from mountbench.labs.qemu.probe import ProbeOptions, agent_command, agent_timeout, capability_bound, coherence_bound
+from mountbench.labs.qemu.guestprobe import (
+    ProbeOptions,
+    agent_command,
+    agent_timeout,
+    capability_bound,
+    coherence_bound,
+)
 from mountbench.probe.model import (
     CoherenceResult,
     FsInfo,

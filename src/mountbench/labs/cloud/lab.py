@@ -29,10 +29,10 @@ from mountbench.errors import MountbenchError
 from mountbench.host import process as procs
 from mountbench.labs.cloud import state as state_mod
 from mountbench.labs.cloud.delay import DelayProxy
+from mountbench.labs.cloud.matrix import LOCAL, CloudSpec
 from mountbench.labs.cloud.mounts import Wire
 from mountbench.labs.cloud.prereq import DOCTOR_FLAG, lab_problems
 from mountbench.labs.cloud.remote import WebdavRemote, rclone_binary, rclone_version
-from mountbench.labs.cloud.spec import LOCAL, CloudSpec
 from mountbench.labs.frame import refuse
 
 MOUNT_WAIT_S = 20.0

@@ -23,9 +23,9 @@ from mountbench.host import facts as hostinfo
 from mountbench.kinds import host_facts
 from mountbench.labs.cloud.caveats import mode_caveats
 from mountbench.labs.cloud.lab import CloudLab
+from mountbench.labs.cloud.matrix import LOCAL, CloudSpec
+from mountbench.labs.cloud.mountprobes import probe_all
 from mountbench.labs.cloud.mounts import CACHE_MODES
-from mountbench.labs.cloud.probe import probe_all
-from mountbench.labs.cloud.spec import LOCAL, CloudSpec
 from mountbench.labs.cloud.watch import ServingWatch
 from mountbench.model import CloudLabFacts, RunData, RunOptions
 from mountbench.probe.remotesync import CloudMountProbe, CloudProbe, CloudTarget

@@ -13,8 +13,8 @@ from mountbench.labs.qemu.faults import LabBootError, LabError, LabTimeout
 from mountbench.labs.qemu.guest import BootTimes, CommandRun, Guest
 from mountbench.labs.qemu.mounts import MOUNT_TYPES, MountType
 from mountbench.labs.qemu.mounts.base import LabMount, MountSpec
+from mountbench.labs.qemu.mountspec import DEFAULT_MOUNTS, parse_mount_spec
 from mountbench.labs.qemu.prereq import lab_problems
-from mountbench.labs.qemu.spec import DEFAULT_MOUNTS, parse_mount_spec
 
 __all__ = [
     "DEFAULT_MOUNTS",

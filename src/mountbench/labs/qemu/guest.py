@@ -39,6 +39,7 @@ from mountbench.labs.qemu.faults import LabBootError, LabError, LabTimeout, like
 from mountbench.labs.qemu.initramfs import build_initramfs, init_script
 from mountbench.labs.qemu.kernel import Kernel, find_kernel
 from mountbench.labs.qemu.mounts.base import MountSpec
+from mountbench.labs.qemu.mountspec import DEFAULT_MOUNTS
 from mountbench.labs.qemu.plan import (
     GUEST_RESULTS,
     LabMount,
@@ -56,7 +57,6 @@ from mountbench.labs.qemu.qemu import (
     kernel_cmdline,
     qemu_argv,
 )
-from mountbench.labs.qemu.spec import DEFAULT_MOUNTS
 from mountbench.labs.qemu.virtiofsd import find_virtiofsd
 from mountbench.units import parse_size
 

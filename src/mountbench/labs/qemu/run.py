@@ -30,8 +30,8 @@ from mountbench.labs.qemu import (
     parse_mount_spec,
 )
 from mountbench.labs.qemu.caveats import emulation_caveat, host_cache_caveat
+from mountbench.labs.qemu.guestprobe import GUEST_ENV, ProbeOptions, probe_lab
 from mountbench.labs.qemu.prereq import DOCTOR_FLAG, lab_problems
-from mountbench.labs.qemu.probe import GUEST_ENV, ProbeOptions, probe_lab
 from mountbench.model import Caveat, QemuLabFacts, RunData, RunOptions, Sample, Target, TargetRecord, Workload
 from mountbench.records.codec import options_to_dict
 from mountbench.records.events import parse_event

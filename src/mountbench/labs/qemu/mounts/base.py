@@ -87,7 +87,9 @@ class MountSpec:
 
     type_name: str  # the mount type's name, as `--mount NAME` gives it
     options: tuple[tuple[str, str], ...]
-    definition: MountType = field(compare=False, repr=False)  # the mount type's module (set by labs.qemu.spec's parser)
+    definition: MountType = field(
+        compare=False, repr=False
+    )  # the mount type's module (set by labs.qemu.mountspec's parser)
 
     @property
     def mount_type(self) -> MountType:

@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from mountbench.clients.spec import FIO_PORT, ClientSpec, parse_client, parse_clients, parse_counts
+from mountbench.clients.addresses import FIO_PORT, ClientSpec, parse_client, parse_clients, parse_counts
 from mountbench.errors import UsageError
 
 
@@ -131,7 +131,7 @@ def test_bad_ssh_addresses_are_one_line_errors(text, words):
 
 
 def test_hosts_file_one_host_a_line(tmp_path):
-    from mountbench.clients.spec import read_hosts_file
+    from mountbench.clients.addresses import read_hosts_file
 
     hosts = tmp_path / "hosts"
     hosts.write_text("# lab machines\nnode1\n\nme@node2:2222   # the odd one\nssh://node3\n10.0.0.9:8765\n")
