@@ -57,9 +57,9 @@ def _prerequisites(name: str) -> None:
     if name == "tree_extract.py" and shutil.which("hyperfine") is None:
         pytest.skip("hyperfine is not installed (apt-get install hyperfine)")
     if name == "lab_boot.py":
-        require_lab(kinds={"guest-tmpfs"})
+        require_lab(types={"guest-tmpfs"})
     if name == "studies_lab.py":
-        require_lab(kinds={"9p"})
+        require_lab(types={"9p"})
     if name in ("clients_scaling.py", "ssh_clients.py") and os.geteuid() != 0:
         pytest.skip(f"bench/{name} needs root (network namespaces, a tmpfs)")
 
