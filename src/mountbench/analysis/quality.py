@@ -134,6 +134,7 @@ class Shown:
     baseline: str
     per_round_s: float | None  # what one more round of the comparison costs (both sides' samples)
     adaptive: bool  # the run already added rounds (--until, a budget): advising --until again helps nothing
+    higher_is_better: bool = True  # the metric's direction: the note's interval is said as the tables say it
 
 
 def level_text(level: float) -> str:
@@ -180,8 +181,15 @@ def undecided_caveat(comparison: Comparison, shown: Shown | None = None) -> Cave
     ``shown``, the note says the bound the interval did establish and what ±precision would take."""
     precision = f"{comparison.precision * 100:g}%"
     level = level_text(comparison.level)
-    direction = f"{shown.target} ÷ {shown.baseline}" if shown is not None else "target ÷ baseline"
-    shown_text = f"its {level} CI ({sig3(comparison.low)}–{sig3(comparison.high)}×, {direction})"
+    low, high = comparison.low, comparison.high
+    if shown is None:
+        direction = "target ÷ baseline"
+    elif shown.higher_is_better:
+        direction = f"{shown.target} ÷ {shown.baseline}"
+    else:  # lower is better (time, latency): said as speed, the way the tables say it
+        low, high = (1 / high if high > 0 else math.inf), (1 / low if low > 0 else math.inf)
+        direction = f"{shown.target}'s speed ÷ {shown.baseline}'s"
+    shown_text = f"its {level} CI ({sig3(low)}–{sig3(high)}×, {direction})"
     if comparison.precise:
         return Caveat(
             model.WIDE_RATIO,

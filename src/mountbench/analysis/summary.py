@@ -131,7 +131,12 @@ def summarize_runs(
         base = cells[chosen_baseline]
         cells = {
             label: _with_comparison(
-                cell, base, chosen_baseline, family.comparisons.get((workload.name, info.name, label)), odds
+                cell,
+                base,
+                chosen_baseline,
+                family.comparisons.get((workload.name, info.name, label)),
+                odds,
+                info.higher_is_better,
             )
             for label, cell in cells.items()
         }
@@ -267,7 +272,12 @@ class Odds:
 
 
 def _with_comparison(
-    cell: Cell, base: Cell, baseline: str, comparison: Comparison | None, odds: Odds | None = None
+    cell: Cell,
+    base: Cell,
+    baseline: str,
+    comparison: Comparison | None,
+    odds: Odds | None = None,
+    higher_is_better: bool = True,
 ) -> Cell:
     """The cell with its decided comparison (None: no ratio exists) and the caveats of its ratio."""
     if cell.target == baseline or not cell.values or not base.values:
@@ -276,7 +286,7 @@ def _with_comparison(
     if comparison is not None and comparison.verdict == stats.UNDECIDED and odds is not None:
         found = reach(comparison, odds.precision, odds.max_repeat, odds.level_at)
         per_round = (cell.wall_s or 0.0) + (base.wall_s or 0.0)
-        shown = quality.Shown(found, cell.target, baseline, per_round or None, odds.adaptive)
+        shown = quality.Shown(found, cell.target, baseline, per_round or None, odds.adaptive, higher_is_better)
     extra = quality.ratio_caveats(
         comparison,
         list(zip(cell.rounds, cell.values, strict=True)),
