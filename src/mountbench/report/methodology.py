@@ -119,9 +119,11 @@ def methodology(report: Report) -> list[str]:
         "really has (75% with 3 samples).",
         "Comparison with the baseline: the ratio of geometric means, said as a factor of at least 1 and the way "
         'it goes ("6.20× slower"), with its interval turned the same way. Where the targets of a workload ran '
-        "back to back in each round (one run), the ratio is paired by design: the geometric mean of the per-round "
-        "ratios, with Student's t on their logarithms (a burst of load that hits both sides of a round cancels); "
-        "where they did not (merged or imported runs), Welch's t on the logarithms of each side. A spread below "
+        "back to back in each round (one run), two intervals are made, the paired one (the per-round ratios, "
+        "Student's t on their logarithms: a burst of load that hits both sides of a round cancels) and the unpaired "
+        "one (Welch's t on the logarithms of each side), and the wider is used: two directories of one tmpfs "
+        "differed by up to 1.17× at sequential reads the same way in every round of a run, an effect of the run "
+        "that pairing within it cannot see; merged or imported runs are unpaired. A spread below "
         "half a fio latency bin (0.8%) is taken as that much: identical samples are no certainty. All of a run's "
         f"comparisons are one family, decided once by Holm's step-down procedure at {1 - CONFIDENCE:.0%} "
         "family-wise: the chance that any comparison of the run is called different when it is not stays under "
