@@ -482,12 +482,16 @@ class FioRunner(RunnerDefaults):
         if used is not None and prepared.workload.name not in used:
             used.add(prepared.workload.name)  # this round's layout, not yet used by this workload
             return
+        aside: list[Path] = []
         if used is not None:
             if self.file_state == "steady":
                 return  # one layout for the whole run
-            fiofiles.remove(files)  # a new round: a new layout (kinds/fiofiles.py says why)
+            aside = fiofiles.set_aside(files)  # a new round: a new layout (kinds/fiofiles.py says why)
             del self.layouts[group]
-        done = self._fio(precondition, settings, f"precondition-{prepared.target}-{prepared.workload.name}", files)
+        try:
+            done = self._fio(precondition, settings, f"precondition-{prepared.target}-{prepared.workload.name}", files)
+        finally:
+            fiofiles.drop_aside(aside)
         if done.timed_out or done.returncode != 0:
             fiofiles.remove(files)
             message = fio_message(done.stderr) or f"exit {done.returncode}"
