@@ -143,8 +143,10 @@ def test_level_at_plans_with_the_familys_step_and_the_looks_share():
     family = decide_family(found)
     assert family.level_at()(10) == pytest.approx(family.level)
     adaptive = family.level_at(RunConfig(repeat=3, seed=1, baseline="a", until=0.05))
-    assert adaptive(3) == pytest.approx(1 - 6 / math.pi**2 * family.step_alpha)
-    assert adaptive(5) == pytest.approx(1 - 6 / (9 * math.pi**2) * family.step_alpha)  # look 3
+    harmonic = 1 + 1 / 2 + 1 / 3 + 1 / 4  # the default looks: rounds 3, 5, 8 and 12
+    assert adaptive(3) == pytest.approx(1 - family.step_alpha / harmonic)
+    assert adaptive(5) == pytest.approx(1 - family.step_alpha / (2 * harmonic))  # look 2
+    assert adaptive(7) == pytest.approx(1 - family.step_alpha / (3 * harmonic))  # heading for look 3 (round 8)
 
 
 @pytest.mark.parametrize("ratios", [(1.3, 1.3, 1.3, 1.3, 1.3, 1.0), (1.05, 1.1, 1.15, 1.2, 1.3, 1.5)])

@@ -3,14 +3,23 @@ intervals keep the confidence they claim when the number of samples depends on t
 
 Optional stopping: looking at an interval after every round and stopping once it
 excludes 1 would make a nominal 95 % interval cover far less than 95 % of the time.
-mountbench spends the 5 % error over the looks (alpha spending with a Bonferroni
-bound): the interval at look k (after repeat + k − 1 rounds) is computed at level
-1 − 0.05 · (6/π²) / k². These shares add up to less than 5 % however many looks there
-are, so every look of a comparison covers the true ratio at once with probability
-≥ 95 %, and the interval at whichever look stopped it does too. The first look gets
-the largest share (3 %), because with three samples a strict level costs the most
-(the t quantile grows fast at few degrees of freedom), and most comparisons on
-different storage are decided there. The price is wider intervals later on.
+mountbench looks at a comparison only at a few planned rounds (a group-sequential design:
+stats.look_points, --repeat and then half as many rounds again each time: 3, 5, 8, 12 under
+the defaults) and spends the 5 % error over those looks (alpha spending with a Bonferroni
+bound): the interval at look j of J is computed at level 1 − 0.05 · (1/j) / H_J, H_J = 1 +
+1/2 + … + 1/J. These shares add up to 1, so every look of a comparison covers the true ratio
+at once with probability ≥ 95 %, and the interval at whichever look stopped it does too. The
+first look gets the largest share (48 % of the error under the defaults), because with three
+samples a strict level costs the most (the t quantile grows fast at few degrees of freedom)
+and most comparisons on different storage are decided there; the last still gets 12 %.
+A comparison decided between two looks (its rounds were given to it one by one as others
+needed the baseline) samples on to its next look; a run that ends between two looks (the
+budget ran out, Ctrl-C) makes its last look where it stopped, with the share of the look it
+was heading for.
+
+Why not a look after every round (this module until the fourth wave, 6/(π²k²) at look k): by
+round 12 a look had 0.6 % of the error left, its interval needed t ≈ 4 at the family's level,
+and "the same within 5 %" was out of reach for any pair whose rounds differ by more than 3 %.
 
 Within a look the run's comparisons are one family (analysis/family.py: Holm's step-down,
 each comparison's p-value divided by its look's share), so that the 5 % holds across the
@@ -37,7 +46,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mountbench.analysis.stats import CONFIDENCE, family_level, geomean_interval, look_share
+from mountbench.analysis.stats import CONFIDENCE, family_level, geomean_interval, is_look, look_share
 from mountbench.analysis.summary import Cell, RunSummary, summarize_runs
 from mountbench.model import RunConfig, RunData
 
@@ -55,6 +64,7 @@ class Decision:
     state: str  # RANKED, SAME, PRECISE, UNDECIDED, FAILED
     rounds: int  # measured samples of the target
     distance: float  # how far from decided: log-width of the interval over the precision's (0 when decided)
+    at_look: bool = True  # may the run stop it at these rounds (stats.is_look)? Else it samples on to its next look
 
 
 def decide(run: RunData, precision: float) -> list[Decision]:
@@ -84,7 +94,8 @@ def decide_summary(summary: RunSummary, precision: float, config: RunConfig | No
     for (workload, target), states in found.items():
         worst = max(states, key=lambda s: s[1])
         state = UNDECIDED if any(s == UNDECIDED for s, _ in states) else worst[0]
-        decisions.append(Decision(workload, target, state, rounds[(workload, target)], worst[1]))
+        n = rounds[(workload, target)]
+        decisions.append(Decision(workload, target, state, n, worst[1], config is None or is_look(config, n)))
     return decisions
 
 
@@ -127,11 +138,12 @@ def _compared_state(cell: Cell, precision: float) -> tuple[str, float]:
 
 
 def pairs_to_sample(decisions: Sequence[Decision], baseline: str) -> list[tuple[str, str]]:
-    """(target, workload) pairs of the next round: every undecided target, and the baseline
-    of each workload that has one (a ratio needs both sides from the same rounds)."""
+    """(target, workload) pairs of the next round: every undecided target, every decided one whose
+    rounds are not one of --until's looks (it may stop only at a look: it samples on to the next),
+    and the baseline of each workload that has one (a ratio needs both sides from the same rounds)."""
     pairs: list[tuple[str, str]] = []
     for decision in decisions:
-        if decision.state != UNDECIDED:
+        if decision.state == FAILED or (decision.state != UNDECIDED and decision.at_look):
             continue
         pairs.append((decision.target, decision.workload))
         if decision.target != baseline and (baseline, decision.workload) not in pairs:

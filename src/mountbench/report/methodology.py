@@ -173,8 +173,9 @@ def adaptive_methodology(report: Report) -> list[str]:
         + "): after the first rounds, more interleaved, seeded rounds only for the comparisons not yet "
         "decided, that is whose ratio interval neither excludes 1 (ranked), nor lies within the precision of 1 "
         "(the same), nor is narrower than the precision. Looking after every round would make a 95% interval "
-        "cover far less than 95%, so the error is spent over the looks (alpha spending with a Bonferroni "
-        "bound): the interval at look k has level 1 − 0.05·6/(π²k²), and these shares add up to under 5% "
-        "however many looks there are; a comparison's interval is the one at its last look, and states its "
-        "level. The rounds table says how many rounds each cell got and why it stopped.",
+        "cover far less than 95%, so a comparison is looked at only at a few planned rounds (--repeat, then "
+        "half as many again each time: 3, 5, 8, 12 by default) and the error is spent over those looks "
+        "(alpha spending with a Bonferroni bound): the interval at look j of J has level 1 − 0.05·(1/j)/H_J "
+        "(H_J = 1 + 1/2 + … + 1/J), shares that add up to 5%; a comparison's interval is the one at its last "
+        "look, and states its level. The rounds table says how many rounds each cell got and why it stopped.",
     ]
