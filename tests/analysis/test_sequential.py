@@ -248,9 +248,7 @@ def test_the_looks_keep_an_a_a_run_family_wise_error_at_five_percent():
     config = RunConfig(repeat=3, seed=1, baseline="a", until=0.05, max_repeat=12)
     rng = np.random.default_rng(31)
     trials = 1500
-    wrong = sum(
-        bool(_simulated_adaptive_run(rng, (1.0,) * 6, 0.06, config)[0].different) for _ in range(trials)
-    )
+    wrong = sum(bool(_simulated_adaptive_run(rng, (1.0,) * 6, 0.06, config)[0].different) for _ in range(trials))
     assert wrong / trials <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / trials)
 
 
