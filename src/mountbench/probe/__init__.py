@@ -18,7 +18,8 @@ May import: the ground floor (model, errors, units) and host/. Imported by clien
 (coherence across clients), labs/ (the QEMU guest's probe, the cloud lab's), report/ and the CLI.
 """
 
-from mountbench.probe.capabilities import CAPABILITIES, CAPABILITY_IDS, Capability
+from mountbench.probe.capabilities import Capability
+from mountbench.probe.catalogue import CAPABILITIES, CAPABILITY_IDS
 from mountbench.probe.coherence import measure_coherence
 from mountbench.probe.model import (
     VERDICTS,
