@@ -14,7 +14,7 @@ from rich.console import Console
 from mountbench.cli.console import command_line, out, write_or_print
 from mountbench.cli.options import db_option, debug_option
 from mountbench.engine.session import new_run_id
-from mountbench.errors import UsageError
+from mountbench.errors import TargetError, UsageError
 from mountbench.host import facts as hostinfo
 from mountbench.host import outputs
 from mountbench.host import targets as targets_mod
@@ -95,6 +95,9 @@ def probe(
             if not no_reference:
                 reference = targets_mod.resolve_path(str(reference_dir)) if reference_dir else default_reference_dir()
             measured = measure_all(paths, local, repeat=repeat, timeout=timeout, reference=reference)
+            unprobed = [t for t in (*measured.targets, measured.reference) if t is not None and t.error]
+            if unprobed:  # every cell would be "–": no result to show or store
+                raise TargetError("; ".join(f"cannot probe {t.path}: {t.error}" for t in unprobed))
             across = tuple(
                 remoteprobe.measure_remote_coherence(a, b, repeat=repeat, timeout=timeout) for a, b in remote
             )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import errno
 import os
+import re
 import secrets
 import stat
 import time
@@ -168,7 +169,7 @@ def probe_target(
     if created.status != "ok":
         if created.status == "crash":
             raise ChildCrashed(f"creating the scratch directory crashed:\n{created.message}")
-        why = (f"creating the scratch directory: {created.errno or created.status} {created.message}").strip()
+        why = _not_created(created)
         scratch_path = os.path.join(target, name)
         cleanup = "not created"
         if created.status == "hung":
@@ -241,6 +242,21 @@ def describe_sweep(outcome: Outcome) -> tuple[str, ...]:
     if outcome.status == "oserror" and outcome.errno in ("ENOENT", "ENOTDIR"):
         return ()  # the target itself is unusable: creating the scratch directory says so
     return (f"looking for scratch directories left by killed probes failed: {_why(outcome)}",)
+
+
+def _not_created(outcome: Outcome) -> str:
+    """One line: why the scratch directory could not be created, and what to do."""
+    if outcome.status == "hung":
+        return f"creating the scratch directory got no answer within the timeout ({outcome.message})"
+    message = re.sub(r"^\[Errno \d+\] ", "", outcome.message)
+    message = re.sub(r": '[^']*'$", "", message)  # the scratch path: a name the user never gave
+    if outcome.errno == "EBUSY":
+        return message
+    said = f"{message} ({outcome.errno})" if outcome.errno else message
+    return (
+        f"creating the scratch directory: {said}; the probe tries each capability by writing in a scratch "
+        "directory it creates there: give a directory where files can be created"
+    )
 
 
 def _strerror(name: str) -> str:
