@@ -176,10 +176,11 @@ def probe_ctime(ctx: ProbeContext) -> Finding:
             _write(f, b"c")
     with helper("stat the test files"):
         before = {n: os.stat(f).st_ctime_ns for n, f in files.items()}
-    # ctime must be able to move: past the filesystem's clock tick (whole seconds on some mounts)
+    # ctime must be able to move: past the filesystem's clock step (whole seconds on sshfs, 2 s on FAT)
+    step_s = 2.0 if all(c % 2_000_000_000 == 0 for c in before.values()) else 1.0
     coarse = all(c % 1_000_000_000 == 0 for c in before.values())
-    wait = (max(before.values()) / 1e9 + 1.05 - time.time()) if coarse else 0.03
-    time.sleep(min(max(wait, 0.03), 1.1))
+    wait = (max(before.values()) / 1e9 + step_s + 0.05 - time.time()) if coarse else 0.03
+    time.sleep(min(max(wait, 0.03), 2.1))
     uid, gid = os.getuid(), os.getgid()
     ops = {
         "chmod": lambda: os.chmod(files["chmod"], 0o600),
