@@ -684,25 +684,38 @@ def errno_codes(d: Path) -> Expect:
     return exp("yes")
 
 
-def deep_paths(d: Path) -> Expect:
-    """mkdir 200-byte names one inside the other, by descriptor, to two levels past PATH_MAX from /."""
+def _below_mount(d: Path) -> int:
+    """Bytes of ``d``'s path below the mount point it is on."""
     real = os.path.realpath(d)
-    levels = (4096 - len(real)) // 201 + 2
+    top = real
+    while not os.path.ismount(top):
+        top = os.path.dirname(top)
+    return len(real) - len(top.rstrip("/"))
+
+
+def deep_paths(d: Path) -> Expect:
+    """100-byte directories one inside the other, by descriptor, to within 100 bytes of PATH_MAX
+    below the mount point; then a file renamed in, taking the path 50 bytes past it."""
+    real, inside = os.path.realpath(d), _below_mount(d)
+    touch(d / "f", b"deep")
     fds = [os.open(d, os.O_RDONLY | os.O_DIRECTORY)]
     try:
-        for level in range(1, levels + 1):
+        while inside + 101 <= 4096 - 100:
             try:
-                os.mkdir("d" * 200, dir_fd=fds[-1])
+                os.mkdir("d" * 100, dir_fd=fds[-1])
             except OSError as exc:
-                # the probe's work directory is at another depth: the same length from / within a level
-                return exp(
-                    "differs", errno=err_name(exc), says=("mkdir at level",), near=(len(real) + level * 201, 202)
-                )
-            fds.append(os.open("d" * 200, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
+                return exp("differs", errno=err_name(exc), says=("mkdir at level",))
+            fds.append(os.open("d" * 100, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
+            inside += 101
+        leaf = 4096 + 50 - inside - 1
+        reached = len(real) - _below_mount(d) + inside + 1 + leaf
+        e = refused(lambda: os.rename("f", "g" * leaf, src_dir_fd=fds[0], dst_dir_fd=fds[-1]))
+        if e:
+            return exp("differs", errno=e, says=("rename a file into the deepest directory",), near=(reached, 202))
+        return exp("yes", near=(reached, 202))
     finally:
         for fd in fds:
             os.close(fd)
-    return exp("yes")
 
 
 ORACLES: dict[str, Callable[[Path], Expect]] = {

@@ -34,7 +34,8 @@ from mountbench.probe.sandbox import Child, errno_name
 
 OTHER_UID = 65534  # "nobody" on Linux: an unprivileged user that owns nothing here
 PATH_MAX = 4096
-DEEP_NAME = 200  # bytes per directory name in the deep-path check
+DEEP_NAME = 100  # bytes per directory name in the deep-path check
+DEEP_MARGIN = 100  # the chain stops this far below PATH_MAX (within the mount), the file goes this far past
 UTIME_OMIT = (1 << 30) - 2
 AT_FDCWD = -100
 AT_SYMLINK_NOFOLLOW = 0x100
@@ -136,12 +137,13 @@ def probe_other_uid(ctx: ProbeContext) -> Finding:
         after = os.stat(owned)
     who = f"uid {OTHER_UID} against a {stat.S_IMODE(before.st_mode):o} file of uid {before.st_uid}"
     if seen["read"] is not None and seen["create"] is not None:
+        what = f"open a 0644 file for reading as uid {OTHER_UID}"
         return Finding(
             NO,
-            f"open for reading as uid {OTHER_UID}: {seen['read']}; creating in a 0777 directory: {seen['create']}: "
+            f"{what}: {seen['read']}; creating in a 0777 directory: {seen['create']}: "
             f"other users cannot use the mount at all ({options})",
             errno=seen["read"],
-            step=f"open a 0644 file for reading as uid {OTHER_UID}",
+            step=what,
         )
     wrong = []
     if seen["truncate"] is None:
@@ -449,19 +451,25 @@ def _mount_gone(work: Path) -> str | None:
 
 
 def probe_deep_paths(ctx: ProbeContext) -> Finding:
-    """mkdir a chain of 200-byte names with relative (*at) calls past PATH_MAX, then rename a
-    file into the deepest; the depth at which a call fails, or the mount's daemon dies."""
+    """How deep a path can go: mkdir 100-byte names one inside the other with relative (*at)
+    calls until the path within the mount nears PATH_MAX, then rename a file (written and
+    fsynced first, as an editor saves) into the deepest under a name that takes the path past
+    PATH_MAX. A local filesystem takes it; a mount that hands full paths to a daemon may refuse
+    it, or its daemon may die (fusefat's does: the fsync has the mount write out what it holds
+    first, so what is left can be removed once it is mounted again)."""
     real = os.path.realpath(ctx.work)
-    inside = _mount_root_len(ctx.work)
+    inside = _mount_root_len(ctx.work)  # bytes of the work directory's path below the mount point
     name = "d" * DEEP_NAME
-    levels = (PATH_MAX - len(real)) // (DEEP_NAME + 1) + 2  # two levels past PATH_MAX from /
+    levels = max(0, (PATH_MAX - DEEP_MARGIN - inside) // (DEEP_NAME + 1))
+    deepest = inside + levels * (DEEP_NAME + 1)
+    leaf = min(255, max(1, PATH_MAX + DEEP_MARGIN // 2 - deepest - 1))
     with helper("create the file to rename"):
         _write(ctx.work / "f", b"deep\n")
     with helper("open the work directory"):
         wfd = os.open(ctx.work, os.O_RDONLY | os.O_DIRECTORY)
     fds = [wfd]
-    level = 0
     failed: tuple[str, OSError] | None = None
+    reached = inside
     try:
         for level in range(1, levels + 1):
             try:
@@ -469,30 +477,37 @@ def probe_deep_paths(ctx: ProbeContext) -> Finding:
                 fds.append(os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
             except OSError as err:
                 failed = (f"mkdir at level {level}", err)
+                reached = inside + level * (DEEP_NAME + 1)
                 break
-        else:
+        if failed is None:
+            reached = deepest + 1 + leaf
+            with helper("fsync the file to rename"):
+                ffd = os.open("f", os.O_RDWR, dir_fd=wfd)
+                try:
+                    os.fsync(ffd)
+                finally:
+                    os.close(ffd)
             try:
-                os.rename("f", "f", src_dir_fd=wfd, dst_dir_fd=fds[-1])
-                with open(os.open("f", os.O_RDONLY, dir_fd=fds[-1]), "rb") as f:
+                os.rename("f", "g" * leaf, src_dir_fd=wfd, dst_dir_fd=fds[-1])
+                with open(os.open("g" * leaf, os.O_RDONLY, dir_fd=fds[-1]), "rb") as f:
                     moved = f.read()
                 if moved != b"deep\n":
                     failed = ("read the renamed file", OSError(0, f"read back {moved!r}"))
             except OSError as err:
-                failed = (f"rename a file into level {levels}", err)
-        if failed is None or _mount_gone(ctx.work) is None:
-            _unwind(fds, name)
+                failed = ("rename a file into the deepest directory", err)
+        if _mount_gone(ctx.work) is None:
+            _unwind(fds, name, "g" * leaf)
     finally:
         for fd in fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
-    deep = level if failed else levels
-    from_root = len(real) + deep * (DEEP_NAME + 1)
-    where = f"{from_root:,} bytes from /, {inside + deep * (DEEP_NAME + 1):,} within the mount"
+    from_root = len(real) - inside + reached
+    where = f"{from_root:,} bytes from /, {reached:,} within the mount"
     if failed is None:
         return Finding(
             YES,
-            f"{levels} levels of {DEEP_NAME}-byte names ({where}; PATH_MAX {PATH_MAX:,}) made with relative "
-            "calls, and a file renamed into the deepest",
+            f"{levels} levels of {DEEP_NAME}-byte names made with relative calls, and a file renamed into "
+            f"them: a path of {where} (PATH_MAX {PATH_MAX:,})",
             value=from_root,
             unit="bytes",
         )
@@ -507,11 +522,11 @@ def probe_deep_paths(ctx: ProbeContext) -> Finding:
             step=what,
             severity=DATA_LOSS,
         )
-    below = "below" if from_root <= PATH_MAX else "past"
+    side = "within" if from_root <= PATH_MAX else "past"
     return Finding(
         DIFFERS,
-        f"{what} ({where}, {below} PATH_MAX {PATH_MAX:,}) failed: {_text(err)}; "
-        "a local filesystem goes past PATH_MAX with relative calls",
+        f"{what} ({where}: {side} PATH_MAX {PATH_MAX:,} from /) failed: {_text(err)}; "
+        "a local filesystem takes paths past PATH_MAX with relative calls",
         errno=errno_name(err.errno),
         step=what,
         value=from_root,
@@ -519,10 +534,10 @@ def probe_deep_paths(ctx: ProbeContext) -> Finding:
     )
 
 
-def _unwind(fds: list[int], name: str) -> None:
+def _unwind(fds: list[int], name: str, leaf: str) -> None:
     """Remove the chain from the deepest level up, by descriptor: no path is ever too long."""
     with contextlib.suppress(OSError):
-        os.unlink("f", dir_fd=fds[-1])
+        os.unlink(leaf, dir_fd=fds[-1])
     while len(fds) > 1:
         os.close(fds.pop())
         try:
