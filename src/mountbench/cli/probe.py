@@ -60,7 +60,8 @@ from mountbench.store import Store, default_db_path
 def probe(
     target, views, repeat, timeout, fmt, out_path, show_ref, details, diff, reference_dir, no_reference, db, debug
 ) -> None:
-    """What each TARGET really supports (O_DIRECT, chown, xattrs, locks, mmap, inotify, ...).
+    """What each TARGET really supports (O_DIRECT, chown, xattrs, locks, mmap, inotify, ctime, deep paths, ...),
+    and whether make, git, rsync -a and an editor's save-by-rename work there.
 
     Every capability is tried for real inside a scratch directory that is removed
     afterwards, each in a child process with a timeout, so a hung mount reports

@@ -247,7 +247,7 @@ def describe_sweep(outcome: Outcome) -> tuple[str, ...]:
 def _not_created(outcome: Outcome) -> str:
     """One line: why the scratch directory could not be created, and what to do."""
     if outcome.status == "hung":
-        return f"creating the scratch directory got no answer within the timeout ({outcome.message})"
+        return f"creating the scratch directory hung: {outcome.message}"
     message = re.sub(r"^\[Errno \d+\] ", "", outcome.message)
     message = re.sub(r": '[^']*'$", "", message)  # the scratch path: a name the user never gave
     if outcome.errno == "EBUSY":
