@@ -13,6 +13,7 @@ import errno
 import json
 import os
 import select
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -21,14 +22,17 @@ import pytest
 from support import realmounts as rm
 from support.runhelpers import mountbench
 
-from mountbench.probe import TargetProbe, probe_target
+from mountbench.probe import CAPABILITIES, TargetProbe, probe_target
+from mountbench.probe.catalogue import by_id
 
 pytestmark = [pytest.mark.root, rm.requires_root]
 
 
 @pytest.fixture(scope="module")
 def fat() -> Iterator[tuple[Path, TargetProbe]]:
-    """One FAT16 image through fusefat, probed once; the mount stays up for the checks."""
+    """One FAT16 image through fusefat, probed once but for the deep-path check (it kills the daemon:
+    test_the_deep_path_check_kills_the_daemon_last_and_every_output_says_so has a mount of its own);
+    the mount stays up for the checks."""
     with ExitStack() as stack:
         try:
             mount = stack.enter_context(rm.fusefat())
@@ -36,7 +40,7 @@ def fat() -> Iterator[tuple[Path, TargetProbe]]:
             pytest.skip(str(exc))
         target = mount.mountpoint / "target"
         target.mkdir()
-        yield target, probe_target(target, timeout=5.0)
+        yield target, probe_target(target, timeout=5.0, capabilities=[c for c in CAPABILITIES if not c.last])
 
 
 @pytest.fixture
@@ -86,14 +90,14 @@ def test_mtime_step_is_measured_two_seconds(fat, oracle_dir: Path) -> None:
     assert os.stat(f).st_mtime_ns == 1_600_000_000_000_000_000
 
 
-def test_sparse_names_the_refused_helper_and_says_seeking_works(fat, oracle_dir: Path) -> None:
-    """Was "✗ EPERM [Errno 1]"; ftruncate growing the file is refused, SEEK_DATA/HOLE work.
-    A failing helper step is "≠" naming the step, never "✗"."""
+def test_sparse_names_the_refused_helper_and_says_what_the_blocks_show(fat, oracle_dir: Path) -> None:
+    """Was "✗ EPERM [Errno 1]"; ftruncate growing the file is refused (a helper: "≠" naming the step).
+    SEEK_HOLE reports no hole, and FAT really has none: the blocks fusefat reports cover the gap."""
     result = fat[1].result("sparse")
     assert result.verdict == "differs", result
     assert (result.step, result.errno) == ("ftruncate growing the file", "EPERM")
     assert "ftruncate growing the file to 4 MiB was refused" in result.detail
-    assert "SEEK_DATA/SEEK_HOLE work" in result.detail
+    assert "holes stored as data (measured by allocated blocks on a filesystem that reports them" in result.detail
     assert "as the mount reports it" in result.detail
     fd = os.open(oracle_dir / "s", os.O_CREAT | os.O_RDWR, 0o644)
     try:
@@ -102,6 +106,7 @@ def test_sparse_names_the_refused_helper_and_says_seeking_works(fat, oracle_dir:
             os.ftruncate(fd, 4 << 20)
         assert os.lseek(fd, 0, os.SEEK_DATA) == 0
         assert os.lseek(fd, 0, os.SEEK_HOLE) == os.fstat(fd).st_size
+        assert os.fstat(fd).st_blocks * 512 >= os.fstat(fd).st_size  # the gap is allocated
     finally:
         os.close(fd)
 
@@ -118,16 +123,46 @@ def test_rename_dir_loses_contents_and_says_so_as_data_loss(fat, oracle_dir: Pat
 
 
 def test_fallocate_says_what_applications_see(fat, oracle_dir: Path) -> None:
-    """fallocate(2) is refused (ENOTSUP); posix_fallocate succeeds through glibc's emulation."""
+    """fallocate(2) is refused (ENOTSUP). posix_fallocate (glibc's emulation) was said to succeed;
+    on an unaligned range of an unaligned file it fails with EPERM and changes the file's size."""
     result = fat[1].result("fallocate")
     assert (result.verdict, result.errno, result.step) == ("no", "ENOTSUP", "fallocate(2)"), result
-    assert "posix_fallocate() succeeds" in result.detail and "glibc" in result.detail
+    assert "posix_fallocate() succeeds" not in result.detail and "glibc" in result.detail
     fd = os.open(oracle_dir / "a", os.O_CREAT | os.O_RDWR, 0o644)
     try:
         os.posix_fallocate(fd, 0, 1 << 20)
         assert os.fstat(fd).st_size == 1 << 20
     finally:
         os.close(fd)
+    assert "1,048,576 bytes at 0: succeeds" in result.detail
+    fd = os.open(oracle_dir / "odd", os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        os.write(fd, b"f" * 12345)
+        with pytest.raises(PermissionError):
+            os.posix_fallocate(fd, 20000, 3456)
+        size = os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+    assert size != 12345
+    said = "3,456 bytes at 20,000 of a 12,345-byte file: fails, Operation not permitted (EPERM), and left the file at"
+    said += f" {size:,} bytes (was 12,345)"
+    assert said in result.detail, result.detail
+
+
+def test_errno_and_name_length_say_eperm_is_not_enametoolong(fat, oracle_dir: Path) -> None:
+    """Was "✓ 255 bytes": a 256-byte name is refused with EPERM, which tools testing for ENAMETOOLONG miss."""
+    names = fat[1].result("max_name_length")
+    assert (names.verdict, names.errno, names.value) == ("differs", "EPERM", 255), names
+    with pytest.raises(OSError) as refused:
+        (oracle_dir / ("n" * 256)).write_bytes(b"")
+    assert refused.value.errno == errno.EPERM
+    codes = fat[1].result("errno")
+    assert codes.verdict == "differs" and "create a 256-byte name: EPERM, not ENAMETOOLONG" in codes.detail
+    (oracle_dir / "d").mkdir()
+    (oracle_dir / "d" / "f").write_bytes(b"x")
+    with pytest.raises(OSError) as refused:
+        os.rmdir(oracle_dir / "d")
+    assert f"rmdir a non-empty directory: {errno.errorcode[refused.value.errno]}, not ENOTEMPTY" in codes.detail
 
 
 def test_case_insensitivity_judged_by_content_not_fuse_inode_numbers(fat, oracle_dir: Path) -> None:
@@ -159,26 +194,83 @@ def test_replace_by_rename_is_data_loss_when_not_atomic(fat: tuple[Path, TargetP
         assert result.verdict == "yes"
 
 
+def _processes_under(path: Path) -> list[int]:
+    import psutil
+
+    return [p.pid for p in psutil.process_iter(["cmdline"]) if any(str(path) in a for a in p.info["cmdline"] or ())]
+
+
 @pytest.mark.slow
-def test_every_output_of_the_command_leads_with_the_data_loss(fat, tmp_path: Path, mb_env) -> None:
-    """`mountbench probe` on FAT: terminal, Markdown, HTML and JSON all start with the data loss."""
-    target = fat[0]
-    proc = mountbench("probe", str(target), "--no-reference", env=mb_env)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("‼ Data loss or corruption found:")
-    said = " ".join(proc.stdout.split())  # the terminal wraps long lines where the target's path is long
-    assert said.index("rename a directory: contents lost") < said.index("mountbench probe")
-    outputs = {}
-    for fmt in ("md", "html", "json"):
-        shown = mountbench("probe", "--show", "last", "--format", fmt, env=mb_env)
-        assert shown.returncode == 0, shown.stderr
-        outputs[fmt] = shown.stdout
-    assert outputs["md"].startswith("## ‼ Data loss or corruption found")
-    assert outputs["md"].index("contents lost after rename") < outputs["md"].index("| capability")
-    body = outputs["html"].split("</style>", 1)[1]
-    assert (
-        body.startswith('<section class="data-loss">') and "contents lost after rename" in body.split("</section>")[0]
-    )
-    doc = json.loads(outputs["json"])
-    assert next(iter(doc)) == "data_loss"
-    assert any("rename a directory: contents lost after rename" in line for line in doc["data_loss"])
+def test_the_deep_path_check_kills_the_daemon_last_and_every_output_says_so(tmp_path: Path, mb_env) -> None:
+    """`mountbench probe` on FAT: the deep-path check runs last, fusefat's daemon dies in it, and
+    that is the verdict ("the mount's daemon died"); the probe says the mount is gone, took under
+    15 s, and leaves nothing running. Mounted again, the scratch directory left on the image goes
+    with the next probe there, and the tree is as before. Terminal, Markdown, HTML and JSON all
+    start with the data loss. The oracle: the same rename past PATH_MAX, by hand, kills the daemon
+    again."""
+    with ExitStack() as stack:
+        try:
+            first = stack.enter_context(rm.fusefat())
+        except rm.Unavailable as exc:
+            pytest.skip(str(exc))
+        target = first.mountpoint / "target"
+        target.mkdir()
+        (target / "keep.txt").write_bytes(b"keep me\n")
+        before = rm.tree_snapshot(target)
+        t0 = time.monotonic()
+        proc = mountbench("probe", str(target), "--no-reference", env=mb_env)
+        took = time.monotonic() - t0
+        assert proc.returncode == 0, proc.stderr
+        assert took < 15, took
+        assert first.proc.wait(timeout=5) != 0  # the daemon died (fusefat aborts on a buffer overflow)
+        assert _processes_under(first.mountpoint) == []  # nothing of the probe runs on
+        said = " ".join(proc.stdout.split())  # the terminal wraps long lines
+        assert proc.stdout.startswith("‼ Data loss or corruption found:")
+        assert said.index("rename a directory: contents lost") < said.index("mountbench probe")
+        assert "deep paths against PATH_MAX: the mount's daemon died: rename a file into the deepest" in said
+        assert "the mount is gone after 'deep paths against PATH_MAX'" in said
+        outputs = {}
+        for fmt in ("md", "html", "json"):
+            shown = mountbench("probe", "--show", "last", "--format", fmt, env=mb_env)
+            assert shown.returncode == 0, shown.stderr
+            outputs[fmt] = shown.stdout
+        assert outputs["md"].startswith("## ‼ Data loss or corruption found")
+        assert outputs["md"].index("contents lost after rename") < outputs["md"].index("| capability")
+        assert "the mount is gone" in outputs["md"].split("| capability")[0]
+        body = outputs["html"].split("</style>", 1)[1]
+        assert body.startswith('<section class="data-loss">') and "the mount&#x27;s daemon died" in body
+        doc = json.loads(outputs["json"])
+        assert next(iter(doc)) == "data_loss"
+        assert any("rename a directory: contents lost after rename" in line for line in doc["data_loss"])
+        (probed,) = doc["targets"]
+        deep = next(r for r in probed["results"] if r["capability"] == "deep_paths")
+        assert (deep["verdict"], deep["severity"], deep["errno"]) == ("differs", "data loss", "ECONNABORTED")
+        assert deep["step"] == "rename a file into the deepest directory"
+        assert probed["gone"] and "left" in probed["cleanup"] and doc["summary"][0]["gone"] == probed["gone"]
+
+        with rm.fusefat(image=first.source) as again:  # the image, mounted again elsewhere
+            target = again.mountpoint / "target"
+            (left,) = [p for p in target.iterdir() if p.name.startswith(".mountbench-probe-")]
+            swept = probe_target(target, timeout=5.0, capabilities=[by_id("fsync")])
+            assert len(swept.swept) == 1 and str(left) in swept.swept[0], swept.swept
+            assert rm.tree_snapshot(target) == before  # nothing left behind
+            # the oracle, by hand: 100-byte directories to within 100 bytes of PATH_MAX below the
+            # mount point, a file written and fsynced, renamed in 50 bytes past it: the daemon dies
+            work = target / "oracle"
+            work.mkdir()
+            (work / "f").write_bytes(b"deep")
+            fd = os.open(work / "f", os.O_RDWR)
+            os.fsync(fd)
+            os.close(fd)
+            fds = [os.open(work, os.O_RDONLY | os.O_DIRECTORY)]
+            inside = len("/target/oracle")
+            while inside + 101 <= 4096 - 100:
+                os.mkdir("d" * 100, dir_fd=fds[-1])
+                fds.append(os.open("d" * 100, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
+                inside += 101
+            with pytest.raises(OSError) as died:
+                os.rename("f", "g" * (4096 + 50 - inside - 1), src_dir_fd=fds[0], dst_dir_fd=fds[-1])
+            assert died.value.errno == errno.ECONNABORTED
+            assert again.proc.wait(timeout=5) != 0
+            for fd in fds:
+                os.close(fd)

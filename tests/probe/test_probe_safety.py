@@ -21,7 +21,8 @@ from mountbench.host import scratch
 from mountbench.host.scratch import PROBE_PREFIX as PREFIX
 from mountbench.host.scratch import Marker, Owner
 from mountbench.probe import ChildCrashed, probe_target, remove_scratch, render_markdown
-from mountbench.probe.capabilities import Capability, ProbeContext, by_id, helper, step
+from mountbench.probe.capabilities import Capability, ProbeContext, helper, step
+from mountbench.probe.catalogue import by_id
 from mountbench.probe.model import YES, Finding
 from mountbench.probe.sandbox import KILL_GRACE_S, reap_stragglers, run_isolated
 

@@ -14,6 +14,7 @@ import ctypes.util
 import errno
 import fcntl
 import itertools
+import json
 import mmap
 import os
 import select
@@ -21,6 +22,7 @@ import shutil
 import socket
 import stat
 import struct
+import time
 import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -30,11 +32,13 @@ from pathlib import Path
 import pytest
 from support import realmounts as rm
 
-from mountbench.probe import CAPABILITY_IDS, TargetProbe, probe_target
+from mountbench.probe import CAPABILITIES, CAPABILITY_IDS, TargetProbe, probe_target
 
 pytestmark = [pytest.mark.root, rm.requires_root]
 
 KINDS = ("tmpfs", "ext4", "bindfs", "sshfs", "sshfs-cache-no", "fusefat")
+# fusefat's daemon dies in the deep-path check (run last): test_probe_fat.py probes that on a mount of its own
+CRASHES = {"fusefat": ("deep_paths",)}
 
 
 @dataclass
@@ -44,6 +48,7 @@ class Probed:
     probe: TargetProbe
     before: dict[str, tuple[object, ...]]
     after: dict[str, tuple[object, ...]]
+    source: Path | None  # the directory behind the mount (bindfs, sshfs), seen directly
 
 
 def make_neighbours(root: Path) -> None:
@@ -59,20 +64,21 @@ def make_neighbours(root: Path) -> None:
         os.symlink("keep.txt", root / "link-to-keep")
 
 
-def _mount(kind: str, stack: ExitStack, request: pytest.FixtureRequest) -> Path:
+def _mount(kind: str, stack: ExitStack, request: pytest.FixtureRequest) -> tuple[Path, Path | None]:
     if kind == "tmpfs":
-        return stack.enter_context(rm.tmpfs())
+        return stack.enter_context(rm.tmpfs()), None
     if kind == "ext4":
-        return stack.enter_context(rm.ext4_loop())
+        return stack.enter_context(rm.ext4_loop()), None
     if kind == "bindfs":
         src = stack.enter_context(rm.host_dir("bindfs-src"))
-        return stack.enter_context(rm.bindfs(src)).mountpoint
+        return stack.enter_context(rm.bindfs(src)).mountpoint, src
     if kind == "fusefat":
-        return stack.enter_context(rm.fusefat()).mountpoint
+        return stack.enter_context(rm.fusefat()).mountpoint, None
     server = request.getfixturevalue("ssh_server")
     src = stack.enter_context(rm.host_dir("sshfs-src"))
-    options = ("cache=no",) if kind == "sshfs-cache-no" else ()
-    return stack.enter_context(rm.sshfs(src, server, options)).mountpoint
+    # sshfs as the issue found it (other users let in, no default_permissions), and with cache=no
+    options = ("cache=no",) if kind == "sshfs-cache-no" else ("allow_other",)
+    return stack.enter_context(rm.sshfs(src, server, options)).mountpoint, src
 
 
 @pytest.fixture(scope="module", params=KINDS)
@@ -80,16 +86,17 @@ def probed(request: pytest.FixtureRequest) -> Iterator[Probed]:
     """One real mount per kind, probed once; the mount stays up for the oracles."""
     with ExitStack() as stack:
         try:
-            mount = _mount(request.param, stack, request)
+            mount, source = _mount(request.param, stack, request)
         except rm.Unavailable as exc:
             pytest.skip(str(exc))
         target = mount / "target"
         target.mkdir()
         make_neighbours(target)
         before = rm.tree_snapshot(target)
-        result = probe_target(target, timeout=5.0)
+        crashes = CRASHES.get(request.param, ())
+        result = probe_target(target, timeout=5.0, capabilities=[c for c in CAPABILITIES if c.id not in crashes])
         after = rm.tree_snapshot(target)
-        yield Probed(request.param, target, result, before, after)
+        yield Probed(request.param, target, result, before, after, source and source / "target")
 
 
 # -- oracles: direct syscalls -----------------------------------------------------------------
@@ -100,10 +107,20 @@ class Expect:
     verdicts: frozenset[str]
     errno: str | None = None
     value: object = None  # None: not checked
+    says: tuple[str, ...] = ()  # what the detail must say (what the oracle observed)
+    data_loss: bool | None = None  # None: not checked
+    near: tuple[int, int] | None = None  # the value within (x - d, x + d)
 
 
-def exp(*verdicts: str, errno: str | None = None, value: object = None) -> Expect:
-    return Expect(frozenset(verdicts), errno, value)
+def exp(
+    *verdicts: str,
+    errno: str | None = None,
+    value: object = None,
+    says: tuple[str, ...] = (),
+    data_loss: bool | None = None,
+    near: tuple[int, int] | None = None,
+) -> Expect:
+    return Expect(frozenset(verdicts), errno, value, says, data_loss, near)
 
 
 def err_name(exc: OSError) -> str:
@@ -258,8 +275,16 @@ def unicode_names(d: Path) -> Expect:
 
 
 def max_name_length(d: Path) -> Expect:
-    # Checked against the probe's own finding: n bytes must work and n + 1 must not.
-    return exp("yes", "differs")
+    """✓ only where f_namemax bytes work and one more is refused with ENAMETOOLONG (tools test
+    for that code); test_max_name_length_is_the_real_limit checks the length itself."""
+    n = os.statvfs(d).f_namemax
+    fits = refused(lambda: touch(d / ("n" * n))) is None
+    over = refused(lambda: touch(d / ("n" * (n + 1))))
+    if fits and over == "ENAMETOOLONG":
+        return exp("yes", value=n)
+    if fits and over is not None:
+        return exp("differs", errno=over, value=n, says=(f"refused with {over}, not ENAMETOOLONG",))
+    return exp("differs")
 
 
 def fifo(d: Path) -> Expect:
@@ -291,27 +316,67 @@ def fallocate(d: Path) -> Expect:
     fd = os.open(d / "f", os.O_CREAT | os.O_RDWR, 0o644)
     try:
         if libc.fallocate(fd, 0, 0, 1 << 20) != 0:
-            return exp("no", errno=errno.errorcode[ctypes.get_errno()])
+            return exp("no", errno=errno.errorcode[ctypes.get_errno()], says=(_posix_fallocate_odd(d),))
         st = os.fstat(fd)
     finally:
         os.close(fd)
     return exp("yes" if st.st_size == 1 << 20 and st.st_blocks * 512 >= 1 << 20 else "differs")
 
 
+def _posix_fallocate_odd(d: Path) -> str:
+    """What posix_fallocate(fd, 20000, 3456) does to a 12,345-byte file (glibc's emulation)."""
+    fd = os.open(d / "odd", os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        os.write(fd, b"f" * 12345)
+        e = refused(lambda: os.posix_fallocate(fd, 20000, 3456))
+        size = os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+    if e is None:
+        return f"3,456 bytes at 20,000 of a 12,345-byte file: succeeds (size {size:,})"
+    changed = f", and left the file at {size:,} bytes (was 12,345)" if size != 12345 else ""
+    return f"3,456 bytes at 20,000 of a 12,345-byte file: fails, {os.strerror(getattr(errno, e))} ({e}){changed}"
+
+
+def _blocks_follow_size(d: Path) -> bool:
+    """A file truncated to more than the whole filesystem holds shows that much allocated."""
+    st = os.statvfs(d)
+    size = st.f_blocks * st.f_frsize + (1 << 20)
+    fd = os.open(d / "big", os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        if refused(lambda: os.ftruncate(fd, size)):
+            return False
+        return os.fstat(fd).st_blocks * 512 >= size
+    finally:
+        os.close(fd)
+        os.unlink(d / "big")
+
+
 def sparse(d: Path) -> Expect:
+    """A hole reported by SEEK_HOLE is ✓. Otherwise three observations the probe must keep apart:
+    few blocks allocated (stored sparse: SEEK_HOLE not passed through), st_blocks that only follow
+    the size (unknown), or blocks counted for the whole gap (stored as data)."""
     fd = os.open(d / "f", os.O_CREAT | os.O_RDWR, 0o644)
     try:
         os.pwrite(fd, b"d" * 4096, 2 << 20)
-        if refused(lambda: os.ftruncate(fd, 4 << 20)):  # a helper refused: never "no"
-            return exp("differs")
+        grow = refused(lambda: os.ftruncate(fd, 4 << 20))  # a helper refused: never "no"
         os.fsync(fd)
         try:
             data, hole = os.lseek(fd, 0, os.SEEK_DATA), os.lseek(fd, 0, os.SEEK_HOLE)
         except OSError as exc:
             return exp("no", errno=err_name(exc))
+        st = os.fstat(fd)
     finally:
         os.close(fd)
-    return exp("yes" if hole == 0 and 0 < data <= 2 << 20 else "differs")
+    if hole == 0 and 0 < data <= 2 << 20:
+        return exp("differs" if grow else "yes", says=("the hole is reported",) if not grow else ())
+    if st.st_blocks * 512 < st.st_size // 2:
+        storage = "SEEK_HOLE not supported through this mount: it reports no hole, yet only"
+    elif _blocks_follow_size(d):
+        storage = "SEEK_HOLE not supported through this mount (sparse storage unknown"
+    else:
+        storage = "holes stored as data (measured by allocated blocks on a filesystem that reports them"
+    return exp("differs", errno=grow, says=(storage,))
 
 
 def _append_try(path: Path) -> tuple[bool, bool, bool]:
@@ -438,6 +503,221 @@ def statfs(d: Path) -> Expect:
     return exp("yes" if st.f_blocks > 0 else "differs", value=st.f_blocks * st.f_frsize)
 
 
+# -- what developers' tools rely on (probe/conformance.py) ------------------------------------------
+
+NOBODY = 65534
+T_KEPT, T_SET = 1_599_955_200, 1_499_990_400  # whole days, years apart
+
+
+def _as_nobody(d: Path) -> dict[str, str | None]:
+    """In a child as uid 65534 (no groups): what it may do to root's 0644 file and a 0777 directory."""
+    dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - child
+        try:
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            seen = {
+                "read": refused(lambda: os.close(os.open("owned", os.O_RDONLY, dir_fd=dfd))),
+                "truncate": refused(lambda: os.close(os.open("owned", os.O_WRONLY | os.O_TRUNC, dir_fd=dfd))),
+                "chmod": refused(lambda: os.chmod("owned", 0o666, dir_fd=dfd)),
+                "create": refused(
+                    lambda: os.close(os.open("shared/mine", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=dfd))
+                ),
+            }
+            os.write(w, json.dumps(seen).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    os.waitpid(pid, 0)
+    out = os.read(r, 4096).decode()
+    os.close(r)
+    os.close(dfd)
+    return json.loads(out)
+
+
+def other_uid(d: Path) -> Expect:
+    old = os.umask(0)
+    try:
+        os.close(os.open(d / "owned", os.O_CREAT | os.O_WRONLY, 0o644))
+        (d / "shared").mkdir(0o777)
+    finally:
+        os.umask(old)
+    seen = _as_nobody(d)
+    if seen["read"] and seen["create"]:
+        return exp("no", errno=seen["read"], says=("other users cannot use the mount at all",))
+    wrong = []
+    if seen["truncate"] is None:
+        wrong.append("opened it for writing with O_TRUNC")
+    if seen["chmod"] is None:
+        wrong.append("chmod 666 succeeded")
+    if seen["create"] is None and os.stat(d / "shared" / "mine").st_uid != NOBODY:
+        wrong.append(f"a file it created is owned by uid {os.stat(d / 'shared' / 'mine').st_uid}")
+    if wrong:
+        return exp("differs", says=(*wrong, "permissions are not enforced"))
+    return exp("yes", says=(f"uid {NOBODY}", f"writing refused ({seen['truncate']})"))
+
+
+def ctime(d: Path) -> Expect:
+    files = {n: touch(d / n) for n in ("chmod", "chown", "link", "rename")}
+    before = {n: os.stat(f).st_ctime_ns for n, f in files.items()}
+    coarse = all(c % 10**9 == 0 for c in before.values())
+    time.sleep(2.1 if coarse else 0.05)  # past the clock step a filesystem keeps ctime in (FAT: 2 s)
+    ops = {
+        "chmod": lambda: os.chmod(files["chmod"], 0o600),
+        "chown": lambda: os.chown(files["chown"], 0, 4242),
+        "link": lambda: os.link(files["link"], d / "link.2"),
+        "rename": lambda: os.rename(files["rename"], d / "renamed"),
+    }
+    failed = {n: e for n, op in ops.items() if (e := refused(op))}
+    after = {**files, "rename": d / "renamed"}
+    unchanged = [n for n in ops if n not in failed and os.stat(after[n]).st_ctime_ns == before[n]]
+    if len(failed) == len(ops):
+        return exp("no", errno=next(iter(failed.values())))
+    if unchanged:
+        return exp("differs", says=(f"ctime unchanged by {', '.join(unchanged)}",))
+    return exp("yes")
+
+
+class _Timespec(ctypes.Structure):
+    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+
+def _utimensat(path: Path, atime: int | None, mtime: int | None, flags: int = 0) -> None:
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    omit = (1 << 30) - 2
+    ts = (_Timespec * 2)((0, omit) if atime is None else (atime, 0), (0, omit) if mtime is None else (mtime, 0))
+    if libc.utimensat(-100, os.fsencode(path), ts, flags) != 0:
+        raise OSError(ctypes.get_errno(), "utimensat")
+
+
+def _is(ns: int, want: int) -> bool:
+    return abs(ns / 1e9 - want) < 86_400
+
+
+def utime_one(d: Path) -> Expect:
+    f = touch(d / "f")
+    says = []
+    for which in ("mtime", "atime"):
+        os.utime(f, (T_KEPT, T_KEPT))
+        e = refused(lambda w=which: _utimensat(f, None, T_SET) if w == "mtime" else _utimensat(f, T_SET, None))
+        if e:
+            return exp("no", errno=e)
+        st = os.stat(f)
+        got = {"mtime": st.st_mtime_ns, "atime": st.st_atime_ns}
+        other = "atime" if which == "mtime" else "mtime"
+        if not _is(got[which], T_SET):
+            says.append(f"setting only the {which} left it")
+        if not _is(got[other], T_KEPT):
+            says.append(f"setting only the {which} changed the {other}")
+    return exp("differs", says=tuple(says)) if says else exp("yes")
+
+
+def symlink_times(d: Path) -> Expect:
+    target = touch(d / "t")
+    os.utime(target, (T_KEPT, T_KEPT))
+    e = refused(lambda: os.symlink("t", d / "l"))
+    if e:  # a helper refused: never "no"
+        return exp("differs", errno=e)
+    e = refused(lambda: _utimensat(d / "l", T_SET, T_SET, 0x100))  # AT_SYMLINK_NOFOLLOW
+    if e:
+        return exp("no", errno=e)
+    link_set = _is(os.lstat(d / "l").st_mtime_ns, T_SET)
+    target_kept = _is(os.stat(target).st_mtime_ns, T_KEPT)
+    return exp("yes" if link_set and target_kept else "differs")
+
+
+def dir_rename_contents(d: Path) -> Expect:
+    (d / "d").mkdir()
+    touch(d / "d" / "f", b"x\n")
+    e = refused(lambda: os.rename(d / "d", d / "e"))
+    if e:
+        return exp("no", errno=e)
+    kept = (d / "e" / "f").exists() and (d / "e" / "f").read_bytes() == b"x\n"
+    return exp("yes", data_loss=False) if kept else exp("differs", data_loss=True, says=("e/f is gone",))
+
+
+def unlink_open(d: Path) -> Expect:
+    data = os.urandom(64 << 10)
+    fd = os.open(d / "f", os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        os.write(fd, data)
+        os.unlink(d / "f")
+        got = os.pread(fd, len(data) + 1, 0)
+        listed = os.listdir(d)
+    finally:
+        os.close(fd)
+    for _ in range(40):  # a FUSE mount removes its .fuse_hidden file a moment after the close
+        if not os.listdir(d):
+            break
+        time.sleep(0.05)
+    if got != data:
+        return exp("differs", data_loss=True)
+    if listed:
+        return exp("differs", data_loss=False, says=(listed[0][:12],))  # .fuse_hidden…
+    return exp("yes", data_loss=False)
+
+
+def errno_codes(d: Path) -> Expect:
+    (d / "full").mkdir()
+    touch(d / "full" / "f")
+    (d / "full2").mkdir()
+    touch(d / "full2" / "f")
+    touch(d / "file")
+    n = max(256, os.statvfs(d).f_namemax + 1)
+    checks = [
+        (f"create a {n}-byte name", "ENAMETOOLONG", lambda: touch(d / ("n" * n))),
+        ("rmdir a non-empty directory", "ENOTEMPTY", lambda: os.rmdir(d / "full")),
+        ("rename a directory onto a non-empty one", "ENOTEMPTY", lambda: os.rename(d / "full2", d / "full")),
+        ("mkdir an existing name", "EEXIST", lambda: os.mkdir(d / "file")),
+        ("rename to another mount (/proc)", "EXDEV", lambda: os.rename(d / "file", "/proc/mountbench-oracle")),
+    ]
+    wrong = [(what, want, got) for what, want, call in checks if (got := refused(call)) != want]
+    if wrong:
+        return exp(
+            "differs",
+            errno=wrong[0][2],
+            says=tuple(f"{what}: {got or 'succeeded'}, not {want}" for what, want, got in wrong),
+        )
+    return exp("yes")
+
+
+def _below_mount(d: Path) -> int:
+    """Bytes of ``d``'s path below the mount point it is on."""
+    real = os.path.realpath(d)
+    top = real
+    while not os.path.ismount(top):
+        top = os.path.dirname(top)
+    return len(real) - len(top.rstrip("/"))
+
+
+def deep_paths(d: Path) -> Expect:
+    """100-byte directories one inside the other, by descriptor, to within 100 bytes of PATH_MAX
+    below the mount point; then a file renamed in, taking the path 50 bytes past it."""
+    real, inside = os.path.realpath(d), _below_mount(d)
+    touch(d / "f", b"deep")
+    fds = [os.open(d, os.O_RDONLY | os.O_DIRECTORY)]
+    try:
+        while inside + 101 <= 4096 - 100:
+            try:
+                os.mkdir("d" * 100, dir_fd=fds[-1])
+            except OSError as exc:
+                return exp("differs", errno=err_name(exc), says=("mkdir at level",))
+            fds.append(os.open("d" * 100, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
+            inside += 101
+        leaf = 4096 + 50 - inside - 1
+        reached = len(real) - _below_mount(d) + inside + 1 + leaf
+        e = refused(lambda: os.rename("f", "g" * leaf, src_dir_fd=fds[0], dst_dir_fd=fds[-1]))
+        if e:
+            return exp("differs", errno=e, says=("rename a file into the deepest directory",), near=(reached, 202))
+        return exp("yes", near=(reached, 202))
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
 ORACLES: dict[str, Callable[[Path], Expect]] = {
     "o_direct": o_direct,
     "fsync": _sync(os.fsync),
@@ -465,6 +745,14 @@ ORACLES: dict[str, Callable[[Path], Expect]] = {
     "mtime_granularity": mtime_granularity,
     "inotify": inotify,
     "statfs": statfs,
+    "other_uid": other_uid,
+    "ctime": ctime,
+    "utime_one": utime_one,
+    "symlink_times": symlink_times,
+    "dir_rename_contents": dir_rename_contents,
+    "unlink_open": unlink_open,
+    "errno": errno_codes,
+    "deep_paths": deep_paths,
 }
 
 
@@ -474,6 +762,8 @@ def test_every_capability_has_an_oracle() -> None:
 
 @pytest.mark.parametrize("capability", CAPABILITY_IDS)
 def test_verdict_matches_the_kernel(probed: Probed, capability: str) -> None:
+    if capability in CRASHES.get(probed.kind, ()):
+        pytest.skip(f"{capability} kills {probed.kind}'s daemon: test_probe_fat.py checks it on a mount of its own")
     result = probed.probe.result(capability)
     oracle_dir = probed.path.parent / f"oracle-{capability}"
     oracle_dir.mkdir()
@@ -487,6 +777,12 @@ def test_verdict_matches_the_kernel(probed: Probed, capability: str) -> None:
         assert result.errno == expected.errno, context
     if expected.value is not None:
         assert result.value == expected.value, context
+    for said in expected.says:
+        assert said in result.detail, f"{context}: should say {said!r}"
+    if expected.data_loss is not None:
+        assert (result.severity == "data loss") == expected.data_loss, context
+    if expected.near is not None:
+        assert isinstance(result.value, int) and abs(result.value - expected.near[0]) < expected.near[1], context
     if result.verdict in ("no", "differs"):
         assert result.detail, context
 
@@ -522,7 +818,7 @@ def test_fs_info_names_the_mount(probed: Probed) -> None:
     assert fs.fstype == expected
     assert fs.statvfs["f_namemax"] == os.statvfs(probed.path).f_namemax
     assert all(r.duration_ms is not None for r in probed.probe.results)
-    assert probed.probe.duration_s is not None and probed.probe.duration_s < 30
+    assert probed.probe.duration_s is not None and probed.probe.duration_s < 15  # the bound issue 35 sets
 
 
 def test_figures_the_mount_reports_are_labelled_as_such(probed: Probed) -> None:
@@ -533,3 +829,58 @@ def test_figures_the_mount_reports_are_labelled_as_such(probed: Probed) -> None:
     sparse = probed.probe.result("sparse")
     assert "st_blocks, as the mount reports it" in sparse.detail, sparse
     assert not any(r.reported for r in probed.probe.results if r.capability != "statfs")
+
+
+def test_sparse_never_says_stored_as_data_where_the_backing_file_is_sparse(probed: Probed) -> None:
+    """bindfs and sshfs: the probe's 4 MiB file with 4 KiB at 2 MiB is sparse in the directory behind
+    the mount (SEEK_DATA there finds the data at 2 MiB), whatever SEEK_HOLE says through the mount."""
+    if probed.source is None:
+        pytest.skip("no directory behind this mount to look at")
+    fd = os.open(probed.path / "backing-check", os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        os.pwrite(fd, b"d" * 4096, 2 << 20)
+        os.ftruncate(fd, 4 << 20)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    behind = os.open(probed.source / "backing-check", os.O_RDONLY)
+    try:
+        assert os.lseek(behind, 0, os.SEEK_DATA) == 2 << 20  # stored sparse
+    finally:
+        os.close(behind)
+        os.unlink(probed.path / "backing-check")
+    detail = probed.probe.result("sparse").detail
+    assert "holes stored as data" not in detail, detail
+    assert "SEEK_HOLE not supported through this mount" in detail, detail
+
+
+def test_the_hard_link_detail_says_what_was_seen(probed: Probed) -> None:
+    """Was "a write through one name is not seen through the other" on bindfs, where the append
+    showed a moment later: a late append or st_nlink is said with how late."""
+    detail = probed.probe.result("hardlink").detail
+    assert "is not seen through the other" not in detail
+    for line in detail.split("; "):
+        if "append" in line or "st_nlink stayed" in line:
+            assert " s" in line, line
+
+
+def test_the_summary_says_what_tools_meet_there(probed: Probed) -> None:
+    """One line per target under the data-loss line: capabilities as on a local filesystem, and
+    make, git, rsync -a and an editor's save-by-rename, each ✓ only where all it relies on is ✓."""
+    from mountbench.probe import ProbeReport, render_document_markdown
+    from mountbench.probe.tools import TOOLS
+
+    text = render_document_markdown(ProbeReport((probed.probe,)))
+    results = {r.capability: r for r in probed.probe.results}
+    if all(r.verdict == "yes" for r in results.values()):
+        assert "find all they rely on" in text
+        return
+    yes = sum(r.verdict == "yes" for r in results.values())
+    assert f"{yes} of {len(results)} capabilities tried as on a local filesystem" in text
+    for tool in TOOLS:
+        broken = [results[n.capability] for n in tool.needs if results[n.capability].verdict != "yes"]
+        mark = "‼" if any(r.severity == "data loss" for r in broken) else "≠" if broken else "✓"
+        assert f"{tool.name} {mark}" in text, (tool.name, broken)
+        for r in broken:  # each named, with what it breaks for the tool
+            why = next(n.why for n in tool.needs if n.capability == r.capability)
+            assert f"{r.title} " in text and why in text

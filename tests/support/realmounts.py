@@ -9,7 +9,8 @@ cannot run here, i.e. not root or a tool is missing):
   a private sshd_config (the system's sshd and its config are never touched)
 - ``sshfs(remote_dir, server, options=("cache=no",))`` -> :class:`FuseMount`
 - ``bindfs(source, options=())`` -> :class:`FuseMount`
-- ``fusefat(size_mb=32)`` -> :class:`FuseMount` of a fresh FAT16 image (``.source`` is the image)
+- ``fusefat(size_mb=32, image=None)`` -> :class:`FuseMount` of a fresh FAT16 image (``.source`` is the
+  image), or of ``image`` again
 - ``bind_mount(source)`` -> Path of a kernel bind mount of ``source`` (a coherent second view)
 - ``host_dir(prefix)`` -> a temporary directory on the host's own filesystem
 
@@ -485,8 +486,9 @@ def bindfs(source: Path, options: Sequence[str] = ()) -> Iterator[FuseMount]:
 
 
 @contextmanager
-def fusefat(size_mb: int = 32) -> Iterator[FuseMount]:
-    """A fresh FAT16 image mounted read-write with fusefat (FUSE: no vfat module needed).
+def fusefat(size_mb: int = 32, image: Path | None = None) -> Iterator[FuseMount]:
+    """A fresh FAT16 image mounted read-write with fusefat (FUSE: no vfat module needed), or
+    ``image`` again (an image a mount before left: kept afterwards).
 
     FAT is the limited filesystem par excellence: no links, no permissions, no xattrs,
     mtimes in 2 s steps, case-insensitive names; fusefat adds its own limits (it refuses
@@ -496,17 +498,21 @@ def fusefat(size_mb: int = 32) -> Iterator[FuseMount]:
     tools = require_tools("fusefat", "mkfs.fat")
     if not Path("/dev/fuse").exists():
         raise Unavailable("no /dev/fuse: FUSE is unavailable here")
+
+    def mount(img: Path) -> AbstractContextManager[FuseMount]:
+        return _fuse_daemon("fusefat", lambda mp: [tools["fusefat"], "-f", "-o", "rw+", str(img), str(mp)], img)
+
+    if image is not None:
+        with mount(image) as again:
+            yield again
+        return
     with host_dir("fatimg") as imgdir:
         img = imgdir / "fat16.img"
         with open(img, "wb") as f:
             f.truncate(size_mb << 20)
         _check([tools["mkfs.fat"], "-F", "16", str(img)])
-
-        def cmd(mp: Path) -> list[str]:
-            return [tools["fusefat"], "-f", "-o", "rw+", str(img), str(mp)]
-
-        with _fuse_daemon("fusefat", cmd, img) as mount:
-            yield mount
+        with mount(img) as fresh:
+            yield fresh
 
 
 # -- "nothing else was touched" ---------------------------------------------------------------------

@@ -14,7 +14,7 @@ from rich.console import Console
 from mountbench.cli.console import command_line, out, write_or_print
 from mountbench.cli.options import db_option, debug_option
 from mountbench.engine.session import new_run_id
-from mountbench.errors import UsageError
+from mountbench.errors import TargetError, UsageError
 from mountbench.host import facts as hostinfo
 from mountbench.host import outputs
 from mountbench.host import targets as targets_mod
@@ -60,7 +60,8 @@ from mountbench.store import Store, default_db_path
 def probe(
     target, views, repeat, timeout, fmt, out_path, show_ref, details, diff, reference_dir, no_reference, db, debug
 ) -> None:
-    """What each TARGET really supports (O_DIRECT, chown, xattrs, locks, mmap, inotify, ...).
+    """What each TARGET really supports (O_DIRECT, chown, xattrs, locks, mmap, inotify, ctime, deep paths, ...),
+    and whether make, git, rsync -a and an editor's save-by-rename work there.
 
     Every capability is tried for real inside a scratch directory that is removed
     afterwards, each in a child process with a timeout, so a hung mount reports
@@ -95,6 +96,9 @@ def probe(
             if not no_reference:
                 reference = targets_mod.resolve_path(str(reference_dir)) if reference_dir else default_reference_dir()
             measured = measure_all(paths, local, repeat=repeat, timeout=timeout, reference=reference)
+            unprobed = [t for t in (*measured.targets, measured.reference) if t is not None and t.error]
+            if unprobed:  # every cell would be "–": no result to show or store
+                raise TargetError("; ".join(f"cannot probe {t.path}: {t.error}" for t in unprobed))
             across = tuple(
                 remoteprobe.measure_remote_coherence(a, b, repeat=repeat, timeout=timeout) for a, b in remote
             )

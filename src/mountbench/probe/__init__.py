@@ -6,8 +6,11 @@
   ``render_document_*`` functions and :func:`document_json` render a whole probe
   (:class:`ProbeReport`), findings that lose or corrupt data first.
 
-Modules: ``model`` (records), ``capabilities`` (one function per capability),
-``sandbox`` (child processes with a timeout), ``target`` (probe_target, and the
+Modules: ``model`` (records), ``capabilities`` (one function per capability, and the frame
+they share), ``conformance`` (what developers' tools rely on: other users, ctime, one timestamp
+alone, error codes, deep paths), ``catalogue`` (every capability, in order; the ones that may
+crash a mount last), ``tools`` (whether make, git, rsync -a and an editor's save-by-rename work
+there, read from the verdicts), ``sandbox`` (child processes with a timeout), ``target`` (probe_target, and the
 probe's scratch directory through :mod:`mountbench.host.scratch`), ``coherence`` (the
 checks, written once as named steps, and their driver measure_views), ``sides`` (where a
 view's steps run: here, or through ``agent`` on another machine: the lab's guest or a
@@ -18,7 +21,8 @@ May import: the ground floor (model, errors, units) and host/. Imported by clien
 (coherence across clients), labs/ (the QEMU guest's probe, the cloud lab's), report/ and the CLI.
 """
 
-from mountbench.probe.capabilities import CAPABILITIES, CAPABILITY_IDS, Capability
+from mountbench.probe.capabilities import Capability
+from mountbench.probe.catalogue import CAPABILITIES, CAPABILITY_IDS
 from mountbench.probe.coherence import measure_coherence
 from mountbench.probe.model import (
     VERDICTS,

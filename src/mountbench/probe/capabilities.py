@@ -116,6 +116,7 @@ class Capability:
     title: str
     fn: Callable[[ProbeContext], Finding]
     needs_root: bool = False
+    last: bool = False  # may crash or hang the mount: run after every other capability
 
 
 # -- small helpers (unlabelled: callers label them) -----------------------------------------
@@ -354,19 +355,45 @@ def probe_hardlink(ctx: ProbeContext) -> Finding:
         problems.append(f"st_nlink is {sa.st_nlink}/{sb.st_nlink}, expected 2")
     with helper("append through the second name"), open(b, "ab") as f:
         f.write(b"+second")
-    with helper("read through the first name"):
-        shared = _read(a) == b"first+second"
-    if not shared:
-        problems.append("a write through one name is not seen through the other")
+    patience = min(2.0, ctx.timeout / 4)
+    with helper("read and stat through the first name"):
+        size_seen = os.stat(a).st_size
+        late = _until(lambda: _read(a) == b"first+second", patience)
+    if late is None:
+        problems.append(
+            f"an append through the second name was not seen through the first within {patience:g} s "
+            f"(stat through the first name shows {size_seen} bytes, the file has 12)"
+        )
+    elif late > 0:
+        stale = f"; stat through the first name showed {size_seen} bytes at first" if size_seen != 12 else ""
+        problems.append(f"an append through the second name was seen through the first after {late:.1f} s{stale}")
     with helper("unlink the second name"):
         os.unlink(b)
     with helper("stat after unlink"):
         nlink = os.stat(a).st_nlink
-    if nlink != 1:
-        problems.append(f"st_nlink is {nlink} after unlinking one name, expected 1")
+        settled = _until(lambda: os.stat(a).st_nlink == 1, patience) if nlink != 1 else 0.0
+    if settled is None:
+        problems.append(f"st_nlink stayed {nlink} for {patience:g} s after unlinking the other name, expected 1")
+    elif settled > 0:
+        problems.append(
+            f"st_nlink stayed {nlink} for {settled:.1f} s after unlinking the other name (stale attributes)"
+        )
     if problems:
         return Finding(DIFFERS, "; ".join(problems))
     return Finding(YES, "same st_ino, st_nlink 2 then 1, data shared")
+
+
+def _until(check: Callable[[], bool], patience: float) -> float | None:
+    """Seconds until ``check()`` held (0.0: at once), or None if not within ``patience``."""
+    t0 = time.monotonic()
+    if check():
+        return 0.0
+    while True:
+        time.sleep(0.05)
+        if check():
+            return round(time.monotonic() - t0, 3)
+        if time.monotonic() - t0 > patience:
+            return None
 
 
 def _rename_reader(path: str, seconds: float) -> dict[str, Any]:
@@ -553,10 +580,21 @@ def probe_max_name_length(ctx: ProbeContext) -> Finding:
             namemax = os.fstatvfs(dfd).f_namemax
     finally:
         os.close(dfd)
-    refused = f"; {best + 1} bytes: {errno_name(errors[best + 1].errno)}" if best + 1 in errors else ""
+    over = errno_name(errors[best + 1].errno) if best + 1 in errors else None
+    refused = f"; {best + 1} bytes: {over}" if over else ""
     detail = f"{best} bytes{refused} (statvfs f_namemax, as the mount reports it: {namemax})"
     if best != namemax:
         return Finding(DIFFERS, detail, value=best, unit="bytes")
+    if over not in (None, "ENAMETOOLONG"):
+        return Finding(
+            DIFFERS,
+            f"{detail}: a name too long is refused with {over}, not ENAMETOOLONG "
+            "(tools that test for ENAMETOOLONG misbehave)",
+            errno=over,
+            step=f"create a {best + 1}-byte name",
+            value=best,
+            unit="bytes",
+        )
     return Finding(YES, detail, value=best, unit="bytes")
 
 
@@ -632,23 +670,41 @@ def probe_unix_socket(ctx: ProbeContext) -> Finding:
 # -- allocation ---------------------------------------------------------------------------
 
 
-def _posix_fallocate_note(path: Path, size: int) -> str:
-    """What applications calling posix_fallocate(3) see where fallocate(2) is refused."""
+ODD_FILE, ODD_OFFSET, ODD_LEN = 12_345, 20_000, 3_456  # an unaligned file and range
+
+
+def _posix_fallocate_try(path: Path, start_size: int, offset: int, length: int) -> str:
+    """posix_fallocate(3) on a new file of ``start_size`` bytes: what it returned and the size after."""
+    what = f"{length:,} bytes at {offset:,}" + (f" of a {start_size:,}-byte file" if start_size else "")
     try:
-        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+        fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_TRUNC, 0o644)
     except OSError as err:
-        return f"posix_fallocate() not tried: creating its test file failed: {_err_text(err)}"
+        return f"{what}: not tried, creating its test file failed: {_err_text(err)}"
     try:
-        os.posix_fallocate(fd, 0, size)
-        st = os.fstat(fd)
+        if start_size:
+            os.write(fd, b"f" * start_size)
+        try:
+            os.posix_fallocate(fd, offset, length)
+        except OSError as err:
+            size = os.fstat(fd).st_size
+            changed = f", and left the file at {size:,} bytes (was {start_size:,})" if size != start_size else ""
+            return f"{what}: fails, {_err_text(err)}{changed}"
+        size = os.fstat(fd).st_size
+        return f"{what}: succeeds (size {size:,})"
     except OSError as err:
-        return f"posix_fallocate() fails too: {_err_text(err)}"
+        return f"{what}: a helper step failed: {_err_text(err)}"
     finally:
         os.close(fd)
+
+
+def _posix_fallocate_note(work: Path, size: int) -> str:
+    """What applications calling posix_fallocate(3) see where fallocate(2) is refused: glibc
+    then writes into every block itself, which a limited mount may refuse part-way."""
+    whole = _posix_fallocate_try(work / "alloc-posix", 0, 0, size)
+    odd = _posix_fallocate_try(work / "alloc-odd", ODD_FILE, ODD_OFFSET, ODD_LEN)
     return (
-        f"posix_fallocate() succeeds (size {st.st_size}): glibc emulates it by writing into every block, "
-        "so applications that use it get the space, slowly; callers of fallocate(2) itself "
-        "(e.g. fio's fallocate=native, FALLOC_FL_* modes) get the error"
+        f"posix_fallocate() (glibc emulates it by writing into every block): {whole}; {odd}; callers of "
+        "fallocate(2) itself (e.g. fio's fallocate=native, FALLOC_FL_* modes) get the error"
     )
 
 
@@ -662,7 +718,7 @@ def probe_fallocate(ctx: ProbeContext) -> Finding:
     try:
         if libc.fallocate(fd, 0, 0, size) != 0:
             err = ctypes.get_errno()
-            note = _posix_fallocate_note(ctx.work / "alloc-posix", size)
+            note = _posix_fallocate_note(ctx.work, size)
             return Finding(
                 NO,
                 f"fallocate(2) (mode 0, 1 MiB): {os.strerror(err)}; {note}",
@@ -705,22 +761,71 @@ def probe_sparse(ctx: ProbeContext) -> Finding:
             st = os.fstat(fd)
     finally:
         os.close(fd)
+    holes_reported = first_hole == 0 and 0 < first_data <= data_at
+    made_up = None if holes_reported else _made_up_blocks(ctx.work)
+    allocated = st.st_blocks * 512
     seeks = f"SEEK_DATA(0)={first_data}, SEEK_HOLE(0)={first_hole}"
-    if first_hole >= st.st_size:
-        seeks += " (end of file: no hole reported; the gap was stored as data)"
-    reported = f"st_blocks, as the mount reports it: {st.st_blocks * 512} bytes allocated"
+    reported = f"st_blocks, as the mount reports it: {allocated} bytes allocated"
+    storage = "" if holes_reported else "; " + sparse_storage(st.st_size, allocated, made_up)
     if grow_error is not None:
         return Finding(
             DIFFERS,
             f"ftruncate growing the file to 4 MiB was refused: {_err_text(grow_error)}; "
-            f"SEEK_DATA/SEEK_HOLE work: after 4 KiB written at 2 MiB, {seeks}; {reported}",
+            f"after 4 KiB written at 2 MiB: {seeks}{storage}; {reported}",
             errno=errno_name(grow_error.errno),
             step="ftruncate growing the file",
         )
-    detail = f"4 KiB written at 2 MiB in a 4 MiB file: {seeks}; {reported}"
-    if first_hole == 0 and 0 < first_data <= data_at:
-        return Finding(YES, detail)
-    return Finding(DIFFERS, detail + " (holes not reported)")
+    detail = f"4 KiB written at 2 MiB in a 4 MiB file: {seeks}{storage}; {reported}"
+    if holes_reported:
+        return Finding(YES, detail + " (the hole is reported)")
+    return Finding(DIFFERS, detail)
+
+
+def _made_up_blocks(work: Path) -> str | None:
+    """Whether the mount's st_blocks only follow the size: a file truncated to more than the
+    whole filesystem holds cannot really have that much allocated. None if they may be real."""
+    path = work / "blocks"
+    try:
+        st = os.statvfs(work)
+        size = st.f_blocks * st.f_frsize + (1 << 20)
+        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+        try:
+            os.ftruncate(fd, size)
+            allocated = os.fstat(fd).st_blocks * 512
+        finally:
+            os.close(fd)
+            os.unlink(path)
+    except OSError:
+        return None  # growing it was refused: st_blocks may well be real
+    if allocated >= size:
+        return (
+            f"an empty file truncated to {size:,} bytes, more than the filesystem holds, shows {allocated:,} allocated"
+        )
+    return None
+
+
+def sparse_storage(size: int, allocated: int, made_up: str | None) -> str:
+    """What the allocated blocks say about a file whose hole SEEK_HOLE did not report.
+
+    Three observations, told apart: the blocks show the file stored sparse (SEEK_HOLE is not
+    passed through the mount); the mount's st_blocks only follow the size (``made_up`` says
+    how that was seen), so they say nothing; or the blocks, on a mount that counts them, show
+    the gap stored as data.
+    """
+    if allocated < size // 2:
+        return (
+            f"SEEK_HOLE not supported through this mount: it reports no hole, yet only {allocated} bytes "
+            "are allocated (the file is stored sparse)"
+        )
+    if made_up is not None:
+        return (
+            "SEEK_HOLE not supported through this mount (sparse storage unknown: its st_blocks follow the "
+            f"size, {made_up})"
+        )
+    return (
+        f"holes stored as data (measured by allocated blocks on a filesystem that reports them: {allocated} "
+        f"bytes allocated for a {size}-byte file with 4 KiB written)"
+    )
 
 
 # -- concurrency -----------------------------------------------------------------------------
@@ -1078,7 +1183,7 @@ def probe_statfs(ctx: ProbeContext) -> Finding:
     return Finding(YES, detail, value=total, unit="bytes", reported=True)
 
 
-CAPABILITIES: tuple[Capability, ...] = (
+BASIC: tuple[Capability, ...] = (
     Capability("o_direct", "O_DIRECT", probe_o_direct),
     Capability("fsync", "fsync", probe_fsync),
     Capability("fdatasync", "fdatasync", probe_fdatasync),
@@ -1106,12 +1211,3 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("inotify", "inotify (same path)", probe_inotify),
     Capability("statfs", "statfs: total size (not free)", probe_statfs),
 )
-
-CAPABILITY_IDS: tuple[str, ...] = tuple(c.id for c in CAPABILITIES)
-
-
-def by_id(capability_id: str) -> Capability:
-    for cap in CAPABILITIES:
-        if cap.id == capability_id:
-            return cap
-    raise KeyError(capability_id)

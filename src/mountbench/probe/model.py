@@ -172,7 +172,8 @@ class TargetProbe:
     "removed", or why it was left behind (it then holds only what the probe created).
     ``error`` is set when the target could not be probed at all (every result "skipped"
     or "hung"). ``swept`` says which scratch directories of killed probes were removed
-    first (or why looking for them failed).
+    first (or why looking for them failed). ``gone`` says why the mount stopped answering
+    for good during the probe (its daemon died), or is None.
     """
 
     path: str
@@ -184,6 +185,7 @@ class TargetProbe:
     started: str | None = None
     duration_s: float | None = None
     swept: tuple[str, ...] = ()
+    gone: str | None = None
 
     def result(self, capability: str) -> ProbeResult:
         """The result for one capability id (KeyError if it was not probed)."""
@@ -203,6 +205,7 @@ class TargetProbe:
             "started": self.started,
             "duration_s": self.duration_s,
             "swept": list(self.swept),
+            "gone": self.gone,
         }
 
     @classmethod
@@ -217,6 +220,7 @@ class TargetProbe:
             started=data.get("started"),
             duration_s=data.get("duration_s"),
             swept=tuple(str(x) for x in data.get("swept", [])),
+            gone=data.get("gone"),
         )
 
 

@@ -38,6 +38,7 @@ from mountbench.probe.model import (
     TargetProbe,
     VisibilityResult,
 )
+from mountbench.probe.tools import summary_line, tool_notes, tool_verdicts
 from mountbench.units import format_bytes, format_seconds
 
 SYMBOL = {YES: "✓", NO: "✗", DIFFERS: "≠", HUNG: "hung", NEEDS_ROOT: "needs root", SKIPPED: "–"}
@@ -132,6 +133,33 @@ def behaves_locally(probes: Sequence[TargetProbe]) -> bool:
 
 
 LIKE_LOCAL = "behaves like a local filesystem: every capability ✓"
+TOOLS_ALL_WORK = "make, git, rsync -a and an editor's save-by-rename find all they rely on"
+
+
+def summary_lines(report: ProbeReport) -> list[str]:
+    """Under the data-loss line: per target, how many capabilities are as on a local filesystem
+    (or that the mount is gone), whether make, git, rsync -a and an editor's save-by-rename
+    work there, and for each that does not, what breaks for it."""
+    targets = [p for p in report.targets if not p.error]
+    if not targets:
+        return []
+    if behaves_locally(targets):
+        names = short_names([p.path for p in targets])
+        labels = [f"{n} ({p.fs.fstype or '?'})" for n, p in zip(names, targets, strict=True)]
+        return [f"{', '.join(labels)}: {LIKE_LOCAL}; {TOOLS_ALL_WORK}."]
+    lines = []
+    for p in targets:
+        lines.append(f"{target_label(p)}: {summary_line(p)}")
+        lines += [f"  · {note}" for note in tool_notes(p)]
+    return lines
+
+
+def summary_json(report: ProbeReport) -> list[dict[str, Any]]:
+    return [
+        {"path": p.path, "line": summary_line(p), "gone": p.gone, "tools": [v.to_dict() for v in tool_verdicts(p)]}
+        for p in report.targets
+        if not p.error
+    ]
 
 
 def _fit(text: str, width: int = HEADER_WIDTH) -> str:
@@ -765,14 +793,13 @@ def render_data_loss_terminal(report: ProbeReport) -> Text:
     found = data_loss(report)
     if not found:
         text = Text(NO_DATA_LOSS, style="green")
-        if behaves_locally(report.targets):
-            names = short_names([p.path for p in report.targets])
-            labels = ", ".join(f"{n} ({p.fs.fstype or '?'})" for n, p in zip(names, report.targets, strict=True))
-            text.append(f"\n{labels}: {LIKE_LOCAL}.", style="green")
-        return text
-    text = Text(f"‼ {DATA_LOSS_TITLE}:", style=DATA_LOSS_STYLE)
-    for line in found:
-        text.append(f"\n  ‼ {line}", style="bold red")
+    else:
+        text = Text(f"‼ {DATA_LOSS_TITLE}:", style=DATA_LOSS_STYLE)
+        for line in found:
+            text.append(f"\n  ‼ {line}", style="bold red")
+    local = behaves_locally(report.targets)
+    for line in summary_lines(report):
+        text.append(f"\n{line}", style="green" if local else "dim" if line.startswith("  ") else "bold")
     return text
 
 
@@ -791,14 +818,22 @@ def render_document_terminal(report: ProbeReport, *, details: bool = False, diff
     return parts
 
 
+def _md_summary_item(line: str) -> str:
+    """A summary line as a list item; a tool's line (indented) nested under its target."""
+    if line.startswith("  "):
+        return f"  - {_md_escape(line.strip().removeprefix('· '))}\n"
+    return f"- {_md_escape(line)}\n"
+
+
 def render_document_markdown(report: ProbeReport, *, diff: bool = False) -> str:
     found = data_loss(report)
     if found:
         head = f"## ‼ {DATA_LOSS_TITLE}\n\n" + "".join(f"- **{_md_escape(line)}**\n" for line in found)
     else:
         head = f"_{NO_DATA_LOSS}_\n"
-        if behaves_locally(report.targets):
-            head += f"\n_Every target {LIKE_LOCAL}._\n"
+    said = summary_lines(report)
+    if said:
+        head += "\n" + "".join(_md_summary_item(line) for line in said)
     parts = [head]
     if report.targets:
         parts.append(render_markdown(report.targets, reference=report.reference, diff=diff))
@@ -820,6 +855,7 @@ th, td { border: 1px solid #8884; padding: .25rem .5rem; text-align: left; verti
 .data-loss { border: 2px solid #cf222e; padding: .5rem 1rem; }
 .data-loss h2 { color: #cf222e; margin: 0; }
 .legend, .notes { font-size: .9em; }
+.summary li.tool { list-style: circle; margin-left: 1.5rem; font-size: .9em; }
 """
 
 
@@ -835,8 +871,13 @@ def render_document_html(report: ProbeReport, *, title: str, diff: bool = False)
         )
     else:
         head = f'<p class="no-data-loss severity-ok">{e(NO_DATA_LOSS)}</p>'
-        if behaves_locally(report.targets):
-            head += f'<p class="severity-ok">Every target {e(LIKE_LOCAL)}.</p>'
+    said = summary_lines(report)
+    if said:
+        head += '<ul class="summary">'
+        for line in said:
+            cls = ' class="tool"' if line.startswith("  ") else ""
+            head += f"<li{cls}>{e(line.strip().removeprefix('· '))}</li>"
+        head += "</ul>"
     body = head
     if report.targets:
         body += render_html_fragment(report.targets, reference=report.reference, diff=diff)
@@ -847,4 +888,4 @@ def render_document_html(report: ProbeReport, *, title: str, diff: bool = False)
 
 def document_json(report: ProbeReport, probe_id: str) -> dict[str, Any]:
     """The stored probe as JSON, the data-loss findings first."""
-    return {"data_loss": data_loss(report), "id": probe_id, **report.to_dict()}
+    return {"data_loss": data_loss(report), "id": probe_id, "summary": summary_json(report), **report.to_dict()}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import errno
 import os
+import re
 import secrets
 import stat
 import time
@@ -24,7 +25,6 @@ from typing import Any
 
 from mountbench.host import scratch as scratch_mod
 from mountbench.probe.capabilities import (
-    CAPABILITIES,
     Capability,
     HelperFailed,
     ProbeContext,
@@ -32,6 +32,8 @@ from mountbench.probe.capabilities import (
     helper,
     unlabelled,
 )
+from mountbench.probe.catalogue import CAPABILITIES
+from mountbench.probe.conformance import GONE
 from mountbench.probe.fsinfo import fs_info, statvfs_dict
 from mountbench.probe.model import (
     DIFFERS,
@@ -155,7 +157,8 @@ def probe_target(
     (``swept`` says which). ``capabilities`` replaces the built-in list (to select some,
     or inject test probes).
     """
-    caps = tuple(CAPABILITIES if capabilities is None else capabilities)
+    given = tuple(CAPABILITIES if capabilities is None else capabilities)
+    caps = tuple(c for c in given if not c.last) + tuple(c for c in given if c.last)  # the risky ones last
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.monotonic()
     target = os.path.abspath(path)
@@ -166,7 +169,7 @@ def probe_target(
     if created.status != "ok":
         if created.status == "crash":
             raise ChildCrashed(f"creating the scratch directory crashed:\n{created.message}")
-        why = (f"creating the scratch directory: {created.errno or created.status} {created.message}").strip()
+        why = _not_created(created)
         scratch_path = os.path.join(target, name)
         cleanup = "not created"
         if created.status == "hung":
@@ -188,6 +191,7 @@ def probe_target(
     results: list[ProbeResult] = []
     crash: ChildCrashed | None = None
     unresponsive: str | None = None
+    gone: str | None = None
     try:
         for cap in caps:
             if unresponsive is not None:
@@ -200,14 +204,17 @@ def probe_target(
             outcome = run_isolated(_run_capability, cap, work, timeout, timeout=timeout)
             finding = _finding_from(outcome, cap, timeout)
             results.append(ProbeResult.from_finding(cap.id, cap.title, finding, round(outcome.elapsed_s * 1e3, 3)))
-            if finding.verdict == HUNG:
+            if finding.verdict == HUNG or cap.last:
                 ping = run_isolated(responsive, scratch_path, timeout=min(timeout, PING_TIMEOUT_S))
                 if ping.status == "hung":
                     unresponsive = f"not attempted: the target stopped answering after {cap.id!r} hung"
+                elif ping.status == "oserror" and ping.errno in GONE:
+                    gone = f"the mount is gone after {cap.title!r}: {_strerror(ping.errno)} ({ping.errno})"
+                    unresponsive = f"not attempted: {gone}"
     except ChildCrashed as exc:
         crash = exc
     finally:
-        cleanup = _remove(scratch_path, marker.id, timeout, unresponsive is not None)
+        cleanup = _remove(scratch_path, marker.id, timeout, unresponsive is not None, gone)
     if crash is not None:
         raise crash
     return TargetProbe(
@@ -219,6 +226,7 @@ def probe_target(
         started=started,
         duration_s=round(time.monotonic() - t0, 3),
         swept=swept,
+        gone=gone,
     )
 
 
@@ -236,11 +244,35 @@ def describe_sweep(outcome: Outcome) -> tuple[str, ...]:
     return (f"looking for scratch directories left by killed probes failed: {_why(outcome)}",)
 
 
+def _not_created(outcome: Outcome) -> str:
+    """One line: why the scratch directory could not be created, and what to do."""
+    if outcome.status == "hung":
+        return f"creating the scratch directory hung: {outcome.message}"
+    message = re.sub(r"^\[Errno \d+\] ", "", outcome.message)
+    message = re.sub(r": '[^']*'$", "", message)  # the scratch path: a name the user never gave
+    if outcome.errno == "EBUSY":
+        return message
+    said = f"{message} ({outcome.errno})" if outcome.errno else message
+    return (
+        f"creating the scratch directory: {said}; the probe tries each capability by writing in a scratch "
+        "directory it creates there: give a directory where files can be created"
+    )
+
+
+def _strerror(name: str) -> str:
+    code = getattr(errno, name, None)
+    return os.strerror(code) if isinstance(code, int) else name
+
+
 def _why(outcome: Outcome) -> str:
     return f"{outcome.errno or outcome.status} {outcome.message}".strip()
 
 
-def _remove(scratch_path: str, token: str, timeout: float, unresponsive: bool) -> str:
+def _remove(scratch_path: str, token: str, timeout: float, unresponsive: bool, gone: str | None = None) -> str:
+    if gone is not None:
+        return (
+            f"left {scratch_path}: the mount is gone; once it is mounted again, the next probe or run there removes it"
+        )
     if unresponsive:
         # One short attempt: the target may have recovered meanwhile.
         timeout = min(timeout, PING_TIMEOUT_S)
