@@ -62,6 +62,40 @@ def render_report(report: Report) -> Group:
     return Group(*parts)
 
 
+def render_short(report: Report) -> Group:
+    """What `show` prints by default: the answer on one 80x24 screen (issue 37: `show` ran to
+    103 lines for two targets), like CrystalDiskMark's one window: the title, a headline per
+    target, how many warnings and notes there are, the summary grid, and where the rest is."""
+    parts: list = [_title(report)]
+    parts += [
+        Fields(["▶", *h.text.split()], style=STYLES.get(h.kind, ""), indent=2, separator="") for h in report.headlines
+    ]
+    if report.grid.sections:
+        parts.append(Text(f"Summary ({_short_unit_phrase(report)}):", style="bold"))
+        parts += [Adaptive(partial(grid_layouts, report, section)) for section in report.grid.sections]
+    ids = report.runs[0].id if len(report.runs) == 1 else "RUN"
+    said = []
+    if report.warnings:
+        said.append(f"{len(report.warnings)} warning{'s' if len(report.warnings) != 1 else ''}")
+    if report.notes:
+        said.append(f"notes [1]–[{len(report.notes)}]" if len(report.notes) > 1 else "note [1]")
+    lead = f"{' and '.join(said)}, the detail" if said else "The detail"
+    parts.append(
+        Fields(
+            [f"{lead} and how the run was made: mountbench show {ids} --detail", f"charts: mountbench report {ids}"],
+            style="dim",
+            separator=";",
+        )
+    )
+    return Group(*parts)
+
+
+def _short_unit_phrase(report: Report) -> str:
+    if report.grid.unit == "auto":
+        return "medians; --unit MB/s, IOPS or µs for one unit throughout"
+    return f"medians, --unit {report.grid.unit}"
+
+
 # --- pieces --------------------------------------------------------------------------------
 
 
@@ -80,7 +114,7 @@ def _title(report: Report) -> Text:
 
 def _unit_phrase(report: Report) -> str:
     if report.grid.unit == "auto":
-        return "medians; --unit MB/s, IOPS or us for one unit throughout"
+        return "medians; --unit MB/s, IOPS or µs for one unit throughout"
     return f"--unit {report.grid.unit}"
 
 
