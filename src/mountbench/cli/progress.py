@@ -31,6 +31,7 @@ from rich.text import Text
 from mountbench.analysis.metrics import describe
 from mountbench.model import PlanItem, RunOptions, Sample, Workload
 from mountbench.report.cells import format_value
+from mountbench.report.terminal_layout import Fields
 from mountbench.units import format_seconds
 
 
@@ -163,7 +164,7 @@ class ProgressEvents:
                 TextColumn("{task.description}", table_column=Column(no_wrap=True, overflow="ellipsis", ratio=1)),
                 BarColumn(bar_width=None if self.console.width >= 100 else 10),
                 MofNCompleteColumn(),
-                TimeElapsedColumn(),
+                TimeElapsedColumn(table_column=Column(no_wrap=True, min_width=7)),  # '0:01:05' whole
                 PlanEtaColumn(),
                 console=self.console,
                 transient=True,
@@ -227,13 +228,15 @@ class ProgressEvents:
             return
         elapsed = clock(time.monotonic() - self.started)
         width = len(str(self.total))
-        self.console.print(
-            f"  {self.done:>{width}}/{self.total} {item.name} · {item.target} · {item.workload}: {value} · "
+        fields = [
+            f"{self.done:>{width}}/{self.total} {item.name}",
+            item.target,
+            f"{item.workload}: {value}",
             f"{elapsed} elapsed, {self._after(eta, bool(left) or self.done < self.total)}",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,  # one line per sample, however long the target's label
-        )
+        ]
+        # one line per sample where it fits the width (80 columns piped); else wrapped between
+        # its fields, never inside a number or a name (issue 37: piped lines reached 84 columns)
+        self.console.print(Fields(fields, separator=" ·", first_indent=2, indent=6), markup=False, highlight=False)
 
     def _after(self, eta: float, more_planned: bool) -> str:
         """What follows the sample: an ETA, or, once the plan is done, what the run does next
