@@ -13,7 +13,7 @@ from mountbench.cli.options import debug_option, given_run_options, options_from
 from mountbench.cli.progress import Pace, ProgressEvents
 from mountbench.engine import request as runrequest
 from mountbench.engine.session import Events, Session, check_space, plan_dry_run, run_to_end, sweep_leftovers
-from mountbench.errors import Interrupted, RunFailed, UsageError
+from mountbench.errors import Interrupted, RunFailed, TargetError, UsageError
 from mountbench.fio.binary import find_fio
 from mountbench.host import facts as hostinfo
 from mountbench.host import outputs
@@ -22,6 +22,7 @@ from mountbench.model import Workload
 from mountbench.records.events import EventLog, Fanout
 from mountbench.records.export import write_document
 from mountbench.report.document import make_document
+from mountbench.report.terminal_layout import Fields
 from mountbench.store import Store, default_db_path
 from mountbench.units import format_seconds
 
@@ -238,6 +239,7 @@ def _print_dry_run(request: runrequest.RunRequest) -> None:
             f"  target {target.label}: {target.path} (scratch {dry.scratch_names[target.label].name}/)",
             soft_wrap=True,
         )
+    refusal = _dry_run_checks(request)
     out.print("[bold]Order[/bold] (rounds shuffled by the seed):")
     for item in dry.plan:
         out.print(
@@ -250,3 +252,38 @@ def _print_dry_run(request: runrequest.RunRequest) -> None:
         out.print(prepared.text, markup=False, highlight=False, soft_wrap=True)
         for caveat in prepared.caveats:
             out.print(f"  caveat: {caveat.text}", markup=False)
+    if refusal:
+        raise TargetError(f"a run would refuse: {refusal}")
+
+
+def _dry_run_checks(request: runrequest.RunRequest) -> str:
+    """What `run` checks before its first sample (and `doctor`), checked in the dry run too: the
+    tools every workload needs (fio parses the jobs; resolve did it), room for the working sets,
+    the clock fio's jobs use, and whether caches can be dropped. One line each (✓ fine, ! works
+    with a consequence, ✗ a run would refuse); returns the refusal ('' when a run would start)."""
+    lines: list[tuple[str, str]] = []
+    kinds = sorted({w.kind for w in request.workloads})
+    lines.append(("✓", f"tools: {', '.join(kinds)} ready for {_count(len(request.workloads), 'workload')}"))
+    refusal = ""
+    try:
+        notices = check_space(request.targets, request.workloads, request.runner_for)
+    except TargetError as exc:
+        refusal = str(exc)
+        lines.append(("✗", f"space: {refusal}"))
+    else:
+        lines += [("!", f"space: {notice}") for notice in notices]
+        if not notices:
+            lines.append(("✓", "space: every target has room for its working sets"))
+    # what the runners choose once for the run (fio: the clock every job uses; the job files say it)
+    for fact, value in host_facts(request.runners).items():
+        lines.append(("✓", f"{fact.replace('_', ' ')}: {value} (chosen now; the run chooses again as it starts)"))
+    if hostinfo.is_root():
+        lines.append(("✓", "caches: root, page caches can be dropped"))
+    else:
+        lines.append(("!", "caches: not root, page caches cannot be dropped (buffered workloads are marked)"))
+    out.print("[bold]Checks[/bold] (as run and doctor make them; O_DIRECT is probed when the run starts):")
+    style = {"✓": "green", "!": "yellow", "✗": "red"}
+    for mark, text in lines:
+        out.print(Fields([mark, *text.split()], style=style[mark], separator="", first_indent=2, indent=4))
+    out.print(f"  → {'a run would refuse it (exit 2): the ✗ above' if refusal else 'a run would start'}")
+    return refusal
