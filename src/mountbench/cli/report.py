@@ -66,7 +66,11 @@ _SUFFIXES = {
 @click.option(
     "--metric", "metrics", multiple=True, help="metric to report: iops, bw, lat-mean, lat-p99, read.lat_p99.9 …"
 )
-@click.option("--unit", metavar="UNIT", help="the summary's unit for every workload: MB/s, IOPS or us (mean latency)")
+@click.option(
+    "--unit",
+    metavar="UNIT",
+    help="the summary's unit for every workload: MB/s, IOPS or µs (mean latency; us works too)",
+)
 @click.option(
     "--chart-format",
     type=click.Choice(CHART_FORMATS),

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import socket
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import click
@@ -12,6 +13,7 @@ from mountbench.cli.console import command_line, err, out, print_run
 from mountbench.cli.options import debug_option, given_run_options, options_from_json, pop_run_options, run_options
 from mountbench.cli.progress import Pace, ProgressEvents
 from mountbench.engine import request as runrequest
+from mountbench.engine.history import learnt_costs
 from mountbench.engine.session import Events, Session, check_space, plan_dry_run, run_to_end, sweep_leftovers
 from mountbench.errors import Interrupted, RunFailed, TargetError, UsageError
 from mountbench.fio.binary import find_fio
@@ -95,6 +97,9 @@ def run(
         _execute(session, store, command=command_line(), host=host, per_client=per_client, json_out=json_output)
 
 
+LEARN_FROM = 10  # the last complete runs on this machine the first ETA learns from
+
+
 def _session(
     request: runrequest.RunRequest,
     store: Store,
@@ -108,7 +113,7 @@ def _session(
         request.workloads,
         request.runners,
         store,
-        _events(events_out, request.workloads, Pace.of(request.config)),
+        _events(events_out, request.workloads, Pace.of(request.config), learnt_costs_here(store, request)),
         run_id=run_id,
         on_saved=_exporter(store, json_out),
         watch=request.watch,
@@ -146,9 +151,21 @@ def _execute(
         raise Interrupted(session.run_id)
 
 
-def _events(events_out: outputs.Output | None, workloads: Sequence[Workload] = (), pace: Pace | None = None) -> Events:
+def learnt_costs_here(store: Store, request: runrequest.RunRequest) -> Mapping[tuple[str, str], float]:
+    """What each (target, workload) cost on this machine in its last complete runs (engine/history.py)."""
+    here = socket.gethostname()  # as host/facts.py records it
+    recent = [r["id"] for r in store.list_runs() if r["hostname"] == here and r["status"] == "complete"][-LEARN_FROM:]
+    return learnt_costs([store.load_run(run_id) for run_id in recent], request.targets, request.workloads)
+
+
+def _events(
+    events_out: outputs.Output | None,
+    workloads: Sequence[Workload] = (),
+    pace: Pace | None = None,
+    learnt: Mapping[tuple[str, str], float] | None = None,
+) -> Events:
     """The progress bar, plus a JSON-lines event log when asked for (the lab reads it)."""
-    progress = ProgressEvents(err, workloads, pace)
+    progress = ProgressEvents(err, workloads, pace, learnt)
     if events_out is None:
         return progress
     # the file lives as long as the process; appended to, so it is opened where the checked path leads
@@ -262,8 +279,9 @@ def _dry_run_checks(request: runrequest.RunRequest) -> str:
     the clock fio's jobs use, and whether caches can be dropped. One line each (✓ fine, ! works
     with a consequence, ✗ a run would refuse); returns the refusal ('' when a run would start)."""
     lines: list[tuple[str, str]] = []
-    kinds = sorted({w.kind for w in request.workloads})
-    lines.append(("✓", f"tools: {', '.join(kinds)} ready for {_count(len(request.workloads), 'workload')}"))
+    lines.append(
+        ("✓", f"tools: every engine the {_count(len(request.workloads), 'workload')} need is here and accepts them")
+    )
     refusal = ""
     try:
         notices = check_space(request.targets, request.workloads, request.runner_for)

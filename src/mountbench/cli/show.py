@@ -21,7 +21,11 @@ from mountbench.store import Store, default_db_path
 @click.option(
     "--metric", "metrics", multiple=True, help="metric to show: iops, bw, lat-mean, lat-p99, read.lat_p99.9 …"
 )
-@click.option("--unit", metavar="UNIT", help="the summary's unit for every workload: MB/s, IOPS or us (mean latency)")
+@click.option(
+    "--unit",
+    metavar="UNIT",
+    help="the summary's unit for every workload: MB/s, IOPS or µs (mean latency; us works too)",
+)
 @click.option("--detail", is_flag=True, help="every table, the notes and how the run was made, as run prints them")
 @click.option("--samples", "list_samples", is_flag=True, help="list every sample in the order it was taken")
 @click.option("--per-client", is_flag=True, help="runs on several clients: each client's figures too")

@@ -50,13 +50,18 @@ _DIRECTION_WORDS = {
 }
 
 
+def unit_name(unit: str) -> str:
+    """A unit as the output says it: µs, not us (issue 37)."""
+    return "µs" if unit == "us" else unit
+
+
 def parse_unit(text: str | None) -> str:
     """``--unit`` as given (MB/s, mbs, IOPS, us, µs, auto) → one of UNIT_CHOICES."""
     if text is None:
         return "auto"
     found = _UNIT_ALIASES.get(text.strip().lower())
     if found is None:
-        raise UsageError(f"unknown --unit {text!r}; use MB/s, IOPS, us (mean latency) or auto")
+        raise UsageError(f"unknown --unit {text!r}; use MB/s, IOPS, µs (or us: mean latency) or auto")
     return found
 
 

@@ -26,6 +26,7 @@ from mountbench.report import views
 from mountbench.report.chartkeys import Chart
 from mountbench.report.chartkit import page_chart, page_css
 from mountbench.report.charts import plan_charts
+from mountbench.report.grid import unit_name
 from mountbench.report.labels import all_workloads, host_of_run
 from mountbench.report.methodology import cache_actions, methodology, repetitions, run_facts
 from mountbench.report.model import Report
@@ -116,7 +117,7 @@ def build_page(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options
         headlines=[HeadlineView(h.text, h.kind) for h in report.headlines],
         intro=_intro(report),
         grid=[views.grid_view(report, section) for section in report.grid.sections],
-        grid_unit="" if report.grid.unit == "auto" else f"--unit {report.grid.unit}",
+        grid_unit="" if report.grid.unit == "auto" else f"--unit {unit_name(report.grid.unit)}",
         warnings=warning_groups(report),
         verdicts=_verdicts(report),
         tables=views.results_tables(report),

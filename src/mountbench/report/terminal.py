@@ -23,6 +23,7 @@ from rich.text import Text
 from mountbench.analysis.metrics import describe
 from mountbench.model import QUALITY_CODES, RunData
 from mountbench.report.cells import format_value
+from mountbench.report.grid import unit_name
 from mountbench.report.methodology import run_facts
 from mountbench.report.model import Report
 from mountbench.report.phrasing import SAME_LEGEND, UNDECIDED_LEGEND, interval_legend
@@ -93,7 +94,7 @@ def render_short(report: Report) -> Group:
 def _short_unit_phrase(report: Report) -> str:
     if report.grid.unit == "auto":
         return "medians; --unit MB/s, IOPS or µs for one unit throughout"
-    return f"medians, --unit {report.grid.unit}"
+    return f"medians, --unit {unit_name(report.grid.unit)}"
 
 
 # --- pieces --------------------------------------------------------------------------------
@@ -115,7 +116,7 @@ def _title(report: Report) -> Text:
 def _unit_phrase(report: Report) -> str:
     if report.grid.unit == "auto":
         return "medians; --unit MB/s, IOPS or µs for one unit throughout"
-    return f"--unit {report.grid.unit}"
+    return f"--unit {unit_name(report.grid.unit)}"
 
 
 def _legend(report: Report) -> list[str]:
