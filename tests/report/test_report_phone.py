@@ -100,3 +100,36 @@ def test_print_opens_every_part_and_says_nothing_about_screens(browser, page, tm
             assert phrase not in text, f"{phrase!r} printed at {width} px"
         flat = " ".join(text.split())
         assert "Methodology" in flat and "Hosts" in flat, "every part is printed, open"
+
+
+def test_warnings_of_one_kind_are_one_line_with_their_count():
+    """Issue 37: in an A/A report 12 'not steady' warnings pushed the summary three screens down."""
+    from support.factories import make_run
+
+    from mountbench.model import UNSTEADY, Caveat
+    from mountbench.report.html import warning_groups
+
+    values = {(t, w): [100.0, 101.0, 99.0] for t in ("a", "b") for w in ("w1", "w2", "w3")}
+    caveats = {
+        (t, w): (
+            Caveat(
+                UNSTEADY,
+                f"not steady within the sample: read IOPS fell {n}% from its first intervals to its "
+                "last (a cache filling, throttling?); 'mountbench report --format html' draws it",
+            ),
+        )
+        for n, (t, w) in enumerate(values)
+    }
+    report = build_report([make_run(values, caveats=caveats)])
+    groups = warning_groups(report)
+    unsteady = [g for g in groups if g.title == "not steady within the sample"]
+    assert len(unsteady) == 1 and len(unsteady[0].items) == 6
+    html = render_html(report, with_charts=False)
+    assert (
+        html.count('<details class="group">') == 1
+        and 'not steady within the sample <span class="count">(6)</span>' in html
+    )
+    assert "draws it" not in html and "throttling?)" in html  # said on the page it points at: cut there alone
+    from mountbench.report.markdown import render_markdown
+
+    assert "'mountbench report --format html' draws it" in render_markdown(report)
