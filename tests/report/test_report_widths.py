@@ -126,3 +126,20 @@ def test_in_a_tmux_window_nothing_is_cut(tmp_path, width):
     report = build_report(read_document(DATA / "tree-run.json"))
     assert "(higher is better)" in shown
     _assert_whole(shown, report, width)
+
+
+@pytest.mark.parametrize("width", [40, 60, 80, 120])
+def test_samples_show_every_workload_name_whole(width):
+    """Issue 37: 'show --samples' printed 'seq1m-q8-…', hiding read vs write."""
+    from mountbench.report.terminal import render_samples
+
+    (run,) = read_document(DATA / "default-run.json")
+    console = Console(width=width, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
+    console.print(render_samples(run))
+    text = console.export_text()
+    assert "…" not in text and all(len(line.rstrip()) <= width for line in text.splitlines())
+    words = _words(text)
+    assert {w.name for w in run.workloads} <= words and {t.target.label for t in run.targets} <= words
+    assert sum(1 for line in text.splitlines() if re.search(r"\brnd4k-q1-write\b", line)) == len(
+        [s for s in run.samples if s.workload == "rnd4k-q1-write"]
+    )

@@ -17,7 +17,6 @@ from collections.abc import Iterable
 from functools import partial
 
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 
 from mountbench.analysis.metrics import describe
@@ -30,7 +29,7 @@ from mountbench.report.phrasing import SAME_LEGEND, UNDECIDED_LEGEND, interval_l
 from mountbench.report.rounds import rounds_legend
 from mountbench.report.sections import SECTIONS, Options
 from mountbench.report.tables import CellView, RichLayout, TableView, rich_table
-from mountbench.report.terminal_layout import Adaptive, Fields
+from mountbench.report.terminal_layout import Adaptive, Fields, Words
 from mountbench.report.terminal_tables import MARK_STYLE, STYLES, detail_layouts, grid_layouts, rounds_table
 from mountbench.units import format_bytes, format_seconds
 
@@ -200,9 +199,38 @@ def environment_fields(runs: Iterable[RunData], *, style: str = "") -> list[Fiel
 SAMPLE_HEADERS = ["#", "time", "round", "target", "workload", "value", "wall", "notes"]
 
 
-def render_samples(run: RunData) -> Table:
+def render_samples(run: RunData) -> Adaptive:
     """Every sample of a run in the order it was taken: what 'show RUN --samples' prints, so
-    outliers, drift and failures can be seen sample by sample."""
+    outliers, drift and failures can be seen sample by sample. A table where it fits whole
+    (without the clock time and the wall time where that is what fits), else a line per
+    sample wrapped between words: a workload's name is never cut to 'seq1m-q8-…' (issue 37)."""
+    rows = _sample_rows(run)
+    title = f"samples of run {run.id}, in the order they were taken"
+
+    def layouts(width: int) -> list:
+        view = TableView("samples", title, SAMPLE_HEADERS, rows, align="rlrllrrl")
+        keep = [i for i, h in enumerate(SAMPLE_HEADERS) if h not in ("time", "wall")]
+        narrow = TableView("samples", title, [SAMPLE_HEADERS[i] for i in keep], [[r[i] for i in keep] for r in rows],
+                           align="".join("rlrllrrl"[i] for i in keep))  # fmt: skip
+        lines = [
+            Words(
+                [
+                    Text(f"{r[0].text}. round {r[2].text} · {r[3].text} · {r[4].text}:"),
+                    Text(r[5].text, style=r[5].style),
+                    Text(f"· {r[6].text}"),
+                    Text(r[7].text, style=r[7].style),
+                ],
+                indent=4,
+            )
+            for r in rows
+        ]
+        fixed = RichLayout(title_justify="center", no_wrap=True)
+        return [rich_table(view, layout=fixed), rich_table(narrow, layout=fixed), Group(Text(title), *lines)]
+
+    return Adaptive(layouts)
+
+
+def _sample_rows(run: RunData) -> list[list[CellView]]:
     workloads = {w.name: w for w in run.workloads}
     ordered = sorted(run.samples, key=lambda s: (s.started_at, s.round))
     rows = []
@@ -218,6 +246,4 @@ def render_samples(run: RunData) -> Table:
             CellView(format_seconds(sample.wall_s)),
             CellView(sample.error, style="red") if not sample.ok else CellView(codes, style="yellow"),
         ])  # fmt: skip
-    title = f"samples of run {run.id}, in the order they were taken"
-    view = TableView("samples", title, SAMPLE_HEADERS, rows, align="rlrllrrl")
-    return rich_table(view, layout=RichLayout(title_justify="center"))
+    return rows
