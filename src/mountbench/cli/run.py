@@ -11,7 +11,7 @@ import click
 
 from mountbench.cli.console import command_line, err, out, print_run
 from mountbench.cli.options import debug_option, given_run_options, options_from_json, pop_run_options, run_options
-from mountbench.cli.progress import Pace, ProgressEvents
+from mountbench.cli.progress import LearnedEta, Pace, ProgressEvents, clock
 from mountbench.engine import request as runrequest
 from mountbench.engine.history import learnt_costs
 from mountbench.engine.session import Events, Session, check_space, plan_dry_run, run_to_end, sweep_leftovers
@@ -20,7 +20,7 @@ from mountbench.fio.binary import find_fio
 from mountbench.host import facts as hostinfo
 from mountbench.host import outputs
 from mountbench.kinds import host_facts
-from mountbench.model import Workload
+from mountbench.model import PlanItem, Workload
 from mountbench.records.events import EventLog, Fanout
 from mountbench.records.export import write_document
 from mountbench.report.document import make_document
@@ -86,7 +86,7 @@ def run(
     fio = find_fio()
     request = runrequest.resolve(options, target, fio)
     if dry_run:
-        _print_dry_run(request)
+        _print_dry_run(request, db_path)
         return
     swept = sweep_leftovers(request.targets)
     for notice in (*swept, *request.notes, *check_space(request.targets, request.workloads, request.runner_for)):
@@ -149,6 +149,19 @@ def _execute(
         )
     if status != "complete":
         raise Interrupted(session.run_id)
+
+
+def _time_taken_before(request: runrequest.RunRequest, plan: Sequence[PlanItem], db: Path) -> float | None:
+    """What the plan would take as this machine took it before (the database read, never made)."""
+    if not db.is_file():
+        return None
+    with Store(db, writer=False) as store:
+        learnt = learnt_costs_here(store, request)
+    if not learnt:
+        return None
+    eta = LearnedEta({w.name: w.kind for w in request.workloads}, learnt)
+    eta.plan(plan)
+    return eta.remaining(plan)
 
 
 def learnt_costs_here(store: Store, request: runrequest.RunRequest) -> Mapping[tuple[str, str], float]:
@@ -237,7 +250,7 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def _print_dry_run(request: runrequest.RunRequest) -> None:
+def _print_dry_run(request: runrequest.RunRequest, db: Path) -> None:
     config = request.config
     dry = plan_dry_run(config, request.targets, request.workloads, request.runners)
     total = sum(item.estimate_s for item in dry.plan)
@@ -256,7 +269,7 @@ def _print_dry_run(request: runrequest.RunRequest) -> None:
             f"  target {target.label}: {target.path} (scratch {dry.scratch_names[target.label].name}/)",
             soft_wrap=True,
         )
-    refusal = _dry_run_checks(request)
+    refusal = _dry_run_checks(request, dry.plan, db)
     out.print("[bold]Order[/bold] (rounds shuffled by the seed):")
     for item in dry.plan:
         out.print(
@@ -273,7 +286,7 @@ def _print_dry_run(request: runrequest.RunRequest) -> None:
         raise TargetError(f"a run would refuse: {refusal}")
 
 
-def _dry_run_checks(request: runrequest.RunRequest) -> str:
+def _dry_run_checks(request: runrequest.RunRequest, plan: Sequence[PlanItem], db: Path) -> str:
     """What `run` checks before its first sample (and `doctor`), checked in the dry run too: the
     tools every workload needs (fio parses the jobs; resolve did it), room for the working sets,
     the clock fio's jobs use, and whether caches can be dropped. One line each (✓ fine, ! works
@@ -295,6 +308,10 @@ def _dry_run_checks(request: runrequest.RunRequest) -> str:
     # what the runners choose once for the run (fio: the clock every job uses; the job files say it)
     for fact, value in host_facts(request.runners).items():
         lines.append(("✓", f"{fact.replace('_', ' ')}: {value} (chosen now; the run chooses again as it starts)"))
+    took = _time_taken_before(request, plan, db)
+    if took:
+        lines.append(("✓", f"time: about {clock(took)}, as this machine took before (the plan's bounds: "
+                      f"{clock(sum(item.estimate_s for item in plan))})"))  # fmt: skip
     if hostinfo.is_root():
         lines.append(("✓", "caches: root, page caches can be dropped"))
     else:
