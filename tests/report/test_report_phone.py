@@ -23,7 +23,7 @@ RUNS = {"default-run": 6, "tree-run": 10}  # export -> the most screens its page
 
 ON_NO_PAGE = ("'mountbench report --format html' draws it",)  # the page is what it points at
 ON_NO_PHONE = ("Click a column heading to sort",)  # phone cards have no headings to click
-ON_NO_PAPER = ("Click a column heading to sort", "scrolls sideways", "⇠", "⇢", "▾", "▸")  # paper opens nothing
+ON_NO_PAPER = ("Click a column heading to sort", "scrolls sideways", "⇠", "⇢", "▾ ")  # paper opens nothing
 
 MEASURE = """(() => {
   const top = (selector) => { const e = document.querySelector(selector);
