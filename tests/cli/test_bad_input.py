@@ -169,6 +169,27 @@ def test_dry_run_writes_nothing_and_prints_job_files(target, mb_env):
     assert len(clocks) == 1 and clocks <= {"clocksource=cpu", "clocksource=clock_gettime"}
 
 
+def test_dry_run_checks_what_run_checks_and_refuses_what_run_refuses(target, mb_env):
+    """Issue 37: with a 168 MiB target the dry run exited 0 and said nothing about space; the run
+    refused (exit 2) and doctor marked it. Now the dry run says each check in a few lines, before
+    the order and the job files, and exits 2 with the run's own reason."""
+    fine = mountbench("run", str(target), "--dry-run", env=mb_env)
+    assert fine.returncode == 0, fine.stderr
+    checks = fine.stdout.split("Checks", 1)[1].split("Order", 1)[0]
+    assert "✓ space:" in checks and "clocksource:" in checks and "a run would start" in checks
+    assert fine.stdout.index("Checks") < fine.stdout.index("Job files")
+    clock = next(line for line in checks.splitlines() if "clocksource:" in line).split("clocksource: ")[1].split()[0]
+    assert f"clocksource={clock}" in fine.stdout.splitlines(), "the job files use the clock the checks name"
+    realmounts.require_root()
+    with realmounts.tmpfs("168m") as small:
+        run = mountbench("run", str(small), "--repeat", "1", env=mb_env)
+        dry = mountbench("run", str(small), "--dry-run", "--repeat", "1", env=mb_env)
+    assert run.returncode == 2 and "not enough space" in run.stderr
+    assert dry.returncode == 2 and dry.stderr.count("\n") == 1 and "a run would refuse: not enough space" in dry.stderr
+    said = " ".join(dry.stdout.split())
+    assert "✗ space: not enough space on target" in said and "a run would refuse it (exit 2)" in said
+
+
 def test_dry_run_lists_warmups_before_the_measured_rounds(target, mb_env):
     proc = mountbench("run", str(target), "--dry-run", "--preset", "quick", "--warmup", "1", env=mb_env)
     assert proc.returncode == 0, proc.stderr

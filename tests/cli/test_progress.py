@@ -108,3 +108,48 @@ def test_a_default_budget_says_its_time_and_that_the_planned_rounds_are_all_take
     plan = [_item("a", "seq", 1.0)]
     events.on_start("r", plan, plan)
     assert "it takes about 54.0 s (the default budget: the planned rounds, then" in stream.getvalue()
+
+
+def test_piped_progress_lines_fit_80_columns_and_wrap_between_fields():
+    """Issue 37: piped progress lines reached 84 columns. Each sample's line fits the width (80
+    when piped), wrapped between its fields (n/N and round, target, workload and value, time)."""
+    import io
+
+    from rich.console import Console
+
+    from mountbench.cli.progress import Pace, ProgressEvents
+    from mountbench.model import Sample
+
+    stream = io.StringIO()
+    events = ProgressEvents(Console(file=stream, width=80), pace=Pace(adds_rounds=True, budget_s=60.0))
+    long_target = "a-rather-long-target-label-for-a-share"
+    plan = [_item(t, "seq1m-q8-write", 1.0, r) for r in range(2) for t in ("ram", long_target)]
+    events.on_start("r", plan, plan)
+    for item in plan:
+        events.on_sample_start(item, events.done, len(plan), 1.0)
+        events.on_sample_done(item, Sample(item.target, item.workload, item.round, True, {}))
+    lines = stream.getvalue().splitlines()
+    assert lines and max(len(line) for line in lines[1:]) <= 80, lines
+    text = " ".join(stream.getvalue().split())
+    assert f"· {long_target} · seq1m-q8-write: ok ·" in text and "planned rounds taken" in text
+    assert "1/4 round 1 · ram · seq1m-q8-write: ok · 0 s elapsed, ETA" in text
+
+
+def test_the_bar_says_what_the_wait_after_the_last_sample_is():
+    """Issue 37: after the last sample the bar sat at '60/60 ETA –' for 24 s, saying nothing."""
+    import io
+
+    from rich.console import Console
+
+    from mountbench.cli.progress import Pace, ProgressEvents
+    from mountbench.model import Sample
+
+    for pace, said in ((Pace(), "removing the run's scratch directories"), (Pace(adds_rounds=True), "another round")):
+        events = ProgressEvents(Console(file=io.StringIO(), width=100, force_terminal=True), pace=pace)
+        plan = [_item(t, "seq", 1.0) for t in ("a", "b")]
+        events.on_start("r", plan, plan)
+        for item in plan:
+            events.on_sample_start(item, events.done, len(plan), 1.0)
+            events.on_sample_done(item, Sample(item.target, item.workload, item.round, True, {}))
+        assert events.progress is not None and said in events.progress.tasks[0].description
+        events.on_finish("r", "complete")

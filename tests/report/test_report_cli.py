@@ -158,3 +158,20 @@ def test_pdf_is_the_html_printed_by_chromium_and_unknown_suffixes_are_refused(st
     if shutil.which("pdftotext"):
         text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
         assert "virtiofs is slower than native" in text and "Summary" in text
+
+
+def test_charts_dir_writes_every_chart_as_png_and_svg_for_any_format(stored, tmp_path):
+    """Issue 37: each chart as an image of its own (like fio-plot), whatever the report's format."""
+    charts = tmp_path / "charts"
+    proc = mountbench("report", "--format", "csv", "--out", str(tmp_path / "r.csv"), "--charts", str(charts),
+                      env=stored)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    pngs, svgs = sorted(charts.glob("*.png")), sorted(charts.glob("*.svg"))
+    assert pngs and [p.stem for p in pngs] == [s.stem for s in svgs]
+    assert {"bars-all", "ratio"} <= {p.stem for p in pngs}
+    assert all(p.read_bytes().startswith(b"\x89PNG") for p in pngs)
+    assert all(b"<svg" in s.read_bytes()[:2000] for s in svgs)
+    assert f"wrote {len(pngs) * 2} chart files into {charts}" in proc.stderr
+    a_file = tmp_path / "r.csv"
+    refused = mountbench("report", "--format", "json", "--charts", str(a_file), env=stored)
+    assert_one_line_error(refused, "--charts", "not a directory")

@@ -212,6 +212,8 @@ def _pdf_pages(pdf: bytes, tmp_path: Path) -> list[str]:
     return [page for page in text.split("\f") if page.strip()]
 
 
+OPEN_ALL = "document.querySelectorAll('details.more').forEach(d => { d.open = true; }); true"
+
 SHOTS = Path(os.environ.get("MOUNTBENCH_SHOTS", "/tmp/mountbench-shots"))
 
 SEEN_AT = """(() => {
@@ -249,6 +251,7 @@ def test_chromium_comparison_readable_and_chart_text_legible(browser, saved, wid
     if scheme == "dark":
         browser.call("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]},
                      session=view.session)  # fmt: skip
+    view.evaluate(OPEN_ALL)  # closed on a phone until asked for: open, they must read as well
     seen = view.evaluate(SEEN_AT)
     assert seen["tables"] and all(t["cells"] and t["inside"] for t in seen["tables"]), seen["tables"]
     assert any("slower" in text for t in seen["tables"] for text in t["text"]), "no comparison shown"

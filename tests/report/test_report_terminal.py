@@ -136,7 +136,9 @@ def test_piped_progress_prints_n_of_total_the_measured_value_and_the_eta():
         assert "25.7 s" not in line
 
 
-def test_piped_progress_is_one_line_per_sample_however_long_the_label():
+def test_piped_progress_fits_80_columns_however_long_the_label():
+    """Issue 37: a piped line fits 80 columns, wrapped between its fields (a label longer than a
+    whole line breaks after / or -); its first line still starts with n/N for grep."""
     long = "ext4:/tmp/pytest-of-root/pytest-273/popen-gw0/a-rather-long-directory-name/target"
     plan = build_plan([long], ["x"], 1, seed=1, estimates={})
     console = Console(file=io.StringIO(), width=80, color_system=None)  # what a pipe gets
@@ -145,7 +147,9 @@ def test_piped_progress_is_one_line_per_sample_however_long_the_label():
     events.on_start("r1", plan, pending)
     events.on_sample_done(pending[0], Sample(long, "x", 0, True, {}, (), wall_s=0.1))
     lines = console.file.getvalue().splitlines()
-    assert len(lines) == 2 and lines[1].strip().startswith(f"1/1 round 1 · {long} · x: ok · "), lines
+    assert lines[1].strip() == "1/1 round 1 ·" and all(len(line) <= 80 for line in lines), lines
+    joined = "".join(line.strip() for line in lines[2:])
+    assert joined.startswith(f"{long}· x: ok · 0 s elapsed, done"), lines
 
 
 def test_every_note_is_referenced_at_80_and_120_columns():

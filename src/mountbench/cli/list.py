@@ -49,7 +49,8 @@ def list_runs(db: Path | None) -> None:
 
 
 def run_suite(config: dict) -> tuple[str, str]:
-    """('quick --only rnd*', '64.0 MiB') from a run's stored options; the preset's own size is 'preset'."""
+    """('quick --only rnd*', '64.0 MiB') from a run's stored options; without --size, 'default' (the
+    preset's own sizes; issue 37: 'size: preset' read as a size called preset)."""
     names = list(config.get("presets") or [])
     names += [Path(str(job)).name for job in config.get("job_files") or []]
     if not names:
@@ -57,4 +58,4 @@ def run_suite(config: dict) -> tuple[str, str]:
     words = [", ".join(names)]
     words += [f"--only {pattern}" for pattern in config.get("only") or []]
     size = config.get("size")
-    return " ".join(words), format_bytes(float(size)) if size else "preset"
+    return " ".join(words), format_bytes(float(size)) if size else "default"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -31,6 +31,7 @@ from rich.text import Text
 from mountbench.analysis.metrics import describe
 from mountbench.model import PlanItem, RunOptions, Sample, Workload
 from mountbench.report.cells import format_value
+from mountbench.report.terminal_layout import Fields
 from mountbench.units import format_seconds
 
 
@@ -53,17 +54,33 @@ class LearnedEta:
     the time between one item's end and the next's. An item still to run is expected to take
 
     1. the median of what its own (target, workload) took, once it ran;
-    2. else its plan estimate × how the same kind of workload on the same target compared
+    2. else what it took on this machine before (engine/history.py: ``learnt``), so that the
+       first ETA is right before any sample (issue 37);
+    3. else its plan estimate × how the same kind of workload on the same target compared
        with its estimates (tree actions on a slow mount take longer than the plan thinks);
-    3. else its estimate × how everything so far compared with its estimates;
-    4. else its estimate.
+    4. else its estimate × how the same kind compared with its estimates before (``learnt``);
+    5. else its estimate × how everything so far compared with its estimates;
+    6. else its estimate.
     """
 
-    def __init__(self, kinds: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, kinds: dict[str, str] | None = None, learnt: Mapping[tuple[str, str], float] | None = None
+    ) -> None:
         self.kinds = kinds or {}  # workload name -> kind
+        self.learnt = dict(learnt or {})  # (target, workload) -> its cost on this machine before
+        self.kind_learnt: dict[str, float] = {}  # kind -> cost before ÷ plan estimate (plan())
         self.taken: dict[tuple[str, str], list[float]] = {}
         self.ratios: dict[tuple[str, str], list[float]] = {}
         self.spent = self.spent_estimate = 0.0
+
+    def plan(self, items: Sequence[PlanItem]) -> None:
+        """How each kind's costs before compared with this plan's estimates: for the pairs never seen."""
+        by_kind: dict[str, list[float]] = {}
+        for item in items:
+            before = self.learnt.get((item.target, item.workload))
+            if before and item.estimate_s > 0:
+                by_kind.setdefault(self.kinds.get(item.workload, ""), []).append(before / item.estimate_s)
+        self.kind_learnt = {kind: statistics.median(ratios) for kind, ratios in by_kind.items()}
 
     def record(self, item: PlanItem, seconds: float) -> None:
         self.taken.setdefault((item.target, item.workload), []).append(seconds)
@@ -78,9 +95,15 @@ class LearnedEta:
         own = self.taken.get((item.target, item.workload))
         if own:
             return statistics.median(own)
-        alike = self.ratios.get((item.target, self.kinds.get(item.workload, "")))
+        before = self.learnt.get((item.target, item.workload))
+        if before:
+            return before
+        kind = self.kinds.get(item.workload, "")
+        alike = self.ratios.get((item.target, kind))
         if alike:
             return item.estimate_s * statistics.median(alike)
+        if kind in self.kind_learnt:
+            return item.estimate_s * self.kind_learnt[kind]
         if self.spent_estimate > 0:
             return item.estimate_s * self.spent / self.spent_estimate
         return item.estimate_s
@@ -125,7 +148,13 @@ class Pace:
 
 
 class ProgressEvents:
-    def __init__(self, console: Console, workloads: Sequence[Workload] = (), pace: Pace | None = None) -> None:
+    def __init__(
+        self,
+        console: Console,
+        workloads: Sequence[Workload] = (),
+        pace: Pace | None = None,
+        learnt: Mapping[tuple[str, str], float] | None = None,
+    ) -> None:
         self.console = console
         self.pace = pace or Pace()
         self.live = console.is_terminal
@@ -135,7 +164,7 @@ class ProgressEvents:
         self.total = 0
         self.done = 0
         self.pending: list[PlanItem] = []
-        self.eta = LearnedEta({w.name: w.kind for w in workloads})
+        self.eta = LearnedEta({w.name: w.kind for w in workloads}, learnt)
         self.started = self.last_end = time.monotonic()
         # an item the plan did not have (a round --until or --budget added): the session's ETA at its
         # start, and when that was
@@ -147,13 +176,15 @@ class ProgressEvents:
         self.pending = list(pending)
         self.started = self.last_end = time.monotonic()
         estimate = sum(item.estimate_s for item in pending)
+        self.eta.plan(pending)
+        expected = self.eta.remaining(pending)  # the plan's bounds, or what this machine took before
         warmups = sum(item.warmup for item in pending)
         stored = sum(not item.warmup for item in plan) - (len(pending) - warmups)
         warm_text = f" after {warmups} warm-up{'s' if warmups != 1 else ''}" if warmups else ""
         self.console.print(
             f"run {run_id}: {len(pending) - warmups} samples to take{warm_text}"
             f"{f' ({stored} already stored)' if stored else ''}, "
-            f"about {format_seconds(estimate)} of I/O{self._time_said()}",
+            f"about {format_seconds(estimate)} of I/O{self._time_said(expected if self.eta.learnt else None)}",
             soft_wrap=not self.live,  # piped: one line, whatever its length, for logs and grep
         )
         if self.live:
@@ -163,19 +194,21 @@ class ProgressEvents:
                 TextColumn("{task.description}", table_column=Column(no_wrap=True, overflow="ellipsis", ratio=1)),
                 BarColumn(bar_width=None if self.console.width >= 100 else 10),
                 MofNCompleteColumn(),
-                TimeElapsedColumn(),
+                TimeElapsedColumn(table_column=Column(no_wrap=True, min_width=7)),  # '0:01:05' whole
                 PlanEtaColumn(),
                 console=self.console,
                 transient=True,
             )
             self.progress.start()
-            self.task = self.progress.add_task("starting", total=self.total, completed=self.done, eta=estimate)
+            self.task = self.progress.add_task(
+                "starting", total=self.total, completed=self.done, eta=self._eta(expected)
+            )
 
-    def _time_said(self) -> str:
-        """How long the run will take, said before it starts."""
+    def _time_said(self, learnt: float | None = None) -> str:
+        """How long the run will take, said before it starts (``learnt``: as this machine took before)."""
         pace = self.pace
         if pace.budget_s is None:
-            return ""
+            return f"; about {clock(learnt)} as this machine took before" if learnt else ""
         if pace.default_budget:
             return (f"; it takes about {format_seconds(pace.budget_s)} (the default budget: the planned rounds, "
                     "then more rounds for undecided comparisons while time is left)")  # fmt: skip
@@ -220,6 +253,8 @@ class ProgressEvents:
         value = measured(sample, self.workloads.get(item.workload))
         if self.progress is not None:
             self.progress.update(self.task, completed=self.done, eta=eta)
+            if not left and self.done >= self.total:  # the wait that follows says what it is
+                self.progress.update(self.task, description=self.waiting())
             if not sample.ok:
                 self.progress.console.print(
                     f"[red]✗ {item.name} · {item.target} · {item.workload}: {sample.error}[/red]", markup=True
@@ -227,13 +262,22 @@ class ProgressEvents:
             return
         elapsed = clock(time.monotonic() - self.started)
         width = len(str(self.total))
-        self.console.print(
-            f"  {self.done:>{width}}/{self.total} {item.name} · {item.target} · {item.workload}: {value} · "
+        fields = [
+            f"{self.done:>{width}}/{self.total} {item.name}",
+            item.target,
+            f"{item.workload}: {value}",
             f"{elapsed} elapsed, {self._after(eta, bool(left) or self.done < self.total)}",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,  # one line per sample, however long the target's label
-        )
+        ]
+        # one line per sample where it fits the width (80 columns piped); else wrapped between
+        # its fields, never inside a number or a name (issue 37: piped lines reached 84 columns)
+        self.console.print(Fields(fields, separator=" ·", first_indent=2, indent=6), markup=False, highlight=False)
+
+    def waiting(self) -> str:
+        """What the run does after its last planned sample, while the bar waits (issue 37: it sat at
+        '60/60 ETA –' for 24 s, saying nothing)."""
+        if self.pace.adds_rounds:
+            return "planned samples taken: deciding whether a comparison needs another round, then cleaning up"
+        return "every sample taken: removing the run's scratch directories"
 
     def _after(self, eta: float, more_planned: bool) -> str:
         """What follows the sample: an ETA, or, once the plan is done, what the run does next

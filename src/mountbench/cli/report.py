@@ -66,13 +66,24 @@ _SUFFIXES = {
 @click.option(
     "--metric", "metrics", multiple=True, help="metric to report: iops, bw, lat-mean, lat-p99, read.lat_p99.9 …"
 )
-@click.option("--unit", metavar="UNIT", help="the summary's unit for every workload: MB/s, IOPS or us (mean latency)")
+@click.option(
+    "--unit",
+    metavar="UNIT",
+    help="the summary's unit for every workload: MB/s, IOPS or µs (mean latency; us works too)",
+)
 @click.option(
     "--chart-format",
     type=click.Choice(CHART_FORMATS),
     default="png",
     show_default=True,
     help="image format of the Markdown report's charts",
+)
+@click.option(
+    "--charts",
+    "charts_dir",
+    type=click.Path(path_type=Path),
+    metavar="DIR",
+    help="also write every chart into DIR as PNG and SVG (made if missing), whatever the format",
 )
 @click.option("--samples", is_flag=True, help="csv without --out: print the raw samples instead of the summary")
 @click.option("--per-client", is_flag=True, help="runs on several clients (run --client): each client's figures too")
@@ -87,6 +98,7 @@ def report(
     metrics: tuple[str, ...],
     unit: str | None,
     chart_format: str,
+    charts_dir: Path | None,
     samples: bool,
     per_client: bool,
     db: Path | None,
@@ -100,6 +112,7 @@ def report(
     mountbench report --from mac.json --from vm.json --format html --out s0.html
     mountbench report --format csv --out results.csv  results.csv + results-samples.csv (+ -sweeps, -picktwo)
     mountbench report --out report.pdf                the HTML page printed by headless Chromium
+    mountbench report --format csv --out r.csv --charts charts/   and every chart as PNG and SVG
     """
     from mountbench.report.content import build_report
     from mountbench.report.grid import parse_unit
@@ -111,8 +124,12 @@ def report(
     output = outputs.check(out, "--out", protect) if out is not None else None
     if output is not None and output.is_stdout:
         output = None  # --out -: standard output, as without --out
+    if charts_dir is not None and charts_dir.exists() and not charts_dir.is_dir():
+        raise UsageError(f"--charts {charts_dir}: not a directory; name a directory (it is made if missing)")
     runs = load_runs(run_refs, sources, db_path)
     built = build_report(runs, baseline=baseline, metrics=metrics, unit=chosen_unit)
+    if charts_dir is not None:
+        _write_every_chart(built, charts_dir, protect)
     if fmt == "md":
         _write_markdown(built, output, chart_format, per_client)
     elif fmt == "html":
@@ -203,6 +220,18 @@ def write_charts(
     files = chart_files(built, stem, fmt)
     paths = outputs.write_files(place, [(f.name, f.data) for f in files])
     return [(f.chart, path) for f, path in zip(files, paths, strict=True)]
+
+
+def _write_every_chart(built: Report, directory: Path, protect: Sequence[outputs.Protected]) -> None:
+    """--charts DIR: every chart as <key>.png and <key>.svg, each an output checked by host/outputs.py."""
+    from mountbench.report.charts import every_chart_file
+
+    directory.mkdir(parents=True, exist_ok=True)
+    files = every_chart_file(built)
+    outputs.write_files(
+        lambda name: outputs.check(directory / name, "--charts", protect), [(f.name, f.data) for f in files]
+    )
+    _note(f"wrote {len(files)} chart files into {directory} ({len(files) // 2} charts, each as PNG and SVG)")
 
 
 def _write_csv(built: Report, out: outputs.Output | None, samples: bool) -> None:

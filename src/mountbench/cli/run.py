@@ -2,26 +2,29 @@
 
 from __future__ import annotations
 
+import socket
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import click
 
 from mountbench.cli.console import command_line, err, out, print_run
 from mountbench.cli.options import debug_option, given_run_options, options_from_json, pop_run_options, run_options
-from mountbench.cli.progress import Pace, ProgressEvents
+from mountbench.cli.progress import LearnedEta, Pace, ProgressEvents, clock
 from mountbench.engine import request as runrequest
+from mountbench.engine.history import learnt_costs
 from mountbench.engine.session import Events, Session, check_space, plan_dry_run, run_to_end, sweep_leftovers
-from mountbench.errors import Interrupted, RunFailed, UsageError
+from mountbench.errors import Interrupted, RunFailed, TargetError, UsageError
 from mountbench.fio.binary import find_fio
 from mountbench.host import facts as hostinfo
 from mountbench.host import outputs
 from mountbench.kinds import host_facts
-from mountbench.model import Workload
+from mountbench.model import PlanItem, Workload
 from mountbench.records.events import EventLog, Fanout
 from mountbench.records.export import write_document
 from mountbench.report.document import make_document
+from mountbench.report.terminal_layout import Fields
 from mountbench.store import Store, default_db_path
 from mountbench.units import format_seconds
 
@@ -83,7 +86,7 @@ def run(
     fio = find_fio()
     request = runrequest.resolve(options, target, fio)
     if dry_run:
-        _print_dry_run(request)
+        _print_dry_run(request, db_path)
         return
     swept = sweep_leftovers(request.targets)
     for notice in (*swept, *request.notes, *check_space(request.targets, request.workloads, request.runner_for)):
@@ -92,6 +95,9 @@ def run(
         session = _session(request, store, events_output, json_output)
         host = hostinfo.collect(fio.version) | host_facts(request.runners)
         _execute(session, store, command=command_line(), host=host, per_client=per_client, json_out=json_output)
+
+
+LEARN_FROM = 10  # the last complete runs on this machine the first ETA learns from
 
 
 def _session(
@@ -107,7 +113,7 @@ def _session(
         request.workloads,
         request.runners,
         store,
-        _events(events_out, request.workloads, Pace.of(request.config)),
+        _events(events_out, request.workloads, Pace.of(request.config), learnt_costs_here(store, request)),
         run_id=run_id,
         on_saved=_exporter(store, json_out),
         watch=request.watch,
@@ -145,9 +151,34 @@ def _execute(
         raise Interrupted(session.run_id)
 
 
-def _events(events_out: outputs.Output | None, workloads: Sequence[Workload] = (), pace: Pace | None = None) -> Events:
+def _time_taken_before(request: runrequest.RunRequest, plan: Sequence[PlanItem], db: Path) -> float | None:
+    """What the plan would take as this machine took it before (the database read, never made)."""
+    if not db.is_file():
+        return None
+    with Store(db, writer=False) as store:
+        learnt = learnt_costs_here(store, request)
+    if not learnt:
+        return None
+    eta = LearnedEta({w.name: w.kind for w in request.workloads}, learnt)
+    eta.plan(plan)
+    return eta.remaining(plan)
+
+
+def learnt_costs_here(store: Store, request: runrequest.RunRequest) -> Mapping[tuple[str, str], float]:
+    """What each (target, workload) cost on this machine in its last complete runs (engine/history.py)."""
+    here = socket.gethostname()  # as host/facts.py records it
+    recent = [r["id"] for r in store.list_runs() if r["hostname"] == here and r["status"] == "complete"][-LEARN_FROM:]
+    return learnt_costs([store.load_run(run_id) for run_id in recent], request.targets, request.workloads)
+
+
+def _events(
+    events_out: outputs.Output | None,
+    workloads: Sequence[Workload] = (),
+    pace: Pace | None = None,
+    learnt: Mapping[tuple[str, str], float] | None = None,
+) -> Events:
     """The progress bar, plus a JSON-lines event log when asked for (the lab reads it)."""
-    progress = ProgressEvents(err, workloads, pace)
+    progress = ProgressEvents(err, workloads, pace, learnt)
     if events_out is None:
         return progress
     # the file lives as long as the process; appended to, so it is opened where the checked path leads
@@ -219,7 +250,7 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def _print_dry_run(request: runrequest.RunRequest) -> None:
+def _print_dry_run(request: runrequest.RunRequest, db: Path) -> None:
     config = request.config
     dry = plan_dry_run(config, request.targets, request.workloads, request.runners)
     total = sum(item.estimate_s for item in dry.plan)
@@ -238,6 +269,7 @@ def _print_dry_run(request: runrequest.RunRequest) -> None:
             f"  target {target.label}: {target.path} (scratch {dry.scratch_names[target.label].name}/)",
             soft_wrap=True,
         )
+    refusal = _dry_run_checks(request, dry.plan, db)
     out.print("[bold]Order[/bold] (rounds shuffled by the seed):")
     for item in dry.plan:
         out.print(
@@ -250,3 +282,43 @@ def _print_dry_run(request: runrequest.RunRequest) -> None:
         out.print(prepared.text, markup=False, highlight=False, soft_wrap=True)
         for caveat in prepared.caveats:
             out.print(f"  caveat: {caveat.text}", markup=False)
+    if refusal:
+        raise TargetError(f"a run would refuse: {refusal}")
+
+
+def _dry_run_checks(request: runrequest.RunRequest, plan: Sequence[PlanItem], db: Path) -> str:
+    """What `run` checks before its first sample (and `doctor`), checked in the dry run too: the
+    tools every workload needs (fio parses the jobs; resolve did it), room for the working sets,
+    the clock fio's jobs use, and whether caches can be dropped. One line each (✓ fine, ! works
+    with a consequence, ✗ a run would refuse); returns the refusal ('' when a run would start)."""
+    lines: list[tuple[str, str]] = []
+    lines.append(
+        ("✓", f"tools: every engine the {_count(len(request.workloads), 'workload')} need is here and accepts them")
+    )
+    refusal = ""
+    try:
+        notices = check_space(request.targets, request.workloads, request.runner_for)
+    except TargetError as exc:
+        refusal = str(exc)
+        lines.append(("✗", f"space: {refusal}"))
+    else:
+        lines += [("!", f"space: {notice}") for notice in notices]
+        if not notices:
+            lines.append(("✓", "space: every target has room for its working sets"))
+    # what the runners choose once for the run (fio: the clock every job uses; the job files say it)
+    for fact, value in host_facts(request.runners).items():
+        lines.append(("✓", f"{fact.replace('_', ' ')}: {value} (chosen now; the run chooses again as it starts)"))
+    took = _time_taken_before(request, plan, db)
+    if took:
+        lines.append(("✓", f"time: about {clock(took)}, as this machine took before (the plan's bounds: "
+                      f"{clock(sum(item.estimate_s for item in plan))})"))  # fmt: skip
+    if hostinfo.is_root():
+        lines.append(("✓", "caches: root, page caches can be dropped"))
+    else:
+        lines.append(("!", "caches: not root, page caches cannot be dropped (buffered workloads are marked)"))
+    out.print("[bold]Checks[/bold] (as run and doctor make them; O_DIRECT is probed when the run starts):")
+    style = {"✓": "green", "!": "yellow", "✗": "red"}
+    for mark, text in lines:
+        out.print(Fields([mark, *text.split()], style=style[mark], separator="", first_indent=2, indent=4))
+    out.print(f"  → {'a run would refuse it (exit 2): the ✗ above' if refusal else 'a run would start'}")
+    return refusal

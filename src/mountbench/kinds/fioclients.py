@@ -148,7 +148,7 @@ class FioClientsKind:
     takes_runtime = True  # --runtime (and --budget) shorten its samples
 
     def from_preset(self, preset: str, data: Mapping[str, Any], entry: Mapping[str, Any]) -> Workload:
-        raise UsageError(f"preset {preset}: kind {NAME} is made by 'run --client', not by presets")
+        raise UsageError(f"preset {preset}: fio on several clients is run by 'run --client HOST', not by a preset")
 
     def describe(self, workload: Workload) -> Description:
         wrapped = ClientsJob.from_spec(workload.spec)

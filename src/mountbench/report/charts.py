@@ -92,3 +92,12 @@ def chart_files(report: Report, stem: str, fmt: str = "png") -> list[ChartFile]:
         for chart in plan_charts(report)
         if chart.kind != "overview"
     ]
+
+
+def every_chart_file(report: Report, formats: tuple[str, ...] = ("png", "svg")) -> list[ChartFile]:
+    """Every chart the report has (the page's small multiples too), each in every format, named
+    ``<key>.<fmt>``: what ``report --charts DIR`` writes, for any report format (issue 37: like
+    fio-plot, each chart as an image of its own)."""
+    return [
+        ChartFile(chart, f"{chart.key}.{fmt}", render(chart, fmt)) for chart in plan_charts(report) for fmt in formats
+    ]

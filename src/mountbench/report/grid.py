@@ -50,13 +50,18 @@ _DIRECTION_WORDS = {
 }
 
 
+def unit_name(unit: str) -> str:
+    """A unit as the output says it: µs, not us (issue 37)."""
+    return "µs" if unit == "us" else unit
+
+
 def parse_unit(text: str | None) -> str:
     """``--unit`` as given (MB/s, mbs, IOPS, us, µs, auto) → one of UNIT_CHOICES."""
     if text is None:
         return "auto"
     found = _UNIT_ALIASES.get(text.strip().lower())
     if found is None:
-        raise UsageError(f"unknown --unit {text!r}; use MB/s, IOPS, us (mean latency) or auto")
+        raise UsageError(f"unknown --unit {text!r}; use MB/s, IOPS, µs (or us: mean latency) or auto")
     return found
 
 
@@ -152,6 +157,24 @@ def _chosen_metrics(runs: Sequence[RunData], headline: RunSummary, unit: str) ->
         if present:
             chosen[workload.name] = present
     return chosen
+
+
+def one_unit(runs: Sequence[RunData], unit: str, metrics: Sequence[str] = ()) -> str:
+    """The unit a one-screen summary uses: the one asked for; else MB/s when every workload
+    measured bandwidth in each of its directions (CrystalDiskMark's one unit), else auto."""
+    if unit != "auto" or metrics:
+        return unit
+    family = _FAMILY_OF_UNIT["MB/s"]
+    available: dict[str, set[str]] = {}
+    for run in runs:
+        for sample in run.samples:
+            if sample.ok:
+                available.setdefault(sample.workload, set()).update(sample.metrics)
+    for workload in workloads_of(runs):
+        wanted = [f"{d}.{family}" for d in workload.description.directions if d in DIRECTIONS]
+        if workload.name in available and (not wanted or not set(wanted) <= available[workload.name]):
+            return "auto"
+    return "MB/s" if available else "auto"
 
 
 def _sections(picked: Sequence[tuple[model.Workload, Row]]) -> list[GridSection]:

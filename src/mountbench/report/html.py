@@ -14,17 +14,19 @@ only display strings; the template (templates/report.html.j2) only lays them out
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from mountbench import __version__
 from mountbench.report import views
 from mountbench.report.chartkeys import Chart
 from mountbench.report.chartkit import page_chart, page_css
 from mountbench.report.charts import plan_charts
+from mountbench.report.grid import unit_name
 from mountbench.report.labels import all_workloads, host_of_run
 from mountbench.report.methodology import cache_actions, methodology, repetitions, run_facts
 from mountbench.report.model import Report
@@ -43,19 +45,38 @@ class HeadlineView:
 
 
 @dataclass
+class WarningItem:
+    html: Markup  # escaped here: a caveat's item links to its note
+
+
+@dataclass
+class WarningGroup:
+    """Warnings of one kind: one line with their count, opened to list them (issue 37: twelve
+    "not steady" caveats pushed the summary three phone screens down)."""
+
+    title: str
+    css: str
+    items: list[WarningItem]
+
+
+# Phrases that point at another medium: said on the terminal and in Markdown, not on the page that
+# is the thing they point at (nor in the PDF printed from it).
+OTHER_MEDIA = ("; 'mountbench report --format html' draws it",)
+
+
+@dataclass
 class Page:
     title: str
     headlines: list[HeadlineView]
     intro: str
     grid: list[views.GridView]
     grid_unit: str
-    warnings: list[str]
-    caveats: list[tuple[int, str]]
+    warnings: list[WarningGroup]
     verdicts: list[dict[str, object]]
     tables: list[TableView]
     overview_chart: Markup | None  # every workload and target (small multiples)
     ratio_chart: Markup | None
-    sections: list[Markup]  # the optional sections (report/sections/), escaped there
+    sections: list[tuple[str, Markup]]  # the optional sections (report/sections/), escaped there, and their titles
     hosts: list[list[str]]
     runs: list[dict[str, str]]
     targets: list[list[str]]
@@ -72,6 +93,8 @@ def render_html(report: Report, *, with_charts: bool = True, per_client: bool = 
     svgs = {chart.key: (chart, Markup(page_chart(chart))) for chart in page_charts(report)} if with_charts else {}
     page = build_page(report, svgs, Options(per_client=per_client, draw=with_charts))
     html = environment().get_template("report.html.j2").render(page=page)
+    for phrase in OTHER_MEDIA:
+        html = html.replace(str(escape(phrase)), "").replace(phrase, "")
     return html.replace("</style>", page_css(html) + "</style>", 1)  # the colours every chart's ink names
 
 
@@ -94,14 +117,13 @@ def build_page(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options
         headlines=[HeadlineView(h.text, h.kind) for h in report.headlines],
         intro=_intro(report),
         grid=[views.grid_view(report, section) for section in report.grid.sections],
-        grid_unit="" if report.grid.unit == "auto" else f"--unit {report.grid.unit}",
-        warnings=list(report.warnings),
-        caveats=[(report.notes.index(c.text) + 1, c.text) for c in measurement_caveats(report)],
+        grid_unit="" if report.grid.unit == "auto" else f"--unit {unit_name(report.grid.unit)}",
+        warnings=warning_groups(report),
         verdicts=_verdicts(report),
         tables=views.results_tables(report),
         overview_chart=overview,
         ratio_chart=ratio[1] if ratio else None,
-        sections=[part for section in SECTIONS if (part := section.html(report, svgs, options))],
+        sections=[(_title_of(part), part) for section in SECTIONS if (part := section.html(report, svgs, options))],
         hosts=views.host_rows(report),
         runs=_runs(report),
         targets=views.target_rows(report),
@@ -131,12 +153,46 @@ def _intro(report: Report) -> str:
         f"Each value: the median of {repetitions(report)} samples (± their coefficient of variation in "
         "the detail); each other target is N× faster or slower than the baseline (ratio of geometric means, paired "
         f"by round where the run paired them) with its {interval_legend(report.summary, report.adaptive)}; "
-        f"{SAME_LEGEND}; {UNDECIDED_LEGEND}. [n] links to its note. Click a column "
-        "heading to sort."
+        f"{SAME_LEGEND}; {UNDECIDED_LEGEND}. [n] links to its note."
     )
     if report.multi_host:
         text += " Columns are named label@host: these runs come from different machines."
     return text
+
+
+def _title_of(section: Markup) -> str:
+    """A section's own heading, for the line that opens it."""
+    found = re.search(r"<h2[^>]*>(.*?)</h2>", section, flags=re.S)
+    return Markup(found.group(1)).striptags() if found else "More"
+
+
+def warning_groups(report: Report) -> list[WarningGroup]:
+    """The warnings, then the caveats about how numbers were measured, one group per kind: a
+    warning's kind is its wording with names and numbers left out, a caveat's its code."""
+    groups: dict[tuple[str, str], WarningGroup] = {}
+    for text in report.warnings:
+        kind = _kind_of(text)
+        group = groups.setdefault(("warning", kind), WarningGroup(kind, "warning", []))
+        group.items.append(WarningItem(Markup("{}").format(text)))
+    for caveat in measurement_caveats(report):
+        number = report.notes.index(caveat.text) + 1
+        group = groups.setdefault(("caveat", caveat.code), WarningGroup(_kind_of(caveat.text), "caveat-note", []))
+        group.items.append(
+            WarningItem(
+                Markup('<a href="#note-{}">[{}]</a> {} — the highlighted cells carry this caveat.').format(
+                    number, number, caveat.text
+                )
+            )
+        )
+    return list(groups.values())
+
+
+def _kind_of(text: str) -> str:
+    """What a warning is about, without its particulars: its words up to the first colon or
+    parenthesis, names in quotes and run ids left out."""
+    head = re.split(r"[:(]", text, maxsplit=1)[0]
+    head = re.sub(r"'[^']*'|\b\d{8}-\d{6}-\w+\b", "…", head)
+    return " ".join(head.split()) or text
 
 
 def _verdicts(report: Report) -> list[dict[str, object]]:

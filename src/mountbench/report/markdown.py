@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 from mountbench.report import views
 from mountbench.report.chartkeys import bars_key
+from mountbench.report.grid import unit_name
 from mountbench.report.labels import host_of_run
 from mountbench.report.methodology import cache_actions, methodology, repetitions, run_facts
 from mountbench.report.model import Report
@@ -105,7 +106,7 @@ def _summary(report: Report) -> str:
     """The summary grid: one table per unit, read and write side by side under each target."""
     if not report.grid.sections:
         return ""
-    unit = "" if report.grid.unit == "auto" else f" (--unit {report.grid.unit})"
+    unit = "" if report.grid.unit == "auto" else f" (--unit {unit_name(report.grid.unit)})"
     parts = [f"## Summary{unit}"]
     for section in report.grid.sections:
         parts.append(f"### {md_text(section.heading)}")

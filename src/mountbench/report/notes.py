@@ -115,12 +115,21 @@ def number_notes(
     summary grid's rows), then the tables. ``shared`` caveats (on every cell) get no number."""
     notes = Footnotes.empty()
     marks: dict[tuple[str, str, str], tuple[int, ...]] = {}
+    # a percentile table shows each point's median and, over each column, how it was measured:
+    # a point's spread, ratio and errors are shown nowhere, so they get no number (issue 37:
+    # 'show --metric lat-p99' printed 106 notes, 12 of them referred to)
+    curve_rows = {id(row) for curve in curves for row in curve.rows}
     for row in noted_rows(groups, curves, sweeps, first):
         for label in targets:
             cell = row.cells[label]
+            key = (row.workload, row.metric.name, label)
+            if id(row) in curve_rows and key not in marks:
+                kept = [c for c in cell.caveats if c.code not in QUALITY_CODES and c.code not in RATIO_CODES]
+                marks[key] = tuple(sorted({notes.mark(c.text) for c in kept if c.text not in shared}))
+                continue
             # a ratio's own caveat where no ratio is shown would be a note nothing refers to
             unshown = [c.text for c in cell.caveats if c.code in RATIO_CODES and cell.comparison is None]
-            marks[(row.workload, row.metric.name, label)] = tuple(notes.marks(cell, skip=[*shared, *unshown]))
+            marks[key] = tuple(notes.marks(cell, skip=[*shared, *unshown]))
     return notes.texts, marks
 
 

@@ -17,19 +17,19 @@ from collections.abc import Iterable
 from functools import partial
 
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 
 from mountbench.analysis.metrics import describe
 from mountbench.model import QUALITY_CODES, RunData
 from mountbench.report.cells import format_value
+from mountbench.report.grid import unit_name
 from mountbench.report.methodology import run_facts
 from mountbench.report.model import Report
 from mountbench.report.phrasing import SAME_LEGEND, UNDECIDED_LEGEND, interval_legend
 from mountbench.report.rounds import rounds_legend
 from mountbench.report.sections import SECTIONS, Options
 from mountbench.report.tables import CellView, RichLayout, TableView, rich_table
-from mountbench.report.terminal_layout import Adaptive, Fields
+from mountbench.report.terminal_layout import Adaptive, Fields, Words
 from mountbench.report.terminal_tables import MARK_STYLE, STYLES, detail_layouts, grid_layouts, rounds_table
 from mountbench.units import format_bytes, format_seconds
 
@@ -62,6 +62,40 @@ def render_report(report: Report) -> Group:
     return Group(*parts)
 
 
+def render_short(report: Report) -> Group:
+    """What `show` prints by default: the answer on one 80x24 screen (issue 37: `show` ran to
+    103 lines for two targets), like CrystalDiskMark's one window: the title, a headline per
+    target, how many warnings and notes there are, the summary grid, and where the rest is."""
+    parts: list = [_title(report)]
+    parts += [
+        Fields(["▶", *h.text.split()], style=STYLES.get(h.kind, ""), indent=2, separator="") for h in report.headlines
+    ]
+    if report.grid.sections:
+        parts.append(Text(f"Summary ({_short_unit_phrase(report)}):", style="bold"))
+        parts += [Adaptive(partial(grid_layouts, report, section)) for section in report.grid.sections]
+    ids = report.runs[0].id if len(report.runs) == 1 else "RUN"
+    said = []
+    if report.warnings:
+        said.append(f"{len(report.warnings)} warning{'s' if len(report.warnings) != 1 else ''}")
+    if report.notes:
+        said.append(f"notes [1]–[{len(report.notes)}]" if len(report.notes) > 1 else "note [1]")
+    lead = f"{' and '.join(said)}, the detail" if said else "The detail"
+    parts.append(
+        Fields(
+            [f"{lead} and how the run was made: mountbench show {ids} --detail", f"charts: mountbench report {ids}"],
+            style="dim",
+            separator=";",
+        )
+    )
+    return Group(*parts)
+
+
+def _short_unit_phrase(report: Report) -> str:
+    if report.grid.unit == "auto":
+        return "medians; --unit MB/s, IOPS or µs for one unit throughout"
+    return f"medians, --unit {unit_name(report.grid.unit)}"
+
+
 # --- pieces --------------------------------------------------------------------------------
 
 
@@ -80,8 +114,8 @@ def _title(report: Report) -> Text:
 
 def _unit_phrase(report: Report) -> str:
     if report.grid.unit == "auto":
-        return "medians; --unit MB/s, IOPS or us for one unit throughout"
-    return f"--unit {report.grid.unit}"
+        return "medians; --unit MB/s, IOPS or µs for one unit throughout"
+    return f"--unit {unit_name(report.grid.unit)}"
 
 
 def _legend(report: Report) -> list[str]:
@@ -165,9 +199,38 @@ def environment_fields(runs: Iterable[RunData], *, style: str = "") -> list[Fiel
 SAMPLE_HEADERS = ["#", "time", "round", "target", "workload", "value", "wall", "notes"]
 
 
-def render_samples(run: RunData) -> Table:
+def render_samples(run: RunData) -> Adaptive:
     """Every sample of a run in the order it was taken: what 'show RUN --samples' prints, so
-    outliers, drift and failures can be seen sample by sample."""
+    outliers, drift and failures can be seen sample by sample. A table where it fits whole
+    (without the clock time and the wall time where that is what fits), else a line per
+    sample wrapped between words: a workload's name is never cut to 'seq1m-q8-…' (issue 37)."""
+    rows = _sample_rows(run)
+    title = f"samples of run {run.id}, in the order they were taken"
+
+    def layouts(width: int) -> list:
+        view = TableView("samples", title, SAMPLE_HEADERS, rows, align="rlrllrrl")
+        keep = [i for i, h in enumerate(SAMPLE_HEADERS) if h not in ("time", "wall")]
+        narrow = TableView("samples", title, [SAMPLE_HEADERS[i] for i in keep], [[r[i] for i in keep] for r in rows],
+                           align="".join("rlrllrrl"[i] for i in keep))  # fmt: skip
+        lines = [
+            Words(
+                [
+                    Text(f"{r[0].text}. round {r[2].text} · {r[3].text} · {r[4].text}:"),
+                    Text(r[5].text, style=r[5].style),
+                    Text(f"· {r[6].text}"),
+                    Text(r[7].text, style=r[7].style),
+                ],
+                indent=4,
+            )
+            for r in rows
+        ]
+        fixed = RichLayout(title_justify="center", no_wrap=True)
+        return [rich_table(view, layout=fixed), rich_table(narrow, layout=fixed), Group(Text(title), *lines)]
+
+    return Adaptive(layouts)
+
+
+def _sample_rows(run: RunData) -> list[list[CellView]]:
     workloads = {w.name: w for w in run.workloads}
     ordered = sorted(run.samples, key=lambda s: (s.started_at, s.round))
     rows = []
@@ -183,6 +246,4 @@ def render_samples(run: RunData) -> Table:
             CellView(format_seconds(sample.wall_s)),
             CellView(sample.error, style="red") if not sample.ok else CellView(codes, style="yellow"),
         ])  # fmt: skip
-    title = f"samples of run {run.id}, in the order they were taken"
-    view = TableView("samples", title, SAMPLE_HEADERS, rows, align="rlrllrrl")
-    return rich_table(view, layout=RichLayout(title_justify="center"))
+    return rows

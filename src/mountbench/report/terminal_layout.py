@@ -1,13 +1,14 @@
 """Terminal layout that fits the width it is given: the first of several table layouts that
-fits (Adaptive), phrases wrapped between fields and never inside one (Fields), and a
-target's label wrapped between its parts (wrap_label)."""
+fits (Adaptive), phrases wrapped between fields and never inside one (Fields), styled words
+wrapped between words and never inside one (Words: a number, unit, mark or name stays
+whole), and a target's label wrapped between its parts (wrap_label)."""
 
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable, Sequence
 
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
@@ -50,22 +51,44 @@ def wrap_label(label: str, width: int) -> str:
 
 
 class Adaptive:
-    """The first of several layouts, built for the width it is given, that fits (else the last)."""
+    """Of several layouts built for the width it is given: the first that fits unwrapped; else
+    the first that fits wrapped between words (its measured minimum: its longest word per
+    column), so that no number, unit or name is cut; else the last (a layout that always fits)."""
 
-    def __init__(self, build: Callable[[int], Sequence[Table]]) -> None:
+    def __init__(self, build: Callable[[int], Sequence[Table | RenderableType]]) -> None:
         self.build = build
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         layouts = list(self.build(options.max_width))
         unbounded = options.update_width(10_000)
+        measured = [Measurement.get(console, unbounded, layout) for layout in layouts[:-1]]
+        for layout, size in zip(layouts, measured, strict=False):
+            if size.maximum <= options.max_width:
+                yield layout
+                return
         for layout in layouts[:-1]:
-            if Measurement.get(console, unbounded, layout).maximum <= options.max_width:
+            if least_width(console, unbounded, layout) <= options.max_width:
                 yield layout
                 return
         yield layouts[-1]
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         return Measurement.get(console, options, list(self.build(options.max_width))[-1])
+
+
+def least_width(console: Console, options: ConsoleOptions, layout: Table | RenderableType) -> int:
+    """The narrowest a layout prints without cutting a word: a table's columns that never wrap
+    at their widest, the others at their longest word, plus padding and borders (rich's own
+    minimum counts a column that never wraps at its longest word, and then cuts it)."""
+    if not isinstance(layout, Table):
+        return Measurement.get(console, options, layout).minimum
+    total = 0
+    for column in layout.columns:
+        cells = [column.header, *column.cells]
+        sizes = [Measurement.get(console, options, cell) for cell in cells]
+        total += max((size.maximum if column.no_wrap else size.minimum) for size in sizes)
+        total += layout.padding[1] + layout.padding[3]
+    return total + (len(layout.columns) + 1 if layout.box else 0)
 
 
 class Fields:
@@ -95,7 +118,10 @@ class Fields:
                 lines.append(current)
                 current = " " * self.indent
             # the piece starts a line; wider than the line, it wraps between its words
-            wrapped = textwrap.wrap(piece, width - self.indent, break_on_hyphens=False) or [piece]
+            room = width - self.indent
+            wrapped = textwrap.wrap(piece, room, break_on_hyphens=False, break_long_words=False) or [piece]
+            # a word wider than the line (mount options): broken after , / : = and the like
+            wrapped = [part for line in wrapped for part in wrap_label(line, room).split("\n")]
             lines += [current + wrapped[0]] + [" " * self.indent + more for more in wrapped[1:-1]]
             current = (" " * self.indent + wrapped[-1]) if len(wrapped) > 1 else lines.pop()
             fresh = False
@@ -105,6 +131,43 @@ class Fields:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         for line in self.lines(options.max_width):
             yield Text(line, style=self.style, overflow="fold")
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(1, options.max_width)
+
+
+class Words:
+    """Styled texts as one paragraph, wrapped at spaces only: '1.49–259×', '[1,2]' or a
+    target's name never splits across lines (a single word wider than the whole line is the
+    only thing folded). Continuation lines are indented by ``indent``."""
+
+    def __init__(self, pieces: Sequence[Text], *, first_indent: int = 0, indent: int = 4) -> None:
+        self.words: list[Text] = []
+        for piece in pieces:
+            for line in piece.split("\n"):
+                self.words += [word for word in line.split(" ") if word.plain]
+        self.first_indent = first_indent
+        self.indent = indent
+
+    def lines(self, width: int) -> list[Text]:
+        lines: list[Text] = []
+        current = Text(" " * self.first_indent)
+        fresh = True
+        for word in self.words:
+            if not fresh and current.cell_len + 1 + word.cell_len > width:
+                lines.append(current)
+                current, fresh = Text(" " * self.indent), True
+            if not fresh:
+                current.append(" ")
+            current.append_text(word)
+            fresh = False
+        lines.append(current)
+        return lines
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for line in self.lines(options.max_width):
+            line.overflow = "fold"
+            yield line
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         return Measurement(1, options.max_width)

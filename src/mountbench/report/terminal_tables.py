@@ -8,13 +8,16 @@
 
 Each is built for the console's width when it is printed (terminal_layout.Adaptive): side
 by side when that fits, stacked (one line per direction; the comparison under the value)
-when not. Workload names never wrap.
+when not, and as cards when no table fits (a long workload title, many targets, 40 columns):
+each workload's title, then a line per target, wrapped between words (terminal_layout.Words),
+so that no number, unit, mark or name is cut. A table's workload names never wrap.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
@@ -25,7 +28,7 @@ from mountbench.report.grid import GridSection
 from mountbench.report.model import MetricGroup, Report, group_heading
 from mountbench.report.phrasing import BETTER, SAME, UNDECIDED, WORSE, cell_standing
 from mountbench.report.tables import CellView, RichLayout, TableView, rich_table
-from mountbench.report.terminal_layout import wrap_label
+from mountbench.report.terminal_layout import Adaptive, Words, wrap_label
 
 STYLES = {BETTER: "green", WORSE: "red", SAME: "dim", UNDECIDED: "yellow", "unknown": "yellow", "none": "dim"}
 MARK_STYLE = "yellow"
@@ -35,9 +38,36 @@ STACKED = RichLayout(title_style="italic", label_style="bold", label_no_wrap=Tru
 ROUNDS = RichLayout(title_style="italic", overflow="fold")
 
 
-def rounds_table(report: Report) -> Table:
-    """Adaptive runs: how many rounds each cell got and why it got no more."""
-    return rich_table(views.rounds_table(report), layout=ROUNDS)
+def rounds_table(report: Report) -> Adaptive:
+    """Adaptive runs: how many rounds each cell got and why it got no more; as cards when the
+    table does not fit."""
+    view = views.rounds_table(report)
+
+    def layouts(width: int) -> list:
+        labels = [_card_label(report, target) for target in report.summary.targets]
+        body = [[Text(cell.text) for cell in row[1:]] for row in view.rows]
+        return [rich_table(view, layout=ROUNDS), _cards(view.heading, labels, [row[0].text for row in view.rows], body)]
+
+    return Adaptive(layouts)
+
+
+def _card_label(report: Report, target: str) -> Text:
+    text = Text(target, style="bold")
+    if target == report.summary.baseline:
+        text.append(" (baseline)", style="dim")
+    return text
+
+
+def _cards(heading: str, labels: Sequence[Text], titles: Sequence[str], body: Sequence[Sequence[Text]]) -> Group:
+    """No table fits: each workload's title, then a line per target ('disk: 1530 [2] undecided
+    [3]'), wrapped between words."""
+    parts: list = [Text(heading, style="italic")]
+    for title, cells in zip(titles, body, strict=True):
+        parts.append(Words([Text(title, style="bold")], indent=2))
+        for label, cell in zip(labels, cells, strict=True):
+            if cell.plain.strip(" ·"):
+                parts.append(Words([label + Text(":"), cell], first_indent=2, indent=4))
+    return Group(*parts)
 
 
 def styled(text: Text) -> CellView:
@@ -98,10 +128,17 @@ def _comparison(report: Report, row: Row, target: str, *, interval: bool, split:
 
 def grid_layouts(report: Report, section: GridSection, width: int) -> list[Table]:
     """Side by side (read and write under each target), then one line per direction."""
-    layouts = []
+    layouts: list = []
     if len(section.directions) > 1:
         layouts.append(_grid_side_by_side(report, section))
-    layouts.append(_grid_stacked(report, section))
+    titles, body = _grid_lines(report, section)
+    headers = [
+        _header(report, target, width=_widest(r[index] for r in body))
+        for index, target in enumerate(report.summary.targets)
+    ]
+    layouts.append(rich_table(_view(section.heading, headers, titles, body), layout=STACKED))
+    labels = [_card_label(report, target) for target in report.summary.targets]
+    layouts.append(_cards(section.heading, labels, titles, body))
     return layouts
 
 
@@ -164,7 +201,8 @@ def _side_by_side(cells: Sequence[Text], widths: Sequence[int], gap: str) -> Tex
     return out
 
 
-def _grid_stacked(report: Report, section: GridSection) -> Table:
+def _grid_lines(report: Report, section: GridSection) -> tuple[list[str], list[list[Text]]]:
+    """One line per workload and direction: its title and each target's cell."""
     titles: list[str] = []
     body: list[list[Text]] = []
     for line in section.lines:
@@ -174,11 +212,7 @@ def _grid_stacked(report: Report, section: GridSection) -> Table:
                 continue
             titles.append(f"{line.title} {direction}" if direction and len(line.rows) > 1 else line.title)
             body.append([_grid_cell(report, section, row, t) for t in report.summary.targets])
-    headers = [
-        _header(report, target, width=_widest(r[index] for r in body))
-        for index, target in enumerate(report.summary.targets)
-    ]
-    return rich_table(_view(section.heading, headers, titles, body), layout=STACKED)
+    return titles, body
 
 
 def _grid_cell(report: Report, section: GridSection, row: Row, target: str) -> Text:
@@ -197,20 +231,40 @@ def _grid_cell(report: Report, section: GridSection, row: Row, target: str) -> T
 def detail_layouts(report: Report, group: MetricGroup, width: int) -> list[Table]:
     """Comparisons in columns of their own; else under each value; else (three targets at 80
     columns) the spread and its notes on a line of their own, so that '±13%' and '[1]' never wrap."""
+    body = _detail_body(report, group, wide=False)
+    labels = [_card_label(report, target) for target in report.summary.targets]
     return [
         _detail_table(report, group, width, wide=True),
         _detail_table(report, group, width, wide=False),
         _detail_table(report, group, width, wide=False, tall=True),
+        _cards(group_heading(group), labels, [row.title for row in group.rows], body),
     ]
 
 
-def _detail_table(report: Report, group: MetricGroup, width: int, *, wide: bool, tall: bool = False) -> Table:
-    baseline = report.summary.baseline
-    columns: list[tuple[str, bool]] = []  # (target, is its comparison column)
+def _columns(report: Report, wide: bool) -> list[tuple[str, bool]]:
+    """(target, is its comparison column) for each column of a detail table."""
+    columns: list[tuple[str, bool]] = []
     for target in report.summary.targets:
         columns.append((target, False))
-        if wide and target != baseline:
+        if wide and target != report.summary.baseline:
             columns.append((target, True))
+    return columns
+
+
+def _detail_table(report: Report, group: MetricGroup, width: int, *, wide: bool, tall: bool = False) -> Table:
+    columns = _columns(report, wide)
+    body = _detail_body(report, group, wide=wide, tall=tall)
+    titles = [row.title for row in group.rows]
+    headers = []
+    for index, (target, is_comparison) in enumerate(columns):
+        room = _label_width(width, titles, len(columns), _widest(r[index] for r in body))
+        headers.append(Text("vs baseline", style="dim") if is_comparison else _header(report, target, width=room))
+    return rich_table(_view(group_heading(group), headers, titles, body), layout=STACKED)
+
+
+def _detail_body(report: Report, group: MetricGroup, *, wide: bool, tall: bool = False) -> list[list[Text]]:
+    baseline = report.summary.baseline
+    columns = _columns(report, wide)
     body = []
     for row in group.rows:
         cells: list[Text] = []
@@ -228,12 +282,7 @@ def _detail_table(report: Report, group: MetricGroup, width: int, *, wide: bool,
             else:
                 cells.append(Text("\n").join([value, comparison]))
         body.append(cells)
-    titles = [row.title for row in group.rows]
-    headers = []
-    for index, (target, is_comparison) in enumerate(columns):
-        room = _label_width(width, titles, len(columns), _widest(r[index] for r in body))
-        headers.append(Text("vs baseline", style="dim") if is_comparison else _header(report, target, width=room))
-    return rich_table(_view(group_heading(group), headers, titles, body), layout=STACKED)
+    return body
 
 
 def _tall_value(report: Report, row: Row, target: str) -> Text:
