@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mountbench.errors import ExitCode, MountbenchError, UsageError
+from mountbench.host import process as procs
 from mountbench.labs.containers.caveats import mount_caveats
 from mountbench.labs.containers.lab import RESULTS, ContainerLab
 from mountbench.labs.containers.mounts import MOUNT_KINDS, MountKind
@@ -174,8 +176,9 @@ def _progress(on_note: Callable[[str], None], side: str, round_index: int) -> Ca
 
 
 def _stream_host(argv: list[str], on_line: Callable[[str], None]) -> int:
+    # stopped as Ctrl-C stops it (SIGTERM: mountbench stops its fio and keeps what it took) should this die
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, errors="replace")  # fmt: skip
+                            text=True, errors="replace", preexec_fn=procs.die_with_parent(signal.SIGTERM))  # fmt: skip
     try:
         assert proc.stdout is not None
         for line in proc.stdout:
