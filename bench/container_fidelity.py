@@ -131,8 +131,9 @@ def main() -> None:
             ratio = statistics.median(figures["mountbench"]) / statistics.median(figures["by hand"])
             ratios.append(ratio)
             ours, theirs = statistics.median(figures["mountbench"]), statistics.median(figures["by hand"])
-            print(f"block {block + 1}/{args.blocks} ({' first, '.join(sides)} second): {metric} mountbench "
-                  f"{ours:,.0f} vs by hand {theirs:,.0f} -> ratio {ratio:.3f} (its mountbench run: {wall:.0f} s)")  # fmt: skip
+            order = " first, ".join(sides) + " second"
+            print(f"block {block + 1}/{args.blocks} ({order}): {metric} mountbench {ours:,.0f} vs by hand "
+                  f"{theirs:,.0f} -> ratio {ratio:.3f} (its mountbench run: {wall:.0f} s)")  # fmt: skip
     mean, low, high = pooled(ratios)
     inside = BAND[0] <= low and high <= BAND[1]
     verdict = "within" if inside else "not shown within"
