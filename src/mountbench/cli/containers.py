@@ -4,12 +4,10 @@ a named volume, the writable layer, a tmpfs and an overlay mount, with the host 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
-from rich.table import Table
 
-from mountbench.cli.console import command_line, err, out, print_run
+from mountbench.cli.console import command_line, print_run
 from mountbench.cli.labresume import note
 from mountbench.cli.options import debug_option, pop_run_options, run_options
 from mountbench.host import outputs
@@ -77,51 +75,6 @@ def containers(
         if json_output:
             write_document(json_output, make_document([run]))
     if run.samples:
-        print_run(run)
-        print_mounts(run.config.lab.to_dict()["facts"] if run.config.lab else {})
+        print_run(run)  # with the container section (report/sections/containerpick.py): pick two, the mounts
     if stopped:
         raise stopped
-
-
-def print_mounts(facts: dict[str, Any]) -> None:
-    """The mounts as the container saw them, and what the probe found on each."""
-    if not facts:
-        return
-    image = facts.get("image", {})
-    rootless = "rootless" if facts.get("rootless") else "rootful"
-    out.print(
-        f"\n{facts.get('engine')} ({rootless}, {facts.get('runtime')}, storage driver {facts.get('storage_driver')}, "
-        f"cgroups {facts.get('cgroup_manager')}); image {image.get('name')} {str(image.get('id', ''))[:12]}",
-        highlight=False,
-    )
-    caps = (facts.get("probe") or {}).get("capabilities", {})
-    table = Table(title="Mounts (as the container's mount table shows them) and what each supports")
-    for column in ("mount", "where", "filesystem", "rename dir from below", "chown", "xattr", "O_DIRECT"):
-        table.add_column(column)
-    for name, mount in (facts.get("mounts") or {}).items():
-        found = caps.get(name, {})
-        table.add_row(
-            name, mount.get("path", ""), mount.get("fstype", "") or ("host" if name == "host" else ""),
-            _said(found.get("rename_lower_dir"), "-"), _said(found.get("chown")), _said(found.get("xattr")),
-            _said(found.get("o_direct")),
-        )  # fmt: skip
-    out.print(table)
-    coherence = (facts.get("probe") or {}).get("coherence")
-    if coherence:
-        seen = coherence.get("host_to_container_s")
-        shown = "not within the timeout" if seen is None else f"after {seen * 1000:.1f} ms"
-        out.print(
-            f"bind mount: a host write showed in the container {shown}; its inotify watch "
-            f"{'saw it' if coherence.get('host_to_container_inotify') else 'did not see it'}; a container write "
-            f"{'showed' if coherence.get('container_to_host') else 'did not show'} on the host at once",
-            highlight=False,
-        )
-    for engine, why in (facts.get("engines") or {}).items():
-        if why != "measured":
-            err.print(f"not measured: {engine} ({why})", highlight=False)
-
-
-def _said(outcome: dict[str, Any] | None, missing: str = "?") -> str:
-    if not outcome:
-        return missing
-    return "ok" if outcome.get("ok") else str(outcome.get("errno") or "refused")
