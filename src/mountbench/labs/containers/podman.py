@@ -49,6 +49,8 @@ class Podman:
             )  # fmt: skip
         except subprocess.TimeoutExpired:
             raise PodmanFailed(f"podman {args[0]} did not finish within {timeout:.0f} s") from None
+        except OSError as exc:
+            raise PodmanFailed(f"cannot run podman ({exc}); apt-get install podman") from None
         if check and done.returncode != 0:
             last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
             raise PodmanFailed(f"podman {' '.join(args[:2])} failed: {last}")
