@@ -149,7 +149,10 @@ def run_containers(
             stopped = ContainersStopped("interrupted; the rounds that finished are stored", ExitCode.INTERRUPTED)
         except ContainersStopped as exc:
             stopped = exc
-        if not host_runs or not container_runs:
+        if not host_runs or not container_runs:  # not one round on both sides: nothing to compare, nothing stored
+            if stopped is not None and stopped.exit_code == ExitCode.INTERRUPTED:
+                raise ContainersStopped("interrupted before a round finished on both sides; nothing stored",
+                                        ExitCode.INTERRUPTED)  # fmt: skip
             raise stopped or UsageError("no round finished")
         run = _merge(host_runs, container_runs, kinds, facts, rounds, command)
     if stopped is not None:
