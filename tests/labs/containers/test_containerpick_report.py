@@ -29,7 +29,8 @@ def _report(coherence: dict | None = None):
             "overlay": {"rename_lower_dir": EXDEV, "rename_new_dir": OK, "chown": OK, "xattr": EXDEV,
                         "o_direct": OK}}  # fmt: skip
     mounts = {name: {"path": f"/mnt/{name}", "fstype": "overlay" if name in ("layer", "overlay") else "ext4",
-                     "source": "/dev/vda", "options": "rw"}
+                     "source": "/dev/vda", "options": "rw", "outlives": "no" if name != "bind" else "yes",
+                     "shares": {"bind": "both ways", "overlay": "host to container"}.get(name, "no")}
               for name in ("bind", "layer", "tmpfs", "overlay")}  # fmt: skip
     mounts["host"] = {"path": "/lab/host"}
     coherence = (

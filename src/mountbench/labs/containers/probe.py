@@ -16,7 +16,7 @@ from typing import Any
 from mountbench.host import process as procs
 from mountbench.labs.containers.lab import ContainerLab
 from mountbench.labs.containers.mounts import MountKind
-from mountbench.labs.containers.mounts.base import host_dir
+from mountbench.labs.containers.mounts.base import SHARED_BOTH_WAYS, host_dir
 
 INPROBE = "mountbench.labs.containers.inprobe"
 
@@ -28,9 +28,9 @@ def probe_mounts(lab: ContainerLab, kinds: Sequence[MountKind], python: str, tim
     out = lab.exec_output([python, "-m", INPROBE, "caps", *args])
     by_path = json.loads(out)
     found: dict[str, Any] = {"capabilities": {k.name: by_path.get(k.path, {}) for k in kinds}}
-    if any(k.name == "bind" for k in kinds):
-        bind = next(k for k in kinds if k.name == "bind")
-        found["coherence"] = bind_coherence(lab, bind, python, timeout)
+    shared = [k for k in kinds if k.shares == SHARED_BOTH_WAYS]  # the host's directory itself (bind)
+    if shared:
+        found["coherence"] = bind_coherence(lab, shared[0], python, timeout)
     return found
 
 

@@ -108,10 +108,17 @@ def run_containers(
         on_note(f"containers: container with {len(kinds)} mounts up in {time.monotonic() - t0:.1f} s")
         facts: dict[str, Any] = dict(lab.facts)
         facts["mounts"] = {
-            kind.name: {"path": kind.path, "meaning": kind.meaning, **m}
+            kind.name: {
+                "path": kind.path,
+                "meaning": kind.meaning,
+                "outlives": kind.outlives,
+                "shares": kind.shares,
+                **m,
+            }
             for kind, m in zip(kinds, lab.mount_facts(kinds).values(), strict=True)
         }
-        facts["mounts"][HOST] = {"path": str(lab.host_dir), "meaning": "the bind mount's directory, from the host"}
+        facts["mounts"][HOST] = {"path": str(lab.host_dir), "meaning": "the bind mount's directory, from the host",
+                                 "outlives": "yes"}  # fmt: skip
         facts["engines"] = engines()
         if options.probe:
             facts["probe"] = probe_mounts(lab, kinds, python, options.probe_timeout_s)
@@ -209,7 +216,7 @@ def _merge(
     """One run: the host's target first (the baseline), then every mount; each sample with its
     round and its mount's caveats; the container side's host facts kept beside the host's."""
     first_host, first = host_runs[0], container_runs[0]
-    per_kind = {k.name: mount_caveats(k.name) for k in kinds}
+    per_kind = {k.name: mount_caveats(k) for k in kinds}
     samples = [s for run in host_runs for s in run.samples]
     samples += [
         dataclasses.replace(s, caveats=s.caveats + per_kind.get(s.target, ()))

@@ -5,10 +5,11 @@ picktwo's scale, and the mount facts each stands on.
 - performance: each workload's headline median against the host's (the bind mount's directory
   measured from the host; without it, the fastest mount): good within 2×, fair within 10×,
   poor beyond; the worst of them;
-- shared with the host: the bind mount is the host's directory (good when the probe saw a host
-  write in the container within 100 ms and the container's write on the host at once; fair
-  when slower; poor when never); the overlay mount shows the host's directory but the host
-  never sees the container's writes (poor); the volume, the layer and the tmpfs are not shared;
+- shared with the host, as each mount kind says (its facts' ``shares``): the host's directory
+  itself, both ways (the bind mount: good when the probe saw a host write in the container
+  within 100 ms and the container's write on the host at once; fair when slower; poor when
+  never); host to container only (the overlay mount: poor, the host never sees the container's
+  writes); or not at all (the volume, the layer, the tmpfs);
 - local-like: what the probe found from inside: renaming a directory that came from below (the
   image, the lower directory: overlayfs answers EXDEV), chown, a user xattr and O_DIRECT: good
   when all work, fair when one is refused, poor when more are.
@@ -46,9 +47,6 @@ TITLE = "Containers: pick two (performance, shared with the host, local-like sem
 HOST = "host"
 CHECKS = (("rename_lower_dir", "rename dir from below"), ("chown", "chown"), ("xattr", "user xattr"),
           ("o_direct", "O_DIRECT"))  # fmt: skip
-PERSISTS = {"bind": "yes (the host's directory)", "volume": "yes (until the volume is removed)",
-            "layer": "no: gone with the container", "tmpfs": "no: gone when the container stops",
-            "overlay": "no: the container's changes are dropped with it"}  # fmt: skip
 LEGEND = (
     f"{SCALE} · – not shared · ? not measured; performance against the host's own (good within 2×, fair within "
     f"10×); shared good when a host write showed inside within {PROMPT_MS:g} ms and a container write showed on "
@@ -107,10 +105,13 @@ def _performance(report: Report, mounts: Sequence[str]) -> dict[str, tuple[str, 
     return {m: (worst(*verdicts[m]), tuple(texts[m])) for m in mounts}
 
 
-def _shared(mount: str, coherence: Mapping[str, Any] | None) -> tuple[str, str]:
-    if mount == "overlay":
+def _shared(mount: Mapping[str, Any], coherence: Mapping[str, Any] | None) -> tuple[str, str]:
+    """From what the mount kind says the host sees of it (its facts' ``shares``) and, for the host's
+    directory itself, what the probe measured."""
+    shares = mount.get("shares")
+    if shares == "host to container":
         return "poor", "the host's directory below; the host never sees the container's writes"
-    if mount != "bind":
+    if shares != "both ways":
         return "not shared", "the host has no directory of its own here"
     if not coherence or "host_to_container_s" not in coherence:
         return "not measured", "probe not run (--no-probe)"
@@ -141,7 +142,7 @@ def container_rows(report: Report) -> list[ContainerRow]:
     caps = probe.get("capabilities") or {}
     rows = []
     for mount in mounts:
-        shared, shared_text = _shared(mount, probe.get("coherence"))
+        shared, shared_text = _shared((facts.get("mounts") or {}).get(mount) or {}, probe.get("coherence"))
         local, local_text = _local(caps.get(mount) or {})
         performance, perf_text = perf.get(mount, ("not measured", ()))
         rows.append(ContainerRow(mount, performance, shared, local, perf_text, shared_text, local_text))
@@ -182,7 +183,7 @@ def mounts_table(facts: Mapping[str, Any], compact: bool = False) -> TableView:
             for key, _ in CHECKS
         ]
         fstype = str(mount.get("fstype") or ("the host's" if name == HOST else ""))
-        persists = PERSISTS.get(name, "yes")
+        persists = str(mount.get("outlives") or "?")
         if compact:
             short = persists.split(":")[0].split(" (")[0]
             cells.append([CellView(name, strong=True), CellView(fstype), CellView(short), *map(CellView, said)])

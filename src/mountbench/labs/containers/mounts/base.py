@@ -18,6 +18,9 @@ class MountKind(Protocol):
     name: ClassVar[str]  # --mount NAME, and the target's label
     path: ClassVar[str]  # where it appears inside the container
     meaning: ClassVar[str]  # what it is, for a developer choosing where to put data
+    outlives: ClassVar[str]  # whether its data outlives the container ("yes (...)" or "no: ...")
+    shares: ClassVar[str]  # what the host sees of it: SHARED_BOTH_WAYS, SHARED_HOST_TO_CONTAINER or NOT_SHARED
+    copied_up_from: ClassVar[str | None]  # overlayfs: where a file's first write copies it up from (None: not overlay)
 
     def prerequisites(self) -> list[Problem]: ...
 
@@ -33,11 +36,18 @@ class MountKind(Protocol):
         rename what it did not create (overlayfs: EXDEV). None: nothing below."""
 
 
+SHARED_BOTH_WAYS = "both ways"  # the host's directory itself: the probe measures how coherent
+SHARED_HOST_TO_CONTAINER = "host to container"  # the host's directory below; the container's writes stay inside
+NOT_SHARED = "no"
+
+
 class PlainMount:
     """The usual answers: nothing to prepare, nothing needed, nothing below."""
 
     name: ClassVar[str]
     path: ClassVar[str]
+    copied_up_from: ClassVar[str | None] = None
+    shares: ClassVar[str] = NOT_SHARED
 
     def prerequisites(self) -> list[Problem]:
         return []

@@ -11,6 +11,8 @@ from mountbench.labs.containers.workdir import LabDir, Names
 class WritableLayer(PlainMount):
     name = "layer"
     path = LAYER_DIR
+    outlives = "no: gone with the container"
+    copied_up_from = "the image"
     meaning = "the container's root filesystem: gone with the container; copy-up on the first write of an image file"
 
     def run_args(self, lab: LabDir, names: Names) -> list[str]:

@@ -3,7 +3,7 @@ the lower layer, the container's writes in an upper layer of its own that the ho
 
 from __future__ import annotations
 
-from mountbench.labs.containers.mounts.base import PlainMount
+from mountbench.labs.containers.mounts.base import SHARED_HOST_TO_CONTAINER, PlainMount
 from mountbench.labs.containers.podman import Podman
 from mountbench.labs.containers.workdir import LabDir, Names
 
@@ -13,6 +13,9 @@ FROM_LOWER = "from-lower"  # a directory of the lower (host) directory: the prob
 class OverlayMount(PlainMount):
     name = "overlay"
     path = "/mnt/overlay"
+    shares = SHARED_HOST_TO_CONTAINER
+    outlives = "no: the container's changes are dropped with it"
+    copied_up_from = "the host's lower directory"
     meaning = (
         "the host's directory, read-only below the container's own changes, which are dropped with it "
         "(build inputs a container may scribble on)"

@@ -9,6 +9,7 @@ from mountbench.labs.containers.workdir import LabDir, Names
 class TmpfsMount(PlainMount):
     name = "tmpfs"
     path = "/mnt/tmpfs"
+    outlives = "no: gone when the container stops"
     meaning = "memory: fastest, gone when the container stops, counted against its memory (caches, test databases)"
 
     def run_args(self, lab: LabDir, names: Names) -> list[str]:

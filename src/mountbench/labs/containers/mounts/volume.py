@@ -11,6 +11,7 @@ from mountbench.labs.containers.workdir import LabDir, Names
 class NamedVolume(PlainMount):
     name = "volume"
     path = "/mnt/volume"
+    outlives = "yes (until the volume is removed)"
     meaning = "a directory Podman keeps, outliving the container: databases and node_modules that need no host edits"
 
     def prepare(self, lab: LabDir, podman: Podman) -> None:
