@@ -34,7 +34,6 @@ from mountbench.labs.containers.workdir import LabDir, sweep_dead, work_root
 from mountbench.labs.frame import refuse
 
 RESULTS = "/results"  # the lab's results directory as the container sees it
-START_WAIT_S = 30.0
 
 
 @dataclass

@@ -135,21 +135,23 @@ def run_containers(
                 for side in sides:
                     out = f"round-{r}-{side}.json"
                     on_note(f"containers: round {r + 1}/{rounds} on the {side}")
+                    progress = Progress(on_note, side)
                     if side == "host":
                         argv = segment_argv(python, [f"{HOST}={lab.host_dir}"], segment,
                                             str(lab.results / "host.sqlite"), str(lab.results / out))  # fmt: skip
-                        status = _stream_host(argv, _progress(on_note, side, r))
+                        status = _stream_host(argv, progress)
                         runs = host_runs
                     else:
                         inside = dataclasses.replace(segment, baseline=kinds[0].name)
                         argv = segment_argv(python, container_targets, inside, f"{RESULTS}/container.sqlite",
                                             f"{RESULTS}/{out}")  # fmt: skip
-                        status = lab.exec(argv, _progress(on_note, side, r))
+                        status = lab.exec(argv, progress)
                         runs = container_runs
                     path = lab.results / out
                     if not path.exists():
-                        raise ContainersStopped(f"round {r + 1} on the {side} produced no results (exit {status})",
-                                                ExitCode.FAILURE)  # fmt: skip
+                        last = " | ".join(progress.tail) or "no output"
+                        raise ContainersStopped(f"round {r + 1} on the {side} produced no results (exit {status}): "
+                                                f"{last}", ExitCode.FAILURE)  # fmt: skip
                     (one,) = read_document(path)
                     runs.append(_renumbered(one, r))
         except KeyboardInterrupt:
@@ -167,22 +169,25 @@ def run_containers(
     return run, stopped
 
 
-def _progress(on_note: Callable[[str], None], side: str, round_index: int) -> Callable[[str], None]:
-    tail: deque[str] = deque(maxlen=5)
+class Progress:
+    """One side's round as the user follows it: a line per sample done, errors as they come,
+    and the last lines kept for a round that produced nothing."""
 
-    def on_line(line: str) -> None:
+    def __init__(self, on_note: Callable[[str], None], side: str) -> None:
+        self.on_note, self.side = on_note, side
+        self.tail: deque[str] = deque(maxlen=5)
+
+    def __call__(self, line: str) -> None:
         event = parse_event(line)
         if event is None:
             if line.strip():
-                tail.append(line)
+                self.tail.append(line.strip())
                 if "error" in line.lower() or "failed" in line.lower():
-                    on_note(f"  {side}: {line.strip()}")
+                    self.on_note(f"  {self.side}: {line.strip()}")
             return
         if event.get("event") == "done":
             state = "ok" if event.get("ok") else "failed"
-            on_note(f"  {side} · {event.get('target')} · {event.get('workload')}: {state}")
-
-    return on_line
+            self.on_note(f"  {self.side} · {event.get('target')} · {event.get('workload')}: {state}")
 
 
 def _stream_host(argv: list[str], on_line: Callable[[str], None]) -> int:
