@@ -82,3 +82,16 @@ def test_a_lab_whose_owner_died_is_swept(tmp_path: Path) -> None:
 def test_mount_paths_are_decoded_as_the_kernel_escapes_them() -> None:
     assert decode_mount_path(r"/tmp/a\040b\011c") == "/tmp/a b\tc"
     assert decode_mount_path("/tmp/é") == "/tmp/é"
+
+
+def test_a_container_run_stores_its_own_facts_and_reads_them_back() -> None:
+    from mountbench.model import ContainerLabFacts, RunConfig
+    from mountbench.records.codec import config_from_dict, config_to_dict
+
+    facts = ContainerLabFacts(
+        {"engine": "podman 4.3.1", "image": {"id": "abc"}, "mounts": {"bind": {"fstype": "ext4"}}}
+    )
+    config = RunConfig(repeat=3, seed=1, baseline="host", drop_caches="auto", lab=facts)
+    stored = config_to_dict(config)
+    assert stored["lab"]["name"] == "containers"
+    assert config_from_dict(stored).lab == facts
