@@ -21,6 +21,7 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
 EXPECTED = {
     "aa.py": "called faster/slower",
     "clients_scaling.py": "wall time of the whole run",
+    "container_fidelity.py": "alternating blocks: ratio",
     "fidelity.py": "all workloads pooled",
     "lab_boot.py": "in guest: python",
     "overhead.py": "mountbench's own share",
@@ -60,6 +61,11 @@ def _prerequisites(name: str) -> None:
         require_lab(types={"guest-tmpfs"})
     if name == "studies_lab.py":
         require_lab(types={"9p"})
+    if name == "container_fidelity.py":
+        from mountbench.labs.containers.prereq import lab_problems
+
+        if lab_problems():
+            pytest.skip(f"bench/{name} needs the container lab: {lab_problems()[0]} ({lab_problems()[0].fix})")
     if name in ("clients_scaling.py", "ssh_clients.py") and os.geteuid() != 0:
         pytest.skip(f"bench/{name} needs root (network namespaces, a tmpfs)")
 

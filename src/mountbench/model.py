@@ -596,11 +596,30 @@ class CloudLabFacts:
         return cls(dict(probe) if isinstance(probe, dict) else {})
 
 
+@dataclass(frozen=True)
+class ContainerLabFacts:
+    """What `mountbench containers` made and probed (labs/containers): the engine, runtime and
+    storage driver, rootless or not, the image (its ID and digest), each mount as the
+    container's mount table showed it, the other engines and why they were not measured,
+    and what the probe found on each mount."""
+
+    name: ClassVar[str] = "containers"
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"facts": self.facts}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ContainerLabFacts:
+        facts = data.get("facts")
+        return cls(dict(facts) if isinstance(facts, dict) else {})
+
+
 # Which lab made a run (RunConfig.lab): each lab of labs/ stores its own record, never another's
 # fields. A lab's record is one class here and one line in LAB_FACTS (records/codec.py reads by it).
-LabFacts = QemuLabFacts | CloudLabFacts
-LAB_FACTS: dict[str, type[QemuLabFacts] | type[CloudLabFacts]] = {
-    facts.name: facts for facts in (QemuLabFacts, CloudLabFacts)
+LabFacts = QemuLabFacts | CloudLabFacts | ContainerLabFacts
+LAB_FACTS: dict[str, type[QemuLabFacts] | type[CloudLabFacts] | type[ContainerLabFacts]] = {
+    facts.name: facts for facts in (QemuLabFacts, CloudLabFacts, ContainerLabFacts)
 }
 
 

@@ -11,6 +11,7 @@ from support.factories import make_run
 
 from mountbench.errors import ToolMissing, UsageError
 from mountbench.labs.cloud.mounts import CACHE_MODES
+from mountbench.labs.containers.mounts import MOUNT_KINDS
 from mountbench.labs.frame import Problem, refuse, registry, variant_problems
 from mountbench.labs.members import LABS, lab_of, refuse_plain_resume, resume_advice
 from mountbench.labs.qemu.mounts import MOUNT_TYPES
@@ -51,9 +52,10 @@ def test_a_registry_keeps_its_order_and_its_problems_are_asked_of_the_variants_w
 
 
 def test_every_lab_is_a_member_with_its_own_facts_record_and_registry() -> None:
-    assert set(LABS) == set(LAB_FACTS) == {"qemu", "cloud"}
+    assert set(LABS) == set(LAB_FACTS) == {"qemu", "cloud", "containers"}
     assert LABS["qemu"].variants is MOUNT_TYPES and LABS["cloud"].variants is CACHE_MODES
-    assert len({lab.command for lab in LABS.values()}) == len({lab.doctor_flag for lab in LABS.values()}) == 2
+    assert LABS["containers"].variants is MOUNT_KINDS
+    assert len({lab.command for lab in LABS.values()}) == len({lab.doctor_flag for lab in LABS.values()}) == 3
     for lab in LABS.values():
         assert all(isinstance(p, Problem) for p in lab.prerequisites(optional=True))
 
@@ -82,8 +84,8 @@ def test_the_qemu_lab_says_it_cannot_resume_yet() -> None:
 def test_doctor_checks_each_lab_asked_for_through_its_member(tmp_path: Path) -> None:
     from support.runhelpers import mountbench
 
-    proc = mountbench("doctor", str(tmp_path), "--lab", "--cloud", timeout=120)
-    rows = [line for line in proc.stdout.splitlines() if line.startswith(("│ lab ", "│ cloudlab "))]
+    proc = mountbench("doctor", str(tmp_path), "--lab", "--cloud", "--containers", timeout=120)
+    rows = [line for line in proc.stdout.splitlines() if line.startswith(("│ lab ", "│ cloudlab ", "│ containers "))]
     for lab in LABS.values():
         mine = [row for row in rows if row.startswith(f"│ {lab.command} ")]
         assert mine, proc.stdout

@@ -173,5 +173,5 @@ def test_lab_facts_stored_in_the_old_layout_are_read_as_the_lab_that_made_them()
 
 
 def test_lab_facts_of_a_lab_this_version_does_not_know_are_refused():
-    with pytest.raises(ValueError, match="lab 'containers' is not one this mountbench knows"):
-        config_from_dict({"version": 2, "repeat": 1, "seed": 1, "baseline": "a", "lab": {"name": "containers"}})
+    with pytest.raises(ValueError, match="lab 'k8s' is not one this mountbench knows"):
+        config_from_dict({"version": 2, "repeat": 1, "seed": 1, "baseline": "a", "lab": {"name": "k8s"}})

@@ -23,6 +23,9 @@ from mountbench.units import format_bytes
 @click.option("--lab", "lab_checks", is_flag=True, help="also check what 'mountbench lab' needs (QEMU, kernel, ...)")
 @click.option("--cloud", "cloud_checks", is_flag=True, help="also check what 'mountbench cloudlab' needs (rclone, ...)")
 @click.option(
+    "--containers", "container_checks", is_flag=True, help="also check what 'mountbench containers' needs (Podman, ...)"
+)
+@click.option(
     "--preset",
     "presets",
     multiple=True,
@@ -30,7 +33,9 @@ from mountbench.units import format_bytes
     help="also check what these presets need: their tools (nginx, wrk, git, ...), fio's acceptance of "
     "their jobs, and room for their files on the targets (repeatable; 'mountbench presets' lists them)",
 )
-def doctor(target: tuple[str, ...], lab_checks: bool, cloud_checks: bool, presets: tuple[str, ...]) -> None:
+def doctor(
+    target: tuple[str, ...], lab_checks: bool, cloud_checks: bool, container_checks: bool, presets: tuple[str, ...]
+) -> None:
     """Check fio, privileges and each TARGET; print every problem with its fix.
 
     \b
@@ -82,10 +87,10 @@ def doctor(target: tuple[str, ...], lab_checks: bool, cloud_checks: bool, preset
     usable = all([_doctor_target(arg, report) for arg in args])  # a list: every target gets its rows
     if presets:
         _doctor_presets(presets, args if usable else [], report)
-    if lab_checks or cloud_checks:
+    if lab_checks or cloud_checks or container_checks:
         from mountbench.labs.members import LABS
 
-        asked = {"--lab": lab_checks, "--cloud": cloud_checks}
+        asked = {"--lab": lab_checks, "--cloud": cloud_checks, "--containers": container_checks}
         for lab in LABS.values():
             if asked.get(lab.doctor_flag):
                 _doctor_lab(lab, report)

@@ -19,6 +19,7 @@ from mountbench.errors import ExitCode, Interrupted, MountbenchError
 # and would import the report, lab, cloud lab, probe and serve commands for nothing.
 COMMANDS = {
     "cloudlab": ("mountbench.cli.cloudlab", "cloudlab"),
+    "containers": ("mountbench.cli.containers", "containers"),
     "doctor": ("mountbench.cli.doctor", "doctor"),
     "export": ("mountbench.cli.transfer", "export"),
     "import": ("mountbench.cli.transfer", "import_runs"),

@@ -7,11 +7,12 @@ from typing import Final
 
 from mountbench.errors import UsageError
 from mountbench.labs.cloud.member import LAB as CLOUD
+from mountbench.labs.containers.member import LAB as CONTAINERS
 from mountbench.labs.frame import Lab
 from mountbench.labs.qemu.member import LAB as QEMU
 from mountbench.model import RunData
 
-LABS: Final[dict[str, Lab]] = {lab.name: lab for lab in (QEMU, CLOUD)}
+LABS: Final[dict[str, Lab]] = {lab.name: lab for lab in (QEMU, CLOUD, CONTAINERS)}
 
 
 def lab_of(run: RunData) -> Lab | None:

@@ -17,7 +17,7 @@ Never the renderers that iterate it (terminal, markdown, html, charts) and never
 from __future__ import annotations
 
 from mountbench.report.model import Report
-from mountbench.report.sections import clients, cloudpick, costs, percentiles, picktwo, series, sweeps
+from mountbench.report.sections import clients, cloudpick, containerpick, costs, percentiles, picktwo, series, sweeps
 from mountbench.report.sections.base import Export, Options, Section
 
 SECTIONS: tuple[Section, ...] = (
@@ -28,6 +28,7 @@ SECTIONS: tuple[Section, ...] = (
     clients,  # run --client: scaling and per-client figures
     picktwo,  # lab --probe: performance, coherence, concurrency
     cloudpick,  # cloudlab: performance, consistency with the remote, durability at fsync
+    containerpick,  # containers: performance, shared with the host, local-like semantics
 )  # type: ignore[assignment]
 
 

@@ -1,0 +1,80 @@
+"""`mountbench containers`: the same workloads from inside a Podman container on a bind mount,
+a named volume, the writable layer, a tmpfs and an overlay mount, with the host as baseline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from mountbench.cli.console import command_line, print_run
+from mountbench.cli.labresume import note
+from mountbench.cli.options import debug_option, pop_run_options, run_options
+from mountbench.host import outputs
+from mountbench.labs.containers.mounts import MOUNT_KINDS
+from mountbench.records.export import write_document
+from mountbench.report.document import make_document
+from mountbench.store import Store, default_db_path
+
+
+@click.command()
+@click.option(
+    "--mount",
+    "mounts",
+    multiple=True,
+    metavar="KINDS",
+    help=f"mount kinds, comma-separated or repeated: {', '.join(MOUNT_KINDS)} [default: all]",
+)
+@run_options
+@click.option(
+    "--probe/--no-probe",
+    "probe_mounts",
+    default=True,
+    show_default=True,
+    help="probe each mount from inside first: directory rename from a lower layer, chown, xattr, O_DIRECT; and "
+    "coherence between the host and the container through the bind mount",
+)
+@click.option("--probe-timeout", type=click.FloatRange(0.5, 600), default=5.0, show_default=True,
+              help="seconds a host change may take to show in the container")  # fmt: skip
+@debug_option
+def containers(
+    mounts: tuple[str, ...],
+    probe_mounts: bool,
+    probe_timeout: float,
+    db: Path | None,
+    json_out: Path | None,
+    debug: bool,
+    **params: object,
+) -> None:
+    """Container storage measured from inside a Podman container, against the host.
+
+    One rootful Podman container (runc, no network) gets every mount kind; its image is
+    built here from the host's own fio and tools (no registry). Rounds alternate between
+    the host (the bind mount's directory: the baseline, 'host') and the container, where
+    the host's own mountbench runs the same workloads on every mount. The run options are
+    those of 'mountbench run' (default: --preset quick --runtime 1 --size 64M; no --budget
+    or --until). Nothing of your own Podman containers, images or volumes is touched.
+
+    \b
+    mountbench containers                                  host vs bind, volume, layer, tmpfs, overlay
+    mountbench containers --mount bind,volume --preset tree --tree small
+    mountbench containers --repeat 5 --runtime 2 --size 256M
+    """
+    from mountbench.labs.containers.run import ContainerOptions, mount_kinds, run_containers, with_defaults
+
+    mount_kinds(mounts)  # bad kinds fail here, before anything starts
+    options = pop_run_options(params)
+    params.pop("per_client", None)
+    with_defaults(options)  # options the lab refuses fail here too
+    db_path = db or default_db_path()
+    protect = [*outputs.database(db_path), *outputs.inputs(options.job_files, "one of the run's job files")]
+    json_output = outputs.check(json_out, "--json", protect) if json_out else None
+    run, stopped = run_containers(ContainerOptions(mounts, options, probe_mounts, probe_timeout), note, command_line())
+    with Store(db_path) as store:
+        store.import_run(run)
+        if json_output:
+            write_document(json_output, make_document([run]))
+    if run.samples:
+        print_run(run)  # with the container section (report/sections/containerpick.py): pick two, the mounts
+    if stopped:
+        raise stopped

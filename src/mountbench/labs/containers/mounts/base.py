@@ -1,0 +1,64 @@
+"""What a container mount kind is: how the container gets it (podman's options), where it
+appears inside, what the host must prepare for it, and what it is made of.
+
+Adding a mount kind is one module here implementing :class:`MountKind` and one line in the
+registry (``mounts/__init__.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar, Protocol
+
+from mountbench.labs.containers.podman import Podman
+from mountbench.labs.containers.workdir import LabDir, Names
+from mountbench.labs.frame import Problem
+
+
+class MountKind(Protocol):
+    name: ClassVar[str]  # --mount NAME, and the target's label
+    path: ClassVar[str]  # where it appears inside the container
+    meaning: ClassVar[str]  # what it is, for a developer choosing where to put data
+    outlives: ClassVar[str]  # whether its data outlives the container ("yes (...)" or "no: ...")
+    shares: ClassVar[str]  # what the host sees of it: SHARED_BOTH_WAYS, SHARED_HOST_TO_CONTAINER or NOT_SHARED
+    copied_up_from: ClassVar[str | None]  # overlayfs: where a file's first write copies it up from (None: not overlay)
+
+    def prerequisites(self) -> list[Problem]: ...
+
+    def prepare(self, lab: LabDir, podman: Podman) -> None:
+        """Make what the container's option names, before the container starts (a volume)."""
+
+    def run_args(self, lab: LabDir, names: Names) -> list[str]:
+        """podman run's options that give the container this mount."""
+
+    def probe_seed(self, lab: LabDir) -> str | None:
+        """A directory, as the container sees it, that the mount shows from a lower layer
+        (the image, the overlay's lower directory): renaming it shows whether the mount can
+        rename what it did not create (overlayfs: EXDEV). None: nothing below."""
+
+
+SHARED_BOTH_WAYS = "both ways"  # the host's directory itself: the probe measures how coherent
+SHARED_HOST_TO_CONTAINER = "host to container"  # the host's directory below; the container's writes stay inside
+NOT_SHARED = "no"
+
+
+class PlainMount:
+    """The usual answers: nothing to prepare, nothing needed, nothing below."""
+
+    name: ClassVar[str]
+    path: ClassVar[str]
+    copied_up_from: ClassVar[str | None] = None
+    shares: ClassVar[str] = NOT_SHARED
+
+    def prerequisites(self) -> list[Problem]:
+        return []
+
+    def prepare(self, lab: LabDir, podman: Podman) -> None:
+        return None
+
+    def probe_seed(self, lab: LabDir) -> str | None:
+        return None
+
+
+def host_dir(lab: LabDir) -> Path:
+    """The host directory behind the bind mount, and the baseline measured from the host."""
+    return lab.path / "host"

@@ -1,0 +1,20 @@
+"""A bind mount of a host directory (``-v HOSTDIR:/mnt/bind``): the host's filesystem itself."""
+
+from __future__ import annotations
+
+from mountbench.labs.containers.mounts.base import SHARED_BOTH_WAYS, PlainMount, host_dir
+from mountbench.labs.containers.workdir import LabDir, Names
+
+
+class BindMount(PlainMount):
+    name = "bind"
+    path = "/mnt/bind"
+    shares = SHARED_BOTH_WAYS
+    outlives = "yes (the host's directory)"
+    meaning = "the host's directory itself: the host sees every change at once (source code you edit on the host)"
+
+    def run_args(self, lab: LabDir, names: Names) -> list[str]:
+        return ["--volume", f"{host_dir(lab)}:{self.path}"]
+
+
+KIND = BindMount()

@@ -1,0 +1,24 @@
+"""A named volume (``podman volume create``, ``-v NAME:/mnt/volume``): with the local driver, a
+directory in the container storage bind-mounted in."""
+
+from __future__ import annotations
+
+from mountbench.labs.containers.mounts.base import PlainMount
+from mountbench.labs.containers.podman import Podman
+from mountbench.labs.containers.workdir import LabDir, Names
+
+
+class NamedVolume(PlainMount):
+    name = "volume"
+    path = "/mnt/volume"
+    outlives = "yes (until the volume is removed)"
+    meaning = "a directory Podman keeps, outliving the container: databases and node_modules that need no host edits"
+
+    def prepare(self, lab: LabDir, podman: Podman) -> None:
+        podman.run(["volume", "create", "--label", lab.names.label, lab.names.volume])
+
+    def run_args(self, lab: LabDir, names: Names) -> list[str]:
+        return ["--volume", f"{names.volume}:{self.path}"]
+
+
+KIND = NamedVolume()

@@ -1,0 +1,124 @@
+"""`mountbench containers` end to end with real Podman (rootful, runc): a sample on every mount
+kind and the host, the overlay rename verdict, coherence through the bind mount, and nothing
+left after a normal end, after Ctrl-C, and after kill -9 once the next run has swept.
+
+Each run is one short workload, one round, a 4 MiB file: what is tested is the lab, not speed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("podman_ready")]
+QUICK = ("--only", "rnd4k-q1-read", "--repeat", "1", "--runtime", "0.3", "--size", "4M")
+KINDS = ("bind", "volume", "layer", "tmpfs", "overlay")
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "MOUNTBENCH_DB": str(tmp_path / "db.sqlite"),
+            "COLUMNS": "160"}  # fmt: skip
+
+
+def _command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "mountbench", "containers", *args]
+
+
+def _root(tmp_path: Path) -> Path:
+    return tmp_path / "cache" / "mountbench" / "containers"
+
+
+def _mounted_under(path: Path) -> list[str]:
+    lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    return [line.split()[4] for line in lines if line.split()[4].startswith(str(path))]
+
+
+def _processes_under(path: Path) -> list[str]:
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        cmdline = " ".join(proc.info["cmdline"] or [])
+        if str(path) in cmdline and proc.info["status"] != psutil.STATUS_ZOMBIE:
+            found.append(f"{proc.pid} {cmdline[:120]}")
+    return found
+
+
+def assert_nothing_left(tmp_path: Path) -> None:
+    """No lab directory (so no storage, container, volume or image: they lived in it), no mount
+    under it and no process naming it (conmon, the container's sleep, fio)."""
+    root = _root(tmp_path)
+    assert not root.exists() or list(root.iterdir()) == []
+    assert _mounted_under(tmp_path) == []
+    assert _processes_under(tmp_path) == []
+
+
+def _start(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(_command(*QUICK, *args), env=_env(tmp_path), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)  # fmt: skip
+
+
+def _wait_for(proc: subprocess.Popen[str], words: str, limit_s: float = 120.0) -> list[str]:
+    seen: list[str] = []
+    deadline = time.monotonic() + limit_s
+    assert proc.stdout is not None
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        seen.append(line)
+        if words in line:
+            return seen
+    raise AssertionError(f"{words!r} never came:\n{''.join(seen)}")
+
+
+def test_every_mount_kind_gives_a_sample_and_the_probe_sees_overlay_exdev_and_bind_coherence(tmp_path: Path) -> None:
+    out = tmp_path / "run.json"
+    done = subprocess.run(_command(*QUICK, "--json", str(out)), env=_env(tmp_path), capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    (run,) = json.loads(out.read_text())["runs"]
+    ok = {(s["target"], s["workload"]) for s in run["samples"] if s["ok"]}
+    assert ok == {(target, "rnd4k-q1-read") for target in ("host", *KINDS)}
+    assert run["config"]["baseline"] == "host"
+    facts = run["config"]["lab"]["facts"]
+    assert facts["image"]["id"] and facts["rootless"] is False and facts["storage_driver"] == "overlay"
+    assert {facts["mounts"][k]["fstype"] for k in ("layer", "overlay")} == {"overlay"}
+    assert facts["mounts"]["tmpfs"]["fstype"] == "tmpfs"
+    caps = facts["probe"]["capabilities"]
+    # a directory from below (the image, the lower directory) cannot be renamed on overlayfs
+    assert caps["layer"]["rename_lower_dir"]["errno"] == "EXDEV"
+    assert caps["overlay"]["rename_lower_dir"]["errno"] == "EXDEV"
+    assert all(caps[k]["rename_new_dir"]["ok"] for k in KINDS)
+    coherence = facts["probe"]["coherence"]
+    assert coherence["host_to_container_s"] is not None and coherence["host_to_container_s"] < 5.0
+    assert coherence["host_to_container_inotify"] is True
+    assert coherence["container_to_host"] is True
+    assert "EXDEV" in done.stdout  # the mounts table says it too
+    assert_nothing_left(tmp_path)
+
+
+def test_kill_9_leaves_the_container_the_next_run_sweeps_it_and_ctrl_c_leaves_nothing(tmp_path: Path) -> None:
+    """One killed run, then the next: it sweeps what the first left, and a Ctrl-C in its container
+    round leaves nothing either (two lab starts instead of three: the tests stay short)."""
+    killed = _start(tmp_path, "--no-probe")
+    _wait_for(killed, "container with")
+    os.killpg(killed.pid, signal.SIGKILL)
+    killed.wait(timeout=30)
+    (left,) = list(_root(tmp_path).iterdir())
+    assert _processes_under(left), "a killed run leaves its container running"
+    assert _mounted_under(left), "and its storage mounted"
+    proc = _start(tmp_path, "--no-probe", "--mount", "tmpfs")
+    seen = "".join(_wait_for(proc, "on the container"))
+    assert f"cleaned what a killed container-lab run left: {left}" in seen.replace("\n", "")
+    assert not left.exists() and _processes_under(left) == [] and _mounted_under(left) == []
+    time.sleep(1.0)
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole foreground group
+    rest, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, rest
+    assert_nothing_left(tmp_path)

@@ -1,0 +1,97 @@
+"""The container lab's parts that need no container: its mount-kind registry, the options it
+takes and refuses (one line, exit 2, before anything starts), the Podman configuration it
+writes for itself, and mount paths as the kernel escapes them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mountbench.errors import UsageError
+from mountbench.labs.containers.mounts import MOUNT_KINDS
+from mountbench.labs.containers.run import HOST, mount_kinds, with_defaults
+from mountbench.labs.containers.workdir import LabDir, decode_mount_path, sweep_dead
+from mountbench.labs.members import LABS
+from mountbench.model import RunOptions
+
+
+def test_the_registry_holds_the_five_mount_kinds_each_at_its_own_path() -> None:
+    assert list(MOUNT_KINDS) == ["bind", "volume", "layer", "tmpfs", "overlay"]
+    assert len({kind.path for kind in MOUNT_KINDS.values()}) == 5
+    assert LABS["containers"].variants is MOUNT_KINDS
+
+
+def test_mount_kinds_are_chosen_in_registry_order_and_unknown_ones_refused() -> None:
+    assert [k.name for k in mount_kinds(["tmpfs,bind"])] == ["bind", "tmpfs"]
+    assert [k.name for k in mount_kinds([])] == list(MOUNT_KINDS)
+    with pytest.raises(UsageError, match="'nfs' is not a container mount kind; choose from: bind, volume"):
+        mount_kinds(["nfs"])
+
+
+def test_defaults_fix_runtime_and_size_and_the_host_is_the_baseline() -> None:
+    chosen = with_defaults(RunOptions())
+    assert (chosen.presets, chosen.runtime, chosen.size, chosen.baseline) == (("quick",), 1.0, 64 * 1024**2, HOST)
+    assert with_defaults(RunOptions(runtime=2.0, size=1024)).runtime == 2.0
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        (RunOptions(until=0.05), "--until is for 'mountbench run'"),
+        (RunOptions(budget=60.0), "--budget is for 'mountbench run'"),
+        (RunOptions(baseline="bind"), "compares with the host"),
+    ],
+)
+def test_options_both_sides_cannot_share_are_refused(options: RunOptions, words: str) -> None:
+    with pytest.raises(UsageError, match=words):
+        with_defaults(options)
+
+
+def test_bad_input_is_one_line_and_exit_2_before_anything_starts(tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    for args in (["--mount", "nfs"], ["--until", "5%"]):
+        done = subprocess.run([sys.executable, "-m", "mountbench", "containers", *args], env=env,
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert done.returncode == 2, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert not (tmp_path / "mountbench").exists(), "nothing was made"
+
+
+def test_the_lab_writes_its_own_podman_configuration_inside_its_directory(tmp_path: Path) -> None:
+    lab = LabDir.create(tmp_path)
+    conf = lab.containers_conf.read_text()
+    assert 'runtime = "runc"' in conf and 'cgroup_manager = "cgroupfs"' in conf and "default_ulimits = []" in conf
+    assert f'tmp_dir = "{lab.path / "tmp"}"' in conf
+    assert f'graphroot = "{lab.path / "storage"}"' in lab.storage_conf.read_text()
+    assert lab.podman.env["CONTAINERS_CONF"] == str(lab.containers_conf)
+    assert lab.owner_alive(), "this process owns it"
+    assert sweep_dead(tmp_path) == [] and lab.path.exists(), "a live lab is never swept"
+
+
+def test_a_lab_whose_owner_died_is_swept(tmp_path: Path) -> None:
+    lab = LabDir.create(tmp_path)
+    (lab.path / "owner.json").write_text('{"pid": 999999999, "started": 0}')
+    assert sweep_dead(tmp_path) == [str(lab.path)]
+    assert not lab.path.exists()
+
+
+def test_mount_paths_are_decoded_as_the_kernel_escapes_them() -> None:
+    assert decode_mount_path(r"/tmp/a\040b\011c") == "/tmp/a b\tc"
+    assert decode_mount_path("/tmp/é") == "/tmp/é"
+
+
+def test_a_container_run_stores_its_own_facts_and_reads_them_back() -> None:
+    from mountbench.model import ContainerLabFacts, RunConfig
+    from mountbench.records.codec import config_from_dict, config_to_dict
+
+    facts = ContainerLabFacts(
+        {"engine": "podman 4.3.1", "image": {"id": "abc"}, "mounts": {"bind": {"fstype": "ext4"}}}
+    )
+    config = RunConfig(repeat=3, seed=1, baseline="host", drop_caches="auto", lab=facts)
+    stored = config_to_dict(config)
+    assert stored["lab"]["name"] == "containers"
+    assert config_from_dict(stored).lab == facts
