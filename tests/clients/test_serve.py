@@ -118,6 +118,27 @@ def test_a_port_another_fio_server_listens_on_is_refused_before_anything_says_li
     assert "listening" not in err
 
 
+def test_serve_stops_when_another_fio_server_shares_its_port_later():
+    """A fio server started after serve's, on its port (SO_REUSEPORT: same user), would take
+    some of its connections: serve notices within seconds, says why and stops."""
+    needs_fio()
+    port = two_free_ports()
+    proc = start("--port", str(port))
+    other = None
+    try:
+        wait_listening(port, proc)
+        other = subprocess.Popen(["fio", f"--server=ip:127.0.0.1,{port}"], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+        _, err = proc.communicate(timeout=30)
+    finally:
+        for each in (proc, other):
+            if each is not None and each.poll() is None:
+                each.kill()
+    assert proc.returncode != 0
+    said = " ".join(err.split())
+    assert f"another process now listens on 127.0.0.1:{port} too" in said and "stopped so that none does" in said
+
+
 def test_an_agent_that_is_not_the_clients_is_not_believed():
     """Port + 1 answers, but for another fio port: no facts (the client counts as plain fio)."""
     served = agent.Agent(fio_port=1, fio_version="fio-3.33")
