@@ -358,6 +358,9 @@ def test_two_ssh_runs_and_serve_on_one_client_never_run_each_others_jobs(ready):
             seen |= _fio_files_by_marker(targets)
             time.sleep(0.02)
         results = {label: p.communicate(timeout=60) for label, p in procs.items()}
+        # and ns1 as an ssh:// client and as its serve at once is one machine given twice
+        twice = mountbench("run", "--client=ssh://ns1", f"--client={serve.client}", f"a={targets['a']}", *QUICK,
+                           env=ready.env)  # fmt: skip
     finally:
         for p in procs.values():
             if p.poll() is None:
@@ -366,6 +369,8 @@ def test_two_ssh_runs_and_serve_on_one_client_never_run_each_others_jobs(ready):
         ns.servers.remove(serve)
     for label, p in procs.items():
         assert p.returncode == 0, results[label][1]
+    (line,) = twice.stderr.strip().splitlines()
+    assert twice.returncode == 2 and "are one machine" in line and "ssh://ns1" in line and ns.address in line, line
     with Store(Path(ready.env["MOUNTBENCH_DB"])) as store:
         runs = [store.load_run(r["id"]) for r in store.list_runs()]
     by_label = {run.targets[0].target.label: run for run in runs if run.targets[0].target.path in
@@ -422,3 +427,23 @@ def test_the_ssh_hint_reproduces_the_failing_login(ready):
     (line,) = done.stderr.strip().splitlines()
     assert "Connection refused" in line
     assert f"check 'ssh -F {ready.ssh.config} -o BatchMode=yes -p 2222 me@ns1 true' works" in line, line
+
+
+def test_an_sshd_that_forwards_no_unix_socket_is_a_one_line_error(ready):
+    """fio's server is reached through a unix-socket forward; an sshd that refuses those
+    (AllowStreamLocalForwarding no) stops the run before anything runs, saying what to allow."""
+    target = ready.target("noforward")
+    config = ready.ssh.servers[0].config
+    text = config.read_text()
+    try:
+        config.write_text(text + "AllowStreamLocalForwarding no\n")
+        sshd.restart(ready.ssh, 0)
+        done = mountbench("run", "--client=ssh://ns1", f"share={target}", *QUICK, env=ready.env)
+    finally:
+        config.write_text(text)
+        sshd.restart(ready.ssh, 0)
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert "client ssh://ns1: no fio server identified itself through its SSH tunnel" in line
+    assert "AllowStreamLocalForwarding" in line
+    assert ready.settled() == [] and not list(target.iterdir())

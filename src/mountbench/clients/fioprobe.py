@@ -90,18 +90,20 @@ def identify(fio_path: str, client: ClientSpec, timeout: float = FIO_CALL_TIMEOU
         job = Path(tmp) / "identify.fio"
         job.write_text(_NULL_JOB)
         output = run_client_job(fio_path, [(client, job)], output_format="normal", timeout=timeout, cwd=Path(tmp))
-    if client.dial and "connect" in output and _PROBE_LINE.search(output) is None:
-        raise UsageError(
-            f"client {client.label}: fio's client could not reach its server through the SSH tunnel "
-            f"({_last_lines(output)}); that machine's sshd must allow unix-socket forwarding "
-            "(AllowStreamLocalForwarding yes, and no DisableForwarding)"
-        )
     match = _PROBE_LINE.search(output)
     mismatch = _PROTOCOL_MISMATCH.search(output)
     if match is None and mismatch is not None:
         raise ProtocolMismatch(
             f"client {client.label} speaks fio's client/server protocol {mismatch['theirs']}, this controller's fio "
             f"speaks {mismatch['ours']}: both need the same fio version; install this machine's fio version there"
+        )
+    if match is None and client.dial:
+        said = _last_lines(output)
+        raise UsageError(
+            f"client {client.label}: no fio server identified itself through its SSH tunnel"
+            + (f" (fio said: {said})" if said else "")
+            + "; does that machine's sshd allow unix-socket forwarding (AllowStreamLocalForwarding yes, "
+            "no DisableForwarding)?"
         )
     if match is None:
         said = _last_lines(output)
