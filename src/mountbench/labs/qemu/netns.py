@@ -29,7 +29,7 @@ from mountbench.host import process as procs
 TCP_LISTEN = "0A"
 READY_TIMEOUT_S = 10.0
 INSIDE = "192.0.2.1/32"  # TEST-NET-1 (RFC 5737): an address for the namespace's inside only
-WHY_NOT_ROOT = "the lab's network servers listen on the host's loopback (a namespace of their own needs root)"
+WHY_NOT_ROOT = "a network namespace of the lab's own needs root"
 
 
 @dataclass
@@ -70,10 +70,7 @@ def why_not() -> str:
         return WHY_NOT_ROOT
     missing = [tool for tool in ("unshare", "nsenter", "ip") if _which(tool) is None]
     if missing:
-        return (
-            f"the lab's network servers listen on the host's loopback: {', '.join(missing)} missing "
-            "(apt-get install util-linux iproute2)"
-        )
+        return f"{', '.join(missing)} missing (apt-get install util-linux iproute2)"
     return ""
 
 
