@@ -169,14 +169,16 @@ def test_probe_across_the_vm_boundary_9p_without_and_with_the_loose_cache(lab_re
 
 
 def _listeners_tried_as_nobody(proc: subprocess.Popen) -> tuple[list[listeners.Listener], dict]:
-    """Once the lab's nfs-ganesha listens (in its namespace): every socket the lab's processes
-    listen on, and what `nobody` on this machine got trying each."""
+    """Once the lab's nfs-ganesha (in its namespace) and QEMU listen: every socket the lab's
+    processes listen on, and what `nobody` on this machine got trying each."""
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline and proc.poll() is None:
         with suppress(psutil.NoSuchProcess):
             pids = [child.pid for child in psutil.Process(proc.pid).children(recursive=True)]
             found = listeners.listening(pids)
-            if any(item.command.startswith(("ganesha", "nfs-ganesha")) for item in found):
+            ganesha = any(item.command.startswith(("ganesha", "nfs-ganesha")) for item in found)
+            qemu = any(item.where.endswith("/control.sock") for item in found)  # QEMU starts after ganesha
+            if ganesha and qemu:
                 return found, listeners.attempt_as("nobody", found)
         time.sleep(0.5)
-    raise AssertionError(f"nfs-ganesha never listened (lab exit {proc.poll()})")
+    raise AssertionError(f"nfs-ganesha and QEMU never both listened (lab exit {proc.poll()})")
