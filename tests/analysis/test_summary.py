@@ -162,3 +162,25 @@ def test_the_family_is_every_comparison_of_the_run_decided_once():
         for target in ("b", "c"):
             assert row.cells[target].comparison is family.comparisons[(row.workload, row.metric.name, target)]
             assert row.cells[target].comparison.level == pytest.approx(family.level)
+
+
+def test_samples_after_a_lost_client_are_left_out_of_a_cell_that_has_samples_on_all_clients():
+    """A client lost in round 3 of 5: rounds 3-4 summed 2 clients' I/O, rounds 0-2 three clients'.
+    The median is over the three-client samples only, and the cell says how many it left out; a
+    cell whose every sample ran on fewer clients keeps them (with the samples' own caveat)."""
+    from mountbench.analysis.multiclient import CLIENTS_LEFT_OUT, FEWER_CLIENTS
+
+    run = make_run({("a", "rr"): [300, 310, 305, 200, 205], ("b", "rr"): [150, 155, 152, 100, 102]})
+    fewer = Caveat(FEWER_CLIENTS, "ran on 2 of 3 clients: ssh://n2 (...) lost earlier in the run")
+    samples = tuple(dataclasses.replace(s, caveats=(fewer,)) if s.round >= 3 else s for s in run.samples)
+    run = dataclasses.replace(run, samples=samples)
+    row = summarize_runs([run]).rows[0]
+    a, b = row.cells["a"], row.cells["b"]
+    assert a.values == (300, 310, 305) and a.summary.median == 305 and b.summary.median == 152
+    assert b.comparison.ratio == pytest.approx(0.5, rel=0.03)  # 3 clients against 3 clients
+    (note,) = [c for c in a.caveats if c.code == CLIENTS_LEFT_OUT]
+    assert note.text.startswith("2 sample(s) that ran on fewer clients than asked are left out")
+    only_fewer = dataclasses.replace(run, samples=tuple(dataclasses.replace(s, caveats=(fewer,)) for s in samples))
+    cell = summarize_runs([only_fewer]).rows[0].cells["a"]
+    assert len(cell.values) == 5 and not any(c.code == CLIENTS_LEFT_OUT for c in cell.caveats)
+    assert any(c.code == FEWER_CLIENTS for c in cell.caveats)

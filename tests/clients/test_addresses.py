@@ -1,9 +1,10 @@
 import os
 import re
+from pathlib import Path
 
 import pytest
 
-from mountbench.clients.addresses import FIO_PORT, ClientSpec, parse_client, parse_clients, parse_counts
+from mountbench.clients.addresses import FIO_PORT, ClientSpec, fio_cwd, parse_client, parse_clients, parse_counts
 from mountbench.errors import UsageError
 
 
@@ -108,11 +109,27 @@ def test_an_ssh_client_has_no_fio_address_until_its_tunnel_exists():
     client = parse_client("ssh://node1")
     with pytest.raises(ValueError):
         _ = client.fio_arg
-    dialed = client.dialed("127.42.0.1", 40001)
+    dialed = client.dialed("/tmp/mb-ssh-1-x/ssh__node1_22.fio")
     assert dialed == client and dialed.label == "ssh://node1"  # the same client, reached another way
-    assert dialed.fio_arg == "127.42.0.1,40001"
-    assert dialed.is_entry_of("127.42.0.1", 40001) and not client.is_entry_of("127.42.0.1", 40001)
+    # fio's client runs in the socket's directory and gets its bare name: fio names the logs it
+    # receives LOG.HOSTNAME, which must not hold a "/"
+    assert dialed.fio_arg == "sock:ssh__node1_22.fio"
+    assert fio_cwd([dialed, ClientSpec("10.0.0.2")], Path("/w")) == Path("/tmp/mb-ssh-1-x")
+    assert fio_cwd([ClientSpec("10.0.0.2")], Path("/w")) == Path("/w")
+    assert dialed.is_entry_of("ssh__node1_22.fio", FIO_PORT) and not client.is_entry_of("ssh__node1_22.fio", FIO_PORT)
     assert dialed.dirname == client.dirname == "ssh__node1_22"
+
+
+def test_a_login_name_without_ssh_scheme_suggests_ssh():
+    with pytest.raises(UsageError, match=re.escape("write --client ssh://root@node1 ")) as raised:
+        parse_client("root@node1")
+    assert "\n" not in str(raised.value)
+
+
+def test_any_ssh_port_is_taken_but_a_fio_port_leaves_room_for_serves_agent():
+    assert parse_client("ssh://node1:65535").port == 65535
+    with pytest.raises(UsageError, match="from 1 to 65534"):
+        parse_client("node1:65535")
 
 
 @pytest.mark.parametrize(

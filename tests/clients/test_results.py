@@ -177,10 +177,10 @@ def test_fio_messages_name_a_client_by_its_whole_address():
     from mountbench.clients.results import clients_outcome
 
     a, b = (
-        ClientSpec("x", None, ssh=True).dialed("127.42.0.1", 1),
-        ClientSpec("y", None, ssh=True).dialed("127.42.0.11", 2),
+        ClientSpec("x", None, ssh=True).dialed("/tmp/d/ssh__x_22.fio"),
+        ClientSpec("y", None, ssh=True).dialed("/tmp/d/ssh__x_22.fio.2"),
     )
-    text = "client: host=127.42.0.11 disconnected\n"
+    text = "client: host=ssh__x_22.fio.2 disconnected\n"
     outcome = clients_outcome({"client_stats": []}, [a, b], text)
     by = {c.client: c.error for c in outcome.clients}
     assert "disconnected" in by["ssh://y"] and "disconnected" not in by["ssh://x"]

@@ -78,7 +78,9 @@ def test_serve_listens_on_loopback_only_answers_and_stops_cleanly(tmp_path):
             proc.kill()
     assert proc.returncode == 0, err
     assert f"server listening on 127.0.0.1:{port}" in err and "fio-" in err and "(loopback)" in err
-    assert "no authentication" not in err  # loopback: nothing to warn about
+    # loopback keeps the network out, not this machine's other users: it says so, and what to prefer
+    assert "every user of this machine can run fio jobs here, and commands through them" in " ".join(err.split())
+    assert "prefer 'mountbench run --client ssh://HOST'" in " ".join(err.split())
     assert err.strip().endswith("stopped")
     assert not [pid for pid in fio_pids if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]
 
@@ -91,6 +93,50 @@ def test_a_taken_port_is_a_one_line_error():
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 2
     assert len(err.strip().splitlines()) == 1 and "choose another --port" in err
+
+
+def test_a_port_another_fio_server_listens_on_is_refused_before_anything_says_listening():
+    """fio sets SO_REUSEPORT: a second fio server of this user would bind the same port and
+    share its connections silently. serve refuses the port in one line and never says it listens."""
+    needs_fio()
+    port = two_free_ports()
+    other = subprocess.Popen(["fio", f"--server=ip:127.0.0.1,{port}"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while not any(c.status == psutil.CONN_LISTEN and c.laddr.port == port for c in psutil.net_connections("tcp")):
+            assert time.monotonic() < deadline and other.poll() is None
+            time.sleep(0.05)
+        proc = start("--port", str(port))
+        _, err = proc.communicate(timeout=60)
+    finally:
+        other.kill()
+        other.wait(timeout=10)
+    assert proc.returncode == 2, err
+    (line,) = err.strip().splitlines()
+    assert f"fio's server cannot listen on 127.0.0.1:{port}" in line and "choose another --port" in line
+    assert "listening" not in err
+
+
+def test_serve_stops_when_another_fio_server_shares_its_port_later():
+    """A fio server started after serve's, on its port (SO_REUSEPORT: same user), would take
+    some of its connections: serve notices within seconds, says why and stops."""
+    needs_fio()
+    port = two_free_ports()
+    proc = start("--port", str(port))
+    other = None
+    try:
+        wait_listening(port, proc)
+        other = subprocess.Popen(["fio", f"--server=ip:127.0.0.1,{port}"], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+        _, err = proc.communicate(timeout=30)
+    finally:
+        for each in (proc, other):
+            if each is not None and each.poll() is None:
+                each.kill()
+    assert proc.returncode != 0
+    said = " ".join(err.split())
+    assert f"another process now listens on 127.0.0.1:{port} too" in said and "stopped so that none does" in said
 
 
 def test_an_agent_that_is_not_the_clients_is_not_believed():

@@ -11,13 +11,13 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 import pytest
-from support import netns, realmounts, sshd
+from support import listeners, netns, realmounts, sshd
 from support.runhelpers import mountbench, plant_neighbours, snapshot, start_mountbench, wait_for_samples
 
 from mountbench.clients.results import ACTIVE, FEWER_CLIENTS, START_OFFSET
@@ -138,7 +138,7 @@ def test_three_ssh_clients_from_nothing_started_by_hand_and_nothing_left(ready):
         assert f["kernel"] == os.uname().release and f["cpu_count"] == os.cpu_count()
         assert f["paths"][str(target)]["fstype"] == "tmpfs"
         assert abs(f["clock_offset_ms"]) <= f["clock_uncertainty_ms"] + 1  # one kernel, one clock
-        assert f["fio_server"].startswith("127.0.0.1:")  # never on the network: through the SSH tunnel only
+        assert f["fio_server"].startswith("unix socket ")  # no TCP port: a private socket, through the SSH tunnel
     assert snapshot(target) == before
     assert ready.settled() == [], "something mountbench started is still running"
     assert not list((ready.cache / "mountbench" / "remote").iterdir()), "a remote run directory was left"
@@ -296,3 +296,154 @@ def test_a_host_cut_off_mid_run_is_lost_by_its_ssh_keepalive_and_the_rest_run_on
     # stops fio's server once it has heard no heartbeat for CHECK_S
     sshd.wait_until(lambda: not ready.ours_running(), timeout=2 * CHECK_S + 10)
     assert ready.ours_running() == []
+
+
+def _run_processes(proc: subprocess.Popen) -> set[int]:
+    """The run's processes: mountbench and what it started here (its ssh processes), and on
+    the clients everything carrying its markers (fio's server, its jobs, the watchers)."""
+    with suppress(psutil.NoSuchProcess):
+        here = {proc.pid, *(child.pid for child in psutil.Process(proc.pid).children(recursive=True))}
+    there = set(sshd.processes_with_marker()) | set(sshd.processes_with_marker("MOUNTBENCH_REMOTE_WATCH="))
+    return here | there
+
+
+def test_no_other_user_can_reach_anything_an_ssh_run_listens_on(ready):
+    """As `nobody`, during a real run on two clients: every socket the run's processes listen
+    on (here and on the clients) refuses the connection, and none of them is a TCP or UDP port.
+    The old hole, fio's server on the client's loopback port 8765, is tried too."""
+    target = ready.target("nobody")
+    db = Path(ready.env["MOUNTBENCH_DB"])
+    already = ready.samples_so_far()
+    proc = start_mountbench("run", *ready.args[:2], f"share={target}", *QUICK, "--runtime", "2", "--repeat", "2",
+                            env=ready.env)  # fmt: skip
+    try:
+        wait_for_samples(db, already + 1, timeout=120)
+        found = listeners.listening(_run_processes(proc))
+        tried = listeners.attempt_as("nobody", found)
+        old_hole = listeners.Listener("tcp", "127.0.0.1:8765", 0, "fio")
+        in_client = listeners.attempt_as("nobody", [old_hole], ready.namespaces[0].command())
+        _out, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert [item for item in found if item.kind != "unix"] == [], "no TCP or UDP port, here or on a client"
+    paths = [item.where for item in found]
+    assert sum(p.endswith("/fio.sock") for p in paths) == 2, paths  # each client's fio server
+    assert sum(p.endswith(".fio") for p in paths) == 2, paths  # their SSH tunnels' ends here
+    # ssh's control sockets (/proc names them as bound: ssh binds NAME.sock.RANDOM, then links NAME.sock)
+    assert sum("/mb-ssh-" in p and ".sock" in p for p in paths) == 2, paths
+    assert tried and all(outcome == "PermissionError" for outcome in tried.values()), tried
+    assert list(in_client.values()) == ["ConnectionRefusedError"]
+    assert ready.settled() == []
+
+
+def test_two_ssh_runs_and_serve_on_one_client_never_run_each_others_jobs(ready):
+    """Two runs with --client ssh://ns1 and a run through `mountbench serve` on ns1 (on fio's
+    port 8765, which fio's servers once shared through SO_REUSEPORT), all at once: every fio
+    process that opens a run's files carries that run's own marker (serve's carry none)."""
+    ns = ready.namespaces[0]
+    serve = ns.serve(env=ready.env)
+    labels = ("a", "b", "s")
+    targets = {label: ready.target(f"together-{label}") for label in labels}
+    common = [*QUICK, "--runtime", "1", "--repeat", "3"]
+    seen: set[tuple[str, str]] = set()  # (target label, the fio process's marker or "")
+    procs = {}
+    try:
+        for label in labels:
+            client = "--client=ssh://ns1" if label != "s" else f"--client={serve.client}"
+            procs[label] = start_mountbench("run", client, f"{label}={targets[label]}", *common, env=ready.env)
+        deadline = time.monotonic() + 240
+        while any(p.poll() is None for p in procs.values()) and time.monotonic() < deadline:
+            seen |= _fio_files_by_marker(targets)
+            time.sleep(0.02)
+        results = {label: p.communicate(timeout=60) for label, p in procs.items()}
+        # and ns1 as an ssh:// client and as its serve at once is one machine given twice
+        twice = mountbench("run", "--client=ssh://ns1", f"--client={serve.client}", f"a={targets['a']}", *QUICK,
+                           env=ready.env)  # fmt: skip
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                p.kill()
+        serve.kill(signal.SIGTERM)
+        ns.servers.remove(serve)
+    for label, p in procs.items():
+        assert p.returncode == 0, results[label][1]
+    (line,) = twice.stderr.strip().splitlines()
+    assert twice.returncode == 2 and "are one machine" in line and "ssh://ns1" in line and ns.address in line, line
+    with Store(Path(ready.env["MOUNTBENCH_DB"])) as store:
+        runs = [store.load_run(r["id"]) for r in store.list_runs()]
+    by_label = {run.targets[0].target.label: run for run in runs if run.targets[0].target.path in
+                {str(t) for t in targets.values()}}  # fmt: skip
+    for label in labels:
+        run = by_label[label]
+        assert run.status == "complete" and len(run.samples) == 3 and all(s.ok for s in run.samples)
+    tokens = {label: by_label[label].host["clients"]["ssh://ns1"]["run_token"] for label in ("a", "b")}
+    assert tokens["a"] != tokens["b"]
+    for label in labels:
+        markers = {marker for where, marker in seen if where == label}
+        assert markers == ({tokens[label]} if label in tokens else {""}), (label, markers)
+    assert ready.settled() == []
+
+
+def _fio_files_by_marker(targets: dict[str, Path]) -> set[tuple[str, str]]:
+    """(target label, marker) for each fio process now holding a file under one of ``targets``."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with suppress(OSError):
+            if (entry / "comm").read_text().strip() != "fio":
+                continue
+            environ = (entry / "environ").read_bytes().split(b"\0")
+            marker = next((v.split(b"=", 1)[1].decode() for v in environ if v.startswith(b"MOUNTBENCH_REMOTE_RUN=")),
+                          "")  # fmt: skip
+            for fd in (entry / "fd").iterdir():
+                with suppress(OSError):
+                    link = os.readlink(fd)
+                    for label, path in targets.items():
+                        if link.startswith(f"{path}/"):
+                            found.add((label, marker))
+    return found
+
+
+def test_one_machine_under_two_spellings_is_refused_by_its_identity(ready):
+    target = ready.target("twice")
+    done = mountbench("run", "--client=ssh://ns1", "--client=ssh://ns1:22", "--client=ssh://ns2", f"share={target}",
+                      *QUICK, env=ready.env)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert (
+        "clients ssh://ns1 and ssh://ns1:22 are one machine (machine-id " in line and "give each machine once" in line
+    )
+    assert ready.settled() == [] and not list(target.iterdir())
+
+
+def test_the_ssh_hint_reproduces_the_failing_login(ready):
+    """A login that fails names the command that reproduces it: the port and the config file."""
+    target = ready.target("hint")
+    done = mountbench("run", "--client=ssh://me@ns1:2222", f"share={target}", *QUICK, env=ready.env)
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert "Connection refused" in line
+    assert f"check 'ssh -F {ready.ssh.config} -o BatchMode=yes -p 2222 me@ns1 true' works" in line, line
+
+
+def test_an_sshd_that_forwards_no_unix_socket_is_a_one_line_error(ready):
+    """fio's server is reached through a unix-socket forward; an sshd that refuses those
+    (AllowStreamLocalForwarding no) stops the run before anything runs, saying what to allow."""
+    target = ready.target("noforward")
+    config = ready.ssh.servers[0].config
+    text = config.read_text()
+    try:
+        config.write_text(text + "AllowStreamLocalForwarding no\n")
+        sshd.restart(ready.ssh, 0)
+        done = mountbench("run", "--client=ssh://ns1", f"share={target}", *QUICK, env=ready.env)
+    finally:
+        config.write_text(text)
+        sshd.restart(ready.ssh, 0)
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert "client ssh://ns1: no fio server identified itself through its SSH tunnel" in line
+    assert "AllowStreamLocalForwarding" in line
+    assert ready.settled() == [] and not list(target.iterdir())

@@ -8,6 +8,7 @@ import shutil
 import signal
 import socket
 import sqlite3
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -105,6 +106,14 @@ def test_nginx_listens_on_loopback_only_and_is_always_stopped(http_target) -> No
     assert len(pids) >= 2  # master and worker
     listening = [c for pid in pids for c in psutil.Process(pid).net_connections("inet") if c.status == "LISTEN"]
     assert listening and all(c.laddr.ip == "127.0.0.1" for c in listening), listening
+    # any user of this machine reaches the port, but only the run holds the path prefix that gets a file
+    name = file_names(prepared.payload["sizes"])[0]
+    if os.geteuid() == 0:  # runuser
+        assert _get_as("nobody", server.port, f"/{name}") == 404
+        assert _get_as("nobody", server.port, f"/{server.secret}/{name}") == 200  # (had it been leaked)
+    assert server.secret not in " ".join(" ".join(psutil.Process(pid).cmdline()) for pid in pids)
+    config = server.workdir / "nginx.conf"
+    assert config.stat().st_mode & 0o777 == 0o600 and server.secret in config.read_text()
     outcome = runner.run(prepared, ctx, settings)
     assert outcome.metrics["http.requests"] > 0
     assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie" for pid in pids)
@@ -218,3 +227,16 @@ def test_http_on_sshfs_is_served_through_fuse(tmp_path: Path, mb_env: dict[str, 
 
 if sys.platform != "linux":  # pragma: no cover
     pytestmark = pytest.mark.skip("nginx and wrk tests run on Linux")
+
+
+def _get_as(user: str, port: int, path: str) -> int:
+    """The HTTP status another user of this machine gets for ``path``."""
+    script = (
+        "import http.client, sys\n"
+        "c = http.client.HTTPConnection('127.0.0.1', int(sys.argv[1]), timeout=10)\n"
+        "c.request('GET', sys.argv[2]); print(c.getresponse().status)"
+    )
+    done = subprocess.run(["runuser", "-u", user, "--", "/usr/bin/python3", "-I", "-c", script, str(port), path],
+                          capture_output=True, text=True, timeout=30, cwd="/")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return int(done.stdout)

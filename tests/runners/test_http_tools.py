@@ -37,10 +37,12 @@ Transfer/sec:    597.65MB
 
 
 def test_config_listens_on_loopback_only_and_keeps_files_in_the_workdir(tmp_path: Path) -> None:
-    text = render_config(Path('/mnt/my "share"/www'), 43210, tmp_path, sendfile=False, workers=1)
+    text = render_config(Path('/mnt/my "share"/www'), 43210, tmp_path, sendfile=False, workers=1, secret="Zk3")
     listens = [line.strip() for line in text.splitlines() if line.strip().startswith("listen")]
     assert listens == ["listen 127.0.0.1:43210;"]
-    assert 'root "/mnt/my \\"share\\"/www";' in text
+    # files only under the run's secret prefix; any other path is a 404
+    assert 'location /Zk3/ { alias "/mnt/my \\"share\\"/www/"; }' in text
+    assert "location / { return 404; }" in text and "        root " not in text
     assert "sendfile off;" in text and "daemon off;" in text and "access_log off;" in text
     for line in text.splitlines():
         if "_path" in line or line.startswith(("pid", "error_log")):

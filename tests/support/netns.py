@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from support.realmounts import Unavailable, require_root
 
@@ -141,11 +142,21 @@ def _drop_routes(address: str) -> None:
             return
 
 
+def _own_machine_id(name: str) -> None:
+    """A machine-id of the namespace's own: ``ip netns exec`` bind-mounts /etc/netns/NAME/*
+    over /etc, so what runs inside (sshd's sessions, serve) sees another machine, as mountbench
+    tells machines apart by machine-id and boot id (the boot id stays the host's)."""
+    directory = Path("/etc/netns") / name
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "machine-id").write_text(os.urandom(16).hex() + "\n")
+
+
 def _sweep(name: str, host_end: str, address: str) -> None:
     """What a killed earlier process with this pid left: its names carry the pid, so they are
     stale here (CI saw a cut-off route outlive its run and every client test skipped)."""
     _ip("netns", "del", name, check=False)
     _ip("link", "del", host_end, check=False)
+    shutil.rmtree(f"/etc/netns/{name}", ignore_errors=True)
     _drop_routes(address)
 
 
@@ -162,6 +173,8 @@ def namespace(index: int) -> Iterator[NetNs]:
         undo.callback(_drop_routes, address)  # last: a cut-off route a killed test left behind
         _ip("netns", "add", name)
         undo.callback(_ip, "netns", "del", name, check=False)
+        _own_machine_id(name)
+        undo.callback(shutil.rmtree, f"/etc/netns/{name}", ignore_errors=True)
         _ip("link", "add", host_end, "type", "veth", "peer", "name", ns_end)
         undo.callback(_ip, "link", "del", host_end, check=False)  # takes its peer and the route with it
         _ip("link", "set", ns_end, "netns", name)
@@ -221,6 +234,9 @@ def leftovers() -> list[str]:
     tag, _ = _prefix()
     names = _ip("netns", "list", check=False).stdout.split()
     links = _ip("-o", "link", "show", check=False).stdout
-    return [n for n in names if n.startswith(tag)] + [
-        line.split(":")[1].strip() for line in links.splitlines() if f" {tag}h" in line
-    ]
+    etc = [f"/etc/netns/{p.name}" for p in Path("/etc/netns").glob(f"{tag}n*")] if Path("/etc/netns").is_dir() else []
+    return (
+        [n for n in names if n.startswith(tag)]
+        + [line.split(":")[1].strip() for line in links.splitlines() if f" {tag}h" in line]
+        + etc
+    )

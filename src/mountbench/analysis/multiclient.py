@@ -15,6 +15,7 @@ from mountbench.model import ClientResult
 OVERLAP_FLOOR = 0.9  # clients together for less of the sample than this: their sum overstates
 LOW_OVERLAP = "clients-overlap"  # caveat code
 FEWER_CLIENTS = "clients-missing"  # caveat code: the sample ran on fewer clients than asked
+CLIENTS_LEFT_OUT = "clients-left-out"  # caveat code: a cell's samples on fewer clients left out of its statistics
 START_OFFSET = "start_offset_s"  # per-client metric: its start after the earliest client's
 ACTIVE = "active_s"  # per-client metric: how long its I/O ran
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import ipaddress
 
 import click
@@ -25,8 +26,9 @@ from mountbench.fio.binary import find_fio
 def serve(bind: str, port: int) -> None:
     """Be a client of 'mountbench run --client': run fio's server here, plus host facts.
 
-    Anyone who can reach these ports can run fio jobs (which create, write and delete
-    files) as this user: listen only on a trusted network. Stop with Ctrl-C.
+    Anyone who can reach these ports (on loopback: every user of this machine) can run fio
+    jobs, and commands through them, as this user: listen only on a trusted network, and
+    prefer 'run --client ssh://HOST' where SSH reaches this machine. Stop with Ctrl-C.
 
     \b
     mountbench serve --bind 10.0.0.2          then, elsewhere: mountbench run --client 10.0.0.2 share=/mnt/share
@@ -43,11 +45,7 @@ def serve(bind: str, port: int) -> None:
             markup=False,
             highlight=False,
         )
-        if reach != "loopback":
-            err.print(
-                "warning: no authentication: anyone who reaches these ports can run fio jobs here as this user",
-                markup=False,
-            )
+        err.print(serving_mod.who_can_reach(bind, port, getpass.getuser()), markup=False, highlight=False)
         try:
             serving_mod.wait(served)
         except KeyboardInterrupt:

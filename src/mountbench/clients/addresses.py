@@ -1,9 +1,15 @@
 """Client addresses as given on the command line (``--client HOST[:PORT]``, or
 ``--client ssh://[USER@]HOST[:PORT]`` for a machine mountbench starts over SSH, and
-``--hosts-file FILE``) and the client counts of a scaling run (``--clients 1,2,4``)."""
+``--hosts-file FILE``) and the client counts of a scaling run (``--clients 1,2,4``).
+
+An ``ssh://`` client's fio server listens on a unix socket in a private directory there,
+which SSH forwards to a unix socket in a private directory here (clients/sshremote.py): fio's
+client reaches it as ``sock:NAME``, run from that directory (fio names the latency logs it
+receives ``LOG.HOSTNAME``, so the name must hold no ``/``: :func:`fio_cwd`)."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -13,6 +19,7 @@ from typing import Any
 from mountbench.errors import UsageError
 
 FIO_PORT = 8765  # fio's default server port
+MAX_FIO_PORT = 65534  # `mountbench serve` puts its agent on the next port
 AGENT_PORT_OFFSET = 1  # `mountbench serve` answers host-fact and probe requests on PORT + 1
 SSH_SCHEME = "ssh://"
 
@@ -26,8 +33,9 @@ class ClientSpec:
     port: int | None = FIO_PORT
     ssh: bool = False
     user: str = ""  # ssh only: the login name given (else ssh's own choice)
-    # where fio's client reaches the server: an SSH client's tunnel end, set once it is started
-    dial: tuple[str, int] | None = field(default=None, compare=False)
+    # where fio's client reaches the server: an SSH client's tunnel end (a unix socket's absolute
+    # path here), set once it is started
+    dial: str | None = field(default=None, compare=False)
 
     @property
     def ipv6(self) -> bool:
@@ -50,26 +58,38 @@ class ClientSpec:
 
     @property
     def connect_host(self) -> str:
-        """The address fio's client connects to."""
-        return self.dial[0] if self.dial else self.host
+        """How fio's client names the server in its messages and JSON: the address, or (through
+        an SSH tunnel) the local socket's file name."""
+        if self.dial:
+            return os.path.basename(self.dial)
+        if self.ssh:
+            raise ValueError(f"{self.label}: an SSH client has no fio address until it is started")
+        return self.host
 
     @property
     def connect_port(self) -> int:
         if self.dial:
-            return self.dial[1]
+            return FIO_PORT  # what fio's JSON says of a unix-socket client
         if self.ssh or self.port is None:
             raise ValueError(f"{self.label}: an SSH client has no fio address until it is started")
         return self.port
 
-    def dialed(self, host: str, port: int) -> ClientSpec:
-        """This client reached through ``host:port`` (its SSH tunnel)."""
-        return replace(self, dial=(host, port))
+    def dialed(self, socket_path: str) -> ClientSpec:
+        """This client reached through the unix socket ``socket_path`` (its SSH tunnel's end)."""
+        return replace(self, dial=socket_path)
 
     @property
     def fio_arg(self) -> str:
-        """What ``fio --client=`` takes."""
+        """What ``fio --client=`` takes (from :func:`fio_cwd` for a client behind a socket)."""
+        if self.dial:
+            return f"sock:{os.path.basename(self.dial)}"
         host, port = self.connect_host, self.connect_port
         return f"ip6:{host},{port}" if ":" in host else f"{host},{port}"
+
+    @property
+    def where(self) -> str:
+        """Where its fio server is reached, for messages: ``port N`` or ``its SSH tunnel``."""
+        return "its SSH tunnel" if self.dial else f"port {self.connect_port}"
 
     @property
     def dirname(self) -> str:
@@ -86,6 +106,8 @@ class ClientSpec:
         """Is a ``client_stats`` entry (fio names it by the host given and the port) ours?"""
         if self.ssh and not self.dial:
             return False
+        if self.dial:
+            return hostname == self.connect_host
         return port == self.connect_port and hostname.removeprefix("ip6:").removeprefix("ip:") == self.connect_host
 
     def to_dict(self) -> dict[str, Any]:
@@ -101,32 +123,50 @@ class ClientSpec:
         return cls(str(data["host"]), int(data.get("port", FIO_PORT)))
 
 
+def fio_cwd(clients: Sequence[ClientSpec], default: Path) -> Path:
+    """The directory ``fio --client`` must run in for these clients: that of their tunnels'
+    sockets (fio is given their bare names), else ``default``. fio's client writes the logs
+    it receives there."""
+    directories = {os.path.dirname(c.dial) for c in clients if c.dial}
+    if len(directories) > 1:
+        raise ValueError(f"the clients' sockets are in more than one directory: {sorted(directories)}")
+    return Path(directories.pop()) if directories else default
+
+
 def parse_client(text: str) -> ClientSpec:
     """``HOST``, ``HOST:PORT``, ``[IPv6]`` or ``[IPv6]:PORT``; any of them after ``ssh://``
     (with an optional ``USER@``) for a machine mountbench starts over SSH."""
     text = text.strip()
     if text.lower().startswith(SSH_SCHEME):
         return _parse_ssh(text)
-    example = "e.g. --client 10.0.0.2 or --client node1:8765"
+    if "@" in text:
+        raise UsageError(f"--client {text}: a login name belongs to an SSH client; write --client ssh://{text} "
+                         "(or give a fio server's HOST[:PORT])")  # fmt: skip
+    # `mountbench serve`'s agent takes the port after fio's: a fio port can be at most 65534
+    host, port = _host_port(text, text, MAX_FIO_PORT, "e.g. --client 10.0.0.2 or --client node1:8765")
+    return ClientSpec(host, port if port is not None else FIO_PORT)
+
+
+def _host_port(text: str, shown: str, highest: int, example: str) -> tuple[str, int | None]:
+    """``HOST``, ``HOST:PORT``, ``[IPv6]`` or ``[IPv6]:PORT``: (host, port or None)."""
     if not text:
         raise UsageError(f"--client needs a host, {example}")
     if text.startswith("["):
         host, sep, rest = text[1:].partition("]")
         if not sep or not host or (rest and not rest.startswith(":")):
-            raise UsageError(f"--client {text}: write an IPv6 address as [ADDR] or [ADDR]:PORT")
+            raise UsageError(f"--client {shown}: write an IPv6 address as [ADDR] or [ADDR]:PORT")
         port_text = rest[1:] if rest else ""
     elif text.count(":") > 1:
-        raise UsageError(f"--client {text}: write an IPv6 address in brackets, e.g. [{text}]:{FIO_PORT}")
+        raise UsageError(f"--client {shown}: write an IPv6 address in brackets, e.g. [{text}]:{FIO_PORT}")
     else:
         host, _, port_text = text.partition(":")
     if not host or any(c.isspace() or c in ",/" for c in host):
-        raise UsageError(f"--client {text}: {host!r} is not a host name or address; {example}")
-    port = FIO_PORT
-    if port_text:
-        if not port_text.isdigit() or not 0 < int(port_text) < 65535:
-            raise UsageError(f"--client {text}: the port must be a number from 1 to 65534, {example}")
-        port = int(port_text)
-    return ClientSpec(host, port)
+        raise UsageError(f"--client {shown}: {host!r} is not a host name or address; {example}")
+    if not port_text:
+        return host, None
+    if not port_text.isdigit() or not 0 < int(port_text) <= highest:
+        raise UsageError(f"--client {shown}: the port must be a number from 1 to {highest}, {example}")
+    return host, int(port_text)
 
 
 def _parse_ssh(text: str) -> ClientSpec:
@@ -137,18 +177,8 @@ def _parse_ssh(text: str) -> ClientSpec:
         raise UsageError(f"--client {text}: {user!r} is not a login name; {example}")
     if not address or "/" in address or "?" in address:
         raise UsageError(f"--client {text}: give ssh://[USER@]HOST[:PORT] and nothing after it; {example}")
-    try:
-        plain = parse_client(address)  # the same HOST[:PORT] rules; the port is then SSH's
-    except UsageError as exc:
-        raise UsageError(str(exc).replace(f"--client {address}", f"--client {text}", 1)) from None
-    port = plain.port if _has_port(address) else None
-    return ClientSpec(plain.host, port, ssh=True, user=user)
-
-
-def _has_port(address: str) -> bool:
-    if address.startswith("["):
-        return "]:" in address
-    return ":" in address
+    host, port = _host_port(address, text, 65535, example)  # the port is SSH's: any TCP port
+    return ClientSpec(host, port, ssh=True, user=user)
 
 
 def read_hosts_file(path: Path) -> tuple[str, ...]:

@@ -49,7 +49,7 @@ class AgentError(Exception):
 
 def host_facts(fio_version: str, paths: list[str]) -> dict[str, Any]:
     """This machine's facts, and what each path is here (the filesystem holding it)."""
-    facts = hostinfo.collect(fio_version)
+    facts = hostinfo.collect(fio_version) | hostinfo.machine_identity()
     described: dict[str, Any] = {}
     for path in paths:
         try:

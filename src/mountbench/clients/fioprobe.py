@@ -13,7 +13,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from mountbench.clients.addresses import ClientSpec
+from mountbench.clients.addresses import ClientSpec, fio_cwd
 from mountbench.errors import UsageError
 
 CONNECT_TIMEOUT_S = 5.0
@@ -42,19 +42,35 @@ class ServerIdentity:
     fio_version: str  # "fio-3.33"
 
 
+def connect(client: ClientSpec, timeout: float) -> socket.socket:
+    """A connection to the client's fio server: its TCP port, or its SSH tunnel's unix socket."""
+    if client.dial:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            conn.settimeout(timeout)
+            conn.connect(client.dial)
+        except OSError:
+            conn.close()
+            raise
+        return conn
+    return socket.create_connection((client.connect_host, client.connect_port), timeout=timeout)
+
+
 def check_reachable(client: ClientSpec, timeout: float = CONNECT_TIMEOUT_S) -> None:
-    """A TCP connection to the client's fio port; a one-line UsageError when none is possible."""
+    """A connection to the client's fio server; a one-line UsageError when none is possible."""
     try:
-        with socket.create_connection((client.connect_host, client.connect_port), timeout=timeout):
+        with connect(client, timeout):
             pass
     except ConnectionRefusedError:
+        if client.dial:
+            raise UsageError(f"client {client.label}: its SSH tunnel's socket refused the connection") from None
         raise UsageError(
             f"client {client.label} refused the connection on port {client.connect_port}: no fio server listens there; "
             f"start one on that machine with 'mountbench serve --bind ADDRESS' (or 'fio --server')"
         ) from None
     except TimeoutError:
         raise UsageError(
-            f"client {client.label} did not answer on port {client.connect_port} within {timeout:g} s; "
+            f"client {client.label} did not answer on {client.where} within {timeout:g} s; "
             "check the address, that its fio server runs, and firewalls on the way"
         ) from None
     except OSError as exc:
@@ -81,10 +97,18 @@ def identify(fio_path: str, client: ClientSpec, timeout: float = FIO_CALL_TIMEOU
             f"client {client.label} speaks fio's client/server protocol {mismatch['theirs']}, this controller's fio "
             f"speaks {mismatch['ours']}: both need the same fio version; install this machine's fio version there"
         )
+    if match is None and client.dial:
+        said = _last_lines(output)
+        raise UsageError(
+            f"client {client.label}: no fio server identified itself through its SSH tunnel"
+            + (f" (fio said: {said})" if said else "")
+            + "; does that machine's sshd allow unix-socket forwarding (AllowStreamLocalForwarding yes, "
+            "no DisableForwarding)?"
+        )
     if match is None:
         said = _last_lines(output)
         raise UsageError(
-            f"client {client.label} answered on port {client.connect_port} "
+            f"client {client.label} answered on {client.where} "
             "but no compatible fio server identified itself"
             + (f" (fio said: {said})" if said else "")
             + "; is it a fio server of the same version as this machine's?"
@@ -100,11 +124,14 @@ def run_client_job(
     timeout: float = FIO_CALL_TIMEOUT_S,
     cwd: Path | None = None,
 ) -> str:
-    """One short ``fio --client=A jobA --client=B jobB ...``; everything fio printed.
-    For checks only: the timed samples go through the runner, which handles Ctrl-C."""
+    """One short ``fio --client=A jobA --client=B jobB ...`` (job files by absolute path); everything
+    fio printed. For checks only: the timed samples go through the runner, which handles Ctrl-C."""
     argv = [fio_path, f"--output-format={output_format}", *client_args(jobs)]
+    where = fio_cwd([client for client, _ in jobs], cwd or Path.cwd())
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=cwd, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=timeout, cwd=where, stdin=subprocess.DEVNULL
+        )
     except subprocess.TimeoutExpired as exc:
         names = ", ".join(c.label for c, _ in jobs)
         raise UsageError(f"fio on client {names} did not finish a tiny check job within {timeout:g} s") from exc

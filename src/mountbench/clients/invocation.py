@@ -14,7 +14,6 @@ import contextlib
 import errno
 import os
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Callable, Sequence
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mountbench.clients.addresses import ClientSpec
+from mountbench.clients.fioprobe import connect
 
 STOP_GRACE_S = 10.0  # after Ctrl-C, how long fio's client may take to stop every server's job
 CHECK_EVERY_S = 5.0
@@ -101,17 +101,17 @@ def unreachable(clients: Sequence[ClientSpec], reachable: Reachability | None = 
 
 
 def why_unreachable(client: ClientSpec) -> str:
-    """'' when the client's fio port accepts a connection, else why not."""
+    """'' when the client's fio server accepts a connection, else why not."""
     try:
-        with socket.create_connection((client.connect_host, client.connect_port), timeout=CONNECT_TIMEOUT_S):
+        with connect(client, CONNECT_TIMEOUT_S):
             return ""
     except TimeoutError:
-        return f"no answer on port {client.connect_port} within {CONNECT_TIMEOUT_S:g} s"
+        return f"no answer on {client.where} within {CONNECT_TIMEOUT_S:g} s"
     except ConnectionRefusedError:
-        return f"nothing listens on port {client.connect_port} any more"
+        return f"nothing listens on {client.where} any more"
     except OSError as exc:
         name = errno.errorcode.get(exc.errno or 0, "")
-        return f"port {client.connect_port}: {name + ': ' if name else ''}{exc.strerror or exc}"
+        return f"{client.where}: {name + ': ' if name else ''}{exc.strerror or exc}"
 
 
 def _kill(proc: subprocess.Popen) -> None:

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,6 +85,25 @@ def _check_one(fio: FioInfo, client: ClientSpec) -> dict[str, Any]:
         facts["server"] = "mountbench serve"  # "os" stays fio's word for it, the same on every kind of server
         facts |= agent.clock_facts(client)  # for its start skew and its start barrier
     return facts
+
+
+def refuse_one_machine_twice(facts: Mapping[str, Mapping[str, Any]]) -> None:
+    """Two clients that are one machine (``ssh://h`` and ``ssh://h:22``, an address and its
+    name, an ``ssh://`` client and a `serve` on it) would load it twice and share its page
+    cache: refused, as found by the machine's own identity (its machine-id and this boot's
+    id), never by the spelling. Clients that cannot say (a plain fio server, no machine-id)
+    are not compared."""
+    seen: dict[tuple[str, str], str] = {}
+    for label, fact in facts.items():
+        machine, boot = str(fact.get("machine_id") or ""), str(fact.get("boot_id") or "")
+        if not machine or machine == UNKNOWN or not boot or boot == UNKNOWN:
+            continue
+        first = seen.setdefault((machine, boot), label)
+        if first != label:
+            raise UsageError(
+                f"clients {first} and {label} are one machine (machine-id {machine[:12]}…, the same boot): "
+                "give each machine once"
+            )
 
 
 def _refuse_version(fio: FioInfo, client: ClientSpec, theirs: str) -> None:

@@ -3,8 +3,15 @@ bound to one address and port, and next to it the agent (clients/agent.py) on th
 + 1, which tells the controller this machine's host facts and runs coherence probes.
 
 Neither fio's protocol nor the agent's has any authentication: whoever reaches the ports
-can run fio jobs (which read, write and delete files) as the user running serve. The
-default address is therefore loopback; any other must be named with --bind.
+can run fio jobs (which read, write and delete files, and run commands through fio's
+exec_prerun) as the user running serve. The default address is therefore loopback, which
+still lets every user of this machine in; any other address must be named with --bind.
+``run --client ssh://`` needs no serve and no port (clients/sshremote.py).
+
+fio sets SO_REUSEPORT on its socket, so a second fio server of the same user on the same
+port would silently share the connections. serve refuses a port anything listens on
+before it starts fio, checks that the only listener on it is its own fio once it is up,
+and stops (saying why) should another appear beside it later.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from mountbench.host.process import die_with_parent, stop_tree
 DEFAULT_BIND = "127.0.0.1"
 HOME_PREFIX = "mountbench-serve-"
 START_TIMEOUT_S = 30.0
+SHARE_CHECK_S = 2.0  # how often serve checks that its fio server is alone on its port
 
 
 class ServerStopped(MountbenchError):
@@ -51,6 +59,23 @@ class Serving:
     @property
     def agent_port(self) -> int:
         return self.port + AGENT_PORT_OFFSET
+
+
+def who_can_reach(bind: str, port: int, user: str) -> str:
+    """The line serve prints once it listens: who can now run commands as ``user`` here."""
+    ports = f"ports {port} and {port + AGENT_PORT_OFFSET}"
+    reach = exposure(bind)
+    who = (
+        "every user of this machine"
+        if reach == "loopback"
+        else f"anyone who reaches {bind if reach == 'network' else 'any address of this machine'} on {ports} "
+        "(every user of this machine too)"
+    )
+    return (
+        f"warning: no authentication: {who} can run fio jobs here, and commands through them (fio's exec_prerun), "
+        f"as {user}; where SSH reaches this machine, prefer 'mountbench run --client ssh://HOST' on the controller "
+        "(no serve, no port: a private socket for that run alone)"
+    )
 
 
 def exposure(bind: str) -> str:
@@ -75,6 +100,7 @@ def serving(fio: FioInfo, bind: str = DEFAULT_BIND, port: int = FIO_PORT) -> Ite
     """fio's server and the agent, both listening when this yields; both stopped after."""
     if not 0 < port < 65535:
         raise UsageError(f"--port {port}: choose a port from 1 to 65534 (the agent takes the next one)")
+    _refuse_taken(bind, port, "fio's server")
     _refuse_taken(bind, port + AGENT_PORT_OFFSET, "the agent")
     # fio's server works in a directory of its own: what its jobs' exec_prerun writes
     # (<job>.prerun.txt) lands there, and the start barrier's script lives there
@@ -107,31 +133,84 @@ def serving(fio: FioInfo, bind: str = DEFAULT_BIND, port: int = FIO_PORT) -> Ite
 
 
 def wait(serving: Serving) -> None:
-    """Until Ctrl-C or SIGTERM (which the CLI turns into KeyboardInterrupt), or until fio's
-    server exits on its own (ServerStopped)."""
+    """Until Ctrl-C or SIGTERM (which the CLI turns into KeyboardInterrupt), until fio's
+    server exits on its own, or until another process listens on its port too
+    (ServerStopped)."""
+    next_check = time.monotonic() + SHARE_CHECK_S
     while serving.fio.poll() is None:
         time.sleep(0.2)
+        if time.monotonic() >= next_check:
+            if _other_listeners(serving.fio.pid, serving.bind, serving.port):
+                raise ServerStopped(
+                    f"another process now listens on {serving.bind}:{serving.port} too (fio's "
+                    "SO_REUSEPORT lets one of this user's processes share the port): runs would reach either; "
+                    "stopped so that none does"
+                )
+            next_check = time.monotonic() + SHARE_CHECK_S
     out = serving.fio.stdout.read().decode(errors="replace") if serving.fio.stdout else ""
     raise ServerStopped(f"fio's server exited with {serving.fio.returncode}: {_last_line(out)}")
 
 
+def _listening_sockets(bind: str, port: int) -> set[str]:
+    """The inodes of the TCP sockets listening on ``port`` at ``bind`` or at a wildcard address
+    (which takes its connections too), from /proc/net/tcp and tcp6."""
+    wanted = {"0.0.0.0", "::", str(ipaddress.ip_address(bind))}
+    found = set()
+    for name, family in (("tcp", socket.AF_INET), ("tcp6", socket.AF_INET6)):
+        try:
+            rows = Path(f"/proc/net/{name}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if len(fields) < 10 or fields[3] != "0A":
+                continue
+            address, _, hexport = fields[1].partition(":")
+            raw = bytes.fromhex(address)
+            raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))  # each 32-bit word is host order
+            if int(hexport, 16) == port and str(ipaddress.ip_address(socket.inet_ntop(family, raw))) in wanted:
+                found.add(fields[9])
+    return found
+
+
+def _held_by(pid: int) -> set[str]:
+    """The socket inodes process ``pid`` holds."""
+    held = set()
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if link.startswith("socket:["):
+                    held.add(link[8:-1])
+    return held
+
+
+def _other_listeners(pid: int, bind: str, port: int) -> int:
+    """How many sockets listen there besides fio's server's own (``pid``'s; the processes it
+    forks for each connection hold the same socket)."""
+    return len(_listening_sockets(bind, port) - _held_by(pid))
+
+
 def _wait_listening(proc: subprocess.Popen, bind: str, port: int) -> None:
+    """Until this fio server (not merely something) listens on the port, and nothing else does."""
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
             hint = "; choose another --port" if "in use" in out else ""
             raise UsageError(f"fio --server could not listen on {bind}:{port}: {_last_line(out)}{hint}")
-        with (
-            contextlib.suppress(OSError),
-            socket.create_connection((bind if bind != "0.0.0.0" else "127.0.0.1", port), 1),
-        ):
+        listening = _listening_sockets(bind, port)
+        if listening & _held_by(proc.pid):
+            if listening - _held_by(proc.pid):
+                raise UsageError(f"{bind}:{port} is shared with another process's socket; choose another --port")
             return
         time.sleep(0.1)
     raise UsageError(f"fio --server did not start listening on {bind}:{port} within {START_TIMEOUT_S:g} s")
 
 
 def _refuse_taken(bind: str, port: int, what: str) -> None:
+    """A one-line error when anything listens on ``bind:port`` already. The trial socket sets
+    no SO_REUSEPORT, so a fio server there (which sets it) makes the bind fail too."""
     family = socket.AF_INET6 if ":" in bind else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -81,13 +81,21 @@ class SshConnection:
                 said = _last_line(self.master.stderr.read().decode(errors="replace") if self.master.stderr else "")
                 raise UsageError(
                     f"client {self.client.label}: ssh could not log in ({said}); mountbench uses your ssh setup "
-                    "(agent, ~/.ssh/config, known hosts) and never asks for a password: check 'ssh "
-                    f"{self.client.destination} true' works without a prompt"
+                    "(agent, ~/.ssh/config, known hosts) and never asks for a password: check "
+                    f"'{self.hint()}' works without a prompt"
                 )
             if self.control.exists() and self.alive():
                 return
             time.sleep(0.05)
         raise UsageError(f"client {self.client.label}: ssh did not connect within {timeout:g} s; check the address")
+
+    def hint(self) -> str:
+        """The command that logs in as mountbench does (its config file, its port): what a user
+        runs to see why it fails."""
+        config = os.environ.get(CONFIG_ENV)
+        words = ["ssh", *(["-F", config] if config else []), "-o", "BatchMode=yes", *self._port_option(),
+                 self.client.destination, "true"]  # fmt: skip
+        return shlex.join(words)
 
     def alive(self) -> bool:
         """Is the master still connected (``ssh -O check``)?"""
@@ -124,9 +132,12 @@ class SshConnection:
         argv = [self.ssh, *self._mux(), self.client.destination, command]
         return spawn(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
-    def forward(self, local: tuple[str, int], remote: tuple[str, int]) -> None:
-        """``-L local → remote`` (the remote address as the client sees it) through the master."""
-        spec = f"{local[0]}:{local[1]}:{remote[0]}:{remote[1]}"
+    def forward_socket(self, local: str, remote: str) -> None:
+        """``-L LOCAL:REMOTE`` through the master, both unix sockets: ssh makes ``local`` here
+        (mode 0600 by OpenSSH's StreamLocalBindMask; its directory should be private too), and
+        each connection to it is carried to ``remote`` on the client by sshd (which must allow
+        it: AllowStreamLocalForwarding, on by default)."""
+        spec = f"{local}:{remote}"
         done = subprocess.run([self.ssh, *self._mux(), "-O", "forward", "-L", spec, self.client.destination],
                               capture_output=True, text=True, timeout=15, stdin=subprocess.DEVNULL)  # fmt: skip
         if done.returncode != 0:

@@ -6,8 +6,8 @@ On each client (Linux, POSIX sh, fio on the PATH of an SSH session):
 
 - the facts: kernel, CPU, fio's version, and what each target path is there (findmnt);
 - a run directory ``${XDG_CACHE_HOME:-~/.cache}/mountbench/remote/<token>/`` (the token
-  is new for every run and client: several clients may be one machine) holding the
-  watcher's pid; fio's server is started in it with the environment variable
+  is new for every run and client), mode 0700, holding the watcher's pid and fio's server's
+  unix socket; fio's server is started in it with the environment variable
   MOUNTBENCH_REMOTE_RUN=<token>, which every process it forks inherits. That variable is
   the marker: stopping means ending the processes whose /proc/PID/environ carries it
   (never anything found by its name), then removing the directory;
@@ -20,10 +20,14 @@ On each client (Linux, POSIX sh, fio on the PATH of an SSH session):
   finds the directory, sees its watcher gone, and ends that run's marked processes
   ("leftovers").
 
-fio's server listens on the client's loopback only and the controller reaches it through
-the SSH connection (``ssh -O forward -L``): fio's protocol has no authentication, so it
-is never exposed to the network, and a firewall that lets only SSH through is no
-obstacle. The tunnel carries fio's job files and results, never the I/O being measured.
+fio's protocol has no authentication, so its server listens on no TCP port at all: on a
+unix socket in that 0700 directory, which only the SSH user (and root) can connect to. The
+controller reaches it through the SSH connection (``ssh -O forward -L LOCAL:REMOTE``, both
+unix sockets): the local end is in the run's own 0700 control directory here, mode 0600
+(OpenSSH's StreamLocalBindMask), so no other user of either machine can reach the server
+that runs commands as the SSH user, and no other run (nor `mountbench serve`) can be
+mistaken for this one's. The tunnel carries fio's job files and results, never the I/O
+being measured.
 """
 
 from __future__ import annotations
@@ -41,12 +45,12 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from mountbench.clients import sshscripts
-from mountbench.clients.addresses import FIO_PORT, ClientSpec
+from mountbench.clients.addresses import ClientSpec
+from mountbench.clients.preflight import refuse_one_machine_twice
 from mountbench.clients.sshconn import SshConnection, control_directory
 from mountbench.clients.sshconn import stop as stop_process
 from mountbench.errors import MountbenchError, UsageError
 from mountbench.fio.binary import FioInfo, parse_fio_version
-from mountbench.host.process import free_port
 
 RUN_VAR = sshscripts.RUN_VAR
 WATCH_VAR = sshscripts.WATCH_VAR
@@ -65,9 +69,8 @@ class RemoteServer:
     conn: SshConnection
     token: str
     session: subprocess.Popen | None = None
-    remote_port: int = 0
     fio_pid: int = 0  # fio's server on the client
-    directory: str = ""  # its run directory there (holds barrier.sh)
+    directory: str = ""  # its run directory there (holds fio's socket and barrier.sh)
     dialed: ClientSpec | None = None  # the client as fio's client reaches it (the tunnel's end)
     leftovers: list[str] = field(default_factory=list)  # what the watcher ended of earlier runs
 
@@ -131,22 +134,19 @@ class SshClients:
                 server.conn.start()
             self._each(lambda s: s.conn.wait_ready())
             self._each(self._check_facts)
+            refuse_one_machine_twice(self.facts)  # before anything is started there
             for server in self.servers.values():
                 server.session = server.conn.start_session(
-                    sshscripts.SERVE_SCRIPT,
-                    server.token,
-                    "127.0.0.1",
-                    str(FIO_PORT),
-                    str(int(CHECK_S)),
-                    env={WATCH_VAR: server.token},
+                    sshscripts.SERVE_SCRIPT, server.token, str(int(CHECK_S)), env={WATCH_VAR: server.token}
                 )
             self._each(self._await_server)
             for index, server in enumerate(self.servers.values()):
-                local = (_loopback(index), free_port(_loopback(index)))
-                server.conn.forward(local, ("127.0.0.1", server.remote_port))
-                server.dialed = server.client.dialed(*local)
+                remote = f"{server.directory}/{sshscripts.SOCKET_NAME}"
+                local = self.control / f"{index}-{server.client.dirname[:40]}.fio"
+                server.conn.forward_socket(str(local), remote)
+                server.dialed = server.client.dialed(str(local))
                 self.facts[server.client.label]["fio_server"] = (
-                    f"127.0.0.1:{server.remote_port} there, reached through ssh -L {local[0]}:{local[1]}"
+                    f"unix socket {remote} there (0700 directory), reached through ssh -L to a 0600 socket here"
                 )
             self._each(self._clock)
             self._heartbeat.start()
@@ -192,8 +192,8 @@ class SshClients:
             elif line.startswith("ERROR "):
                 raise UsageError(f"client {label}: {line[6:]}")
             elif line.startswith("READY "):
-                _, port, pid, directory = (*line.split(maxsplit=3), "0", "")[:4]
-                server.remote_port, server.fio_pid = int(port), int(pid) if pid.isdigit() else 0
+                _, pid, directory = (*line.split(maxsplit=2), "0", "")[:3]
+                server.fio_pid = int(pid) if pid.isdigit() else 0
                 server.directory = directory
                 return
 
@@ -309,12 +309,6 @@ def describe(conn: SshConnection, paths: list[str]) -> dict[str, Any]:
         raise UsageError(f"client {conn.client.label}: could not read its host facts over ssh "
                          f"({(done.stderr.strip().splitlines() or ['no message'])[-1][:200]})")  # fmt: skip
     return sshscripts.parse_facts(done.stdout)
-
-
-def _loopback(index: int) -> str:
-    """A loopback address of its own for each client's tunnel end, so fio's messages (which
-    name the address) tell the clients apart."""
-    return f"127.42.{index // 250}.{index % 250 + 1}"
 
 
 def _readline(proc: subprocess.Popen, deadline: float) -> str | None:

@@ -2,10 +2,12 @@
 the facts script's output read back (pure). clients/sshremote.py sends them.
 
 - SERVE_SCRIPT: the watcher. Ends leftovers of earlier runs (directories whose watcher is
-  gone: their marked processes), starts ``fio --server`` on loopback under the run marker,
-  writes the start barrier's script, says ``READY PORT PID DIR``, then waits for its stdin
-  to close (or for the controller's heartbeat to stop) and stops everything it started.
-- FACTS_SCRIPT: kernel, CPU, RAM, fio's version, and what each path given is there.
+  gone: their marked processes), starts ``fio --server`` on a unix socket in its own 0700
+  directory under the run marker, writes the start barrier's script, says ``READY PID DIR``
+  (the socket is DIR/fio.sock), then waits for its stdin to close (or for the controller's
+  heartbeat to stop) and stops everything it started.
+- FACTS_SCRIPT: kernel, CPU, RAM, fio's version, the machine's identity (machine-id, boot
+  id), and what each path given is there.
 - ALIVE_SCRIPT: does fio's server (this pid, this marker) still run?
 - CLOCK_SCRIPT: answers each line it reads with its clock (epoch ns).
 """
@@ -16,6 +18,7 @@ from typing import Any
 
 RUN_VAR = "MOUNTBENCH_REMOTE_RUN"  # the marker on fio's server and every process it forks
 WATCH_VAR = "MOUNTBENCH_REMOTE_WATCH"  # the marker on the watcher: its run is alive
+SOCKET_NAME = "fio.sock"  # fio's server's socket in the run directory (SERVE_SCRIPT's $sock)
 UNKNOWN = "unknown"
 
 COMMON_SH = r"""
@@ -43,13 +46,12 @@ BARRIER_SH = r"""now=$(date +%s%N); d=$(( $1 - now ))
 exit 0
 """
 
-# $1: this client's token (the run's token, "-", its index), $2: address to bind, $3: first port
-# to try, $4: seconds without a heartbeat to stop
+# $1: this client's token (the run's token, "-", its index), $2: seconds without a heartbeat to stop
 SERVE_SCRIPT = (
     COMMON_SH
     + r"""
-token=$1; bind=$2; port=$3
-mkdir -p "$base" || { echo "ERROR cannot create $base"; exit 1; }
+token=$1
+(umask 077; mkdir -p "$base") || { echo "ERROR cannot create $base"; exit 1; }
 for old in "$base"/*; do
     [ -d "$old" ] || continue
     name=${old##*/}
@@ -61,7 +63,9 @@ for old in "$base"/*; do
     echo "LEFTOVER $name $n"
 done
 dir="$base/$token"
-mkdir -p "$dir" && cd "$dir" || { echo "ERROR cannot create $dir"; exit 1; }
+# only this user can enter it: fio's socket in it takes no connection from anyone else
+(umask 077; mkdir "$dir") && chmod 700 "$dir" && cd "$dir" || { echo "ERROR cannot create $dir"; exit 1; }
+sock="$dir/fio.sock"
 echo $$ > watcher.pid
 : > heartbeat; : > checked
 # the start barrier: a job's exec_prerun, waiting until the instant (epoch ns, this clock) given
@@ -78,28 +82,30 @@ stopping() {
 }
 trap 'stopping; exit 0' HUP INT TERM
 command -v fio > /dev/null || { echo "ERROR fio is not installed"; stopping; exit 1; }
-hexport() { printf ':%04X 00000000:0000 0A' "$1"; }
-tries=0; ready=""
-while [ $tries -lt 20 ] && [ -z "$ready" ]; do
-    MOUNTBENCH_REMOTE_RUN=$token fio --server=ip:$bind,$port > fio-server.log 2>&1 < /dev/null &
-    pid=$!
-    i=0
-    while [ $i -lt 100 ]; do
-        if ! kill -0 $pid 2>/dev/null; then break; fi
-        if grep -qs "$(hexport $port)" /proc/net/tcp; then ready=$port; break; fi
-        sleep 0.05; i=$((i+1))
-    done
-    if [ -z "$ready" ]; then kill $pid 2>/dev/null; wait $pid 2>/dev/null; port=$((port+1)); tries=$((tries+1)); fi
+case "$sock" in *,*) echo "ERROR fio cannot take a socket path with a comma ($sock); set XDG_CACHE_HOME there"
+    stopping; exit 1 ;; esac
+if [ ${#sock} -gt 107 ]; then
+    echo "ERROR the socket path $sock is longer than a unix socket's 107 bytes; set XDG_CACHE_HOME shorter there"
+    stopping; exit 1
+fi
+# fio's server on a unix socket of this run's own directory: no TCP port, and no other run's
+# server can be mistaken for it (listening: flag 00010000 in /proc/net/unix, our path)
+MOUNTBENCH_REMOTE_RUN=$token fio --server=sock:$sock > fio-server.log 2>&1 < /dev/null &
+pid=$!
+i=0; ready=""
+while [ $i -lt 200 ] && kill -0 $pid 2>/dev/null; do
+    if awk -v p="$sock" '$4 == "00010000" && $NF == p { f = 1 } END { exit !f }' /proc/net/unix; then ready=1; break; fi
+    sleep 0.05; i=$((i+1))
 done
 if [ -z "$ready" ]; then echo "ERROR fio --server did not listen: $(tail -n 1 fio-server.log)"; stopping; exit 1; fi
 # the controller writes a line every HEARTBEAT_S; none for CHECK_S: it is gone even if this
 # session lives on (its network went and sshd has not noticed): stop as if the session had ended
 ( while :; do
-    i=0; while [ $i -lt $4 ]; do sleep 1; i=$((i+1)); done
+    i=0; while [ $i -lt $2 ]; do sleep 1; i=$((i+1)); done
     if [ ! heartbeat -nt checked ]; then kill -TERM $$; exit 0; fi
     touch checked
   done ) &
-echo "READY $ready $pid $dir"
+echo "READY $pid $dir"
 while read -r line; do touch heartbeat; done
 stopping
 echo STOPPED
@@ -114,6 +120,8 @@ echo "os=$(uname -s)"
 echo "cpu_model=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//')"
 echo "cpu_count=$(grep -c '^processor' /proc/cpuinfo 2>/dev/null)"
 echo "ram_kib=$(grep -m1 MemTotal /proc/meminfo 2>/dev/null | tr -s ' ' | cut -d' ' -f2)"
+echo "machine_id=$(cat /etc/machine-id 2>/dev/null || cat /var/lib/dbus/machine-id 2>/dev/null)"
+echo "boot_id=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)"
 if command -v fio > /dev/null; then echo "fio_version=$(fio --version 2>&1 | head -n 1)"; else echo "fio_version="; fi
 for p in "$@"; do
     if [ -e "$p" ]; then

@@ -35,6 +35,24 @@ def is_root() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
+def machine_identity() -> dict[str, str]:
+    """This machine's own identity: its machine-id and this boot's id ('' where unreadable),
+    which tell two spellings of one machine apart from two machines."""
+
+    def read(*paths: str) -> str:
+        for path in paths:
+            try:
+                return Path(path).read_text().strip()
+            except OSError:
+                continue
+        return ""
+
+    return {
+        "machine_id": read("/etc/machine-id", "/var/lib/dbus/machine-id"),
+        "boot_id": read("/proc/sys/kernel/random/boot_id"),
+    }
+
+
 def collect(fio_version: str = "") -> dict[str, Any]:
     return {
         "hostname": socket.gethostname(),

@@ -36,7 +36,7 @@ from typing import Any
 from mountbench import model
 from mountbench.clients import preflight
 from mountbench.clients import results as client_results
-from mountbench.clients.addresses import ClientSpec
+from mountbench.clients.addresses import ClientSpec, fio_cwd
 from mountbench.clients.agent import barrier_option
 from mountbench.clients.invocation import KilledOnInterrupt, run_watched, why_unreachable
 from mountbench.clients.results import ClientsOutcome, clients_outcome
@@ -258,6 +258,7 @@ class FioClientsRunner(RunnerDefaults):
         self.dial = {c.label: c for c in direct}
         if direct:  # ssh:// clients are started (and checked) once the run is really going to run: ready()
             self.facts.update(preflight.check_clients(self.fio, direct))
+            preflight.refuse_one_machine_twice(self.facts)
 
     def space_needed(self, workload: Workload) -> tuple[str, int | None]:
         return workload.description.space_group, workload.description.space_bytes
@@ -271,6 +272,7 @@ class FioClientsRunner(RunnerDefaults):
             return
         try:
             self._start_ssh_clients()
+            preflight.refuse_one_machine_twice(self.facts)  # an ssh:// client and a `serve` on it
             paths = [ctx.target.path for ctx in contexts]
             preflight.add_path_facts(self.facts, [c for c in self.clients if not c.ssh], paths)
             if self.ssh is not None:
@@ -428,8 +430,9 @@ class FioClientsRunner(RunnerDefaults):
         timestamps of its own clock in its latency logs, less its clock's offset; a caveat
         when they ran together for less than results.OVERLAP_FLOOR of the sample."""
         spans = {}
+        logs = fio_cwd(self._dialed(clients), workdir)
         for client in clients:
-            files = sorted(workdir.glob(client_results.skew_log_glob(client)))
+            files = sorted(logs.glob(client_results.skew_log_glob(client)))
             span = client_results.activity_span([f.read_text(errors="replace") for f in files])
             offset = float(self.facts.get(client.label, {}).get("clock_offset_ms", 0.0) or 0.0)
             if span is not None:
@@ -471,12 +474,13 @@ class FioClientsRunner(RunnerDefaults):
         clients = self._dialed(clients)
         barriers = self._barriers(clients) if doing == "running" else {}
         jobs = []
+        logs = fio_cwd(clients, workdir)  # where fio's client runs, and writes the logs it receives
         for client in clients:
             path = workdir / _slug(f"{stem}-{client.dirname}.fio")
             barrier = barriers.get(client.label)
             path.write_text(texts[client.label] + (f"exec_prerun={barrier}\n" if barrier else ""))
             jobs.append((client, path))
-            for old in workdir.glob(client_results.skew_log_glob(client).replace("_clat.", "_*lat.")):
+            for old in logs.glob(client_results.skew_log_glob(client).replace("_clat.", "_*lat.")):
                 old.unlink(missing_ok=True)
         out_path = workdir / _slug(f"{stem}.json")
         out_path.unlink(missing_ok=True)
@@ -486,7 +490,7 @@ class FioClientsRunner(RunnerDefaults):
         for client, path in jobs:
             argv += [f"--client={client.fio_arg}", str(path)]
         try:
-            done = run_watched(argv, workdir, clients, timeout=timeout, overdue_s=overdue_s, reachable=self._reachable)
+            done = run_watched(argv, logs, clients, timeout=timeout, overdue_s=overdue_s, reachable=self._reachable)
         except KilledOnInterrupt:
             self._abandoned(settle_s)
             raise

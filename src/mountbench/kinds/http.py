@@ -34,6 +34,7 @@ from mountbench.kinds.engines.nginx import (
     find_nginx,
     render_config,
     start_nginx,
+    write_private,
 )
 from mountbench.kinds.engines.wrk import find_wrk, parse_wrk, render_script, whole_seconds, wrk_argv
 from mountbench.kinds.runner import RunnerDefaults
@@ -191,14 +192,16 @@ class HttpRunner(RunnerDefaults):
         sizes = [int(s) for s in spec["files"]]
         root = _root(ctx, sizes)
         workdir = _workdir(settings, ctx, workload)
-        config = render_config(root, 0, workdir, sendfile=spec["sendfile"], workers=int(spec["workers"]))
+        config = render_config(root, 0, workdir, sendfile=spec["sendfile"], workers=int(spec["workers"]),
+                               secret="SECRET")  # fmt: skip
         wrk = wrk_argv(
             "wrk", "http://127.0.0.1:PORT/", str(workdir / "wrk.lua"), threads=int(spec["threads"]),
             connections=int(spec["connections"]), duration_s=float(spec["duration"]),
         )  # fmt: skip
         text = (
             f"# {len(sizes)} files ({format_bytes(sum(sizes))}) in {root}\n"
-            f"# nginx.conf (PORT: a free port on 127.0.0.1, chosen per sample)\n{config.replace(':0;', ':PORT;')}"
+            f"# nginx.conf (PORT: a free port on 127.0.0.1, chosen per sample; SECRET: a random path prefix, new "
+            f"for each nginx, that only this run knows)\n{config.replace(':0;', ':PORT;')}"
             f"# load, timed\n{shlex.join(wrk)}\n"
         )
         return Prepared(
@@ -248,7 +251,7 @@ class HttpRunner(RunnerDefaults):
             raise WorkloadFailed("nginx is not running (setup did not start it)")
         workdir: Path = prepared.payload["workdir"]
         script = workdir / "wrk.lua"
-        script.write_text(render_script(["/" + name for name in file_names(prepared.payload["sizes"])]))
+        write_private(script, render_script([server.path(name) for name in file_names(prepared.payload["sizes"])]))
         assert self.wrk is not None, "check() finds wrk first"
         argv = wrk_argv(
             self.wrk, server.url, str(script), threads=int(spec["threads"]), connections=int(spec["connections"]),

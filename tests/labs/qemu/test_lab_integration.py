@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support import listeners
 from support.labhelpers import assert_all_gone, lab_root
 
 from mountbench.labs.qemu import DEFAULT_MOUNTS, Guest, LabError, LabTimeout
@@ -63,6 +64,15 @@ def test_default_mounts_in_the_guest(lab_ready: None, tmp_path: Path) -> None:
             host = guest.host_dir(slug)
             assert host is not None and host.is_dir() and host.is_relative_to(guest.lab_dir)
         assert guest.host_dir("guest-tmpfs") is None
+
+        # --- no other user of the host reaches what the lab listens on: QEMU's command channel (and
+        # virtiofsd's sockets, until QEMU has connected) in the lab's 0700 directory, the sshfs
+        # mount's sshd in the lab's own network namespace (nothing listens on its port out here)
+        found = listeners.listening(guest.all_pids())
+        assert any(item.command == "sshd" and item.kind.startswith("tcp") for item in found), found
+        assert any(item.kind == "unix" and item.where.endswith("/control.sock") for item in found), found
+        tried = listeners.attempt_as("nobody", found)
+        assert all(outcome in ("ConnectionRefusedError", "PermissionError") for outcome in tried.values()), tried
 
         # --- a write on every mount; output streams back while the command runs
         seen: list[tuple[float, str]] = []

@@ -16,9 +16,13 @@ import json
 import os
 import subprocess
 import sys
+import time
+from contextlib import suppress
 from pathlib import Path
 
+import psutil
 import pytest
+from support import listeners
 from support.labhelpers import assert_all_gone, lab_root, require_lab
 
 from mountbench.host.scratch import PROBE_PREFIX
@@ -44,13 +48,27 @@ def test_nfs_mount_runs_fio_and_a_tree_extract_and_is_probed(
     nfs_lab_ready: None, tmp_path: Path, mb_env: dict[str, str]
 ) -> None:
     out = tmp_path / "lab.json"
-    proc = mountbench(
-        "lab", "--mount", "nfs", "--preset", "quick", "--only", "rnd4k-q1-read", "--preset", "tree",
-        "--tree", "tiny", "--only", "extract", "--runtime", "0.3", "--size", "4M", "--repeat", "1",
-        "--accel", "tcg", "--probe", "--probe-repeat", "1", "--probe-timeout", "1.5", "--json", str(out),
-        env=mb_env,
+    running = subprocess.Popen(
+        [sys.executable, "-m", "mountbench", "lab", "--mount", "nfs", "--preset", "quick", "--only", "rnd4k-q1-read",
+         "--preset", "tree", "--tree", "tiny", "--only", "extract", "--runtime", "0.3", "--size", "4M", "--repeat",
+         "1", "--accel", "tcg", "--probe", "--probe-repeat", "1", "--probe-timeout", "1.5", "--json", str(out)],
+        env=mb_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
+    try:
+        found, tried = _listeners_tried_as_nobody(running)
+        stdout, stderr = running.communicate(timeout=900)
+    finally:
+        if running.poll() is None:
+            running.kill()
+    proc = subprocess.CompletedProcess(running.args, running.returncode, stdout, stderr)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    # while it ran, no other user reached what it started: nfs-ganesha in the lab's own network
+    # namespace (nothing listens on its port here), QEMU's command channel and virtiofsd's socket
+    # in the lab's 0700 directory
+    ganesha = [item for item in found if item.command.startswith(("ganesha", "nfs-ganesha"))]
+    assert ganesha and all(item.kind.startswith("tcp") for item in ganesha), found
+    assert any(item.kind == "unix" and item.where.endswith("/control.sock") for item in found), found
+    assert tried and all(outcome in ("ConnectionRefusedError", "PermissionError") for outcome in tried.values()), tried
     (run,) = json.loads(out.read_text())["runs"]
     # the guest's kernel client mounted the host's nfs-ganesha over user networking
     (target,) = run["targets"]
@@ -148,3 +166,19 @@ def test_probe_across_the_vm_boundary_9p_without_and_with_the_loose_cache(lab_re
     assert none.to_guest is not None and none.to_guest.clock_resolution_ms is not None
     assert probed.reference_coherence is not None and probed.reference_coherence.clock_resolution_ms is None
     assert probed.reference is not None and probed.reference.fs.fstype == "tmpfs"
+
+
+def _listeners_tried_as_nobody(proc: subprocess.Popen) -> tuple[list[listeners.Listener], dict]:
+    """Once the lab's nfs-ganesha (in its namespace) and QEMU listen: every socket the lab's
+    processes listen on, and what `nobody` on this machine got trying each."""
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and proc.poll() is None:
+        with suppress(psutil.NoSuchProcess):
+            pids = [child.pid for child in psutil.Process(proc.pid).children(recursive=True)]
+            found = listeners.listening(pids)
+            ganesha = any(item.command.startswith(("ganesha", "nfs-ganesha")) for item in found)
+            qemu = any(item.where.endswith("/control.sock") for item in found)  # QEMU starts after ganesha
+            if ganesha and qemu:
+                return found, listeners.attempt_as("nobody", found)
+        time.sleep(0.5)
+    raise AssertionError(f"nfs-ganesha and QEMU never both listened (lab exit {proc.poll()})")

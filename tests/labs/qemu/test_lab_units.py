@@ -8,6 +8,7 @@ import os
 import shutil
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -349,3 +350,36 @@ def test_sweep_stale_lab_dirs(tmp_path: Path) -> None:
         "mountbench-lab-starting",
         "unrelated-dir",
     ]
+
+
+def test_the_labs_own_network_namespace_holds_its_servers_and_goes_with_it(tmp_path: Path) -> None:
+    """A server started with the namespace's prefix listens there (seen from /proc) and nothing
+    outside reaches it; closing the holder ends the namespace with it."""
+    import socket
+    import sys
+
+    from mountbench.labs.qemu import netns
+
+    if netns.why_not():
+        pytest.skip(netns.why_not())
+    net = netns.private_network(tmp_path / "netns.log")
+    server = None
+    try:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        script = f"import socket,time; s=socket.create_server(('127.0.0.1', {port})); time.sleep(60)"
+        server = subprocess.Popen([*net.prefix(), sys.executable, "-c", script])
+        deadline = time.monotonic() + 20
+        while not net.listening(port):
+            assert time.monotonic() < deadline and server.poll() is None
+            time.sleep(0.05)
+        assert os.readlink(f"/proc/{server.pid}/ns/net") == os.readlink(net.path)  # nsenter exec'd it
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", port), timeout=2)
+    finally:
+        if server is not None:
+            server.kill()
+            server.wait()
+        net.close()
+    assert net.holder.poll() is not None

@@ -40,6 +40,8 @@ from mountbench.labs.qemu.initramfs import build_initramfs, init_script
 from mountbench.labs.qemu.kernel import Kernel, find_kernel
 from mountbench.labs.qemu.mounts.base import MountSpec
 from mountbench.labs.qemu.mountspec import DEFAULT_MOUNTS
+from mountbench.labs.qemu.netns import PrivateNetwork, private_network
+from mountbench.labs.qemu.netns import why_not as network_why_not
 from mountbench.labs.qemu.plan import (
     GUEST_RESULTS,
     LabMount,
@@ -163,6 +165,17 @@ class _MountHost:
     ) -> None:
         self.guest._adopt(role, proc, log, self.mount.slug, stop)
 
+    def network_prefix(self) -> list[str]:
+        return self.guest._net.prefix() if self.guest._net is not None else []
+
+    def listening(self, port: int) -> bool:
+        return self.guest._net.listening(port) if self.guest._net is not None else procs.port_open(port)
+
+    def network_reach(self) -> str:
+        if self.guest._net is not None:
+            return "in the lab's own network namespace: no one else reaches it"
+        return f"on the host's loopback: every local user reaches it ({self.guest.network_note})"
+
 
 @dataclass(eq=False, repr=False)
 class Guest:
@@ -225,6 +238,8 @@ class Guest:
             raise UsageError(f"--memory {self.memory} is too small; use at least 256M")
         self._memory_mib = mem >> 20
         self._qemu: subprocess.Popen[bytes] | None = None
+        self._net: PrivateNetwork | None = None  # the lab's own network namespace, when it has one
+        self.network_note = ""  # why it has none (when a mount needs the network)
         self._results: Path | None = None
         self._console: Console | None = None
         self._ctl: socket.socket | None = None
@@ -394,6 +409,13 @@ class Guest:
         commands: list[str] = []
         helpers: list[str] = []
         need_net = False
+        if any(spec.mount_type.needs_network for spec in self.specs):
+            # QEMU and the servers its guest reaches at 10.0.2.2 in a network namespace of their own
+            outside = [why for spec in self.specs if (why := spec.mount_type.outside_network(spec))]
+            self.network_note = "; ".join(outside) or network_why_not()
+            if not self.network_note:
+                self._net = private_network(logs / "netns.log")
+                self.started_pids.append(self._net.holder.pid)
         for index, (spec, slug) in enumerate(assign_slugs(self.specs)):
             m = LabMount(spec, slug, tag=f"mb{index}")
             self.mounts.append(m)
@@ -416,7 +438,7 @@ class Guest:
             append=kernel_cmdline(self.root_transport, net=need_net, extra=tuple(self.kernel_args)),
             devices=tuple(devices),
         )
-        self.qemu_argv = qemu_argv(self._cfg)
+        self.qemu_argv = (self._net.prefix() if self._net is not None else []) + qemu_argv(self._cfg)
         (lab / "qemu.cmdline").write_text(" ".join(self.qemu_argv) + "\n")
 
     def _root_device(self, logs: Path) -> Device:
@@ -661,6 +683,7 @@ class Guest:
             self._graceful_shutdown,
             lambda: self._stop_qemu(grace=5.0),
             *[d.stop for d in self._daemons],
+            lambda: self._net.close() if self._net is not None else None,
             self._close_channels,
             self._remove_files,
         ]

@@ -122,6 +122,9 @@ def run_lab(options: LabOptions, on_output: Callable[[str], None]) -> tuple[RunD
         kernel=options.kernel, keep=options.keep_guest,
     )  # fmt: skip
     with guest:
+        if guest.network_note:  # the servers its guest reaches over the network are not the lab's alone
+            on_output(f"note: the lab's network servers listen on the host's loopback, where every local user "
+                      f"reaches them ({guest.network_note})")  # fmt: skip
         working = [m for m in guest.mounts if not m.guest_error]
         if not working:
             raise UsageError("no mount worked in the guest; see the errors above ('mountbench doctor --lab')")

@@ -12,6 +12,7 @@ import getpass
 import shutil
 import subprocess
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -138,8 +139,16 @@ class SshServer:
         procs.stop_tree(self.proc)
 
 
-def start_sshd(directory: Path, client_key: Path, timeout: float = 10.0) -> SshServer:
-    """Start sshd with a fresh host key in `directory`, authorising `client_key`.pub."""
+def start_sshd(
+    directory: Path,
+    client_key: Path,
+    timeout: float = 10.0,
+    *,
+    prefix: Sequence[str] = (),
+    listening: Callable[[int], bool] = procs.port_open,
+) -> SshServer:
+    """Start sshd with a fresh host key in `directory`, authorising `client_key`.pub; its command
+    line after ``prefix`` (the lab's network namespace), ready once ``listening(port)``."""
     if not SSHD.is_file():
         raise ToolMissing(f"{SSHD} is missing; run: apt-get install openssh-server")
     ensure_privsep_dir()
@@ -156,8 +165,8 @@ def start_sshd(directory: Path, client_key: Path, timeout: float = 10.0) -> SshS
     if check.returncode != 0:
         raise SshdError(f"sshd rejects the lab config: {check.stderr.strip()}")
     log = directory / "sshd.log"
-    proc = procs.start([str(SSHD), "-D", "-e", "-f", str(config)], log=log)
-    if not procs.wait_until(lambda: procs.port_open(port), timeout, proc):
+    proc = procs.start([*prefix, str(SSHD), "-D", "-e", "-f", str(config)], log=log)
+    if not procs.wait_until(lambda: listening(port), timeout, proc):
         procs.stop_tree(proc)
         raise SshdError(f"the lab sshd did not listen on 127.0.0.1:{port}: {procs.log_tail(log, 5) or 'no output'}")
     return SshServer(proc, port, user, client_key, log, PrivsepKeeper())

@@ -253,6 +253,20 @@ class LabHost(Protocol):
         by stopping its process tree)."""
         ...
 
+    def network_prefix(self) -> list[str]:
+        """What the command line of a server the guest reaches at HOST_FROM_GUEST starts with, to
+        run where that address leads: the lab's own network namespace ([] when the lab has
+        none, and such a server listens on the host's loopback)."""
+        ...
+
+    def listening(self, port: int) -> bool:
+        """Does a TCP socket listen on ``port`` where HOST_FROM_GUEST leads?"""
+        ...
+
+    def network_reach(self) -> str:
+        """Who besides the guest reaches a server started with network_prefix(), in words."""
+        ...
+
 
 class MountType:
     """One lab mount type. Subclasses set the class attributes and override what differs.
@@ -311,6 +325,11 @@ class MountType:
         raise NotImplementedError
 
     # --- caveats -----------------------------------------------------------------------
+
+    def outside_network(self, spec: MountSpec) -> str | None:
+        """Why this mount's server must reach something outside the lab's own network namespace
+        (so the lab runs without one), or None."""
+        return None
 
     def host_cache(self, spec: MountSpec) -> str | None:
         """Why the host's page cache may serve this mount whatever the guest asks

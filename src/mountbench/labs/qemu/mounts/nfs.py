@@ -138,14 +138,14 @@ class Nfs(MountType):
         ports = [port] if mount_port is None else [port, mount_port]
         host.start_daemon(
             "ganesha",
-            ganesha_argv(binary, conf_file, log, state / "ganesha.pid"),
+            host.network_prefix() + ganesha_argv(binary, conf_file, log, state / "ganesha.pid"),
             log,
-            ready=lambda: all(procs.port_open(p) for p in ports),
+            ready=lambda: all(host.listening(p) for p in ports),
             failure=f"nfs-ganesha for {mount.slug} did not listen on 127.0.0.1:{port}",
             timeout=30.0,
         )
         mount.service = HostService(port)
-        mount.served_by = f"nfs-ganesha (VFS) 127.0.0.1:{port} (guest via {HOST_FROM_GUEST})"
+        mount.served_by = f"nfs-ganesha (VFS) 127.0.0.1:{port} (guest via {HOST_FROM_GUEST}), {host.network_reach()}"
         mount.extra["nfs_export"] = config.pseudo if not v3 else str(mount.host_path)
         if mount_port is not None:
             mount.extra["nfs_mount_port"] = str(mount_port)
@@ -160,6 +160,11 @@ class Nfs(MountType):
         export = str(mount.host_path) if v3 else mount.extra.get("nfs_export", "")
         source = f"{HOST_FROM_GUEST}:{export}"
         return shlex.join(["mb_nfs", mount.slug, "nfs" if v3 else "nfs4", source, options])
+
+    def outside_network(self, spec: MountSpec) -> str | None:
+        if spec.get("vers") == "3":
+            return "nfs vers=3: nfs-ganesha registers with the host's rpcbind"
+        return None
 
     def host_cache(self, spec: MountSpec) -> str | None:
         return "nfs-ganesha's VFS backend reads and writes the host files buffered"

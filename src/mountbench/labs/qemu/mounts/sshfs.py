@@ -75,10 +75,12 @@ class Sshfs(MountType):
         if not key.exists():
             key.parent.mkdir()
             ssh_keygen(key, "mountbench-lab-guest")
-        server = start_sshd(host.lab_dir / f"sshd-{mount.slug}", key)
+        server = start_sshd(host.lab_dir / f"sshd-{mount.slug}", key, prefix=host.network_prefix(),
+                            listening=host.listening)  # fmt: skip
         host.adopt_daemon("sshd", server.proc, server.log, stop=server.stop)
         mount.service = HostService(server.port, server.user)
-        mount.served_by = f"sshd 127.0.0.1:{server.port} (guest via {HOST_FROM_GUEST})"
+        mount.served_by = (f"sshd 127.0.0.1:{server.port} (guest via {HOST_FROM_GUEST}; the lab's key only), "
+                           f"{host.network_reach()}")  # fmt: skip
         return []  # the network device comes with needs_network
 
     def mount_command(self, mount: LabMount) -> str:
