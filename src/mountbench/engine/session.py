@@ -488,11 +488,20 @@ class Session:
                 runner.cleanup(ctx)
         for runner in self.runners.values():  # stop what the runner started elsewhere
             self.notices += runner.close()
+        if self.config.keep:  # marked while still locked: no sweep by a later run may take it
+            self._mark_kept()
         self._release_locks()
         if not self.config.keep:
             self.remove_scratch()
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def _mark_kept(self) -> None:
+        for scratch in self.scratch_dirs:
+            if scratch_mod.mark_kept(scratch):
+                self._notice_once(f"kept {scratch} (--keep); delete it when done, no later run will")
+            else:
+                self._notice_once(f"could not mark {scratch} as kept (--keep): a later run may remove it")
 
     def _release_locks(self) -> None:
         for fd in self.locks:
