@@ -81,6 +81,7 @@ class TargetInfo:
     # recorded before these existed, or not known (a dry run)
     device: str = ""  # the target directory's device, "major:minor"
     scratch_inode: int = 0  # the run's scratch directory's inode
+    instance: str = ""  # which instance of the filesystem (host/fsinstance.py): the device number is reused
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

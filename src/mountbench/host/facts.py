@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
 import socket
@@ -35,9 +36,34 @@ def is_root() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
+def machine_id() -> str:
+    """This machine's id as mountbench records it: a digest of systemd's machine-id (which should
+    not leave the machine as it is), '' where there is none."""
+    for path in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
+        try:
+            text = Path(path).read_text().strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if text:
+            return hashlib.sha256(b"mountbench machine " + text.encode()).hexdigest()[:16]
+    return ""
+
+
+def recorded_elsewhere(host: dict[str, Any]) -> str:
+    """The name of the machine a run's ``host`` facts say it was recorded on, when that is not
+    this machine ('' when it is, or when the facts cannot tell). The machine id decides where both
+    have one (a renamed machine is still itself); else the host name."""
+    recorded_id, here_id = str(host.get("machine_id") or ""), machine_id()
+    name = str(host.get("hostname") or "")
+    if recorded_id and here_id:
+        return (name or "another machine") if recorded_id != here_id else ""
+    return name if name and name != socket.gethostname() else ""
+
+
 def collect(fio_version: str = "") -> dict[str, Any]:
     return {
         "hostname": socket.gethostname(),
+        "machine_id": machine_id(),
         "os": f"{platform.system()} {platform.release()}",
         "platform": sys.platform,
         "kernel": platform.release(),
