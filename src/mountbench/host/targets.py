@@ -66,6 +66,9 @@ def resolve_path(text: str) -> Path:
     """Check a target path exists and is a directory; return it resolved."""
     if not text.strip():
         raise TargetError("a target has an empty path; write label=/some/dir")
+    bad = next((c for c in text if not c.isprintable() and c != " "), None)
+    if bad is not None:  # it would be printed in every table and page; and an escape sequence is obeyed
+        raise TargetError(f"target {text!r} holds a control character ({bad!r}); rename the directory and try again")
     path = Path(text).expanduser()
     if not path.exists():
         raise TargetError(f"target {text} does not exist; create it or check the path")

@@ -28,6 +28,7 @@ from mountbench.records.codec import (
     workload_from_dict,
     workload_to_dict,
 )
+from mountbench.records.text import escaped, escaped_tree
 from mountbench.store import schema
 from mountbench.store.schema import MIGRATIONS, SCHEMA_VERSION
 
@@ -338,11 +339,11 @@ class Store:
                 "created_at": row[1],
                 "finished_at": row[2],
                 "status": effective_status(row[3], row[6]),
-                "command": row[4],
-                "hostname": json.loads(row[5]).get("hostname", ""),
+                "command": escaped(row[4]),
+                "hostname": escaped(str(json.loads(row[5]).get("hostname", ""))),
                 "samples": row[7],
-                "targets": row[8] or "",
-                "config": _json_or_empty(row[9]),  # the run's options as stored (presets, size, ...)
+                "targets": escaped(row[8] or ""),
+                "config": escaped_tree(_json_or_empty(row[9])),  # the run's options as stored (presets, size, ...)
             }
             for row in rows
         ]
@@ -402,9 +403,9 @@ class Store:
             created_at=row[1],
             finished_at=row[2],
             status=effective_status(row[3], row[7]),
-            command=row[4],
+            command=escaped(row[4]),
             config=config_from_dict(json.loads(row[5])),
-            host=json.loads(row[6]),
+            host=escaped_tree(json.loads(row[6])),
             targets=targets,
             workloads=workloads,
             samples=samples,
