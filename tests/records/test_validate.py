@@ -83,7 +83,7 @@ def _sample(index: int, **fields) -> Callable[[dict], None]:
         (lambda run: run.pop("targets"), ["targets is missing"]),
         (lambda run: run["config"].update(repeat="3"), ["config: repeat is a string"]),
         (lambda run: run["config"].update(keep="false"), ["config: keep is a string 'false', not true or false"]),
-        (lambda run: run["config"].update(runtime=-1), ["config: runtime is -1"]),
+        (lambda run: run["config"].update(runtime=-1), ["config: runtime -1 is below 0.1"]),
         (lambda run: run["config"].update(presets="quick"), ["config: presets is a string, not a list"]),
     ],
 )
