@@ -195,8 +195,9 @@ def test_an_empty_string_is_bad_input(tmp_path, mb_env, args):
     db = fixture_db(tmp_path)
     extra = [str(target), "--dry-run"] if args[0] == "run" else []
     proc = mountbench(*args, *extra, "--db", str(db), env=mb_env, timeout=60, cwd=tmp_path)
-    option = next((a for a in args if a.startswith("--")), "")
-    one_line_error(proc, "empty", option)
+    given = args.index("")
+    option = args[given - 1] if args[given - 1].startswith("--") else ""  # else: an argument is empty
+    one_line_error(proc, "is empty", option)
     assert list(target.iterdir()) == []
 
 

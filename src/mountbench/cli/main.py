@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import click
 
 from mountbench import __version__
+from mountbench.cli.nonempty import refuse_empty
 from mountbench.errors import ExitCode, Interrupted, MountbenchError
 
 # Each command's module is imported when that command runs (or --help lists them), not every
@@ -43,7 +44,7 @@ class _Commands(click.Group):
         if cmd_name not in COMMANDS:
             return None
         module, name = COMMANDS[cmd_name]
-        return getattr(importlib.import_module(module), name)
+        return refuse_empty(getattr(importlib.import_module(module), name))
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -355,7 +355,10 @@ class Store:
             if row is None:
                 raise StoreError(f"no runs stored in {self.path} yet; start one with 'mountbench run'")
             return row[0]
-        rows = self.db.execute("SELECT id FROM runs WHERE id LIKE ? || '%'", (run_ref,)).fetchall()
+        if not run_ref:
+            raise StoreError("an empty run id names no run; 'mountbench list' shows the stored runs")
+        # a prefix, compared as text: '%' and '_' are characters of it, not LIKE's wildcards
+        rows = self.db.execute("SELECT id FROM runs WHERE substr(id, 1, length(?)) = ?", (run_ref, run_ref)).fetchall()
         if len(rows) == 1:
             return rows[0][0]
         if not rows:
@@ -424,7 +427,10 @@ class Store:
         if probe_ref == "last":
             rows = self.db.execute("SELECT id FROM probes ORDER BY created_at DESC LIMIT 1").fetchall()
         else:
-            rows = self.db.execute("SELECT id FROM probes WHERE id LIKE ? || '%'", (probe_ref,)).fetchall()
+            rows = self.db.execute(
+                "SELECT id FROM probes WHERE substr(id, 1, length(?)) = ? AND ? != ''",
+                (probe_ref, probe_ref, probe_ref),
+            ).fetchall()
         if len(rows) != 1:
             what = "is ambiguous" if rows else "is not stored"
             raise StoreError(f"probe {probe_ref!r} {what} in {self.path}; 'mountbench probe --list' shows them")
