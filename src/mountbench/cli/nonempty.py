@@ -22,7 +22,7 @@ def refuse_empty(command: click.Command) -> click.Command:
         if isinstance(param, click.Option) and (param.is_flag or param.count):
             continue
         setattr(param, "consume_value", _refusing(param, param.consume_value))  # noqa: B010 - per instance
-    setattr(command, _DONE, True)  # noqa: B010
+    setattr(command, _DONE, True)
     return command
 
 
