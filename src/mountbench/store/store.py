@@ -113,6 +113,9 @@ def _in_memory_copy(connection: sqlite3.Connection) -> sqlite3.Connection:
     return memory
 
 
+BUSY_TIMEOUT_S = 10.0  # how long a command waits for another process's write (each takes milliseconds)
+
+
 class StoreFull(StoreError):
     """The results database's filesystem filled up (or went read-only) during a run."""
 
@@ -146,9 +149,11 @@ class Store:
         try:
             if self.writer:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                connection = sqlite3.connect(path, timeout=30)
+                connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S)
             else:  # a reader never changes the file, whatever it holds
-                connection = sqlite3.connect(f"file:{quote(str(path.absolute()))}?mode=ro", uri=True, timeout=30)
+                connection = sqlite3.connect(
+                    f"file:{quote(str(path.absolute()))}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S
+                )
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(
                 f"cannot open the results database {path} ({exc}); pass --db with a writable path"
@@ -183,6 +188,10 @@ class Store:
         try:
             version = connection.execute("PRAGMA user_version").fetchone()[0]
             found = schema.tables_of(connection)
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc):
+                raise self._locked(exc) from None
+            raise StoreError(f"{self.path} is not a mountbench database ({exc}); pass --db with another path") from None
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path} is not a mountbench database ({exc}); pass --db with another path") from None
         if version > SCHEMA_VERSION:
@@ -315,6 +324,8 @@ class Store:
             yield
         except sqlite3.OperationalError as exc:
             text = str(exc)
+            if "locked" in text:
+                raise self._locked(exc) from None
             if "full" in text or "readonly" in text or "disk I/O" in text:
                 raise StoreFull(
                     f"the results database {self.path} cannot be written ({text}); the samples stored so far "
@@ -324,7 +335,34 @@ class Store:
 
     # --- reading -------------------------------------------------------------
 
+    def _locked(self, exc: sqlite3.Error) -> StoreError:
+        return StoreError(
+            f"{self.path} is locked by another process ({exc}; waited {BUSY_TIMEOUT_S:g} s): let it finish "
+            "(a run or an import writing it), then try again, or pass --db with another path"
+        )
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """A row that does not read (text that is not UTF-8, JSON that is not JSON: the file was
+        damaged or written by something else) is a one-line error naming the database."""
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc):
+                raise self._locked(exc) from None
+            raise StoreError(
+                f"{self.path} is damaged ({exc}); pass --db with another path, or remove the run"
+            ) from None
+        except (sqlite3.DatabaseError, ValueError, TypeError, AttributeError) as exc:
+            raise StoreError(
+                f"{self.path} is damaged ({exc}); pass --db with another path, or remove the run"
+            ) from None
+
     def list_runs(self) -> list[dict[str, Any]]:
+        with self._reading():
+            return self._list_runs()
+
+    def _list_runs(self) -> list[dict[str, Any]]:
         rows = self.db.execute(
             "SELECT r.id, r.created_at, r.finished_at, r.status, r.command, r.host, r.owner,"
             " (SELECT COUNT(*) FROM samples s WHERE s.run_id = r.id),"
@@ -350,6 +388,10 @@ class Store:
 
     def resolve(self, run_ref: str) -> str:
         """A full id, a unique prefix of one, or 'last'."""
+        with self._reading():
+            return self._resolve(run_ref)
+
+    def _resolve(self, run_ref: str) -> str:
         if run_ref == "last":
             row = self.db.execute("SELECT id FROM runs ORDER BY created_at DESC LIMIT 1").fetchone()
             if row is None:
@@ -369,9 +411,11 @@ class Store:
         run_id = self.resolve(run_ref)
         try:
             return self._load_run(run_id, with_raw)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, sqlite3.DatabaseError) as exc:
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                raise self._locked(exc) from None
             raise StoreError(
-                f"run {run_id} in {self.path} is damaged (bad field {exc}); export what still reads, or remove it"
+                f"run {run_id} in {self.path} is damaged ({exc}); export what still reads, or remove it"
             ) from None
 
     def _load_run(self, run_id: str, with_raw: bool) -> RunData:
