@@ -13,6 +13,7 @@ import click
 
 from mountbench import __version__
 from mountbench.cli.nonempty import refuse_empty
+from mountbench.cli.stdio import flush_stdout, guard_stdout
 from mountbench.errors import ExitCode, Interrupted, MountbenchError
 
 # Each command's module is imported when that command runs (or --help lists them), not every
@@ -53,7 +54,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     debug = "--debug" in args
     signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
     try:
-        cli.main(args=args, prog_name="mountbench", standalone_mode=False)
+        guard_stdout()
+        try:
+            cli.main(args=args, prog_name="mountbench", standalone_mode=False)
+        finally:
+            flush_stdout()
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:  # click's own usage errors, in our one-line form
