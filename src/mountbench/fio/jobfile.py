@@ -146,6 +146,11 @@ def check_placement(job: FioJob, origin: str) -> None:
                 f"{where} {key}= is not allowed: mountbench keeps every job inside the target's "
                 "scratch directory and runs no other programs; remove it"
             )
+        if name == "stats" and (value or "1").strip().lower() in ("0", "false", "no", "off"):
+            raise UsageError(
+                f"{where} {key}={value} turns off fio's statistics, which are what mountbench measures (each sample "
+                "would be stored with no figures); remove it"
+            )
         if name == "ioengine" and value and value.split(":")[0] in _FORBIDDEN_ENGINES:
             raise UsageError(f"{where} ioengine={value} is not allowed (it runs other code); choose an I/O engine")
         if name in _PATH_OPTIONS and value:
