@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from support import realmounts
-from support.runhelpers import FAST, mountbench
+from support.runhelpers import FAST, mountbench, start_mountbench, wait_for_samples
 from support.tools import needs_fio
 
 FIXTURE_DB = Path(__file__).parents[1] / "data" / "store" / "schema-v4.sqlite"
@@ -321,6 +321,48 @@ def test_a_report_format_that_contradicts_the_out_suffix_is_refused(tmp_path, mb
     one_line_error(mountbench("report", "--db", str(db), "--format", "pdf", "--out", str(out), env=mb_env),
                    "r.md", "pdf")  # fmt: skip
     assert not out.exists()
+
+
+def _fill(path: Path) -> None:
+    """Write ``path`` until its filesystem has no byte left."""
+    chunk = b"\0" * 65536
+    with open(path, "wb", buffering=0) as stream:
+        while True:
+            try:
+                stream.write(chunk)
+            except OSError:
+                break
+    with open(path, "ab", buffering=0) as stream:  # the last partial block
+        for _ in range(64):
+            try:
+                stream.write(b"\0" * 1024)
+            except OSError:
+                break
+
+
+def test_the_json_of_a_run_whose_database_stopped_taking_writes_does_not_say_running(tmp_path, mb_env):
+    """The database's filesystem fills up mid-run, so full that the final status cannot be written
+    either: the --json export, elsewhere, says the run was interrupted, not running."""
+    needs_fio()
+    realmounts.require_root()
+    target = tmp_path / "t"
+    target.mkdir()
+    json_out = tmp_path / "run.json"
+    with realmounts.tmpfs("8m") as place:
+        db = place / "r.sqlite"
+        proc = start_mountbench("run", str(target), *FAST, "--repeat", "4", "--db", str(db), "--json", str(json_out),
+                                env=mb_env)  # fmt: skip
+        try:
+            wait_for_samples(db, 1, timeout=120)
+            _fill(place / "filler")
+            _out, err = proc.communicate(timeout=300)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        assert proc.returncode == 2 and "cannot be written" in err, err
+        (run,) = json.loads(json_out.read_text())["runs"]
+        assert run["status"] == "interrupted", run["status"]
 
 
 def test_a_job_with_stats_off_is_refused_before_the_first_sample(tmp_path, mb_env):

@@ -307,10 +307,10 @@ class Session:
             raise Interrupted(self.run_id) from None
         finally:
             try:
-                self.store.set_status(self.run_id, status)
-                self._saved()
-            except StoreFull:
-                pass  # the store cannot be written; with this process gone the run reads as interrupted
+                # a store that cannot be written: with this process gone the run reads as interrupted
+                with contextlib.suppress(StoreFull):
+                    self.store.set_status(self.run_id, status)
+                self._saved()  # the store still answers with the status, so the JSON export says it
             finally:
                 self.finish()
                 self.events.on_finish(self.run_id, status)

@@ -129,6 +129,7 @@ class Store:
         self.path = path
         self.writer = writer
         self._db: sqlite3.Connection | None = None
+        self._unsaved_status: dict[str, str] = {}  # what set_status could not write (the disk filled)
         if writer:
             check_writable(path)
 
@@ -294,12 +295,19 @@ class Store:
             )
 
     def set_status(self, run_id: str, status: str) -> None:
-        """A run set running again (a resume) is owned by this process from now on."""
+        """A run set running again (a resume) is owned by this process from now on. A status that
+        cannot be written (StoreFull) is still what this store answers for the run from now on, so an
+        export made afterwards does not say "running"."""
         finished = time.time() if status != "running" else None
-        with self._writing(run_id), self.db:
-            self.db.execute("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, finished, run_id))
-            if status == "running":
-                self.db.execute("UPDATE runs SET owner = ? WHERE id = ?", (current_owner(), run_id))
+        try:
+            with self._writing(run_id), self.db:
+                self.db.execute("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, finished, run_id))
+                if status == "running":
+                    self.db.execute("UPDATE runs SET owner = ? WHERE id = ?", (current_owner(), run_id))
+        except StoreFull:
+            self._unsaved_status[run_id] = status
+            raise
+        self._unsaved_status.pop(run_id, None)
 
     def import_run(self, run: RunData) -> bool:
         """Store a run exported elsewhere; False when a run with that id is already here."""
@@ -449,7 +457,7 @@ class Store:
             id=row[0],
             created_at=row[1],
             finished_at=row[2],
-            status=effective_status(row[3], row[7]),
+            status=self._unsaved_status.get(run_id) or effective_status(row[3], row[7]),
             command=escaped(row[4]),
             config=config_from_dict(json.loads(row[5])),
             host=escaped_tree(json.loads(row[6])),
