@@ -168,6 +168,23 @@ def test_an_imported_config_value_outside_the_cli_range_is_refused(tmp_path, mb_
     assert not (tmp_path / "other.sqlite").exists()
 
 
+def test_a_dry_run_of_a_resume_is_refused_rather_than_run(tmp_path, mb_env):
+    """`run --resume ID --dry-run` resumed the run for real (the way issue 34 §4's repeat of 10^9 spun)."""
+    db = fixture_db(tmp_path)
+
+    def interrupted(run: dict) -> None:
+        run["id"] = "20250101-120000-d0d0"
+        run["status"] = "interrupted"
+        run["host"] = {}  # recorded on no machine in particular: resumable here
+        for index, target in enumerate(run["targets"]):
+            target["path"] = str(tmp_path / f"gone{index}")  # were it resumed, it would stop here
+
+    path = exported(tmp_path, db, interrupted)
+    assert mountbench("import", str(path), env=mb_env).returncode == 0
+    one_line_error(mountbench("run", "--resume", "20250101-120000-d0d0", "--dry-run", env=mb_env), "--dry-run",
+                   "--resume")  # fmt: skip
+
+
 # --- §5: an empty string is bad input --------------------------------------------------------------
 
 
