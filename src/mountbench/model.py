@@ -81,6 +81,7 @@ class TargetInfo:
     # recorded before these existed, or not known (a dry run)
     device: str = ""  # the target directory's device, "major:minor"
     scratch_inode: int = 0  # the run's scratch directory's inode
+    instance: str = ""  # which instance of the filesystem (host/fsinstance.py): the device number is reused
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -403,10 +404,32 @@ class Flag:
     param: str | None = None  # a name of its own: a single value read into the field (text such as "1G", two flags)
 
 
-def run_option(default: Any, *flags: Flag, stored: str | None = None) -> Any:
-    """A RunOptions field declared once: its default, the flags that set it, and its name in
-    stored configs and `lab`'s options record (default: the field's name)."""
-    return field(default=default, metadata={"flags": flags, "stored": stored})
+def run_option(default: Any, *flags: Flag, stored: str | None = None, span: Span | None = None) -> Any:
+    """A RunOptions field declared once: its default, the flags that set it, its name in stored
+    configs and `lab`'s options record (default: the field's name), and the values it may take
+    (``span``: the command line's range, and an imported config's)."""
+    return field(default=default, metadata={"flags": flags, "stored": stored, "span": span})
+
+
+@dataclass(frozen=True)
+class Span:
+    """The values a numeric run option may take: ``low`` to ``high`` (None: no upper bound)."""
+
+    low: float
+    high: float | None = None
+
+    def problem(self, value: float) -> str:
+        """Why ``value`` is outside ('' when it is not): 'is outside 1-1000', 'is below 0.1'."""
+        if self.high is not None and not self.low <= value <= self.high:
+            return f"is outside {self.low:g}-{self.high:g}"
+        return f"is below {self.low:g}" if value < self.low else ""
+
+
+def span_of(name: str) -> Span:
+    """The span of the RunOptions field ``name``."""
+    span = next(option.metadata["span"] for option in fields(RunOptions) if option.name == name)
+    assert span is not None, name
+    return span
 
 
 def stored_name(option: Field[Any]) -> str:
@@ -436,10 +459,11 @@ class RunOptions:
     baseline: str | None = run_option(
         None, Flag("--baseline", "target the others are compared with (default: the first)", "LABEL")
     )
-    repeat: int = run_option(3, Flag("--repeat", "samples per cell"))
+    repeat: int = run_option(3, Flag("--repeat", "samples per cell"), span=Span(1, 1000))
     warmup: int = run_option(
-        0, Flag("--warmup", "rounds run before the measured ones and thrown away, like hyperfine --warmup")
-    )
+        0, Flag("--warmup", "rounds run before the measured ones and thrown away, like hyperfine --warmup"),
+        span=Span(0, 100),
+    )  # fmt: skip
     runtime: float | None = run_option(  # seconds, every fio job
         None,
         Flag(
@@ -447,9 +471,12 @@ class RunOptions:
             "runtime of every fio job and of every http load, e.g. 2.5 or 1s (wrk: whole seconds)",
             "SECONDS",
         ),
+        span=Span(0.1),
     )
     size: int | None = run_option(  # bytes, the largest job of each suite
-        None, Flag("--size", "working-set size, e.g. 1G (largest job of each suite)", "SIZE", "size_text")
+        None,
+        Flag("--size", "working-set size, e.g. 1G (largest job of each suite)", "SIZE", "size_text"),
+        span=Span(1),
     )
     seed: int | None = run_option(  # None: chosen at random when the run starts, then recorded
         None, Flag("--seed", "seed of the interleaved order (default: random, recorded)")
@@ -471,14 +498,16 @@ class RunOptions:
         None,
         Flag("--until", "after --repeat rounds, add rounds for each comparison until it is decided: ranked, the same "
              "within PRECISION, or known to PRECISION (e.g. --until 5%)", "PRECISION", "until_text"),
+        span=Span(0.001, 1),
     )  # fmt: skip
     max_repeat: int = run_option(  # adaptive: the most rounds a cell gets
-        12, Flag("--max-repeat", "with --until or --budget: the most rounds a cell gets")
+        12, Flag("--max-repeat", "with --until or --budget: the most rounds a cell gets"), span=Span(1, 1000)
     )
     budget: float | None = run_option(  # seconds the run may take; rounds and runtimes are chosen to fit
         None,
         Flag("--budget", "finish within DURATION (e.g. 60s, 5m): runtimes and rounds are chosen to fit, the rest "
              "goes to the least decided comparisons (implies --until 5% unless given)", "DURATION", "budget_text"),
+        span=Span(1),
     )  # fmt: skip
     # no flag: set when the budget is the presets' default (no --repeat, --until, --budget or --runtime
     # given); the engine then scales it with the targets and never cuts the planned rounds short

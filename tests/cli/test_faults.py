@@ -251,7 +251,7 @@ def test_inputs_that_never_end_are_refused_in_one_line(tmp_path, mb_env):
     zero = _char_device(tmp_path, "zero", 1, 5)
     target = tmp_path / "t"
     target.mkdir()
-    one_line_error(mountbench("run", str(target), "--job", str(zero), "--dry-run", env=mb_env), "larger than 1 MiB")
+    one_line_error(mountbench("run", str(target), "--job", str(zero), "--dry-run", env=mb_env), "not a regular file")
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 50_000 + "]" * 50_000)
     one_line_error(mountbench("import", str(deep), env=mb_env), "nested too deeply")

@@ -144,3 +144,20 @@ def test_a_tmpfs_mounted_over_the_target_mid_run_turns_later_samples_into_errors
                 assert any(str(path) in error for _ok, error in after), (path, after)
         finally:
             realmounts._check(["umount", "-l", str(mp)])
+
+
+def test_resume_onto_a_fresh_tmpfs_that_reuses_the_device_number_is_refused(mb_env):
+    """Issue 34 §2: unmounting a tmpfs and mounting a fresh one of the same source name reuses the
+    device number; the run recorded what tells the two instances apart, so the resume is refused."""
+    db = Path(mb_env["MOUNTBENCH_DB"])
+    with realmounts.tmpfs("64m") as mp:
+        run_id = _kill_after_first_sample(_start(mp, mb_env), db)
+        stored = _samples(db)
+        device = os.stat(mp).st_dev
+        realmounts._check(["umount", str(mp)])
+        realmounts._check(["mount", "-t", "tmpfs", "-o", "size=64m,mode=0755", "mountbench-test", str(mp)])
+        reused = os.stat(mp).st_dev == device
+        line = _refused_resume(run_id, mb_env)
+        assert ("another instance of the filesystem" if reused else "device") in line, line
+        assert list(mp.iterdir()) == []
+        assert _samples(db) == stored

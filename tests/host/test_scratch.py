@@ -169,3 +169,17 @@ def test_a_killed_runs_job_folder_is_swept_by_the_next_run_and_its_scratch_resum
     resumed = mountbench("run", "--resume", run_id, env=env)
     assert resumed.returncode == 0, resumed.stderr
     assert not kept.exists() and job_folders() == []
+
+
+def test_a_kept_directory_is_never_swept(tmp_path: Path) -> None:
+    """Issue 34 §1: run --keep marks its scratch directories; sweep_dead leaves them to the user."""
+    owner = dead_owner()
+    kept = scratch.create(tmp_path, ".mountbench-20260101-000000-aaaa", Marker("run", "20260101-000000-aaaa", owner))
+    (kept / "data").write_bytes(b"x" * 100)
+    gone = scratch.create(tmp_path, ".mountbench-20260101-000000-bbbb", Marker("run", "20260101-000000-bbbb", owner))
+    assert scratch.mark_kept(kept)
+    assert scratch.read_marker(kept) == Marker("run", "20260101-000000-aaaa", owner, kept=True)
+    removed = scratch.sweep_dead(tmp_path)
+    assert len(removed) == 1 and str(gone) in removed[0]
+    assert (kept / "data").read_bytes() == b"x" * 100
+    assert scratch.sweep_dead_probes(tmp_path) == [] and kept.is_dir()

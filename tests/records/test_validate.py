@@ -83,7 +83,7 @@ def _sample(index: int, **fields) -> Callable[[dict], None]:
         (lambda run: run.pop("targets"), ["targets is missing"]),
         (lambda run: run["config"].update(repeat="3"), ["config: repeat is a string"]),
         (lambda run: run["config"].update(keep="false"), ["config: keep is a string 'false', not true or false"]),
-        (lambda run: run["config"].update(runtime=-1), ["config: runtime is -1"]),
+        (lambda run: run["config"].update(runtime=-1), ["config: runtime -1 is below 0.1"]),
         (lambda run: run["config"].update(presets="quick"), ["config: presets is a string, not a list"]),
     ],
 )
@@ -136,8 +136,11 @@ def test_a_file_that_never_ends_is_refused_without_reading_it_all(tmp_path, monk
         pytest.skip("mknod needs root")
     zero = tmp_path / "zero"
     os.mknod(zero, 0o666 | stat.S_IFCHR, os.makedev(1, 5))
-    monkeypatch.setattr("mountbench.records.export.DOCUMENT_LIMIT", 1 << 20)  # the real limit, 512 MiB, reads slowly
-    _read_refused(zero, "larger than 1 MiB (or never ends)")
+    _read_refused(zero, "is not a regular file (a character device)")  # refused before a byte is read
+    monkeypatch.setattr("mountbench.records.export.DOCUMENT_LIMIT", 1 << 20)  # the real limit, 512 MiB, writes slowly
+    large = tmp_path / "large.json"
+    large.write_bytes(b" " * ((1 << 20) + 1))
+    _read_refused(large, "larger than 1 MiB")
 
 
 def test_deep_nesting_and_huge_integers_are_refused(tmp_path):

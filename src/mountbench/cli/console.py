@@ -3,6 +3,7 @@ and what several commands print or write the same way."""
 
 from __future__ import annotations
 
+import io
 import os
 import shlex
 import sys
@@ -18,13 +19,21 @@ from mountbench.model import RunData
 from mountbench.report.content import build_report
 from mountbench.report.terminal import render_run
 
+MIN_WIDTH = 40  # narrower (COLUMNS=3, a tiny pane) and tables lose every column: wrap at 40 instead
 
-def _console(stream: TextIO) -> Console:
+
+def _console(stream: TextIO | None) -> Console:
     """A terminal's own width; piped output (logs, CI, a file) 80 columns unless COLUMNS says
-    otherwise, so that what is pasted into an issue or a mail reads as it did on screen."""
+    otherwise, so that what is pasted into an issue or a mail reads as it did on screen; never
+    narrower than MIN_WIDTH. A closed stream (cli.main refuses a closed stdout) writes nowhere."""
+    if stream is None:
+        return Console(file=io.StringIO(), width=80)
     columns = os.environ.get("COLUMNS", "")
     width = None if stream.isatty() else (int(columns) if columns.isdigit() and int(columns) > 0 else 80)
-    return Console(file=stream, width=width)
+    console = Console(file=stream, width=max(width, MIN_WIDTH) if width is not None else None)
+    if console.width < MIN_WIDTH:
+        console.width = MIN_WIDTH
+    return console
 
 
 out = _console(sys.stdout)

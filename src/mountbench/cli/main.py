@@ -12,6 +12,8 @@ from collections.abc import Sequence
 import click
 
 from mountbench import __version__
+from mountbench.cli.nonempty import refuse_empty
+from mountbench.cli.stdio import flush_stdout, guard_stdout
 from mountbench.errors import ExitCode, Interrupted, MountbenchError
 
 # Each command's module is imported when that command runs (or --help lists them), not every
@@ -44,7 +46,7 @@ class _Commands(click.Group):
         if cmd_name not in COMMANDS:
             return None
         module, name = COMMANDS[cmd_name]
-        return getattr(importlib.import_module(module), name)
+        return refuse_empty(getattr(importlib.import_module(module), name))
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -53,7 +55,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     debug = "--debug" in args
     signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
     try:
-        cli.main(args=args, prog_name="mountbench", standalone_mode=False)
+        guard_stdout()
+        try:
+            cli.main(args=args, prog_name="mountbench", standalone_mode=False)
+        finally:
+            flush_stdout()
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:  # click's own usage errors, in our one-line form

@@ -27,7 +27,7 @@ from mountbench.errors import UsageError
 from mountbench.fio.sweeps import parse_sweep
 from mountbench.host.watch import WatchSpec
 from mountbench.kinds import FILE_STATES, TREE_PROFILES
-from mountbench.model import DEFAULT_PRECISION, DROP_MODES, AppChoice, Flag, RunOptions, TreeChoice
+from mountbench.model import DEFAULT_PRECISION, DROP_MODES, AppChoice, Flag, RunOptions, TreeChoice, span_of
 from mountbench.units import parse_seconds, parse_working_set
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -55,15 +55,15 @@ class Seconds(click.ParamType):
 # What click checks beyond a field's type, by click parameter name
 _CHECKS: dict[str, dict[str, Any]] = {
     "job_files": {"type": click.Path(path_type=Path)},
-    "repeat": {"type": click.IntRange(1, 1000)},
-    "warmup": {"type": click.IntRange(0, 100)},
-    "runtime": {"type": Seconds(0.1)},
+    "repeat": {"type": click.IntRange(int(span_of("repeat").low), int(span_of("repeat").high or 0))},
+    "warmup": {"type": click.IntRange(int(span_of("warmup").low), int(span_of("warmup").high or 0))},
+    "runtime": {"type": Seconds(span_of("runtime").low)},
     "seed": {"type": int},
     "tree_profile": {"type": click.Choice(sorted(TREE_PROFILES))},
     "tarball": {"type": click.Path(path_type=Path)},
     "drop_caches": {"type": click.Choice(DROP_MODES)},
     "file_state": {"type": click.Choice(FILE_STATES)},
-    "max_repeat": {"type": click.IntRange(1, 1000)},
+    "max_repeat": {"type": click.IntRange(int(span_of("max_repeat").low), int(span_of("max_repeat").high or 0))},
     "app_tree": {"type": click.Path(path_type=Path)},
     "hosts_file": {"type": click.Path(path_type=Path)},
 }
@@ -126,7 +126,7 @@ def parse_precision(text: str) -> float:
         value = float(stripped[:-1]) / 100 if stripped.endswith("%") else float(stripped)
     except ValueError:
         raise UsageError(f"--until {text}: give a precision such as 5% or 0.05") from None
-    if not math.isfinite(value) or not 0.001 <= value <= 1:
+    if not math.isfinite(value) or span_of("until").problem(value):
         raise UsageError(f"--until {text}: give a precision between 0.1% and 100%, e.g. 5%")
     return value
 
@@ -136,8 +136,9 @@ def parse_duration(text: str, option: str) -> float:
     seconds = parse_seconds(text)
     if seconds is None or not math.isfinite(seconds):
         raise UsageError(f"{option} {text}: give a duration such as 60s, 5m or 1h")
-    if seconds < 1:
-        raise UsageError(f"{option} {text}: give at least 1s")
+    least = span_of("budget").low
+    if seconds < least:
+        raise UsageError(f"{option} {text}: give at least {least:g}s")
     return seconds
 
 

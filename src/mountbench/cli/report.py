@@ -118,7 +118,7 @@ def report(
     from mountbench.report.grid import parse_unit
 
     chosen_unit = parse_unit(unit)
-    fmt = fmt or _format_from_suffix(out)
+    fmt = _check_suffix(fmt, out) if fmt else _format_from_suffix(out)
     db_path = db or default_db_path()
     protect = [*outputs.database(db_path), *outputs.inputs(sources, "a file this report reads (--from)")]
     output = outputs.check(out, "--out", protect) if out is not None else None
@@ -186,6 +186,18 @@ def _format_from_suffix(out: Path | None) -> str:
         known = ", ".join(sorted(set(_SUFFIXES)))
         raise UsageError(f"--out {out}: no report format has the suffix {out.suffix}; use one of {known} or --format")
     return found
+
+
+def _check_suffix(fmt: str, out: Path | None) -> str:
+    """--format with an --out whose suffix names another format is refused: `--format pdf --out
+    r.md` wrote a PDF into r.md. A suffix of no format (r.txt) or none at all is the user's choice."""
+    named = _SUFFIXES.get(out.suffix.lower()) if out is not None and str(out) != "-" else None
+    if named is not None and named != fmt:
+        raise UsageError(
+            f"--out {out} names a {named} file but --format {fmt} writes {fmt}; name it {out.with_suffix('.' + fmt)} "
+            f"or give --format {named}"
+        )
+    return fmt
 
 
 def _emit(text: str, out: outputs.Output | None) -> None:

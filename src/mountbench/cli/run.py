@@ -72,6 +72,11 @@ def run(
     per_client = bool(params.pop("per_client", False))
     db_path = db or default_db_path()
     if resume:
+        if dry_run:
+            raise UsageError(
+                f"--dry-run with --resume would not be a dry run (the run would go on); 'mountbench show {resume}' "
+                f"shows what it has, 'mountbench run --resume {resume}' finishes it"
+            )
         if target or given_run_options(params) or options_json:
             raise UsageError("--resume takes no targets, presets or job files: the run's own are used")
         _resume(resume, db_path, json_out, events_path, per_client)

@@ -17,11 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from mountbench.errors import UsageError
+from mountbench.host.inputs import read_bounded
 
 FIO_PORT = 8765  # fio's default server port
 MAX_FIO_PORT = 65534  # `mountbench serve` puts its agent on the next port
 AGENT_PORT_OFFSET = 1  # `mountbench serve` answers host-fact and probe requests on PORT + 1
 SSH_SCHEME = "ssh://"
+HOSTS_FILE_LIMIT = 1 << 20  # 1 MiB: tens of thousands of hosts; /dev/zero never ends
 
 
 @dataclass(frozen=True)
@@ -184,12 +186,19 @@ def _parse_ssh(text: str) -> ClientSpec:
 def read_hosts_file(path: Path) -> tuple[str, ...]:
     """``--hosts-file``: one client a line, as --client takes it; blank lines and ``#``
     comments are skipped. A bare host name means ``ssh://HOST`` (mountbench starts it)."""
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise UsageError(f"--hosts-file {path}: {exc.strerror or exc}; give a file with one host a line") from None
+    fix = "give a text file with one host a line"
+    data = read_bounded(path, HOSTS_FILE_LIMIT, "--hosts-file", fix)
     hosts = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        try:
+            line = raw.decode()
+        except UnicodeDecodeError:
+            raise UsageError(f"--hosts-file {path}, line {number}: not text (UTF-8); {fix}") from None
+        bad = next((c for c in line.rstrip("\r") if not c.isprintable() and c != "\t"), None)
+        if bad is not None:
+            raise UsageError(
+                f"--hosts-file {path}, line {number}: holds a control character ({bad!r}), not text; {fix}"
+            )
         entry = line.split("#", 1)[0].strip()
         if not entry:
             continue

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,7 @@ from mountbench.engine import workloads as workloads_mod
 from mountbench.engine.budget import default_budget, plan_runtime
 from mountbench.errors import TargetError, UsageError
 from mountbench.fio.binary import FioInfo
+from mountbench.host import facts as hostfacts
 from mountbench.host import targets as targets_mod
 from mountbench.host.watch import SampleWatch, resolve_watch
 from mountbench.kinds import FILE_STATES, RunnerSetup, make_runners, on_clients
@@ -84,6 +86,13 @@ def from_stored(run: RunData, fio: FioInfo, relocated: Mapping[str, Path] | None
     ``relocated``: labels of targets a lab made anew at another path (cloudlab's mounts, whose
     lab checked they are made as before); every other target must still be the storage it was."""
     relocated = relocated or {}
+    elsewhere = hostfacts.recorded_elsewhere(run.host)
+    if elsewhere:
+        raise UsageError(
+            f"run {run.id} cannot be resumed here: it was recorded on {elsewhere}, not on this machine "
+            f"({socket.gethostname()}), and its samples would be mixed with this machine's; resume it there, "
+            "or start a new run here"
+        )
     file_state = run.config.file_state if run.config.file_state in FILE_STATES else "steady"
     setup = RunnerSetup(fio, file_state, resumed_host=run.host)
     runners = make_runners({w.kind for w in run.workloads}, setup)

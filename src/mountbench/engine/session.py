@@ -307,10 +307,10 @@ class Session:
             raise Interrupted(self.run_id) from None
         finally:
             try:
-                self.store.set_status(self.run_id, status)
-                self._saved()
-            except StoreFull:
-                pass  # the store cannot be written; with this process gone the run reads as interrupted
+                # a store that cannot be written: with this process gone the run reads as interrupted
+                with contextlib.suppress(StoreFull):
+                    self.store.set_status(self.run_id, status)
+                self._saved()  # the store still answers with the status, so the JSON export says it
             finally:
                 self.finish()
                 self.events.on_finish(self.run_id, status)
@@ -488,11 +488,20 @@ class Session:
                 runner.cleanup(ctx)
         for runner in self.runners.values():  # stop what the runner started elsewhere
             self.notices += runner.close()
+        if self.config.keep:  # marked while still locked: no sweep by a later run may take it
+            self._mark_kept()
         self._release_locks()
         if not self.config.keep:
             self.remove_scratch()
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def _mark_kept(self) -> None:
+        for scratch in self.scratch_dirs:
+            if scratch_mod.mark_kept(scratch):
+                self._notice_once(f"kept {scratch} (--keep); delete it when done, no later run will")
+            else:
+                self._notice_once(f"could not mark {scratch} as kept (--keep): a later run may remove it")
 
     def _release_locks(self) -> None:
         for fd in self.locks:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from mountbench.errors import UsageError
 from mountbench.fio.sweeps import check_axes, merge_axes
+from mountbench.host.inputs import check_regular
 from mountbench.kinds import Adjustments, kind_of, load_job_file, preset_alone
 from mountbench.model import AppChoice, RunOptions, SweepAxis, TreeChoice, Workload
 from mountbench.presets import load_preset
@@ -79,6 +80,7 @@ def assemble(
         preset = load_preset(name)
         groups.append((list(preset.workloads), merge_axes(preset.sweeps, sweeps)))
     for path in job_files:
+        check_regular(Path(path), "job file", "give an fio job file (INI text)")  # a FIFO would block the read
         groups.append((load_job_file(path), tuple(sweeps)))
     if size is not None and any(axis.option == "size" for _, axes in groups for axis in axes):
         raise UsageError("--size and a sweep of size both set the working set; give one of them")

@@ -13,6 +13,7 @@ import ast
 import operator
 import os
 import re
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,9 +102,14 @@ JOB_FILE_LIMIT = 1 << 20  # 1 MiB: a job file of thousands of sections; /dev/zer
 
 
 def load_job_file(path: Path) -> list[FioJob]:
-    """Read a job file, at most JOB_FILE_LIMIT bytes of it (a device or FIFO is read no further)."""
+    """Read a job file, a regular file of at most JOB_FILE_LIMIT bytes (a device or FIFO is refused
+    without blocking)."""
     try:
-        with open(path, "rb") as stream:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as stream:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise UsageError(f"job file {path} is not a regular file; give an fio job file (INI text)")
+            os.set_blocking(fd, True)
             data = stream.read(JOB_FILE_LIMIT + 1)
         if len(data) > JOB_FILE_LIMIT:
             raise UsageError(f"job file {path} is larger than 1 MiB (or never ends); give an fio job file (INI text)")
@@ -139,6 +145,11 @@ def check_placement(job: FioJob, origin: str) -> None:
             raise UsageError(
                 f"{where} {key}= is not allowed: mountbench keeps every job inside the target's "
                 "scratch directory and runs no other programs; remove it"
+            )
+        if name == "stats" and (value or "1").strip().lower() in ("0", "false", "no", "off"):
+            raise UsageError(
+                f"{where} {key}={value} turns off fio's statistics, which are what mountbench measures (each sample "
+                "would be stored with no figures); remove it"
             )
         if name == "ioengine" and value and value.split(":")[0] in _FORBIDDEN_ENGINES:
             raise UsageError(f"{where} ioengine={value} is not allowed (it runs other code); choose an I/O engine")

@@ -1,10 +1,13 @@
-"""Reading the user's input files with bounds: a file that never ends (``/dev/zero``), one far
-larger than any mountbench wrote, or JSON nested deeper than any mountbench wrote is refused
-with one line instead of exhausting memory or the interpreter's recursion limit."""
+"""Reading the user's input files with bounds: only regular files (a FIFO would block, a device
+may never end: both are refused at once), nothing far larger than any mountbench wrote, and no
+JSON nested deeper than any mountbench wrote: one line instead of a hang, exhausted memory or the
+interpreter's recursion limit."""
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -16,20 +19,50 @@ JSON_DEPTH_LIMIT = 64  # mountbench's own documents nest about 8 deep
 
 
 def read_bounded(path: Path, limit: int, what: str, fix: str) -> bytes:
-    """The bytes of ``path``, refusing (UsageError) more than ``limit`` of them. Reads at most
-    ``limit`` + 1 bytes whatever the file is (a device, a FIFO, a growing file)."""
+    """The bytes of the regular file ``path``, refusing (UsageError) anything else (a device, a
+    FIFO, a socket: opened without blocking, then refused) and more than ``limit`` bytes (at most
+    ``limit`` + 1 are read, whatever the file does meanwhile)."""
     try:
-        with open(path, "rb") as stream:
-            data = stream.read(limit + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except FileNotFoundError:
         raise UsageError(f"{what} {path} does not exist; check the path") from None
     except IsADirectoryError:
         raise UsageError(f"{what} {path} is a directory; {fix}") from None
     except OSError as exc:
         raise UsageError(f"cannot read {what} {path} ({exc.strerror or exc}); {fix}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise UsageError(f"{what} {path} is a directory; {fix}")
+        if not stat.S_ISREG(mode):
+            raise UsageError(f"{what} {path} is not a regular file (a {_file_kind(mode)}); {fix}")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as stream:
+            data = stream.read(limit + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read {what} {path} ({exc.strerror or exc}); {fix}") from None
+    finally:
+        os.close(fd)
     if len(data) > limit:
-        raise UsageError(f"{what} {path} is larger than {limit // MiB} MiB (or never ends); {fix}")
+        raise UsageError(f"{what} {path} is larger than {limit // MiB} MiB; {fix}")
     return data
+
+
+def check_regular(path: Path, what: str, fix: str) -> None:
+    """Refuse (UsageError) a ``path`` that exists and is not a regular file, without opening it:
+    a FIFO would block whoever opens it until something writes."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # missing or unreadable: the reader says so
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        raise UsageError(f"{what} {path} is not a regular file (a {_file_kind(mode)}); {fix}")
+
+
+def _file_kind(mode: int) -> str:
+    kinds = ((stat.S_ISFIFO, "FIFO"), (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"),
+             (stat.S_ISSOCK, "socket"))  # fmt: skip
+    return next((name for test, name in kinds if test(mode)), "special file")
 
 
 def load_json(data: bytes | str, origin: str, fix: str) -> Any:

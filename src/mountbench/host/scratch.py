@@ -15,7 +15,8 @@ process owns it (pid, process start time, host, boot and pid namespace), so that
 - directories left by killed probes and runs can be removed safely (:func:`sweep_dead`, called
   by the next run or probe on the target; :func:`sweep_dead_probes` for probes alone). A resumed
   run's own directory is never swept; a killed run whose directory was swept lays its files out
-  again when resumed.
+  again when resumed. A directory kept on purpose (``run --keep``: :func:`mark_kept`) is never
+  swept: its marker says so, and only the user deletes it.
 
 A run's job files live outside the targets, in ``<tmp>/mountbench-<run id>-*/``; an owner
 file written at creation lets :func:`sweep_workdirs` remove the folders of killed runs.
@@ -27,6 +28,7 @@ The functions here touch the filesystem directly. The probe calls them in a chil
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import fcntl
 import json
@@ -145,6 +147,7 @@ class Marker:
     id: str
     owner: Owner | None = None
     created: float | None = None
+    kept: bool = False  # kept on purpose (run --keep): never swept, whoever owned it
 
     def to_text(self) -> str:
         data = {
@@ -154,6 +157,8 @@ class Marker:
             "owner": self.owner.to_dict() if self.owner else None,
             "created": self.created,
         }
+        if self.kept:
+            data["kept"] = True
         return json.dumps(data) + "\n"
 
     @classmethod
@@ -169,7 +174,7 @@ class Marker:
             if data.get("tool") != "mountbench" or data.get("kind") not in ("run", "probe"):
                 return None
             owner = Owner.from_dict(data["owner"]) if data.get("owner") else None
-            return cls(data["kind"], str(data["id"]), owner, data.get("created"))
+            return cls(data["kind"], str(data["id"]), owner, data.get("created"), data.get("kept") is True)
         except (ValueError, KeyError, TypeError, AttributeError):
             return None
 
@@ -275,6 +280,30 @@ def claim(fd: int, marker: Marker) -> None:
         os.ftruncate(fd, len(data))
     except OSError:  # opened read-only, or the filesystem refuses: the lock still guards the run
         pass
+
+
+def mark_kept(directory: Path | str, fd: int | None = None) -> bool:
+    """Mark a scratch directory as kept on purpose, so that no later sweep removes it: its marker
+    is rewritten in place (through ``fd``, the held lock, when there is one). False when the
+    marker cannot be read or written (it is then swept like any other once its owner is gone)."""
+    marker = read_marker(directory)
+    if marker is None:
+        return False
+    data = dataclasses.replace(marker, kept=True).to_text().encode()
+    try:
+        own = fd is None
+        if own:
+            fd = os.open(Path(directory) / MARKER, os.O_WRONLY)
+        assert fd is not None
+        try:
+            os.pwrite(fd, data, 0)
+            os.ftruncate(fd, len(data))
+        finally:
+            if own:
+                os.close(fd)
+    except OSError:
+        return False
+    return read_marker(directory) == dataclasses.replace(marker, kept=True)
 
 
 def lock_state(directory: Path | str) -> Literal["held", "free", "unknown"]:
@@ -403,7 +432,7 @@ def sweep_dead_probes(parent: Path | str) -> list[str]:
     """
     removed = []
     for entry, marker in _marked(parent):
-        if marker.kind != "probe" or marker.owner is None or marker.owner.alive() is not False:
+        if marker.kind != "probe" or marker.kept or marker.owner is None or marker.owner.alive() is not False:
             continue
         owner = marker.owner
         remove(entry.path, lambda m, ours=marker: m == ours)
@@ -416,10 +445,11 @@ def sweep_dead(parent: Path | str, *, exclude: str | None = None) -> list[str]:
     is provably gone: its marker names an owner of this machine that is dead, and no process
     holds its lock. ``exclude`` (the name of a resumed run's own directory) stays. A killed
     run can still be resumed afterwards: it lays its files out again. Returns one line per
-    directory removed; what cannot be removed is left as it is."""
+    directory removed; what cannot be removed is left as it is. A directory kept on purpose
+    (:func:`mark_kept`) stays."""
     removed = []
     for entry, marker in _marked(parent, exclude):
-        if marker.owner is None or marker.owner.alive() is not False:
+        if marker.kept or marker.owner is None or marker.owner.alive() is not False:
             continue
         if marker.kind == "run" and lock_state(entry.path) == "held":
             continue

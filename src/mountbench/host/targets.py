@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mountbench.errors import TargetError, UsageError
-from mountbench.host import odirect
+from mountbench.host import fsinstance, odirect
 from mountbench.host import scratch as scratch_mod
 from mountbench.model import Target, TargetContext, TargetInfo
 
@@ -66,6 +66,9 @@ def resolve_path(text: str) -> Path:
     """Check a target path exists and is a directory; return it resolved."""
     if not text.strip():
         raise TargetError("a target has an empty path; write label=/some/dir")
+    bad = next((c for c in text if not c.isprintable() and c != " "), None)
+    if bad is not None:  # it would be printed in every table and page; and an escape sequence is obeyed
+        raise TargetError(f"target {text!r} holds a control character ({bad!r}); rename the directory and try again")
     path = Path(text).expanduser()
     if not path.exists():
         raise TargetError(f"target {text} does not exist; create it or check the path")
@@ -312,13 +315,17 @@ def device_of(path: Path | str) -> str:
 def target_change(target: Target, recorded: TargetInfo | None, scratch: Path) -> str:
     """What makes ``target`` no longer the storage a run recorded ('' when nothing does): its
     device, filesystem type or mount source differ, or the run's scratch directory ``scratch``
-    exists but is another directory. Facts a run did not record (older versions) are not compared."""
+    exists but is another directory, or the filesystem is another instance of it (a fresh tmpfs that
+    got the old one's device number). Facts a run did not record (older versions) are not compared."""
     if recorded is None:
         return ""
     mount = find_mount(Path(target.path))
     now = {"device": device_of(target.path), "filesystem": mount.fstype, "mount source": mount.source}
     then = {"device": recorded.device, "filesystem": recorded.fstype, "mount source": recorded.mount_source}
     changes = [f"{name} {then[name]} → {now[name]}" for name in now if then[name] and then[name] != now[name]]
+    other = fsinstance.differs(recorded.instance, fsinstance.instance(target.path))
+    if other:
+        changes.append(f"another instance of the filesystem ({other})")
     if recorded.scratch_inode:
         try:
             inode = os.stat(scratch).st_ino
@@ -352,6 +359,7 @@ def target_info(path: Path, usage_path: Path, direct_ok: bool, odirect_detail: s
     usage = shutil.disk_usage(usage_path)
     return TargetInfo(
         device=device_of(path),
+        instance=fsinstance.instance(path),
         fstype=mount.fstype,
         mount_point=mount.mount_point,
         mount_source=mount.source,

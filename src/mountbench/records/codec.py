@@ -1,6 +1,8 @@
 """The one dict codec for runs: what the store keeps in its JSON columns and what the
 export document carries are the same dicts, made and read here.
 
+Every string read is escaped where it could steer a terminal (records/text.py).
+
 Reading is forgiving about what older versions wrote (a missing field gets its
 default; a run config without "version" is version 1, the untyped dict of
 mountbench 0.1) and strict about damage: a wrong type raises KeyError, TypeError
@@ -34,6 +36,7 @@ from mountbench.model import (
     Workload,
     stored_name,
 )
+from mountbench.records.text import escaped, escaped_tree
 
 # --- run config and run options -------------------------------------------------------------
 # Every field of RunOptions (and so of RunConfig) is written under its stored name and read
@@ -93,6 +96,7 @@ def config_from_dict(data: dict[str, Any]) -> RunConfig:
     facts of version 2)."""
     if not isinstance(data, dict):
         raise TypeError("config is not an object")
+    data = escaped_tree(data)
     version = int(data.get("version", 1))
     if version > CONFIG_VERSION:
         raise ValueError(f"run config version {version} is newer than this mountbench reads ({CONFIG_VERSION})")
@@ -151,6 +155,7 @@ def target_to_dict(record: TargetRecord) -> dict[str, Any]:
 
 
 def target_from_dict(data: dict[str, Any]) -> TargetRecord:
+    data = escaped_tree(data)
     info = data.get("info")
     return TargetRecord(Target(str(data["label"]), str(data["path"])), TargetInfo.from_dict(info) if info else None)
 
@@ -161,7 +166,7 @@ def workload_to_dict(workload: Workload) -> dict[str, Any]:
 
 def workload_from_dict(data: dict[str, Any]) -> Workload:
     """A workload without a stored description (older versions) gets one from its kind."""
-    return stored_workload(data, describe)
+    return stored_workload(escaped_tree(data), describe)
 
 
 def sample_to_dict(sample: Sample, *, with_raw: bool = True) -> dict[str, Any]:
@@ -187,6 +192,7 @@ def sample_to_dict(sample: Sample, *, with_raw: bool = True) -> dict[str, Any]:
 
 
 def sample_from_dict(data: dict[str, Any]) -> Sample:
+    data = escaped_tree(data)
     metrics = {str(k): float(v) for k, v in data["metrics"].items()}
     return Sample(
         target=str(data["target"]),
@@ -229,9 +235,9 @@ def run_from_dict(data: dict[str, Any]) -> RunData:
         created_at=float(data["created_at"]),
         finished_at=None if data.get("finished_at") is None else float(data["finished_at"]),
         status=str(data["status"]),
-        command=str(data.get("command", "")),
+        command=escaped(str(data.get("command", ""))),
         config=config_from_dict(data.get("config", {})),
-        host=dict(data.get("host", {})),
+        host=escaped_tree(dict(data.get("host", {}))),
         targets=tuple(target_from_dict(t) for t in data["targets"]),
         workloads=tuple(workload_from_dict(w) for w in data["workloads"]),
         samples=tuple(sample_from_dict(s) for s in data["samples"]),

@@ -15,7 +15,7 @@ from dataclasses import fields
 from typing import Any, get_type_hints
 
 from mountbench.host.targets import LABEL_MAX, label_problem
-from mountbench.model import WARMUP_BASE, RunConfig, stored_name
+from mountbench.model import WARMUP_BASE, RunConfig, Span, stored_name
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 STATUSES = ("running", "complete", "interrupted", "failed")
@@ -91,6 +91,7 @@ def _config(config: Any, where: str) -> None:
     types = get_type_hints(RunConfig)
     for option in fields(RunConfig):
         key = stored_name(option)
+        _within(config, key, option.metadata.get("span"), where)
         if config.get(key) is None or key == "warmup":  # warm-up rounds: read leniently (records/codec.py)
             continue
         kind = types[option.name]
@@ -109,6 +110,17 @@ def _config(config: Any, where: str) -> None:
             wanted = str if kind == tuple[str, ...] else int
             if not all(isinstance(item, wanted) and not isinstance(item, bool) for item in items):
                 raise Damage(f"{where}: {key} is not a list of {'strings' if wanted is str else 'whole numbers'}")
+
+
+def _within(config: dict[str, Any], key: str, span: Span | None, where: str) -> None:
+    """A number the command line takes only in a range gets the same range from a file (a repeat
+    of 10^9 would have the planner spin)."""
+    value = config.get(key)
+    if span is None or not _finite(value):
+        return
+    problem = span.problem(value)
+    if problem:
+        raise Damage(f"{where}: {key} {value} {problem} (the range 'mountbench run' takes)")
 
 
 def _workloads(workloads: list[Any], where: str) -> set[str]:

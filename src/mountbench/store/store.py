@@ -28,6 +28,7 @@ from mountbench.records.codec import (
     workload_from_dict,
     workload_to_dict,
 )
+from mountbench.records.text import escaped, escaped_tree
 from mountbench.store import schema
 from mountbench.store.schema import MIGRATIONS, SCHEMA_VERSION
 
@@ -112,6 +113,9 @@ def _in_memory_copy(connection: sqlite3.Connection) -> sqlite3.Connection:
     return memory
 
 
+BUSY_TIMEOUT_S = 10.0  # how long a command waits for another process's write (each takes milliseconds)
+
+
 class StoreFull(StoreError):
     """The results database's filesystem filled up (or went read-only) during a run."""
 
@@ -125,6 +129,7 @@ class Store:
         self.path = path
         self.writer = writer
         self._db: sqlite3.Connection | None = None
+        self._unsaved_status: dict[str, str] = {}  # what set_status could not write (the disk filled)
         if writer:
             check_writable(path)
 
@@ -145,9 +150,11 @@ class Store:
         try:
             if self.writer:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                connection = sqlite3.connect(path, timeout=30)
+                connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S)
             else:  # a reader never changes the file, whatever it holds
-                connection = sqlite3.connect(f"file:{quote(str(path.absolute()))}?mode=ro", uri=True, timeout=30)
+                connection = sqlite3.connect(
+                    f"file:{quote(str(path.absolute()))}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S
+                )
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(
                 f"cannot open the results database {path} ({exc}); pass --db with a writable path"
@@ -182,6 +189,10 @@ class Store:
         try:
             version = connection.execute("PRAGMA user_version").fetchone()[0]
             found = schema.tables_of(connection)
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc):
+                raise self._locked(exc) from None
+            raise StoreError(f"{self.path} is not a mountbench database ({exc}); pass --db with another path") from None
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path} is not a mountbench database ({exc}); pass --db with another path") from None
         if version > SCHEMA_VERSION:
@@ -284,12 +295,19 @@ class Store:
             )
 
     def set_status(self, run_id: str, status: str) -> None:
-        """A run set running again (a resume) is owned by this process from now on."""
+        """A run set running again (a resume) is owned by this process from now on. A status that
+        cannot be written (StoreFull) is still what this store answers for the run from now on, so an
+        export made afterwards does not say "running"."""
         finished = time.time() if status != "running" else None
-        with self._writing(run_id), self.db:
-            self.db.execute("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, finished, run_id))
-            if status == "running":
-                self.db.execute("UPDATE runs SET owner = ? WHERE id = ?", (current_owner(), run_id))
+        try:
+            with self._writing(run_id), self.db:
+                self.db.execute("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, finished, run_id))
+                if status == "running":
+                    self.db.execute("UPDATE runs SET owner = ? WHERE id = ?", (current_owner(), run_id))
+        except StoreFull:
+            self._unsaved_status[run_id] = status
+            raise
+        self._unsaved_status.pop(run_id, None)
 
     def import_run(self, run: RunData) -> bool:
         """Store a run exported elsewhere; False when a run with that id is already here."""
@@ -314,6 +332,8 @@ class Store:
             yield
         except sqlite3.OperationalError as exc:
             text = str(exc)
+            if "locked" in text:
+                raise self._locked(exc) from None
             if "full" in text or "readonly" in text or "disk I/O" in text:
                 raise StoreFull(
                     f"the results database {self.path} cannot be written ({text}); the samples stored so far "
@@ -323,7 +343,34 @@ class Store:
 
     # --- reading -------------------------------------------------------------
 
+    def _locked(self, exc: sqlite3.Error) -> StoreError:
+        return StoreError(
+            f"{self.path} is locked by another process ({exc}; waited {BUSY_TIMEOUT_S:g} s): let it finish "
+            "(a run or an import writing it), then try again, or pass --db with another path"
+        )
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """A row that does not read (text that is not UTF-8, JSON that is not JSON: the file was
+        damaged or written by something else) is a one-line error naming the database."""
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc):
+                raise self._locked(exc) from None
+            raise StoreError(
+                f"{self.path} is damaged ({exc}); pass --db with another path, or remove the run"
+            ) from None
+        except (sqlite3.DatabaseError, ValueError, TypeError, AttributeError) as exc:
+            raise StoreError(
+                f"{self.path} is damaged ({exc}); pass --db with another path, or remove the run"
+            ) from None
+
     def list_runs(self) -> list[dict[str, Any]]:
+        with self._reading():
+            return self._list_runs()
+
+    def _list_runs(self) -> list[dict[str, Any]]:
         rows = self.db.execute(
             "SELECT r.id, r.created_at, r.finished_at, r.status, r.command, r.host, r.owner,"
             " (SELECT COUNT(*) FROM samples s WHERE s.run_id = r.id),"
@@ -338,23 +385,30 @@ class Store:
                 "created_at": row[1],
                 "finished_at": row[2],
                 "status": effective_status(row[3], row[6]),
-                "command": row[4],
-                "hostname": json.loads(row[5]).get("hostname", ""),
+                "command": escaped(row[4]),
+                "hostname": escaped(str(json.loads(row[5]).get("hostname", ""))),
                 "samples": row[7],
-                "targets": row[8] or "",
-                "config": _json_or_empty(row[9]),  # the run's options as stored (presets, size, ...)
+                "targets": escaped(row[8] or ""),
+                "config": escaped_tree(_json_or_empty(row[9])),  # the run's options as stored (presets, size, ...)
             }
             for row in rows
         ]
 
     def resolve(self, run_ref: str) -> str:
         """A full id, a unique prefix of one, or 'last'."""
+        with self._reading():
+            return self._resolve(run_ref)
+
+    def _resolve(self, run_ref: str) -> str:
         if run_ref == "last":
             row = self.db.execute("SELECT id FROM runs ORDER BY created_at DESC LIMIT 1").fetchone()
             if row is None:
                 raise StoreError(f"no runs stored in {self.path} yet; start one with 'mountbench run'")
             return row[0]
-        rows = self.db.execute("SELECT id FROM runs WHERE id LIKE ? || '%'", (run_ref,)).fetchall()
+        if not run_ref:
+            raise StoreError("an empty run id names no run; 'mountbench list' shows the stored runs")
+        # a prefix, compared as text: '%' and '_' are characters of it, not LIKE's wildcards
+        rows = self.db.execute("SELECT id FROM runs WHERE substr(id, 1, length(?)) = ?", (run_ref, run_ref)).fetchall()
         if len(rows) == 1:
             return rows[0][0]
         if not rows:
@@ -365,9 +419,11 @@ class Store:
         run_id = self.resolve(run_ref)
         try:
             return self._load_run(run_id, with_raw)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, sqlite3.DatabaseError) as exc:
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                raise self._locked(exc) from None
             raise StoreError(
-                f"run {run_id} in {self.path} is damaged (bad field {exc}); export what still reads, or remove it"
+                f"run {run_id} in {self.path} is damaged ({exc}); export what still reads, or remove it"
             ) from None
 
     def _load_run(self, run_id: str, with_raw: bool) -> RunData:
@@ -401,10 +457,10 @@ class Store:
             id=row[0],
             created_at=row[1],
             finished_at=row[2],
-            status=effective_status(row[3], row[7]),
-            command=row[4],
+            status=self._unsaved_status.get(run_id) or effective_status(row[3], row[7]),
+            command=escaped(row[4]),
             config=config_from_dict(json.loads(row[5])),
-            host=json.loads(row[6]),
+            host=escaped_tree(json.loads(row[6])),
             targets=targets,
             workloads=workloads,
             samples=samples,
@@ -423,7 +479,10 @@ class Store:
         if probe_ref == "last":
             rows = self.db.execute("SELECT id FROM probes ORDER BY created_at DESC LIMIT 1").fetchall()
         else:
-            rows = self.db.execute("SELECT id FROM probes WHERE id LIKE ? || '%'", (probe_ref,)).fetchall()
+            rows = self.db.execute(
+                "SELECT id FROM probes WHERE substr(id, 1, length(?)) = ? AND ? != ''",
+                (probe_ref, probe_ref, probe_ref),
+            ).fetchall()
         if len(rows) != 1:
             what = "is ambiguous" if rows else "is not stored"
             raise StoreError(f"probe {probe_ref!r} {what} in {self.path}; 'mountbench probe --list' shows them")
