@@ -76,8 +76,9 @@ def cloudlab(
     rclone serves a directory over WebDAV in a network namespace of the lab's own, toxiproxy puts
     each chosen round-trip time and a bandwidth (default: a 100 Mbit/s home link) on the wire, and
     one rclone mount per cache mode and RTT is a target, labelled MODE-RTTms. Reads are measured
-    cold (from the remote) and, where a mode caches reads, warm. The run options (--preset, --job, --repeat, --size, ...) are those of
-    'mountbench run' (default: --preset clouddrive --size 64M); local disk is the baseline.
+    cold (from the remote) and, where a mode caches reads, warm. The run options (--preset, --job,
+    --repeat, --size, ...) are those of 'mountbench run' (default: --preset clouddrive --size 64M);
+    local disk is the baseline.
 
     \b
     mountbench cloudlab                                   4 cache modes x 0 and 20 ms, preset clouddrive

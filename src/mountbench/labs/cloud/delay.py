@@ -47,6 +47,7 @@ TOXIPROXY_FIX = (
 )
 MEMORY_LIMIT = 256 * 1024**2  # the delay's resident memory may not pass this
 WATCH_INTERVAL_S = 0.1
+GO_SOFT_LIMIT = 96 * 1024**2
 
 
 def toxiproxy_candidates() -> list[Path]:
@@ -111,7 +112,9 @@ class DelayProxy:
 
     def start(self) -> subprocess.Popen[bytes]:
         argv = self.network.argv([str(self.binary), "-host", "127.0.0.1", "-port", str(self.api_port)])
-        self.proc = procs.start(argv, log=self.log)
+        # the Go runtime collects sooner as the heap nears this (a soft limit; the guard is the hard one)
+        env = {**os.environ, "GOMEMLIMIT": f"{GO_SOFT_LIMIT // 1024**2}MiB"}
+        self.proc = procs.start(argv, log=self.log, env=env)
         up = procs.wait_until(lambda: self.network.call(lambda: procs.port_open(self.api_port)), 20.0, self.proc)
         if not up:
             tail = procs.log_tail(self.log, 5)

@@ -256,6 +256,17 @@ class CloudLab:
             with contextlib.suppress(OSError):
                 (self.workdir / state_mod.STATE).unlink()
 
+    def listeners(self) -> dict[str, int]:
+        """Every TCP port the lab listens on (in its namespace when it has one), by what it is."""
+        found: dict[str, int] = {}
+        if self._remote is not None:
+            found["rclone serve webdav"] = self._remote.port
+        if self._proxy is not None:
+            found["toxiproxy API"] = self._proxy.api_port
+            found |= {f"toxiproxy proxy {p.name}": p.port for p in self._proxy.proxies}
+        found |= {f"rclone rc of {m.label}": m.rc.port for m in self.mounts}
+        return found
+
     def seed(self, mount: CloudMount) -> Path:
         """The seed file as the mount shows it."""
         return mount.path / SEED_DIR / "seed.bin"

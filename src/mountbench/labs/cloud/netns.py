@@ -17,6 +17,7 @@ API has none (it cannot take one).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import secrets
@@ -85,10 +86,8 @@ class LabNetwork:
     def remove(self) -> None:
         """Remove the namespace (its processes must be gone: a namespace lives while one runs in it)."""
         if self.path.exists():
-            try:
+            with contextlib.suppress(OSError):
                 _ip("netns", "delete", self.name)
-            except OSError:
-                pass
 
 
 class HostNetwork:

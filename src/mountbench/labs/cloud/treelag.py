@@ -76,5 +76,6 @@ def measure_all(
     deadline = time.monotonic() + timeout + 300
     for thread in threads:
         thread.join(timeout=max(0.0, deadline - time.monotonic()))
-    errors += [f"{m[0]}: the tree's upload lag did not finish in time" for m, t in zip(mounts, threads) if t.is_alive()]
+    late = [m[0] for m, t in zip(mounts, threads, strict=True) if t.is_alive()]
+    errors += [f"{label}: the tree's upload lag did not finish in time" for label in late]
     return [found[m[0]] for m in mounts if m[0] in found], errors
