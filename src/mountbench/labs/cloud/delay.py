@@ -38,7 +38,7 @@ import psutil
 
 from mountbench.errors import ToolMissing
 from mountbench.host import process as procs
-from mountbench.labs.cloud.netns import HostNetwork, Network
+from mountbench.labs.cloud.netns import HostNetwork, Network, PortPool
 from mountbench.units import format_bytes
 
 TOXIPROXY_FIX = (
@@ -100,12 +100,15 @@ def toxics(rtt_ms: int, bandwidth_kbps: int | None) -> list[dict[str, Any]]:
 class DelayProxy:
     """A toxiproxy server and one proxy per RTT in front of ``upstream_port``, in ``network``."""
 
-    def __init__(self, upstream_port: int, log: Path, network: Network | None = None) -> None:
+    def __init__(
+        self, upstream_port: int, log: Path, network: Network | None = None, ports: PortPool | None = None
+    ) -> None:
         self.binary = require_toxiproxy()
         self.upstream_port = upstream_port
         self.log = log
         self.network: Network = network or HostNetwork()
-        self.api_port = procs.free_port()
+        self.ports = ports or PortPool()
+        self.api_port = self.ports.take()
         self.proc: subprocess.Popen[bytes] | None = None
         self.proxies: list[Proxy] = []
         self.guard: MemoryGuard | None = None
@@ -130,7 +133,7 @@ class DelayProxy:
 
     def add(self, name: str, rtt_ms: int, bandwidth_kbps: int | None = None, port: int | None = None) -> str:
         """A proxy delaying each request by ``rtt_ms`` (bandwidth-capped each way when given); its URL."""
-        proxy = Proxy(name, port or procs.free_port(), rtt_ms, bandwidth_kbps)
+        proxy = Proxy(name, port or self.ports.take(), rtt_ms, bandwidth_kbps)
         self._call("POST", "/proxies", {"name": name, "listen": f"127.0.0.1:{proxy.port}",
                                         "upstream": f"127.0.0.1:{self.upstream_port}"})  # fmt: skip
         for toxic in toxics(rtt_ms, bandwidth_kbps):

@@ -87,6 +87,7 @@ class CloudLab:
         self.local_dir = self.workdir / LOCAL
         self.tmp_dir = self.workdir / "tmp"
         self.network: netns.Network = netns.HostNetwork()
+        self.ports = netns.PortPool()  # no two listeners of the lab on one port
         self.isolated = False
         self._secret = secrets.token_urlsafe(24)  # the remote's password: only this run holds it
         self._remote: WebdavRemote | None = None
@@ -125,9 +126,10 @@ class CloudLab:
             self.isolated = True
         else:
             self.on_note(netns.NOT_ISOLATED)
-        self._remote = WebdavRemote(self.remote_dir, self.workdir / "log" / "serve.log", self.network, self._secret)
+        self._remote = WebdavRemote(self.remote_dir, self.workdir / "log" / "serve.log", self.network, self._secret,
+                                    self.ports.take())  # fmt: skip
         self._state.add_process(self._remote.start().pid, "rclone serve webdav")
-        self._proxy = DelayProxy(self._remote.port, self.workdir / "log" / "toxiproxy.log", self.network)
+        self._proxy = DelayProxy(self._remote.port, self.workdir / "log" / "toxiproxy.log", self.network, self.ports)
         self._state.add_process(self._proxy.start().pid, "toxiproxy")
         self._proxy.guard = MemoryGuard(self._proxy).start()
         self.tools["toxiproxy"] = f"toxiproxy {self._proxy.version()}"
@@ -149,7 +151,7 @@ class CloudLab:
         cache = self.workdir / "cache" / spec.label
         log = self.workdir / "log" / f"mount-{spec.label}.log"
         wire = self.wires[spec.rtt_ms]
-        rc = RemoteControl(procs.free_port(), secrets.token_urlsafe(24), self.network)
+        rc = RemoteControl(self.ports.take(), secrets.token_urlsafe(24), self.network)
         argv = spec.mode.argv(spec.label, wire, mountpoint, cache, log)
         argv[0] = rclone_binary()
         argv += rc.options()

@@ -28,6 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from mountbench.host import process as procs
+
 CLONE_NEWNET = 0x40000000
 NETNS_DIR = Path("/run/netns")
 PREFIX = "mountbench-cloudlab-"
@@ -112,6 +114,22 @@ NOT_ISOLATED = (
     "controls take only a password this run holds, but toxiproxy's API takes none (any local user could change "
     "the delay); run as root for a network namespace of the lab's own"
 )
+
+
+class PortPool:
+    """Ports for the lab's listeners: free on this machine now, and never one handed out before (the
+    kernel may offer a port again once its probe socket closed; two listeners of one namespace would
+    then collide)."""
+
+    def __init__(self) -> None:
+        self.taken: set[int] = set()
+
+    def take(self) -> int:
+        while True:
+            port = procs.free_port()
+            if port not in self.taken:
+                self.taken.add(port)
+                return port
 
 
 def remove_named(name: str) -> None:

@@ -43,12 +43,14 @@ class WebdavRemote:
 
     USER = "mountbench"
 
-    def __init__(self, directory: Path, log: Path, network: Network | None = None, password: str = "") -> None:
+    def __init__(
+        self, directory: Path, log: Path, network: Network | None = None, password: str = "", port: int | None = None
+    ) -> None:
         self.directory = directory
         self.log = log
         self.network: Network = network or HostNetwork()
         self.password = password
-        self.port = procs.free_port()
+        self.port = port or procs.free_port()
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
