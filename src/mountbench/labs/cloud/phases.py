@@ -12,7 +12,8 @@ working files out through the mount), :class:`PhasedRunner`
 3. for the workload's **warm** twin (``NAME-warm``, added when a cache mode of the run keeps
    reads), runs the workload once more, untimed, before the timed run: **warm**, what the
    cache serves after a read. A mode without a read cache has no warm phase of its own: its
-   warm figure crosses the wire too, and says so.
+   warm sample skips that untimed read (it would change nothing but the time taken), reads
+   from the remote as the cold one does, and says so.
 
 Every such sample carries a caveat naming its phase (``cloud-cold``, ``cloud-warm``), and the
 titles say it, so each format shows which figure is which. After each sample on a cloud
@@ -67,8 +68,8 @@ def phase_caveat(phase: str, caches_reads: bool, mode: str) -> Caveat:
     if caches_reads:
         return Caveat(WARM, f"warm: read after the same workload read these files once (untimed); vfs-cache-mode "
                             f"{mode} serves from its disk cache what that read fetched")  # fmt: skip
-    return Caveat(WARM, f"warm: read after one untimed read, but vfs-cache-mode {mode} keeps no read cache: "
-                        "these reads crossed the wire as the cold ones did")  # fmt: skip
+    return Caveat(WARM, f"warm: vfs-cache-mode {mode} keeps no read cache, so a warm read is a read from the "
+                        "remote as the cold one (no untimed read was made first)")  # fmt: skip
 
 
 class PhasedRunner:
@@ -105,7 +106,7 @@ class PhasedRunner:
         phase = self.phases.get(prepared.workload.name)
         if why is None and phase is not None:
             why = self.lab.make_cold(mount, ctx.scratch)
-        if why is None and phase is not None and phase.startswith("warm"):
+        if why is None and phase is not None and phase.startswith("warm") and mount.spec.mode.caches_reads:
             self.inner.run(prepared, ctx, settings)  # the read the warm phase comes after (untimed)
         why = self.lab.delay_trouble() or why
         if why is not None:
