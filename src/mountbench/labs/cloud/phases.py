@@ -4,8 +4,9 @@ read workload is measured in two named phases, **cold** and **warm**.
 Before each sample on a cloud mount (after the runner's own untimed setup, which lays the
 working files out through the mount), :class:`PhasedRunner`
 
-1. waits until the mount has uploaded everything written through it (rclone's remote control),
-   so no upload of an earlier sample competes with this one and every file is on the remote;
+1. waits until every mount has uploaded everything written through it (rclone's remote control),
+   so no upload of an earlier sample competes with this one and every file is on the remote
+   (before a sample on the local disk too);
 2. for a read workload (one that only reads: its description's directions), makes each working
    file one that only the remote has (CloudLab.make_cold: the mount's cache entry is dropped):
    **cold**, the first read crosses the wire, whatever the cache mode;
@@ -99,10 +100,15 @@ class PhasedRunner:
 
     def setup(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> None:
         self.inner.setup(prepared, ctx, settings)
+        # every mount's uploads done, this one's and the last sample's: none runs during the timed part
+        others = [m for m in self.lab.mounts if m.error is None and m.label != ctx.target.label]
+        waits = [self.lab.settle(m, SETTLE_TIMEOUT_S) for m in others]
         mount = self.lab.mount_for(ctx.target.label)
         if mount is None:
+            if any(waits):
+                raise WorkloadFailed(next(w for w in waits if w))
             return
-        why = self.lab.settle(mount, SETTLE_TIMEOUT_S)
+        why = self.lab.settle(mount, SETTLE_TIMEOUT_S) or next((w for w in waits if w), None)
         phase = self.phases.get(prepared.workload.name)
         if why is None and phase is not None:
             why = self.lab.make_cold(mount, ctx.scratch)
