@@ -230,3 +230,16 @@ def test_sigterm_stops_the_lab_within_five_seconds(tmp_path: Path) -> None:
     assert str(mnt) not in Path("/proc/self/mountinfo").read_text()
     assert took < 5.0, f"cloudlab took {took:.1f} s to stop on SIGTERM"
     print(f"stopped {took:.2f} s after SIGTERM")
+
+
+def test_the_workloads_temporary_files_live_and_go_with_the_lab(tmp_path: Path) -> None:
+    """Issue 34: a SIGKILLed cloud lab left the trees' sources in /tmp/mountbench-trees-*, never swept.
+    While the lab runs, Python's temporary directory is in its work directory (swept with it)."""
+    import tempfile
+
+    before = tempfile.gettempdir()
+    with CloudLab(cloud_specs(["off"], ["0"], 0), on_note=lambda _: None, root=tmp_path / "lab") as lab:
+        trees = Path(tempfile.mkdtemp(prefix="mountbench-trees-"))  # as kinds/tree.py's runner makes it
+        assert trees.parent == lab.workdir / "tmp"
+    assert not trees.exists()
+    assert tempfile.gettempdir() == before
