@@ -132,3 +132,17 @@ def test_the_headline_counts_and_leads_with_the_majority():
         "disk is slower than ram in 3 of 6 workloads (from 2.00× to 25.0×, median 6.00×); faster in 1 (1.30×); "
         "the same (within ±5%) in 1; undecided in 1 (within 1.11× either way)"
     )
+
+
+def test_the_headline_leaves_out_metrics_the_baseline_cannot_have():
+    """Issue 36: a cloud-lab mount's host cost (its rclone processes) has no value on the local disk;
+    those rows are no comparison, not "no result in 6 of 8"."""
+    from mountbench.analysis.stats import summarize
+
+    measured = Cell("local", summarize([100.0, 101.0]), None, (), (), 0, (100.0, 101.0))
+    slower = _cells(("off", _cmp(0.01, 0.009, 0.011)))["off"]
+    rows = [Row("read", "Read", describe("read.iops"), {"local": measured, "off": slower})]
+    rows += [Row("read", "Read", describe(name), _cells(("local", None), ("off", None))) for name in
+             ("host.cpu_s", "host.uss_peak", "host.cpu_per_gib")]  # fmt: skip
+    (line,) = headlines(rows, ["local", "off"], "local")
+    assert line.text == "off is slower than local in the one workload (100×)"

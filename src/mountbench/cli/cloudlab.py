@@ -32,9 +32,9 @@ from mountbench.store import Store, default_db_path
 )
 @click.option(
     "--bandwidth",
-    type=click.IntRange(1, 10**8),
+    type=click.IntRange(0, 10**8),
     metavar="KB/S",
-    help="also cap each direction of the wire at this many KB/s",
+    help="cap each direction of the wire at this many KB/s; 0: no cap  [default: 12500, a 100 Mbit/s home link]",
 )
 @run_options
 @click.option(
@@ -54,6 +54,7 @@ from mountbench.store import Store, default_db_path
 @click.option("--probe-repeat", type=click.IntRange(1, 20), default=1, show_default=True)
 @click.option("--keep-lab", is_flag=True, help="keep the lab's work directory (logs, remote, caches) afterwards")
 @click.option("--resume", metavar="RUN", help="finish an interrupted or killed cloudlab run (its lab is made again)")
+@click.option("--dry-run", is_flag=True, help="print the lab (mounts and exact commands) and the plan, then exit")
 @debug_option
 def cloudlab(
     modes: tuple[str, ...],
@@ -64,6 +65,7 @@ def cloudlab(
     probe_repeat: int,
     keep_lab: bool,
     resume: str | None,
+    dry_run: bool,
     db: Path | None,
     json_out: Path | None,
     debug: bool,
@@ -71,17 +73,19 @@ def cloudlab(
 ) -> None:
     """Study S4's cloud drive on Linux: local disk vs rclone mounts of a remote served here.
 
-    rclone serves a directory over WebDAV on 127.0.0.1, toxiproxy puts each chosen round-trip
-    time (and bandwidth) on the wire, and one rclone mount per cache mode and RTT is a target,
-    labelled MODE-RTTms. The run options (--preset, --job, --repeat, --size, ...) are those of
-    'mountbench run' (default: --preset clouddrive --size 64M); local disk is the baseline.
+    rclone serves a directory over WebDAV in a network namespace of the lab's own, toxiproxy puts
+    each chosen round-trip time and a bandwidth (default: a 100 Mbit/s home link) on the wire, and
+    one rclone mount per cache mode and RTT is a target, labelled MODE-RTTms. Reads are measured
+    cold (from the remote) and, where a mode caches reads, warm. The run options (--preset, --job,
+    --repeat, --size, ...) are those of 'mountbench run' (default: --preset clouddrive --size 64M);
+    local disk is the baseline.
 
     \b
     mountbench cloudlab                                   4 cache modes x 0 and 20 ms, preset clouddrive
     mountbench cloudlab --rtt 0,10,50 --mode off,full --preset latency --size 256M
     mountbench cloudlab --job s4.fio --rtt 50 --bandwidth 10000
     """
-    from mountbench.labs.cloud.matrix import cloud_specs
+    from mountbench.labs.cloud.matrix import DEFAULT_BANDWIDTH_KBPS, cloud_specs
     from mountbench.labs.cloud.run import CloudOptions, run_cloudlab, with_defaults
 
     if resume:
@@ -91,10 +95,18 @@ def cloudlab(
 
         resume_lab_run(LAB, resume, db or default_db_path(), json_out, keep_lab)
         return
+    if bandwidth is None:
+        bandwidth = DEFAULT_BANDWIDTH_KBPS
     specs = cloud_specs(modes, rtts, bandwidth)  # bad modes and RTTs fail here, before anything starts
     options = pop_run_options(params)
     params.pop("per_client", None)
     with_defaults(options)  # options the cloud lab refuses fail here, before anything starts
+    if dry_run:
+        from mountbench.labs.cloud.plan import lab_lines, workload_lines
+
+        for line in [*lab_lines(specs), *workload_lines(specs, with_defaults(options))]:
+            click.echo(line)
+        return
     cloud = CloudOptions(tuple(specs), options, probe_mounts, probe_timeout, probe_repeat, keep_lab)
     err.print(f"cloudlab: {len(specs)} rclone mounts ({', '.join(s.label for s in specs)}) and the local disk")
     with Store(db or default_db_path()) as store:
@@ -111,3 +123,7 @@ def cloudlab(
 
 
 RESUME_COMMAND = "mountbench cloudlab"
+
+for _param in cloudlab.params:  # the shared option's help names run's default preset; this command's differs
+    if _param.name == "presets" and isinstance(_param, click.Option):
+        _param.help = "named suite (repeatable; default clouddrive, at --size 64M)"

@@ -320,6 +320,31 @@ class CloudTarget:
 
 
 @dataclass(frozen=True)
+class TreeLag:
+    """A tree of ``files`` written through one mount: when its last file was closed, how long
+    until the remote held every file (None: not within ``timeout_s``), and how many the remote
+    held at that last close and at the end of the wait."""
+
+    label: str
+    files: int
+    write_s: float
+    lag_s: float | None
+    at_close: int
+    on_remote: int
+    timeout_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TreeLag:
+        lag = data.get("lag_s")
+        return cls(str(data["label"]), int(data["files"]), float(data["write_s"]),
+                   None if lag is None else float(lag), int(data["at_close"]), int(data["on_remote"]),
+                   float(data["timeout_s"]))  # fmt: skip
+
+
+@dataclass(frozen=True)
 class CloudProbe:
     """What `mountbench cloudlab` measured besides the benchmark, stored with its run."""
 
@@ -329,6 +354,9 @@ class CloudProbe:
     timeout_s: float
     tools: dict[str, str] = field(default_factory=dict)  # rclone, toxiproxy versions
     errors: tuple[str, ...] = ()
+    # the read workloads' phases by name: "cold", or "warm:<its cold workload>" (labs/cloud/phases.py)
+    phases: dict[str, str] = field(default_factory=dict)
+    tree_lag: tuple[TreeLag, ...] = ()  # per cloud mount: how long a written tree took to reach the remote
 
     def target(self, label: str) -> CloudTarget | None:
         return next((t for t in self.targets if t.label == label), None)
@@ -345,7 +373,12 @@ class CloudProbe:
             "timeout_s": self.timeout_s,
             "tools": dict(self.tools),
             "errors": list(self.errors),
+            "phases": dict(self.phases),
+            "tree_lag": [t.to_dict() for t in self.tree_lag],
         }
+
+    def lag(self, label: str) -> TreeLag | None:
+        return next((t for t in self.tree_lag if t.label == label), None)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CloudProbe:
@@ -356,6 +389,8 @@ class CloudProbe:
             timeout_s=float(data.get("timeout_s", 0.0)),
             tools={str(k): str(v) for k, v in (data.get("tools") or {}).items()},
             errors=tuple(str(e) for e in data.get("errors", [])),
+            phases={str(k): str(v) for k, v in (data.get("phases") or {}).items()},
+            tree_lag=tuple(TreeLag.from_dict(t) for t in data.get("tree_lag") or ()),
         )
 
 

@@ -203,12 +203,20 @@ def headlines(rows: Sequence[Row], targets: Sequence[str], baseline: str) -> lis
     ``rows`` are the comparisons counted: one per workload and direction of the summary grid
     (or of the metric asked for)."""
     found = []
+    # a metric the baseline cannot have (the host cost of a cloud-lab mount's own processes: the local
+    # disk has none) is no comparison at all, so it counts neither way ("no result in 6 of 8")
+    rows = [r for r in rows if _baseline_has(r, baseline)] or list(rows)
     things = _things(rows)
     for target in targets:
         if target == baseline:
             continue
         found.append(_headline(rows, target, baseline, things))
     return found
+
+
+def _baseline_has(row: Row, baseline: str) -> bool:
+    cell = row.cells.get(baseline)
+    return cell is not None and cell.summary is not None
 
 
 def _things(rows: Sequence[Row]) -> str:

@@ -12,12 +12,17 @@ from pathlib import Path
 import pytest
 
 from mountbench.errors import UsageError
+from mountbench.host import process as procs
 from mountbench.labs.cloud import state as state_mod
 from mountbench.labs.cloud.caveats import mode_caveats
-from mountbench.labs.cloud.matrix import cloud_specs, parse_rtts
+from mountbench.labs.cloud.delay import DelayProxy, MemoryGuard, toxics, toxiproxy_binary
+from mountbench.labs.cloud.matrix import DEFAULT_BANDWIDTH_KBPS, cloud_specs, parse_rtts
 from mountbench.labs.cloud.mounts import CACHE_MODES
+from mountbench.labs.cloud.phases import with_phases
 from mountbench.labs.cloud.run import with_defaults
+from mountbench.labs.cloud.treelag import TREE_DIR, measure_all
 from mountbench.model import RunOptions
+from mountbench.presets import load_preset
 from mountbench.probe.remotesync import CloudMountProbe, CloudProbe, CloudTarget, SyncResult
 from mountbench.report.sections import SECTIONS, cloudpick
 
@@ -160,6 +165,8 @@ def test_serving_watch_measures_the_named_processes_and_carries_the_modes_caveat
         (["--rtt", "fast"], "--rtt 'fast': give whole milliseconds"),
         (["--mode", "sometimes"], "--mode 'sometimes' is not an rclone cache mode"),
         (["--baseline", "off-0ms"], "--baseline: the cloud lab compares with the local disk"),
+        (["--mode", ""], "--mode was given empty"),
+        (["--rtt", ""], "--rtt was given empty"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2_before_anything_starts(tmp_path: Path, args: list[str], message: str) -> None:
@@ -171,3 +178,84 @@ def test_bad_input_is_one_line_and_exit_2_before_anything_starts(tmp_path: Path,
     assert not (tmp_path / "mountbench" / "cloudlab").exists() or not any(
         (tmp_path / "mountbench" / "cloudlab").iterdir()
     )
+
+
+def test_the_delay_puts_bandwidth_first_and_the_whole_rtt_on_the_requests() -> None:
+    """toxiproxy's latency toxic queues 1,024 chunks per connection and leaks them when a client
+    leaves mid-answer: on the answers' direction it must not be (delay.py)."""
+    chain = toxics(20, 12_500)
+    assert [(t["type"], t["stream"]) for t in chain] == [
+        ("bandwidth", "upstream"), ("bandwidth", "downstream"), ("latency", "upstream")]  # fmt: skip
+    assert chain[-1]["attributes"]["latency"] == 20
+    assert toxics(0, None) == []
+    assert [t["type"] for t in toxics(7, None)] == ["latency"]
+
+
+def test_the_default_wire_is_a_home_link_and_zero_means_no_cap() -> None:
+    assert {s.bandwidth_kbps for s in cloud_specs([], [], DEFAULT_BANDWIDTH_KBPS)} == {12_500}
+    assert {s.bandwidth_kbps for s in cloud_specs([], [], 0)} == {None}
+
+
+def test_read_workloads_get_a_cold_title_and_a_warm_twin() -> None:
+    workloads = load_preset("clouddrive").workloads
+    phased, phases = with_phases(workloads, warm=True)
+    names = [w.name for w in phased]
+    assert names == ["random-read", "random-read-warm", "extract", "rsync"]
+    assert phases == {"random-read": "cold", "random-read-warm": "warm:random-read"}
+    assert phased[0].title.endswith(", cold") and phased[1].title.endswith(", warm")
+    assert [w.name for w in with_phases(workloads, warm=False)[0]] == ["random-read", "extract", "rsync"]
+
+
+def test_a_trees_upload_lag_on_a_directory_that_is_its_own_remote(tmp_path: Path) -> None:
+    """On a plain directory (the mount and the remote are one) the tree is there at its last close."""
+    (lag,), errors = measure_all([("plain", tmp_path, tmp_path)], timeout=5, files=40)
+    assert errors == []
+    assert (lag.files, lag.at_close, lag.on_remote, lag.lag_s) == (40, 40, 40, 0.0)
+    assert not (tmp_path / TREE_DIR).exists()  # removed afterwards
+
+
+def test_dry_run_prints_the_lab_and_its_commands_and_starts_nothing(tmp_path: Path) -> None:
+    env = {**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path), "MOUNTBENCH_DB": str(tmp_path / "db")}
+    done = subprocess.run([sys.executable, "-m", "mountbench", "cloudlab", "--mode", "off,full", "--rtt", "0,20",
+                           "--dry-run"], env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "rclone serve webdav" in out and "toxiproxy-server" in out
+    assert "12500 KB/s each way" in out and "home link of 100 Mbit/s" in out
+    for label in ("off-0ms", "full-0ms", "off-20ms", "full-20ms"):
+        assert f"rclone mount :webdav:{label}" in out
+    assert "random-read-warm" in out and "[cold]" in out
+    assert "Samples: 5 targets x 4 workloads x 3 rounds = 60" in out
+    assert not (tmp_path / "mountbench" / "cloudlab").exists()
+
+
+def test_cloudlabs_help_names_its_own_default_preset() -> None:
+    done = subprocess.run([sys.executable, "-m", "mountbench", "cloudlab", "--help"], capture_output=True, text=True,
+                          timeout=60, env={**__import__("os").environ, "COLUMNS": "200"})  # fmt: skip
+    assert "default clouddrive, at --size 64M" in done.stdout and "default quick" not in done.stdout
+
+
+def test_the_memory_guard_stops_the_delay_past_its_bound_and_it_comes_back(tmp_path: Path) -> None:
+    """A real toxiproxy under a guard of 1 byte: stopped within a watch interval or two, the reason
+    kept for the sample; restarted on the same ports with the same proxies."""
+    if toxiproxy_binary() is None:
+        pytest.skip("toxiproxy is not built (scripts/install.sh --test)")
+    proxy = DelayProxy(procs.free_port(), tmp_path / "toxiproxy.log")
+    proxy.start()
+    try:
+        url = proxy.add("rtt20", 20, None)
+        first = proxy.proc
+        guard = MemoryGuard(proxy, limit=1).start()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and first is not None and first.poll() is None:
+            time.sleep(0.05)
+        assert first is not None and first.poll() is not None, "the guard did not stop toxiproxy"
+        why, peak = guard.take()
+        assert why is not None and "over its 1.00 B bound" in why and "this sample is void" in why, why
+        assert peak > 0
+        guard.stop()
+        proxy.restart()
+        assert proxy.proc is not first and proxy.proc.poll() is None
+        assert json.loads(proxy._call("GET", "/proxies"))["rtt20"]["listen"] == url.removeprefix("http://")
+    finally:
+        proxy.stop()

@@ -97,6 +97,18 @@ def test_cloudlab_compares_local_disk_with_four_cache_modes_at_two_rtts(tmp_path
             assert late.at_close == (False,) and late.at_fsync == (False,)
             assert late.close_delay_ms[0] is not None and late.close_delay_ms[0] >= 1000.0
 
+    # a tree's upload lag: off has it on the remote at the last close; writes and full upload it
+    # after the write-back delay (5 s), all of it
+    lags = {lag.label: lag for lag in probe.tree_lag}
+    assert set(lags) == set(labels[1:]), probe.errors
+    for rtt in (0, RTT_MS):
+        assert lags[f"off-{rtt}ms"].lag_s == 0.0
+        for mode in ("writes", "full"):
+            lag = lags[f"{mode}-{rtt}ms"]
+            assert lag.on_remote == lag.files and lag.lag_s is not None and lag.lag_s >= 4.0, lag
+            assert lag.at_close < lag.files
+    assert "files:" in text and "after the last close" in text  # the durability words say it
+
     samples = run["samples"]
     cloud_ok = [s for s in samples if s["ok"] and s["target"] != "local"]
     assert cloud_ok and all("host.cpu_s" in s["metrics"] for s in cloud_ok)  # rclone's own cost per sample
@@ -155,9 +167,13 @@ def test_a_killed_run_is_cleaned_by_the_next(tmp_path: Path) -> None:
         time.sleep(0.1)  # its children die with it (PR_SET_PDEATHSIG)
     root = tmp_path / "cache" / "mountbench" / "cloudlab"
     assert list(root.iterdir()), "the killed run left no work directory to clean"
+    (state,) = [state_mod.LabState.load(d) for d in root.iterdir()]
+    assert state is not None and (tmp_path / "cache" / "mountbench" / "cloudlab" / state.workdir.name / "tmp").is_dir()
     cleaned = state_mod.sweep_dead_runs(root)  # what the next run does first
     assert len(cleaned) == 1 and "left" not in cleaned[0]
-    assert_nothing_left(tmp_path)
+    assert_nothing_left(tmp_path)  # its temporary files too: they were in its work directory, not in /tmp
+    if state.network:  # the namespace it made (as root) is gone with it
+        assert state.network not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
 
 
 def test_a_killed_run_is_resumed_on_a_lab_made_again(tmp_path: Path) -> None:

@@ -17,8 +17,10 @@ def mode_caveats(mode: CacheMode) -> tuple[Caveat, ...]:
     found = []
     if mode.caches_reads:
         found.append(Caveat(CLOUD_CACHE, f"vfs-cache-mode {mode.name}: rclone's cache on this machine's disk "
-                                         "may serve reads; a first (uncached) read crosses the wire"))  # fmt: skip
+                                         "serves what was read before; the cold figures are first reads from "
+                                         "the remote, the warm ones come after a read"))  # fmt: skip
     if mode.caches_writes:
         found.append(Caveat(CLOUD_CACHE, f"vfs-cache-mode {mode.name}: writes land in rclone's disk cache and "
-                                         "reach the remote ~5 s after close, outside the timed part"))  # fmt: skip
+                                         "reach the remote ~5 s after close, outside the timed part (the lab "
+                                         "waits for them before the next sample)"))  # fmt: skip
     return tuple(found)

@@ -1,11 +1,22 @@
-"""A chosen round-trip time (and optionally bandwidth) between a mount and its remote:
-toxiproxy in user space, on loopback, started and stopped by the cloud lab.
+"""A chosen round-trip time and bandwidth between a mount and its remote: toxiproxy in user
+space, started and stopped by the cloud lab inside its network namespace (netns.py).
 
 This kernel has no netem, so delay cannot come from ``tc``; toxiproxy works on any OS. One
-proxy per RTT, each with a ``latency`` toxic of half the RTT on each direction (a request
-and its answer each cross once), and a ``bandwidth`` toxic (KB/s) per direction when asked.
-Toxiproxy adds its own copy through user space even at 0 ms, so every mount goes
-through a proxy, the 0 ms one included: the RTTs differ only by the delay.
+proxy per RTT. Its toxics, in the order data meets them:
+
+- ``bandwidth`` (KB/s) on each direction, when a bandwidth is set (the default is a home link,
+  matrix.py), first: it reads from the sender no faster than the rate, so nothing queues in
+  front of it;
+- ``latency`` of the whole RTT on the requests (upstream) only. A request and its answer cross
+  once each, so an HTTP exchange takes the same RTT as with half each way; but toxiproxy's
+  latency toxic queues up to 1,024 chunks of 32 KiB per connection and never frees them when
+  the client goes away mid-answer (rclone abandons range reads): on the answers' direction
+  that held 2–23 GB here. Requests are small, and their direction closes cleanly.
+
+Toxiproxy adds its own copy through user space even at 0 ms, so every mount goes through a
+proxy, the 0 ms one included: the RTTs differ only by the delay. Its memory is watched all the
+time (:class:`MemoryGuard`): past ``MEMORY_LIMIT`` it is killed and started again on the same
+ports, and the sample in flight fails with that reason.
 """
 
 from __future__ import annotations
@@ -15,20 +26,28 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import platformdirs
+import psutil
 
 from mountbench.errors import ToolMissing
 from mountbench.host import process as procs
+from mountbench.labs.cloud.netns import HostNetwork, Network, PortPool
+from mountbench.units import format_bytes
 
 TOXIPROXY_FIX = (
     "build toxiproxy: scripts/install.sh --test (or GOBIN=$PWD/.venv/bin go install "
     "github.com/Shopify/toxiproxy/v2/cmd/server@latest && mv .venv/bin/server .venv/bin/toxiproxy-server)"
 )
+MEMORY_LIMIT = 256 * 1024**2  # the delay's resident memory may not pass this
+WATCH_INTERVAL_S = 0.1
+GO_SOFT_LIMIT = 96 * 1024**2
 
 
 def toxiproxy_candidates() -> list[Path]:
@@ -53,20 +72,54 @@ def require_toxiproxy() -> Path:
     return path
 
 
-class DelayProxy:
-    """A toxiproxy server on loopback and one proxy per RTT in front of ``upstream``."""
+@dataclass(frozen=True)
+class Proxy:
+    name: str
+    port: int
+    rtt_ms: int
+    bandwidth_kbps: int | None
 
-    def __init__(self, upstream_port: int, log: Path) -> None:
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+def toxics(rtt_ms: int, bandwidth_kbps: int | None) -> list[dict[str, Any]]:
+    """The toxics of one proxy, in chain order (the module docstring says why this order)."""
+    found: list[dict[str, Any]] = []
+    if bandwidth_kbps:
+        for stream in ("upstream", "downstream"):
+            found.append({"name": f"bandwidth-{stream}", "type": "bandwidth", "stream": stream,
+                          "attributes": {"rate": int(bandwidth_kbps)}})  # fmt: skip
+    if rtt_ms > 0:
+        found.append({"name": "latency-requests", "type": "latency", "stream": "upstream",
+                      "attributes": {"latency": int(rtt_ms), "jitter": 0}})  # fmt: skip
+    return found
+
+
+class DelayProxy:
+    """A toxiproxy server and one proxy per RTT in front of ``upstream_port``, in ``network``."""
+
+    def __init__(
+        self, upstream_port: int, log: Path, network: Network | None = None, ports: PortPool | None = None
+    ) -> None:
         self.binary = require_toxiproxy()
         self.upstream_port = upstream_port
         self.log = log
-        self.api_port = procs.free_port()
+        self.network: Network = network or HostNetwork()
+        self.ports = ports or PortPool()
+        self.api_port = self.ports.take()
         self.proc: subprocess.Popen[bytes] | None = None
+        self.proxies: list[Proxy] = []
+        self.guard: MemoryGuard | None = None
 
     def start(self) -> subprocess.Popen[bytes]:
-        argv = [str(self.binary), "-host", "127.0.0.1", "-port", str(self.api_port)]
-        self.proc = procs.start(argv, log=self.log)
-        if not procs.wait_until(lambda: procs.port_open(self.api_port), 20.0, self.proc):
+        argv = self.network.argv([str(self.binary), "-host", "127.0.0.1", "-port", str(self.api_port)])
+        # the Go runtime collects sooner as the heap nears this (a soft limit; the guard is the hard one)
+        env = {**os.environ, "GOMEMLIMIT": f"{GO_SOFT_LIMIT // 1024**2}MiB"}
+        self.proc = procs.start(argv, log=self.log, env=env)
+        up = procs.wait_until(lambda: self.network.call(lambda: procs.port_open(self.api_port)), 20.0, self.proc)
+        if not up:
             tail = procs.log_tail(self.log, 5)
             self.stop()
             raise ToolMissing(f"toxiproxy did not start: {tail or 'no output'}; {TOXIPROXY_FIX}")
@@ -78,36 +131,98 @@ class DelayProxy:
         except OSError:
             return "toxiproxy"
 
-    def add(self, name: str, rtt_ms: int, bandwidth_kbps: int | None = None) -> str:
-        """A proxy delaying each direction by half ``rtt_ms`` (whole ms: the odd one downstream); its URL."""
-        port = procs.free_port()
-        self._call("POST", "/proxies", {"name": name, "listen": f"127.0.0.1:{port}",
+    def add(self, name: str, rtt_ms: int, bandwidth_kbps: int | None = None, port: int | None = None) -> str:
+        """A proxy delaying each request by ``rtt_ms`` (bandwidth-capped each way when given); its URL."""
+        proxy = Proxy(name, port or self.ports.take(), rtt_ms, bandwidth_kbps)
+        self._call("POST", "/proxies", {"name": name, "listen": f"127.0.0.1:{proxy.port}",
                                         "upstream": f"127.0.0.1:{self.upstream_port}"})  # fmt: skip
-        halves = {"upstream": rtt_ms // 2, "downstream": rtt_ms - rtt_ms // 2}
-        for stream, delay in halves.items():
-            if delay > 0:
-                self._call("POST", f"/proxies/{name}/toxics", {
-                    "name": f"latency-{stream}", "type": "latency", "stream": stream,
-                    "attributes": {"latency": delay, "jitter": 0},
-                })  # fmt: skip
-            if bandwidth_kbps:
-                self._call("POST", f"/proxies/{name}/toxics", {
-                    "name": f"bandwidth-{stream}", "type": "bandwidth", "stream": stream,
-                    "attributes": {"rate": int(bandwidth_kbps)},
-                })  # fmt: skip
-        return f"http://127.0.0.1:{port}"
+        for toxic in toxics(rtt_ms, bandwidth_kbps):
+            self._call("POST", f"/proxies/{name}/toxics", toxic)
+        if port is None:
+            self.proxies.append(proxy)
+        return proxy.url
+
+    def restart(self) -> subprocess.Popen[bytes]:
+        """Kill and start again on the same ports with the same proxies (rclone reconnects)."""
+        if self.proc is not None:
+            procs.stop_tree(self.proc, grace_s=1.0)
+        proc = self.start()
+        for proxy in self.proxies:
+            self.add(proxy.name, proxy.rtt_ms, proxy.bandwidth_kbps, port=proxy.port)
+        return proc
+
+    def resident_bytes(self) -> int | None:
+        if self.proc is None:
+            return None
+        try:
+            return int(psutil.Process(self.proc.pid).memory_info().rss)
+        except psutil.Error:
+            return None
 
     def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> str:
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(f"http://127.0.0.1:{self.api_port}{path}", data=data, method=method)
         request.add_header("Content-Type", "application/json")
-        try:
+
+        def send() -> str:
             with urllib.request.urlopen(request, timeout=10) as answer:
                 return answer.read().decode(errors="replace")
+
+        try:
+            return self.network.call(send)
         except urllib.error.HTTPError as exc:
             raise ToolMissing(f"toxiproxy refused {method} {path}: {exc.read().decode(errors='replace')}") from None
 
     def stop(self) -> None:
+        if self.guard is not None:
+            self.guard.stop()
+            self.guard = None
         if self.proc is not None:
-            procs.stop_tree(self.proc)
+            procs.stop_tree(self.proc, grace_s=2.0)
             self.proc = None
+
+
+class MemoryGuard:
+    """Watches the delay's resident memory every ``WATCH_INTERVAL_S``; past ``limit`` it kills
+    toxiproxy at once (the limit cannot be passed by more than one interval's growth) and
+    remembers why. The lab then restarts it and fails the sample in flight with that reason."""
+
+    def __init__(self, proxy: DelayProxy, limit: int = MEMORY_LIMIT) -> None:
+        self.proxy = proxy
+        self.limit = limit
+        self.peak = 0
+        self.tripped: str | None = None
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._watch, name="toxiproxy-memory", daemon=True)
+
+    def start(self) -> MemoryGuard:
+        self._thread.start()
+        return self
+
+    def _watch(self) -> None:
+        while not self._stop.wait(WATCH_INTERVAL_S):
+            proc = self.proxy.proc
+            rss = self.proxy.resident_bytes()
+            if proc is None or rss is None:
+                continue
+            with self._lock:
+                self.peak = max(self.peak, rss)
+                if rss > self.limit and self.tripped is None:
+                    proc.kill()  # the lab restarts it; rclone retries
+                    self.tripped = (
+                        f"the delay proxy (toxiproxy) reached {format_bytes(rss)} of memory, over its "
+                        f"{format_bytes(self.limit)} bound, and was stopped; this sample is void"
+                    )
+
+    def take(self) -> tuple[str | None, int]:
+        """(why it tripped since the last call or None, the peak resident bytes since then); resets both."""
+        with self._lock:
+            found = self.tripped, self.peak
+            self.tripped, self.peak = None, 0
+        return found
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout=2)

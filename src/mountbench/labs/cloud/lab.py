@@ -1,13 +1,17 @@
-"""The cloud lab's host side: a remote served on loopback, a delay proxy per RTT, and one
-rclone mount per (cache mode, RTT), all started here and stopped with the run.
+"""The cloud lab's host side: a remote served in a network namespace of the lab's own, a delay
+proxy per RTT, and one rclone mount per (cache mode, RTT), all started here and stopped with the run.
 
 :class:`CloudLab` is a context manager. On entry it first cleans what dead runs left
 (state.py), then creates its work directory (``<cache>/mountbench/cloudlab/<id>/``: the
-remote's directory, the local baseline, the mount points, rclone's caches, logs and the
-state record), starts ``rclone serve webdav``, toxiproxy and the mounts. On exit (success,
-error, Ctrl-C) it unmounts, stops every process and removes the work directory. If this
+remote's directory, the local baseline, the mount points, rclone's caches, logs, temporary
+files and the state record) and its network namespace (netns.py), starts ``rclone serve
+webdav``, toxiproxy and the mounts inside it. On exit (success, error, Ctrl-C, SIGTERM) it
+unmounts, stops every process at once, removes the namespace and the work directory. If this
 process is killed outright, its children die with it (PR_SET_PDEATHSIG) and the next run
 unmounts what is left by the state record.
+
+Between samples (:meth:`CloudLab.settle`, :meth:`CloudLab.make_cold`): wait until a mount has
+uploaded what it was given, and make a working file one that only the remote has.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import os
 import secrets
 import shutil
 import subprocess
+import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,17 +33,21 @@ import platformdirs
 
 from mountbench.errors import MountbenchError
 from mountbench.host import process as procs
+from mountbench.labs.cloud import netns
 from mountbench.labs.cloud import state as state_mod
-from mountbench.labs.cloud.delay import DelayProxy
+from mountbench.labs.cloud.delay import DelayProxy, MemoryGuard
 from mountbench.labs.cloud.matrix import LOCAL, CloudSpec
 from mountbench.labs.cloud.mounts import Wire
 from mountbench.labs.cloud.prereq import DOCTOR_FLAG, lab_problems
-from mountbench.labs.cloud.remote import WebdavRemote, rclone_binary, rclone_version
+from mountbench.labs.cloud.rc import RemoteControl
+from mountbench.labs.cloud.remote import WebdavRemote, obscure, rclone_binary, rclone_version
 from mountbench.labs.frame import refuse
 
 MOUNT_WAIT_S = 20.0
 SEED_DIR = ".mountbench-cloudlab-seed"  # in each remote directory before its mount starts
 SEED_BYTES = 4 * 1024**2
+COLD_SUFFIX = ".mountbench-cold"  # a working file's name while it leaves the mount's cache
+STOP_GRACE_S = 2.0
 
 
 def work_root() -> Path:
@@ -53,6 +63,7 @@ class CloudMount:
     remote_path: Path  # the same directory as the remote stores it
     proc: subprocess.Popen[bytes]
     options: tuple[str, ...]
+    rc: RemoteControl
     error: str | None = None
 
     @property
@@ -74,9 +85,15 @@ class CloudLab:
         self.workdir = self.root / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
         self.remote_dir = self.workdir / "remote"
         self.local_dir = self.workdir / LOCAL
+        self.tmp_dir = self.workdir / "tmp"
+        self.network: netns.Network = netns.HostNetwork()
+        self.ports = netns.PortPool()  # no two listeners of the lab on one port
+        self.isolated = False
+        self._secret = secrets.token_urlsafe(24)  # the remote's password: only this run holds it
         self._remote: WebdavRemote | None = None
         self._proxy: DelayProxy | None = None
         self._state: state_mod.LabState | None = None
+        self._tempdir_before: str | None = None
 
     # --- up ---------------------------------------------------------------------------
 
@@ -84,10 +101,14 @@ class CloudLab:
         refuse(lab_problems(modes={spec.mode.name for spec in self.specs}), DOCTOR_FLAG)
         for cleaned in state_mod.sweep_dead_runs(self.root):
             self.on_note(f"cleaned what a dead cloud-lab run left: {cleaned}")
-        for d in (self.remote_dir, self.local_dir, self.workdir / "mnt", self.workdir / "cache", self.workdir / "log"):
+        for d in (self.remote_dir, self.local_dir, self.workdir / "mnt", self.workdir / "cache", self.workdir / "log",
+                  self.tmp_dir):  # fmt: skip
             d.mkdir(parents=True, exist_ok=True)
         self._state = state_mod.LabState(self.workdir)
         self._state.save()
+        # temporary files of the workloads (the trees' sources) live in the work directory, so
+        # that a killed run's are swept with it (they were left in /tmp before)
+        self._tempdir_before, tempfile.tempdir = tempfile.tempdir, str(self.tmp_dir)
         try:
             self._start()
         except BaseException:
@@ -98,10 +119,19 @@ class CloudLab:
     def _start(self) -> None:
         assert self._state is not None
         self.tools["rclone"] = rclone_version()
-        self._remote = WebdavRemote(self.remote_dir, self.workdir / "log" / "serve.log")
+        if netns.can_isolate():
+            self.network = netns.LabNetwork()
+            self._state.set_network(self.network.name)  # before it exists: a kill in between still removes it
+            self.network.create()
+            self.isolated = True
+        else:
+            self.on_note(netns.NOT_ISOLATED)
+        self._remote = WebdavRemote(self.remote_dir, self.workdir / "log" / "serve.log", self.network, self._secret,
+                                    self.ports.take())  # fmt: skip
         self._state.add_process(self._remote.start().pid, "rclone serve webdav")
-        self._proxy = DelayProxy(self._remote.port, self.workdir / "log" / "toxiproxy.log")
+        self._proxy = DelayProxy(self._remote.port, self.workdir / "log" / "toxiproxy.log", self.network, self.ports)
         self._state.add_process(self._proxy.start().pid, "toxiproxy")
+        self._proxy.guard = MemoryGuard(self._proxy).start()
         self.tools["toxiproxy"] = f"toxiproxy {self._proxy.version()}"
         for spec in self.specs:
             if spec.rtt_ms not in self.wires:
@@ -121,15 +151,74 @@ class CloudLab:
         cache = self.workdir / "cache" / spec.label
         log = self.workdir / "log" / f"mount-{spec.label}.log"
         wire = self.wires[spec.rtt_ms]
+        rc = RemoteControl(self.ports.take(), secrets.token_urlsafe(24), self.network)
         argv = spec.mode.argv(spec.label, wire, mountpoint, cache, log)
         argv[0] = rclone_binary()
+        argv += rc.options()
+        env = {**os.environ, **rc.env(), "RCLONE_WEBDAV_USER": WebdavRemote.USER,
+               "RCLONE_WEBDAV_PASS": obscure(self._secret)}  # fmt: skip
         self._state.add_mount(mountpoint)  # before it exists: a kill in between still gets it unmounted
-        proc = procs.start(argv, log=log)
+        proc = procs.start(self.network.argv(argv), log=log, env=env)
         self._state.add_process(proc.pid, f"rclone mount {spec.label}")
-        mount = CloudMount(spec, mountpoint, self.remote_dir / spec.label, proc, spec.mode.options())
+        mount = CloudMount(spec, mountpoint, self.remote_dir / spec.label, proc, spec.mode.options(), rc)
         if not state_mod.wait_mounted(mountpoint, MOUNT_WAIT_S, lambda: proc.poll() is None):
             mount.error = f"rclone mount did not come up: {procs.log_tail(log, 3) or f'exit {proc.poll()}'}"
         return mount
+
+    # --- between samples --------------------------------------------------------------
+
+    def mount_for(self, label: str) -> CloudMount | None:
+        return next((m for m in self.mounts if m.label == label and m.error is None), None)
+
+    def settle(self, mount: CloudMount, timeout: float) -> str | None:
+        """Wait until ``mount`` has uploaded everything written through it; why not, or None."""
+        try:
+            waited, pending = mount.rc.wait_uploaded(timeout)
+        except OSError as exc:
+            return f"could not ask {mount.label} about its uploads: {exc}"
+        if pending:
+            return f"{mount.label} still had {pending} file(s) to upload after {waited:.0f} s"
+        return None
+
+    def make_cold(self, mount: CloudMount, scratch: Path) -> str | None:
+        """Make every regular file at the top of ``scratch`` (the working files; not dotfiles) one that only the
+        remote has, whatever the mount cached of it: renamed through the mount (the cache entry
+        follows), linked back under its name on the remote, the renamed one deleted through the
+        mount (its cache entry goes), then the mount forgets the directory's listing. Call after
+        :meth:`settle`. Why it could not, or None."""
+        relative = scratch.relative_to(mount.path)
+        remote = mount.remote_path / relative
+        try:
+            mount.rc.forget(str(relative))  # its listing as the remote has it now
+            # dotfiles are the run's own (the scratch directory's marker, held open: never renamed)
+            names = [p.name for p in remote.iterdir() if p.is_file() and not p.name.startswith(".")]
+            for name in names:
+                if (scratch / name).stat().st_size != (remote / name).stat().st_size:
+                    return f"{name} differs between {mount.label} and its remote after the uploads"
+                aside = name + COLD_SUFFIX
+                os.rename(scratch / name, scratch / aside)
+                os.link(remote / aside, remote / name)
+                os.unlink(scratch / aside)
+            mount.rc.forget(str(relative))
+        except OSError as exc:
+            return f"could not make {mount.label}'s working files remote-only: {exc}"
+        return None
+
+    def delay_trouble(self) -> str | None:
+        """Why the delay failed the sample just taken (its memory bound tripped: it is started
+        again here), or None."""
+        proxy = self._proxy
+        if proxy is None or proxy.guard is None:
+            return None
+        why, _ = proxy.guard.take()
+        if why is None:
+            return None
+        assert self._state is not None
+        self._state.add_process(proxy.restart().pid, "toxiproxy")
+        return why
+
+    def delay_resident_bytes(self) -> int | None:
+        return self._proxy.resident_bytes() if self._proxy is not None else None
 
     # --- down -------------------------------------------------------------------------
 
@@ -139,17 +228,28 @@ class CloudLab:
         self.close()
 
     def close(self) -> None:
-        """Unmount, stop every process, remove the work directory (unless keep). Idempotent."""
-        problems = []
+        """Unmount, stop every process (all at once), remove the namespace and the work
+        directory (unless keep). Idempotent."""
+        if self._tempdir_before is not None or tempfile.tempdir == str(self.tmp_dir):
+            tempfile.tempdir, self._tempdir_before = self._tempdir_before, None
         for mount in self.mounts:
-            why = state_mod.unmount(mount.path)  # rclone mount exits when unmounted
-            if why:
-                problems.append(why)
-            procs.stop_tree(mount.proc)
+            if mount.error is None and mount.proc.poll() is None and mount.spec.mode.caches_writes:
+                with contextlib.suppress(OSError):
+                    pending = mount.rc.pending_uploads()
+                    if pending:
+                        self.on_note(f"{mount.label}: {pending} file(s) written through the mount were still only in "
+                                     "rclone's cache at unmount (not on the remote)")  # fmt: skip
+        problems = [why for why in (state_mod.unmount(m.path) for m in self.mounts) if why]
+        running = [m.proc for m in self.mounts]
+        running += [server.proc for server in (self._proxy, self._remote) if server is not None and server.proc]
+        if self._proxy is not None and self._proxy.guard is not None:
+            self._proxy.guard.stop()
+        stop_all(running)
         for server in (self._proxy, self._remote):
             if server is not None:
-                server.stop()
+                server.proc = None
         self._proxy = self._remote = None
+        self.network.remove()
         if problems:
             raise MountbenchError(f"the cloud lab could not unmount: {'; '.join(problems)}")
         if not self.keep and self.workdir.exists():
@@ -157,6 +257,17 @@ class CloudLab:
         elif self._state is not None:
             with contextlib.suppress(OSError):
                 (self.workdir / state_mod.STATE).unlink()
+
+    def listeners(self) -> dict[str, int]:
+        """Every TCP port the lab listens on (in its namespace when it has one), by what it is."""
+        found: dict[str, int] = {}
+        if self._remote is not None:
+            found["rclone serve webdav"] = self._remote.port
+        if self._proxy is not None:
+            found["toxiproxy API"] = self._proxy.api_port
+            found |= {f"toxiproxy proxy {p.name}": p.port for p in self._proxy.proxies}
+        found |= {f"rclone rc of {m.label}": m.rc.port for m in self.mounts}
+        return found
 
     def seed(self, mount: CloudMount) -> Path:
         """The seed file as the mount shows it."""
@@ -168,3 +279,14 @@ class CloudLab:
         if pids and self._remote is not None and self._remote.proc is not None:
             pids.append(self._remote.proc.pid)
         return pids
+
+
+def stop_all(running: Sequence[subprocess.Popen[bytes]]) -> None:
+    """Stop every process at once (each with its descendants), so that stopping the lab takes one
+    grace period, not one per process."""
+    threads = [threading.Thread(target=procs.stop_tree, args=(p,), kwargs={"grace_s": STOP_GRACE_S}, daemon=True)
+               for p in running]  # fmt: skip
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=3 * STOP_GRACE_S)

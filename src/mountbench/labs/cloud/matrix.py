@@ -13,6 +13,9 @@ LOCAL = "local"  # the baseline's label: the lab's work directory on this machin
 DEFAULT_MODES = tuple(CACHE_MODES)
 DEFAULT_RTTS = (0, 20)
 MAX_RTT_MS = 10_000
+# a plausible home link: 100 Mbit/s each way (fibre; a cable uplink is slower). Without a cap,
+# loopback moves GB/s and a cache mode that fetches whole files looks free.
+DEFAULT_BANDWIDTH_KBPS = 12_500
 
 
 @dataclass(frozen=True)
@@ -31,7 +34,13 @@ def parse_list(texts: Sequence[str]) -> list[str]:
     return [part.strip() for text in texts for part in text.split(",") if part.strip()]
 
 
+def _given_empty(flag: str, texts: Sequence[str], example: str) -> None:
+    if texts and not parse_list(texts):
+        raise UsageError(f"{flag} was given empty; give a value, e.g. {flag} {example}, or leave {flag} out")
+
+
 def parse_modes(texts: Sequence[str]) -> list[CacheMode]:
+    _given_empty("--mode", texts, "off,full")
     names = parse_list(texts) or list(DEFAULT_MODES)
     unknown = [n for n in names if n not in CACHE_MODES]
     if unknown:
@@ -40,6 +49,7 @@ def parse_modes(texts: Sequence[str]) -> list[CacheMode]:
 
 
 def parse_rtts(texts: Sequence[str]) -> list[int]:
+    _given_empty("--rtt", texts, "0,20")
     rtts = []
     for part in parse_list(texts):
         number = part.removesuffix("ms")
@@ -50,5 +60,7 @@ def parse_rtts(texts: Sequence[str]) -> list[int]:
 
 
 def cloud_specs(modes: Sequence[str], rtts: Sequence[str], bandwidth_kbps: int | None = None) -> list[CloudSpec]:
-    """Every cache mode at every RTT, RTT outermost (the table reads mode by mode per RTT)."""
-    return [CloudSpec(mode, rtt, bandwidth_kbps) for rtt in parse_rtts(rtts) for mode in parse_modes(modes)]
+    """Every cache mode at every RTT, RTT outermost (the table reads mode by mode per RTT).
+    ``bandwidth_kbps``: KB/s each way; 0 or None: no cap."""
+    cap = bandwidth_kbps or None
+    return [CloudSpec(mode, rtt, cap) for rtt in parse_rtts(rtts) for mode in parse_modes(modes)]

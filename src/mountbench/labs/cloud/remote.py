@@ -1,15 +1,18 @@
 """The remote the cloud lab serves itself: ``rclone serve webdav`` over a directory on
-this machine's disk, on loopback. That directory is "the remote's own view" of the
-files a mount shows."""
+this machine's disk, on the loopback of the lab's network namespace (netns.py), with a
+password only the run holds (given in the environment, never on a command line). That
+directory is "the remote's own view" of the files a mount shows."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
 from mountbench.errors import ToolMissing
 from mountbench.host import process as procs
+from mountbench.labs.cloud.netns import HostNetwork, Network
 
 RCLONE_FIX = "install rclone and fuse3: apt-get install rclone fuse3 (or scripts/install.sh --test)"
 
@@ -21,6 +24,15 @@ def rclone_binary() -> str:
     return path
 
 
+def obscure(password: str) -> str:
+    """``password`` as rclone's config takes it (``rclone obscure``, read from stdin: never in argv)."""
+    done = subprocess.run([rclone_binary(), "obscure", "-"], input=password, capture_output=True, text=True,
+                          timeout=30)  # fmt: skip
+    if done.returncode != 0 or not done.stdout.strip():
+        raise ToolMissing(f"rclone obscure failed: {done.stderr.strip() or f'exit {done.returncode}'}")
+    return done.stdout.strip()
+
+
 def rclone_version() -> str:
     done = subprocess.run([rclone_binary(), "version"], capture_output=True, text=True, timeout=30)
     return (done.stdout.splitlines() or ["rclone ?"])[0].strip()
@@ -29,10 +41,16 @@ def rclone_version() -> str:
 class WebdavRemote:
     """``rclone serve webdav DIR --addr 127.0.0.1:PORT``, started and stopped by the lab."""
 
-    def __init__(self, directory: Path, log: Path) -> None:
+    USER = "mountbench"
+
+    def __init__(
+        self, directory: Path, log: Path, network: Network | None = None, password: str = "", port: int | None = None
+    ) -> None:
         self.directory = directory
         self.log = log
-        self.port = procs.free_port()
+        self.network: Network = network or HostNetwork()
+        self.password = password
+        self.port = port or procs.free_port()
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -44,8 +62,10 @@ class WebdavRemote:
         # does (rclone's default would hide changes made in the directory for 5 minutes)
         argv = [rclone_binary(), "serve", "webdav", str(self.directory), "--addr", f"127.0.0.1:{self.port}",
                 "--dir-cache-time", "0s"]  # fmt: skip
-        self.proc = procs.start(argv, log=self.log)
-        if not procs.wait_until(lambda: procs.port_open(self.port), 20.0, self.proc):
+        env = {**os.environ, "RCLONE_USER": self.USER, "RCLONE_PASS": self.password} if self.password else None
+        self.proc = procs.start(self.network.argv(argv), log=self.log, env=env)
+        up = procs.wait_until(lambda: self.network.call(lambda: procs.port_open(self.port)), 20.0, self.proc)
+        if not up:
             tail = procs.log_tail(self.log, 5)
             self.stop()
             raise ToolMissing(f"rclone serve webdav did not start: {tail or 'no output'}")

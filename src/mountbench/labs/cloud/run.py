@@ -4,8 +4,10 @@ the mount shows of changes made on the remote), run the workloads on the local d
 every mount, interleaved and stored as one run, with rclone's own cost per sample, and
 take everything down again.
 
-The probe runs first, on fresh mounts, and its result travels in the run's config
-(``config.lab``, the cloud lab's own facts record), stored before the first sample.
+The probe runs first, on fresh mounts (with the upload lag of a tree, treelag.py), and its
+result travels in the run's config (``config.lab``, the cloud lab's own facts record), stored
+before the first sample. Every sample on a mount starts with its uploads done, and a read
+workload is measured cold (from the remote) and, when a mode keeps reads, warm (phases.py).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from mountbench.labs.cloud.lab import CloudLab
 from mountbench.labs.cloud.matrix import LOCAL, CloudSpec
 from mountbench.labs.cloud.mountprobes import probe_all
 from mountbench.labs.cloud.mounts import CACHE_MODES
+from mountbench.labs.cloud.phases import phased, with_phases
+from mountbench.labs.cloud.treelag import measure_all
 from mountbench.labs.cloud.watch import ServingWatch
 from mountbench.model import CloudLabFacts, RunData, RunOptions
 from mountbench.probe.remotesync import CloudMountProbe, CloudProbe, CloudTarget
@@ -33,6 +37,7 @@ from mountbench.store import Store
 
 DEFAULT_PRESET = "clouddrive"
 DEFAULT_SIZE = 64 * 1024**2  # the S4 job's 1000 MiB, scaled so eight mounts lay it out in minutes
+TREE_LAG_TIMEOUT_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -85,7 +90,10 @@ def run_cloudlab(
             raise UsageError("no rclone mount came up; see the notes above (mountbench doctor --cloud)")
         targets = [(LOCAL, lab.local_dir, None)] + [(m.label, m.path, m.remote_path) for m in working]
         request = runrequest.resolve(run_options, [f"{label}={path}" for label, path, _ in targets], fio)
+        workloads, phases = with_phases(request.workloads, warm=any(m.spec.mode.caches_reads for m in working))
+        request = dataclasses.replace(request, workloads=tuple(workloads))
         probes: list[CloudMountProbe] = []
+        lags: list = []
         errors: list[str] = [f"{m.label}: {m.error}" for m in lab.mounts if m.error]
         if options.probe:
             on_note(f"cloudlab: probing {len(targets)} targets at once (sync with the remote, up to "
@@ -98,15 +106,20 @@ def run_cloudlab(
                 seeds={m.label: lab.seed(m) for m in working},
             )
             errors += failed
-            on_note(f"cloudlab: probed in {time.monotonic() - t0:.1f} s from the start")
+            on_note(f"cloudlab: probed in {time.monotonic() - t0:.1f} s from the start; now the upload lag of a tree "
+                    "written through each mount")  # fmt: skip
+            lags, failed = measure_all([(m.label, m.path, m.remote_path) for m in working], TREE_LAG_TIMEOUT_S)
+            errors += failed
+            for m in working:
+                lab.settle(m, TREE_LAG_TIMEOUT_S)
         described = [CloudTarget(LOCAL, None, None)] + [
             CloudTarget(m.label, m.spec.mode.name, m.spec.rtt_ms, m.spec.bandwidth_kbps, m.options) for m in working
         ]
         facts = CloudProbe(tuple(described), tuple(probes), options.probe_repeat, options.probe_timeout_s,
-                           dict(lab.tools), tuple(errors))  # fmt: skip
+                           dict(lab.tools), tuple(errors), phases, tuple(lags))  # fmt: skip
         config = dataclasses.replace(request.config, lab=CloudLabFacts(facts.to_dict()))
         host = hostinfo.collect(fio.version) | host_facts(request.runners) | {"cloudlab": dict(lab.tools)}
-        session = _session(lab, dataclasses.replace(request, config=config), store, events, on_saved)
+        session = _session(lab, dataclasses.replace(request, config=config), store, events, on_saved, phases=phases)
         status = run_to_end(session, command=command, host=host)
     return session.run_id, status
 
@@ -142,7 +155,7 @@ def resume_cloudlab(
         request = runrequest.from_stored(run, fio, relocated=paths)
         for target in request.targets:
             store.move_target(run.id, target.label, target.path)
-        session = _session(lab, request, store, events, on_saved, run_id=run.id)
+        session = _session(lab, request, store, events, on_saved, run_id=run.id, phases=probe.phases)
         return run_to_end(session, command=run.command, host=run.host, resume=True)
 
 
@@ -153,11 +166,14 @@ def _session(
     events: Events,
     on_saved: Callable[[str], None] | None,
     run_id: str | None = None,
+    phases: dict[str, str] | None = None,
 ) -> Session:
-    """The run on the lab's targets, with rclone's own cost measured around every sample."""
+    """The run on the lab's targets, with rclone's own cost measured around every sample and the
+    lab's steps around each (phases.py: uploads done, cold or warm)."""
     working = [m for m in lab.mounts if m.error is None]
     watch = ServingWatch(lab.serving_pids, {m.label: mode_caveats(m.spec.mode) for m in working})
+    runners = phased(request.runners, lab, phases or {})
     return Session(
-        request.config, request.targets, request.workloads, request.runners, store, events,
+        request.config, request.targets, request.workloads, runners, store, events,
         on_saved=on_saved, watch=watch, run_id=run_id,  # type: ignore[arg-type]
     )  # fmt: skip

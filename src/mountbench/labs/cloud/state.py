@@ -6,7 +6,9 @@ with the owner's PID and start time. A later run looks at the work directories o
 runs whose owner is gone (a PID that is dead, or alive with another start time: reused)
 and cleans them by that record alone, never by a process name: it kills the recorded
 processes still alive with their recorded start times, unmounts the recorded FUSE mount
-points still mounted (``fusermount3 -u``, lazily when busy) and removes the directory.
+points still mounted (``fusermount3 -u``, lazily when busy), removes the run's network
+namespace (by the name it recorded) and removes the directory, with the workloads' temporary
+files in it (the trees' sources: the lab points Python's tempdir there).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+
+from mountbench.labs.cloud.netns import remove_named
 
 STATE = "state.json"
 
@@ -77,6 +81,7 @@ class LabState:
     owner_started: float | None = None
     processes: list[dict[str, Any]] = field(default_factory=list)
     mounts: list[str] = field(default_factory=list)
+    network: str = ""  # the run's network namespace (netns.py), when it made one
 
     def __post_init__(self) -> None:
         if self.owner_started is None:
@@ -86,13 +91,17 @@ class LabState:
         self.processes.append({"pid": pid, "started": start_time(pid), "what": what})
         self.save()
 
+    def set_network(self, name: str) -> None:
+        self.network = name
+        self.save()
+
     def add_mount(self, path: Path) -> None:
         self.mounts.append(str(path))
         self.save()
 
     def save(self) -> None:
         data = {"owner_pid": self.owner_pid, "owner_started": self.owner_started,
-                "processes": self.processes, "mounts": self.mounts}  # fmt: skip
+                "processes": self.processes, "mounts": self.mounts, "network": self.network}  # fmt: skip
         tmp = self.workdir / (STATE + ".tmp")
         tmp.write_text(json.dumps(data, indent=1))
         os.replace(tmp, self.workdir / STATE)
@@ -102,7 +111,8 @@ class LabState:
         try:
             data = json.loads((workdir / STATE).read_text())
             return cls(workdir, int(data["owner_pid"]), data.get("owner_started"),
-                       list(data.get("processes") or []), [str(m) for m in data.get("mounts") or []])  # fmt: skip
+                       list(data.get("processes") or []), [str(m) for m in data.get("mounts") or []],
+                       str(data.get("network") or ""))  # fmt: skip
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
@@ -129,6 +139,8 @@ def clean(state: LabState) -> list[str]:
     psutil.wait_procs(left, timeout=5)
     # a mount whose rclone just died may only now be removable
     problems = [p for p in (unmount(Path(m)) for m in reversed(state.mounts)) if p]
+    if state.network:
+        remove_named(state.network)
     if not problems and not any(mounted(Path(m)) for m in state.mounts):
         shutil.rmtree(state.workdir, ignore_errors=True)
     return problems

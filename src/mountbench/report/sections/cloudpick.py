@@ -34,7 +34,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from mountbench.model import CloudLabFacts
-from mountbench.probe.remotesync import CloudProbe, SyncResult
+from mountbench.probe.remotesync import CloudProbe, SyncResult, TreeLag
 from mountbench.report.cells import format_value
 from mountbench.report.chartkeys import Chart
 from mountbench.report.model import Report
@@ -52,7 +52,8 @@ CAPABILITIES = (("o_direct", "O_DIRECT"), ("flock", "flock"), ("fcntl_lock", "fc
 TERMINAL_PERCENTILES = (1.0, 10.0, 50.0, 90.0, 99.0, 99.9)
 LEGEND = (
     f"{SCALE} · – the local baseline (no remote) · ? not measured; "
-    "performance against the fastest cloud mount (good within 2×, fair within 10×); consistency good when "
+    "performance against the fastest cloud mount (good within 2×, fair within 10×), rated on the cold figures "
+    "(a first read from the remote), warm ones (from the cache after a read) beside them; consistency good when "
     f"every change showed within {PROMPT_MS:g} ms both ways; durability: on the remote when fsync() returned"
 )
 
@@ -123,9 +124,19 @@ def _headline_rows(report: Report) -> list:
     return list(seen.values())
 
 
-def _performance(report: Report, cloud_labels: Sequence[str]) -> dict[str, tuple[str, tuple[str, ...]]]:
+def _performance(
+    report: Report, cloud_labels: Sequence[str], phases: Mapping[str, str] | None = None
+) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Each mode rated on its cold figures (a read workload's first read from the remote), the
+    warm figure of the same workload shown beside it, never rated (labs/cloud/phases.py)."""
+    phases = phases or {}
+    warm_of = {name: phase.split(":", 1)[1] for name, phase in phases.items() if phase.startswith("warm:")}
+    rows = _headline_rows(report)
+    warm_rows = {warm_of[row.workload]: row for row in rows if row.workload in warm_of}
     found: dict[str, list[tuple[str, str]]] = {label: [] for label in cloud_labels}
-    for row in _headline_rows(report):
+    for row in rows:
+        if row.workload in warm_of:
+            continue
         medians = {}
         for label in cloud_labels:
             cell = row.cells.get(label)
@@ -134,6 +145,8 @@ def _performance(report: Report, cloud_labels: Sequence[str]) -> dict[str, tuple
         if not medians:
             continue
         best = max(medians.values()) if row.metric.higher_is_better else min(medians.values())
+        phase = "cold " if phases.get(row.workload) == "cold" else ""
+        warm_row = warm_rows.get(row.workload)
         for label in cloud_labels:
             if label not in medians:
                 found[label].append(("poor" if label in row.cells else "not measured", f"{row.workload}: failed"))
@@ -142,7 +155,11 @@ def _performance(report: Report, cloud_labels: Sequence[str]) -> dict[str, tuple
             factor = best / value if row.metric.higher_is_better else value / best
             verdict = factor_verdict(factor)
             shown = format_value(value, row.metric)
-            found[label].append((verdict, f"{row.workload}: {shown}" + ("" if factor <= 1.0 else f" ({factor:.3g}×)")))
+            text = f"{row.workload}: {phase}{shown}" + ("" if factor <= 1.0 else f" ({factor:.3g}×)")
+            warm_cell = warm_row.cells.get(label) if warm_row is not None else None
+            if warm_row is not None and warm_cell is not None and warm_cell.summary is not None:
+                text += f", warm {format_value(warm_cell.summary.median, warm_row.metric)}"
+            found[label].append((verdict, text))
     return {label: (worst(*(v for v, _ in items)), tuple(t for _, t in items)) for label, items in found.items()}
 
 
@@ -186,15 +203,28 @@ def _consistency(sync: SyncResult | None, timeout: float) -> tuple[str, str, str
     return verdict, close_text, to_text, from_text, change_text
 
 
-def _durability(sync: SyncResult | None) -> tuple[str, str]:
+def _after_close(seconds: float) -> str:
+    return "at close" if seconds == 0.0 else f"{format_seconds(seconds)} after the last close"
+
+
+def _durability(sync: SyncResult | None, lag: TreeLag | None = None) -> tuple[str, str]:
+    """The verdict, and the words: when did data written through the mount reach the remote
+    (one file after close, and a whole tree after its last close)."""
     if sync is None or not sync.at_fsync:
         return "not measured", "?"
     yes = sum(1 for v in sync.at_fsync if v)
     fsync = _median(sync.fsync_ms)
     took = f"fsync took {_ms(fsync)}" if fsync is not None else "fsync failed"
+    tree = ""
+    if lag is not None:
+        tree = (f"; {lag.files:,} files: {_after_close(lag.lag_s)}" if lag.lag_s is not None else
+                f"; {lag.files:,} files: {lag.on_remote:,} on the remote after {lag.timeout_s:g} s")  # fmt: skip
     if yes == len(sync.at_fsync):
-        return "good", f"yes ({took})"
-    return "poor", f"no: {took}, nothing on the remote until close" + (
+        return "good", f"yes ({took}){tree}"
+    after = _median(sync.close_delay_ms)
+    arrives = ("arrives at close" if after == 0.0 else f"arrives ≈ {_ms(after)} after close" if after is not None
+               else "not on the remote within the probe's wait after close")  # fmt: skip
+    return "poor", f"no: {took}; {arrives} (one file){tree}" + (
         "" if yes == 0 else f" ({yes} of {len(sync.at_fsync)} yes)"
     )
 
@@ -220,7 +250,7 @@ def cloud_rows(report: Report) -> list[CloudRow]:
     probe = probes[-1]
     labels = [t for t in report.summary.targets if probe.target(t) is not None]
     cloud_labels = [t for t in labels if probe.target(t).mode is not None]  # type: ignore[union-attr]
-    perf = _performance(report, cloud_labels)
+    perf = _performance(report, cloud_labels, probe.phases)
     rows = []
     for label in labels:
         target = probe.target(label)
@@ -233,7 +263,7 @@ def cloud_rows(report: Report) -> list[CloudRow]:
                                  "–", "–", "–", "–", "–", capabilities))  # fmt: skip
             continue
         consistency, at_close, to_remote, from_remote, change = _consistency(sync, probe.timeout_s)
-        durability, at_fsync = _durability(sync)
+        durability, at_fsync = _durability(sync, probe.lag(label))
         performance, perf_text = perf.get(label, ("not measured", ()))
         rows.append(
             CloudRow(
