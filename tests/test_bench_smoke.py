@@ -22,6 +22,7 @@ EXPECTED = {
     "aa.py": "called faster/slower",
     "clients_scaling.py": "wall time of the whole run",
     "fidelity.py": "all workloads pooled",
+    "jobfiles.py": "mountbench / plain fio, each job's IOPS",
     "lab_boot.py": "in guest: python",
     "overhead.py": "mountbench's own share",
     "report_speed.py": "html + SVG charts",

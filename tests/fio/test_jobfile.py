@@ -11,6 +11,7 @@ from mountbench.fio.jobfile import (
     parse_job_text,
     parse_sections,
     render_job,
+    render_sections,
     wants_direct,
     working_set_bytes,
 )
@@ -167,3 +168,16 @@ def test_sections_keep_their_globals_where_they_are_written():
     sections = parse_sections("[global]\nbs=4k\n[a]\nrw=read\n[global]\nbs=8k\n[b]\nrw=write\n")
     assert [(s.name, s.is_global) for s in sections] == [("global", True), ("a", False), ("global", True), ("b", False)]
     assert [j.get("bs") for j in merged_jobs(sections)] == ["4k", "8k"]
+
+
+def test_the_file_renders_as_written_with_overrides_after_each_jobs_own_options():
+    sections = parse_sections("[global]\ndirectory=/work\nbs=4k\n[a]\nrw=read\nruntime=5\n[b]\nrw=write\n")
+    lines = render_sections(sections, [("directory", "/scratch"), ("runtime", "1")], "hi").splitlines()
+    assert lines == ["; hi", "[global]", "bs=4k", "[a]", "rw=read", "runtime=5", "; set by mountbench",
+                     "directory=/scratch", "runtime=1", "[b]", "rw=write", "; set by mountbench",
+                     "directory=/scratch", "runtime=1"]  # fmt: skip
+
+
+def test_startdelay_counts_in_the_bound_at_the_top_of_its_range():
+    assert duration_bound_s(FioJob("x", (("runtime", "2"), ("startdelay", "1-5")))) == 7
+    assert duration_bound_s(FioJob("x", (("runtime", "2"), ("ramp_time", "1"), ("startdelay", "3s")))) == 6

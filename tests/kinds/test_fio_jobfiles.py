@@ -70,3 +70,12 @@ def test_the_plan_counts_startdelay_and_the_dry_run_says_why_sections_run_togeth
     assert "late (≤ 7.30 s)" in words  # startdelay 5 s + runtime 2 s + fio's own start
     assert "caveat: one workload, as fio runs it: the whole file (2 jobs) kept together" in words
     assert "startdelay=5" in words and "[global]" in words  # the file as written, globals where they stand
+
+
+def test_a_hang_plain_fio_shows_too_is_named_as_fios():
+    from mountbench.fio.jobfile import FioJob
+    from mountbench.kinds.fio import hang_message
+
+    offload = FioJob("x", (("io_submit_mode", "offload"),))
+    assert "plain fio hangs with io_submit_mode=offload too" in hang_message([offload], 100)
+    assert "is the target hung?" in hang_message([FioJob("x", ())], 100)
