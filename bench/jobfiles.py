@@ -9,6 +9,8 @@ with the lowest and highest job. The acceptance band is 0.85-1.15. Cases mountbe
 are listed with the first line of the reason. Plain fio's files are removed before each of
 its runs, so it lays them out anew as mountbench does every round.
 
+--control puts plain fio in mountbench's place: the same procedure shows this machine's noise.
+
 --before PYTHON runs every case once with another mountbench (e.g. the main branch's
 virtualenv) and prints what it did: the "before" column of the issue's table. Run it on a
 small tmpfs: before the fix, fill_device filled the target and [../../evil] wrote above it.
@@ -79,7 +81,7 @@ def mountbench_figures(samples: list[dict]) -> dict[str, float]:
     return figures
 
 
-def compare(case: Case, job: Path, base: Path, pairs: int) -> tuple[float, float, float, int]:
+def compare(case: Case, job: Path, base: Path, pairs: int, control: bool = False) -> tuple[float, float, float, int]:
     ratios: dict[str, list[float]] = {}
     for index in range(pairs):
         order = ("fio", "mountbench") if index % 2 == 0 else ("mountbench", "fio")
@@ -87,6 +89,8 @@ def compare(case: Case, job: Path, base: Path, pairs: int) -> tuple[float, float
         for harness in order:
             if harness == "fio":
                 found[harness] = plain_fio(job, base / "plain")
+            elif control:  # plain fio in mountbench's place: this machine's own noise floor
+                found[harness] = plain_fio(job, base / "control")
             else:
                 code, last, samples = mountbench(MOUNTBENCH, job, base / "mb", case, base)
                 if code != 0 or not all(s["ok"] for s in samples):
@@ -122,6 +126,7 @@ def main() -> None:
     parser.add_argument("--before", help="python of another mountbench: print what it did with each case")
     parser.add_argument("--smoke", action="store_true", help="one pair of two cases")
     parser.add_argument("--only", nargs="*", default=(), help="these cases alone")
+    parser.add_argument("--control", action="store_true", help="plain fio in mountbench's place (the noise floor)")
     args = parser.parse_args()
     cases = [c for c in CASES if not c.refused and c.compare][:2] if args.smoke else list(CASES)
     cases = [c for c in cases if c.name in args.only] if args.only else cases
@@ -143,7 +148,8 @@ def main() -> None:
                 now = f"ran ({', '.join(codes)})" if code == 0 else f"exit {code}: {last[:80]}"
                 rows.append((case, then, now, None))
             else:
-                rows.append((case, then, "ran as fio would", compare(case, job, base, pairs)))
+                now = "plain fio (control)" if args.control else "ran as fio would"
+                rows.append((case, then, now, compare(case, job, base, pairs, args.control)))
             print(f"{case.name}: done", file=sys.stderr, flush=True)
     finally:
         shutil.rmtree(base, ignore_errors=True)
