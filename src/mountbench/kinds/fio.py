@@ -1,8 +1,11 @@
-"""The fio kind: one workload is one fio job, run with --output-format=json+.
+"""The fio kind: one workload is one fio job, or the sections of a job file that fio runs
+together, run with --output-format=json+.
 
-Presets give jobs as TOML tables, users as fio job files (one workload per
-section). fio stays the authority on what options mean; this module reads the few
-it needs to describe and plan a job (fiojob.py) and passes every option through.
+Presets give jobs as TOML tables, users as fio job files: run as fio runs them
+(fio/jobgroups.py says which sections are one workload), checked before the first sample
+(engines, placement, fio --parse-only on the text as written) and flagged for what their
+figures are. fio stays the authority on what options mean; this module reads the few it
+needs to describe and plan a job (fio/jobfile.py) and passes every option through.
 """
 
 from __future__ import annotations
