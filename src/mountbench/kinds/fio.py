@@ -975,7 +975,7 @@ def _unlinks(job: FioJob) -> bool:
     return job.get("unlink") not in (None, "0") or job.get("allow_file_create") == "0"
 
 
-_METADATA_ENGINES = {"filecreate", "filestat", "filedelete", "ftruncate", "null", "cpuio"}
+_METADATA_ENGINES = engines.FILE_OPERATIONS | engines.NO_IO
 _SYNC_OPTIONS = ("fsync", "fdatasync", "fsync_on_close", "end_fsync", "sync", "write_barrier")
 
 
@@ -987,7 +987,7 @@ def syncs_writes(job: FioJob) -> bool:
 def cache_sensitive(job: FioJob) -> bool:
     """Can the page cache inflate this buffered job's numbers? Not for metadata-only
     engines, nor for writes that are synced before they count."""
-    if (job.get("ioengine") or "psync") in _METADATA_ENGINES:
+    if engines.engine_name(job.get("ioengine")) in _METADATA_ENGINES:
         return False
     writes_only = rw_option(job) in {"write", "randwrite", "trimwrite"}
     return not (writes_only and syncs_writes(job))

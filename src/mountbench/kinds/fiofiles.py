@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from mountbench.fio import engines
 from mountbench.fio.jobfile import FioJob, evaluate_size, fio_variables, render_job
 from mountbench.units import format_bytes
 
@@ -36,8 +37,7 @@ FILE_STATES = ("per-round", "steady", "fresh")
 PRECONDITIONED = ("per-round", "steady")  # the states whose files are written fully before they are used
 # what decides which files a job lays out and how big they are
 _LAYOUT_OPTIONS = ("size", "filesize", "nrfiles", "numjobs", "filename", "filename_format", "thread", "offset")
-_METADATA_ENGINES = {"filecreate", "filestat", "filedelete", "ftruncate", "null", "cpuio", "dircreate", "dirstat",
-                     "dirdelete"}  # fmt: skip
+_METADATA_ENGINES = engines.FILE_OPERATIONS | engines.NO_IO  # no data files to lay out
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class WorkingFile:
 
 def has_working_files(job: FioJob) -> bool:
     """Does the job lay out data files that it then reads or writes (not a metadata engine)?"""
-    return (job.get("ioengine") or "psync") not in _METADATA_ENGINES and job.get("filename") != "/dev/null"
+    return engines.engine_name(job.get("ioengine")) not in _METADATA_ENGINES and job.get("filename") != "/dev/null"
 
 
 def working_files(job: FioJob, scratch: Path, variables: Mapping[str, int]) -> list[WorkingFile] | None:
