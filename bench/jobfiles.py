@@ -26,7 +26,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import shutil
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -82,7 +84,9 @@ def mountbench_figures(samples: list[dict]) -> dict[str, float]:
     return figures
 
 
-def compare(case: Case, job: Path, base: Path, pairs: int, control: bool = False) -> tuple[float, float, float, int]:
+def compare(
+    case: Case, job: Path, base: Path, pairs: int, control: bool = False
+) -> tuple[float, float, float, int, float]:
     for directory in ("plain", "control"):  # an untimed first run lays plain fio's files out
         shutil.rmtree(base / directory, ignore_errors=True)
         plain_fio(job, base / directory)
@@ -109,7 +113,8 @@ def compare(case: Case, job: Path, base: Path, pairs: int, control: bool = False
     for key, values in sorted(ratios.items()):
         print(f"  {case.name} {key}: {' '.join(f'{v:.2f}' for v in values)}", file=sys.stderr, flush=True)
     pooled = math.exp(sum(map(math.log, per_key.values())) / len(per_key))
-    return pooled, min(per_key.values()), max(per_key.values()), len(per_key)
+    median = statistics.median(value for values in ratios.values() for value in values)
+    return pooled, min(per_key.values()), max(per_key.values()), len(per_key), median
 
 
 def before(python: str, case: Case, job: Path, base: Path) -> str:
@@ -158,8 +163,13 @@ def main() -> None:
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print(f"mountbench / plain fio, each job's IOPS, {pairs} interleaved pair(s) per case; band {BAND}")
+    print(f"(geometric mean over pairs and jobs; load average during the run: {os.getloadavg()[0]:.1f})")
     for case, then, now, ratio in rows:
-        figure = f"{ratio[0]:.3f} (jobs {ratio[1]:.2f}-{ratio[2]:.2f}, {ratio[3]} figures)" if ratio else "-"
+        figure = "-"
+        if ratio:
+            figure = (
+                f"{ratio[0]:.3f} (jobs {ratio[1]:.2f}-{ratio[2]:.2f}, {ratio[3]} figures; median pair {ratio[4]:.2f})"
+            )
         inside = "" if ratio is None else ("  in band" if BAND[0] <= ratio[0] <= BAND[1] else "  OUT OF BAND")
         print(f"{case.name:18} {case.feature[:44]:44} {figure}{inside}")
         print(f"{'':18}   now: {now}")

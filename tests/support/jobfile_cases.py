@@ -54,7 +54,7 @@ CASES = (
     Case(
         "verify",
         "a write phase and the verify phase that reads it back",
-        "[global]\nioengine=psync\nfilename=checked.dat\nsize=8m\nbs=4k\n"
+        f"[global]\n{_TIMED}filename=checked.dat\nsize=16m\nbs=4k\n"
         "[write-phase]\nrw=write\nverify=crc32c\ndo_verify=0\n[check-phase]\nstonewall\nrw=read\nverify=crc32c\n",
         workloads=("verify",),
         codes=("job-grouping", "verify-reads"),
