@@ -3,7 +3,7 @@
 For every case of tests/support/jobfile_cases.py that runs, N interleaved pairs (default 5; in
 odd pairs plain fio goes first): plain `fio --directory=D FILE` on the text as written, and
 `mountbench run D2 --job FILE --repeat 1`, both on the same tmpfs. Each job's IOPS (each job
-of a group, each clone without group_reporting; files/s for a file-creation job) is compared
+of a group, each clone without group_reporting; files created per second for filecreate) is compared
 as mountbench / plain fio; per case the geometric mean of the pairs' ratios over all its jobs,
 with the lowest and highest job. The acceptance band is 0.85-1.15. Cases mountbench refuses
 are listed with the first line of the reason. Plain fio runs once, untimed, before the pairs,
@@ -38,7 +38,7 @@ from _common import MOUNTBENCH, load_runs, timed
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.jobfile_cases import CASES, Case
 
-from mountbench.fio.parse import job_metrics, load_fio_json, parse_fio
+from mountbench.fio.parse import job_metrics, load_fio_json
 
 BAND = (0.85, 1.15)
 
@@ -49,11 +49,7 @@ def plain_fio(job: Path, directory: Path) -> dict[str, float]:
     if proc.returncode != 0:
         sys.exit(f"plain fio failed on {job.name}: {proc.stderr.strip()[:300]}")
     document = load_fio_json(proc.stdout)
-    figures = job_metrics(document)
-    files = parse_fio(document).metrics.get("files_per_s")
-    if files:
-        figures["files_per_s"] = files
-    return {key: value for key, value in figures.items() if key.endswith(".iops") or key == "files_per_s"}
+    return {key: value for key, value in job_metrics(document).items() if key.endswith(".iops")}
 
 
 def mountbench(argv_head: list[str], job: Path, target: Path, case: Case, work: Path) -> tuple[int, str, list[dict]]:
@@ -79,8 +75,6 @@ def mountbench_figures(samples: list[dict]) -> dict[str, float]:
         else:
             name = sample["workload"].replace(".", "_")
             figures.update({f"{name}/{k}": v for k, v in metrics.items() if k.split(".")[-1] == "iops"})
-        if metrics.get("files_per_s"):
-            figures["files_per_s"] = metrics["files_per_s"]
     return figures
 
 
