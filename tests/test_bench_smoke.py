@@ -23,6 +23,7 @@ EXPECTED = {
     "clients_scaling.py": "wall time of the whole run",
     "container_fidelity.py": "alternating blocks: ratio",
     "fidelity.py": "all workloads pooled",
+    "jobfiles.py": "mountbench / plain fio, each job's IOPS",
     "lab_boot.py": "in guest: python",
     "overhead.py": "mountbench's own share",
     "report_speed.py": "html + SVG charts",

@@ -40,6 +40,14 @@ WRITE_CACHED = "write-cached"  # direct writes faster than reads of the same pat
 FASTER_THAN_RAM = "faster-than-ram"  # a target faster than the RAM baseline
 LATENCY_FLOOR = "latency-floor"  # a latency below what a network or VM mount can do
 SHORT_SAMPLE = "short-sample"  # the sample stopped before its runtime, or moved I/O for under 0.5 s
+# a user's job file (kinds/fio.py): what its figures are, and what mountbench changed in it
+JOB_GROUPING = "job-grouping"  # sections run together as one workload, or one measured alone, and why
+RATE_CAPPED = "rate-capped"  # the job caps its own rate: the figure is the cap
+VERIFY_READS = "verify-reads"  # the read figures are fio's verify pass over what the job wrote
+RUNTIME_ZERO = "runtime-0"  # a job's I/O took fio's 1 ms tick or less: too short to time
+NO_IO = "no-io"  # a job of the workload moves no data (cpuio, null) beside those that do
+RUNTIME_REPLACED = "runtime-replaced"  # --runtime replaced the file's own runtime
+SIZE_REPLACED = "size-replaced"  # --size replaced fill_device
 
 
 @dataclass(frozen=True)

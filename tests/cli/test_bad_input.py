@@ -69,9 +69,10 @@ def test_invalid_job_file_is_checked_by_fio_first(target, tmp_path, mb_env):
 
 
 def test_a_bad_section_past_the_first_batch_of_checks_is_found(target, tmp_path, mb_env):
-    """fio's parser checks a few sections at a time; the last of many still gets checked."""
+    """fio's parser checks a few sections at a time; the last of many still gets checked (stonewall:
+    fio runs them one after another, so each is a workload of its own)."""
     job = tmp_path / "many.fio"
-    good = "".join(f"[ok{i}]\nrw=read\nsize=1m\n" for i in range(11))
+    good = "[global]\nstonewall\n" + "".join(f"[ok{i}]\nrw=read\nsize=1m\n" for i in range(11))
     job.write_text(good + "[late]\nrw=sideways\nsize=1m\n")
     proc = mountbench("run", str(target), "--job", str(job), env=mb_env)
     assert_one_line_error(proc, "invalid fio job 'late'", "rw=sideways")

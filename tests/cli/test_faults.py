@@ -310,7 +310,8 @@ def test_a_run_whose_every_sample_failed_exits_1_and_lists_as_failed(tmp_path, m
 
 def test_a_run_where_some_samples_failed_exits_0_counting_them(tmp_path, mb_env):
     job = tmp_path / "mixed.fio"
-    job.write_text(_failing_job(tmp_path).read_text() + "\n[good]\nrw=read\nsize=1M\nruntime=0.3\n")
+    # stonewall: fio runs [good] after [bad], and they share no files: two workloads
+    job.write_text(_failing_job(tmp_path).read_text() + "\n[good]\nstonewall\nrw=read\nsize=1M\nruntime=0.3\n")
     target = tmp_path / "t"
     target.mkdir()
     proc = mountbench("run", str(target), "--job", str(job), "--repeat", "1", env=mb_env)

@@ -78,7 +78,8 @@ def test_a_job_files_hand_written_sweep_and_a_grid(tmp_path, mb_env):
     target = tmp_path / "t"
     target.mkdir()
     job = tmp_path / "bs.fio"
-    job.write_text("[global]\nrw=write\nsize=4M\n" + "".join(f"[w-{bs}]\nbs={bs}\n" for bs in ("4k", "16k", "64k")))
+    sections = "".join(f"[w-{bs}]\nbs={bs}\n" for bs in ("4k", "16k", "64k"))
+    job.write_text("[global]\nrw=write\nsize=4M\nstonewall\n" + sections)  # stonewall: one after another
     out = tmp_path / "run.json"
     proc = mountbench("run", str(target), "--job", str(job), "--repeat", "1", "--json", str(out), env=mb_env)
     assert proc.returncode == 0, proc.stderr

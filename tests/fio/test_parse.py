@@ -1,8 +1,16 @@
+import copy
 import json
 
 import pytest
 
-from mountbench.fio.parse import FioOutputError, histogram_percentiles, load_fio_json, parse_fio
+from mountbench.fio.parse import (
+    FioOutputError,
+    histogram_percentiles,
+    job_metrics,
+    load_fio_json,
+    parse_fio,
+    short_jobs,
+)
 
 
 def load(data_dir, name):
@@ -81,3 +89,30 @@ def test_files_per_s_from_nrfiles_with_suffix_and_bad_shapes():
     assert parse_fio(doc).metrics["files_per_s"] == pytest.approx(2048.0)
     with pytest.raises(FioOutputError, match="unexpected shape"):
         parse_fio({"jobs": [{"read": {"io_bytes": "lots"}}]})
+
+
+def test_each_jobs_own_figures_are_kept_beside_the_sum(data_dir):
+    doc = load(data_dir, "randread-2jobs.json+")
+    jobs = job_metrics(doc)
+    names = [j["jobname"] for j in doc["jobs"]]
+    second = names[1] if names[0] != names[1] else f"{names[1]}#2"  # a clone's entry is numbered
+    assert jobs[f"{names[0]}/read.iops"] == pytest.approx(doc["jobs"][0]["read"]["iops"])
+    assert jobs[f"{second}/read.iops"] == pytest.approx(doc["jobs"][1]["read"]["iops"])
+
+
+def test_phases_that_move_one_direction_one_after_another_are_not_added_up(data_dir):
+    """Two stonewalled phases (two of fio's groups) that both read: the figure is all their I/Os
+    over their summed time, not the sum of two rates that never ran at once."""
+    doc = copy.deepcopy(load(data_dir, "randread-2jobs.json+"))
+    doc["jobs"][1]["groupid"] = doc["jobs"][0].get("groupid", 0) + 1
+    m = parse_fio(doc).metrics
+    ios = sum(j["read"]["total_ios"] for j in doc["jobs"])
+    seconds = sum(j["job_runtime"] for j in doc["jobs"]) / 1000
+    assert m["read.iops"] == pytest.approx(ios / seconds)
+
+
+def test_a_job_within_fios_millisecond_tick_is_named(data_dir):
+    doc = copy.deepcopy(load(data_dir, "randread-2jobs.json+"))
+    assert short_jobs(doc) == []
+    doc["jobs"][0]["job_runtime"] = 0
+    assert short_jobs(doc) == [doc["jobs"][0]["jobname"]]

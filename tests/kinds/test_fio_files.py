@@ -137,7 +137,7 @@ def test_direct_reads_a_cache_served_are_flagged_and_true_ones_are_not(tmp_path,
     realmounts.require_root()
     job = tmp_path / "reads.fio"
     job.write_text(
-        "[global]\nrw=read\nbs=1M\nsize=32M\ndirect=1\ninvalidate=0\nruntime=1\n"
+        "[global]\nrw=read\nbs=1M\nsize=32M\ndirect=1\ninvalidate=0\nruntime=1\nstonewall\n"
         "[mmap-read]\nioengine=mmap\n[psync-read]\nioengine=psync\n"
     )
     with realmounts.ext4_loop(128) as ext4:

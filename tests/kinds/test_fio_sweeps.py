@@ -45,7 +45,10 @@ def test_a_grid_carries_every_swept_value_and_keeps_the_headline_when_bs_is_fixe
 
 def test_kb_base_1000_jobs_get_bytes_and_split_block_sizes_refuse_a_bs_sweep(tmp_path: Path):
     job = tmp_path / "j.fio"
-    job.write_text("[si]\nrw=read\nkb_base=1000\nsize=1m\n[split]\nrw=read\nbssplit=4k/50:64k/50\nsize=1m\n")
+    # stonewall: fio runs the sections one after another, so each is a workload of its own
+    job.write_text(
+        "[global]\nstonewall\n[si]\nrw=read\nkb_base=1000\nsize=1m\n[split]\nrw=read\nbssplit=4k/50:64k/50\nsize=1m\n"
+    )
     si, split = FIO.load_job_file(job)
     assert _options(FIO.sweep(si, [parse_sweep("bs=4k")])[0]).get("bs") == "4096"
     with pytest.raises(UsageError, match="sets bssplit"):
@@ -55,7 +58,7 @@ def test_kb_base_1000_jobs_get_bytes_and_split_block_sizes_refuse_a_bs_sweep(tmp
 def test_job_file_sections_differing_in_bs_alone_carry_a_detected_point(tmp_path: Path):
     job = tmp_path / "mine.fio"
     sections = "".join(f"[seqw-{bs}]\nbs={bs}\n" for bs in ("4k", "64k", "1m"))
-    head = "[global]\nrw=write\nioengine=libaio\niodepth=8\ndirect=1\nsize=256M\n"
+    head = "[global]\nrw=write\nioengine=libaio\niodepth=8\ndirect=1\nsize=256M\nstonewall\n"
     job.write_text(head + sections + "[other]\nrw=read\n")
     workloads = {w.name: w for w in FIO.load_job_file(job)}
     points = {name: w.description.sweep for name, w in workloads.items()}

@@ -70,6 +70,7 @@ def user_job_file(tmp_path: Path, name: str = "seqw.fio") -> Path:
     """A hand-written sweep with the quick preset's SEQ 1M Q8 write settings, as in the issue."""
     path = tmp_path / name
     head = "[global]\nioengine=libaio\ndirect=1\nsize=256M\nruntime=2500ms\ntime_based=1\nrw=write\niodepth=8\n"
+    head += "stonewall\n"  # fio runs the sections one after another: a workload each
     path.write_text(head + "".join(f"[seqw-{bs}]\nbs={bs}\n" for bs in ("4k", "64k", "1m", "4m")))
     return path
 

@@ -146,14 +146,18 @@ def _no_sweepable_workload() -> None:
 
 def _scale_sizes(group: list[Workload], size: int) -> list[Workload]:
     """The largest workload of a preset or job file gets ``size``; the others keep their
-    proportion to it (study S2's 8G/4G cases stay 2:1). Kinds without a size are kept."""
+    proportion to it (study S2's 8G/4G cases stay 2:1), in whole MiB when they are that large
+    (the kind rounds to its own block). Kinds without a size are kept."""
     sizes = {w.name: kind_of(w.kind).declared_size(w) for w in group}
     largest = max((s for s in sizes.values() if s), default=None)
     out = []
     for workload in group:
         kind = kind_of(workload.kind)
         own = sizes.get(workload.name)
-        scaled = size if not own or not largest else max(MIB, round(size * own / largest / MIB) * MIB)
+        share = size * own / largest if own and largest else size
+        scaled = round(share / MIB) * MIB if share >= MIB else max(1, round(share))
+        if own == largest or not own:
+            scaled = size
         out.append(kind.with_size(workload, scaled))
     return out
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mountbench.errors import UsageError
+from mountbench.fio import engines
 from mountbench.units import parse_seconds, parse_size
 
 Option = tuple[str, str | None]  # (key, value); value None for a bare flag like "thread"
@@ -60,50 +61,85 @@ def _canonical(key: str) -> str:
     return _ALIASES.get(key, key)
 
 
-def parse_job_text(text: str, origin: str = "<job file>") -> list[FioJob]:
-    """Split a job file into jobs. A ``[global]`` section applies to the jobs after it."""
-    global_opts: list[Option] = []
-    jobs: list[tuple[str, list[Option]]] = []
-    current: list[Option] | None = None
+@dataclass(frozen=True)
+class Section:
+    """One section of a job file as written: ``[global]`` or a job, its own options only."""
+
+    name: str
+    options: tuple[Option, ...]
+
+    @property
+    def is_global(self) -> bool:
+        return self.name == "global"
+
+
+def strip_comment(line: str) -> str:
+    """The line as fio reads it: everything from the first ``;`` or ``#`` on is a comment
+    (fio's strip_blank_end), so ``filename=sda ; or use /dev/sda`` names ``sda``."""
+    cut = min((i for i in (line.find(";"), line.find("#")) if i >= 0), default=len(line))
+    return line[:cut].strip()
+
+
+def parse_sections(text: str, origin: str = "<job file>") -> list[Section]:
+    """The file's sections in order, as fio reads them (comments stripped); every job
+    section is checked for placement with the globals in force for it merged in front."""
+    sections: list[tuple[str, list[Option]]] = []
     for lineno, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line[0] in "#;":
+        line = strip_comment(raw)
+        if not line:
             continue
-        if line.startswith("[") and line.endswith("]"):
-            name = line[1:-1].strip()
+        if line.startswith("["):
+            name = line[1:].partition("]")[0].strip()
             if not name:
                 raise UsageError(f"{origin}:{lineno}: empty section name []; name each job, e.g. [random-read]")
-            if name == "global":
-                current = global_opts
-            else:
-                current = list(global_opts)
-                jobs.append((name, current))
+            sections.append((name, []))
             continue
         if line.startswith("include "):
             raise UsageError(f"{origin}:{lineno}: 'include' is not supported; paste the included options into the file")
-        if current is None:
+        if not sections:
             raise UsageError(
                 f"{origin}:{lineno}: option before any [section]; start the file with [global] or [jobname]"
             )
         key, sep, value = line.partition("=")
-        current.append((key.strip(), value.strip() if sep else None))
+        sections[-1][1].append((key.strip(), value.strip() if sep else None))
+    found = [Section(name, tuple(options)) for name, options in sections]
+    jobs = merged_jobs(found)
     if not jobs:
         raise UsageError(f"{origin}: no job sections; add at least one [jobname] section")
-    names = [name for name, _ in jobs]
-    for name in names:
-        if names.count(name) > 1:
-            raise UsageError(f"{origin}: job section [{name}] appears twice; give each section its own name")
-    for name, options in jobs:
-        check_placement(FioJob(name, tuple(options)), origin)
-    return [FioJob(name, tuple(options)) for name, options in jobs]
+    for job in jobs:
+        check_placement(job, origin)
+    return found
+
+
+def merged_jobs(sections: Iterable[Section]) -> list[FioJob]:
+    """One FioJob per job section, the options of every ``[global]`` before it merged in front
+    (fio: a global section applies to the jobs after it)."""
+    global_opts: list[Option] = []
+    jobs = []
+    for section in sections:
+        if section.is_global:
+            global_opts += section.options
+        else:
+            jobs.append(FioJob(section.name, (*global_opts, *section.options)))
+    return jobs
+
+
+def parse_job_text(text: str, origin: str = "<job file>") -> list[FioJob]:
+    """Split a job file into jobs. A ``[global]`` section applies to the jobs after it."""
+    return merged_jobs(parse_sections(text, origin))
 
 
 JOB_FILE_LIMIT = 1 << 20  # 1 MiB: a job file of thousands of sections; /dev/zero never ends
 
 
 def load_job_file(path: Path) -> list[FioJob]:
-    """Read a job file, a regular file of at most JOB_FILE_LIMIT bytes (a device or FIFO is refused
-    without blocking)."""
+    """The jobs of a job file, globals merged (read_job_file)."""
+    return merged_jobs(read_job_file(path))
+
+
+def read_job_file(path: Path) -> list[Section]:
+    """Read a job file's sections as written: a regular file of at most JOB_FILE_LIMIT bytes (a
+    device or FIFO is refused without blocking)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
         with os.fdopen(fd, "rb") as stream:
@@ -120,7 +156,7 @@ def load_job_file(path: Path) -> list[FioJob]:
         raise UsageError(f"job file {path} is not a text file; give an fio job file (INI text)") from None
     except OSError as exc:
         raise UsageError(f"cannot read job file {path}: {exc.strerror or exc}") from None
-    return parse_job_text(text, origin=str(path))
+    return parse_sections(text, origin=str(path))
 
 
 # Options whose value names a file fio creates or opens: relative to the scratch
@@ -128,31 +164,52 @@ def load_job_file(path: Path) -> list[FioJob]:
 # and never climbing out with "..".
 _PATH_OPTIONS = {
     "filename", "filename_format", "write_iolog", "read_iolog", "write_bw_log", "write_lat_log",
-    "write_iops_log", "write_hist_log", "replay_redirect", "trigger_file",
+    "write_iops_log", "write_hist_log", "replay_redirect", "trigger_file", "merge_blktrace_file", "donorname",
 }  # fmt: skip
-# Options that reach outside the scratch directory by design, or run programs.
-_FORBIDDEN_OPTIONS = {"opendir", "exec_prerun", "exec_postrun", "trigger_cmd", "trigger", "create_serialize_cmd"}
+# Options that reach outside the scratch directory by design, change the system, or run programs.
+_FORBIDDEN_OPTIONS = {
+    "opendir": "reads a directory tree outside the scratch directory",
+    "exec_prerun": "runs another program",
+    "exec_postrun": "runs another program",
+    "trigger_cmd": "runs another program",
+    "trigger": "runs another program",
+    "create_serialize_cmd": "runs another program",
+    "cgroup": "creates a control group outside the scratch directory",
+    "ioscheduler": "changes the I/O scheduler of the target's device",
+    "profile": "runs one of fio's built-in profiles in place of the file's jobs",
+}
 _FORBIDDEN_ENGINES = ("exec", "external")
 
 
 def check_placement(job: FioJob, origin: str) -> None:
-    """Refuse a job that could write, read or delete outside the scratch directory,
-    or run a program: every occurrence of every path option is checked."""
+    """Refuse a job that could write, read or delete outside the scratch directory, change
+    the system or run a program, or that has no files in a directory to measure (a network,
+    object-store or device engine): its section name, its engine and every occurrence of
+    every path option are checked."""
     where = f"{origin}: [{job.section}]"
+    if "/" in job.section or job.section.startswith("~"):
+        raise UsageError(
+            f"{where} the section name would place fio's files outside the scratch directory (fio names "
+            "files and logs after the section); rename the section without '/'"
+        )
+    for key, value in job.options:
+        if _canonical(key) == "ioengine" and value and value.split(":")[0].strip() in _FORBIDDEN_ENGINES:
+            raise UsageError(f"{where} ioengine={value} is not allowed (it runs other code); choose an I/O engine")
+    problem = engines.placement_problem(engines.engine_name(job.get("ioengine")))
+    if problem:
+        raise UsageError(f"{where} {problem}")
     for key, value in job.options:
         name = _canonical(key)
         if name in _FORBIDDEN_OPTIONS:
             raise UsageError(
-                f"{where} {key}= is not allowed: mountbench keeps every job inside the target's "
-                "scratch directory and runs no other programs; remove it"
+                f"{where} {key}= is not allowed: it {_FORBIDDEN_OPTIONS[name]}, and mountbench keeps every job "
+                "inside the target's scratch directory; remove it"
             )
         if name == "stats" and (value or "1").strip().lower() in ("0", "false", "no", "off"):
             raise UsageError(
                 f"{where} {key}={value} turns off fio's statistics, which are what mountbench measures (each sample "
                 "would be stored with no figures); remove it"
             )
-        if name == "ioengine" and value and value.split(":")[0] in _FORBIDDEN_ENGINES:
-            raise UsageError(f"{where} ioengine={value} is not allowed (it runs other code); choose an I/O engine")
         if name in _PATH_OPTIONS and value:
             for part in value.split(":"):
                 if part.startswith(("/", "~")) or ".." in Path(part).parts:
@@ -258,7 +315,8 @@ def working_set_bytes(job: FioJob, variables: Mapping[str, int]) -> int | None:
 
 
 def duration_bound_s(job: FioJob) -> float | None:
-    """Upper bound of the job's run time from runtime (+ ramp_time); None if unbounded."""
+    """Upper bound of the job's run time from startdelay + ramp_time + runtime; None if unbounded.
+    A startdelay range (``1-5``) counts at its upper end."""
     runtime = job.get("runtime")
     if runtime is None:
         return None
@@ -266,7 +324,15 @@ def duration_bound_s(job: FioJob) -> float | None:
     if seconds is None:
         return None
     ramp = parse_fio_time(job.get("ramp_time") or "0") or 0.0
-    return seconds + ramp
+    return seconds + ramp + startdelay_s(job)
+
+
+def startdelay_s(job: FioJob) -> float:
+    """The job's startdelay in seconds (the upper end of a range); 0 when absent or unreadable."""
+    text = (job.get("startdelay") or "").strip()
+    if not text:
+        return 0.0
+    return parse_fio_time(text.rpartition("-")[2] if "-" in text[1:] else text) or 0.0
 
 
 def render_job(job: FioJob, overrides: Iterable[Option], comment: str = "") -> str:
@@ -283,3 +349,29 @@ def render_job(job: FioJob, overrides: Iterable[Option], comment: str = "") -> s
         lines.append("; set by mountbench")
         lines.extend(key if value is None else f"{key}={value}" for key, value in overrides)
     return "\n".join(lines) + "\n"
+
+
+def render_sections(sections: Iterable[Section], overrides: Iterable[Option], comment: str = "") -> str:
+    """The job file as written (``[global]`` sections where they stand, every job in order), with
+    the user's ``directory=`` dropped and mountbench's overrides after each job's own options
+    (later assignments win in fio, and a job's own options come after the globals)."""
+    overrides = list(overrides)
+    lines = [f"; {line}" for line in comment.splitlines()]
+    for section in sections:
+        lines.append(f"[{section.name}]")
+        for key, value in section.options:
+            if _canonical(key) in _PLACEMENT_KEYS:
+                continue
+            lines.append(key if value is None else f"{key}={value}")
+        if overrides and not section.is_global:
+            lines.append("; set by mountbench")
+            lines.extend(key if value is None else f"{key}={value}" for key, value in overrides)
+    return "\n".join(lines) + "\n"
+
+
+def sections_to_spec(sections: Iterable[Section]) -> list:
+    return [[s.name, [[k, v] for k, v in s.options]] for s in sections]
+
+
+def sections_from_spec(data: Iterable) -> list[Section]:
+    return [Section(name, tuple((k, v) for k, v in options)) for name, options in data]

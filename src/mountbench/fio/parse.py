@@ -55,6 +55,7 @@ def _parse_fio(document: dict) -> FioParsed:
     metrics: dict[str, float] = {}
     for direction in DIRECTIONS:
         metrics.update(_direction_metrics(direction, [job[direction] for job in jobs if direction in job]))
+        metrics.update(_phased_rates(direction, jobs))
     files = _files_per_s(jobs)
     if files:
         metrics["files_per_s"] = files
@@ -79,6 +80,59 @@ def _files_per_s(jobs: list[dict]) -> float:
         except UsageError:  # a variable or an expression: no honest count
             return 0.0
     return total
+
+
+def _phased_rates(direction: str, jobs: list[dict]) -> dict[str, float]:
+    """When the direction moves in several of fio's groups (phases that run one after another,
+    stonewall), adding their rates up is no rate at all: the direction's figure is then all its
+    I/Os over the phases' summed time (each phase's time: its longest job's). {} otherwise."""
+    phases: dict[int, list[dict]] = {}
+    for job in jobs:
+        if int(job.get(direction, {}).get("io_bytes", 0) or 0) > 0:
+            phases.setdefault(int(job.get("groupid", 0) or 0), []).append(job)
+    if len(phases) < 2:
+        return {}
+    seconds = sum(max(float(j.get("job_runtime", 0) or 0) for j in members) for members in phases.values()) / 1000
+    if seconds <= 0:
+        return {}
+    members = [j[direction] for group in phases.values() for j in group]
+    return {
+        f"{direction}.iops": sum(float(s.get("total_ios", 0) or 0) for s in members) / seconds,
+        f"{direction}.bw": sum(float(s.get("io_bytes", 0) or 0) for s in members) / seconds,
+    }
+
+
+def job_metrics(document: dict) -> dict[str, float]:
+    """Each job's own figures, as fio reports it (one entry per job, or per group with
+    group_reporting): ``<job>/<dir>.iops``, ``.bw`` and ``.lat_mean``. A job name that repeats
+    (numjobs without group_reporting) is numbered: ``name#2``."""
+    seen: dict[str, int] = {}
+    out: dict[str, float] = {}
+    for job in document.get("jobs") or []:
+        name = str(job.get("jobname", "job")).replace(".", "_").replace("/", "_")
+        seen[name] = seen.get(name, 0) + 1
+        label = name if seen[name] == 1 else f"{name}#{seen[name]}"
+        for direction in DIRECTIONS:
+            stats = job.get(direction) or {}
+            if int(stats.get("io_bytes", 0) or 0) <= 0:
+                continue
+            out[f"{label}/{direction}.iops"] = float(stats.get("iops", 0.0))
+            out[f"{label}/{direction}.bw"] = float(stats.get("bw_bytes", 0.0))
+            latency = stats.get(_latency_key([stats]), {})
+            if latency.get("N"):
+                out[f"{label}/{direction}.lat_mean"] = float(latency["mean"]) / 1e9
+    return out
+
+
+def short_jobs(document: dict) -> list[str]:
+    """Jobs that moved data within fio's 1 ms tick or less (job_runtime 0 or 1): their rates
+    are I/Os divided by a millisecond fio could not time."""
+    found = []
+    for job in document.get("jobs") or []:
+        moved = any(int((job.get(d) or {}).get("io_bytes", 0) or 0) > 0 for d in DIRECTIONS)
+        if moved and float(job.get("job_runtime", 0) or 0) <= 1:
+            found.append(str(job.get("jobname", "?")))
+    return found
 
 
 def _direction_metrics(direction: str, stats: list[dict]) -> dict[str, float]:

@@ -1,8 +1,11 @@
-"""The fio kind: one workload is one fio job, run with --output-format=json+.
+"""The fio kind: one workload is one fio job, or the sections of a job file that fio runs
+together, run with --output-format=json+.
 
-Presets give jobs as TOML tables, users as fio job files (one workload per
-section). fio stays the authority on what options mean; this module reads the few
-it needs to describe and plan a job (fiojob.py) and passes every option through.
+Presets give jobs as TOML tables, users as fio job files: run as fio runs them
+(fio/jobgroups.py says which sections are one workload), checked before the first sample
+(engines, placement, fio --parse-only on the text as written) and flagged for what their
+figures are. fio stays the authority on what options mean; this module reads the few it
+needs to describe and plan a job (fio/jobfile.py) and passes every option through.
 """
 
 from __future__ import annotations
@@ -18,21 +21,28 @@ from typing import Any
 from mountbench import model
 from mountbench.analysis.plausible import FSYNC_SUFFIX
 from mountbench.errors import UsageError
-from mountbench.fio import sweeps
+from mountbench.fio import engines, sweeps
 from mountbench.fio.binary import FioInfo, choose_clocksource, fio_engines
 from mountbench.fio.jobfile import (
     FioJob,
+    Section,
     check_placement,
     duration_bound_s,
     evaluate_size,
     fio_variables,
-    load_job_file,
+    merged_jobs,
     parse_fio_time,
+    read_job_file,
     render_job,
+    render_sections,
+    sections_from_spec,
+    sections_to_spec,
+    truthy,
     wants_direct,
     working_set_bytes,
 )
-from mountbench.fio.parse import FioOutputError, load_fio_json, parse_fio
+from mountbench.fio.jobgroups import group_sections, timeline_bound_s
+from mountbench.fio.parse import FioOutputError, job_metrics, load_fio_json, parse_fio, short_jobs
 from mountbench.host import devstats
 from mountbench.host.process import run_child
 from mountbench.kinds import fiofiles, fioseries
@@ -95,27 +105,36 @@ class FioKind:
         return new_workload(KIND, entry["name"], entry.get("title", entry["name"]), f"preset:{preset}", spec)
 
     def load_job_file(self, path: Path) -> list[Workload]:
-        """One workload per section; a job without runtime= is capped (JOB_FILE_RUNTIME_CAP_S).
-        Sections that differ in one sweepable option alone are marked as a detected sweep."""
+        """The file's workloads as fio runs it (fio/jobgroups.py): sections that run together, wait
+        for each other or share files are one workload, kept as written; independent sections
+        (one after another, no shared files) are a workload each. A job without runtime= is
+        capped (JOB_FILE_RUNTIME_CAP_S). Lone sections that differ in one sweepable option alone
+        are marked as a detected sweep."""
         source = f"job:{path}"
-        jobs = []
-        for job in load_job_file(path):
-            options = list(job.options)
-            if job.get("runtime") is None:
-                options.append(("runtime", str(JOB_FILE_RUNTIME_CAP_S)))
-            jobs.append(FioJob(job.section, tuple(options)))
-        points = sweeps.detect([(job.section, effective_options(job)) for job in jobs], source)
+        groups = group_sections(read_job_file(path), str(path))
+        singles = [group.jobs[0] for group in groups if len(group.jobs) == 1]
+        points = sweeps.detect([(job.section, effective_options(job)) for job in singles], source)
         workloads = []
-        for job in jobs:
-            spec = job.to_spec()
-            if job.section in points:
-                spec["sweep"] = points[job.section].to_dict()
-            workloads.append(new_workload(KIND, job.section, job.section, source, spec))
+        for group in groups:
+            sections = _capped(group.sections)
+            jobs = merged_jobs(sections)
+            primary = jobs[0] if len(jobs) == 1 else FioJob(_section(group.name), jobs[0].options)
+            spec: dict[str, Any] = {**primary.to_spec(), "sections": sections_to_spec(sections)}
+            if group.reason:
+                spec["grouping"] = group.reason
+            own = sorted({job.get("runtime") or "" for job in merged_jobs(group.sections)} - {""})
+            if own:
+                spec["file_runtime"] = own
+            if len(jobs) == 1 and primary.section in points:
+                spec["sweep"] = points[primary.section].to_dict()
+            workloads.append(new_workload(KIND, group.name, group.name, source, spec))
         return workloads
 
-    def sweep(self, workload: Workload, axes: Sequence[SweepAxis]) -> list[Workload]:
+    def sweep(self, workload: Workload, axes: Sequence[SweepAxis]) -> list[Workload] | None:
         """One workload per point of the axes' grid, each carrying its point (generated=True)
         and the swept values in its name, title and fio options."""
+        if len(jobs_of(workload)) > 1:
+            return None  # sections that run together are run as written: a sweep would change them all
         job = FioJob.from_spec(workload.spec)
         options = {axis.option for axis in axes}
         shaped = [key for key in _BLOCK_SIZE_SHAPES if job.get(key) is not None]
@@ -136,7 +155,7 @@ class FioKind:
             name = sweeps.point_name(workload.name, coordinates)
             extra = shared + [(c.option, str(int(c.number)) if kb_base_1000 else c.value) for c in coordinates]
             point_job = FioJob(_section(name), (*job.options, *extra))
-            spec = {**workload.spec, **point_job.to_spec()}
+            spec = {**workload.spec, **point_job.to_spec(), **_sections_spec(workload.spec, extra, point_job.section)}
             spec["sweep"] = sweeps.generated_point(group, coordinates).to_dict()
             swept.append(
                 new_workload(KIND, name, sweeps.point_title(workload.title, coordinates), workload.source, spec)
@@ -146,30 +165,39 @@ class FioKind:
     def adjust(self, workload: Workload, adjustments: Adjustments) -> Workload:
         if adjustments.runtime is None:
             return workload
-        return with_options(workload, [("runtime", f"{round(adjustments.runtime * 1000)}ms")])
+        adjusted = with_options(workload, [("runtime", f"{round(adjustments.runtime * 1000)}ms")])
+        own = workload.spec.get("file_runtime")
+        if not own:
+            return adjusted
+        said = Caveat(
+            model.RUNTIME_REPLACED,
+            f"--runtime {adjustments.runtime:g} replaced the job file's runtime={', '.join(own)}: each sample runs "
+            f"{adjustments.runtime:g} s, not what the file asks",
+        )
+        return with_caveat(adjusted, said)
 
     def declared_size(self, workload: Workload) -> int | None:
-        text = FioJob.from_spec(workload.spec).get("size")
-        return evaluate_size(text, fio_variables()) if text else None
+        sizes = [own_size(job) for job in jobs_of(workload)]
+        known = [size for size in sizes if size]
+        return max(known) if known else None
 
     def with_size(self, workload: Workload, size: int) -> Workload:
-        """A new ``size``; a ``filesize`` (or range) beside it shrinks in proportion, so a job
-        of many files (study S1's ten 80–100 MiB files) keeps its shape at any --size."""
-        job = FioJob.from_spec(workload.spec)
+        """A new size for the workload's largest job, the others (and every ``filesize``, ``io_size``
+        beside them) scaled by the same factor and rounded to the job's block size, so a job of many
+        files (study S1's ten 80–100 MiB files) or of several sections keeps its shape at any
+        --size. ``fill_device=1`` (fill the whole filesystem) becomes that size, and says so."""
         declared = self.declared_size(workload)
-        filesize = job.get("filesize")
-        scaled = None
-        if filesize and declared:
-            scaled = scale_filesize(filesize, size / declared, floor=block_size(job) or 4096)
-        if scaled is not None:
-            # files cannot shrink below one block: when nrfiles of them no longer fit in the size,
-            # the size grows to hold them all, or fio would leave the last files unwritten
-            largest = max(int(bound) for bound in scaled.split("-"))
-            size = max(size, _count(job.get("nrfiles")) * largest)
-        extra: list[tuple[str, str | None]] = [("size", str(size))]
-        if scaled is not None:
-            extra.append(("filesize", scaled))
-        return with_options(workload, extra)
+        factor = size / declared if declared else 1.0
+        per_job = [sized_options(job, size, factor) for job in jobs_of(workload)]
+        resized = with_job_options(workload, per_job)
+        filled = [job.section for job in jobs_of(workload) if truthy(job.get("fill_device"))]
+        if filled:
+            text = (
+                f"fill_device=1 of [{', '.join(filled)}] replaced by size={size} (--size): mountbench writes a "
+                "sized working set, never the whole filesystem"
+            )
+            resized = with_caveat(resized, Caveat(model.SIZE_REPLACED, text))
+        return resized
 
     def fsync_variant(self, workload: Workload) -> Workload | None:
         """The workload ending with an fsync of what it wrote (end_fsync=1, counted in its time),
@@ -182,12 +210,18 @@ class FioKind:
 
     def renamed(self, workload: Workload, name: str, title: str) -> Workload:
         job = FioJob.from_spec(workload.spec)
-        spec = {**workload.spec, **FioJob(_section(name), job.options).to_spec()}
+        if len(jobs_of(workload)) > 1:  # sections run together keep their names (fio names their files)
+            return new_workload(KIND, name, title, workload.source, dict(workload.spec))
+        section = _section(name)
+        spec = {**workload.spec, **FioJob(section, job.options).to_spec(), **_sections_spec(workload.spec, [], section)}
         return new_workload(KIND, name, title, workload.source, spec)
 
     # --- description ---------------------------------------------------------------------
 
     def describe(self, workload: Workload) -> Description:
+        jobs = jobs_of(workload)
+        if len(jobs) > 1:
+            return describe_group(workload, jobs)
         job = FioJob.from_spec(workload.spec)
         bs = block_size(job)
         directions = rw_directions(job)
@@ -226,11 +260,223 @@ class FioKind:
 KIND = FioKind()
 
 
+def render_workload(workload: Workload, overrides: Sequence[tuple[str, str | None]], comment: str = "") -> str:
+    """The exact job file fio runs: a job file's sections as written (rendered with every
+    override after each job's own options), or a preset's one job."""
+    if workload.spec.get("sections"):
+        return render_sections(sections_from_spec(workload.spec["sections"]), overrides, comment)
+    return render_job(FioJob.from_spec(workload.spec), overrides, comment)
+
+
+_RATE_OPTIONS = ("rate", "rate_iops", "rate_min", "rate_iops_min", "rate_cycle")
+_NO_VERIFY = (None, "0", "null", "none")
+
+
+def job_file_caveats(workload: Workload, jobs: Sequence[FioJob]) -> list[Caveat]:
+    """What the workload's figures are, said on each of them: run together or measured alone (and
+    why), capped by the job's own rate, read back by fio's verify, or beside a job that moves no data."""
+    found: list[Caveat] = []
+    if workload.spec.get("grouping"):
+        found.append(Caveat(model.JOB_GROUPING, str(workload.spec["grouping"])))
+    capped = [f"[{job.section}] {key}={job.get(key)}" for job in jobs for key in _RATE_OPTIONS[:2] if job.get(key)]
+    if capped:
+        found.append(
+            Caveat(
+                model.RATE_CAPPED,
+                f"rate-capped: {', '.join(capped)}: the job holds its own rate, so the figure is the cap, "
+                "not the target's speed",
+            )
+        )
+    verifying = [
+        f"[{job.section}] verify={job.get('verify')}"
+        for job in jobs
+        if (job.get("verify") or None) not in _NO_VERIFY and job.get("do_verify") != "0"
+    ]
+    if verifying:
+        found.append(
+            Caveat(
+                model.VERIFY_READS,
+                f"verify reads: {', '.join(verifying)}: fio reads back and checks what the job wrote; its read "
+                "figures are that verify pass, not a read workload",
+            )
+        )
+    idle = [job.section for job in jobs if engines.engine_name(job.get("ioengine")) in engines.NO_IO]
+    if idle and len(idle) < len(jobs):
+        found.append(
+            Caveat(
+                model.NO_IO,
+                f"no I/O: [{', '.join(idle)}] moves no data (a CPU or null engine); it runs beside the others "
+                "and adds nothing to their figures",
+            )
+        )
+    return found
+
+
+def _with_files(jobs: Sequence[FioJob]) -> list[FioJob]:
+    return [job for job in jobs if fiofiles.has_working_files(job)]
+
+
+def _working_files(jobs: Sequence[FioJob], scratch: Path) -> list[fiofiles.WorkingFile] | None:
+    """The files of all the jobs, each once (sections may share one); None when a job's names
+    cannot be told (then none are checked)."""
+    found: dict[Path, fiofiles.WorkingFile] = {}
+    for job in _with_files(jobs):
+        files = fiofiles.working_files(job, scratch, fio_variables())
+        if files is None:
+            return None
+        for file in files:
+            found.setdefault(file.path, file)
+    return list(found.values()) or None
+
+
+def describe_group(workload: Workload, jobs: list[FioJob]) -> Description:
+    """Sections run together: what they move between them, the time fio's schedule takes
+    (phases one after another, startdelay counted), the files of all of them."""
+    moving = [job for job in jobs if engines.engine_name(job.get("ioengine")) not in engines.NO_IO] or jobs
+    directions = tuple(dict.fromkeys(d for job in moving for d in rw_directions(job)))
+    sizes = {block_size(job) for job in moving}
+    bs = sizes.pop() if len(sizes) == 1 else None
+    declared = workload.spec.get("headline")
+    large = bs is not None and bs >= SEQUENTIAL_MIN_BS
+    headline = tuple(declared) if declared else tuple(f"{d}.bw" if large else f"{d}.iops" for d in DIRECTIONS)
+    parts = []
+    for job in jobs:
+        said = " ".join(f"{key}={job.get(key)}" for key in ("rw", "bs", "ioengine", "numjobs") if job.get(key))
+        parts.append(f"[{job.section}] {said}".strip())
+    summary = f"{len(jobs)} jobs as fio runs them: " + "; ".join(parts)
+    sections = sections_from_spec(workload.spec["sections"])
+    space: int | None = 0
+    seen: set[str] = set()
+    for job in moving:
+        key = job.get("filename") or job.get("filename_format") or f"{job.section}.$jobnum.$filenum"
+        if key in seen:
+            continue
+        seen.add(key)
+        each = working_set_bytes(job, fio_variables())
+        space = None if space is None or each is None else space + each
+    return Description(
+        summary=summary if len(summary) <= 300 else summary[:297] + "...",
+        options=tuple(render_sections(sections, []).splitlines()),
+        headline=headline,
+        directions=directions,
+        block_size=bs,
+        percentiles=_asked_percentiles(jobs[0]),
+        duration_bound_s=timeline_bound_s(jobs),
+        space_group=f"job:{workload.source}:{workload.name}",
+        space_bytes=space,
+        method=METHOD,
+    )
+
+
+DIRECTIONS = ("read", "write", "trim")
+
+
 def with_options(workload: Workload, extra: list[tuple[str, str | None]]) -> Workload:
-    """The workload with options appended (later assignments win in fio)."""
+    """The workload with options appended to every job (later assignments win in fio)."""
+    return with_job_options(workload, [list(extra) for _ in jobs_of(workload)])
+
+
+def with_job_options(workload: Workload, per_job: Sequence[Sequence[tuple[str, str | None]]]) -> Workload:
+    """The workload with each job's own options appended (``per_job`` in job order)."""
     job = FioJob.from_spec(workload.spec)
-    job = FioJob(job.section, (*job.options, *extra))
-    return new_workload(KIND, workload.name, workload.title, workload.source, {**workload.spec, **job.to_spec()})
+    job = FioJob(job.section, (*job.options, *per_job[0]))
+    spec = {**workload.spec, **job.to_spec()}
+    if "sections" in workload.spec:
+        extras = iter(per_job)
+        sections = [
+            s if s.is_global else Section(s.name, (*s.options, *next(extras)))
+            for s in sections_from_spec(workload.spec["sections"])
+        ]
+        spec["sections"] = sections_to_spec(sections)
+    return new_workload(KIND, workload.name, workload.title, workload.source, spec)
+
+
+def with_caveat(workload: Workload, caveat: Caveat) -> Workload:
+    """The workload carrying a caveat of its own (shown on its every figure), replacing one of that code."""
+    kept = [c for c in workload.spec.get("caveats") or () if c.get("code") != caveat.code]
+    spec = {**workload.spec, "caveats": [*kept, caveat.to_dict()]}
+    return new_workload(KIND, workload.name, workload.title, workload.source, spec)
+
+
+def jobs_of(workload: Workload) -> list[FioJob]:
+    """The workload's jobs, globals merged: the sections of a job file, or the one job of a preset."""
+    if workload.spec.get("sections"):
+        return merged_jobs(sections_from_spec(workload.spec["sections"]))
+    return [FioJob.from_spec(workload.spec)]
+
+
+def _sections_spec(spec: Mapping[str, Any], extra: Sequence[tuple[str, str | None]], section: str) -> dict[str, Any]:
+    """A lone job's sections as written, its job section renamed and given ``extra``; {} for a preset."""
+    if not spec.get("sections"):
+        return {}
+    sections = [
+        s if s.is_global else Section(section, (*s.options, *extra)) for s in sections_from_spec(spec["sections"])
+    ]
+    return {"sections": sections_to_spec(sections)}
+
+
+def _capped(sections: Sequence[Section]) -> tuple[Section, ...]:
+    """Every job that sets no runtime (its globals neither) gets JOB_FILE_RUNTIME_CAP_S."""
+    out: list[Section] = []
+    globals_seen: list[tuple[str, str | None]] = []
+    for section in sections:
+        if section.is_global:
+            globals_seen += section.options
+            out.append(section)
+            continue
+        merged = FioJob(section.name, (*globals_seen, *section.options))
+        extra = () if merged.get("runtime") is not None else (("runtime", str(JOB_FILE_RUNTIME_CAP_S)),)
+        out.append(Section(section.name, (*section.options, *extra)))
+    return tuple(out)
+
+
+def own_size(job: FioJob) -> int | None:
+    """Bytes one clone of the job works on: size=, else filesize × nrfiles; None when unknown."""
+    variables = fio_variables()
+    if job.get("size"):
+        return evaluate_size(job.get("size") or "", variables)
+    if job.get("filesize"):
+        each = evaluate_size((job.get("filesize") or "").split("-")[-1], variables)
+        return each * _count(job.get("nrfiles")) if each else None
+    return None
+
+
+def _round_block(value: float, block: int) -> int:
+    return max(block, int(value) // block * block)
+
+
+def sized_options(job: FioJob, size: int, factor: float) -> list[tuple[str, str | None]]:
+    """The options that give one job its share of --size: its size, filesize and io_size each
+    × ``factor``, rounded down to the job's block size (at least one block); a job with no size
+    of its own (fill_device, none) gets ``size``."""
+    block = block_size(job) or 4096
+    variables = fio_variables()
+    extra: list[tuple[str, str | None]] = []
+    if truthy(job.get("fill_device")):
+        extra.append(("fill_device", "0"))
+    own = evaluate_size(job.get("size") or "", variables) if job.get("size") else None
+    filesize = job.get("filesize")
+    scaled = scale_filesize(filesize, factor, floor=block) if filesize else None
+    if own:
+        new_size: int | None = _round_block(own * factor, block)
+    elif scaled is None:
+        new_size = _round_block(size, block)  # no size of its own: the one asked
+    else:
+        new_size = None  # filesize alone: fio sizes the job from its files
+    if scaled is not None:
+        extra.append(("filesize", scaled))
+        if new_size is not None:
+            # files cannot shrink below one block: when nrfiles of them no longer fit in the size,
+            # the size grows to hold them all, or fio would leave the last files unwritten
+            largest = max(int(bound) for bound in scaled.split("-"))
+            new_size = max(new_size, _count(job.get("nrfiles")) * largest)
+    if new_size is not None:
+        extra.append(("size", str(new_size)))
+    for key in ("io_size", "io_limit"):
+        limit = evaluate_size(job.get(key) or "", variables) if job.get(key) else None
+        if limit:
+            extra.append((key, str(_round_block(limit * factor, block))))
+    return extra
 
 
 def _count(text: str | None) -> int:
@@ -242,15 +488,15 @@ def _count(text: str | None) -> int:
 
 
 def scale_filesize(text: str, factor: float, floor: int) -> str | None:
-    """``80m-100m`` × 0.1 -> ``8388608-10485760`` (bytes, 4 KiB multiples, at least ``floor``);
-    None for what cannot be read (a variable, an expression)."""
+    """``80m-100m`` × 0.1 -> ``8388608-10485760`` (bytes, multiples of ``floor``, the job's block
+    size, and at least one); None for what cannot be read (a variable, an expression)."""
     try:
         bounds = [parse_size(part) for part in text.split("-")]
     except UsageError:
         return None
     if len(bounds) not in (1, 2):
         return None
-    scaled = [max(floor, int(bound * factor) // 4096 * 4096) for bound in bounds]
+    scaled = [_round_block(bound * factor, floor) for bound in bounds]
     return "-".join(map(str, scaled))
 
 
@@ -368,12 +614,16 @@ class FioRunner(RunnerDefaults):
             raise failure
 
     def _check_batch(self, workloads: list[Workload]) -> UsageError | None:
-        """Start one ``fio --parse-only`` per workload, wait for all; the first rejection."""
-        jobs = [FioJob.from_spec(workload.spec) for workload in workloads]
-        for job, workload in zip(jobs, workloads, strict=True):
-            check_placement(job, workload.source)  # again here: resumed and imported runs skip parsing
+        """Start one ``fio --parse-only`` per workload, wait for all; the first rejection. A job
+        file's workload is checked as written (its globals where they stand), with only the
+        overrides mountbench must make (directory=, the run's clock)."""
+        for workload in workloads:
+            for job in jobs_of(workload):
+                check_placement(job, workload.source)  # again here: resumed and imported runs skip parsing
+            self._check_engines(workload)
         checks = []  # every placement is checked before any fio starts: a refusal leaves none behind
-        for job, workload in zip(jobs, workloads, strict=True):
+        for workload in workloads:
+            job = FioJob.from_spec(workload.spec)
             overrides = [("directory", "/nonexistent-mountbench-parse-check"), *self._clock_override(job)]
             child = subprocess.Popen(
                 [self.fio.path, "--parse-only", "-"],
@@ -382,7 +632,7 @@ class FioRunner(RunnerDefaults):
                 stderr=subprocess.PIPE,
                 text=True,
             )
-            checks.append((workload, child, render_job(job, overrides)))
+            checks.append((workload, child, render_workload(workload, overrides)))
         failure = None
         for workload, child, text in checks:
             try:
@@ -395,6 +645,26 @@ class FioRunner(RunnerDefaults):
                 failure = UsageError(f"invalid fio job {workload.name!r} ({workload.source}): {reason}")
         return failure
 
+    def _check_engines(self, workload: Workload) -> None:
+        """A job file's engines must be in this fio (never replaced), and the workload must move
+        data; fill_device (fill the whole filesystem) needs --size. Presets keep their fallback."""
+        if not workload.source.startswith("job:"):
+            return
+        jobs = jobs_of(workload)
+        where = f"invalid fio job {workload.name!r} ({workload.source})"
+        for job in jobs:
+            missing = engines.missing_engine(engines.engine_name(job.get("ioengine")), self.engines, self.fio.version)
+            if missing:
+                raise UsageError(f"{where}: [{job.section}] {missing}")
+            if truthy(job.get("fill_device")):
+                raise UsageError(
+                    f"{where}: [{job.section}] fill_device=1 writes until the target's filesystem is full; "
+                    "mountbench writes a sized working set: give size= in the file or pass --size"
+                )
+        names = {engines.engine_name(job.get("ioengine")) for job in jobs}
+        if names <= engines.NO_IO:
+            raise UsageError(f"{where}: ioengine={', '.join(sorted(names))} {engines.NO_IO_REASON}")
+
     def space_needed(self, workload: Workload) -> tuple[str, int | None]:
         """Jobs sharing a ``filename_format``/``filename`` reuse one file set (fio extends,
         never truncates, an existing file); others each lay out their own."""
@@ -402,9 +672,10 @@ class FioRunner(RunnerDefaults):
 
     def prepare(self, workload: Workload, ctx: TargetContext, settings: RunSettings) -> Prepared:
         job = FioJob.from_spec(workload.spec)
+        jobs = jobs_of(workload)
         overrides: list[tuple[str, str | None]] = [("directory", str(ctx.scratch)), *self._clock_override(job)]
         caveats: list[Caveat] = []
-        direct = wants_direct(job)
+        direct = any(wants_direct(one) for one in jobs)
         if direct and not ctx.info.odirect:
             overrides += [("direct", "0"), ("buffered", "1")]
             caveats.append(Caveat(model.ODIRECT_REFUSED, f"buffered: O_DIRECT refused ({ctx.info.odirect_detail})"))
@@ -414,12 +685,12 @@ class FioRunner(RunnerDefaults):
                 Caveat(model.NOCACHE_MACOS, "direct I/O on macOS is F_NOCACHE, which still serves cached pages")
             )
         engine = job.get("ioengine") or "psync"
-        if self.engines and engine not in self.engines:
-            fallback = "psync"
+        if self.engines and engine not in self.engines and not workload.source.startswith("job:"):
+            fallback = "psync"  # a preset's engine (a job file's is refused in check: never replaced)
             overrides.append(("ioengine", fallback))
             caveats.append(Caveat(model.ENGINE_FALLBACK, f"ioengine {engine} is not available here; ran {fallback}"))
         working_set = workload.description.space_bytes
-        if not direct and cache_sensitive(job):
+        if not direct and any(cache_sensitive(one) for one in jobs):
             twice_ram = 2 * settings.ram_bytes
             if working_set is None or working_set < twice_ram:
                 size_text = format_bytes(working_set) if working_set is not None else "unknown"
@@ -431,21 +702,23 @@ class FioRunner(RunnerDefaults):
                         f"{format_bytes(settings.ram_bytes)} of RAM)",
                     )
                 )
+        caveats += job_file_caveats(workload, jobs)
         declared = tuple(Caveat.from_dict(c) for c in workload.spec.get("caveats") or ())
         if declared:  # the definition's own words replace the generic caveat of the same kind
             codes = {c.code for c in declared}
             caveats = [c for c in caveats if c.code not in codes] + list(declared)
         series = None
-        if not any(job.get(key) for key in ("write_bw_log", "write_iops_log", "log_avg_msec")):
+        if not any(one.get(key) for one in jobs for key in ("write_bw_log", "write_iops_log", "log_avg_msec")):
             series = (_slug(f"series-{ctx.target.label}-{workload.name}"), fioseries.interval_ms(bound_of(workload)))
             overrides += fioseries.log_options(*series)
         comment = f"mountbench: workload {workload.name} ({workload.source}) on target {ctx.target.label}"
-        text = render_job(job, overrides, comment)
+        text = render_workload(workload, overrides, comment)
         bound = workload.description.duration_bound_s
-        files = fiofiles.working_files(job, ctx.scratch, fio_variables())
+        files = _working_files(jobs, ctx.scratch)
         precondition = None
-        if files and self.file_state in fiofiles.PRECONDITIONED and not _unlinks(job):
-            precondition = fiofiles.precondition_job(job, ctx.scratch, direct, self._clock_override(job))
+        laid = [one for one in jobs if not _unlinks(one) and fiofiles.working_files(one, ctx.scratch, fio_variables())]
+        if files and self.file_state in fiofiles.PRECONDITIONED and laid and len(laid) == len(_with_files(jobs)):
+            precondition = fiofiles.precondition_jobs(laid, ctx.scratch, direct, self._clock_override(job))
             text = f"{precondition}\n{text}"
         return Prepared(
             workload=workload,
@@ -456,7 +729,7 @@ class FioRunner(RunnerDefaults):
             estimate_s=(bound or 60.0) + FIO_FIXED_COST_S,
             working_set=working_set,
             payload={
-                "job": render_job(job, overrides, comment),
+                "job": render_workload(workload, overrides, comment),
                 "files": files,
                 "precondition": precondition,
                 "direct": direct,
@@ -545,7 +818,7 @@ class FioRunner(RunnerDefaults):
         )
         raw = out_path.read_text(errors="replace") if out_path.exists() else ""
         if done.timed_out:
-            raise WorkloadFailed(f"fio did not finish within {timeout:.0f} s (is the target hung?)", raw)
+            raise WorkloadFailed(hang_message(jobs_of(prepared.workload), timeout), raw)
         try:
             parsed = parse_fio(load_fio_json(raw))
         except FioOutputError as exc:
@@ -579,7 +852,11 @@ class FioRunner(RunnerDefaults):
         output = load_fio_json(raw)
         caveats += _steady_state_verdict(output)
         caveats += short_sample(output, FioJob.from_spec(prepared.workload.spec))
-        return Outcome(parsed.metrics, raw, tuple(caveats), series=series)
+        caveats += too_short_to_time(output)
+        metrics = dict(parsed.metrics)
+        if len(jobs_of(prepared.workload)) > 1 or len(output.get("jobs") or []) > 1:
+            metrics.update(job_metrics(output))  # each job's own figures beside the workload's
+        return Outcome(metrics, raw, tuple(caveats), series=series)
 
     def cleanup(self, ctx: TargetContext) -> None:
         """fio's files live in the scratch directory, removed with it."""
@@ -657,6 +934,37 @@ def short_sample(output: dict, job: FioJob) -> list[Caveat]:
     ]
 
 
+def too_short_to_time(output: dict) -> list[Caveat]:
+    """Jobs whose I/O fit in fio's 1 ms tick: their IOPS are I/Os ÷ 1 ms, whatever the target did."""
+    short = short_jobs(output)
+    if not short:
+        return []
+    names = ", ".join(f"[{name}]" for name in dict.fromkeys(short))
+    return [
+        Caveat(
+            model.RUNTIME_ZERO,
+            f"runtime 0: too short to time: {names} moved its I/O within fio's 1 ms clock tick, so its rates "
+            "are I/Os ÷ 1 ms, not the target's speed; give it more to do (size=, or time_based with runtime=)",
+        )
+    ]
+
+
+# options with which plain fio itself hangs (fio 3.33: io_submit_mode=offload, 8 of 9 tries by hand)
+_FIO_HANGS = {"io_submit_mode": "offload"}
+
+
+def hang_message(jobs: Sequence[FioJob], timeout: float) -> str:
+    """The watchdog's words: fio's own hang named as fio's, else the target is suspected."""
+    for job in jobs:
+        for key, value in _FIO_HANGS.items():
+            if (job.get(key) or "").strip() == value:
+                return (
+                    f"fio did not finish within {timeout:.0f} s: plain fio hangs with {key}={value} too "
+                    f"([{job.section}]); remove the option"
+                )
+    return f"fio did not finish within {timeout:.0f} s (is the target hung?)"
+
+
 def bound_of(workload: Workload) -> float | None:
     return workload.description.duration_bound_s
 
@@ -667,7 +975,7 @@ def _unlinks(job: FioJob) -> bool:
     return job.get("unlink") not in (None, "0") or job.get("allow_file_create") == "0"
 
 
-_METADATA_ENGINES = {"filecreate", "filestat", "filedelete", "ftruncate", "null", "cpuio"}
+_METADATA_ENGINES = engines.FILE_OPERATIONS | engines.NO_IO
 _SYNC_OPTIONS = ("fsync", "fdatasync", "fsync_on_close", "end_fsync", "sync", "write_barrier")
 
 
@@ -679,7 +987,7 @@ def syncs_writes(job: FioJob) -> bool:
 def cache_sensitive(job: FioJob) -> bool:
     """Can the page cache inflate this buffered job's numbers? Not for metadata-only
     engines, nor for writes that are synced before they count."""
-    if (job.get("ioengine") or "psync") in _METADATA_ENGINES:
+    if engines.engine_name(job.get("ioengine")) in _METADATA_ENGINES:
         return False
     writes_only = rw_option(job) in {"write", "randwrite", "trimwrite"}
     return not (writes_only and syncs_writes(job))

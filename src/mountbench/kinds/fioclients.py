@@ -46,7 +46,7 @@ from mountbench.fio.binary import FioInfo
 from mountbench.fio.jobfile import FioJob, render_job, wants_direct
 from mountbench.fio.parse import FioOutputError, load_fio_json
 from mountbench.kinds.base import Adjustments, RunnerSetup, new_workload, stored_workload
-from mountbench.kinds.fio import CLOCK_FACT, FIO_FIXED_COST_S, FioRunner, cache_sensitive, fio_message
+from mountbench.kinds.fio import CLOCK_FACT, FIO_FIXED_COST_S, FioRunner, cache_sensitive, fio_message, jobs_of
 from mountbench.kinds.fio import KIND as FIO
 from mountbench.kinds.runner import RunnerDefaults
 from mountbench.model import (
@@ -125,6 +125,12 @@ def client_workloads(
         raise UsageError(
             f"--client runs fio workloads only; {', '.join(others)} run on this machine: "
             "drop --client, or leave out --preset tree/--tree/--tarball"
+        )
+    together = [w.name for w in workloads if len(jobs_of(w)) > 1]
+    if together:  # the clients run one fio job each: sections run together would lose all but the first
+        raise UsageError(
+            f"--client runs one fio job per workload; {', '.join(together)} is several sections fio runs "
+            "together: run it without --client, or give its sections stonewall so each is a workload"
         )
     out = []
     for workload in workloads:

@@ -23,20 +23,21 @@ state, and checking they are what the plan says.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from mountbench.fio.jobfile import FioJob, evaluate_size, render_job
+from mountbench.fio import engines
+from mountbench.fio.jobfile import FioJob, evaluate_size, fio_variables, render_job
 from mountbench.units import format_bytes
 
 FILE_STATES = ("per-round", "steady", "fresh")
 PRECONDITIONED = ("per-round", "steady")  # the states whose files are written fully before they are used
 # what decides which files a job lays out and how big they are
 _LAYOUT_OPTIONS = ("size", "filesize", "nrfiles", "numjobs", "filename", "filename_format", "thread", "offset")
-_METADATA_ENGINES = {"filecreate", "filestat", "filedelete", "ftruncate", "null", "cpuio", "dircreate", "dirstat",
-                     "dirdelete"}  # fmt: skip
+_METADATA_ENGINES = engines.FILE_OPERATIONS | engines.NO_IO  # no data files to lay out
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class WorkingFile:
 
 def has_working_files(job: FioJob) -> bool:
     """Does the job lay out data files that it then reads or writes (not a metadata engine)?"""
-    return (job.get("ioengine") or "psync") not in _METADATA_ENGINES and job.get("filename") != "/dev/null"
+    return engines.engine_name(job.get("ioengine")) not in _METADATA_ENGINES and job.get("filename") != "/dev/null"
 
 
 def working_files(job: FioJob, scratch: Path, variables: Mapping[str, int]) -> list[WorkingFile] | None:
@@ -150,24 +151,55 @@ def drop_aside(paths: list[Path]) -> None:
         path.unlink(missing_ok=True)
 
 
+def layout_block(job: FioJob, variables: Mapping[str, int]) -> int:
+    """The block the layout writes with: the largest that divides every file's size, at most
+    1 MiB (fio would refuse a size smaller than its block: ``size=8k`` lays out with 8 KiB)."""
+    files = working_files(job, Path("."), variables) or []
+    sizes = [file.size for file in files if file.size]
+    block = LAYOUT_MAX_BLOCK
+    for size in sizes:
+        block = math.gcd(block, size)
+    return max(block, 512)
+
+
+LAYOUT_MAX_BLOCK = 1 << 20
+
+
 def precondition_job(job: FioJob, scratch: Path, direct: bool, extra: list[tuple[str, str | None]]) -> str:
-    """An fio job that writes every working file of ``job`` fully (1 MiB sequential writes, then
-    fsync), under the same job name so default file names match."""
-    options: list[tuple[str, str | None]] = [(key, job.get(key)) for key in _LAYOUT_OPTIONS if job.get(key)]
-    options += [
-        ("rw", "write"),
-        ("bs", "1M"),
-        ("ioengine", "psync"),
-        ("iodepth", "1"),
-        ("direct", "1" if direct else "0"),
-        ("end_fsync", "1"),
-        ("group_reporting", "1"),
-    ]
-    return render_job(
-        FioJob(job.section, tuple(options)),
-        [("directory", str(scratch)), *extra],
-        f"mountbench: preconditioning the working files of {job.section} (untimed)",
-    )
+    """An fio job that writes every working file of ``job`` fully (sequential writes of
+    layout_block, then fsync), under the same job name so default file names match."""
+    return precondition_jobs([job], scratch, direct, extra)
+
+
+def precondition_jobs(jobs: list[FioJob], scratch: Path, direct: bool, extra: list[tuple[str, str | None]]) -> str:
+    """One preconditioning file for several jobs (sections run together): each job's files written
+    once (a file two sections share is laid out by the first)."""
+    variables = fio_variables()
+    done: set[Path] = set()
+    texts = []
+    for job in jobs:
+        files = {file.path for file in working_files(job, scratch, variables) or []}
+        if files and files <= done:
+            continue
+        done |= files
+        options: list[tuple[str, str | None]] = [(key, job.get(key)) for key in _LAYOUT_OPTIONS if job.get(key)]
+        options += [
+            ("rw", "write"),
+            ("bs", str(layout_block(job, variables))),
+            ("ioengine", "psync"),
+            ("iodepth", "1"),
+            ("direct", "1" if direct else "0"),
+            ("end_fsync", "1"),
+            ("group_reporting", "1"),
+        ]
+        texts.append(
+            render_job(
+                FioJob(job.section, tuple(options)),
+                [("directory", str(scratch)), *extra],
+                f"mountbench: preconditioning the working files of {job.section} (untimed)",
+            )
+        )
+    return "\n".join(texts)
 
 
 def sequential_fill_argv(file: WorkingFile) -> list[str] | None:

@@ -1,0 +1,81 @@
+"""Issue 32's acceptance list on real fio and tmpfs: a user's job file runs as fio would run it
+(sections fio runs together as one workload, its time structure kept, its figures flagged for
+what they are) or is refused before the first sample with a one-line reason, leaving the
+target untouched. The cases are in tests/support/jobfile_cases.py; how close the figures come
+to plain fio's on the same text is bench/jobfiles.py's (a speed comparison, not a test here)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.jobfile_cases import CASES, Case
+from support.runhelpers import load_export, mountbench, snapshot
+from support.tools import needs_fio
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def _fio():
+    needs_fio()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_a_job_file_runs_as_fio_would_or_is_refused_up_front(case: Case, tmp_path: Path, mb_env, tmpfs_dir: Path):
+    job = tmp_path / f"{case.name}.fio"
+    job.write_text(case.text)
+    out = tmp_path / "run.json"
+    before = snapshot(tmpfs_dir)
+    proc = mountbench("run", str(tmpfs_dir), "--job", str(job), "--repeat", "1", "--json", str(out), *case.args,
+                      env=mb_env)  # fmt: skip
+    if case.refused:
+        assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+        assert case.refused in lines[0], lines[0]
+        assert snapshot(tmpfs_dir) == before  # refused before anything was written
+        return
+    assert proc.returncode == 0, proc.stderr
+    (run,) = load_export(out)["runs"]
+    assert tuple(w["name"] for w in run["workloads"]) == case.workloads
+    samples = run["samples"]
+    assert samples and all(s["ok"] for s in samples), [s["error"] for s in samples]
+    codes = {c["code"] for s in samples for c in s["caveats"]}
+    assert set(case.codes) <= codes, (case.codes, codes)
+    for name in case.extra.get("metrics", ()):
+        assert all(s["metrics"].get(name, 0) > 0 for s in samples), (name, samples[0]["metrics"].keys())
+    assert snapshot(tmpfs_dir) == before  # the scratch directory went, and nothing else was left
+
+
+def test_a_section_name_that_climbs_out_writes_nothing_outside(tmp_path: Path, mb_env, tmpfs_dir: Path):
+    """The issue's case: [../../evil] made fio write evil.0.0 two levels above the scratch directory."""
+    target = tmpfs_dir / "a" / "b"
+    target.mkdir(parents=True)
+    job = tmp_path / "evil.fio"
+    job.write_text("[global]\nsize=1m\n[fine]\nrw=write\n[../../evil]\nrw=write\n")
+    proc = mountbench("run", str(target), "--job", str(job), "--repeat", "1", env=mb_env)
+    assert proc.returncode == 2 and "[../../evil]" in proc.stderr, proc.stderr
+    assert sorted(p.name for p in tmpfs_dir.rglob("*")) == ["a", "b"]
+
+
+def test_the_plan_counts_startdelay_and_the_dry_run_says_why_sections_run_together(tmp_path: Path, mb_env):
+    job = tmp_path / "late.fio"
+    job.write_text("[global]\nruntime=2\ntime_based=1\nsize=1m\n[now]\nrw=read\n[later]\nrw=read\nstartdelay=5\n")
+    target = tmp_path / "t"
+    target.mkdir()
+    proc = mountbench("run", str(target), "--job", str(job), "--dry-run", "--repeat", "1", env=mb_env)
+    assert proc.returncode == 0, proc.stderr
+    words = " ".join(proc.stdout.split())
+    assert "late (≤ 7.30 s)" in words  # startdelay 5 s + runtime 2 s + fio's own start
+    assert "caveat: one workload, as fio runs it: the whole file (2 jobs) kept together" in words
+    assert "startdelay=5" in words and "[global]" in words  # the file as written, globals where they stand
+
+
+def test_a_hang_plain_fio_shows_too_is_named_as_fios():
+    from mountbench.fio.jobfile import FioJob
+    from mountbench.kinds.fio import hang_message
+
+    offload = FioJob("x", (("io_submit_mode", "offload"),))
+    assert "plain fio hangs with io_submit_mode=offload too" in hang_message([offload], 100)
+    assert "is the target hung?" in hang_message([FioJob("x", ())], 100)

@@ -1,0 +1,58 @@
+"""--size on a user's job file (kinds/fio.py with_size): size, filesize and io_size scaled by one
+factor and rounded to the job's block size, a filesize alone scaled too, fill_device replaced
+and said; --runtime replacing the file's runtime said. In-process: the workloads, not fio."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mountbench.engine.workloads import assemble
+from mountbench.fio.jobfile import FioJob
+from mountbench.kinds.fio import jobs_of
+
+
+def one(tmp_path: Path, text: str, **overrides) -> list[FioJob]:
+    job = tmp_path / "mine.fio"
+    job.write_text(text)
+    (workload,) = assemble([], [job], **overrides)
+    return jobs_of(workload)
+
+
+def test_size_filesize_and_io_size_scale_together_to_whole_blocks(tmp_path: Path):
+    (job,) = one(tmp_path, "[j]\nrw=read\nbs=4k\nsize=100m\nfilesize=10m\nnrfiles=10\nio_size=50m\n", size=8597504)
+    size, filesize, io_size = (int(job.get(key) or 0) for key in ("size", "filesize", "io_size"))
+    assert size % 4096 == 0 and filesize % 4096 == 0 and io_size % 4096 == 0
+    assert size >= 10 * filesize and abs(io_size / size - 0.5) < 0.01
+
+
+def test_a_filesize_alone_is_scaled_so_no_file_is_left_with_a_hole(tmp_path: Path):
+    (job,) = one(tmp_path, "[j]\nrw=read\nbs=4k\nfilesize=128m\n", size=64 << 20)
+    assert job.get("filesize") == str(64 << 20) and job.get("size") is None  # fio sizes it from its file
+
+
+def test_a_size_below_a_mib_keeps_its_own_block(tmp_path: Path):
+    (job,) = one(tmp_path, "[j]\nrw=read\nbs=4k\nsize=1g\n", size=8192)
+    assert job.get("size") == "8192"
+
+
+def test_sections_run_together_keep_their_proportions(tmp_path: Path):
+    big, small = one(tmp_path, "[big]\nrw=read\nsize=64m\n[small]\nrw=read\nsize=16m\n", size=8 << 20)
+    assert (int(big.get("size") or 0), int(small.get("size") or 0)) == (8 << 20, 2 << 20)
+
+
+def test_fill_device_becomes_the_size_asked_and_says_so(tmp_path: Path):
+    job = tmp_path / "fill.fio"
+    job.write_text("[fill]\nrw=write\nbs=64k\nfill_device=1\n")
+    (workload,) = assemble([], [job], size=4 << 20)
+    (fill,) = jobs_of(workload)
+    assert fill.get("fill_device") == "0" and fill.get("size") == str(4 << 20)
+    assert [c["code"] for c in workload.spec["caveats"]] == ["size-replaced"]
+
+
+def test_runtime_replaced_by_the_command_line_is_said_and_a_cap_is_not(tmp_path: Path):
+    job = tmp_path / "long.fio"
+    job.write_text("[global]\nstonewall\n[long]\nrw=read\nsize=1m\nruntime=900\n[open]\nrw=read\nsize=1m\n")
+    long, capped = assemble([], [job], runtime=1.0)
+    assert "replaced the job file's runtime=900" in long.spec["caveats"][0]["text"]
+    assert "caveats" not in capped.spec  # its runtime was mountbench's cap, not the file's
+    assert jobs_of(long)[0].get("runtime") == "1000ms"
