@@ -123,7 +123,7 @@ def test_escape_sequences_in_an_import_never_reach_the_terminal(tmp_path, mb_env
     assert imported.returncode == 0 and "\x1b" not in imported.stdout, imported.stdout
     shown = [
         mountbench("list", env=other),
-        mountbench("show", "last", env=other),
+        mountbench("show", "last", "--detail", env=other),
         mountbench("show", "last", "--samples", env=other),
         mountbench("report", "last", "--format", "md", env=other),
         mountbench("report", "last", "--format", "html", "--out", str(tmp_path / "r.html"), env=other),

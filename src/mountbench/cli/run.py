@@ -170,7 +170,11 @@ def _time_taken_before(request: runrequest.RunRequest, plan: Sequence[PlanItem],
 
 
 def learnt_costs_here(store: Store, request: runrequest.RunRequest) -> Mapping[tuple[str, str], float]:
-    """What each (target, workload) cost on this machine in its last complete runs (engine/history.py)."""
+    """What each (target, workload) cost on this machine in its last complete runs (engine/history.py);
+    nothing from a database that does not exist yet (reading would create it before the run is
+    checked, and a refused run leaves no database behind)."""
+    if not store.path.is_file():
+        return {}
     here = socket.gethostname()  # as host/facts.py records it
     recent = [r["id"] for r in store.list_runs() if r["hostname"] == here and r["status"] == "complete"][-LEARN_FROM:]
     return learnt_costs([store.load_run(run_id) for run_id in recent], request.targets, request.workloads)
