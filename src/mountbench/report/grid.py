@@ -146,13 +146,9 @@ def _chosen_metrics(runs: Sequence[RunData], headline: RunSummary, unit: str) ->
     family = _FAMILY_OF_UNIT.get(unit)
     if family is None:
         return chosen
-    available: dict[str, set[str]] = {}
-    for run in runs:
-        for sample in run.samples:
-            if sample.ok:
-                available.setdefault(sample.workload, set()).update(sample.metrics)
+    available = _measured_metrics(runs)
     for workload in workloads_of(runs):
-        wanted = [f"{d}.{family}" for d in workload.description.directions if d in DIRECTIONS]
+        wanted = _wanted(workload, family)
         present = [m for m in wanted if m in available.get(workload.name, set())]
         if present:
             chosen[workload.name] = present
@@ -164,17 +160,27 @@ def one_unit(runs: Sequence[RunData], unit: str, metrics: Sequence[str] = ()) ->
     measured bandwidth in each of its directions (CrystalDiskMark's one unit), else auto."""
     if unit != "auto" or metrics:
         return unit
-    family = _FAMILY_OF_UNIT["MB/s"]
+    available = _measured_metrics(runs)
+    for workload in workloads_of(runs):
+        wanted = _wanted(workload, _FAMILY_OF_UNIT["MB/s"])
+        if workload.name in available and (not wanted or not set(wanted) <= available[workload.name]):
+            return "auto"
+    return "MB/s" if available else "auto"
+
+
+def _measured_metrics(runs: Sequence[RunData]) -> dict[str, set[str]]:
+    """Workload name -> every metric a successful sample of it measured."""
     available: dict[str, set[str]] = {}
     for run in runs:
         for sample in run.samples:
             if sample.ok:
                 available.setdefault(sample.workload, set()).update(sample.metrics)
-    for workload in workloads_of(runs):
-        wanted = [f"{d}.{family}" for d in workload.description.directions if d in DIRECTIONS]
-        if workload.name in available and (not wanted or not set(wanted) <= available[workload.name]):
-            return "auto"
-    return "MB/s" if available else "auto"
+    return available
+
+
+def _wanted(workload: model.Workload, family: str) -> list[str]:
+    """The metrics of ``family`` (e.g. "iops") in each of the workload's directions."""
+    return [f"{d}.{family}" for d in workload.description.directions if d in DIRECTIONS]
 
 
 def _sections(picked: Sequence[tuple[model.Workload, Row]]) -> list[GridSection]:
