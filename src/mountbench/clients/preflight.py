@@ -92,9 +92,10 @@ def refuse_one_machine_twice(facts: Mapping[str, Mapping[str, Any]]) -> None:
     name, an ``ssh://`` client and a `serve` on it) would load it twice and share its page
     cache: refused, as found by the machine's own identity (its machine-id and this boot's
     id), never by the spelling. Clients that cannot say (a plain fio server, no machine-id)
-    are not compared."""
+    are not compared. The clients are named in the order of their labels (the facts arrive in
+    whatever order the machines answered)."""
     seen: dict[tuple[str, str], str] = {}
-    for label, fact in facts.items():
+    for label, fact in sorted(facts.items()):
         machine, boot = str(fact.get("machine_id") or ""), str(fact.get("boot_id") or "")
         if not machine or machine == UNKNOWN or not boot or boot == UNKNOWN:
             continue

@@ -165,8 +165,8 @@ def test_serving_watch_measures_the_named_processes_and_carries_the_modes_caveat
         (["--rtt", "fast"], "--rtt 'fast': give whole milliseconds"),
         (["--mode", "sometimes"], "--mode 'sometimes' is not an rclone cache mode"),
         (["--baseline", "off-0ms"], "--baseline: the cloud lab compares with the local disk"),
-        (["--mode", ""], "--mode was given empty"),
-        (["--rtt", ""], "--rtt was given empty"),
+        (["--mode", ""], "Invalid value for '--mode': is empty"),
+        (["--rtt", ""], "Invalid value for '--rtt': is empty"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2_before_anything_starts(tmp_path: Path, args: list[str], message: str) -> None:

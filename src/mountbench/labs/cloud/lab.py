@@ -48,6 +48,8 @@ SEED_DIR = ".mountbench-cloudlab-seed"  # in each remote directory before its mo
 SEED_BYTES = 4 * 1024**2
 COLD_SUFFIX = ".mountbench-cold"  # a working file's name while it leaves the mount's cache
 STOP_GRACE_S = 2.0
+TREE_SETTLE_S = 300.0  # the longest a mount's uploads may take to stop moving after the probe
+UPLOAD_STALL_S = 20.0  # uploads that have not moved for this long (past the 5 s write-back delay) never will
 
 
 def work_root() -> Path:
@@ -65,6 +67,7 @@ class CloudMount:
     options: tuple[str, ...]
     rc: RemoteControl
     error: str | None = None
+    stuck_uploads: int = 0  # uploads the probe left that rclone never finishes (settle waits for the rest)
 
     @property
     def label(self) -> str:
@@ -173,12 +176,28 @@ class CloudLab:
     def settle(self, mount: CloudMount, timeout: float) -> str | None:
         """Wait until ``mount`` has uploaded everything written through it; why not, or None."""
         try:
-            waited, pending = mount.rc.wait_uploaded(timeout)
+            waited, pending = mount.rc.wait_uploaded(timeout, allowed=mount.stuck_uploads)
         except OSError as exc:
             return f"could not ask {mount.label} about its uploads: {exc}"
-        if pending:
+        if pending > mount.stuck_uploads:
             return f"{mount.label} still had {pending} file(s) to upload after {waited:.0f} s"
         return None
+
+    def note_stuck_uploads(self, mount: CloudMount, stall: float) -> str | None:
+        """After the probe: wait for ``mount``'s uploads until they stop moving for ``stall`` seconds;
+        what is then left never goes up (rclone keeps a file written in a directory renamed before
+        its upload), and later settles wait only for the rest. What was left, or None."""
+        try:
+            _, pending = mount.rc.wait_uploaded(TREE_SETTLE_S, stall=stall)
+        except OSError as exc:
+            return f"could not ask {mount.label} about its uploads: {exc}"
+        mount.stuck_uploads = pending
+        if not pending:
+            return None
+        return (
+            f"{mount.label}: {pending} file(s) the probe wrote never reached the remote (rclone keeps a file "
+            "written in a directory renamed before its upload); the samples wait only for their own uploads"
+        )
 
     def make_cold(self, mount: CloudMount, scratch: Path) -> str | None:
         """Make every regular file at the top of ``scratch`` (the working files; not dotfiles) one that only the

@@ -54,13 +54,19 @@ class RemoteControl:
         cache = self.call("vfs/stats").get("diskCache") or {}
         return int(cache.get("uploadsQueued") or 0) + int(cache.get("uploadsInProgress") or 0)
 
-    def wait_uploaded(self, timeout: float) -> tuple[float, int]:
-        """Wait until nothing is left to upload; (seconds waited, files still pending: 0 when done)."""
-        start = time.monotonic()
+    def wait_uploaded(self, timeout: float, *, allowed: int = 0, stall: float | None = None) -> tuple[float, int]:
+        """Wait until at most ``allowed`` files are left to upload; (seconds waited, files still
+        pending). ``stall``: also stop once the count has not moved for that long (an upload rclone
+        will never finish, e.g. a file whose directory was renamed before it went up)."""
+        start = changed = time.monotonic()
+        last = -1
         while True:
             pending = self.pending_uploads()
-            if pending == 0 or time.monotonic() - start > timeout:
-                return time.monotonic() - start, pending
+            now = time.monotonic()
+            if pending != last:
+                last, changed = pending, now
+            if pending <= allowed or now - start > timeout or (stall is not None and now - changed > stall):
+                return now - start, pending
             time.sleep(0.2)
 
     def forget(self, directory: str = "") -> None:

@@ -24,7 +24,7 @@ from mountbench.fio.binary import find_fio
 from mountbench.host import facts as hostinfo
 from mountbench.kinds import host_facts
 from mountbench.labs.cloud.caveats import mode_caveats
-from mountbench.labs.cloud.lab import CloudLab
+from mountbench.labs.cloud.lab import UPLOAD_STALL_S, CloudLab
 from mountbench.labs.cloud.matrix import LOCAL, CloudSpec
 from mountbench.labs.cloud.mountprobes import probe_all
 from mountbench.labs.cloud.mounts import CACHE_MODES
@@ -106,12 +106,16 @@ def run_cloudlab(
                 seeds={m.label: lab.seed(m) for m in working},
             )
             errors += failed
+            for m in working:
+                stuck = lab.note_stuck_uploads(m, UPLOAD_STALL_S)
+                if stuck:
+                    on_note(stuck)
             on_note(f"cloudlab: probed in {time.monotonic() - t0:.1f} s from the start; now the upload lag of a tree "
                     "written through each mount")  # fmt: skip
             lags, failed = measure_all([(m.label, m.path, m.remote_path) for m in working], TREE_LAG_TIMEOUT_S)
             errors += failed
             for m in working:
-                lab.settle(m, TREE_LAG_TIMEOUT_S)
+                lab.note_stuck_uploads(m, UPLOAD_STALL_S)  # a tree file it never uploads must not hold every sample
         described = [CloudTarget(LOCAL, None, None)] + [
             CloudTarget(m.label, m.spec.mode.name, m.spec.rtt_ms, m.spec.bandwidth_kbps, m.options) for m in working
         ]
