@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 import time
@@ -25,3 +26,19 @@ def check(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
 
 def load_runs(path: Path) -> list[dict]:
     return json.loads(path.read_text())["runs"]
+
+
+def median_interval(values: list[float], level: float = 0.95) -> tuple[float, float, float]:
+    """The median of ``values`` with a distribution-free interval (binomial order statistics).
+
+    One block that the VM's memory drift hit (a tmpfs read 2x slower for a minute) moves a
+    mean and widens its t-interval; it moves the median by one rank at most.
+    """
+    from scipy.stats import binom
+
+    ordered = sorted(values)
+    count = len(ordered)
+    rank = int(binom.ppf((1 - level) / 2, count, 0.5))  # P(Binomial <= rank - 1) <= (1 - level) / 2
+    if rank < 1:
+        return statistics.median(ordered), float("nan"), float("nan")
+    return statistics.median(ordered), ordered[rank - 1], ordered[count - rank]
