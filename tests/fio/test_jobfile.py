@@ -1,3 +1,5 @@
+import subprocess
+
 import pytest
 
 from mountbench.errors import UsageError
@@ -173,9 +175,26 @@ def test_sections_keep_their_globals_where_they_are_written():
 def test_the_file_renders_as_written_with_overrides_after_each_jobs_own_options():
     sections = parse_sections("[global]\ndirectory=/work\nbs=4k\n[a]\nrw=read\nruntime=5\n[b]\nrw=write\n")
     lines = render_sections(sections, [("directory", "/scratch"), ("runtime", "1")], "hi").splitlines()
-    assert lines == ["; hi", "[global]", "bs=4k", "[a]", "rw=read", "runtime=5", "; set by mountbench",
+    assert lines == ["; hi", "[global]", "bs=4k", "; set by mountbench", "directory=/scratch",
+                     "[a]", "rw=read", "runtime=5", "; set by mountbench",
                      "directory=/scratch", "runtime=1", "[b]", "rw=write", "; set by mountbench",
                      "directory=/scratch", "runtime=1"]  # fmt: skip
+
+
+def test_a_filename_given_in_global_is_placed_in_the_target_by_real_fio(tmp_path):
+    """fio resolves a [global] filename= against the globals' directory: a job's own directory=
+    left the file in fio's working directory (issue 32's verify case read a file on /tmp's disk
+    at half tmpfs's speed)."""
+    target, elsewhere = tmp_path / "target", tmp_path / "cwd"
+    target.mkdir()
+    elsewhere.mkdir()
+    sections = parse_sections("[global]\nfilename=kept.dat\nsize=64k\nbs=4k\n[w]\nrw=write\n[r]\nstonewall\nrw=read\n")
+    job = elsewhere / "job.fio"
+    job.write_text(render_sections(sections, [("directory", str(target))]))
+    done = subprocess.run(["fio", "--output-format=json", str(job)], cwd=elsewhere, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (target / "kept.dat").stat().st_size == 64 * 1024
+    assert not (elsewhere / "kept.dat").exists()
 
 
 def test_startdelay_counts_in_the_bound_at_the_top_of_its_range():

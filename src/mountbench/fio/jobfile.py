@@ -354,8 +354,13 @@ def render_job(job: FioJob, overrides: Iterable[Option], comment: str = "") -> s
 def render_sections(sections: Iterable[Section], overrides: Iterable[Option], comment: str = "") -> str:
     """The job file as written (``[global]`` sections where they stand, every job in order), with
     the user's ``directory=`` dropped and mountbench's overrides after each job's own options
-    (later assignments win in fio, and a job's own options come after the globals)."""
+    (later assignments win in fio, and a job's own options come after the globals).
+
+    A ``[global]`` section gets mountbench's ``directory=`` too: fio places a ``filename=`` given
+    in ``[global]`` by the directory the globals hold, and a job's own ``directory=`` does not
+    move it, so without it the file lands in fio's working directory, not the target."""
     overrides = list(overrides)
+    placement = [(key, value) for key, value in overrides if _canonical(key) in _PLACEMENT_KEYS]
     lines = [f"; {line}" for line in comment.splitlines()]
     for section in sections:
         lines.append(f"[{section.name}]")
@@ -363,9 +368,10 @@ def render_sections(sections: Iterable[Section], overrides: Iterable[Option], co
             if _canonical(key) in _PLACEMENT_KEYS:
                 continue
             lines.append(key if value is None else f"{key}={value}")
-        if overrides and not section.is_global:
+        added = placement if section.is_global else overrides
+        if added:
             lines.append("; set by mountbench")
-            lines.extend(key if value is None else f"{key}={value}" for key, value in overrides)
+            lines.extend(key if value is None else f"{key}={value}" for key, value in added)
     return "\n".join(lines) + "\n"
 
 
