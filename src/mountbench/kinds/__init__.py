@@ -119,10 +119,8 @@ def declared_options() -> list[KindOption]:
 
 
 def given_options(raw: Mapping[str, Any]) -> KindOptions:
-    """The kinds' options the command line gives (``raw``: click's values by parameter name);
-    one given at its default is not given."""
-    values = {option.name: option.read(raw) for option in declared_options()}
-    return KindOptions.of({name: value for name, value in values.items() if value != _default(name)})
+    """The kinds' options the command line gives (``raw``: click's values by parameter name)."""
+    return _given({option.name: option.read(raw) for option in declared_options()})
 
 
 def resolved_options(given: KindOptions) -> KindOptions:
@@ -139,20 +137,20 @@ def options_to_json(options: KindOptions) -> dict[str, Any]:
 def options_from_json(data: Mapping[str, Any], *, stored: bool) -> KindOptions:
     """The kinds' options from their JSON form (options_to_json's). ``stored``: a run's config,
     complete (an option missing from it is what the versions before it did, or its default);
-    else options as given (a value at its default is not given)."""
-    values: dict[str, Any] = {}
-    for option in declared_options():
-        raw = data.get(option.name)
-        value = option.from_json(raw) if raw is not None else None
-        if stored:
-            values[option.name] = value if raw is not None else option.before or option.default
-        elif value != option.default:
-            values[option.name] = value
-    return KindOptions.of(values)
+    else options as given."""
+    values = {
+        option.name: option.from_json(data[option.name])
+        if data.get(option.name) is not None
+        else (option.before or option.default if stored else None)
+        for option in declared_options()
+    }
+    return KindOptions.of(values) if stored else _given(values)
 
 
-def _default(name: str) -> Any:
-    return next(option.default for option in declared_options() if option.name == name)
+def _given(values: Mapping[str, Any]) -> KindOptions:
+    """Options as given: one at its default is not given."""
+    defaults = {option.name: option.default for option in declared_options()}
+    return KindOptions.of({name: value for name, value in values.items() if value != defaults[name]})
 
 
 def _json(value: Any) -> Any:
