@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, Self
 
 # Caveat codes. The text shown to people is in Caveat.text; codes let tests and
 # exports recognise a caveat without parsing prose.
@@ -601,8 +601,22 @@ _QEMU_SCALARS = ("accel", "accel_reason", "emulated", "kernel", "kernel_image", 
                  "root_server")  # fmt: skip
 
 
+class _DictFacts:
+    """A lab's facts kept as one dict, stored under the name of the record's one field."""
+
+    def to_dict(self) -> dict[str, Any]:
+        (only,) = fields(self)  # type: ignore[arg-type]
+        return {only.name: getattr(self, only.name)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        (only,) = fields(cls)  # type: ignore[arg-type]
+        value = data.get(only.name)
+        return cls(dict(value) if isinstance(value, dict) else {})  # type: ignore[call-arg]
+
+
 @dataclass(frozen=True)
-class CloudLabFacts:
+class CloudLabFacts(_DictFacts):
     """What `mountbench cloudlab` made and probed (stored with the run before its first sample;
     labs/cloud): a probe.remotesync.CloudProbe as its dict: the targets (cache mode, RTT,
     bandwidth), the tools, and what the probe found (nothing with --no-probe)."""
@@ -610,17 +624,9 @@ class CloudLabFacts:
     name: ClassVar[str] = "cloud"
     probe: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"probe": self.probe}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CloudLabFacts:
-        probe = data.get("probe")
-        return cls(dict(probe) if isinstance(probe, dict) else {})
-
 
 @dataclass(frozen=True)
-class ContainerLabFacts:
+class ContainerLabFacts(_DictFacts):
     """What `mountbench containers` made and probed (labs/containers): the engine, runtime and
     storage driver, rootless or not, the image (its ID and digest), each mount as the
     container's mount table showed it, the other engines and why they were not measured,
@@ -628,14 +634,6 @@ class ContainerLabFacts:
 
     name: ClassVar[str] = "containers"
     facts: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"facts": self.facts}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ContainerLabFacts:
-        facts = data.get("facts")
-        return cls(dict(facts) if isinstance(facts, dict) else {})
 
 
 # Which lab made a run (RunConfig.lab): each lab of labs/ stores its own record, never another's
