@@ -33,7 +33,7 @@ from scipy.special import stdtrit
 from mountbench.fio.jobfile import FioJob
 from mountbench.kinds.fiofiles import precondition_job
 from mountbench.labs.containers.lab import ContainerLab
-from mountbench.labs.containers.mounts import MOUNT_KINDS
+from mountbench.labs.containers.mounts import MOUNT_TYPES
 from mountbench.presets import load_preset
 
 BAND = (0.9, 1.1)
@@ -120,7 +120,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="container-fidelity-"))
     ratios: list[float] = []
     started = time.monotonic()
-    with ContainerLab([MOUNT_KINDS["bind"]], on_note=lambda line: print(line, file=sys.stderr)) as lab:
+    with ContainerLab([MOUNT_TYPES["bind"]], on_note=lambda line: print(line, file=sys.stderr)) as lab:
         for block in range(args.blocks):
             sides = ["mountbench", "by hand"] if block % 2 == 0 else ["by hand", "mountbench"]
             figures: dict[str, list[float]] = {}

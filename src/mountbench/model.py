@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, Self
 
 # Caveat codes. The text shown to people is in Caveat.text; codes let tests and
 # exports recognise a caveat without parsing prose.
@@ -377,27 +378,37 @@ NOISE_STEAL = "noise.steal"  # % of the machine's CPU stolen by the hypervisor
 DEFAULT_PRECISION = 0.05  # "the same" means within ±5 % unless --until says otherwise; --budget's --until
 
 
+class KindOptionValue(Protocol):
+    """The value of a run option a workload kind declares (kinds.base.KindOption): the kind
+    alone knows what it means; the codec stores its JSON form and the report prints its fact."""
+
+    def to_json(self) -> Any:
+        """Its form in a stored config (under the option's name)."""
+
+    def fact(self) -> str | None:
+        """How it made the run, as a phrase of the report's run facts; None: nothing to say."""
+
+
 @dataclass(frozen=True)
-class TreeChoice:
-    """The tree that tree workloads use: a generated profile, or the user's tarball."""
+class KindOptions:
+    """The values of the run options workload kinds declare, by option name (kinds/: each kind
+    declares its own, e.g. fio's --file-state, tree's --tree, startup's --app-tree). In a
+    RunOptions, only those given (a default is not given); in a RunConfig, every one the run
+    used (the engine fills the defaults, the codec reads them back). Only the kind that
+    declares an option reads its value."""
 
-    profile: str | None = None
-    seed: int = 1
-    tarball: str | None = None
-
-    def spec(self) -> dict[str, Any]:
-        """The JSON form a tree workload's spec carries."""
-        if self.tarball:
-            return {"tarball": self.tarball}
-        return {"profile": self.profile, "seed": self.seed}
+    values: tuple[tuple[str, KindOptionValue], ...] = ()
 
     @classmethod
-    def from_spec(cls, data: dict[str, Any] | None) -> TreeChoice | None:
-        if not data:
-            return None
-        if data.get("tarball"):
-            return cls(tarball=str(data["tarball"]))
-        return cls(profile=str(data.get("profile") or "git"), seed=int(data.get("seed", 1)))
+    def of(cls, values: Mapping[str, KindOptionValue | None]) -> KindOptions:
+        """Those of ``values`` that are not None."""
+        return cls(tuple((name, value) for name, value in values.items() if value is not None))
+
+    def get(self, name: str) -> KindOptionValue | None:
+        return next((value for given, value in self.values if given == name), None)
+
+    def __iter__(self) -> Iterator[KindOptionValue]:
+        return (value for _, value in self.values)
 
 
 @dataclass(frozen=True)
@@ -410,6 +421,8 @@ class Flag:
     help: str
     metavar: str | None = None
     param: str | None = None  # a name of its own: a single value read into the field (text such as "1G", two flags)
+    choices: tuple[str, ...] = ()  # the values it takes (any, when empty)
+    path: bool = False  # a path (click gives a pathlib.Path)
 
 
 def run_option(default: Any, *flags: Flag, stored: str | None = None, span: Span | None = None) -> Any:
@@ -446,13 +459,14 @@ def stored_name(option: Field[Any]) -> str:
 
 @dataclass(frozen=True, kw_only=True)
 class RunOptions:
-    """What the user asked for, as given: one definition shared by `run` and `lab`. Each field
+    """What the user asked for, as given: one definition shared by `run` and the labs. Each field
     is one run option, declared here once; the click options (cli/options.py), RunConfig and
-    the codec (records/codec.py) follow from it. The lab hands it to the guest as JSON."""
+    the codec (records/codec.py) follow from it. The options of one workload kind are declared
+    by the kind (kinds/) and carried in ``kind_options``. The lab hands it to the guest as JSON."""
 
     presets: tuple[str, ...] = run_option((), Flag("--preset", "named suite (repeatable; default quick)", "NAME"))
     job_files: tuple[str, ...] = run_option(  # absolute paths
-        (), Flag("--job", "fio job file, one workload per section (repeatable)", "FILE")
+        (), Flag("--job", "fio job file, one workload per section (repeatable)", "FILE", path=True)
     )
     only: tuple[str, ...] = run_option(
         (),
@@ -489,19 +503,14 @@ class RunOptions:
     seed: int | None = run_option(  # None: chosen at random when the run starts, then recorded
         None, Flag("--seed", "seed of the interleaved order (default: random, recorded)")
     )
-    tree: TreeChoice | None = run_option(
-        None,
-        Flag("--tree", "tree for tree workloads (default git)", param="tree_profile"),
-        Flag("--tarball", "your own tree (.tar, .tar.gz, .tar.xz, .tar.zst)", param="tarball"),
-    )
     drop_caches: str = run_option(
-        "auto", Flag("--drop-caches", "drop page caches before samples (auto: before buffered workloads, as root)")
+        "auto",
+        Flag(
+            "--drop-caches",
+            "drop page caches before samples (auto: before buffered workloads, as root)",
+            choices=DROP_MODES,
+        ),
     )
-    file_state: str = run_option(  # how every round sees fio's working files: per-round | steady | fresh
-        "per-round",
-        Flag("--file-state", "fio working files: laid out anew and written fully before each round (per-round), "
-             "once before round 1 (steady), or laid out by fio for every sample (fresh)"),
-    )  # fmt: skip
     until: float | None = run_option(  # adaptive: add rounds until every comparison is decided at this precision
         None,
         Flag("--until", "after --repeat rounds, add rounds for each comparison until it is decided: ranked, the same "
@@ -526,13 +535,6 @@ class RunOptions:
              "peak memory, context switches as host.* metrics (repeatable), e.g. --watch sshfs; LABEL= measures "
              "it only around that target's samples, e.g. --watch sshfs=sshfs", "[LABEL=]NAME|PID"),
     )  # fmt: skip
-    app: AppChoice | None = run_option(  # what startup workloads copy and time
-        None,
-        Flag("--app-tree", "startup workloads: copy this tree onto each target (default: this Python's standard "
-             "library)", "DIR", "app_tree"),
-        Flag("--startup-cmd", "startup workloads: time this command, run inside the copied tree ({tree} is its "
-             'path), e.g. --startup-cmd "java -jar app.jar"', "CMD", "startup_cmd"),
-    )  # fmt: skip
     keep: bool = run_option(False, Flag("--keep", "keep each target's scratch data"))
     fsync_writes: bool = run_option(
         False,
@@ -545,31 +547,15 @@ class RunOptions:
              "one mountbench starts fio on over SSH: the fio workloads run on every --client at once (repeatable); "
              "each target is then a shared directory, at the same path here and there", "HOST[:PORT]"),
         Flag("--hosts-file", "more clients, one a line as --client takes them; a bare host name means ssh://HOST",
-             "FILE", "hosts_file"),
+             "FILE", "hosts_file", path=True),
     )  # fmt: skip
     client_counts: tuple[int, ...] = run_option(  # --clients 1,2,4: one variant per count (the first N clients)
         (),
         Flag("--clients", "scaling: run each workload with the first N of the --client machines, for each N, e.g. "
              "1,2,4", "N,N,...", "client_counts_text"),
     )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class AppChoice:
-    """What startup workloads copy onto each target and time (--app-tree, --startup-cmd);
-    None fields keep the kind's default (this Python's standard library, importing a fixed list)."""
-
-    tree: str | None = None  # absolute path of the tree to copy
-    command: str | None = None  # run in the copy; {tree} is replaced by its path
-
-    def spec(self) -> dict[str, Any]:
-        return {"tree": self.tree, "command": self.command}
-
-    @classmethod
-    def from_spec(cls, data: dict[str, Any] | None) -> AppChoice | None:
-        if not data or not (data.get("tree") or data.get("command")):
-            return None
-        return cls(tree=data.get("tree") or None, command=data.get("command") or None)
+    # the options workload kinds declare (kinds.base.KindOption: their flags, values and stored names)
+    kind_options: KindOptions = run_option(KindOptions())
 
 
 @dataclass(frozen=True)
@@ -615,8 +601,22 @@ _QEMU_SCALARS = ("accel", "accel_reason", "emulated", "kernel", "kernel_image", 
                  "root_server")  # fmt: skip
 
 
+class _DictFacts:
+    """A lab's facts kept as one dict, stored under the name of the record's one field."""
+
+    def to_dict(self) -> dict[str, Any]:
+        (only,) = fields(self)  # type: ignore[arg-type]
+        return {only.name: getattr(self, only.name)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        (only,) = fields(cls)  # type: ignore[arg-type]
+        value = data.get(only.name)
+        return cls(dict(value) if isinstance(value, dict) else {})  # type: ignore[call-arg]
+
+
 @dataclass(frozen=True)
-class CloudLabFacts:
+class CloudLabFacts(_DictFacts):
     """What `mountbench cloudlab` made and probed (stored with the run before its first sample;
     labs/cloud): a probe.remotesync.CloudProbe as its dict: the targets (cache mode, RTT,
     bandwidth), the tools, and what the probe found (nothing with --no-probe)."""
@@ -624,17 +624,9 @@ class CloudLabFacts:
     name: ClassVar[str] = "cloud"
     probe: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"probe": self.probe}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CloudLabFacts:
-        probe = data.get("probe")
-        return cls(dict(probe) if isinstance(probe, dict) else {})
-
 
 @dataclass(frozen=True)
-class ContainerLabFacts:
+class ContainerLabFacts(_DictFacts):
     """What `mountbench containers` made and probed (labs/containers): the engine, runtime and
     storage driver, rootless or not, the image (its ID and digest), each mount as the
     container's mount table showed it, the other engines and why they were not measured,
@@ -642,14 +634,6 @@ class ContainerLabFacts:
 
     name: ClassVar[str] = "containers"
     facts: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"facts": self.facts}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ContainerLabFacts:
-        facts = data.get("facts")
-        return cls(dict(facts) if isinstance(facts, dict) else {})
 
 
 # Which lab made a run (RunConfig.lab): each lab of labs/ stores its own record, never another's
@@ -668,8 +652,7 @@ class RunConfig(RunOptions):
     """How a run was made: its options resolved (seed chosen, baseline named, max_repeat at
     least repeat) plus what the run found. Stored with the run, enough to resume it, and what
     reports state about it. Read and written only through records.codec, which migrates older
-    versions. file_state may also be "reused" (runs before mountbench 0.2: laid out by the
-    first sample, then reused); ``until``/``max_repeat`` drive analysis/sequential.py."""
+    versions. ``until``/``max_repeat`` drive analysis/sequential.py."""
 
     seed: int
     baseline: str

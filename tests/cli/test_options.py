@@ -11,6 +11,9 @@ import click
 from click.testing import CliRunner
 
 from mountbench.cli.options import given_run_options, pop_run_options, run_options
+from mountbench.kinds import declared_options
+from mountbench.kinds.startup import chosen_app
+from mountbench.kinds.tree import chosen_tree
 from mountbench.model import RunConfig, RunOptions
 from mountbench.records.codec import config_from_dict, config_to_dict, options_from_dict, options_to_dict
 
@@ -32,9 +35,12 @@ def _read(*args: str) -> tuple[RunOptions, list[str]]:
 
 def test_every_option_has_a_flag_and_no_flag_is_declared_twice() -> None:
     decls = [flag.decl for option in fields(RunOptions) for flag in option.metadata["flags"]]
-    # default_budget is no flag: the CLI sets it when the presets' default budget applies
-    assert [option.name for option in fields(RunOptions) if not option.metadata["flags"]] == ["default_budget"]
-    assert len(decls) == len(set(decls))
+    decls += [flag.decl for option in declared_options() for flag in option.flags]  # the kinds' own
+    # default_budget is no flag: the CLI sets it when the presets' default budget applies; the kinds'
+    # options have the flags their kinds declare
+    no_flag = [option.name for option in fields(RunOptions) if not option.metadata["flags"]]
+    assert no_flag == ["default_budget", "kind_options"]
+    assert len(decls) == len(set(decls)) and {"--file-state", "--tree", "--tarball", "--app-tree"} <= set(decls)
 
 
 def test_no_flags_give_the_defaults() -> None:
@@ -48,9 +54,10 @@ def test_flags_are_read_into_typed_fields(tmp_path) -> None:
     options, given = _read(*args)
     assert options.presets == ("quick", "tree") and options.repeat == 5 and options.keep
     assert options.size == 4 * 2**20 and options.budget == 120.0 and options.until == 0.05  # --budget implies --until
-    assert options.tree is not None and options.tree.profile == "tiny"
+    tree, app = chosen_tree(options.kind_options), chosen_app(options.kind_options)
+    assert tree is not None and tree.profile == "tiny"
     assert [axis.text for axis in options.sweeps] == ["bs=4k,64k"]
-    assert options.app is not None and options.app.tree == str(tmp_path)
+    assert app is not None and app.tree == str(tmp_path)
     assert set(given) == {"presets", "repeat", "size_text", "budget_text", "tree_profile", "sweeps", "keep", "app_tree"}
 
 
@@ -59,5 +66,6 @@ def test_a_new_field_needs_nothing_in_the_codec() -> None:
     options, _ = _read("--seed", "0", "--watch", "sshfs", "--until", "2%", "--file-state", "fresh")
     assert options_from_dict(json.loads(json.dumps(options_to_dict(options)))) == options
     config = RunConfig.from_options(options, seed=0, baseline="a", default_targets=True)
-    assert {f.name for f in fields(RunOptions)} < set(config_to_dict(config))
+    stored = {f.name for f in fields(RunOptions) if f.name != "kind_options"} | {o.name for o in declared_options()}
+    assert stored < set(config_to_dict(config))
     assert config_from_dict(json.loads(json.dumps(config_to_dict(config)))) == config

@@ -12,7 +12,8 @@ from mountbench.errors import UsageError
 from mountbench.fio.jobfile import FioJob
 from mountbench.fio.sweeps import parse_sweep
 from mountbench.kinds.fio import KIND as FIO
-from mountbench.model import PAGE_CACHE, RunOptions, TreeChoice
+from mountbench.kinds.tree import TreeChoice
+from mountbench.model import PAGE_CACHE, KindOptions, RunOptions
 from mountbench.presets import load_preset
 
 
@@ -103,7 +104,8 @@ def test_assemble_sweeps_presets_and_job_files_and_only_selects_points(tmp_path:
 
 
 def test_assemble_refuses_what_cannot_be_swept():
-    only_tree = RunOptions(tree=TreeChoice(profile="tiny"), only=("extract",), sweeps=(parse_sweep("bs=4k"),))
+    tree = KindOptions.of({"tree": TreeChoice(profile="tiny")})
+    only_tree = RunOptions(kind_options=tree, only=("extract",), sweeps=(parse_sweep("bs=4k"),))
     with pytest.raises(UsageError, match="none of the chosen workloads is a fio job"):
         from_options(only_tree)  # the tree preset's churn jobs were swept, but --only left none of them
     with pytest.raises(UsageError, match="--size and a sweep of size"):

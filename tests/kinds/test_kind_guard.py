@@ -1,7 +1,8 @@
 """Adding a workload kind is one module and one registry line (kinds/__init__.py): no code
 outside kinds/ decides by a kind's name, imports a kind's own modules, reads a workload's
-spec (what a kind alone understands) or asks a kind or runner for a hook by name
-(``getattr``/``hasattr``: the hooks are in the WorkloadKind and Runner protocols). What the
+spec (what a kind alone understands), reads a kind's run option (--file-state, --tree: only its
+kind reads it) or asks a kind or runner for a hook by name (``getattr``/``hasattr``: the hooks
+are in the WorkloadKind and Runner protocols). What the
 rest of the program needs, a kind says through WorkloadKind, its runner, or the description
 it gives every workload it makes.
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from mountbench.kinds import KINDS
+from mountbench.kinds import KINDS, declared_options
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "mountbench"
 
@@ -23,6 +24,8 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "mountbench"
 PUBLIC = {"mountbench.kinds", "mountbench.kinds.base", "mountbench.kinds.runner"}
 # Names a workload is held by, whose ``.spec`` only its kind may read.
 WORKLOAD_NAMES = {"w", "workload", "workloads", "variant", "variants", "job"}
+# The run options the kinds declare (kinds.base.KindOption), by the name their values are kept under
+OPTIONS = {option.name for option in declared_options()}
 # Objects whose attributes are the kinds' protocols: asked by name, a hook escapes them.
 HOOK_HOLDERS = ("kind", "runner")
 
@@ -110,6 +113,9 @@ class _Guard(ast.NodeVisitor):
         reads_kind = func.endswith(".get") and node.args and _text(node.args[0]) == "'kind'"
         if (picks or reads_kind) and any(_names_kind(arg) for arg in node.args):
             self._offence(node, "picks a kind by its name")
+        option = node.args[0] if node.args else None
+        if func.endswith(".get") and isinstance(option, ast.Constant) and option.value in OPTIONS and "option" in func:
+            self._offence(node, "reads a kind's run option")
         self.generic_visit(node)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
@@ -172,6 +178,8 @@ def test_the_guard_sees_the_usual_ways_of_naming_a_kind() -> None:
         'variant = getattr(kind_of(w.kind), "fsync_variant", None)',
         'if hasattr(runner, "close"):\n    pass',
         'meta = {"kind": "tree"}',
+        'state = config.kind_options.get("file_state")',
+        'tree = options.get("tree")',
     ]:
         assert offences(source), source
     for source in [
@@ -182,6 +190,8 @@ def test_the_guard_sees_the_usual_ways_of_naming_a_kind() -> None:
         "from mountbench.kinds import KINDS, FILE_STATES, kind_of",
         "from mountbench.kinds.runner import Runner",
         'getattr(options, "tree", None)',
+        "value = options.get(option.name)",
+        "facts += [fact for value in config.kind_options if (fact := value.fact())]",
         "if w.kind == other.kind:\n    pass",
     ]:
         assert not offences(source), source

@@ -11,8 +11,8 @@ from support.factories import make_run
 
 from mountbench.errors import ToolMissing, UsageError
 from mountbench.labs.cloud.mounts import CACHE_MODES
-from mountbench.labs.containers.mounts import MOUNT_KINDS
-from mountbench.labs.frame import Problem, refuse, registry, variant_problems
+from mountbench.labs.containers.mounts import MOUNT_TYPES as CONTAINER_MOUNT_TYPES
+from mountbench.labs.frame import LabContext, Problem, refuse, registry, variant_problems
 from mountbench.labs.members import LABS, lab_of, refuse_plain_resume, resume_advice
 from mountbench.labs.qemu.mounts import MOUNT_TYPES
 from mountbench.model import LAB_FACTS, CloudLabFacts, QemuLabFacts, RunData
@@ -54,7 +54,7 @@ def test_a_registry_keeps_its_order_and_its_problems_are_asked_of_the_variants_w
 def test_every_lab_is_a_member_with_its_own_facts_record_and_registry() -> None:
     assert set(LABS) == set(LAB_FACTS) == {"qemu", "cloud", "containers"}
     assert LABS["qemu"].variants is MOUNT_TYPES and LABS["cloud"].variants is CACHE_MODES
-    assert LABS["containers"].variants is MOUNT_KINDS
+    assert LABS["containers"].variants is CONTAINER_MOUNT_TYPES
     assert len({lab.command for lab in LABS.values()}) == len({lab.doctor_flag for lab in LABS.values()}) == 3
     for lab in LABS.values():
         assert all(isinstance(p, Problem) for p in lab.prerequisites(optional=True))
@@ -94,3 +94,45 @@ def test_doctor_checks_each_lab_asked_for_through_its_member(tmp_path: Path) -> 
             assert "✓" in mine[0] and lab.needs.split(",")[0] in mine[0], mine
         elif any(not p.optional for p in missing):
             assert proc.returncode != 0 and any("✗" in row for row in mine), proc.stdout
+
+
+class _Recorded(LabContext):
+    """A lab whose parts record that they ran: the frame's order, on its own."""
+
+    def __init__(self, refusal: BaseException | None = None, failure: BaseException | None = None) -> None:
+        self.refusal, self.failure, self.done = refusal, failure, []
+
+    def _before_start(self) -> None:
+        self.done.append("checked")
+        if self.refusal is not None:
+            raise self.refusal
+
+    def _start(self) -> None:
+        self.done.append("started")
+        if self.failure is not None:
+            raise self.failure
+
+    def close(self) -> None:
+        self.done.append("closed")
+
+
+def test_every_lab_is_started_then_closed_and_a_failed_start_is_closed_first() -> None:
+    """LabContext: what the three labs' running parts (Guest, CloudLab, ContainerLab) share."""
+    from mountbench.labs.cloud.lab import CloudLab
+    from mountbench.labs.containers.lab import ContainerLab
+    from mountbench.labs.qemu.guest import Guest
+
+    assert all(issubclass(running, LabContext) for running in (Guest, CloudLab, ContainerLab))
+    lab = _Recorded()
+    with lab as entered:
+        assert entered is lab and lab.done == ["checked", "started"]
+    assert lab.done == ["checked", "started", "closed"]
+    for failure in (OSError("qemu died"), KeyboardInterrupt()):  # Ctrl-C during the start too
+        failed = _Recorded(failure=failure)
+        with pytest.raises(type(failure)), failed:
+            pass
+        assert failed.done == ["checked", "started", "closed"]
+    refused = _Recorded(refusal=ToolMissing("rclone is missing; apt-get install rclone"))
+    with pytest.raises(ToolMissing), refused:
+        pass
+    assert refused.done == ["checked"]  # nothing was begun, nothing to close

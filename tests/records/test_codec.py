@@ -8,9 +8,13 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from support.factories import make_run
+from support.factories import DEFAULTS, make_run
 
-from mountbench.model import CONFIG_VERSION, AppChoice, RunConfig, TreeChoice
+from mountbench.kinds import resolved_options
+from mountbench.kinds.fiofiles import FileState
+from mountbench.kinds.startup import AppChoice, chosen_app
+from mountbench.kinds.tree import TreeChoice, chosen_tree
+from mountbench.model import CONFIG_VERSION, KindOptions, RunConfig
 from mountbench.records.codec import (
     config_from_dict,
     config_to_dict,
@@ -36,10 +40,24 @@ def test_a_run_survives_the_codec_whole():
 def test_config_round_trip_keeps_every_field():
     config = RunConfig(repeat=5, seed=9, baseline="ram", warmup=1, drop_caches="never", keep=True,
                        presets=("quick",), job_files=("/j.fio",), only=("rnd*",), size=2**30, runtime=2.5,
-                       tree=TreeChoice(profile="tiny", seed=1), default_targets=True)  # fmt: skip
+                       kind_options=resolved_options(KindOptions.of({"tree": TreeChoice(profile="tiny", seed=1)})),
+                       default_targets=True)  # fmt: skip
     data = config_to_dict(config)
     assert data["version"] == CONFIG_VERSION
     assert config_from_dict(json.loads(json.dumps(data))) == config
+
+
+def test_the_kinds_options_are_stored_under_the_keys_they_always_had():
+    """The kinds declare their options (kinds/), and a stored config keeps each under the key it had
+    when the option was a field of RunOptions: runs stored before load, and runs stored now load there."""
+    given = KindOptions.of({"tree": TreeChoice(tarball="/t.tar"), "file_state": FileState("steady")})
+    data = config_to_dict(RunConfig(repeat=1, seed=1, baseline="a", kind_options=resolved_options(given)))
+    assert (data["tree"], data["file_state"], data["app"]) == ({"tarball": "/t.tar"}, "steady", None)
+    assert "kind_options" not in data
+    defaults = config_to_dict(RunConfig(repeat=1, seed=1, baseline="a"))
+    assert (defaults["tree"], defaults["file_state"], defaults["app"]) == (None, "per-round", None)
+    before = config_from_dict({k: v for k, v in defaults.items() if k != "file_state"})  # before --file-state
+    assert before.kind_options.get("file_state") == FileState("reused")
 
 
 def test_a_version_1_config_is_read_with_defaults():
@@ -48,7 +66,7 @@ def test_a_version_1_config_is_read_with_defaults():
            "runtime": 0.3, "tree": {"profile": "tiny", "seed": 1}, "default_targets": False}  # fmt: skip
     config = config_from_dict(old)
     assert (config.repeat, config.seed, config.baseline, config.warmup, config.runtime) == (3, 7, "ram", 0, 0.3)
-    assert config.tree == TreeChoice(profile="tiny", seed=1)
+    assert chosen_tree(config.kind_options) == TreeChoice(profile="tiny", seed=1)
     assert config_from_dict({**old, "warmup": "two"}).warmup == 0  # damaged, descriptive only
 
 
@@ -60,19 +78,22 @@ def test_a_config_from_a_newer_version_is_refused():
 def test_options_round_trip():
     from mountbench.model import RunOptions
 
-    options = RunOptions(presets=("tree",), tree=TreeChoice(tarball="/t.tar"), repeat=4, seed=None, size=10)
+    tree = KindOptions.of({"tree": TreeChoice(tarball="/t.tar")})
+    options = RunOptions(presets=("tree",), kind_options=tree, repeat=4, seed=None, size=10)
     assert options_from_dict(json.loads(json.dumps(options_to_dict(options)))) == options
-    watched = RunOptions(presets=("s1",), watch=("sshfs", "4242"), app=AppChoice(tree="/app", command="java -jar a"))
+    app = KindOptions.of({"app": AppChoice(tree="/app", command="java -jar a")})
+    watched = RunOptions(presets=("s1",), watch=("sshfs", "4242"), kind_options=app)
     assert options_from_dict(json.loads(json.dumps(options_to_dict(watched)))) == watched
 
 
 def test_watch_and_app_are_recorded_and_default_for_older_runs():
-    config = RunConfig(repeat=1, seed=1, baseline="a", watch=("sshfs",), app=AppChoice(command="true"))
+    app = KindOptions.of({"app": AppChoice(command="true")})
+    config = RunConfig(repeat=1, seed=1, baseline="a", watch=("sshfs",), kind_options=app)
     again = config_from_dict(json.loads(json.dumps(config_to_dict(config))))
-    assert again.watch == ("sshfs",) and again.app == AppChoice(tree=None, command="true")
+    assert again.watch == ("sshfs",) and chosen_app(again.kind_options) == AppChoice(tree=None, command="true")
     older = config_to_dict(RunConfig(repeat=1, seed=1, baseline="a"))
     del older["watch"], older["app"]
-    assert config_from_dict(older).watch == () and config_from_dict(older).app is None
+    assert config_from_dict(older).watch == () and chosen_app(config_from_dict(older).kind_options) is None
 
 
 def test_an_export_of_format_1_2_loads_with_descriptions_derived():
@@ -125,7 +146,8 @@ def test_a_lab_runs_probe_survives_the_codec_and_older_lab_runs_have_none():
     from mountbench.probe.model import LabProbe, MountProbe
 
     probe = LabProbe((MountProbe("9p cache=none", "/mnt/9p", True, errors=("x",)),), repeat=2, timeout_s=1.5)
-    config = RunConfig(repeat=1, seed=1, baseline="9p", lab=QemuLabFacts(accel="tcg", probe=probe.to_dict()))
+    lab = QemuLabFacts(accel="tcg", probe=probe.to_dict())
+    config = RunConfig(repeat=1, seed=1, baseline="9p", lab=lab, kind_options=DEFAULTS)
     stored = json.loads(json.dumps(config_to_dict(config)))
     assert stored["lab"]["name"] == "qemu" and "cloud" not in stored["lab"]
     again = config_from_dict(stored)
@@ -140,7 +162,7 @@ def test_a_cloud_lab_run_stores_its_own_facts_and_none_of_the_qemu_labs():
     from mountbench.model import CloudLabFacts
 
     probe = {"targets": [{"label": "off-0ms", "mode": "off", "rtt_ms": 0}], "probes": [], "tools": {"rclone": "v1"}}
-    config = RunConfig(repeat=1, seed=1, baseline="local", lab=CloudLabFacts(probe))
+    config = RunConfig(repeat=1, seed=1, baseline="local", lab=CloudLabFacts(probe), kind_options=DEFAULTS)
     stored = json.loads(json.dumps(config_to_dict(config)))
     assert stored["lab"] == {"name": "cloud", "probe": probe}
     assert config_from_dict(stored) == config

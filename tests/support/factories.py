@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from mountbench.kinds import make_workload
-from mountbench.model import Caveat, RunConfig, RunData, Sample, Target, TargetInfo, TargetRecord, Workload
+from mountbench.kinds import make_workload, resolved_options
+from mountbench.model import Caveat, KindOptions, RunConfig, RunData, Sample, Target, TargetInfo, TargetRecord, Workload
 
+DEFAULTS = resolved_options(KindOptions())  # every kind option at its default, as a run records them
 INFO = TargetInfo("tmpfs", "/dev/shm", "tmpfs", "rw", 10**10, 2 * 10**10, True, "accepted")
 
 
@@ -38,7 +39,7 @@ def make_run(
         finished_at=1.7e9 + 60,
         status="complete",
         command="mountbench run",
-        config=RunConfig(repeat=3, seed=1, baseline=baseline or labels[0], drop_caches="auto"),
+        config=RunConfig(repeat=3, seed=1, baseline=baseline or labels[0], drop_caches="auto", kind_options=DEFAULTS),
         host=host
         or {
             "hostname": "h",

@@ -9,7 +9,7 @@ measurement caveats (O_DIRECT refused, page cache, emulated guest) and a failed 
 from __future__ import annotations
 
 from mountbench import model
-from mountbench.kinds import make_workload
+from mountbench.kinds import make_workload, resolved_options
 from mountbench.model import (
     Caveat,
     RunConfig,
@@ -23,6 +23,7 @@ from mountbench.model import (
 )
 from mountbench.units import parse_size
 
+DEFAULTS = resolved_options(model.KindOptions())  # every kind option at its default, as a run records them
 NOISE = (1.0, 1.03, 0.96)  # three repetitions, a few percent apart, shared by the targets of a round
 # rounds whose noise the baseline's does not share: per-round ratios that differ, an undecided comparison
 OWN_NOISE = {("9p", "seq-write"): (1.0, 0.96, 1.03)}
@@ -127,7 +128,9 @@ def study_run(run_id: str = "20260101-120000-abcd", host: dict | None = None, ta
         finished_at=1767269400.0,
         status="complete",
         command="mountbench run native=/srv virtiofs=/mnt/vfs 9p=/mnt/9p --preset test",
-        config=RunConfig(repeat=3, seed=7, baseline="native", drop_caches="auto", size=64 * 2**20),
+        config=RunConfig(
+            repeat=3, seed=7, baseline="native", drop_caches="auto", size=64 * 2**20, kind_options=DEFAULTS
+        ),
         host=dict(host or HOST),
         targets=tuple(TargetRecord(Target(label, infos[label].mount_point), infos[label]) for label in labels),
         workloads=WORKLOADS,

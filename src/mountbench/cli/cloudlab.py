@@ -9,19 +9,25 @@ import click
 
 from mountbench.cli.console import command_line, err, print_run
 from mountbench.cli.labresume import exporter, note, resume_lab_run
-from mountbench.cli.options import debug_option, given_run_options, pop_run_options, run_options
+from mountbench.cli.options import (
+    debug_option,
+    given_run_options,
+    mount_choice,
+    pop_run_options,
+    probe_options,
+    run_options,
+)
 from mountbench.cli.progress import ProgressEvents
 from mountbench.errors import Interrupted, UsageError
 from mountbench.store import Store, default_db_path
 
 
 @click.command()
-@click.option(
+@mount_choice(
     "--mode",
     "modes",
-    multiple=True,
-    metavar="MODES",
-    help="rclone --vfs-cache-mode(s), comma-separated or repeated [default: off,minimal,writes,full]",
+    "MODES",
+    "rclone --vfs-cache-mode(s), comma-separated or repeated [default: off,minimal,writes,full]",
 )
 @click.option(
     "--rtt",
@@ -37,21 +43,12 @@ from mountbench.store import Store, default_db_path
     help="cap each direction of the wire at this many KB/s; 0: no cap  [default: 12500, a 100 Mbit/s home link]",
 )
 @run_options
-@click.option(
-    "--probe/--no-probe",
-    "probe_mounts",
-    default=True,
-    show_default=True,
-    help="probe each target first: capabilities, and sync with the remote (durability at close/fsync)",
+@probe_options(
+    "probe each target first: capabilities, and sync with the remote (durability at close/fsync)",
+    on=True,
+    timeout=(1, 10.0, "seconds a change may take to show (rclone uploads 5 s after close by default)"),
+    repeat=(20, 1, None),
 )
-@click.option(
-    "--probe-timeout",
-    type=click.FloatRange(1, 600),
-    default=10.0,
-    show_default=True,
-    help="seconds a change may take to show (rclone uploads 5 s after close by default)",
-)
-@click.option("--probe-repeat", type=click.IntRange(1, 20), default=1, show_default=True)
 @click.option("--keep-lab", is_flag=True, help="keep the lab's work directory (logs, remote, caches) afterwards")
 @click.option("--resume", metavar="RUN", help="finish an interrupted or killed cloudlab run (its lab is made again)")
 @click.option("--dry-run", is_flag=True, help="print the lab (mounts and exact commands) and the plan, then exit")

@@ -9,33 +9,25 @@ import click
 
 from mountbench.cli.console import command_line, print_run
 from mountbench.cli.labresume import note
-from mountbench.cli.options import debug_option, pop_run_options, run_options
+from mountbench.cli.options import debug_option, mount_choice, pop_run_options, probe_options, run_options
 from mountbench.host import outputs
-from mountbench.labs.containers.mounts import MOUNT_KINDS
+from mountbench.labs.containers.mounts import MOUNT_TYPES
 from mountbench.records.export import write_document
 from mountbench.report.document import make_document
 from mountbench.store import Store, default_db_path
 
 
 @click.command()
-@click.option(
-    "--mount",
-    "mounts",
-    multiple=True,
-    metavar="KINDS",
-    help=f"mount kinds, comma-separated or repeated: {', '.join(MOUNT_KINDS)} [default: all]",
+@mount_choice(
+    "--mount", "mounts", "TYPES", f"mount types, comma-separated or repeated: {', '.join(MOUNT_TYPES)} [default: all]"
 )
 @run_options
-@click.option(
-    "--probe/--no-probe",
-    "probe_mounts",
-    default=True,
-    show_default=True,
-    help="probe each mount from inside first: directory rename from a lower layer, chown, xattr, O_DIRECT; and "
+@probe_options(
+    "probe each mount from inside first: directory rename from a lower layer, chown, xattr, O_DIRECT; and "
     "coherence between the host and the container through the bind mount",
+    on=True,
+    timeout=(0.5, 5.0, "seconds a host change may take to show in the container"),
 )
-@click.option("--probe-timeout", type=click.FloatRange(0.5, 600), default=5.0, show_default=True,
-              help="seconds a host change may take to show in the container")  # fmt: skip
 @debug_option
 def containers(
     mounts: tuple[str, ...],
@@ -48,7 +40,7 @@ def containers(
 ) -> None:
     """Container storage measured from inside a Podman container, against the host.
 
-    One rootful Podman container (runc, no network) gets every mount kind; its image is
+    One rootful Podman container (runc, no network) gets every mount type; its image is
     built here from the host's own fio and tools (no registry). Rounds alternate between
     the host (the bind mount's directory: the baseline, 'host') and the container, where
     the host's own mountbench runs the same workloads on every mount. The run options are
@@ -60,9 +52,9 @@ def containers(
     mountbench containers --mount bind,volume --preset tree --tree small
     mountbench containers --repeat 5 --runtime 2 --size 256M
     """
-    from mountbench.labs.containers.run import ContainerOptions, mount_kinds, run_containers, with_defaults
+    from mountbench.labs.containers.run import ContainerOptions, mount_types, run_containers, with_defaults
 
-    mount_kinds(mounts)  # bad kinds fail here, before anything starts
+    mount_types(mounts)  # bad names fail here, before anything starts
     options = pop_run_options(params)
     params.pop("per_client", None)
     with_defaults(options)  # options the lab refuses fail here too

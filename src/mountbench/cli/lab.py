@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from mountbench.cli.console import err, print_run
-from mountbench.cli.options import debug_option, pop_run_options, run_options
+from mountbench.cli.options import debug_option, mount_choice, pop_run_options, probe_options, run_options
 from mountbench.engine import request as runrequest
 from mountbench.engine import workloads as workloads_mod
 from mountbench.errors import UsageError
@@ -21,12 +21,8 @@ from mountbench.store import Store, default_db_path
 
 
 @click.command()
-@click.option(
-    "--mount",
-    "mounts",
-    multiple=True,
-    metavar="SPEC",
-    help=f"TYPE[:opt=val,...]: {', '.join(MOUNT_TYPES)} (repeatable; default: a set of six)",
+@mount_choice(
+    "--mount", "mounts", "SPEC", f"TYPE[:opt=val,...]: {', '.join(MOUNT_TYPES)} (repeatable; default: a set of six)"
 )
 @run_options
 @click.option("--accel", type=click.Choice(["auto", "kvm", "tcg"]), default="auto", show_default=True)
@@ -34,18 +30,16 @@ from mountbench.store import Store, default_db_path
 @click.option("--memory", default="1G", show_default=True)
 @click.option("--kernel", type=click.Path(exists=True, dir_okay=False), help="bzImage (default: /boot/vmlinuz-*)")
 @click.option("--keep-guest", is_flag=True, help="keep images, sockets and logs afterwards")
-@click.option(
-    "--probe",
-    "probe_mounts",
-    is_flag=True,
-    help="after the run, probe each mount in the guest and measure coherence between the host's directory and the "
+@probe_options(
+    "after the run, probe each mount in the guest and measure coherence between the host's directory and the "
     "guest's mount, both ways; the report then answers 'pick two' (performance, coherence, concurrency)",
-)
-@click.option("--probe-repeat", type=click.IntRange(1, 100), help="--probe: coherence repetitions [default: 3]")
-@click.option(
-    "--probe-timeout",
-    type=click.FloatRange(0.5, 600),
-    help="--probe: seconds before a probe is called hung, and how long a change may take to show [default: 5]",
+    on=False,
+    timeout=(
+        0.5,
+        None,
+        "--probe: seconds before a probe is called hung, and how long a change may take to show [default: 5]",
+    ),
+    repeat=(100, None, "--probe: coherence repetitions [default: 3]"),
 )
 @click.option("--resume", metavar="RUN", help="finish an interrupted lab run (not supported yet: says so)")
 @debug_option

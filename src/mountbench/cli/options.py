@@ -1,11 +1,12 @@
 """Options shared by several commands, each declared once.
 
-The run options (`run` and `lab`) are the fields of model.RunOptions: each field carries
-its default and flags, and `run_options` turns them into click options. What click
-cannot learn from a field's type (a range, a choice, a path) is in _CHECKS below; what
-the command line gives as text (a size, a precision, a client) is read in _READ. The lab
-hands the resulting RunOptions to the guest's `mountbench run` as JSON (--options-json),
-so the guest runs exactly what the host was asked.
+The run options (`run` and the labs) are the fields of model.RunOptions and the options
+each workload kind declares (kinds.declared_options): each carries its default and flags,
+and `run_options` turns them into click options. A flag's choices and paths are on the flag;
+what else click cannot learn from a field's type (a range, a duration) is in _CHECKS below;
+what the command line gives as text (a size, a precision, a client) is read in _READ, and a
+kind reads its own options. The lab hands the resulting RunOptions to the guest's
+`mountbench run` as JSON (--options-json), so the guest runs exactly what the host was asked.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import shlex
 from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
@@ -26,8 +26,8 @@ from mountbench.clients.addresses import parse_clients, parse_counts, read_hosts
 from mountbench.errors import UsageError
 from mountbench.fio.sweeps import parse_sweep
 from mountbench.host.watch import WatchSpec
-from mountbench.kinds import FILE_STATES, TREE_PROFILES
-from mountbench.model import DEFAULT_PRECISION, DROP_MODES, AppChoice, Flag, RunOptions, TreeChoice, span_of
+from mountbench.kinds import declared_options, given_options
+from mountbench.model import DEFAULT_PRECISION, Flag, RunOptions, span_of
 from mountbench.units import parse_seconds, parse_working_set
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -52,32 +52,40 @@ class Seconds(click.ParamType):
         return seconds
 
 
-# What click checks beyond a field's type, by click parameter name
+# What click checks beyond a field's type and its flag's choices or path, by click parameter name
 _CHECKS: dict[str, dict[str, Any]] = {
-    "job_files": {"type": click.Path(path_type=Path)},
     "repeat": {"type": click.IntRange(int(span_of("repeat").low), int(span_of("repeat").high or 0))},
     "warmup": {"type": click.IntRange(int(span_of("warmup").low), int(span_of("warmup").high or 0))},
     "runtime": {"type": Seconds(span_of("runtime").low)},
     "seed": {"type": int},
-    "tree_profile": {"type": click.Choice(sorted(TREE_PROFILES))},
-    "tarball": {"type": click.Path(path_type=Path)},
-    "drop_caches": {"type": click.Choice(DROP_MODES)},
-    "file_state": {"type": click.Choice(FILE_STATES)},
     "max_repeat": {"type": click.IntRange(int(span_of("max_repeat").low), int(span_of("max_repeat").high or 0))},
-    "app_tree": {"type": click.Path(path_type=Path)},
-    "hosts_file": {"type": click.Path(path_type=Path)},
 }
 
 
+def _checks(flag: Flag, param: str) -> dict[str, Any]:
+    if flag.choices:
+        return {"type": click.Choice(flag.choices)}
+    if flag.path:
+        return {"type": click.Path(path_type=Path)}
+    return _CHECKS.get(param, {})
+
+
 def _flags() -> list[tuple[Flag, str, Any]]:
-    """(flag, click parameter name, click default) of every run option, in --help's order. A
-    flag named as its field takes the field's shape (a tuple: repeatable, a bool: a switch)
-    and default; one with a name of its own gives a single value, None when not given."""
-    return [
+    """(flag, click parameter name, click default) of every run option, in --help's order: the
+    fields of RunOptions, then the kinds' options. A flag named as its field takes the field's
+    shape (a tuple: repeatable, a bool: a switch) and default; one with a name of its own gives
+    a single value, None when not given."""
+    general = [
         (flag, flag.param or option.name, None if flag.param or option.name in _NO_CLICK_DEFAULT else option.default)
         for option in fields(RunOptions)
         for flag in option.metadata["flags"]
     ]
+    kinds = [
+        (flag, flag.param or option.name, None if flag.param or option.default is None else option.default.to_json())
+        for option in declared_options()
+        for flag in option.flags
+    ]
+    return general + kinds
 
 
 # Options whose absence means something (no --repeat: a preset's default budget may apply)
@@ -91,7 +99,7 @@ def run_options(function: F) -> F:
     per_client = "show each client's own figures next to the aggregate"
     function = click.option("--per-client", is_flag=True, help=per_client)(db_option(function))
     for flag, param, default in reversed(_flags()):
-        kwargs: dict[str, Any] = {"metavar": flag.metavar, "help": flag.help, **_CHECKS.get(param, {})}
+        kwargs: dict[str, Any] = {"metavar": flag.metavar, "help": flag.help, **_checks(flag, param)}
         if isinstance(default, bool):
             kwargs["is_flag"] = True
         elif isinstance(default, tuple):
@@ -105,6 +113,48 @@ def run_options(function: F) -> F:
             )
         function = click.option(flag.decl, param, **kwargs)(function)
     return function
+
+
+def mount_choice(flag: str, param: str, metavar: str, help: str) -> Callable[[F], F]:
+    """A lab's choice of what it measures (lab --mount, cloudlab --mode, containers --mount):
+    names repeated or comma-separated; the lab reads them against its registry."""
+    return click.option(flag, param, multiple=True, metavar=metavar, help=help)
+
+
+def probe_options(
+    help: str,
+    *,
+    on: bool,
+    timeout: tuple[float, float | None, str],
+    repeat: tuple[int, int | None, str | None] | None = None,
+) -> Callable[[F], F]:
+    """A lab's probe of its mounts: --probe/--no-probe (``on``: by default), --probe-timeout
+    (``timeout``: least seconds, default, help; None: the lab's own default, said in the help)
+    and, when the lab repeats its coherence checks, --probe-repeat (``repeat``: most, default, help)."""
+
+    def decorate(function: F) -> F:
+        if repeat is not None:
+            most, default, repeat_help = repeat
+            function = click.option("--probe-repeat", type=click.IntRange(1, most), default=default,
+                                    show_default=default is not None, help=repeat_help)(function)  # fmt: skip
+        least, seconds, timeout_help = timeout
+        function = click.option("--probe-timeout", type=click.FloatRange(least, 600), default=seconds,
+                                show_default=seconds is not None, help=timeout_help)(function)  # fmt: skip
+        return click.option("--probe/--no-probe", "probe_mounts", default=on, show_default=True, help=help)(function)
+
+    return decorate
+
+
+def metric_options(verb: str) -> Callable[[F], F]:
+    """`report`'s and `show`'s choice of figures: --metric (repeatable) and --unit."""
+
+    def decorate(function: F) -> F:
+        unit = "the summary's unit for every workload: MB/s, IOPS or µs (mean latency; us works too)"
+        function = click.option("--unit", metavar="UNIT", help=unit)(function)
+        metric = f"metric to {verb}: iops, bw, lat-mean, lat-p99, read.lat_p99.9 …"
+        return click.option("--metric", "metrics", multiple=True, help=metric)(function)
+
+    return decorate
 
 
 def db_option(function: F) -> F:
@@ -149,14 +199,6 @@ def _size(raw: dict[str, Any]) -> int | None:
     return size
 
 
-def _tree(raw: dict[str, Any]) -> TreeChoice | None:
-    if raw["tarball"] and raw["tree_profile"]:
-        raise UsageError("give either --tree or --tarball, not both")
-    if raw["tarball"]:
-        return TreeChoice(tarball=str(raw["tarball"].expanduser().resolve()))
-    return TreeChoice(profile=raw["tree_profile"], seed=1) if raw["tree_profile"] else None
-
-
 def _until(raw: dict[str, Any]) -> float | None:
     if raw["until_text"]:
         return parse_precision(raw["until_text"])
@@ -169,25 +211,6 @@ def _watch(raw: dict[str, Any]) -> tuple[str, ...]:
     return tuple(raw["watch"])
 
 
-def _app(raw: dict[str, Any]) -> AppChoice | None:
-    tree: Path | None = raw["app_tree"]
-    command: str | None = raw["startup_cmd"]
-    if tree is None and command is None:
-        return None
-    if tree is not None:
-        tree = tree.expanduser().resolve()
-        if not tree.is_dir():
-            raise UsageError(f"--app-tree {tree}: not a directory; give the directory to copy onto each target")
-    if command is not None:
-        try:
-            argv = shlex.split(command)
-        except ValueError as exc:
-            raise UsageError(f"--startup-cmd {command!r}: {exc}; quote it as one shell word") from None
-        if not argv:
-            raise UsageError('--startup-cmd is empty; give the command to time, e.g. --startup-cmd "java -jar app.jar"')
-    return AppChoice(tree=str(tree) if tree else None, command=command)
-
-
 def _client_texts(raw: dict[str, Any]) -> tuple[str, ...]:
     """--client's, then --hosts-file's lines."""
     hosts = read_hosts_file(raw["hosts_file"]) if raw["hosts_file"] else ()
@@ -197,7 +220,6 @@ def _client_texts(raw: dict[str, Any]) -> tuple[str, ...]:
 # Fields whose flags give something else than the field's value, read from every flag's value
 _READ: dict[str, Callable[[dict[str, Any]], Any]] = {
     "job_files": lambda raw: tuple(str(path.expanduser().resolve()) for path in raw["job_files"]),
-    "tree": _tree,
     "size": _size,
     "until": _until,
     "budget": lambda raw: parse_duration(raw["budget_text"], "--budget") if raw["budget_text"] else None,
@@ -205,7 +227,7 @@ _READ: dict[str, Callable[[dict[str, Any]], Any]] = {
     "clients": lambda raw: tuple(client.label for client in parse_clients(_client_texts(raw))),
     "client_counts": lambda raw: parse_counts(raw["client_counts_text"], len(parse_clients(_client_texts(raw)))),
     "watch": _watch,
-    "app": _app,
+    "kind_options": given_options,
 }
 
 
@@ -247,7 +269,7 @@ def preset_budget(options: RunOptions) -> float | None:
     from mountbench.engine.workloads import chosen_presets  # engine imports no cli: no circle
     from mountbench.presets import load_preset
 
-    budgets = [load_preset(name).budget for name in chosen_presets(options.presets, (), options.tree, options.app)]
+    budgets = [load_preset(name).budget for name in chosen_presets(options.presets, (), options.kind_options)]
     if not budgets or any(b is None for b in budgets):
         return None
     return float(sum(b for b in budgets if b is not None))

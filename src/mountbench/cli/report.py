@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from mountbench.cli.options import db_option, debug_option
+from mountbench.cli.options import db_option, debug_option, metric_options
 from mountbench.errors import UsageError
 from mountbench.host import outputs
 from mountbench.model import RunData
@@ -63,14 +63,7 @@ _SUFFIXES = {
     help="write here (md: charts go next to it); default: standard output, without charts",
 )
 @click.option("--baseline", metavar="LABEL", help="compare with this target (label or label@host)")
-@click.option(
-    "--metric", "metrics", multiple=True, help="metric to report: iops, bw, lat-mean, lat-p99, read.lat_p99.9 …"
-)
-@click.option(
-    "--unit",
-    metavar="UNIT",
-    help="the summary's unit for every workload: MB/s, IOPS or µs (mean latency; us works too)",
-)
+@metric_options("report")
 @click.option(
     "--chart-format",
     type=click.Choice(CHART_FORMATS),

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from mountbench.cli.console import out, print_run
-from mountbench.cli.options import db_option
+from mountbench.cli.options import db_option, metric_options
 from mountbench.report.content import build_report
 from mountbench.report.grid import one_unit, parse_unit
 from mountbench.report.terminal import render_samples, render_short
@@ -18,14 +18,7 @@ from mountbench.store import Store, default_db_path
 @click.command()
 @click.argument("run_ref", metavar="[RUN]", default="last")
 @click.option("--baseline", metavar="LABEL", help="compare with this target instead")
-@click.option(
-    "--metric", "metrics", multiple=True, help="metric to show: iops, bw, lat-mean, lat-p99, read.lat_p99.9 …"
-)
-@click.option(
-    "--unit",
-    metavar="UNIT",
-    help="the summary's unit for every workload: MB/s, IOPS or µs (mean latency; us works too)",
-)
+@metric_options("show")
 @click.option("--detail", is_flag=True, help="every table, the notes and how the run was made, as run prints them")
 @click.option("--samples", "list_samples", is_flag=True, help="list every sample in the order it was taken")
 @click.option("--per-client", is_flag=True, help="runs on several clients: each client's figures too")

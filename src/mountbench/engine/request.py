@@ -19,7 +19,7 @@ from mountbench.fio.binary import FioInfo
 from mountbench.host import facts as hostfacts
 from mountbench.host import targets as targets_mod
 from mountbench.host.watch import SampleWatch, resolve_watch
-from mountbench.kinds import FILE_STATES, RunnerSetup, make_runners, on_clients
+from mountbench.kinds import RunnerSetup, make_runners, on_clients, resolved_options
 from mountbench.kinds.runner import Runner
 from mountbench.model import RunConfig, RunData, RunOptions, Target, Workload
 
@@ -57,26 +57,25 @@ def resolve(options: RunOptions, target_args: Sequence[str], fio: FioInfo) -> Ru
         notes = (fitted.note,) if fitted.note else ()
     if options.clients:
         workloads = on_clients(workloads, parse_clients(options.clients), options.client_counts)
-    runners = make_runners({w.kind for w in workloads}, RunnerSetup(fio, file_state=options.file_state))
+    runners = make_runners({w.kind for w in workloads}, RunnerSetup(fio, options.kind_options))
     check_workloads(workloads, runners)
     labels = [t.label for t in targets]
     baseline = options.baseline or labels[0]
     if baseline not in labels:
         raise UsageError(f"--baseline {baseline!r} is not a target label; choose one of: {', '.join(labels)}")
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)
-    config = RunConfig.from_options(
-        _with_recorded_presets(options), seed=seed, baseline=baseline, default_targets=default_set
-    )
+    config = RunConfig.from_options(_as_recorded(options), seed=seed, baseline=baseline, default_targets=default_set)
     watch = resolve_watch(options.watch)
     if watch is not None:
         watch.check_targets([t.label for t in targets])
     return RunRequest(config, tuple(targets), tuple(workloads), runners, notes, watch)
 
 
-def _with_recorded_presets(options: RunOptions) -> RunOptions:
-    """Record the preset that runs when none is named (workloads.chosen_presets)."""
-    chosen = workloads_mod.chosen_presets(options.presets, options.job_files, options.tree, options.app)
-    return dataclasses.replace(options, presets=chosen)
+def _as_recorded(options: RunOptions) -> RunOptions:
+    """Record the preset that runs when none is named (workloads.chosen_presets), and every kind's
+    option the run uses (a default as well as one given)."""
+    chosen = workloads_mod.chosen_presets(options.presets, options.job_files, options.kind_options)
+    return dataclasses.replace(options, presets=chosen, kind_options=resolved_options(options.kind_options))
 
 
 def from_stored(run: RunData, fio: FioInfo, relocated: Mapping[str, Path] | None = None) -> RunRequest:
@@ -93,8 +92,7 @@ def from_stored(run: RunData, fio: FioInfo, relocated: Mapping[str, Path] | None
             f"({socket.gethostname()}), and its samples would be mixed with this machine's; resume it there, "
             "or start a new run here"
         )
-    file_state = run.config.file_state if run.config.file_state in FILE_STATES else "steady"
-    setup = RunnerSetup(fio, file_state, resumed_host=run.host)
+    setup = RunnerSetup(fio, run.config.kind_options, resumed_host=run.host)
     runners = make_runners({w.kind for w in run.workloads}, setup)
     check_workloads(list(run.workloads), runners)
     targets = tuple(

@@ -13,22 +13,21 @@ from pathlib import Path
 from mountbench.errors import UsageError
 from mountbench.fio.sweeps import check_axes, merge_axes
 from mountbench.host.inputs import check_regular
-from mountbench.kinds import Adjustments, kind_of, load_job_file, preset_alone
-from mountbench.model import AppChoice, RunOptions, SweepAxis, TreeChoice, Workload
+from mountbench.kinds import Adjustments, declared_options, kind_of, load_job_file, preset_alone
+from mountbench.model import KindOptions, RunOptions, SweepAxis, Workload
 from mountbench.presets import load_preset
 
 DEFAULT_PRESET = "quick"
+NONE_GIVEN = KindOptions()  # no kind option given
 MIB = 1024 * 1024
 
 
-def chosen_presets(
-    presets: Sequence[str], job_files: Sequence[object], tree: TreeChoice | None, app: AppChoice | None
-) -> tuple[str, ...]:
+def chosen_presets(presets: Sequence[str], job_files: Sequence[object], options: KindOptions) -> tuple[str, ...]:
     """The presets a run runs: those named; with none and no job file either, the one a kind's
-    override given alone selects (--tree/--tarball: tree, --app-tree/--startup-cmd: startup), else quick."""
+    option given alone selects (--tree/--tarball: tree, --app-tree/--startup-cmd: startup), else quick."""
     if presets or job_files:
         return tuple(presets)
-    return (preset_alone(Adjustments(tree=tree, app=app)) or DEFAULT_PRESET,)
+    return (preset_alone(options) or DEFAULT_PRESET,)
 
 
 def from_options(options: RunOptions) -> list[Workload]:
@@ -39,9 +38,8 @@ def from_options(options: RunOptions) -> list[Workload]:
         files,
         size=options.size,
         runtime=options.runtime,
-        tree=options.tree,
         sweeps=options.sweeps,
-        app=options.app,
+        options=options.kind_options,
     )
     selected = select(workloads, options.only)
     if options.sweeps and not any(w.description.sweep for w in selected):
@@ -67,16 +65,15 @@ def assemble(
     *,
     size: int | None = None,
     runtime: float | None = None,
-    tree: TreeChoice | None = None,
     sweeps: Sequence[SweepAxis] = (),
-    app: AppChoice | None = None,
+    options: KindOptions = NONE_GIVEN,
 ) -> list[Workload]:
-    """``tree`` replaces the tree of every tree workload; given alone, it selects the tree preset.
-    ``app`` does the same for startup workloads and the startup preset. ``sweeps`` apply to every
+    """``options``: the kinds' own options, each applied by its kind (--tree replaces the tree of
+    every tree workload; given alone, it selects the tree preset). ``sweeps`` apply to every
     workload whose kind has the option (fio's), on top of a preset's own."""
     check_axes(sweeps)
     groups: list[tuple[list[Workload], tuple[SweepAxis, ...]]] = []
-    for name in chosen_presets(presets, job_files, tree, app):
+    for name in chosen_presets(presets, job_files, options):
         preset = load_preset(name)
         groups.append((list(preset.workloads), merge_axes(preset.sweeps, sweeps)))
     for path in job_files:
@@ -84,20 +81,25 @@ def assemble(
         groups.append((load_job_file(path), tuple(sweeps)))
     if size is not None and any(axis.option == "size" for _, axes in groups for axis in axes):
         raise UsageError("--size and a sweep of size both set the working set; give one of them")
-    adjustments = Adjustments(runtime=runtime, tree=tree, app=app)
+    adjustments = Adjustments(runtime=runtime, options=options)
     adjusted: list[tuple[Workload, tuple[SweepAxis, ...]]] = []
     for group, axes in groups:
         check_axes(axes)
         if size is not None:
             group = _scale_sizes(group, size)
         adjusted += [(kind_of(w.kind).adjust(w, adjustments), axes) for w in group]
-    if app is not None and not any(_takes(w, Adjustments(app=app)) for w, _ in adjusted):
-        raise UsageError(
-            "--app-tree and --startup-cmd apply to startup workloads, and none is selected; "
-            "add --preset startup (or s1)"
-        )
+    _refuse_unused(options, [w for w, _ in adjusted])
     named = _unique_names([w for w, _ in adjusted])
     return _sweep(list(zip(named, (axes for _, axes in adjusted), strict=True)), bool(sweeps))
+
+
+def _refuse_unused(options: KindOptions, workloads: Sequence[Workload]) -> None:
+    """A kind's option given where no selected workload takes it, refused if its kind says so."""
+    for option in declared_options():
+        value = options.get(option.name)
+        alone = Adjustments(options=KindOptions.of({option.name: value}))
+        if option.unused and value is not None and not any(_takes(w, alone) for w in workloads):
+            raise UsageError(option.unused)
 
 
 def _takes(workload: Workload, adjustments: Adjustments) -> bool:

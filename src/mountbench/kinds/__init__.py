@@ -7,6 +7,9 @@ samples (kinds/runner.py is the interface; kinds/engines/ holds the http kind's 
 wrk; fiofiles.py, fioseries.py and trees.py serve the fio and tree kinds). Nothing outside
 this package names a kind or reads a workload's ``spec``: the rest reads the Description.
 
+A kind declares its own run options (kinds.base.KindOption: --file-state, --tree, --app-tree):
+the CLI makes their flags, the codec stores them, and only the kind reads their values.
+
 Adding a kind: one module implementing kinds.base.WorkloadKind, one line in KINDS.
 May import: model, errors, units, analysis (pure), fio/, host/, clients/ (fioclients).
 """
@@ -21,11 +24,16 @@ from typing import Any
 from mountbench.clients.addresses import ClientSpec
 from mountbench.errors import UsageError
 from mountbench.kinds import fio, fioclients, http, startup, tree
-from mountbench.kinds.base import Adjustments, RunnerSetup, WorkloadKind, generic_description, new_workload
-from mountbench.kinds.fiofiles import FILE_STATES
+from mountbench.kinds.base import (
+    Adjustments,
+    KindOption,
+    RunnerSetup,
+    WorkloadKind,
+    generic_description,
+    new_workload,
+)
 from mountbench.kinds.runner import Runner
-from mountbench.kinds.trees import PROFILES as TREE_PROFILES
-from mountbench.model import Description, Workload
+from mountbench.model import Description, KindOptions, Workload
 
 KINDS: dict[str, WorkloadKind] = {
     fio.KIND.name: fio.KIND,
@@ -35,9 +43,9 @@ KINDS: dict[str, WorkloadKind] = {
     startup.KIND.name: startup.KIND,
 }
 
-__all__ = ["FILE_STATES", "KINDS", "TREE_PROFILES", "Adjustments", "RunnerSetup", "describe", "from_preset",
-           "host_facts", "kind_of", "load_job_file", "make_runners", "make_workload", "on_clients",
-           "preset_alone"]  # fmt: skip
+__all__ = ["KINDS", "Adjustments", "KindOption", "RunnerSetup", "declared_options", "describe", "from_preset",
+           "given_options", "host_facts", "kind_of", "load_job_file", "make_runners", "make_workload", "on_clients",
+           "options_from_json", "options_to_json", "preset_alone", "resolved_options"]  # fmt: skip
 
 
 def kind_of(name: str) -> WorkloadKind:
@@ -85,8 +93,10 @@ def host_facts(runners: Mapping[str, Runner]) -> dict[str, Any]:
     return facts
 
 
-def preset_alone(adjustments: Adjustments) -> str | None:
-    """The preset an override given alone selects (kinds' preset_alone), the first kind's that has one."""
+def preset_alone(options: KindOptions) -> str | None:
+    """The preset a kind's option given alone selects (kinds' preset_alone: --tree, the tree
+    preset), the first kind's that has one."""
+    adjustments = Adjustments(options=options)
     return next((p for kind in KINDS.values() if (p := kind.preset_alone(adjustments)) is not None), None)
 
 
@@ -98,3 +108,50 @@ def load_job_file(path: Path) -> list[Workload]:
 def on_clients(workloads: Sequence[Workload], clients: Sequence[ClientSpec], counts: Sequence[int]) -> list[Workload]:
     """`run --client`: the workloads run on several machines at once (the fioclients kind)."""
     return fioclients.client_workloads(workloads, clients, counts)
+
+
+# --- the run options kinds declare (each kind's ``options``) ------------------------------------
+
+
+def declared_options() -> list[KindOption]:
+    """Every kind's run options, in the registry's order (cli/options.py makes their flags)."""
+    return [option for kind in KINDS.values() for option in kind.options]
+
+
+def given_options(raw: Mapping[str, Any]) -> KindOptions:
+    """The kinds' options the command line gives (``raw``: click's values by parameter name)."""
+    return _given({option.name: option.read(raw) for option in declared_options()})
+
+
+def resolved_options(given: KindOptions) -> KindOptions:
+    """Every kind option a run uses: those given, the defaults for the rest (a RunConfig's)."""
+    return KindOptions.of({option.name: given.get(option.name) or option.default for option in declared_options()})
+
+
+def options_to_json(options: KindOptions) -> dict[str, Any]:
+    """Each declared option under its name, as a stored config keeps it (its default when not given, null when none)."""
+    values = resolved_options(options)
+    return {option.name: _json(values.get(option.name)) for option in declared_options()}
+
+
+def options_from_json(data: Mapping[str, Any], *, stored: bool) -> KindOptions:
+    """The kinds' options from their JSON form (options_to_json's). ``stored``: a run's config,
+    complete (an option missing from it is what the versions before it did, or its default);
+    else options as given."""
+    values = {
+        option.name: option.from_json(data[option.name])
+        if data.get(option.name) is not None
+        else (option.before or option.default if stored else None)
+        for option in declared_options()
+    }
+    return KindOptions.of(values) if stored else _given(values)
+
+
+def _given(values: Mapping[str, Any]) -> KindOptions:
+    """Options as given: one at its default is not given."""
+    defaults = {option.name: option.default for option in declared_options()}
+    return KindOptions.of({name: value for name, value in values.items() if value != defaults[name]})
+
+
+def _json(value: Any) -> Any:
+    return value.to_json() if value is not None else None

@@ -11,7 +11,22 @@ from typing import Any, Protocol
 
 from mountbench.fio.binary import FioInfo
 from mountbench.kinds.runner import Runner
-from mountbench.model import AppChoice, Description, SweepAxis, TreeChoice, Workload
+from mountbench.model import Description, Flag, KindOptions, KindOptionValue, SweepAxis, Workload
+
+
+@dataclass(frozen=True)
+class KindOption:
+    """A run option a kind declares: its flags (cli/options.py makes them click options, in
+    `run` and every lab), how their values become the option's value, and its stored form (the
+    value's to_json under ``name`` in every stored config, read back by ``from_json``)."""
+
+    name: str  # its key in stored configs and in model.KindOptions
+    flags: tuple[Flag, ...]
+    read: Callable[[Mapping[str, Any]], KindOptionValue | None]  # the flags' values (by click parameter) -> value
+    from_json: Callable[[Any], KindOptionValue | None]
+    default: KindOptionValue | None = None  # what a run that does not give it does
+    before: KindOptionValue | None = None  # what a stored config without it did (a version before the option)
+    unused: str = ""  # the refusal when it is given and no selected workload takes it ('': no refusal)
 
 
 @dataclass(frozen=True)
@@ -19,23 +34,24 @@ class Adjustments:
     """Command-line overrides a kind applies to its workloads where they mean something."""
 
     runtime: float | None = None  # seconds per timed run
-    tree: TreeChoice | None = None  # the tree of tree workloads
-    app: AppChoice | None = None  # the tree and command of startup workloads
+    options: KindOptions = field(default_factory=KindOptions)  # the kinds' own options (each kind reads its own)
 
 
 @dataclass(frozen=True)
 class RunnerSetup:
-    """What runners are made from: the fio to use and, on resume, the host facts the run's
-    runners recorded (each kind reads back its own, e.g. fio's clock)."""
+    """What runners are made from: the fio to use, the kinds' options the run uses (each kind
+    reads its own, e.g. fio's --file-state) and, on resume, the host facts the run's runners
+    recorded (each kind reads back its own, e.g. fio's clock)."""
 
     fio: FioInfo
-    file_state: str = "per-round"  # how every round sees fio's working files (kinds/fiofiles.py)
+    options: KindOptions = field(default_factory=KindOptions)
     resumed_host: Mapping[str, Any] = field(default_factory=dict)  # empty: a new run
 
 
 class WorkloadKind(Protocol):
     name: str
     takes_runtime: bool  # does --runtime shorten its samples (what --budget adjusts)?
+    options: tuple[KindOption, ...]  # the run options it declares (its overrides, its runner's choices)
 
     def from_preset(self, preset: str, data: Mapping[str, Any], entry: Mapping[str, Any]) -> Workload:
         """One ``[[jobs]]`` entry of a preset file (``data`` is the whole file)."""

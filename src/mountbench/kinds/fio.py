@@ -90,6 +90,7 @@ METHOD = "fio does the I/O and reports in JSON; mountbench only plans, parses an
 class FioKind:
     name = "fio"
     takes_runtime = True  # --runtime (and --budget) shorten its samples
+    options = (fiofiles.FILE_STATE_OPTION,)
 
     # --- definitions -------------------------------------------------------------------
 
@@ -254,7 +255,8 @@ class FioKind:
 
     def make_runner(self, setup: RunnerSetup) -> FioRunner:
         clock = setup.resumed_host.get(CLOCK_FACT)  # a resumed run keeps the clock it chose
-        return FioRunner(setup.fio, clock if clock in ("cpu", "clock_gettime") else None, setup.file_state)
+        file_state = fiofiles.chosen_file_state(setup.options)
+        return FioRunner(setup.fio, clock if clock in ("cpu", "clock_gettime") else None, file_state)
 
 
 KIND = FioKind()

@@ -152,6 +152,7 @@ def _wrap(workload: Workload, clients: tuple[ClientSpec, ...], *, scaling: bool)
 class FioClientsKind:
     name = NAME
     takes_runtime = True  # --runtime (and --budget) shorten its samples
+    options = ()  # fio's --file-state is fio's option
 
     def from_preset(self, preset: str, data: Mapping[str, Any], entry: Mapping[str, Any]) -> Workload:
         raise UsageError(f"preset {preset}: fio on several clients is run by 'run --client HOST', not by a preset")

@@ -28,13 +28,70 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from mountbench.fio import engines
 from mountbench.fio.jobfile import FioJob, evaluate_size, fio_variables, render_job
+from mountbench.kinds.base import KindOption
+from mountbench.model import Flag, KindOptions
 from mountbench.units import format_bytes
 
 FILE_STATES = ("per-round", "steady", "fresh")
 PRECONDITIONED = ("per-round", "steady")  # the states whose files are written fully before they are used
+# "reused": runs before mountbench 0.2 laid the files out with the first sample, then reused them
+# (resumed as steady)
+_FACTS = {
+    "per-round": "fio working files laid out anew and written fully before each round (the layout is part of "
+    "what the rounds replicate)",
+    "steady": "fio working files written fully once before round 1 (every round reads the same files)",
+    "fresh": "fio working files laid out anew for every sample",
+    "reused": "fio working files laid out by the first sample and reused (round 1 may differ)",
+}
+
+
+@dataclass(frozen=True)
+class FileState:
+    """How every round sees fio's working files (--file-state): one of FILE_STATES, or "reused"
+    in a run stored before there was a choice."""
+
+    name: str
+
+    def to_json(self) -> str:
+        return self.name
+
+    @classmethod
+    def from_json(cls, value: Any) -> FileState | None:
+        return cls(str(value)) if value else None
+
+    def fact(self) -> str:
+        return _FACTS.get(self.name, f"fio working files: {self.name}")
+
+    def runs_as(self) -> str:
+        """The state a runner keeps (a run stored before the choice resumes as steady)."""
+        return self.name if self.name in FILE_STATES else "steady"
+
+
+DEFAULT_FILE_STATE = FileState("per-round")
+
+FILE_STATE_OPTION = KindOption(
+    "file_state",
+    (
+        Flag("--file-state", "fio working files: laid out anew and written fully before each round (per-round), "
+             "once before round 1 (steady), or laid out by fio for every sample (fresh)", choices=FILE_STATES),
+    ),
+    read=lambda raw: FileState.from_json(raw["file_state"]),
+    from_json=FileState.from_json,
+    default=DEFAULT_FILE_STATE,
+    before=FileState("reused"),
+)  # fmt: skip
+
+
+def chosen_file_state(options: KindOptions) -> str:
+    """The state fio's runner keeps: --file-state's, or the default."""
+    value = options.get(FILE_STATE_OPTION.name)
+    return (value if isinstance(value, FileState) else DEFAULT_FILE_STATE).runs_as()
+
+
 # what decides which files a job lays out and how big they are
 _LAYOUT_OPTIONS = ("size", "filesize", "nrfiles", "numjobs", "filename", "filename_format", "thread", "offset")
 _METADATA_ENGINES = engines.FILE_OPERATIONS | engines.NO_IO  # no data files to lay out

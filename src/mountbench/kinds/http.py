@@ -107,6 +107,7 @@ METHOD = "HTTP workloads: a fresh nginx serves files from the target and wrk loa
 class HttpKind:
     name = "http"
     takes_runtime = True  # --runtime sets wrk's duration (whole seconds)
+    options = ()
 
     def from_preset(self, preset: str, data: Mapping[str, Any], entry: Mapping[str, Any]) -> Workload:
         settings = {**data.get("http", {}), **{k: v for k, v in entry.items() if k not in _RESERVED}}

@@ -36,11 +36,12 @@ from typing import Any
 
 from mountbench.errors import ToolMissing, UsageError
 from mountbench.host.process import run_timed
-from mountbench.kinds.base import Adjustments, RunnerSetup, new_workload
+from mountbench.kinds.base import Adjustments, KindOption, RunnerSetup, new_workload
 from mountbench.kinds.runner import RunnerDefaults
 from mountbench.model import (
-    AppChoice,
     Description,
+    Flag,
+    KindOptions,
     Outcome,
     Prepared,
     RunSettings,
@@ -72,6 +73,66 @@ MARKER = "mountbench-startup"
 TIMEOUT_S = 600.0
 
 
+@dataclass(frozen=True)
+class AppChoice:
+    """What startup workloads copy onto each target and time (--app-tree, --startup-cmd);
+    None fields keep the kind's default (this Python's standard library, importing a fixed list)."""
+
+    tree: str | None = None  # absolute path of the tree to copy
+    command: str | None = None  # run in the copy; {tree} is replaced by its path
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tree": self.tree, "command": self.command}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> AppChoice | None:
+        if not data or not (data.get("tree") or data.get("command")):
+            return None
+        return cls(tree=data.get("tree") or None, command=data.get("command") or None)
+
+    def fact(self) -> str | None:
+        return None  # each startup workload's description names its tree and command
+
+
+def _app_given(raw: Mapping[str, Any]) -> AppChoice | None:
+    given_tree: Path | None = raw["app_tree"]
+    command: str | None = raw["startup_cmd"]
+    if given_tree is None and command is None:
+        return None
+    tree = Path(given_tree).expanduser().resolve() if given_tree is not None else None
+    if tree is not None and not tree.is_dir():
+        raise UsageError(f"--app-tree {tree}: not a directory; give the directory to copy onto each target")
+    if command is not None:
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise UsageError(f"--startup-cmd {command!r}: {exc}; quote it as one shell word") from None
+        if not argv:
+            raise UsageError('--startup-cmd is empty; give the command to time, e.g. --startup-cmd "java -jar app.jar"')
+    return AppChoice(tree=str(tree) if tree else None, command=command)
+
+
+APP = KindOption(
+    "app",
+    (
+        Flag("--app-tree", "startup workloads: copy this tree onto each target (default: this Python's standard "
+             "library)", "DIR", "app_tree", path=True),
+        Flag("--startup-cmd", "startup workloads: time this command, run inside the copied tree ({tree} is its "
+             'path), e.g. --startup-cmd "java -jar app.jar"', "CMD", "startup_cmd"),
+    ),
+    read=_app_given,
+    from_json=AppChoice.from_json,
+    unused="--app-tree and --startup-cmd apply to startup workloads, and none is selected; add --preset startup "
+    "(or s1)",
+)  # fmt: skip
+
+
+def chosen_app(options: KindOptions) -> AppChoice | None:
+    """--app-tree's and --startup-cmd's choice, if given."""
+    value = options.get(APP.name)
+    return value if isinstance(value, AppChoice) else None
+
+
 def startup_workload(mode: str, name: str, title: str, source: str, app: AppChoice | None = None) -> Workload:
     if mode not in MODES:
         raise UsageError(f"startup workload {name}: mode must be cold or warm, not {mode!r}")
@@ -97,6 +158,7 @@ METHOD = "Start-up workloads time one process started from a copy on the target,
 class StartupKind:
     name = "startup"
     takes_runtime = False  # a start-up runs as long as it takes
+    options = (APP,)
 
     def from_preset(self, preset: str, data: Mapping[str, Any], entry: Mapping[str, Any]) -> Workload:
         mode = str(entry.get("mode", ""))
@@ -128,9 +190,10 @@ class StartupKind:
         )
 
     def adjust(self, workload: Workload, adjustments: Adjustments) -> Workload:
-        if adjustments.app is None:
+        app = chosen_app(adjustments.options)
+        if app is None:
             return workload
-        adjusted = startup_workload(workload.spec["mode"], workload.name, "", workload.source, adjustments.app)
+        adjusted = startup_workload(workload.spec["mode"], workload.name, "", workload.source, app)
         return new_workload(KIND, workload.name, _title(adjusted.spec), workload.source, adjusted.spec)
 
     def declared_size(self, workload: Workload) -> int | None:
@@ -149,7 +212,7 @@ class StartupKind:
         return None  # a start-up only reads
 
     def preset_alone(self, adjustments: Adjustments) -> str | None:
-        return "startup" if adjustments.app is not None else None
+        return "startup" if chosen_app(adjustments.options) is not None else None
 
     def make_runner(self, setup: RunnerSetup) -> StartupRunner:
         return StartupRunner()

@@ -28,17 +28,18 @@ from typing import Any
 
 from mountbench.errors import ToolMissing, UsageError
 from mountbench.host.process import run_timed
-from mountbench.kinds.base import Adjustments, RunnerSetup, generic_description, new_workload
+from mountbench.kinds.base import Adjustments, KindOption, RunnerSetup, generic_description, new_workload
 from mountbench.kinds.runner import RunnerDefaults
-from mountbench.kinds.trees import TreeArchive, from_tarball, generate
+from mountbench.kinds.trees import PROFILES, TreeArchive, from_tarball, generate
 from mountbench.model import (
     Description,
+    Flag,
+    KindOptions,
     Outcome,
     Prepared,
     RunSettings,
     SweepAxis,
     TargetContext,
-    TreeChoice,
     Workload,
     WorkloadFailed,
 )
@@ -102,9 +103,61 @@ def tree_workload(action: str, tree: dict, source: str) -> Workload:
     return new_workload(KIND, action, ACTIONS[action].title, source, spec)
 
 
+@dataclass(frozen=True)
+class TreeChoice:
+    """The tree that tree workloads use (--tree, --tarball): a generated profile, or the user's tarball."""
+
+    profile: str | None = None
+    seed: int = 1
+    tarball: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON form a tree workload's spec carries, and a stored config."""
+        if self.tarball:
+            return {"tarball": self.tarball}
+        return {"profile": self.profile, "seed": self.seed}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> TreeChoice | None:
+        if not data:
+            return None
+        if data.get("tarball"):
+            return cls(tarball=str(data["tarball"]))
+        return cls(profile=str(data.get("profile") or "git"), seed=int(data.get("seed", 1)))
+
+    def fact(self) -> str | None:
+        return None  # each tree workload's description names its tree
+
+
+def _tree_given(raw: Mapping[str, Any]) -> TreeChoice | None:
+    if raw["tarball"] and raw["tree_profile"]:
+        raise UsageError("give either --tree or --tarball, not both")
+    if raw["tarball"]:
+        return TreeChoice(tarball=str(Path(raw["tarball"]).expanduser().resolve()))
+    return TreeChoice(profile=raw["tree_profile"], seed=1) if raw["tree_profile"] else None
+
+
+TREE = KindOption(
+    "tree",
+    (
+        Flag("--tree", "tree for tree workloads (default git)", param="tree_profile", choices=tuple(sorted(PROFILES))),
+        Flag("--tarball", "your own tree (.tar, .tar.gz, .tar.xz, .tar.zst)", param="tarball", path=True),
+    ),
+    read=_tree_given,
+    from_json=TreeChoice.from_json,
+)
+
+
+def chosen_tree(options: KindOptions) -> TreeChoice | None:
+    """--tree's or --tarball's tree, if given."""
+    value = options.get(TREE.name)
+    return value if isinstance(value, TreeChoice) else None
+
+
 class TreeKind:
     name = "tree"
     takes_runtime = False  # --runtime does not shorten a tree action
+    options = (TREE,)
 
     def from_preset(self, preset: str, data: Mapping[str, Any], entry: Mapping[str, Any]) -> Workload:
         return tree_workload(entry["action"], dict(data["tree"]), f"preset:{preset}")
@@ -122,9 +175,10 @@ class TreeKind:
         )
 
     def adjust(self, workload: Workload, adjustments: Adjustments) -> Workload:
-        if adjustments.tree is None:
+        tree = chosen_tree(adjustments.options)
+        if tree is None:
             return workload
-        spec = {**workload.spec, "tree": adjustments.tree.spec()}
+        spec = {**workload.spec, "tree": tree.to_json()}
         return new_workload(KIND, workload.name, workload.title, workload.source, spec)
 
     def declared_size(self, workload: Workload) -> int | None:
@@ -143,7 +197,7 @@ class TreeKind:
         return None  # a tree action syncs as its commands do
 
     def preset_alone(self, adjustments: Adjustments) -> str | None:
-        return "tree" if adjustments.tree is not None else None
+        return "tree" if chosen_tree(adjustments.options) is not None else None
 
     def make_runner(self, setup: RunnerSetup) -> TreeRunner:
         return TreeRunner()
@@ -154,7 +208,7 @@ class TreeRunner(RunnerDefaults):
 
     def shrink_hint(self, workloads: Sequence[Workload]) -> str:
         """What shrinks these workloads' trees; the smallest profile is never suggested again."""
-        trees = [TreeChoice.from_spec(w.spec.get("tree")) for w in workloads if w.kind == self.kind]
+        trees = [TreeChoice.from_json(w.spec.get("tree")) for w in workloads if w.kind == self.kind]
         if trees and all(t is not None and t.profile == "tiny" for t in trees):
             return "the smallest tree (--tree tiny) does not fit either: give a bigger target or a smaller --tarball"
         return "use --tree tiny or a smaller --tarball (--size does not shrink a tree)"

@@ -1,12 +1,14 @@
 """What a lab is: the parts every member of labs/ supplies, and the pieces they share.
 
 A lab builds the storage it measures (mounts into a QEMU guest, rclone mounts of a remote
-served on this machine, next: container volumes), runs the workloads on it and stores one
-run. Each member (labs/<name>/) supplies, in modules of its own:
+served on this machine, the mounts of a Podman container), runs the workloads on it and
+stores one run. Each member (labs/<name>/) supplies, in modules of its own:
 
 - its **mount variants**: one module each and one registry line (the QEMU lab's mount types,
-  ``labs/qemu/mounts``; the cloud lab's cache modes, ``labs/cloud/mounts``); each says what
-  the host must have for it (:class:`MountVariant`);
+  ``labs/qemu/mounts``; the cloud lab's cache modes, ``labs/cloud/mounts``; the container
+  lab's mount types, ``labs/containers/mounts``); each says what the host must have for it
+  (:class:`MountVariant`);
+- its **running part**: a :class:`LabContext` (``with``: checked, started, closed however it ends);
 - its **prerequisites**: every missing piece as a :class:`Problem` with its fix; before
   anything starts, :func:`refuse` turns them into the one error a user sees;
 - its **caveats**: what each of its mounts puts on every number it measures;
@@ -22,7 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
+from types import TracebackType
+from typing import TYPE_CHECKING, ClassVar, Protocol, Self, TypeVar
 
 from mountbench.errors import ToolMissing, UsageError
 
@@ -85,6 +88,39 @@ def variant_problems(variants: Mapping[str, MountVariant], names: Iterable[str] 
         if variant.name in wanted:
             problems.update(dict.fromkeys(variant.prerequisites()))
     return list(problems)
+
+
+# --- up and down -----------------------------------------------------------------------------
+
+
+class LabContext:
+    """A lab's running part, used as ``with Lab(...) as lab:`` by every member. ``__enter__``
+    runs ``_before_start`` (refusals, what a killed run left: nothing to undo when it fails),
+    then ``_start``; when the start fails (Ctrl-C too), ``close`` undoes what it began before
+    the failure goes on. ``__exit__`` closes. ``close`` is idempotent and safe on a part-made lab."""
+
+    def _before_start(self) -> None:
+        """Nothing by default."""
+
+    def _start(self) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        self._before_start()
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
 
 
 # --- probe -----------------------------------------------------------------------------------

@@ -15,12 +15,11 @@ from collections.abc import Callable
 from dataclasses import fields
 from typing import Any, get_type_hints
 
-from mountbench.kinds import describe
+from mountbench.kinds import describe, options_from_json, options_to_json
 from mountbench.kinds.base import stored_workload
 from mountbench.model import (
     CONFIG_VERSION,
     LAB_FACTS,
-    AppChoice,
     Caveat,
     ClientResult,
     LabFacts,
@@ -32,7 +31,6 @@ from mountbench.model import (
     Target,
     TargetInfo,
     TargetRecord,
-    TreeChoice,
     Workload,
     stored_name,
 )
@@ -42,8 +40,10 @@ from mountbench.records.text import escaped, escaped_tree
 # Every field of RunOptions (and so of RunConfig) is written under its stored name and read
 # back by its type: a field adds itself to both. A field that is missing (older versions) or
 # None gets its default, or in a stored config what the versions before it did (_BEFORE).
+# The options the workload kinds declare (``kind_options``) stand beside them, each under its
+# own name, written and read by its kind (kinds.options_to_json, kinds.options_from_json).
 
-_BEFORE: dict[str, Any] = {"repeat": 1, "seed": 0, "baseline": "", "file_state": "reused"}
+_BEFORE: dict[str, Any] = {"repeat": 1, "seed": 0, "baseline": ""}
 
 _READERS: dict[Any, Callable[[Any], Any]] = {
     int: int,
@@ -55,8 +55,6 @@ _READERS: dict[Any, Callable[[Any], Any]] = {
     tuple[str, ...]: lambda value: tuple(map(str, value)),
     tuple[int, ...]: lambda value: tuple(int(n) for n in value),
     tuple[SweepAxis, ...]: lambda value: tuple(SweepAxis.from_dict(axis) for axis in value),
-    TreeChoice | None: TreeChoice.from_spec,
-    AppChoice | None: AppChoice.from_spec,
     LabFacts | None: lambda value: lab_from_dict(value) if isinstance(value, dict) else None,
 }
 
@@ -64,27 +62,33 @@ _READERS: dict[Any, Callable[[Any], Any]] = {
 def _to_json(value: Any) -> Any:
     if isinstance(value, tuple):
         return [item.to_dict() if isinstance(item, SweepAxis) else item for item in value]
-    if isinstance(value, TreeChoice | AppChoice):
-        return value.spec()
     if isinstance(value, LabFacts):
         return lab_to_dict(value)
     return value
 
 
 def _fields_to_dict(record: RunOptions) -> dict[str, Any]:
-    return {stored_name(option): _to_json(getattr(record, option.name)) for option in fields(record)}
+    general = {stored_name(option): _to_json(getattr(record, option.name)) for option in _general(record)}
+    return general | options_to_json(record.kind_options)
 
 
-def _fields_from_dict(cls: type[RunOptions], data: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
+def _fields_from_dict(cls: type[RunOptions], data: dict[str, Any], *, stored: bool) -> dict[str, Any]:
+    """``stored``: a run's config (what a missing field meant before it existed is in _BEFORE)."""
     types = get_type_hints(cls)
-    values: dict[str, Any] = {}
-    for option in fields(cls):
+    before = _BEFORE if stored else {}
+    values: dict[str, Any] = {"kind_options": options_from_json(data, stored=stored)}
+    for option in _general(cls):
         value = data.get(stored_name(option))
         if value is not None or (types[option.name] is int and stored_name(option) in data):
             values[option.name] = _READERS[types[option.name]](value)  # int(None): damage, refused
         elif option.name in before:
             values[option.name] = before[option.name]
     return values
+
+
+def _general(record: RunOptions | type[RunOptions]) -> list[Any]:
+    """The fields of RunOptions (or RunConfig) but the kinds' options."""
+    return [option for option in fields(record) if option.name != "kind_options"]
 
 
 def config_to_dict(config: RunConfig) -> dict[str, Any]:
@@ -100,7 +104,7 @@ def config_from_dict(data: dict[str, Any]) -> RunConfig:
     version = int(data.get("version", 1))
     if version > CONFIG_VERSION:
         raise ValueError(f"run config version {version} is newer than this mountbench reads ({CONFIG_VERSION})")
-    values = _fields_from_dict(RunConfig, {k: v for k, v in data.items() if k != "warmup"}, _BEFORE)
+    values = _fields_from_dict(RunConfig, {k: v for k, v in data.items() if k != "warmup"}, stored=True)
     values["warmup"] = _lenient_count(data.get("warmup"))
     if data.get("max_repeat") is None:  # before --until: as many rounds as --repeat
         values["max_repeat"] = values["repeat"]
@@ -113,7 +117,7 @@ def options_to_dict(options: RunOptions) -> dict[str, Any]:
 
 
 def options_from_dict(data: dict[str, Any]) -> RunOptions:
-    return RunOptions(**_fields_from_dict(RunOptions, data, {}))
+    return RunOptions(**_fields_from_dict(RunOptions, data, stored=False))
 
 
 def _lenient_count(value: Any) -> int:

@@ -70,18 +70,10 @@ def warmup_phrase(report: Report) -> str:
     return f", after {', '.join(map(str, counts))} warm-up round{plural} thrown away"
 
 
-FILE_STATE_FACTS = {
-    "per-round": "fio working files laid out anew and written fully before each round (the layout is part of "
-    "what the rounds replicate)",
-    "steady": "fio working files written fully once before round 1 (every round reads the same files)",
-    "fresh": "fio working files laid out anew for every sample",
-    "reused": "fio working files laid out by the first sample and reused (round 1 may differ)",
-}
-
-
 def run_facts(run: RunData) -> list[str]:
     """How a run was made, as short phrases: repetitions and seed, size and runtime
-    overrides, what was asked about caches. Shared by the Markdown and HTML reports."""
+    overrides, what was asked about caches, what the kinds' options chose. Shared by the
+    Markdown and HTML reports."""
     config = run.config
     facts = [_rounds_fact(run)]
     if config.warmup:
@@ -91,7 +83,7 @@ def run_facts(run: RunData) -> list[str]:
     if config.runtime:
         facts.append(f"runtime {format_seconds(float(config.runtime))} per fio job")
     facts.append(f"drop caches: {config.drop_caches}")
-    facts.append(FILE_STATE_FACTS.get(config.file_state, f"fio working files: {config.file_state}"))
+    facts += [fact for value in config.kind_options if (fact := value.fact())]  # each kind's (fio: --file-state)
     if run.host.get("fio_clocksource"):
         facts.append(f"fio clocksource: {run.host['fio_clocksource']} (chosen once for every job)")
     return facts

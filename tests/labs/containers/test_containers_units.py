@@ -12,24 +12,24 @@ from pathlib import Path
 import pytest
 
 from mountbench.errors import UsageError
-from mountbench.labs.containers.mounts import MOUNT_KINDS
-from mountbench.labs.containers.run import HOST, mount_kinds, with_defaults
+from mountbench.labs.containers.mounts import MOUNT_TYPES
+from mountbench.labs.containers.run import HOST, mount_types, with_defaults
 from mountbench.labs.containers.workdir import LabDir, decode_mount_path, sweep_dead
 from mountbench.labs.members import LABS
 from mountbench.model import RunOptions
 
 
-def test_the_registry_holds_the_five_mount_kinds_each_at_its_own_path() -> None:
-    assert list(MOUNT_KINDS) == ["bind", "volume", "layer", "tmpfs", "overlay"]
-    assert len({kind.path for kind in MOUNT_KINDS.values()}) == 5
-    assert LABS["containers"].variants is MOUNT_KINDS
+def test_the_registry_holds_the_five_mount_types_each_at_its_own_path() -> None:
+    assert list(MOUNT_TYPES) == ["bind", "volume", "layer", "tmpfs", "overlay"]
+    assert len({kind.path for kind in MOUNT_TYPES.values()}) == 5
+    assert LABS["containers"].variants is MOUNT_TYPES
 
 
-def test_mount_kinds_are_chosen_in_registry_order_and_unknown_ones_refused() -> None:
-    assert [k.name for k in mount_kinds(["tmpfs,bind"])] == ["bind", "tmpfs"]
-    assert [k.name for k in mount_kinds([])] == list(MOUNT_KINDS)
-    with pytest.raises(UsageError, match="'nfs' is not a container mount kind; choose from: bind, volume"):
-        mount_kinds(["nfs"])
+def test_mount_types_are_chosen_in_registry_order_and_unknown_ones_refused() -> None:
+    assert [t.name for t in mount_types(["tmpfs,bind"])] == ["bind", "tmpfs"]
+    assert [t.name for t in mount_types([])] == list(MOUNT_TYPES)
+    with pytest.raises(UsageError, match="'nfs' is not a container mount type; choose from: bind, volume"):
+        mount_types(["nfs"])
 
 
 def test_defaults_fix_runtime_and_size_and_the_host_is_the_baseline() -> None:

@@ -27,7 +27,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 
 import platformdirs
 
@@ -41,7 +40,7 @@ from mountbench.labs.cloud.mounts import Wire
 from mountbench.labs.cloud.prereq import DOCTOR_FLAG, lab_problems
 from mountbench.labs.cloud.rc import RemoteControl
 from mountbench.labs.cloud.remote import WebdavRemote, obscure, rclone_binary, rclone_version
-from mountbench.labs.frame import refuse
+from mountbench.labs.frame import LabContext, refuse
 
 MOUNT_WAIT_S = 20.0
 SEED_DIR = ".mountbench-cloudlab-seed"  # in each remote directory before its mount starts
@@ -75,7 +74,7 @@ class CloudMount:
 
 
 @dataclass
-class CloudLab:
+class CloudLab(LabContext):
     specs: Sequence[CloudSpec]
     keep: bool = False
     on_note: Callable[[str], None] = print
@@ -100,10 +99,12 @@ class CloudLab:
 
     # --- up ---------------------------------------------------------------------------
 
-    def __enter__(self) -> CloudLab:
+    def _before_start(self) -> None:
         refuse(lab_problems(modes={spec.mode.name for spec in self.specs}), DOCTOR_FLAG)
         for cleaned in state_mod.sweep_dead_runs(self.root):
             self.on_note(f"cleaned what a dead cloud-lab run left: {cleaned}")
+
+    def _start(self) -> None:
         for d in (self.remote_dir, self.local_dir, self.workdir / "mnt", self.workdir / "cache", self.workdir / "log",
                   self.tmp_dir):  # fmt: skip
             d.mkdir(parents=True, exist_ok=True)
@@ -112,15 +113,6 @@ class CloudLab:
         # temporary files of the workloads (the trees' sources) live in the work directory, so
         # that a killed run's are swept with it (they were left in /tmp before)
         self._tempdir_before, tempfile.tempdir = tempfile.tempdir, str(self.tmp_dir)
-        try:
-            self._start()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def _start(self) -> None:
-        assert self._state is not None
         self.tools["rclone"] = rclone_version()
         if netns.can_isolate():
             self.network = netns.LabNetwork()
@@ -240,11 +232,6 @@ class CloudLab:
         return self._proxy.resident_bytes() if self._proxy is not None else None
 
     # --- down -------------------------------------------------------------------------
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def close(self) -> None:
         """Unmount, stop every process (all at once), remove the namespace and the work

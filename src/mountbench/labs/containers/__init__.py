@@ -6,7 +6,7 @@ The lab owns everything it makes: a work directory of its own (workdir.py) holdi
 configuration, storage and run state for this run only, so the user's containers, images and
 volumes are never listed or touched; an image built there from the host's own fio, the tools
 the tree workloads run and what they link (image.py); one container with every mount
-(lab.py; mounts/: one module per mount kind + the registry MOUNT_KINDS). The container runs
+(lab.py; mounts/: one module per mount type + the registry MOUNT_TYPES). The container runs
 the host's own mountbench, its Python read-only, as the QEMU lab's guest does; rounds
 alternate between the host and the container (run.py), and the probe (probe.py, inprobe.py)
 asks each mount what it supports from inside. member.py is the lab's member of the frame

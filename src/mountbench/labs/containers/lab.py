@@ -1,7 +1,7 @@
 """The container lab's host side: its directory, its image, one container holding every mount
-kind, and commands run in it; all of it gone when the block ends, however it ends.
+type, and commands run in it; all of it gone when the block ends, however it ends.
 
-    with ContainerLab(kinds) as lab:
+    with ContainerLab(mount_types) as lab:
         lab.exec([python, "-m", "mountbench", "run", ...], on_line=print)
 
 On entry the lab first sweeps what killed runs left (workdir.py), then builds its image,
@@ -21,24 +21,23 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from mountbench.errors import MountbenchError
 from mountbench.host import process as procs
 from mountbench.labs.containers.image import Image, build_image, python_paths
-from mountbench.labs.containers.mounts import MountKind
+from mountbench.labs.containers.mounts import MountType
 from mountbench.labs.containers.podman import RUNTIME, PodmanFailed
 from mountbench.labs.containers.prereq import DOCTOR_FLAG, lab_problems
 from mountbench.labs.containers.workdir import LabDir, sweep_dead, work_root
-from mountbench.labs.frame import refuse
+from mountbench.labs.frame import LabContext, refuse
 
 RESULTS = "/results"  # the lab's results directory as the container sees it
 
 
 @dataclass
-class ContainerLab:
-    kinds: Sequence[MountKind]
+class ContainerLab(LabContext):
+    mount_types: Sequence[MountType]
     on_note: Callable[[str], None] = print
     root: Path = field(default_factory=work_root)
     lab: LabDir | None = None
@@ -48,26 +47,19 @@ class ContainerLab:
 
     # --- up ---------------------------------------------------------------------------
 
-    def __enter__(self) -> ContainerLab:
-        refuse(lab_problems(kinds={k.name for k in self.kinds}), DOCTOR_FLAG)
+    def _before_start(self) -> None:
+        refuse(lab_problems(mount_types={k.name for k in self.mount_types}), DOCTOR_FLAG)
         for cleaned in sweep_dead(self.root):
             self.on_note(f"cleaned what a killed container-lab run left: {cleaned}")
-        self.lab = LabDir.create(self.root)
-        try:
-            self._start()
-        except BaseException:
-            self.close()
-            raise
-        return self
 
     def _start(self) -> None:
-        assert self.lab is not None
+        self.lab = LabDir.create(self.root)
         lab, podman, names = self.lab, self.lab.podman, self.lab.names
         t0 = time.monotonic()
         self.image = build_image(podman, names.image, names.label, lab.path / "image")
         self.on_note(f"containers: image {names.image} built from the host's tools in {time.monotonic() - t0:.1f} s")
-        for kind in self.kinds:
-            kind.prepare(lab, podman)
+        for mount_type in self.mount_types:
+            mount_type.prepare(lab, podman)
         (lab.path / "results" / "tmp").mkdir(exist_ok=True)
         argv = ["run", "--detach", "--name", names.container, "--label", names.label, "--network", "none",
                 "--env", "HOME=/root", "--env", f"TMPDIR={RESULTS}/tmp", "--env", "PYTHONDONTWRITEBYTECODE=1",
@@ -75,8 +67,8 @@ class ContainerLab:
                 "--volume", f"{lab.path / 'results'}:{RESULTS}"]  # fmt: skip
         for path in python_paths():
             argv += ["--volume", f"{path}:{path}:ro"]
-        for kind in self.kinds:
-            argv += kind.run_args(lab, names)
+        for mount_type in self.mount_types:
+            argv += mount_type.run_args(lab, names)
         podman.run([*argv, names.image, "sleep", "infinity"])
         pid = podman.run(["inspect", "--format", "{{.State.Pid}}", names.container]).strip()
         self._pid = int(pid) if pid.isdigit() and int(pid) > 0 else None
@@ -146,7 +138,7 @@ class ContainerLab:
         assert self.lab is not None
         return self.lab.podman.run(["exec", self.lab.names.container, *argv], timeout=timeout)
 
-    def mount_facts(self, kinds: Sequence[MountKind]) -> dict[str, dict[str, str]]:
+    def mount_facts(self, mount_types: Sequence[MountType]) -> dict[str, dict[str, str]]:
         """Each mount as the container's mount table shows it: filesystem type, source and options."""
         table: dict[str, dict[str, str]] = {}
         with contextlib.suppress(OSError):
@@ -155,14 +147,9 @@ class ContainerLab:
                 fields, tail = left.split(), right.split()
                 if len(fields) > 5 and len(tail) > 2:
                     table[fields[4]] = {"fstype": tail[0], "source": tail[1], "options": f"{fields[5]},{tail[2]}"}
-        return {kind.name: table.get(kind.path) or table.get("/", {}) for kind in kinds}
+        return {mount_type.name: table.get(mount_type.path) or table.get("/", {}) for mount_type in mount_types}
 
     # --- down -------------------------------------------------------------------------
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def close(self) -> None:
         """Remove the container, volume, image and the lab directory. Idempotent."""

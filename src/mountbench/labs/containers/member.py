@@ -3,7 +3,7 @@ ask of it. It cannot resume a run yet: its container and volume go with the run.
 
 from __future__ import annotations
 
-from mountbench.labs.containers.mounts import MOUNT_KINDS
+from mountbench.labs.containers.mounts import MOUNT_TYPES
 from mountbench.labs.containers.prereq import DOCTOR_FLAG, lab_problems
 from mountbench.labs.frame import Lab
 from mountbench.model import ContainerLabFacts
@@ -14,6 +14,6 @@ LAB = Lab(
     command="containers",
     doctor_flag=DOCTOR_FLAG,
     needs="rootful Podman with runc, fio and the overlay filesystem",
-    variants=MOUNT_KINDS,
+    variants=MOUNT_TYPES,
     problems=lab_problems,
 )

@@ -9,13 +9,13 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-from mountbench.labs.containers.mounts import MOUNT_KINDS
+from mountbench.labs.containers.mounts import MOUNT_TYPES
 from mountbench.labs.frame import Problem, variant_problems
 
 DOCTOR_FLAG = "--containers"  # `mountbench doctor --containers` lists every problem below
 
 
-def lab_problems(optional: bool = False, kinds: Iterable[str] | None = None) -> list[Problem]:
+def lab_problems(optional: bool = False, mount_types: Iterable[str] | None = None) -> list[Problem]:
     """Missing host pieces for the lab, each with the command that fixes it (empty: all good).
     With ``optional``, also the engines the lab does not measure here, and why."""
     problems: list[Problem] = []
@@ -50,7 +50,7 @@ def lab_problems(optional: bool = False, kinds: Iterable[str] | None = None) -> 
         "the kernel has no overlay filesystem (Podman's storage driver and the :O mount need it)",
         "modprobe overlay",
     )
-    problems += variant_problems(MOUNT_KINDS, kinds)
+    problems += variant_problems(MOUNT_TYPES, mount_types)
     if optional:
         problems += [Problem(f"{engine} not measured: {why}", fix, optional=True) for engine, why, fix in others()]
     return problems

@@ -15,26 +15,28 @@ from typing import Any
 
 from mountbench.host import process as procs
 from mountbench.labs.containers.lab import ContainerLab
-from mountbench.labs.containers.mounts import MountKind
+from mountbench.labs.containers.mounts import MountType
 from mountbench.labs.containers.mounts.base import SHARED_BOTH_WAYS, host_dir
 
 INPROBE = "mountbench.labs.containers.inprobe"
 
 
-def probe_mounts(lab: ContainerLab, kinds: Sequence[MountKind], python: str, timeout: float = 5.0) -> dict[str, Any]:
-    """{"capabilities": {kind: {check: outcome}}, "coherence": {...}} (see the module)."""
+def probe_mounts(
+    lab: ContainerLab, mount_types: Sequence[MountType], python: str, timeout: float = 5.0
+) -> dict[str, Any]:
+    """{"capabilities": {mount_type: {check: outcome}}, "coherence": {...}} (see the module)."""
     assert lab.lab is not None
-    args = [f"{k.path}={k.probe_seed(lab.lab) or ''}" for k in kinds]
+    args = [f"{k.path}={k.probe_seed(lab.lab) or ''}" for k in mount_types]
     out = lab.exec_output([python, "-m", INPROBE, "caps", *args])
     by_path = json.loads(out)
-    found: dict[str, Any] = {"capabilities": {k.name: by_path.get(k.path, {}) for k in kinds}}
-    shared = [k for k in kinds if k.shares == SHARED_BOTH_WAYS]  # the host's directory itself (bind)
+    found: dict[str, Any] = {"capabilities": {k.name: by_path.get(k.path, {}) for k in mount_types}}
+    shared = [k for k in mount_types if k.shares == SHARED_BOTH_WAYS]  # the host's directory itself (bind)
     if shared:
         found["coherence"] = bind_coherence(lab, shared[0], python, timeout)
     return found
 
 
-def bind_coherence(lab: ContainerLab, bind: MountKind, python: str, timeout: float) -> dict[str, Any]:
+def bind_coherence(lab: ContainerLab, bind: MountType, python: str, timeout: float) -> dict[str, Any]:
     """Host to container and back through the bind mount."""
     assert lab.lab is not None
     name, text = f"coherence-{secrets.token_hex(3)}", secrets.token_hex(8)

@@ -1,6 +1,6 @@
 """`mountbench containers`, start to end: bring the lab up, probe every mount from inside the
 container, then run the workloads round by round, alternately on the host (the bind mount's
-directory, the baseline) and in the container (every mount kind, interleaved by the
+directory, the baseline) and in the container (every mount type, interleaved by the
 container's own mountbench), and bring the rounds home as one run.
 
 Each round is one `mountbench run --repeat 1` on each side, given the same options whole
@@ -24,9 +24,10 @@ from typing import Any
 
 from mountbench.errors import ExitCode, MountbenchError, UsageError
 from mountbench.host import process as procs
+from mountbench.kinds import preset_alone
 from mountbench.labs.containers.caveats import mount_caveats
 from mountbench.labs.containers.lab import RESULTS, ContainerLab
-from mountbench.labs.containers.mounts import MOUNT_KINDS, MountKind
+from mountbench.labs.containers.mounts import MOUNT_TYPES, MountType
 from mountbench.labs.containers.prereq import engines
 from mountbench.labs.containers.probe import probe_mounts
 from mountbench.model import ContainerLabFacts, RunData, RunOptions, Target, TargetRecord
@@ -37,12 +38,12 @@ from mountbench.records.export import read_document
 HOST = "host"  # the baseline: the bind mount's directory, measured from the host
 DEFAULT_PRESET = "quick"
 DEFAULT_RUNTIME_S = 1.0
-DEFAULT_SIZE = 64 * 1024**2  # fits every mount kind (tmpfs included) many times over
+DEFAULT_SIZE = 64 * 1024**2  # fits every mount type (tmpfs included) many times over
 
 
 @dataclass(frozen=True)
 class ContainerOptions:
-    kinds: tuple[str, ...]
+    mount_types: tuple[str, ...]
     run: RunOptions
     probe: bool = True
     probe_timeout_s: float = 5.0
@@ -56,13 +57,13 @@ class ContainersStopped(MountbenchError):
         self.exit_code = code
 
 
-def mount_kinds(names: Sequence[str]) -> list[MountKind]:
-    """The mount kinds asked for (default: all), in the registry's order; bad names refused."""
+def mount_types(names: Sequence[str]) -> list[MountType]:
+    """The mount types asked for (default: all), in the registry's order; bad names refused."""
     wanted = [n.strip() for text in names for n in text.split(",") if n.strip()]
-    unknown = [n for n in wanted if n not in MOUNT_KINDS]
+    unknown = [n for n in wanted if n not in MOUNT_TYPES]
     if unknown:
-        raise UsageError(f"--mount {unknown[0]!r} is not a container mount kind; choose from: {', '.join(MOUNT_KINDS)}")
-    return [kind for name, kind in MOUNT_KINDS.items() if not wanted or name in wanted]
+        raise UsageError(f"--mount {unknown[0]!r} is not a container mount type; choose from: {', '.join(MOUNT_TYPES)}")
+    return [mount_type for name, mount_type in MOUNT_TYPES.items() if not wanted or name in wanted]
 
 
 def with_defaults(options: RunOptions) -> RunOptions:
@@ -78,7 +79,7 @@ def with_defaults(options: RunOptions) -> RunOptions:
     if options.clients or options.client_counts:
         raise UsageError("--client and --clients are for 'mountbench run'")
     chosen = options
-    if not options.presets and not options.job_files and options.tree is None and options.app is None:
+    if not options.presets and not options.job_files and preset_alone(options.kind_options) is None:
         chosen = dataclasses.replace(chosen, presets=(DEFAULT_PRESET,))
     if chosen.runtime is None:
         chosen = dataclasses.replace(chosen, runtime=DEFAULT_RUNTIME_S)
@@ -98,35 +99,35 @@ def run_containers(
 ) -> tuple[RunData, ContainersStopped | None]:
     """The run (not yet stored) and, when it ended early, why. Raises on bad input and on a
     lab that cannot start, before any round."""
-    kinds = mount_kinds(options.kinds)
+    chosen = mount_types(options.mount_types)
     run_options = with_defaults(options.run)
     rounds = run_options.repeat
     python = sys.executable
     t0 = time.monotonic()
-    with ContainerLab(kinds, on_note=on_note) as lab:
+    with ContainerLab(chosen, on_note=on_note) as lab:
         assert lab.lab is not None
-        on_note(f"containers: container with {len(kinds)} mounts up in {time.monotonic() - t0:.1f} s")
+        on_note(f"containers: container with {len(chosen)} mounts up in {time.monotonic() - t0:.1f} s")
         facts: dict[str, Any] = dict(lab.facts)
         facts["mounts"] = {
-            kind.name: {
-                "path": kind.path,
-                "meaning": kind.meaning,
-                "outlives": kind.outlives,
-                "shares": kind.shares,
+            mount_type.name: {
+                "path": mount_type.path,
+                "meaning": mount_type.meaning,
+                "outlives": mount_type.outlives,
+                "shares": mount_type.shares,
                 **m,
             }
-            for kind, m in zip(kinds, lab.mount_facts(kinds).values(), strict=True)
+            for mount_type, m in zip(chosen, lab.mount_facts(chosen).values(), strict=True)
         }
         facts["mounts"][HOST] = {"path": str(lab.host_dir), "meaning": "the bind mount's directory, from the host",
                                  "outlives": "yes"}  # fmt: skip
         facts["engines"] = engines()
         if options.probe:
-            facts["probe"] = probe_mounts(lab, kinds, python, options.probe_timeout_s)
+            facts["probe"] = probe_mounts(lab, chosen, python, options.probe_timeout_s)
             on_note(f"containers: probed every mount from inside in {time.monotonic() - t0:.1f} s from the start")
         host_runs: list[RunData] = []
         container_runs: list[RunData] = []
         stopped: ContainersStopped | None = None
-        container_targets = [f"{k.name}={k.path}" for k in kinds]
+        container_targets = [f"{k.name}={k.path}" for k in chosen]
         try:
             for r in range(rounds):
                 segment = dataclasses.replace(run_options, repeat=1, warmup=run_options.warmup if r == 0 else 0,
@@ -142,7 +143,7 @@ def run_containers(
                         status = _stream_host(argv, progress)
                         runs = host_runs
                     else:
-                        inside = dataclasses.replace(segment, baseline=kinds[0].name)
+                        inside = dataclasses.replace(segment, baseline=chosen[0].name)
                         argv = segment_argv(python, container_targets, inside, f"{RESULTS}/container.sqlite",
                                             f"{RESULTS}/{out}")  # fmt: skip
                         status = lab.exec(argv, progress)
@@ -163,7 +164,7 @@ def run_containers(
                 raise ContainersStopped("interrupted before a round finished on both sides; nothing stored",
                                         ExitCode.INTERRUPTED)  # fmt: skip
             raise stopped or UsageError("no round finished")
-        run = _merge(host_runs, container_runs, kinds, facts, rounds, command)
+        run = _merge(host_runs, container_runs, chosen, facts, rounds, command)
     if stopped is not None:
         run = dataclasses.replace(run, status="interrupted")
     return run, stopped
@@ -213,7 +214,7 @@ def _renumbered(run: RunData, round_index: int) -> RunData:
 def _merge(
     host_runs: list[RunData],
     container_runs: list[RunData],
-    kinds: Sequence[MountKind],
+    mount_types: Sequence[MountType],
     facts: dict[str, Any],
     rounds: int,
     command: str,
@@ -221,14 +222,14 @@ def _merge(
     """One run: the host's target first (the baseline), then every mount; each sample with its
     round and its mount's caveats; the container side's host facts kept beside the host's."""
     first_host, first = host_runs[0], container_runs[0]
-    per_kind = {k.name: mount_caveats(k) for k in kinds}
+    per_type = {k.name: mount_caveats(k) for k in mount_types}
     samples = [s for run in host_runs for s in run.samples]
     samples += [
-        dataclasses.replace(s, caveats=s.caveats + per_kind.get(s.target, ()))
+        dataclasses.replace(s, caveats=s.caveats + per_type.get(s.target, ()))
         for run in container_runs
         for s in run.samples
     ]
-    paths = {k.name: k.path for k in kinds}
+    paths = {k.name: k.path for k in mount_types}
     targets = list(first_host.targets) + [
         TargetRecord(Target(r.target.label, f"container:{paths.get(r.target.label, r.target.path)}"), r.info)
         for r in first.targets

@@ -26,13 +26,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import psutil
 
 from mountbench.errors import ToolMissing, UsageError
 from mountbench.host import process as procs
+from mountbench.labs.frame import LabContext
 from mountbench.labs.qemu.accel import AccelChoice, probe_accel
 from mountbench.labs.qemu.console import Console, ConsoleLine
 from mountbench.labs.qemu.faults import LabBootError, LabError, LabTimeout, likely_cause
@@ -178,7 +178,7 @@ class _MountHost:
 
 
 @dataclass(eq=False, repr=False)
-class Guest:
+class Guest(LabContext):
     """A throwaway QEMU guest exposing one host directory per MountSpec.
 
     Args:
@@ -257,17 +257,7 @@ class Guest:
 
     # ----- context manager -------------------------------------------------
 
-    def __enter__(self) -> Guest:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+    # LabContext's: ``with Guest(...) as guest`` starts it (start()) and closes it
 
     # ----- public API ------------------------------------------------------
 
@@ -361,18 +351,20 @@ class Guest:
     # ----- start -----------------------------------------------------------
 
     def start(self) -> None:
-        """Prepare the host side, boot the guest and wait until every mount is ready."""
+        """Prepare the host side, boot the guest and wait until every mount is ready; a failed
+        start closes what it began (as ``with Guest(...)`` does)."""
+        self.__enter__()
+
+    def _before_start(self) -> None:
         if self._state != "new":
             raise LabError("this Guest was already started; make a new one")
         self._state = "starting"
+
+    def _start(self) -> None:
         t0 = time.monotonic()
-        try:
-            self._prepare()
-            self.times.prepare_s = time.monotonic() - t0
-            self._boot()
-        except BaseException:
-            self.close()
-            raise
+        self._prepare()
+        self.times.prepare_s = time.monotonic() - t0
+        self._boot()
 
     def _prepare(self) -> None:
         if shutil.which(QEMU) is None:

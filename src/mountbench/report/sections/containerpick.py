@@ -1,11 +1,11 @@
 """ "Pick two" for container storage, from a run made by `mountbench containers` (its facts and
-probe travel in ``config.lab``: ContainerLabFacts): per mount kind, three properties on
+probe travel in ``config.lab``: ContainerLabFacts): per mount type, three properties on
 picktwo's scale, and the mount facts each stands on.
 
 - performance: each workload's headline median against the host's (the bind mount's directory
   measured from the host; without it, the fastest mount): good within 2×, fair within 10×,
   poor beyond; the worst of them;
-- shared with the host, as each mount kind says (its facts' ``shares``): the host's directory
+- shared with the host, as each mount type says (its facts' ``shares``): the host's directory
   itself, both ways (the bind mount: good when the probe saw a host write in the container
   within 100 ms and the container's write on the host at once; fair when slower; poor when
   never); host to container only (the overlay mount: poor, the host never sees the container's
@@ -106,7 +106,7 @@ def _performance(report: Report, mounts: Sequence[str]) -> dict[str, tuple[str, 
 
 
 def _shared(mount: Mapping[str, Any], coherence: Mapping[str, Any] | None) -> tuple[str, str]:
-    """From what the mount kind says the host sees of it (its facts' ``shares``) and, for the host's
+    """From what the mount type says the host sees of it (its facts' ``shares``) and, for the host's
     directory itself, what the probe measured."""
     shares = mount.get("shares")
     if shares == "host to container":
@@ -165,7 +165,7 @@ def table(rows: Sequence[ContainerRow]) -> TableView:
         for r in rows
     ]
     return TableView("container-pick-two", TITLE, headers, cells, numeric_from=1_000,
-                     caption="per mount kind, in one rootful Podman container; the host is the baseline")  # fmt: skip
+                     caption="per mount type, in one rootful Podman container; the host is the baseline")  # fmt: skip
 
 
 def mounts_table(facts: Mapping[str, Any], compact: bool = False) -> TableView:
@@ -269,7 +269,7 @@ def exports(report: Report) -> list[Export]:
     writer.writeheader()
     for record in found:
         writer.writerow({k: ("; ".join(v) if isinstance(v, list) else v) for k, v in record.items()})
-    note = "containers: performance, sharing with the host and local-like semantics per mount kind"
+    note = "containers: performance, sharing with the host and local-like semantics per mount type"
     return [Export("container_pick_two", "-containerpick", note, found, buffer.getvalue())]
 
 

@@ -1,7 +1,7 @@
-"""What a container mount kind is: how the container gets it (podman's options), where it
+"""What a container mount type is: how the container gets it (podman's options), where it
 appears inside, what the host must prepare for it, and what it is made of.
 
-Adding a mount kind is one module here implementing :class:`MountKind` and one line in the
+Adding a mount type is one module here implementing :class:`MountType` and one line in the
 registry (``mounts/__init__.py``)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from mountbench.labs.containers.workdir import LabDir, Names
 from mountbench.labs.frame import Problem
 
 
-class MountKind(Protocol):
+class MountType(Protocol):
     name: ClassVar[str]  # --mount NAME, and the target's label
     path: ClassVar[str]  # where it appears inside the container
     meaning: ClassVar[str]  # what it is, for a developer choosing where to put data

@@ -17,4 +17,4 @@ class BindMount(PlainMount):
         return ["--volume", f"{host_dir(lab)}:{self.path}"]
 
 
-KIND = BindMount()
+TYPE = BindMount()

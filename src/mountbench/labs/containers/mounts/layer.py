@@ -22,4 +22,4 @@ class WritableLayer(PlainMount):
         return f"{self.path}/{FROM_IMAGE}"
 
 
-KIND = WritableLayer()
+TYPE = WritableLayer()

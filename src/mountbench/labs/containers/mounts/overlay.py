@@ -33,4 +33,4 @@ class OverlayMount(PlainMount):
         return f"{self.path}/{FROM_LOWER}"
 
 
-KIND = OverlayMount()
+TYPE = OverlayMount()

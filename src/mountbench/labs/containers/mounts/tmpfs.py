@@ -16,4 +16,4 @@ class TmpfsMount(PlainMount):
         return ["--tmpfs", f"{self.path}:rw,nosuid,nodev"]
 
 
-KIND = TmpfsMount()
+TYPE = TmpfsMount()

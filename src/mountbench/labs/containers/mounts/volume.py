@@ -21,4 +21,4 @@ class NamedVolume(PlainMount):
         return ["--volume", f"{names.volume}:{self.path}"]
 
 
-KIND = NamedVolume()
+TYPE = NamedVolume()
