@@ -159,15 +159,19 @@ BLKIO = Path("/sys/fs/cgroup/blkio")
 CAP_RATIO = 1.35  # the medium pair: the capped filesystem at 1/1.35 of the open one's speed
 
 
-def own_speeds(directory: Path, runtime_s: float = 2.0) -> dict[str, float]:
-    """The uncapped filesystem's own speed for each cap (CALIBRATION), measured with plain fio."""
+def own_speeds(directory: Path, runtime_s: float = 1.0, times: int = 3) -> dict[str, float]:
+    """The uncapped filesystem's own speed for each cap (CALIBRATION), measured with plain fio: the
+    median of ``times`` samples, so that one burst of other work does not set a cap."""
     speeds = {}
     for cap, (rw, bs, depth, field) in CALIBRATION.items():
         argv = ["fio", "--name=cal", f"--directory={directory}", "--size=256M", "--direct=1", "--ioengine=libaio",
                 f"--rw={rw}", f"--bs={bs}", f"--iodepth={depth}", "--time_based=1", f"--runtime={runtime_s}",
                 "--output-format=json"]  # fmt: skip
-        job = json.loads(check(timed(argv)[1]).stdout)["jobs"][0]
-        speeds[cap] = float(job["read" if "read" in rw else "write"][field])
+        found = []
+        for _ in range(times):
+            job = json.loads(check(timed(argv)[1]).stdout)["jobs"][0]
+            found.append(float(job["read" if "read" in rw else "write"][field]))
+        speeds[cap] = sorted(found)[len(found) // 2]
     for leftover in directory.glob("cal.*"):
         leftover.unlink()
     return speeds
