@@ -264,3 +264,21 @@ def test_the_looks_decide_a_medium_pair_by_the_second_look():
         family, rounds = _simulated_adaptive_run(rng, ratios, 0.08, config)
         decided_by_5 += sum(1 for w in family.different if rounds[w] <= 5)
     assert decided_by_5 / (200 * len(ratios)) >= 0.72
+
+
+@pytest.mark.parametrize(("spread", "least", "most"), [(0.02, 0.67, 1.0), (0.05, 0.0, 0.15)])
+def test_what_the_same_within_five_percent_needs_of_the_rounds(spread, least, most):
+    """Issue 31 asks `--until 5%` to call at least 4 of an A/A pair's 6 comparisons the same. With the
+    looks at 3, 5, 8 and 12 and the family's 5 %, that takes rounds whose ratio varies by about 2 %
+    (76 % of comparisons the same by round 12, offline with 400 runs; 52 % at 3 %, 20 % at 4 %), not
+    the 4-5 % a quiet run of this VM shows (5 % at 5 %): what decides it is the noise per round and how
+    many rounds fit, not the rule. Either way no run calls a difference more often than 5 %."""
+    config = RunConfig(repeat=3, seed=1, baseline="a", until=0.05, max_repeat=12)
+    rng = np.random.default_rng(23)
+    trials, same, wrong = 200, 0, 0
+    for _ in range(trials):
+        family, _rounds = _simulated_adaptive_run(rng, (1.0,) * 6, spread, config)
+        same += sum(1 for c in family.comparisons.values() if c.verdict == SAME)
+        wrong += bool(family.different)
+    assert least <= same / (6 * trials) <= most, same / (6 * trials)
+    assert wrong / trials <= 0.05

@@ -11,6 +11,7 @@ TIMING = (
     "kinds/test_fio_series.py::test_fio_steadystate_that_is_not_met_is_said",
     "host/test_watch.py",
     "analysis/test_sequential.py::test_a_budget_stops_the_run_and_says_so",
+    "engine/test_default_run_evidence.py::test_under_two_cpu_hogs_the_far_pair_names_the_noise_and_is_never_confidently_wrong",
     "cli/test_drift_real.py",
     "clients/test_serve.py::test_the_probe_session_runs_steps_only_in_probe_scratch_directories",
     "probe/test_probe_coherence.py",

@@ -20,6 +20,24 @@ FIXED_COST_S = 0.3  # fio's start-up and exit per sample
 OTHER_KIND_S = 2.0  # a workload of another kind with no duration bound
 
 
+UNTIL_RUNTIME_S = MIN_RUNTIME_S  # --until's fio samples when no --runtime or --budget says otherwise
+
+
+def until_runtime(workloads: Sequence[Workload]) -> float | None:
+    """The runtime of --until's fio samples when neither --runtime nor --budget is given: the shortest
+    sample that still measures storage (UNTIL_RUNTIME_S), not the preset's. --until replicates rounds;
+    a round costs its samples' runtime plus fio's start-up and the round's layout, and a longer sample
+    averages only the noise within it. At quick's 2.5 s a round of two targets took about 40 s, so three
+    minutes held five rounds, where no comparison of a family of six can be called the same within ±5 %
+    unless its rounds vary by under 1.5 % (the interval at the second look needs t ≈ 7); at 0.5 s the same
+    three minutes hold the 12 rounds of --max-repeat. Measured here on a loaded machine (A/A tmpfs, load
+    10-13): the per-round spread was 31-63 % at 0.5 s (16 s a round) and 24-47 % at 2.5 s (40 s a round):
+    per minute the short samples told more. None when no workload's kind takes a runtime."""
+    if not any(kind_of(w.kind).takes_runtime for w in workloads):
+        return None
+    return UNTIL_RUNTIME_S
+
+
 def default_budget(preset_budget_s: float, targets: int) -> float:
     """A presets' default budget is for two targets (one comparison a workload); every target
     more adds its share, so that each cell still gets its planned rounds: 36 s for two targets

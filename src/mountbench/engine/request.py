@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mountbench.clients.addresses import parse_clients
 from mountbench.engine import workloads as workloads_mod
-from mountbench.engine.budget import default_budget, plan_runtime
+from mountbench.engine.budget import default_budget, plan_runtime, until_runtime
 from mountbench.errors import TargetError, UsageError
 from mountbench.fio.binary import FioInfo
 from mountbench.host import facts as hostfacts
@@ -55,6 +55,13 @@ def resolve(options: RunOptions, target_args: Sequence[str], fio: FioInfo) -> Ru
             options = dataclasses.replace(options, runtime=fitted.runtime_s)
             workloads = workloads_mod.from_options(options)
         notes = (fitted.note,) if fitted.note else ()
+    elif options.until is not None and options.runtime is None and not (options.job_files or options.sweeps):
+        shorter = until_runtime(workloads)
+        if shorter is not None:
+            options = dataclasses.replace(options, runtime=shorter)
+            workloads = workloads_mod.from_options(options)
+            notes = (f"--until: every fio job runs {shorter:g} s, so that the rounds it adds come quickly (a round, "
+                     "not a longer sample, is what replicates); --runtime sets another",)  # fmt: skip
     if options.clients:
         workloads = on_clients(workloads, parse_clients(options.clients), options.client_counts)
     runners = make_runners({w.kind for w in workloads}, RunnerSetup(fio, options.kind_options))

@@ -1,0 +1,103 @@
+"""Every count, level and interval the CSV and JSON exports state matches the samples they hold
+(issue 31; tests/report/test_report_evidence.py does the terminal, Markdown, HTML and the charts):
+each row's n is the cell's samples in the samples table, its median interval's level is what the
+order statistics of n samples really cover, its ratio interval is the run's family's, and the
+level its note states is that interval's own."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections import Counter
+
+import pytest
+from support.factories import fio_workload, make_run
+
+from mountbench.analysis.quality import level_text
+from mountbench.analysis.stats import median_ci
+from mountbench.report.content import build_report
+from mountbench.report.csvexport import samples_csv, summary_csv
+from mountbench.report.document import make_document
+
+
+def _starved():
+    """A default-budget run whose budget ran out: 1-2 samples a cell (as test_report_evidence.py)."""
+    import dataclasses
+
+    values = {
+        ("ram", "w1"): [100.0, 104.0],
+        ("disk", "w1"): [50.0, 52.0],
+        ("ram", "w2"): [200.0],
+        ("disk", "w2"): [20.0, 21.0],
+        ("ram", "w3"): [100.0, 101.0, 99.0, 100.5],  # the same
+        ("disk", "w3"): [99.0, 102.0, 100.0, 100.2],
+        ("ram", "w4"): [100.0, 110.0, 92.0, 104.0],  # undecided: its note states its level
+        ("disk", "w4"): [95.0, 115.0, 90.0, 108.0],
+    }
+    run = make_run(values, workloads=[fio_workload(f"w{i}") for i in range(1, 5)])
+    return dataclasses.replace(run, config=dataclasses.replace(run.config, until=0.05, max_repeat=12, budget=36.0))
+
+
+@pytest.fixture
+def report():
+    return build_report([_starved()])
+
+
+def _held(report) -> dict[tuple[str, str], int]:
+    """(workload, target) -> successful samples, as the samples table lists them."""
+    rows = list(csv.DictReader(io.StringIO(samples_csv(report))))
+    return Counter((r["workload"], r["target"]) for r in rows if r["ok"] == "true")
+
+
+def _number(text: str) -> float | None:
+    return float(text) if text not in ("", None) else None
+
+
+def test_csv_counts_levels_and_intervals_are_the_samples_and_the_family(report):
+    held = _held(report)
+    family = report.summary.family
+    rows = list(csv.DictReader(io.StringIO(summary_csv(report))))
+    assert {(r["workload"], r["target"]) for r in rows} == set(held)
+    assert {r["verdict"] for r in rows} >= {"worse", "same", "undecided", "unknown"}
+    stated = 0
+    for row in rows:
+        key = (row["workload"], row["target"])
+        cell = next(r for r in report.summary.rows if r.workload == key[0]).cells[key[1]]
+        assert int(row["n"]) == held[key] == len(cell.values)
+        assert _number(row["ci_level [fraction]"]) == pytest.approx(median_ci(cell.values)[2])
+        comparison = family.comparisons.get((key[0], row["metric"], key[1]))
+        if comparison is None:
+            assert row["ratio_low [x baseline]"] == ""
+            continue
+        if comparison.has_interval:
+            assert _number(row["ratio_low [x baseline]"]) == pytest.approx(comparison.low)
+            assert _number(row["ratio_high [x baseline]"]) == pytest.approx(comparison.high)
+            assert (row["significant"] == "true") == (key in {k[::2] for k in family.different})
+        for level in re.findall(r"its (\d+(?:\.\d+)?)% CI", row["caveats"]):
+            assert f"{level}%" == level_text(comparison.level)
+            stated += 1
+    assert stated >= 1  # the undecided comparison's note
+
+
+def test_json_counts_levels_and_intervals_are_the_samples_and_the_family(report):
+    document = make_document(list(report.runs), summary=report.summary)
+    held = Counter(
+        (s["workload"], s["target"]) for run in document["runs"] for s in run["samples"] if s["ok"]
+    )  # fmt: skip
+    family = report.summary.family
+    stated = 0
+    for row in document["summary"]:
+        key = (row["workload"], row["target"])
+        assert row["n"] == held[key]
+        values = next(r for r in report.summary.rows if r.workload == key[0]).cells[key[1]].values
+        assert row["ci_level"] == pytest.approx(median_ci(values)[2])
+        comparison = family.comparisons.get((key[0], row["metric"], key[1]))
+        if comparison is None or not comparison.has_interval:
+            assert row["ratio_low"] is None and row["ratio_high"] is None  # no interval: none stated
+            continue
+        assert (row["ratio_low"], row["ratio_high"]) == pytest.approx((comparison.low, comparison.high))
+        for level in re.findall(r"its (\d+(?:\.\d+)?)% CI", " ".join(row["caveats"])):
+            assert f"{level}%" == level_text(comparison.level)
+            stated += 1
+    assert stated >= 1  # the undecided comparison's note
