@@ -1,7 +1,7 @@
 """`mountbench cloudlab` end to end: real rclone serving and mounting over real FUSE, a real
 delay on the wire (toxiproxy), two RTTs, the two ends of the cache modes; then nothing left running
 or mounted, and every format naming the phase (cold, warm) of each read figure: one run, read by
-two tests. Also: Ctrl-C stops everything, and a killed run's leftovers are cleaned by the next run."""
+two tests. Also: a killed run's leftovers are cleaned by the next run, and Ctrl-C stops everything."""
 
 from __future__ import annotations
 
@@ -184,32 +184,31 @@ def test_every_format_says_which_phase_a_figure_is(compared: Compared) -> None:
     assert "(S4), cold" in compared.reports["csv"] and "(S4), warm" in compared.reports["csv"]
 
 
-def _start_and_wait_for_mounts(tmp_path: Path) -> subprocess.Popen[str]:
+def _start_and_wait_for_mounts(tmp_path: Path, dead: Path | None = None) -> subprocess.Popen[str]:
+    """A lab started and mounted (a mount under a work directory other than ``dead``), into its probe."""
     proc = subprocess.Popen(
         _command("--mode", "writes", "--rtt", "0", "--repeat", "1", "--runtime", "1", "--size", "4M",
                  "--only", "random-read", "--probe-timeout", "30"),
         env=_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         start_new_session=True,
     )  # fmt: skip
+
+    def mounted() -> bool:
+        return any(dead is None or not m.startswith(str(dead)) for m in _mounted_under(tmp_path))
+
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not _mounted_under(tmp_path):
+    while time.monotonic() < deadline and not mounted():
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
         time.sleep(0.2)
-    assert _mounted_under(tmp_path), "the lab never mounted"
+    assert mounted(), "the lab never mounted"
     time.sleep(1.0)  # into the probe (a 30 s timeout: it is still running)
     return proc
 
 
-def test_ctrl_c_stops_everything_the_lab_started(tmp_path: Path) -> None:
-    proc = _start_and_wait_for_mounts(tmp_path)
-    os.killpg(proc.pid, signal.SIGINT)
-    _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode != 0
-    assert "Traceback" not in stderr
-    assert_nothing_left(tmp_path)
-
-
-def test_a_killed_run_is_cleaned_by_the_next(tmp_path: Path) -> None:
+def test_a_killed_run_is_cleaned_by_the_next_and_ctrl_c_stops_everything_the_lab_started(tmp_path: Path) -> None:
+    """kill -9 leaves the lab's mounts, namespace and work directory; the next run cleans them before it
+    starts, and a Ctrl-C in that run stops everything it started (two lab starts, not three: the
+    killed run's and the next, which is the one interrupted)."""
     proc = _start_and_wait_for_mounts(tmp_path)
     os.killpg(proc.pid, signal.SIGKILL)  # no cleanup at all: the stale mount stays
     proc.wait(timeout=30)
@@ -219,10 +218,19 @@ def test_a_killed_run_is_cleaned_by_the_next(tmp_path: Path) -> None:
     root = tmp_path / "cache" / "mountbench" / "cloudlab"
     assert list(root.iterdir()), "the killed run left no work directory to clean"
     (state,) = [state_mod.LabState.load(d) for d in root.iterdir()]
-    assert state is not None and (tmp_path / "cache" / "mountbench" / "cloudlab" / state.workdir.name / "tmp").is_dir()
-    cleaned = state_mod.sweep_dead_runs(root)  # what the next run does first
-    assert len(cleaned) == 1 and "left" not in cleaned[0]
-    assert_nothing_left(tmp_path)  # its temporary files too: they were in its work directory, not in /tmp
+    assert state is not None and (root / state.workdir.name / "tmp").is_dir()
+    assert _mounted_under(state.workdir), "a killed run leaves its mounts"
+
+    # the next run cleans it first (what it does before anything else), then Ctrl-C
+    proc = _start_and_wait_for_mounts(tmp_path, dead=state.workdir)
+    assert not state.workdir.exists() and _mounted_under(state.workdir) == []
+    os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode != 0
+    assert "Traceback" not in stderr
+    cleaned = [line for line in stderr.splitlines() if "cleaned what a dead cloud-lab run left" in line]
+    assert cleaned == [f"cleaned what a dead cloud-lab run left: {state.workdir}"], stderr  # nothing it could not
+    assert_nothing_left(tmp_path)  # the killed run's temporary files too: they were in its work directory
     if state.network:  # the namespace it made (as root) is gone with it
         assert state.network not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
 
