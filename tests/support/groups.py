@@ -28,7 +28,6 @@ ALONGSIDE = (
     "test_import_rules.py",
     "test_timing_list.py",
     "test_units.py",
-    "test_xdist_groups.py",
     "cli/test_lazy_commands.py",
     "cli/test_options.py",
     "cli/test_progress.py",
