@@ -19,8 +19,8 @@ CPU (9p's message handling, page-cache copies) is inflated most. The by-hand com
 more than the study did (S3 wrote 10 blocks per point, too little to time): SIZE per point.
 
 usage: python bench/studies_lab.py [--size 32M] [--tree git|tiny] [--repeat 2] [--smoke]
---smoke: 9p without and with cache=loose only, one block size, the tiny tree, one round of
-mountbench on S3 only (the test suite runs it, about a minute under TCG).
+--smoke: 9p without and with cache=loose only, one block size, 4 MiB per point unless --size
+says otherwise, the tiny tree, one round of mountbench on S3 only (the test suite runs it).
 """
 
 from __future__ import annotations
@@ -108,12 +108,12 @@ def medians(document: dict, metric: str) -> dict[tuple[str, str], float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--size", default="32M", help="bytes written or read per point")
+    parser.add_argument("--size", help="bytes written or read per point (32M; 4M with --smoke)")
     parser.add_argument("--tree", default="git", help="tree profile for S0 (git: the study's 4,294 files)")
     parser.add_argument("--repeat", type=int, default=2, help="mountbench's rounds")
     parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
-    size = parse_size(args.size)
+    size = parse_size(args.size or ("4M" if args.smoke else "32M"))
     mounts = SMOKE_MOUNTS if args.smoke else MOUNTS
     block_sizes = ("32k",) if args.smoke else BLOCK_SIZES
     tree_name, repeat = ("tiny", 1) if args.smoke else (args.tree, args.repeat)

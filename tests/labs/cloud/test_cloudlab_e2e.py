@@ -1,6 +1,7 @@
 """`mountbench cloudlab` end to end: real rclone serving and mounting over real FUSE, a real
-delay on the wire (toxiproxy), two RTTs, every cache mode; then nothing left running or mounted.
-Also: Ctrl-C stops everything, and a killed run's leftovers are cleaned by the next run."""
+delay on the wire (toxiproxy), two RTTs, the two ends of the cache modes; then nothing left running
+or mounted, and every format naming the phase (cold, warm) of each read figure: one run, read by
+two tests. Also: a killed run's leftovers are cleaned by the next run, and Ctrl-C stops everything."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import psutil
 import pytest
@@ -55,21 +57,50 @@ def assert_nothing_left(tmp_path: Path) -> None:
 
 
 MODES = ("off", "full")  # write-through and whole-file caching: the two ends (the unit tests cover every mode's matrix)
+LABELS = ["local", *(f"{m}-{rtt}ms" for rtt in (0, RTT_MS) for m in MODES)]
 
 
-def test_cloudlab_compares_local_disk_with_cache_modes_at_two_rtts(tmp_path: Path) -> None:
-    out = tmp_path / "run.json"
+class Compared(NamedTuple):
+    """The one comparison run the tests below read (the longest run of the suite's cloud lab)."""
+
+    tmp: Path
+    run: dict
+    terminal: str
+    took: float
+    reports: dict[str, str]  # report --from the run's JSON: md and html as printed, csv as the files it wrote
+
+
+@pytest.fixture(scope="module")
+def compared(cloud_ready: None, tmp_path_factory: pytest.TempPathFactory) -> Compared:
+    """`cloudlab` on the two ends of the cache modes at two RTTs, S4's random read (cold and warm)
+    and a tree extract, probed; then its report in the other formats."""
+    tmp = tmp_path_factory.mktemp("compared")
+    out = tmp / "run.json"
     started = time.monotonic()
     done = subprocess.run(
         _command("--mode", ",".join(MODES), "--rtt", f"0,{RTT_MS}", "--repeat", "1", "--runtime", "1", "--size", "8M",
                  "--tree", "tiny", "--only", "random-read", "--only", "extract", "--probe-timeout", "8",
                  "--json", str(out)),
-        env=_env(tmp_path), capture_output=True, text=True, timeout=600,
+        env=_env(tmp), capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     took = time.monotonic() - started
     assert done.returncode == 0, done.stderr[-3000:]
-    text = done.stdout
-    labels = ["local", *(f"{m}-{rtt}ms" for rtt in (0, RTT_MS) for m in MODES)]
+    (run,) = json.loads(out.read_text())["runs"]
+    reports = {}
+    report = [sys.executable, "-m", "mountbench", "report", "--from", str(out)]
+    for fmt in ("md", "html"):
+        shown = subprocess.run([*report, "--format", fmt], env=_env(tmp), capture_output=True, text=True, timeout=120)
+        assert shown.returncode == 0, shown.stderr
+        reports[fmt] = shown.stdout
+    csv_run = subprocess.run([*report, "--format", "csv", "--out", str(tmp / "r.csv")], env=_env(tmp),
+                             capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert csv_run.returncode == 0, csv_run.stderr
+    reports["csv"] = "".join(p.read_text() for p in sorted(tmp.glob("r*.csv")))
+    return Compared(tmp, run, done.stdout, took, reports)
+
+
+def test_cloudlab_compares_local_disk_with_cache_modes_at_two_rtts(compared: Compared) -> None:
+    tmp_path, run, text, labels = compared.tmp, compared.run, compared.terminal, LABELS
     for label in labels:
         assert label in text
     # the comparison, the pick-two columns and the latency percentiles
@@ -78,7 +109,6 @@ def test_cloudlab_compares_local_disk_with_cache_modes_at_two_rtts(tmp_path: Pat
         assert column in text
     assert "latency percentiles" in text and "p99.9" in text and "p50" in text
 
-    (run,) = json.loads(out.read_text())["runs"]
     lab = run["config"]["lab"]
     assert lab["name"] == "cloud" and set(lab) == {"name", "probe"}  # its own facts, none of the QEMU lab's
     probe = CloudProbe.from_dict(lab["probe"])
@@ -123,46 +153,62 @@ def test_cloudlab_compares_local_disk_with_cache_modes_at_two_rtts(tmp_path: Pat
     assert caveated == {f"full-{rtt}ms" for rtt in (0, RTT_MS)}
 
     # the section in the other formats: Markdown and the CSV of its records
-    report = [sys.executable, "-m", "mountbench", "report", "--from", str(out)]
-    md = subprocess.run([*report, "--format", "md"], env=_env(tmp_path), capture_output=True, text=True, timeout=120)
-    assert md.returncode == 0, md.stderr
-    assert "Cloud drive: pick two" in md.stdout and "first read / cached re-read" in md.stdout
-    csv_run = subprocess.run([*report, "--format", "csv", "--out", str(tmp_path / "r.csv")], env=_env(tmp_path),
-                             capture_output=True, text=True, timeout=120)  # fmt: skip
-    assert csv_run.returncode == 0, csv_run.stderr
+    md = compared.reports["md"]
+    assert "Cloud drive: pick two" in md and "first read / cached re-read" in md
     rows = (tmp_path / "r-cloudpick.csv").read_text().splitlines()
     assert rows[0].startswith("target,mode,rtt_ms,bandwidth_kbps,round_trip_ms,first_read_ms")
     assert len(rows) == 1 + len(labels)
     assert_nothing_left(tmp_path)
-    print(f"cloudlab end to end: {took:.1f} s")
+    print(f"cloudlab end to end: {compared.took:.1f} s")
 
 
-def _start_and_wait_for_mounts(tmp_path: Path) -> subprocess.Popen[str]:
+def test_every_format_says_which_phase_a_figure_is(compared: Compared) -> None:
+    """S4's random read is measured cold and, as a mode of the run (full) caches reads, warm: each
+    figure of it says which, in every format. (The same run as the comparison above.)"""
+    tmp, run, terminal = compared.tmp, compared.run, compared.terminal
+    assert [w["name"] for w in run["workloads"]] == ["random-read", "random-read-warm", "extract"]
+    assert "random-read 4k QD1 (S4), cold" in terminal and "random-read 4k QD1 (S4), warm" in terminal
+    assert "cold: each working file was only on the remote" in terminal and "warm: read after" in terminal
+    for sample in run["samples"]:
+        if sample["target"] == "local" or sample["workload"] == "extract":  # the tree writes: it has no phase
+            continue
+        codes = {c["code"] for c in sample["caveats"]}
+        assert ("cloud-warm" if sample["workload"].endswith("-warm") else "cloud-cold") in codes, sample
+    for fmt in ("md", "html"):
+        shown = compared.reports[fmt]
+        assert "(S4), cold" in shown and "(S4), warm" in shown, fmt
+        assert "cold: each working file" in shown and "warm: read after" in shown, fmt
+        assert "rated on the cold figures" in shown, fmt  # pick two says which it rates
+    pick = (tmp / "r-cloudpick.csv").read_text()
+    assert "random-read: cold" in pick and ", warm" in pick
+    assert "(S4), cold" in compared.reports["csv"] and "(S4), warm" in compared.reports["csv"]
+
+
+def _start_and_wait_for_mounts(tmp_path: Path, dead: Path | None = None) -> subprocess.Popen[str]:
+    """A lab started and mounted (a mount under a work directory other than ``dead``), into its probe."""
     proc = subprocess.Popen(
         _command("--mode", "writes", "--rtt", "0", "--repeat", "1", "--runtime", "1", "--size", "4M",
                  "--only", "random-read", "--probe-timeout", "30"),
         env=_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         start_new_session=True,
     )  # fmt: skip
+
+    def mounted() -> bool:
+        return any(dead is None or not m.startswith(str(dead)) for m in _mounted_under(tmp_path))
+
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not _mounted_under(tmp_path):
+    while time.monotonic() < deadline and not mounted():
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
         time.sleep(0.2)
-    assert _mounted_under(tmp_path), "the lab never mounted"
+    assert mounted(), "the lab never mounted"
     time.sleep(1.0)  # into the probe (a 30 s timeout: it is still running)
     return proc
 
 
-def test_ctrl_c_stops_everything_the_lab_started(tmp_path: Path) -> None:
-    proc = _start_and_wait_for_mounts(tmp_path)
-    os.killpg(proc.pid, signal.SIGINT)
-    _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode != 0
-    assert "Traceback" not in stderr
-    assert_nothing_left(tmp_path)
-
-
-def test_a_killed_run_is_cleaned_by_the_next(tmp_path: Path) -> None:
+def test_a_killed_run_is_cleaned_by_the_next_and_ctrl_c_stops_everything_the_lab_started(tmp_path: Path) -> None:
+    """kill -9 leaves the lab's mounts, namespace and work directory; the next run cleans them before it
+    starts, and a Ctrl-C in that run stops everything it started (two lab starts, not three: the
+    killed run's and the next, which is the one interrupted)."""
     proc = _start_and_wait_for_mounts(tmp_path)
     os.killpg(proc.pid, signal.SIGKILL)  # no cleanup at all: the stale mount stays
     proc.wait(timeout=30)
@@ -172,10 +218,19 @@ def test_a_killed_run_is_cleaned_by_the_next(tmp_path: Path) -> None:
     root = tmp_path / "cache" / "mountbench" / "cloudlab"
     assert list(root.iterdir()), "the killed run left no work directory to clean"
     (state,) = [state_mod.LabState.load(d) for d in root.iterdir()]
-    assert state is not None and (tmp_path / "cache" / "mountbench" / "cloudlab" / state.workdir.name / "tmp").is_dir()
-    cleaned = state_mod.sweep_dead_runs(root)  # what the next run does first
-    assert len(cleaned) == 1 and "left" not in cleaned[0]
-    assert_nothing_left(tmp_path)  # its temporary files too: they were in its work directory, not in /tmp
+    assert state is not None and (root / state.workdir.name / "tmp").is_dir()
+    assert _mounted_under(state.workdir), "a killed run leaves its mounts"
+
+    # the next run cleans it first (what it does before anything else), then Ctrl-C
+    proc = _start_and_wait_for_mounts(tmp_path, dead=state.workdir)
+    assert not state.workdir.exists() and _mounted_under(state.workdir) == []
+    os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode != 0
+    assert "Traceback" not in stderr
+    cleaned = [line for line in stderr.splitlines() if "cleaned what a dead cloud-lab run left" in line]
+    assert cleaned == [f"cleaned what a dead cloud-lab run left: {state.workdir}"], stderr  # nothing it could not
+    assert_nothing_left(tmp_path)  # the killed run's temporary files too: they were in its work directory
     if state.network:  # the namespace it made (as root) is gone with it
         assert state.network not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
 
