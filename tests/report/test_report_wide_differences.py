@@ -46,9 +46,10 @@ def test_a_decided_difference_over_100x_wide_is_ranked_by_its_near_end() -> None
     for fmt, text in _formats(report).items():
         assert said in text, fmt
         assert not re.search(r"too wide to rank(?![:\"”&])", text), fmt  # only the legend's explanation says it
-    assert f"off-0ms is slower than local in the one workload ({said.removesuffix(' slower')})" in _formats(report)[
-        "markdown"
-    ]
+    assert (
+        f"off-0ms is slower than local in the one workload ({said.removesuffix(' slower')})"
+        in _formats(report)["markdown"]
+    )
     rows = list(csv.DictReader(io.StringIO(summary_csv(report))))
     off = next(r for r in rows if r["target"] == "off-0ms")
     assert off["comparison"] == said and off["verdict"] == "worse"

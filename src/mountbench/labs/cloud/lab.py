@@ -97,6 +97,7 @@ class CloudLab:
         self._proxy: DelayProxy | None = None
         self._state: state_mod.LabState | None = None
         self._tempdir_before: str | None = None
+        self._delay_lock = threading.Lock()  # one restart of the delay at a time (its guard's thread, or ours)
 
     # --- up ---------------------------------------------------------------------------
 
@@ -134,7 +135,7 @@ class CloudLab:
         self._state.add_process(self._remote.start().pid, "rclone serve webdav")
         self._proxy = DelayProxy(self._remote.port, self.workdir / "log" / "toxiproxy.log", self.network, self.ports)
         self._state.add_process(self._proxy.start().pid, "toxiproxy")
-        self._proxy.guard = MemoryGuard(self._proxy).start()
+        self._proxy.guard = MemoryGuard(self._proxy, on_trip=self._restart_delay).start()
         self.tools["toxiproxy"] = f"toxiproxy {self._proxy.version()}"
         for spec in self.specs:
             if spec.rtt_ms not in self.wires:
@@ -223,17 +224,29 @@ class CloudLab:
             return f"could not make {mount.label}'s working files remote-only: {exc}"
         return None
 
+    def _restart_delay(self, stopped: subprocess.Popen[bytes] | None = None) -> None:
+        """The delay again on the same ports, recorded: when ``stopped`` (the process its guard has
+        just stopped, which calls this at once) is still the one running, or none is running."""
+        with self._delay_lock:
+            proxy, state = self._proxy, self._state
+            if proxy is None or state is None:
+                return
+            if proxy.proc is not None and proxy.proc is not stopped and proxy.proc.poll() is None:
+                return  # started again already
+            state.add_process(proxy.restart().pid, "toxiproxy")
+
     def delay_trouble(self) -> str | None:
-        """Why the delay failed the sample just taken (its memory bound tripped: it is started
-        again here), or None."""
+        """Why the delay failed the sample just taken (its memory bound tripped; the guard has
+        started it again already, or failed to: then it is tried here once more), or None."""
         proxy = self._proxy
         if proxy is None or proxy.guard is None:
             return None
         why, _ = proxy.guard.take()
         if why is None:
             return None
-        assert self._state is not None
-        self._state.add_process(proxy.restart().pid, "toxiproxy")
+        if proxy.proc is None or proxy.proc.poll() is not None:
+            with contextlib.suppress(MountbenchError):
+                self._restart_delay()
         return why
 
     def delay_resident_bytes(self) -> int | None:

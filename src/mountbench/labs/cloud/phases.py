@@ -113,13 +113,24 @@ class PhasedRunner:
         if why is None and phase is not None:
             why = self.lab.make_cold(mount, ctx.scratch)
         if why is None and phase is not None and phase.startswith("warm") and mount.spec.mode.caches_reads:
-            self.inner.run(prepared, ctx, settings)  # the read the warm phase comes after (untimed)
+            self._inner_run(prepared, ctx, settings)  # the read the warm phase comes after (untimed)
         why = self.lab.delay_trouble() or why
         if why is not None:
             raise WorkloadFailed(why)
 
+    def _inner_run(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> Outcome:
+        """The inner runner's run; a failure while the delay's guard tripped says so first (the
+        reads that hung on the stopped proxy are its doing, not the mount's)."""
+        try:
+            return self.inner.run(prepared, ctx, settings)
+        except WorkloadFailed as failure:
+            why = self.lab.delay_trouble()
+            if why is None:
+                raise
+            raise WorkloadFailed(f"{why} ({failure})", failure.raw) from None
+
     def run(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> Outcome:
-        outcome = self.inner.run(prepared, ctx, settings)
+        outcome = self._inner_run(prepared, ctx, settings)
         mount = self.lab.mount_for(ctx.target.label)
         if mount is None:
             return outcome
