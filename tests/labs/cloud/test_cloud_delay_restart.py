@@ -45,3 +45,20 @@ def test_a_tripped_delay_is_back_before_the_sample_ends(tmp_path: Path) -> None:
         assert why is not None and "over its 1.00 B bound" in why, why
         assert lab.delay_trouble() is None
         assert proxy.proc.poll() is None
+
+
+def test_the_delay_is_started_afresh_between_samples_past_half_its_bound(tmp_path: Path) -> None:
+    """Its memory grows with every abandoned range read; between samples (nothing in flight) it is
+    started afresh past half its bound, so its guard need not void a sample. No sample is void."""
+    with CloudLab(cloud_specs(["off"], ["0"], 0), on_note=lambda _: None, root=tmp_path / "lab") as lab:
+        (mount,) = lab.mounts
+        data = os.urandom(1024**2)
+        (mount.remote_path / "remote.bin").write_bytes(data)
+        mount.rc.forget()
+        assert not lab.refresh_delay()  # a fresh delay is far below half its bound
+        first = lab._proxy.proc if lab._proxy else None
+        assert lab.refresh_delay(limit=1)
+        assert lab._proxy is not None and lab._proxy.proc is not first and lab._proxy.proc.poll() is None
+        done = subprocess.run(["cat", str(mount.path / "remote.bin")], capture_output=True, timeout=120)
+        assert done.returncode == 0 and done.stdout == data, done.stderr
+        assert lab.delay_trouble() is None  # the guard never tripped: no sample is void

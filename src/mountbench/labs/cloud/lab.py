@@ -35,7 +35,7 @@ from mountbench.errors import MountbenchError
 from mountbench.host import process as procs
 from mountbench.labs.cloud import netns
 from mountbench.labs.cloud import state as state_mod
-from mountbench.labs.cloud.delay import DelayProxy, MemoryGuard
+from mountbench.labs.cloud.delay import MEMORY_LIMIT, DelayProxy, MemoryGuard
 from mountbench.labs.cloud.matrix import LOCAL, CloudSpec
 from mountbench.labs.cloud.mounts import Wire
 from mountbench.labs.cloud.prereq import DOCTOR_FLAG, lab_problems
@@ -50,6 +50,11 @@ COLD_SUFFIX = ".mountbench-cold"  # a working file's name while it leaves the mo
 STOP_GRACE_S = 2.0
 TREE_SETTLE_S = 300.0  # the longest a mount's uploads may take to stop moving after the probe
 UPLOAD_STALL_S = 20.0  # uploads that have not moved for this long (past the 5 s write-back delay) never will
+# toxiproxy keeps some memory of every connection a client left mid-answer (rclone's abandoned range
+# reads: ~100 MiB after 1,200 random reads here, with or without toxics), so it grows through a run until
+# its guard stops it mid-sample (after ~5 min of 16 MiB random reads on 8 mounts); past this, it is
+# started afresh between samples instead, when nothing is in flight
+DELAY_REFRESH_BYTES = MEMORY_LIMIT // 2
 
 
 def work_root() -> Path:
@@ -234,6 +239,15 @@ class CloudLab:
             if proxy.proc is not None and proxy.proc is not stopped and proxy.proc.poll() is None:
                 return  # started again already
             state.add_process(proxy.restart().pid, "toxiproxy")
+
+    def refresh_delay(self, limit: int = DELAY_REFRESH_BYTES) -> bool:
+        """Between samples, after every mount's uploads are done: start the delay afresh when its
+        memory is past ``limit``, so that its guard does not have to stop it in a sample. Whether it was."""
+        rss = self.delay_resident_bytes()
+        if rss is None or rss <= limit or self._proxy is None:
+            return False
+        self._restart_delay(self._proxy.proc)
+        return True
 
     def delay_trouble(self) -> str | None:
         """Why the delay failed the sample just taken (its memory bound tripped; the guard has

@@ -6,7 +6,8 @@ working files out through the mount), :class:`PhasedRunner`
 
 1. waits until every mount has uploaded everything written through it (rclone's remote control),
    so no upload of an earlier sample competes with this one and every file is on the remote
-   (before a sample on the local disk too);
+   (before a sample on the local disk too); then the delay is started afresh if its memory has
+   grown past half its bound (CloudLab.refresh_delay), while nothing is in flight;
 2. for a read workload (one that only reads: its description's directions), makes each working
    file one that only the remote has (CloudLab.make_cold: the mount's cache entry is dropped):
    **cold**, the first read crosses the wire, whatever the cache mode;
@@ -109,6 +110,8 @@ class PhasedRunner:
                 raise WorkloadFailed(next(w for w in waits if w))
             return
         why = self.lab.settle(mount, SETTLE_TIMEOUT_S) or next((w for w in waits if w), None)
+        if why is None:
+            self.lab.refresh_delay()  # nothing in flight now: its memory goes before its guard must stop it
         phase = self.phases.get(prepared.workload.name)
         if why is None and phase is not None:
             why = self.lab.make_cold(mount, ctx.scratch)
