@@ -358,8 +358,8 @@ def test_s1_host_cost_view_in_every_format(tmp_path: Path):
     assert "host peak memory (USS)" in svg and "read bandwidth" in svg and "9p (baseline)" in svg
     markdown = render_markdown(report, {case.key: "r-cost-seq.png"})
     section = markdown[markdown.index("## Host cost per case (study S1)") : markdown.index("## Environment")]
-    assert "| 9p | 100 MB/s | 840 ms | 800 ms/GiB | 8.58 MiB |" in section
-    assert "| virtiofs | 300 MB/s | 315 ms | 300 ms/GiB | 38.1 MiB |" in section
+    assert "| 9p | 100 MB/s | 840 ms | 0.800 s/GiB | 8.58 MiB |" in section
+    assert "| virtiofs | 300 MB/s | 315 ms | 0.300 s/GiB | 38.1 MiB |" in section
     assert "](r-cost-seq.png)" in section
     html = render_html(report)
     assert 'id="host-cost"' in html and "Host cost per case (study S1)" in html

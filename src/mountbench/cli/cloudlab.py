@@ -3,6 +3,7 @@ times, with a remote and a delay served on this machine (no VM, no account)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import click
@@ -19,6 +20,7 @@ from mountbench.cli.options import (
 )
 from mountbench.cli.progress import ProgressEvents
 from mountbench.errors import Interrupted, UsageError
+from mountbench.model import Workload
 from mountbench.store import Store, default_db_path
 
 
@@ -109,7 +111,7 @@ def cloudlab(
     with Store(db or default_db_path()) as store:
         export = exporter(store, json_out)
         try:
-            run_id, status = run_cloudlab(cloud, store, ProgressEvents(err, ()), note, command_line(), export)
+            run_id, status = run_cloudlab(cloud, store, _progress, note, command_line(), export)
         except Interrupted as exc:
             raise Interrupted(exc.run_id, RESUME_COMMAND) from None
         run = store.load_run(run_id)
@@ -120,6 +122,13 @@ def cloudlab(
 
 
 RESUME_COMMAND = "mountbench cloudlab"
+
+
+def _progress(workloads: Sequence[Workload], learnt: Mapping[tuple[str, str], float]) -> ProgressEvents:
+    """The progress bar, knowing the workloads (their kinds, their headline metrics) and what each
+    (target, workload) cost in this machine's earlier cloud-lab runs: its first ETA."""
+    return ProgressEvents(err, workloads, learnt=learnt)
+
 
 for _param in cloudlab.params:  # the shared option's help names run's default preset; this command's differs
     if _param.name == "presets" and isinstance(_param, click.Option):

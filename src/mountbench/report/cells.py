@@ -1,4 +1,10 @@
-"""Text for one table cell and the footnotes it carries; shared by every format."""
+"""Text for one table cell and the footnotes it carries; shared by every format.
+
+One formatter per unit, and one unit per metric: CPU per GiB moved is always seconds of CPU per
+GiB ("3310 s/GiB", "0.800 s/GiB"), in the tables of every format, in the charts' labels and as the
+summary grid's section unit (grid.py shows the same digits under "s/GiB"), as the CSV headers
+name it (``[s/GiB]``); never a duration such as "55m07s/GiB" next to "3310" elsewhere.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,9 @@ from dataclasses import dataclass
 
 from mountbench.analysis.metrics import MetricInfo
 from mountbench.analysis.summary import Cell
-from mountbench.units import format_bytes, format_count, format_rate, format_seconds
+from mountbench.units import format_bytes, format_count, format_rate, format_seconds, sig3
+
+PER_GIB = "s/GiB"
 
 
 def format_value(value: float, info: MetricInfo) -> str:
@@ -17,8 +25,8 @@ def format_value(value: float, info: MetricInfo) -> str:
         return format_rate(value)
     if info.unit == "B":
         return format_bytes(value)
-    if info.unit == "s/GiB":
-        return f"{format_seconds(value)}/GiB"
+    if info.unit == PER_GIB:
+        return f"{sig3(value)} {PER_GIB}"
     if info.unit == "s":
         return format_seconds(value)
     if info.unit == "%":

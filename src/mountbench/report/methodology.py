@@ -122,7 +122,8 @@ def methodology(report: Report) -> list[str]:
         f"{1 - CONFIDENCE:.0%}, and each interval is shown at the level Holm's last step tested (1 − 5%/(m − r), "
         "m comparisons, r called different), so an interval excludes 1 exactly when its comparison is called "
         "different; every table, note and chart shows that one decision. Three verdicts: faster/slower when the "
-        "interval excludes 1; "
+        'interval excludes 1 (said by its near end, "at least N× slower", when its ends are more than 100× '
+        "apart); "
         '"≈ same" only when the whole interval lies within ±5% of 1 (an equivalence test; --until\'s precision '
         'when given); "undecided" otherwise (an interval that contains 1 is no evidence of sameness), with '
         'what it did show (the interval folded to a bound: "b is within 0.75–1.33× of a") and how many rounds '

@@ -7,7 +7,12 @@ says which way it goes (faster/slower, less/more CPU, better/worse). Three verdi
 (stats.Comparison.verdict): a difference when the interval excludes 1; "≈ same" only
 when the interval lies within ±precision of 1 (5 %, or --until's); "undecided" otherwise,
 with its interval and what would decide it, or "too wide to rank" when its ends are more
-than 100× apart. Without an interval (one sample a side) the factor is given with "no CI".
+than 100× apart. Width never hides a decided difference: an interval that excludes 1 but whose
+ends are more than 100× apart (three rounds of a 50× gap against a noisy baseline) is said by its
+near end, "at least 5.59× slower": the direction is known, and so is that bound, while the
+estimate's digits and the far end would claim more than the samples know. "Too wide to rank" is
+kept for an interval that contains 1 and is that wide. Without an interval (one sample a side)
+the factor is given with "no CI".
 
 Numbers for people have three significant digits and never scientific notation (units.sig3).
 
@@ -39,7 +44,8 @@ SPEED_UNITS = frozenset({"IOPS", "B/s", "s", "1/s"})
 SAME_LEGEND = "≈ same: the whole interval lies within ±5% of 1 (--until's precision when given)"
 UNDECIDED_LEGEND = (
     "undecided: the interval contains 1 but reaches beyond that, so neither a difference nor sameness is shown "
-    "(more rounds decide it; too wide to rank: its ends are over 100× apart)"
+    "(more rounds decide it; too wide to rank: its ends are over 100× apart); a difference whose interval is that "
+    "wide is said by its near end: at least N× slower"
 )
 
 
@@ -70,27 +76,43 @@ class Standing:
     precision: float = stats.DEFAULT_PRECISION  # "the same" is within ±precision
 
     @property
+    def bounded(self) -> bool:
+        """A difference (better or worse) whose interval's ends are more than TOO_WIDE_SPAN apart:
+        its direction and its near end (``low``, ≥ 1) are what it shows (the module doc)."""
+        if self.kind not in (BETTER, WORSE) or math.isnan(self.low) or math.isnan(self.high):
+            return False
+        return self.low <= 0 or self.high / self.low > stats.TOO_WIDE_SPAN
+
+    @property
+    def shown_factor(self) -> float:
+        """The factor the words give: the near end for a bounded difference, else the estimate."""
+        return self.low if self.bounded else self.factor
+
+    @property
     def short(self) -> str:
-        """``6.20× slower``; ``≈ same``; ``undecided``; ``too wide to rank``; ``6.20× slower?``
-        without an interval."""
+        """``6.20× slower``; ``≈ same``; ``undecided``; ``too wide to rank``; ``at least 5.59×
+        slower`` (a bounded difference); ``6.20× slower?`` without an interval."""
         if self.kind == SAME:
             return "≈ same"
         if self.kind == UNDECIDED:
             return TOO_WIDE_TEXT if self.too_wide else "undecided"
+        if self.bounded:
+            return f"at least {factor_text(self.low)} {self.word}"
         return f"{factor_text(self.factor)} {self.word}" + ("?" if self.kind == UNKNOWN else "")
 
     @property
     def interval(self) -> str:
-        """``5.10–7.40×`` in the factor's orientation; empty without one, and for an
-        interval too wide to rank (its digits would claim more than it knows)."""
-        if math.isnan(self.low) or math.isnan(self.high) or self.too_wide:
+        """``5.10–7.40×`` in the factor's orientation; empty without one, and for an interval
+        over 100× wide (too wide to rank, or a bounded difference: its digits would claim more
+        than it knows)."""
+        if math.isnan(self.low) or math.isnan(self.high) or self.too_wide or self.bounded:
             return ""
         return f"{sig3(self.low)}–{sig3(self.high)}×"
 
     @property
     def text(self) -> str:
         """``6.20× slower (5.10–7.40×)``; ``≈ same (0.960–1.03×)``; ``undecided (0.910–1.30×)``;
-        ``too wide to rank``; ``6.20× slower (no CI)``."""
+        ``too wide to rank``; ``at least 5.59× slower``; ``6.20× slower (no CI)``."""
         if self.kind == UNKNOWN:
             return f"{factor_text(self.factor)} {self.word} (no CI)"
         return f"{self.short} ({self.interval})" if self.interval else self.short
@@ -284,10 +306,11 @@ def _all_or_some(n: int, total: int, things: str) -> str:
 
 def _spread(items: Sequence[Standing]) -> str:
     """'(6.20×)' or '(from 2.10× to 25.6×, median 6.20×)': the spread across workloads, worded so
-    that it does not read as a confidence interval; the median of factors is taken on a log scale."""
-    factors = sorted(s.factor for s in items)
+    that it does not read as a confidence interval; the median of factors is taken on a log scale.
+    A bounded difference counts with its near end ('(at least 5.59×)' alone)."""
+    factors = sorted(s.shown_factor for s in items)
     if len(factors) == 1:
-        return f"({factor_text(factors[0])})"
+        return f"({'at least ' if items[0].bounded else ''}{factor_text(factors[0])})"
     half = len(factors) // 2
     middle = factors[half] if len(factors) % 2 else math.sqrt(factors[half - 1] * factors[half])
     if sig3(factors[0]) == sig3(factors[-1]):

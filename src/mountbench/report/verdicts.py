@@ -3,7 +3,8 @@
 
 The factor is always ≥ 1 and says which way it goes (phrasing.standing). Three verdicts:
 a difference (the interval excludes 1), the same (the interval lies within ±precision),
-undecided (neither: the sentence gives the interval and what would decide it).
+undecided (neither: the sentence gives the interval and what would decide it). A difference
+whose interval's ends are more than 100× apart is said by its near end ("at least 5.59× slower").
 """
 
 from __future__ import annotations
@@ -54,7 +55,11 @@ def verdict(row: Row, target: str, baseline: str, comparison: Comparison) -> Ver
         )
         return Verdict(target, baseline, row.workload, row.metric.name, text, False, None, UNDECIDED)
     interval = "no confidence interval (too few samples)" if said.kind == UNKNOWN else f"{level} {said.interval}"
+    factor = factor_text(said.factor)
+    if said.bounded:  # the direction is decided; its ends are too far apart for the estimate to mean much
+        factor = f"at least {factor_text(said.low)}"
+        interval = f"the near end of its {level}, whose ends are more than 100× apart"
     better = said.word == words(row.metric)[0]
     verb = "uses" if said.word.startswith(("less ", "more ")) else "is"  # uses 3.10× more CPU
-    text = f"{target} {verb} {factor_text(said.factor)} {said.word} than {baseline} {what}, {interval}"
+    text = f"{target} {verb} {factor} {said.word} than {baseline} {what}, {interval}"
     return Verdict(target, baseline, row.workload, row.metric.name, text, said.kind != UNKNOWN, better, said.kind)

@@ -15,8 +15,10 @@ proxy per RTT. Its toxics, in the order data meets them:
 
 Toxiproxy adds its own copy through user space even at 0 ms, so every mount goes through a
 proxy, the 0 ms one included: the RTTs differ only by the delay. Its memory is watched all the
-time (:class:`MemoryGuard`): past ``MEMORY_LIMIT`` it is killed and started again on the same
-ports, and the sample in flight fails with that reason.
+time (:class:`MemoryGuard`): past ``MEMORY_LIMIT`` it is killed and at once started again on the
+same ports (by the guard itself: a sample whose reads hang on the dead proxy must not wait for the
+end of the sample, which may never come, to get it back; every mount then hung on it), and the
+sample in flight fails with that reason.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import sys
 import threading
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -184,12 +187,19 @@ class DelayProxy:
 
 class MemoryGuard:
     """Watches the delay's resident memory every ``WATCH_INTERVAL_S``; past ``limit`` it kills
-    toxiproxy at once (the limit cannot be passed by more than one interval's growth) and
-    remembers why. The lab then restarts it and fails the sample in flight with that reason."""
+    toxiproxy at once (the limit cannot be passed by more than one interval's growth), remembers
+    why, and calls ``on_trip`` with the stopped process (the lab: start it again on the same ports,
+    recorded in its state) right away, from the watching thread. The lab fails the sample in flight with that reason."""
 
-    def __init__(self, proxy: DelayProxy, limit: int = MEMORY_LIMIT) -> None:
+    def __init__(
+        self,
+        proxy: DelayProxy,
+        limit: int = MEMORY_LIMIT,
+        on_trip: Callable[[subprocess.Popen[bytes]], None] | None = None,
+    ) -> None:
         self.proxy = proxy
         self.limit = limit
+        self.on_trip = on_trip
         self.peak = 0
         self.tripped: str | None = None
         self._stop = threading.Event()
@@ -208,12 +218,19 @@ class MemoryGuard:
                 continue
             with self._lock:
                 self.peak = max(self.peak, rss)
-                if rss > self.limit and self.tripped is None:
-                    proc.kill()  # the lab restarts it; rclone retries
-                    self.tripped = (
-                        f"the delay proxy (toxiproxy) reached {format_bytes(rss)} of memory, over its "
-                        f"{format_bytes(self.limit)} bound, and was stopped; this sample is void"
-                    )
+                if rss <= self.limit or self.tripped is not None:
+                    continue
+                proc.kill()
+                self.tripped = (
+                    f"the delay proxy (toxiproxy) reached {format_bytes(rss)} of memory, over its "
+                    f"{format_bytes(self.limit)} bound, and was stopped; this sample is void"
+                )
+            if self.on_trip is not None:  # back at once: rclone's retries reach it again
+                try:
+                    self.on_trip(proc)
+                except Exception as exc:  # said with the sample, never lost in this thread
+                    with self._lock:
+                        self.tripped = f"{self.tripped}; starting it again failed: {exc}"
 
     def take(self) -> tuple[str | None, int]:
         """(why it tripped since the last call or None, the peak resident bytes since then); resets both."""

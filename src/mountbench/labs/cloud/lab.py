@@ -34,7 +34,7 @@ from mountbench.errors import MountbenchError
 from mountbench.host import process as procs
 from mountbench.labs.cloud import netns
 from mountbench.labs.cloud import state as state_mod
-from mountbench.labs.cloud.delay import DelayProxy, MemoryGuard
+from mountbench.labs.cloud.delay import MEMORY_LIMIT, DelayProxy, MemoryGuard
 from mountbench.labs.cloud.matrix import LOCAL, CloudSpec
 from mountbench.labs.cloud.mounts import Wire
 from mountbench.labs.cloud.prereq import DOCTOR_FLAG, lab_problems
@@ -49,6 +49,11 @@ COLD_SUFFIX = ".mountbench-cold"  # a working file's name while it leaves the mo
 STOP_GRACE_S = 2.0
 TREE_SETTLE_S = 300.0  # the longest a mount's uploads may take to stop moving after the probe
 UPLOAD_STALL_S = 20.0  # uploads that have not moved for this long (past the 5 s write-back delay) never will
+# toxiproxy keeps some memory of every connection a client left mid-answer (rclone's abandoned range
+# reads: ~100 MiB after 1,200 random reads here, with or without toxics), so it grows through a run until
+# its guard stops it mid-sample (after ~5 min of 16 MiB random reads on 8 mounts); past this, it is
+# started afresh between samples instead, when nothing is in flight
+DELAY_REFRESH_BYTES = MEMORY_LIMIT // 2
 
 
 def work_root() -> Path:
@@ -96,6 +101,7 @@ class CloudLab(LabContext):
         self._proxy: DelayProxy | None = None
         self._state: state_mod.LabState | None = None
         self._tempdir_before: str | None = None
+        self._delay_lock = threading.Lock()  # one restart of the delay at a time (its guard's thread, or ours)
 
     # --- up ---------------------------------------------------------------------------
 
@@ -126,7 +132,7 @@ class CloudLab(LabContext):
         self._state.add_process(self._remote.start().pid, "rclone serve webdav")
         self._proxy = DelayProxy(self._remote.port, self.workdir / "log" / "toxiproxy.log", self.network, self.ports)
         self._state.add_process(self._proxy.start().pid, "toxiproxy")
-        self._proxy.guard = MemoryGuard(self._proxy).start()
+        self._proxy.guard = MemoryGuard(self._proxy, on_trip=self._restart_delay).start()
         self.tools["toxiproxy"] = f"toxiproxy {self._proxy.version()}"
         for spec in self.specs:
             if spec.rtt_ms not in self.wires:
@@ -215,17 +221,38 @@ class CloudLab(LabContext):
             return f"could not make {mount.label}'s working files remote-only: {exc}"
         return None
 
+    def _restart_delay(self, stopped: subprocess.Popen[bytes] | None = None) -> None:
+        """The delay again on the same ports, recorded: when ``stopped`` (the process its guard has
+        just stopped, which calls this at once) is still the one running, or none is running."""
+        with self._delay_lock:
+            proxy, state = self._proxy, self._state
+            if proxy is None or state is None:
+                return
+            if proxy.proc is not None and proxy.proc is not stopped and proxy.proc.poll() is None:
+                return  # started again already
+            state.add_process(proxy.restart().pid, "toxiproxy")
+
+    def refresh_delay(self, limit: int = DELAY_REFRESH_BYTES) -> bool:
+        """Between samples, after every mount's uploads are done: start the delay afresh when its
+        memory is past ``limit``, so that its guard does not have to stop it in a sample. Whether it was."""
+        rss = self.delay_resident_bytes()
+        if rss is None or rss <= limit or self._proxy is None:
+            return False
+        self._restart_delay(self._proxy.proc)
+        return True
+
     def delay_trouble(self) -> str | None:
-        """Why the delay failed the sample just taken (its memory bound tripped: it is started
-        again here), or None."""
+        """Why the delay failed the sample just taken (its memory bound tripped; the guard has
+        started it again already, or failed to: then it is tried here once more), or None."""
         proxy = self._proxy
         if proxy is None or proxy.guard is None:
             return None
         why, _ = proxy.guard.take()
         if why is None:
             return None
-        assert self._state is not None
-        self._state.add_process(proxy.restart().pid, "toxiproxy")
+        if proxy.proc is None or proxy.proc.poll() is not None:
+            with contextlib.suppress(MountbenchError):
+                self._restart_delay()
         return why
 
     def delay_resident_bytes(self) -> int | None:

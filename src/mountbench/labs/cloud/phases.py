@@ -6,7 +6,8 @@ working files out through the mount), :class:`PhasedRunner`
 
 1. waits until every mount has uploaded everything written through it (rclone's remote control),
    so no upload of an earlier sample competes with this one and every file is on the remote
-   (before a sample on the local disk too);
+   (before a sample on the local disk too); then the delay is started afresh if its memory has
+   grown past half its bound (CloudLab.refresh_delay), while nothing is in flight;
 2. for a read workload (one that only reads: its description's directions), makes each working
    file one that only the remote has (CloudLab.make_cold: the mount's cache entry is dropped):
    **cold**, the first read crosses the wire, whatever the cache mode;
@@ -109,17 +110,30 @@ class PhasedRunner:
                 raise WorkloadFailed(next(w for w in waits if w))
             return
         why = self.lab.settle(mount, SETTLE_TIMEOUT_S) or next((w for w in waits if w), None)
+        if why is None:
+            self.lab.refresh_delay()  # nothing in flight now: its memory goes before its guard must stop it
         phase = self.phases.get(prepared.workload.name)
         if why is None and phase is not None:
             why = self.lab.make_cold(mount, ctx.scratch)
         if why is None and phase is not None and phase.startswith("warm") and mount.spec.mode.caches_reads:
-            self.inner.run(prepared, ctx, settings)  # the read the warm phase comes after (untimed)
+            self._inner_run(prepared, ctx, settings)  # the read the warm phase comes after (untimed)
         why = self.lab.delay_trouble() or why
         if why is not None:
             raise WorkloadFailed(why)
 
+    def _inner_run(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> Outcome:
+        """The inner runner's run; a failure while the delay's guard tripped says so first (the
+        reads that hung on the stopped proxy are its doing, not the mount's)."""
+        try:
+            return self.inner.run(prepared, ctx, settings)
+        except WorkloadFailed as failure:
+            why = self.lab.delay_trouble()
+            if why is None:
+                raise
+            raise WorkloadFailed(f"{why} ({failure})", failure.raw) from None
+
     def run(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> Outcome:
-        outcome = self.inner.run(prepared, ctx, settings)
+        outcome = self._inner_run(prepared, ctx, settings)
         mount = self.lab.mount_for(ctx.target.label)
         if mount is None:
             return outcome

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from mountbench.engine import request as runrequest
@@ -24,6 +24,7 @@ from mountbench.fio.binary import find_fio
 from mountbench.host import facts as hostinfo
 from mountbench.kinds import host_facts
 from mountbench.labs.cloud.caveats import mode_caveats
+from mountbench.labs.cloud.history import learnt_costs_here
 from mountbench.labs.cloud.lab import UPLOAD_STALL_S, CloudLab
 from mountbench.labs.cloud.matrix import LOCAL, CloudSpec
 from mountbench.labs.cloud.mountprobes import probe_all
@@ -31,7 +32,7 @@ from mountbench.labs.cloud.mounts import CACHE_MODES
 from mountbench.labs.cloud.phases import phased, with_phases
 from mountbench.labs.cloud.treelag import measure_all
 from mountbench.labs.cloud.watch import ServingWatch
-from mountbench.model import CloudLabFacts, RunData, RunOptions
+from mountbench.model import CloudLabFacts, RunData, RunOptions, Workload
 from mountbench.probe.remotesync import CloudMountProbe, CloudProbe, CloudTarget
 from mountbench.store import Store
 
@@ -67,16 +68,21 @@ def with_defaults(options: RunOptions) -> RunOptions:
     return dataclasses.replace(chosen, baseline=LOCAL)
 
 
+Progress = Callable[[Sequence[Workload], Mapping[tuple[str, str], float]], Events]
+
+
 def run_cloudlab(
     options: CloudOptions,
     store: Store,
-    events: Events,
+    progress: Progress,
     on_note: Callable[[str], None],
     command: str,
     on_saved: Callable[[str], None] | None = None,
 ) -> tuple[str, str]:
     """The run's id and its status ("complete" or "interrupted": Ctrl-C raises Interrupted
-    after the lab is down). ``on_saved(run_id)`` is called after every stored sample."""
+    after the lab is down). ``progress(workloads, learnt)`` makes the run's events once its
+    workloads are known, with what each (target, workload) cost in this machine's earlier
+    cloud-lab runs (history.py: the first ETA). ``on_saved(run_id)`` is called after every stored sample."""
     run_options = with_defaults(options.run)
     fio = find_fio()
     t0 = time.monotonic()
@@ -123,6 +129,8 @@ def run_cloudlab(
                            dict(lab.tools), tuple(errors), phases, tuple(lags))  # fmt: skip
         config = dataclasses.replace(request.config, lab=CloudLabFacts(facts.to_dict()))
         host = hostinfo.collect(fio.version) | host_facts(request.runners) | {"cloudlab": dict(lab.tools)}
+        learnt = learnt_costs_here(store, request.targets, request.workloads, described)
+        events = progress(request.workloads, learnt)
         session = _session(lab, dataclasses.replace(request, config=config), store, events, on_saved, phases=phases)
         status = run_to_end(session, command=command, host=host)
     return session.run_id, status
