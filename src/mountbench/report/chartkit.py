@@ -200,34 +200,46 @@ def fit_titles(figure: Figure, ax, title: str, subtitle: str, labels: Sequence =
                 both_sides: bool = False) -> None:  # fmt: skip
     """The title over the figure and the subtitle over the plot, each wrapped until it fits
     (a subtitle centred over a narrow plot was clipped before); then the value axis widened
-    until every bar's ``labels`` fit inside the plot. A few layout passes at most."""
+    until every bar's ``labels`` fit inside the plot. Two layouts at most (each costs much):
+    the subtitle is wrapped by measuring it (its width does not move the plot), the figure laid
+    out again only when it wrapped anew (its height does), and the labels, left out of the
+    layout, are kept inside by widening the axis, which moves no panel."""
     for label in labels:  # kept inside the plot by widening its axis, so the layout need not measure them
         label.set_in_layout(False)
     title_chars = int(figure.get_figwidth() * 72 / (11 * 0.62))
     figure.suptitle(wrap(title, title_chars), fontsize=11, fontweight="bold")
     chars = int(figure.get_figwidth() * 72 / (8 * 0.55))
-    shown = ax.set_title(wrap(subtitle, chars), fontsize=8, color="#333333", loc="left")
+    shown = set_title(ax, wrap(subtitle, chars), fontsize=8, color="#333333", loc="left")
+    renderer = renderer_for(figure)
+    plot = ax.get_window_extent(renderer)
+    right = min(figure.bbox.x1, plot.x1) - 2  # the legend is right of the plot
+    wrapped = False
     for _ in range(6):
-        renderer = renderer_for(figure)
-        plot = ax.get_window_extent(renderer)
-        settled = True
-        right = min(figure.bbox.x1, plot.x1) - 2  # the legend is right of the plot
         box = shown.get_window_extent(renderer)
-        if box.x1 > right:
-            chars = int(chars * min(0.9, (right - box.x0) / max(1.0, box.width)))
-            shown = ax.set_title(wrap(subtitle, chars), fontsize=8, color="#333333", loc="left")
-            settled = False
-        if labels and widen_for(ax, plot, renderer, labels, log, both_sides):
-            settled = False
-        if settled:
+        if box.x1 <= right:
+            break
+        chars = int(chars * min(0.9, (right - box.x0) / max(1.0, box.width)))
+        shown.set_text(wrap(subtitle, chars))
+        wrapped = True
+    if wrapped:  # taller: the plot moves down
+        renderer = renderer_for(figure)
+    for _ in range(4):
+        if not labels or not widen_for(ax, ax.get_window_extent(renderer), renderer, labels, log, both_sides):
             return
+
+
+def set_title(ax, text: str, **style):
+    """An axes' title at its top (y=1), not moved over ticks and labels above the plot, which no
+    chart has: matplotlib's placement measures every y tick label at each layout and draw."""
+    return ax.set_title(text, y=1.0, **style)
 
 
 def widen_for(ax, plot, renderer, labels: Sequence, log: bool = False, both_sides: bool = False) -> bool:
     """Widen the value axis so that every label fits inside the plot; True when it did."""
     gap = 6  # pixels between a label and the plot's frame
-    over_right = max(t.get_window_extent(renderer).x1 for t in labels) + gap - plot.x1
-    over_left = plot.x0 - min(t.get_window_extent(renderer).x0 for t in labels) + gap
+    boxes = [t.get_window_extent(renderer) for t in labels]  # once each: an annotation's extent costs much
+    over_right = max(box.x1 for box in boxes) + gap - plot.x1
+    over_left = plot.x0 - min(box.x0 for box in boxes) + gap
     if over_right <= 0 and over_left <= 0:
         return False
     low, high = ax.get_xlim()
@@ -286,7 +298,7 @@ def new_figure(width: float, height: float) -> tuple[Figure, object]:
 
 def titles(figure: Figure, ax, title: str, subtitle: str) -> None:
     figure.suptitle(wrap(title, int(figure.get_figwidth() * 11)), fontsize=11, fontweight="bold")
-    ax.set_title(wrap(subtitle, int(figure.get_figwidth() * 14)), fontsize=8, color="#333333")
+    set_title(ax, wrap(subtitle, int(figure.get_figwidth() * 14)), fontsize=8, color="#333333")
 
 
 def notes_footer(figure: Figure, report: Report, numbers: set[int]) -> None:
