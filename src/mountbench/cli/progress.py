@@ -189,7 +189,8 @@ class ProgressEvents:
         self.console.print(
             f"run {run_id}: {len(pending) - warmups} samples to take{warm_text}"
             f"{f' ({stored} already stored)' if stored else ''}, "
-            f"about {format_seconds(estimate)} of I/O{self._time_said(expected if self.eta.learnt else None)}",
+            f"{'about' if self.eta.knows else 'at most'} {format_seconds(estimate)} of I/O"  # nothing ran here: bounds
+            f"{self._time_said(expected if self.eta.learnt else None)}",
             soft_wrap=not self.live,  # piped: one line, whatever its length, for logs and grep
         )
         if self.live:
@@ -213,9 +214,7 @@ class ProgressEvents:
         """How long the run will take, said before it starts (``learnt``: as this machine took before)."""
         pace = self.pace
         if pace.budget_s is None:
-            if learnt:
-                return f"; about {clock(learnt)} as this machine took before"
-            return " (an upper bound: nothing like it ran here before; the ETA learns from the first samples)"
+            return f"; about {clock(learnt)} as this machine took before" if learnt else ""
         if pace.default_budget:
             return (f"; it takes about {format_seconds(pace.budget_s)} (the default budget: the planned rounds, "
                     "then more rounds for undecided comparisons while time is left)")  # fmt: skip

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import io
 import math
+import multiprocessing
+import os
 import re
 import textwrap
+import threading
 from collections.abc import Sequence
 
 import matplotlib
@@ -41,16 +44,66 @@ FORMATS = ("png", "svg")
 RC = {"svg.fonttype": "none", "svg.hashsalt": "mountbench", "font.size": 9, "hatch.linewidth": 0.6}
 
 
-def render(chart: Chart, fmt: str) -> bytes:
-    """The chart as PNG or SVG bytes."""
+def render(chart: Chart, fmt: str, *, narrow: bool = False) -> bytes:
+    """The chart as PNG or SVG bytes; ``narrow``: its drawing for a phone's width (Chart.narrow)."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown chart format {fmt!r}; use png or svg")
+    draw = chart.narrow if narrow else chart.draw
+    if draw is None:
+        raise ValueError(f"chart {chart.key} has no drawing for a narrow screen")
     with matplotlib.rc_context(RC):
-        figure = chart.draw()
+        figure = draw()
         buffer = io.BytesIO()
         metadata = {"Date": None} if fmt == "svg" else {"Software": "mountbench"}
         figure.savefig(buffer, format=fmt, dpi=110, metadata=metadata)
     return buffer.getvalue()
+
+
+# --- rendering several charts at once ----------------------------------------------------------------
+# A document's charts are independent drawings, each all CPU: on a machine with a second CPU free they are
+# drawn in forked worker processes, two or more at a time (a default run's page: most of its time is its
+# charts). Forked, so that the workers inherit the charts' drawing functions (closures, which cannot be
+# pickled) and the modules already imported; never from a process running other threads (a thread holding
+# a lock at the fork would leave it held in the child), nor where fork does not exist: there, one by one.
+# Each chart's bytes are the same either way (svg.hashsalt is fixed).
+
+Job = tuple[Chart, str, bool]  # (chart, "png" | "svg", narrow)
+_JOBS: list[Job] = []  # what the forked workers render, by index (set only while a pool runs)
+
+
+def render_all(jobs: Sequence[Job], *, workers: int | None = None) -> list[bytes]:
+    """Each (chart, format, narrow) rendered, in order; in parallel where that is safe (above),
+    in as many processes as CPUs are free (``workers``: that many, where it is safe)."""
+    jobs = list(jobs)
+    for _, fmt, _narrow in jobs:
+        if fmt not in FORMATS:
+            raise UsageError(f"unknown chart format {fmt!r}; use png or svg")
+    workers = min(len(jobs), workers or _free_cpus())
+    if workers < 2 or threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [render(chart, fmt, narrow=narrow) for chart, fmt, narrow in jobs]
+    global _JOBS
+    _JOBS = jobs
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            return pool.map(_render_job, range(len(jobs)), chunksize=1)
+    finally:
+        _JOBS = []
+
+
+def _render_job(index: int) -> bytes:
+    chart, fmt, narrow = _JOBS[index]
+    return render(chart, fmt, narrow=narrow)
+
+
+def _free_cpus() -> int:
+    """The CPUs this process may run on, less those others' recent load takes (the load average
+    counts this process too: one CPU of it is ours). A busy machine draws one chart at a time."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    others = max(0.0, os.getloadavg()[0] - 1)
+    return max(1, min(MAX_WORKERS, round(cpus - others)))
+
+
+MAX_WORKERS = 4  # past this, forking and collecting cost more than the charts left to share
 
 
 # Dark mode without a second drawing: a chart is drawn once, for white paper, and its inline SVG
@@ -125,14 +178,12 @@ def page_css(html: str) -> str:
     return f":root{{{light}}}\n@media screen and (prefers-color-scheme: dark){{:root{{{dark}}}}}\n"
 
 
-def inline_svg(chart: Chart, *, narrow: bool = False) -> str:
+def inline_svg(chart: Chart, *, narrow: bool = False, svg: bytes | None = None) -> str:
     """The chart as an <svg> element for embedding in HTML, ids prefixed so that several charts
     in one page never share one, its ink themed (themed(); page_css() defines the colours).
-    ``narrow``: the drawing made for a phone's width (Chart.narrow)."""
-    if narrow and chart.narrow is None:
-        raise ValueError(f"chart {chart.key} has no drawing for a narrow screen")
-    drawn = Chart(chart.key, chart.kind, chart.title, chart.narrow) if narrow and chart.narrow else chart
-    text = render(drawn, "svg").decode()
+    ``narrow``: the drawing made for a phone's width (Chart.narrow); ``svg``: that drawing
+    already rendered (render_all)."""
+    text = (svg if svg is not None else render(chart, "svg", narrow=narrow)).decode()
     text = themed(re.sub(r"<\?xml[^>]*\?>\s*|<!DOCTYPE[^>]*>\s*", "", text))
     prefix = f"{chart.key}{'-narrow' if narrow else ''}-"
     text = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}{m.group(1)}"', text)
@@ -144,14 +195,21 @@ def inline_svg(chart: Chart, *, narrow: bool = False) -> str:
 WIDER_ONLY = "This chart is drawn for wider screens; the table above holds its numbers."
 
 
-def page_chart(chart: Chart, *, note: str = WIDER_ONLY) -> str:
+def page_chart(chart: Chart, *, note: str = WIDER_ONLY, svgs: Sequence[bytes] = ()) -> str:
     """A chart as the page shows it, inside its <figure>: the drawing for wide screens and, for
     a phone (the page's CSS shows one or the other), the drawing made for its width or, for a
-    chart that has none, ``note`` (its numbers are in a table, whose text a phone can read)."""
-    wide = f'<div class="chart-wide">{inline_svg(chart)}</div>'
+    chart that has none, ``note`` (its numbers are in a table, whose text a phone can read).
+    ``svgs``: those drawings already rendered (page_jobs, render_all)."""
+    wide = f'<div class="chart-wide">{inline_svg(chart, svg=svgs[0] if svgs else None)}</div>'
     if chart.narrow is not None:
-        return wide + f'<div class="chart-narrow">{inline_svg(chart, narrow=True)}</div>'
+        narrow = inline_svg(chart, narrow=True, svg=svgs[1] if svgs else None)
+        return wide + f'<div class="chart-narrow">{narrow}</div>'
     return wide + f'<p class="chart-narrow muted">{_attr(note)}</p>' if note else wide
+
+
+def page_jobs(chart: Chart) -> list[Job]:
+    """What page_chart draws of a chart, for render_all: its wide drawing, and its narrow one if any."""
+    return [(chart, "svg", False)] + ([(chart, "svg", True)] if chart.narrow is not None else [])
 
 
 def _attr(text: str) -> str:
