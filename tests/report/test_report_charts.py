@@ -395,3 +395,20 @@ def test_one_drawing_serves_both_colour_schemes(report):
     assert "@media screen and (prefers-color-scheme: dark){:root{--c000000:#e6e6e6;--cffffff:#161616;}}" in css
     every = "".join(inline_svg(chart) for chart in plan_charts(report))
     assert "#ffffff" not in every.replace('fill="#ffffff"', "")  # no white panel left outside a pattern
+
+
+def test_charts_drawn_in_parallel_are_the_bytes_drawn_one_by_one():
+    """render_all draws a document's charts in forked workers where a CPU is free (report speed,
+    issue 37): each chart's PNG and SVG, wide and narrow, byte for byte as render() draws it alone."""
+    import threading
+
+    from mountbench.report.chartkit import render_all
+
+    if threading.active_count() > 1:
+        pytest.skip("this process runs other threads: render_all never forks from one, so it would not fork here")
+    charts = plan_charts(build_report([_wide_run()]))
+    jobs = [(chart, fmt, False) for chart in charts for fmt in ("png", "svg")]
+    jobs += [(chart, "svg", True) for chart in charts if chart.narrow is not None]
+    alone = [render(chart, fmt, narrow=narrow) for chart, fmt, narrow in jobs]
+    assert render_all(jobs, workers=2) == alone
+    assert render_all(jobs, workers=1) == alone

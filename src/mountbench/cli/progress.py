@@ -43,7 +43,8 @@ class PlanEtaColumn(ProgressColumn):
 
     def render(self, task: Task) -> Text:
         eta = task.fields.get("eta")
-        return Text(f"ETA {clock(eta)}" if eta else "ETA –", style="cyan", no_wrap=True)
+        bound = "≤" if task.fields.get("bound") else ""  # the plan's bounds: nothing measured yet
+        return Text(f"ETA {bound}{clock(eta)}" if eta else "ETA –", style="cyan", no_wrap=True)
 
 
 class LearnedEta:
@@ -58,9 +59,11 @@ class LearnedEta:
        first ETA is right before any sample (issue 37);
     3. else its plan estimate × how the same kind of workload on the same target compared
        with its estimates (tree actions on a slow mount take longer than the plan thinks);
-    4. else its estimate × how the same kind compared with its estimates before (``learnt``);
-    5. else its estimate × how everything so far compared with its estimates;
-    6. else its estimate.
+    4. else its estimate × how the same kind on the other targets compared with its estimates;
+    5. else its estimate × how the same kind compared with its estimates before (``learnt``);
+    6. else its estimate: another kind's pace says nothing of it (issue 37: in a tree run the
+       fio churn took a twentieth of its bound while the tree actions took more than theirs, and
+       scaling all by the first churn sample said 1m40s for 3m42s).
     """
 
     def __init__(
@@ -70,8 +73,8 @@ class LearnedEta:
         self.learnt = dict(learnt or {})  # (target, workload) -> its cost on this machine before
         self.kind_learnt: dict[str, float] = {}  # kind -> cost before ÷ plan estimate (plan())
         self.taken: dict[tuple[str, str], list[float]] = {}
-        self.ratios: dict[tuple[str, str], list[float]] = {}
-        self.spent = self.spent_estimate = 0.0
+        self.ratios: dict[tuple[str, str], list[float]] = {}  # (target, kind) -> cost ÷ estimate
+        self.kind_ratios: dict[str, list[float]] = {}  # kind -> cost ÷ estimate, on any target
 
     def plan(self, items: Sequence[PlanItem]) -> None:
         """How each kind's costs before compared with this plan's estimates: for the pairs never seen."""
@@ -82,14 +85,18 @@ class LearnedEta:
                 by_kind.setdefault(self.kinds.get(item.workload, ""), []).append(before / item.estimate_s)
         self.kind_learnt = {kind: statistics.median(ratios) for kind, ratios in by_kind.items()}
 
+    @property
+    def knows(self) -> bool:
+        """Whether any cost was measured, here before or in this run: else the ETA is the plan's
+        bounds (an upper bound, said as one)."""
+        return bool(self.learnt or self.taken)
+
     def record(self, item: PlanItem, seconds: float) -> None:
         self.taken.setdefault((item.target, item.workload), []).append(seconds)
         if item.estimate_s > 0:
-            self.ratios.setdefault((item.target, self.kinds.get(item.workload, "")), []).append(
-                seconds / item.estimate_s
-            )
-            self.spent += seconds
-            self.spent_estimate += item.estimate_s
+            kind = self.kinds.get(item.workload, "")
+            self.ratios.setdefault((item.target, kind), []).append(seconds / item.estimate_s)
+            self.kind_ratios.setdefault(kind, []).append(seconds / item.estimate_s)
 
     def expected(self, item: PlanItem) -> float:
         own = self.taken.get((item.target, item.workload))
@@ -99,13 +106,11 @@ class LearnedEta:
         if before:
             return before
         kind = self.kinds.get(item.workload, "")
-        alike = self.ratios.get((item.target, kind))
+        alike = self.ratios.get((item.target, kind)) or self.kind_ratios.get(kind)
         if alike:
             return item.estimate_s * statistics.median(alike)
         if kind in self.kind_learnt:
             return item.estimate_s * self.kind_learnt[kind]
-        if self.spent_estimate > 0:
-            return item.estimate_s * self.spent / self.spent_estimate
         return item.estimate_s
 
     def remaining(self, items: Sequence[PlanItem]) -> float:
@@ -184,7 +189,8 @@ class ProgressEvents:
         self.console.print(
             f"run {run_id}: {len(pending) - warmups} samples to take{warm_text}"
             f"{f' ({stored} already stored)' if stored else ''}, "
-            f"about {format_seconds(estimate)} of I/O{self._time_said(expected if self.eta.learnt else None)}",
+            f"{'about' if self.eta.knows else 'at most'} {format_seconds(estimate)} of I/O"  # nothing ran here: bounds
+            f"{self._time_said(expected if self.eta.learnt else None)}",
             soft_wrap=not self.live,  # piped: one line, whatever its length, for logs and grep
         )
         if self.live:
@@ -201,7 +207,7 @@ class ProgressEvents:
             )
             self.progress.start()
             self.task = self.progress.add_task(
-                "starting", total=self.total, completed=self.done, eta=self._eta(expected)
+                "starting", total=self.total, completed=self.done, eta=self._eta(expected), bound=self._bound()
             )
 
     def _time_said(self, learnt: float | None = None) -> str:
@@ -213,6 +219,11 @@ class ProgressEvents:
             return (f"; it takes about {format_seconds(pace.budget_s)} (the default budget: the planned rounds, "
                     "then more rounds for undecided comparisons while time is left)")  # fmt: skip
         return f"; it ends within its --budget of {format_seconds(pace.budget_s)}"
+
+    def _bound(self) -> bool:
+        """The ETA is the plan's bounds, an upper bound (said '≤'): nothing like the run was measured
+        here before and no sample is taken yet; a budget's countdown is no bound."""
+        return not self.eta.knows and self._budget_left() is None
 
     def _budget_left(self) -> float | None:
         if self.pace.budget_s is None or not self.pace.adds_rounds:
@@ -238,7 +249,8 @@ class ProgressEvents:
         else:
             self.added_eta = (eta_s, time.monotonic())
         if self.progress is not None:
-            self.progress.update(self.task, description=description, completed=done, total=total, eta=eta_s)
+            self.progress.update(self.task, description=description, completed=done, total=total, eta=eta_s,
+                                 bound=self._bound())  # fmt: skip
 
     def on_sample_done(self, item: PlanItem, sample: Sample) -> None:
         self.done += 1
@@ -252,7 +264,7 @@ class ProgressEvents:
             eta = max(0.0, self.added_eta[0] - (now - self.added_eta[1]))
         value = measured(sample, self.workloads.get(item.workload))
         if self.progress is not None:
-            self.progress.update(self.task, completed=self.done, eta=eta)
+            self.progress.update(self.task, completed=self.done, eta=eta, bound=self._bound())
             if not left and self.done >= self.total:  # the wait that follows says what it is
                 self.progress.update(self.task, description=self.waiting())
             if not sample.ok:

@@ -29,6 +29,7 @@ from mountbench.report.chartkit import (
     interval_phrase,
     legend_label,
     renderer_for,
+    set_title,
     widen_for,
     wrap,
 )
@@ -177,7 +178,7 @@ def _panel(report: Report, ax, row: Row, chars: int, used_notes: set[int], panel
     # the title starts over the plot, right of the targets' names: it wraps within what is left of the panel
     # (wrapped to the whole panel's width it ran past a phone's figure and the layout cut the names off)
     chars = min(chars, int((panel_pt - names_pt) / (8 * 0.55)))
-    ax.set_title(wrap(f"{row.title} · {row.metric.label} ({_better(row.metric)})", chars), fontsize=8, loc="left")
+    set_title(ax, wrap(f"{row.title} · {row.metric.label} ({_better(row.metric)})", chars), fontsize=8, loc="left")
     counting = row.metric.unit in ("IOPS", "1/s", "")
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_count(v) if counting else f"{v:g}"))
     ax.xaxis.set_major_locator(MaxNLocator(4))

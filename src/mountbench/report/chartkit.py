@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import io
 import math
+import multiprocessing
+import os
 import re
 import textwrap
+import threading
 from collections.abc import Sequence
 
 import matplotlib
@@ -41,16 +44,66 @@ FORMATS = ("png", "svg")
 RC = {"svg.fonttype": "none", "svg.hashsalt": "mountbench", "font.size": 9, "hatch.linewidth": 0.6}
 
 
-def render(chart: Chart, fmt: str) -> bytes:
-    """The chart as PNG or SVG bytes."""
+def render(chart: Chart, fmt: str, *, narrow: bool = False) -> bytes:
+    """The chart as PNG or SVG bytes; ``narrow``: its drawing for a phone's width (Chart.narrow)."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown chart format {fmt!r}; use png or svg")
+    draw = chart.narrow if narrow else chart.draw
+    if draw is None:
+        raise ValueError(f"chart {chart.key} has no drawing for a narrow screen")
     with matplotlib.rc_context(RC):
-        figure = chart.draw()
+        figure = draw()
         buffer = io.BytesIO()
         metadata = {"Date": None} if fmt == "svg" else {"Software": "mountbench"}
         figure.savefig(buffer, format=fmt, dpi=110, metadata=metadata)
     return buffer.getvalue()
+
+
+# --- rendering several charts at once ----------------------------------------------------------------
+# A document's charts are independent drawings, each all CPU: on a machine with a second CPU free they are
+# drawn in forked worker processes, two or more at a time (a default run's page: most of its time is its
+# charts). Forked, so that the workers inherit the charts' drawing functions (closures, which cannot be
+# pickled) and the modules already imported; never from a process running other threads (a thread holding
+# a lock at the fork would leave it held in the child), nor where fork does not exist: there, one by one.
+# Each chart's bytes are the same either way (svg.hashsalt is fixed).
+
+Job = tuple[Chart, str, bool]  # (chart, "png" | "svg", narrow)
+_JOBS: list[Job] = []  # what the forked workers render, by index (set only while a pool runs)
+
+
+def render_all(jobs: Sequence[Job], *, workers: int | None = None) -> list[bytes]:
+    """Each (chart, format, narrow) rendered, in order; in parallel where that is safe (above),
+    in as many processes as CPUs are free (``workers``: that many, where it is safe)."""
+    jobs = list(jobs)
+    for _, fmt, _narrow in jobs:
+        if fmt not in FORMATS:
+            raise UsageError(f"unknown chart format {fmt!r}; use png or svg")
+    workers = min(len(jobs), workers or _free_cpus())
+    if workers < 2 or threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [render(chart, fmt, narrow=narrow) for chart, fmt, narrow in jobs]
+    global _JOBS
+    _JOBS = jobs
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            return pool.map(_render_job, range(len(jobs)), chunksize=1)
+    finally:
+        _JOBS = []
+
+
+def _render_job(index: int) -> bytes:
+    chart, fmt, narrow = _JOBS[index]
+    return render(chart, fmt, narrow=narrow)
+
+
+def _free_cpus() -> int:
+    """The CPUs this process may run on, less those others' recent load takes (the load average
+    counts this process too: one CPU of it is ours). A busy machine draws one chart at a time."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    others = max(0.0, os.getloadavg()[0] - 1)
+    return max(1, min(MAX_WORKERS, round(cpus - others)))
+
+
+MAX_WORKERS = 4  # past this, forking and collecting cost more than the charts left to share
 
 
 # Dark mode without a second drawing: a chart is drawn once, for white paper, and its inline SVG
@@ -125,14 +178,12 @@ def page_css(html: str) -> str:
     return f":root{{{light}}}\n@media screen and (prefers-color-scheme: dark){{:root{{{dark}}}}}\n"
 
 
-def inline_svg(chart: Chart, *, narrow: bool = False) -> str:
+def inline_svg(chart: Chart, *, narrow: bool = False, svg: bytes | None = None) -> str:
     """The chart as an <svg> element for embedding in HTML, ids prefixed so that several charts
     in one page never share one, its ink themed (themed(); page_css() defines the colours).
-    ``narrow``: the drawing made for a phone's width (Chart.narrow)."""
-    if narrow and chart.narrow is None:
-        raise ValueError(f"chart {chart.key} has no drawing for a narrow screen")
-    drawn = Chart(chart.key, chart.kind, chart.title, chart.narrow) if narrow and chart.narrow else chart
-    text = render(drawn, "svg").decode()
+    ``narrow``: the drawing made for a phone's width (Chart.narrow); ``svg``: that drawing
+    already rendered (render_all)."""
+    text = (svg if svg is not None else render(chart, "svg", narrow=narrow)).decode()
     text = themed(re.sub(r"<\?xml[^>]*\?>\s*|<!DOCTYPE[^>]*>\s*", "", text))
     prefix = f"{chart.key}{'-narrow' if narrow else ''}-"
     text = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}{m.group(1)}"', text)
@@ -144,14 +195,21 @@ def inline_svg(chart: Chart, *, narrow: bool = False) -> str:
 WIDER_ONLY = "This chart is drawn for wider screens; the table above holds its numbers."
 
 
-def page_chart(chart: Chart, *, note: str = WIDER_ONLY) -> str:
+def page_chart(chart: Chart, *, note: str = WIDER_ONLY, svgs: Sequence[bytes] = ()) -> str:
     """A chart as the page shows it, inside its <figure>: the drawing for wide screens and, for
     a phone (the page's CSS shows one or the other), the drawing made for its width or, for a
-    chart that has none, ``note`` (its numbers are in a table, whose text a phone can read)."""
-    wide = f'<div class="chart-wide">{inline_svg(chart)}</div>'
+    chart that has none, ``note`` (its numbers are in a table, whose text a phone can read).
+    ``svgs``: those drawings already rendered (page_jobs, render_all)."""
+    wide = f'<div class="chart-wide">{inline_svg(chart, svg=svgs[0] if svgs else None)}</div>'
     if chart.narrow is not None:
-        return wide + f'<div class="chart-narrow">{inline_svg(chart, narrow=True)}</div>'
+        narrow = inline_svg(chart, narrow=True, svg=svgs[1] if svgs else None)
+        return wide + f'<div class="chart-narrow">{narrow}</div>'
     return wide + f'<p class="chart-narrow muted">{_attr(note)}</p>' if note else wide
+
+
+def page_jobs(chart: Chart) -> list[Job]:
+    """What page_chart draws of a chart, for render_all: its wide drawing, and its narrow one if any."""
+    return [(chart, "svg", False)] + ([(chart, "svg", True)] if chart.narrow is not None else [])
 
 
 def _attr(text: str) -> str:
@@ -200,34 +258,46 @@ def fit_titles(figure: Figure, ax, title: str, subtitle: str, labels: Sequence =
                 both_sides: bool = False) -> None:  # fmt: skip
     """The title over the figure and the subtitle over the plot, each wrapped until it fits
     (a subtitle centred over a narrow plot was clipped before); then the value axis widened
-    until every bar's ``labels`` fit inside the plot. A few layout passes at most."""
+    until every bar's ``labels`` fit inside the plot. Two layouts at most (each costs much):
+    the subtitle is wrapped by measuring it (its width does not move the plot), the figure laid
+    out again only when it wrapped anew (its height does), and the labels, left out of the
+    layout, are kept inside by widening the axis, which moves no panel."""
     for label in labels:  # kept inside the plot by widening its axis, so the layout need not measure them
         label.set_in_layout(False)
     title_chars = int(figure.get_figwidth() * 72 / (11 * 0.62))
     figure.suptitle(wrap(title, title_chars), fontsize=11, fontweight="bold")
     chars = int(figure.get_figwidth() * 72 / (8 * 0.55))
-    shown = ax.set_title(wrap(subtitle, chars), fontsize=8, color="#333333", loc="left")
+    shown = set_title(ax, wrap(subtitle, chars), fontsize=8, color="#333333", loc="left")
+    renderer = renderer_for(figure)
+    plot = ax.get_window_extent(renderer)
+    right = min(figure.bbox.x1, plot.x1) - 2  # the legend is right of the plot
+    wrapped = False
     for _ in range(6):
-        renderer = renderer_for(figure)
-        plot = ax.get_window_extent(renderer)
-        settled = True
-        right = min(figure.bbox.x1, plot.x1) - 2  # the legend is right of the plot
         box = shown.get_window_extent(renderer)
-        if box.x1 > right:
-            chars = int(chars * min(0.9, (right - box.x0) / max(1.0, box.width)))
-            shown = ax.set_title(wrap(subtitle, chars), fontsize=8, color="#333333", loc="left")
-            settled = False
-        if labels and widen_for(ax, plot, renderer, labels, log, both_sides):
-            settled = False
-        if settled:
+        if box.x1 <= right:
+            break
+        chars = int(chars * min(0.9, (right - box.x0) / max(1.0, box.width)))
+        shown.set_text(wrap(subtitle, chars))
+        wrapped = True
+    if wrapped:  # taller: the plot moves down
+        renderer = renderer_for(figure)
+    for _ in range(4):
+        if not labels or not widen_for(ax, ax.get_window_extent(renderer), renderer, labels, log, both_sides):
             return
+
+
+def set_title(ax, text: str, **style):
+    """An axes' title at its top (y=1), not moved over ticks and labels above the plot, which no
+    chart has: matplotlib's placement measures every y tick label at each layout and draw."""
+    return ax.set_title(text, y=1.0, **style)
 
 
 def widen_for(ax, plot, renderer, labels: Sequence, log: bool = False, both_sides: bool = False) -> bool:
     """Widen the value axis so that every label fits inside the plot; True when it did."""
     gap = 6  # pixels between a label and the plot's frame
-    over_right = max(t.get_window_extent(renderer).x1 for t in labels) + gap - plot.x1
-    over_left = plot.x0 - min(t.get_window_extent(renderer).x0 for t in labels) + gap
+    boxes = [t.get_window_extent(renderer) for t in labels]  # once each: an annotation's extent costs much
+    over_right = max(box.x1 for box in boxes) + gap - plot.x1
+    over_left = plot.x0 - min(box.x0 for box in boxes) + gap
     if over_right <= 0 and over_left <= 0:
         return False
     low, high = ax.get_xlim()
@@ -286,7 +356,7 @@ def new_figure(width: float, height: float) -> tuple[Figure, object]:
 
 def titles(figure: Figure, ax, title: str, subtitle: str) -> None:
     figure.suptitle(wrap(title, int(figure.get_figwidth() * 11)), fontsize=11, fontweight="bold")
-    ax.set_title(wrap(subtitle, int(figure.get_figwidth() * 14)), fontsize=8, color="#333333")
+    set_title(ax, wrap(subtitle, int(figure.get_figwidth() * 14)), fontsize=8, color="#333333")
 
 
 def notes_footer(figure: Figure, report: Report, numbers: set[int]) -> None:

@@ -18,10 +18,7 @@ from matplotlib.figure import Figure
 
 from mountbench.report.bar_charts import bars_figure, bars_title, panels_figure
 from mountbench.report.chartkeys import Chart, bars_key
-from mountbench.report.chartkit import (
-    NARROW_IN,
-    render,
-)
+from mountbench.report.chartkit import NARROW_IN, render_all
 from mountbench.report.model import Report
 from mountbench.report.ratio_chart import ratio_figure, ratio_title
 from mountbench.report.sections import SECTIONS
@@ -87,17 +84,17 @@ def chart_files(report: Report, stem: str, fmt: str = "png") -> list[ChartFile]:
     """Every chart Markdown shows, rendered as ``<stem>-<key>.<fmt>``; not the page's chart of
     every workload (Markdown shows each metric's under its table). The caller writes them
     (cli/report.py, through host/outputs.py)."""
-    return [
-        ChartFile(chart, f"{stem}-{chart.key}.{fmt}", render(chart, fmt))
-        for chart in plan_charts(report)
-        if chart.kind != "overview"
-    ]
+    charts = [chart for chart in plan_charts(report) if chart.kind != "overview"]
+    rendered = render_all([(chart, fmt, False) for chart in charts])
+    return [ChartFile(chart, f"{stem}-{chart.key}.{fmt}", data) for chart, data in zip(charts, rendered, strict=True)]
 
 
 def every_chart_file(report: Report, formats: tuple[str, ...] = ("png", "svg")) -> list[ChartFile]:
     """Every chart the report has (the page's small multiples too), each in every format, named
     ``<key>.<fmt>``: what ``report --charts DIR`` writes, for any report format (issue 37: like
     fio-plot, each chart as an image of its own)."""
+    jobs = [(chart, fmt, False) for chart in plan_charts(report) for fmt in formats]
     return [
-        ChartFile(chart, f"{chart.key}.{fmt}", render(chart, fmt)) for chart in plan_charts(report) for fmt in formats
+        ChartFile(chart, f"{chart.key}.{fmt}", data)
+        for (chart, fmt, _), data in zip(jobs, render_all(jobs), strict=True)
     ]

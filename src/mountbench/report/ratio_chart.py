@@ -136,8 +136,10 @@ def _narrow_ratio_layout(figure: Figure, ax, report: Report, rows, subtitle: str
     heading = {"title": wrap(ratio_title(report), 44), "title_fontproperties": {"weight": "bold", "size": 10}}
     figure.legend(loc="outside upper center", ncols=2, fontsize=8, frameon=False, **heading)
     figure.supxlabel(wrap(subtitle, 62), x=0.01, ha="left", fontsize=7.5)
+    for label in labels:  # kept inside the plot by widening its axis, so the layout need not measure them
+        label.set_in_layout(False)
+    renderer = renderer_for(figure)  # once: widening the axis for the labels moves nothing the layout placed
     for _ in range(3):
-        renderer = renderer_for(figure)
         if not widen_for(ax, ax.get_window_extent(renderer), renderer, labels, log=True, both_sides=True):
             break
     _decade_ticks(figure, ax, (good, bad), 7.5, lines=2)
