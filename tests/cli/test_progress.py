@@ -184,3 +184,36 @@ def test_an_eta_from_the_plans_bounds_alone_is_said_as_an_upper_bound():
         events.on_sample_done(plan[0], Sample("a", "seq", 0, True, {}))
         assert "≤" not in PlanEtaColumn().render(events.progress.tasks[0]).plain
         events.on_finish("r", "complete")
+
+
+def test_a_failed_sample_is_no_pace_for_the_samples_still_to_run():
+    """Issue 37: in the QEMU lab sshfs failed after 175 s laying out its working files, and the first
+    ETA scaled every fio sample on every mount by it (5h12m for 28 minutes). A failure's time is
+    spent, counted once by the clock, but sets no cost or ratio for any other sample."""
+    eta = LearnedEta({"seq": "fio", "rand": "fio"})
+    plan = [_item(t, w, 3.0, r) for r in range(3) for t in ("sshfs", "nfs") for w in ("seq", "rand")]
+    eta.record(plan[0], 175.0, ok=False)
+    assert not eta.knows  # nothing measured: the ETA is still the plan's bound, said as one
+    assert eta.remaining(plan[1:]) == pytest.approx(3.0 * (len(plan) - 1))
+    assert eta.expected(_item("sshfs", "seq", 3.0, 1)) == 3.0  # its own later rounds too: a failure is no measure
+    eta.record(plan[1], 6.0)  # a sample that worked is a pace, as before
+    assert eta.expected(_item("sshfs", "seq", 3.0, 1)) == pytest.approx(6.0)
+    assert eta.expected(_item("nfs", "rand", 3.0, 1)) == pytest.approx(6.0)
+
+
+def test_the_bar_after_a_failed_first_sample_keeps_the_plans_bound():
+    import io
+
+    from rich.console import Console
+
+    from mountbench.cli.progress import PlanEtaColumn, ProgressEvents
+    from mountbench.model import Sample
+
+    plan = [_item(t, "seq", 10.0, r) for r in range(2) for t in ("sshfs", "nfs")]
+    events = ProgressEvents(Console(file=io.StringIO(), width=100, force_terminal=True, color_system=None))
+    events.on_start("r", plan, plan)
+    events.on_sample_start(plan[0], 0, len(plan), 40.0)
+    events.last_end -= 175.0  # the failed sample took 175 s (its setup timed out)
+    events.on_sample_done(plan[0], Sample("sshfs", "seq", 0, False, {}, error="preconditioning failed"))
+    assert PlanEtaColumn().render(events.progress.tasks[0]).plain == "ETA ≤30 s"  # not 3 × 175 s scaled
+    events.on_finish("r", "complete")

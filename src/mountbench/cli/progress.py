@@ -64,6 +64,11 @@ class LearnedEta:
     6. else its estimate: another kind's pace says nothing of it (issue 37: in a tree run the
        fio churn took a twentieth of its bound while the tree actions took more than theirs, and
        scaling all by the first churn sample said 1m40s for 3m42s).
+
+    A failed sample is no pace: what it took is spent (the elapsed time counts it, once), but it
+    measured no work, so it sets no cost and no ratio for anything still to run (issue 37: in the
+    QEMU lab sshfs failed after 175 s while laying out its working files, 58× its fio bound, and
+    the first ETA scaled every fio sample on every mount by it: 5h12m for 28 minutes).
     """
 
     def __init__(
@@ -91,7 +96,10 @@ class LearnedEta:
         bounds (an upper bound, said as one)."""
         return bool(self.learnt or self.taken)
 
-    def record(self, item: PlanItem, seconds: float) -> None:
+    def record(self, item: PlanItem, seconds: float, ok: bool = True) -> None:
+        """What ``item`` took; a failed sample's time is left out of every pace (see the class)."""
+        if not ok:
+            return
         self.taken.setdefault((item.target, item.workload), []).append(seconds)
         if item.estimate_s > 0:
             kind = self.kinds.get(item.workload, "")
@@ -255,7 +263,7 @@ class ProgressEvents:
     def on_sample_done(self, item: PlanItem, sample: Sample) -> None:
         self.done += 1
         now = time.monotonic()
-        self.eta.record(item, now - self.last_end)
+        self.eta.record(item, now - self.last_end, sample.ok)
         self.last_end = now
         planned = self._left(item)
         left = planned or []
