@@ -217,3 +217,21 @@ def test_the_bar_after_a_failed_first_sample_keeps_the_plans_bound():
     events.on_sample_done(plan[0], Sample("sshfs", "seq", 0, False, {}, error="preconditioning failed"))
     assert PlanEtaColumn().render(events.progress.tasks[0]).plain == "ETA ≤30 s"  # not 3 × 175 s scaled
     events.on_finish("r", "complete")
+
+
+def test_a_layouts_pace_and_a_timed_parts_are_learnt_apart():
+    """A sample that lays out working files (its estimate above its cell's smallest: the layout at
+    2 MB/s) took 3 s on tmpfs for 54 s planned; the samples after it in the round lay out nothing,
+    and 3/54 of their estimates would be 50 ms each."""
+    eta = LearnedEta({"write": "fio", "read": "fio"})
+    plan = [
+        _item("ram", "write", 54.5, 0), _item("ram", "read", 0.8, 0),
+        _item("ram", "read", 54.5, 1), _item("ram", "write", 0.8, 1),
+    ]  # fmt: skip
+    eta.plan(plan)
+    assert [eta.lays_out(item) for item in plan] == [True, False, True, False]
+    eta.record(plan[0], 3.0)
+    assert eta.expected(plan[1]) == pytest.approx(0.8)  # no pace for a timed part yet: its estimate
+    assert eta.expected(plan[2]) == pytest.approx(54.5 * 3.0 / 54.5)  # another workload's layout: that pace
+    eta.record(plan[1], 1.6)
+    assert eta.expected(plan[3]) == pytest.approx(1.6)  # as the timed parts went: 2× their estimate

@@ -29,6 +29,7 @@ from rich.table import Column
 from rich.text import Text
 
 from mountbench.analysis.metrics import describe
+from mountbench.kinds.fiofiles import LAYOUT_RATE_BPS
 from mountbench.model import PlanItem, RunOptions, Sample, Workload
 from mountbench.report.cells import format_value
 from mountbench.report.terminal_layout import Fields
@@ -69,6 +70,11 @@ class LearnedEta:
     measured no work, so it sets no cost and no ratio for anything still to run (issue 37: in the
     QEMU lab sshfs failed after 175 s while laying out its working files, 58× its fio bound, and
     the first ETA scaled every fio sample on every mount by it: 5h12m for 28 minutes).
+
+    A sample that lays out working files (its estimate above its cell's smallest in the plan:
+    engine/session.py with_layouts) is paced apart from those that do not: a layout's pace says
+    nothing of a timed part's, nor the other way round (a layout estimated at 2 MB/s took 1 s on
+    tmpfs and 150 s on the lab's sshfs).
     """
 
     def __init__(
@@ -77,13 +83,17 @@ class LearnedEta:
         self.kinds = kinds or {}  # workload name -> kind
         self.learnt = dict(learnt or {})  # (target, workload) -> its cost on this machine before
         self.kind_learnt: dict[str, float] = {}  # kind -> cost before ÷ plan estimate (plan())
-        self.taken: dict[tuple[str, str], list[float]] = {}
-        self.ratios: dict[tuple[str, str], list[float]] = {}  # (target, kind) -> cost ÷ estimate
-        self.kind_ratios: dict[str, list[float]] = {}  # kind -> cost ÷ estimate, on any target
+        self.base: dict[tuple[str, str], float] = {}  # (target, workload) -> its smallest estimate (plan())
+        # keyed by (..., whether the sample lays out working files)
+        self.taken: dict[tuple[str, str, bool], list[float]] = {}
+        self.ratios: dict[tuple[str, str, bool], list[float]] = {}  # (target, kind, ...) -> cost ÷ estimate
+        self.kind_ratios: dict[tuple[str, bool], list[float]] = {}  # (kind, ...) -> cost ÷ estimate, any target
 
     def plan(self, items: Sequence[PlanItem]) -> None:
-        """How each kind's costs before compared with this plan's estimates: for the pairs never seen."""
+        """How each kind's costs before compared with this plan's estimates: for the pairs never
+        seen; and each cell's smallest estimate, that of a sample with no layout."""
         by_kind: dict[str, list[float]] = {}
+        self.base = smallest_estimates(items)
         for item in items:
             before = self.learnt.get((item.target, item.workload))
             if before and item.estimate_s > 0:
@@ -100,21 +110,27 @@ class LearnedEta:
         """What ``item`` took; a failed sample's time is left out of every pace (see the class)."""
         if not ok:
             return
-        self.taken.setdefault((item.target, item.workload), []).append(seconds)
+        lays = self.lays_out(item)
+        self.taken.setdefault((item.target, item.workload, lays), []).append(seconds)
         if item.estimate_s > 0:
             kind = self.kinds.get(item.workload, "")
-            self.ratios.setdefault((item.target, kind), []).append(seconds / item.estimate_s)
-            self.kind_ratios.setdefault(kind, []).append(seconds / item.estimate_s)
+            self.ratios.setdefault((item.target, kind, lays), []).append(seconds / item.estimate_s)
+            self.kind_ratios.setdefault((kind, lays), []).append(seconds / item.estimate_s)
+
+    def lays_out(self, item: PlanItem) -> bool:
+        """Whether the plan counts a layout of working files in ``item``'s estimate."""
+        return item.estimate_s > self.base.get((item.target, item.workload), item.estimate_s)
 
     def expected(self, item: PlanItem) -> float:
-        own = self.taken.get((item.target, item.workload))
+        lays = self.lays_out(item)
+        own = self.taken.get((item.target, item.workload, lays))
         if own:
             return statistics.median(own)
         before = self.learnt.get((item.target, item.workload))
         if before:
             return before
         kind = self.kinds.get(item.workload, "")
-        alike = self.ratios.get((item.target, kind)) or self.kind_ratios.get(kind)
+        alike = self.ratios.get((item.target, kind, lays)) or self.kind_ratios.get((kind, lays))
         if alike:
             return item.estimate_s * statistics.median(alike)
         if kind in self.kind_learnt:
@@ -123,6 +139,29 @@ class LearnedEta:
 
     def remaining(self, items: Sequence[PlanItem]) -> float:
         return sum(self.expected(item) for item in items)
+
+
+def smallest_estimates(items: Sequence[PlanItem]) -> dict[tuple[str, str], float]:
+    """(target, workload) -> its smallest estimate in ``items``: that of a sample laying out nothing."""
+    found: dict[tuple[str, str], float] = {}
+    for item in items:
+        cell = (item.target, item.workload)
+        found[cell] = min(found.get(cell, item.estimate_s), item.estimate_s)
+    return found
+
+
+def work_said(items: Sequence[PlanItem]) -> str:
+    """The plan's estimates said: '302 s of I/O', and what of them is laying out working files
+    (engine/session.py with_layouts) apart: '302 s of I/O and 40m12s laying out working files
+    (at 2 MB/s, a slow mount's pace)'."""
+    base = smallest_estimates(items)
+    total = sum(item.estimate_s for item in items)
+    layouts = sum(item.estimate_s - base[(item.target, item.workload)] for item in items)
+    if layouts <= 0:
+        return f"{format_seconds(total)} of I/O"
+    rate = f"{LAYOUT_RATE_BPS / 1e6:g} MB/s"
+    return (f"{format_seconds(total - layouts)} of I/O and {format_seconds(layouts)} laying out working files "
+            f"(at {rate}, a slow mount's pace)")  # fmt: skip
 
 
 def clock(seconds: float) -> str:
@@ -188,7 +227,6 @@ class ProgressEvents:
         self.done = len(plan) - len(pending)
         self.pending = list(pending)
         self.started = self.last_end = time.monotonic()
-        estimate = sum(item.estimate_s for item in pending)
         self.eta.plan(pending)
         expected = self.eta.remaining(pending)  # the plan's bounds, or what this machine took before
         warmups = sum(item.warmup for item in pending)
@@ -197,7 +235,7 @@ class ProgressEvents:
         self.console.print(
             f"run {run_id}: {len(pending) - warmups} samples to take{warm_text}"
             f"{f' ({stored} already stored)' if stored else ''}, "
-            f"{'about' if self.eta.knows else 'at most'} {format_seconds(estimate)} of I/O"  # nothing ran here: bounds
+            f"{'about' if self.eta.knows else 'at most'} {work_said(pending)}"  # nothing ran here: bounds
             f"{self._time_said(expected if self.eta.learnt else None)}",
             soft_wrap=not self.live,  # piped: one line, whatever its length, for logs and grep
         )

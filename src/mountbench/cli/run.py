@@ -11,7 +11,7 @@ import click
 
 from mountbench.cli.console import command_line, err, out, print_run
 from mountbench.cli.options import debug_option, given_run_options, options_from_json, pop_run_options, run_options
-from mountbench.cli.progress import LearnedEta, Pace, ProgressEvents, clock
+from mountbench.cli.progress import LearnedEta, Pace, ProgressEvents, clock, work_said
 from mountbench.engine import request as runrequest
 from mountbench.engine.history import learnt_costs
 from mountbench.engine.session import Events, Session, check_space, plan_dry_run, run_to_end, sweep_leftovers
@@ -262,12 +262,11 @@ def _count(n: int, noun: str) -> str:
 def _print_dry_run(request: runrequest.RunRequest, db: Path) -> None:
     config = request.config
     dry = plan_dry_run(config, request.targets, request.workloads, request.runners)
-    total = sum(item.estimate_s for item in dry.plan)
     measured = sum(not item.warmup for item in dry.plan)
     warm_text = f", after {len(dry.plan) - measured} warm-ups" if config.warmup else ""
     out.print(
         f"[bold]Plan[/bold]: {_count(len(request.targets), 'target')} × {_count(len(request.workloads), 'workload')} × "
-        f"{config.repeat} repetitions = {measured} samples{warm_text}, about {format_seconds(total)} of I/O "
+        f"{config.repeat} repetitions = {measured} samples{warm_text}, about {work_said(dry.plan)} "
         f"(seed {config.seed}, baseline {config.baseline})"
     )
     if config.budget is not None:
