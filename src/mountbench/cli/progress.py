@@ -152,8 +152,8 @@ def smallest_estimates(items: Sequence[PlanItem]) -> dict[tuple[str, str], float
 
 def work_said(items: Sequence[PlanItem]) -> str:
     """The plan's estimates said: '302 s of I/O', and what of them is laying out working files
-    (engine/session.py with_layouts) apart: '302 s of I/O and 40m12s laying out working files
-    (at 2 MB/s, a slow mount's pace)'."""
+    (engine/session.py with_layouts) apart: '302 s of I/O and 40m16s laying out working files
+    (at 2 MB/s, a slow mount's pace)' (the QEMU lab's default)."""
     base = smallest_estimates(items)
     total = sum(item.estimate_s for item in items)
     layouts = sum(item.estimate_s - base[(item.target, item.workload)] for item in items)

@@ -331,7 +331,11 @@ class Session:
         clock = self._clock
         keep_all = planned and self.config.default_budget
         for index, item in enumerate(items):
-            if not keep_all and not clock.fits(item.estimate_s):
+            # the budget's pace is the timed parts' (engine/budget.py sizes them), not a layout's
+            # bound at a slow mount's pace (with_layouts): that would refuse a --budget 60s run's first sample
+            made = self.prepared.get((item.target, item.workload))
+            timed_s = made.estimate_s if made is not None else item.estimate_s
+            if not keep_all and not clock.fits(timed_s):
                 self._notice_once(clock.ran_out_notice())
                 return False
             eta = clock.eta(items[index:], adaptive=self.config.until is not None)
@@ -344,7 +348,7 @@ class Session:
                 self._saved()
             elif not sample.ok:  # not stored, so said at the end; the measured rounds record their own
                 self.notices.append(f"{item.name} of {item.workload} on {item.target} failed: {sample.error}")
-            clock.record(time.monotonic() - began, item.estimate_s, sample.ok)
+            clock.record(time.monotonic() - began, timed_s, sample.ok)
         return True
 
     def _adaptive_rounds(self) -> None:
