@@ -227,11 +227,14 @@ def test_a_layouts_pace_and_a_timed_parts_are_learnt_apart():
     plan = [
         _item("ram", "write", 54.5, 0), _item("ram", "read", 0.8, 0),
         _item("ram", "read", 54.5, 1), _item("ram", "write", 0.8, 1),
+        _item("sshfs", "write", 54.5, 0), _item("sshfs", "write", 0.8, 1),
     ]  # fmt: skip
     eta.plan(plan)
-    assert [eta.lays_out(item) for item in plan] == [True, False, True, False]
+    assert [eta.lays_out(item) for item in plan] == [True, False, True, False, True, False]
     eta.record(plan[0], 3.0)
     assert eta.expected(plan[1]) == pytest.approx(0.8)  # no pace for a timed part yet: its estimate
     assert eta.expected(plan[2]) == pytest.approx(54.5 * 3.0 / 54.5)  # another workload's layout: that pace
     eta.record(plan[1], 1.6)
     assert eta.expected(plan[3]) == pytest.approx(1.6)  # as the timed parts went: 2× their estimate
+    assert eta.expected(plan[4]) == 54.5  # another mount's layout says nothing of this one's: the bound
+    assert eta.expected(plan[5]) == pytest.approx(1.6)  # its timed part: as the other mount's went
