@@ -220,14 +220,19 @@ def test_the_bar_after_a_failed_first_sample_keeps_the_plans_bound():
 
 
 def test_a_layouts_pace_and_a_timed_parts_are_learnt_apart():
-    """A sample that lays out working files (its estimate above its cell's smallest: the layout at
-    2 MB/s) took 3 s on tmpfs for 54 s planned; the samples after it in the round lay out nothing,
-    and 3/54 of their estimates would be 50 ms each."""
+    """A sample that lays out working files (engine/plan.py LaysOut: the layout at 2 MB/s) took 3 s
+    on tmpfs for 54 s planned; the samples after it in the round lay out nothing, and 3/54 of their
+    estimates would be 50 ms each."""
+    from mountbench.engine.plan import LaysOut
+
+    def laying(target: str, workload: str, round_: int) -> LaysOut:
+        return LaysOut(round_, 0, target, workload, 54.5, layout_s=53.7)
+
     eta = LearnedEta({"write": "fio", "read": "fio"})
     plan = [
-        _item("ram", "write", 54.5, 0), _item("ram", "read", 0.8, 0),
-        _item("ram", "read", 54.5, 1), _item("ram", "write", 0.8, 1),
-        _item("sshfs", "write", 54.5, 0), _item("sshfs", "write", 0.8, 1),
+        laying("ram", "write", 0), _item("ram", "read", 0.8, 0),
+        laying("ram", "read", 1), _item("ram", "write", 0.8, 1),
+        laying("sshfs", "write", 0), _item("sshfs", "write", 0.8, 1),
     ]  # fmt: skip
     eta.plan(plan)
     assert [eta.lays_out(item) for item in plan] == [True, False, True, False, True, False]

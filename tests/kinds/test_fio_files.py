@@ -245,8 +245,5 @@ def test_the_plan_counts_laying_out_the_working_files(tmp_path, mb_env, file_sta
         seen.add((target, name))
         lays = laid_rounds is None or (first and round_ in laid_rounds)
         assert (bound == format_seconds(1 + 0.3 + layout)) == lays, (file_state, name, rest)
-    if laid_rounds is None:  # fio lays them out in every sample: all of it is the sample's own
-        assert f"about {format_seconds(24 * (1.3 + layout))} of I/O (seed" in said, said
-        return
-    total = format_seconds(2 * len(laid_rounds) * layout)
+    total = format_seconds((24 if laid_rounds is None else 2 * len(laid_rounds)) * layout)
     assert f"of I/O and {total} laying out working files (at 2 MB/s, a slow mount's pace)" in said, said

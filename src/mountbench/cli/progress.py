@@ -29,6 +29,7 @@ from rich.table import Column
 from rich.text import Text
 
 from mountbench.analysis.metrics import describe
+from mountbench.engine.plan import layout_of
 from mountbench.kinds.fiofiles import LAYOUT_RATE_BPS
 from mountbench.model import PlanItem, RunOptions, Sample, Workload
 from mountbench.report.cells import format_value
@@ -71,8 +72,8 @@ class LearnedEta:
     QEMU lab sshfs failed after 175 s while laying out its working files, 58× its fio bound, and
     the first ETA scaled every fio sample on every mount by it: 5h12m for 28 minutes).
 
-    A sample that lays out working files (its estimate above its cell's smallest in the plan:
-    engine/session.py with_layouts) is paced apart from those that do not: a layout's pace says
+    A sample that lays out working files (engine/plan.py LaysOut, from engine/session.py
+    with_layouts) is paced apart from those that do not: a layout's pace says
     nothing of a timed part's, nor the other way round, and another mount's layout says nothing
     of this one's (rule 4 is not used for layouts): in the lab, 256 MiB took 9 s on 9p and 150 s
     on sshfs, and 9p's pace said -77 % for the run after its second sample (+33 % kept to the bound).
@@ -84,17 +85,14 @@ class LearnedEta:
         self.kinds = kinds or {}  # workload name -> kind
         self.learnt = dict(learnt or {})  # (target, workload) -> its cost on this machine before
         self.kind_learnt: dict[str, float] = {}  # kind -> cost before ÷ plan estimate (plan())
-        self.base: dict[tuple[str, str], float] = {}  # (target, workload) -> its smallest estimate (plan())
         # keyed by (..., whether the sample lays out working files)
         self.taken: dict[tuple[str, str, bool], list[float]] = {}
         self.ratios: dict[tuple[str, str, bool], list[float]] = {}  # (target, kind, ...) -> cost ÷ estimate
         self.kind_ratios: dict[tuple[str, bool], list[float]] = {}  # (kind, ...) -> cost ÷ estimate, any target
 
     def plan(self, items: Sequence[PlanItem]) -> None:
-        """How each kind's costs before compared with this plan's estimates: for the pairs never
-        seen; and each cell's smallest estimate, that of a sample with no layout."""
+        """How each kind's costs before compared with this plan's estimates: for the pairs never seen."""
         by_kind: dict[str, list[float]] = {}
-        self.base = smallest_estimates(items)
         for item in items:
             before = self.learnt.get((item.target, item.workload))
             if before and item.estimate_s > 0:
@@ -118,9 +116,10 @@ class LearnedEta:
             self.ratios.setdefault((item.target, kind, lays), []).append(seconds / item.estimate_s)
             self.kind_ratios.setdefault((kind, lays), []).append(seconds / item.estimate_s)
 
-    def lays_out(self, item: PlanItem) -> bool:
+    @staticmethod
+    def lays_out(item: PlanItem) -> bool:
         """Whether the plan counts a layout of working files in ``item``'s estimate."""
-        return item.estimate_s > self.base.get((item.target, item.workload), item.estimate_s)
+        return layout_of(item) > 0
 
     def expected(self, item: PlanItem) -> float:
         lays = self.lays_out(item)
@@ -144,22 +143,12 @@ class LearnedEta:
         return sum(self.expected(item) for item in items)
 
 
-def smallest_estimates(items: Sequence[PlanItem]) -> dict[tuple[str, str], float]:
-    """(target, workload) -> its smallest estimate in ``items``: that of a sample laying out nothing."""
-    found: dict[tuple[str, str], float] = {}
-    for item in items:
-        cell = (item.target, item.workload)
-        found[cell] = min(found.get(cell, item.estimate_s), item.estimate_s)
-    return found
-
-
 def work_said(items: Sequence[PlanItem]) -> str:
     """The plan's estimates said: '302 s of I/O', and what of them is laying out working files
     (engine/session.py with_layouts) apart: '302 s of I/O and 40m16s laying out working files
     (at 2 MB/s, a slow mount's pace)' (the QEMU lab's default)."""
-    base = smallest_estimates(items)
     total = sum(item.estimate_s for item in items)
-    layouts = sum(item.estimate_s - base[(item.target, item.workload)] for item in items)
+    layouts = sum(layout_of(item) for item in items)
     if layouts <= 0:
         return f"{format_seconds(total)} of I/O"
     rate = f"{LAYOUT_RATE_BPS / 1e6:g} MB/s"

@@ -24,8 +24,22 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from mountbench.model import WARMUP_BASE, PlanItem
+
+
+@dataclass(frozen=True)
+class LaysOut(PlanItem):
+    """A plan item whose sample lays out working files first (engine/session.py with_layouts):
+    ``layout_s`` of its estimate is that layout, at a slow mount's pace."""
+
+    layout_s: float = 0.0
+
+
+def layout_of(item: PlanItem) -> float:
+    """The part of ``item``'s estimate that lays out working files (0 for most)."""
+    return item.layout_s if isinstance(item, LaysOut) else 0.0
 
 
 def build_plan(

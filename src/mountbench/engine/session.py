@@ -24,7 +24,7 @@ import psutil
 
 from mountbench.analysis import sequential
 from mountbench.engine import caches
-from mountbench.engine.plan import build_plan, extra_round, pending_items, remaining_estimate
+from mountbench.engine.plan import LaysOut, build_plan, extra_round, layout_of, pending_items, remaining_estimate
 from mountbench.errors import Interrupted, MountbenchError, TargetError
 from mountbench.host import scratch as scratch_mod
 from mountbench.host import targets as targets_mod
@@ -333,8 +333,7 @@ class Session:
         for index, item in enumerate(items):
             # the budget's pace is the timed parts' (engine/budget.py sizes them), not a layout's
             # bound at a slow mount's pace (with_layouts): that would refuse a --budget 60s run's first sample
-            made = self.prepared.get((item.target, item.workload))
-            timed_s = made.estimate_s if made is not None else item.estimate_s
+            timed_s = item.estimate_s - layout_of(item)
             if not keep_all and not clock.fits(timed_s):
                 self._notice_once(clock.ran_out_notice())
                 return False
@@ -592,7 +591,10 @@ def with_layouts(
         layout = runners[made.workload.kind].layout_s(made, group not in this_round, group not in laid)
         this_round.add(group)
         laid.add(group)
-        found.append(dataclasses.replace(item, estimate_s=item.estimate_s + layout) if layout else item)
+        if layout:
+            fields = {field.name: getattr(item, field.name) for field in dataclasses.fields(item)}
+            item = LaysOut(**{**fields, "estimate_s": item.estimate_s + layout, "layout_s": layout})
+        found.append(item)
     return found
 
 
