@@ -21,7 +21,7 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
 EXPECTED = {
     "aa.py": "called faster/slower",
     "clients_scaling.py": "wall time of the whole run",
-    "container_fidelity.py": "alternating blocks: ratio",
+    "container_fidelity.py": "alternating blocks: median ratio",
     "fidelity.py": "all workloads pooled",
     "jobfiles.py": "mountbench / plain fio, each job's IOPS",
     "lab_boot.py": "in guest: python",

@@ -425,11 +425,11 @@ class Flag:
     path: bool = False  # a path (click gives a pathlib.Path)
 
 
-def run_option(default: Any, *flags: Flag, stored: str | None = None, span: Span | None = None) -> Any:
-    """A RunOptions field declared once: its default, the flags that set it, its name in stored
-    configs and `lab`'s options record (default: the field's name), and the values it may take
-    (``span``: the command line's range, and an imported config's)."""
-    return field(default=default, metadata={"flags": flags, "stored": stored, "span": span})
+def run_option(default: Any, *, stored: str | None = None, span: Span | None = None) -> Any:
+    """A RunOptions field: its default, its name in stored configs and `lab`'s options record
+    (default: the field's name), and the values it may take (``span``: the command line's range,
+    and an imported config's). The flags that set it, with their help, are cli/runflags.py's."""
+    return field(default=default, metadata={"stored": stored, "span": span})
 
 
 @dataclass(frozen=True)
@@ -460,100 +460,35 @@ def stored_name(option: Field[Any]) -> str:
 @dataclass(frozen=True, kw_only=True)
 class RunOptions:
     """What the user asked for, as given: one definition shared by `run` and the labs. Each field
-    is one run option, declared here once; the click options (cli/options.py), RunConfig and
-    the codec (records/codec.py) follow from it. The options of one workload kind are declared
+    is one run option, declared here once; its flags and their help are cli/runflags.py's (one
+    entry a field), and the click options (cli/options.py), RunConfig and the codec
+    (records/codec.py) follow from it. The options of one workload kind are declared
     by the kind (kinds/) and carried in ``kind_options``. The lab hands it to the guest as JSON."""
 
-    presets: tuple[str, ...] = run_option((), Flag("--preset", "named suite (repeatable; default quick)", "NAME"))
-    job_files: tuple[str, ...] = run_option(  # absolute paths
-        (), Flag("--job", "fio job file, one workload per section (repeatable)", "FILE", path=True)
-    )
-    only: tuple[str, ...] = run_option(
-        (),
-        Flag("--only", "keep only workloads whose name matches (glob, repeatable), e.g. --only 'rnd*' --only extract",
-             "PATTERN"),
-    )  # fmt: skip
-    sweeps: tuple[SweepAxis, ...] = run_option(  # --sweep, in the order given
-        (),
-        Flag("--sweep", "run every fio workload at each value: bs=4k,64k,1M or bs=1k..16M (powers of two); also "
-             "iodepth, numjobs, size; several make a grid", "OPTION=VALUES"),
-    )  # fmt: skip
-    baseline: str | None = run_option(
-        None, Flag("--baseline", "target the others are compared with (default: the first)", "LABEL")
-    )
-    repeat: int = run_option(3, Flag("--repeat", "samples per cell"), span=Span(1, 1000))
-    warmup: int = run_option(
-        0, Flag("--warmup", "rounds run before the measured ones and thrown away, like hyperfine --warmup"),
-        span=Span(0, 100),
-    )  # fmt: skip
-    runtime: float | None = run_option(  # seconds, every fio job
-        None,
-        Flag(
-            "--runtime",
-            "runtime of every fio job and of every http load, e.g. 2.5 or 1s (wrk: whole seconds)",
-            "SECONDS",
-        ),
-        span=Span(0.1),
-    )
-    size: int | None = run_option(  # bytes, the largest job of each suite
-        None,
-        Flag("--size", "working-set size, e.g. 1G (largest job of each suite)", "SIZE", "size_text"),
-        span=Span(1),
-    )
-    seed: int | None = run_option(  # None: chosen at random when the run starts, then recorded
-        None, Flag("--seed", "seed of the interleaved order (default: random, recorded)")
-    )
-    drop_caches: str = run_option(
-        "auto",
-        Flag(
-            "--drop-caches",
-            "drop page caches before samples (auto: before buffered workloads, as root)",
-            choices=DROP_MODES,
-        ),
-    )
-    until: float | None = run_option(  # adaptive: add rounds until every comparison is decided at this precision
-        None,
-        Flag("--until", "after --repeat rounds, add rounds for each comparison until it is decided: ranked, the same "
-             "within PRECISION, or known to PRECISION (e.g. --until 5%)", "PRECISION", "until_text"),
-        span=Span(0.001, 1),
-    )  # fmt: skip
-    max_repeat: int = run_option(  # adaptive: the most rounds a cell gets
-        12, Flag("--max-repeat", "with --until or --budget: the most rounds a cell gets"), span=Span(1, 1000)
-    )
-    budget: float | None = run_option(  # seconds the run may take; rounds and runtimes are chosen to fit
-        None,
-        Flag("--budget", "finish within DURATION (e.g. 60s, 5m): runtimes and rounds are chosen to fit, the rest "
-             "goes to the least decided comparisons (implies --until 5% unless given)", "DURATION", "budget_text"),
-        span=Span(1),
-    )  # fmt: skip
+    presets: tuple[str, ...] = run_option(())
+    job_files: tuple[str, ...] = run_option(())  # absolute paths
+    only: tuple[str, ...] = run_option(())
+    sweeps: tuple[SweepAxis, ...] = run_option(())  # --sweep, in the order given
+    baseline: str | None = run_option(None)
+    repeat: int = run_option(3, span=Span(1, 1000))
+    warmup: int = run_option(0, span=Span(0, 100))
+    runtime: float | None = run_option(None, span=Span(0.1))  # seconds, every fio job
+    size: int | None = run_option(None, span=Span(1))  # bytes, the largest job of each suite
+    seed: int | None = run_option(None)  # None: chosen at random when the run starts, then recorded
+    drop_caches: str = run_option("auto")
+    # adaptive: add rounds until every comparison is decided at this precision
+    until: float | None = run_option(None, span=Span(0.001, 1))
+    max_repeat: int = run_option(12, span=Span(1, 1000))  # adaptive: the most rounds a cell gets
+    # seconds the run may take; rounds and runtimes are chosen to fit
+    budget: float | None = run_option(None, span=Span(1))
     # no flag: set when the budget is the presets' default (no --repeat, --until, --budget or --runtime
     # given); the engine then scales it with the targets and never cuts the planned rounds short
     default_budget: bool = run_option(False)
-    watch: tuple[str, ...] = run_option(  # host processes measured around each sample
-        (),
-        Flag("--watch", "measure this host process (and its children) while each sample runs: CPU, CPU per GiB, "
-             "peak memory, context switches as host.* metrics (repeatable), e.g. --watch sshfs; LABEL= measures "
-             "it only around that target's samples, e.g. --watch sshfs=sshfs", "[LABEL=]NAME|PID"),
-    )  # fmt: skip
-    keep: bool = run_option(False, Flag("--keep", "keep each target's scratch data"))
-    fsync_writes: bool = run_option(
-        False,
-        Flag("--fsync-writes", "also run every fio workload that writes with end_fsync=1 (as NAME-fsync): the rate "
-             "with the data on stable storage, beside the one a volatile cache below may absorb"),
-    )  # fmt: skip
-    clients: tuple[str, ...] = run_option(  # --client HOST[:PORT] or ssh://…, then --hosts-file's: all at once
-        (),
-        Flag("--client", "a machine running 'fio --server' or 'mountbench serve', or ssh://[USER@]HOST[:PORT] for "
-             "one mountbench starts fio on over SSH: the fio workloads run on every --client at once (repeatable); "
-             "each target is then a shared directory, at the same path here and there", "HOST[:PORT]"),
-        Flag("--hosts-file", "more clients, one a line as --client takes them; a bare host name means ssh://HOST",
-             "FILE", "hosts_file", path=True),
-    )  # fmt: skip
-    client_counts: tuple[int, ...] = run_option(  # --clients 1,2,4: one variant per count (the first N clients)
-        (),
-        Flag("--clients", "scaling: run each workload with the first N of the --client machines, for each N, e.g. "
-             "1,2,4", "N,N,...", "client_counts_text"),
-    )  # fmt: skip
+    watch: tuple[str, ...] = run_option(())  # host processes measured around each sample
+    keep: bool = run_option(False)
+    fsync_writes: bool = run_option(False)
+    clients: tuple[str, ...] = run_option(())  # --client HOST[:PORT] or ssh://…, then --hosts-file's: all at once
+    client_counts: tuple[int, ...] = run_option(())  # --clients 1,2,4: one variant per count (the first N clients)
     # the options workload kinds declare (kinds.base.KindOption: their flags, values and stored names)
     kind_options: KindOptions = run_option(KindOptions())
 

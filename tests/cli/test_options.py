@@ -11,6 +11,7 @@ import click
 from click.testing import CliRunner
 
 from mountbench.cli.options import given_run_options, pop_run_options, run_options
+from mountbench.cli.runflags import RUN_FLAGS
 from mountbench.kinds import declared_options
 from mountbench.kinds.startup import chosen_app
 from mountbench.kinds.tree import chosen_tree
@@ -34,11 +35,12 @@ def _read(*args: str) -> tuple[RunOptions, list[str]]:
 
 
 def test_every_option_has_a_flag_and_no_flag_is_declared_twice() -> None:
-    decls = [flag.decl for option in fields(RunOptions) for flag in option.metadata["flags"]]
+    assert set(RUN_FLAGS) <= {option.name for option in fields(RunOptions)}, "every entry flags a field"
+    decls = [flag.decl for flags in RUN_FLAGS.values() for flag in flags]
     decls += [flag.decl for option in declared_options() for flag in option.flags]  # the kinds' own
     # default_budget is no flag: the CLI sets it when the presets' default budget applies; the kinds'
     # options have the flags their kinds declare
-    no_flag = [option.name for option in fields(RunOptions) if not option.metadata["flags"]]
+    no_flag = [option.name for option in fields(RunOptions) if not RUN_FLAGS.get(option.name)]
     assert no_flag == ["default_budget", "kind_options"]
     assert len(decls) == len(set(decls)) and {"--file-state", "--tree", "--tarball", "--app-tree"} <= set(decls)
 

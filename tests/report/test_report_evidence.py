@@ -6,13 +6,12 @@ One test per format, charts included."""
 
 from __future__ import annotations
 
-import dataclasses
 import html
 import re
 
 import pytest
 from rich.console import Console
-from support.factories import fio_workload, make_run
+from support.factories import fio_workload, make_run, starved_run
 
 from mountbench.analysis.quality import level_text
 from mountbench.report.chartkit import inline_svg
@@ -26,15 +25,7 @@ from mountbench.report.terminal import render_report
 
 def _starved():
     """A default-budget run whose budget ran out: 1-2 samples a cell, --until allowing 12."""
-    values = {
-        ("ram", "w1"): [100.0, 104.0],
-        ("disk", "w1"): [50.0, 52.0],
-        ("ram", "w2"): [200.0],
-        ("disk", "w2"): [20.0, 21.0],
-    }
-    run = make_run(values, workloads=[fio_workload("w1"), fio_workload("w2")])
-    config = dataclasses.replace(run.config, until=0.05, max_repeat=12, budget=36.0)
-    return dataclasses.replace(run, config=config)
+    return starved_run()
 
 
 @pytest.fixture

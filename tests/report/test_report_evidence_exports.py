@@ -12,7 +12,7 @@ import re
 from collections import Counter
 
 import pytest
-from support.factories import fio_workload, make_run
+from support.factories import starved_run
 
 from mountbench.analysis.quality import level_text
 from mountbench.analysis.stats import median_ci
@@ -22,21 +22,15 @@ from mountbench.report.document import make_document
 
 
 def _starved():
-    """A default-budget run whose budget ran out: 1-2 samples a cell (as test_report_evidence.py)."""
-    import dataclasses
-
-    values = {
-        ("ram", "w1"): [100.0, 104.0],
-        ("disk", "w1"): [50.0, 52.0],
-        ("ram", "w2"): [200.0],
-        ("disk", "w2"): [20.0, 21.0],
-        ("ram", "w3"): [100.0, 101.0, 99.0, 100.5],  # the same
-        ("disk", "w3"): [99.0, 102.0, 100.0, 100.2],
-        ("ram", "w4"): [100.0, 110.0, 92.0, 104.0],  # undecided: its note states its level
-        ("disk", "w4"): [95.0, 115.0, 90.0, 108.0],
-    }
-    run = make_run(values, workloads=[fio_workload(f"w{i}") for i in range(1, 5)])
-    return dataclasses.replace(run, config=dataclasses.replace(run.config, until=0.05, max_repeat=12, budget=36.0))
+    """The starved run of test_report_evidence.py, plus a cell that is the same and one undecided."""
+    return starved_run(
+        {
+            ("ram", "w3"): [100.0, 101.0, 99.0, 100.5],  # the same
+            ("disk", "w3"): [99.0, 102.0, 100.0, 100.2],
+            ("ram", "w4"): [100.0, 110.0, 92.0, 104.0],  # undecided: its note states its level
+            ("disk", "w4"): [95.0, 115.0, 90.0, 108.0],
+        }
+    )
 
 
 @pytest.fixture

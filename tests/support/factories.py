@@ -55,3 +55,22 @@ def make_run(
         workloads=tuple(workloads or [fio_workload(n) for n in names]),
         samples=tuple(samples),
     )
+
+
+STARVED_VALUES = {  # a default-budget run whose budget ran out: 1-2 samples a cell
+    ("ram", "w1"): [100.0, 104.0],
+    ("disk", "w1"): [50.0, 52.0],
+    ("ram", "w2"): [200.0],
+    ("disk", "w2"): [20.0, 21.0],
+}
+
+
+def starved_run(extra: dict[tuple[str, str], list[float]] | None = None) -> RunData:
+    """A default-budget run whose budget ran out (STARVED_VALUES, plus ``extra`` cells), --until
+    allowing 12 rounds: what the reports must count and state as it is."""
+    import dataclasses
+
+    values = {**STARVED_VALUES, **(extra or {})}
+    names = sorted({workload for _, workload in values})
+    run = make_run(values, workloads=[fio_workload(name) for name in names])
+    return dataclasses.replace(run, config=dataclasses.replace(run.config, until=0.05, max_repeat=12, budget=36.0))

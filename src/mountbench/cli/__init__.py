@@ -1,7 +1,8 @@
 """The command line, the top floor: one module per command (run, show, list, presets,
 probe, serve, lab, doctor, report, transfer for export/import), main.py (the group, and
 the one place that turns errors into exit codes), options.py (options shared by several
-commands, each declared once; the run options come from model.RunOptions), console.py
+commands, each declared once; the run options come from model.RunOptions, their flags and
+help from runflags.py), console.py
 (the two consoles and what commands print alike) and progress.py (the progress bar).
 
 May import everything below it: engine, analysis, report, store, records, kinds, fio,

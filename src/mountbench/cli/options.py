@@ -1,8 +1,9 @@
 """Options shared by several commands, each declared once.
 
-The run options (`run` and the labs) are the fields of model.RunOptions and the options
-each workload kind declares (kinds.declared_options): each carries its default and flags,
-and `run_options` turns them into click options. A flag's choices and paths are on the flag;
+The run options (`run` and the labs) are the fields of model.RunOptions (their defaults),
+with their flags in runflags.RUN_FLAGS, and the options each workload kind declares
+(kinds.declared_options, with their own flags); `run_options` turns them into click options.
+A flag's choices and paths are on the flag;
 what else click cannot learn from a field's type (a range, a duration) is in _CHECKS below;
 what the command line gives as text (a size, a precision, a client) is read in _READ, and a
 kind reads its own options. The lab hands the resulting RunOptions to the guest's
@@ -22,6 +23,7 @@ from typing import Any, TypeVar
 import click
 from click.core import ParameterSource
 
+from mountbench.cli.runflags import RUN_FLAGS
 from mountbench.clients.addresses import parse_clients, parse_counts, read_hosts_file
 from mountbench.errors import UsageError
 from mountbench.fio.sweeps import parse_sweep
@@ -78,7 +80,7 @@ def _flags() -> list[tuple[Flag, str, Any]]:
     general = [
         (flag, flag.param or option.name, None if flag.param or option.name in _NO_CLICK_DEFAULT else option.default)
         for option in fields(RunOptions)
-        for flag in option.metadata["flags"]
+        for flag in RUN_FLAGS.get(option.name, ())
     ]
     kinds = [
         (flag, flag.param or option.name, None if flag.param or option.default is None else option.default.to_json())

@@ -1,6 +1,7 @@
 """The labs: storage that mountbench builds itself, measures, and takes down again.
 
-One frame (frame.py: what a lab member supplies, and the pieces they share) and its members,
+One frame (frame.py: what a lab member supplies, and the pieces they share; leftovers.py: the one
+sweep of the work directories a killed run left) and its members,
 one subpackage each: qemu/ (`mountbench lab`: mounts into a throwaway QEMU guest), cloud/
 (`mountbench cloudlab`: rclone mounts of a remote served on this machine), containers/
 (`mountbench containers`: a Podman container's mounts, measured from inside); members.py

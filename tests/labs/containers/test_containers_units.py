@@ -14,7 +14,8 @@ import pytest
 from mountbench.errors import UsageError
 from mountbench.labs.containers.mounts import MOUNT_TYPES
 from mountbench.labs.containers.run import HOST, mount_types, with_defaults
-from mountbench.labs.containers.workdir import LabDir, decode_mount_path, sweep_dead
+from mountbench.labs.containers.workdir import LabDir, sweep_dead
+from mountbench.labs.leftovers import decode_mount_path
 from mountbench.labs.members import LABS
 from mountbench.model import RunOptions
 

@@ -27,35 +27,14 @@ from typing import Any
 import psutil
 
 from mountbench.labs.cloud.netns import remove_named
+from mountbench.labs.leftovers import alive, mount_points, start_time, sweep_dead
 
 STATE = "state.json"
 
 
-def start_time(pid: int) -> float | None:
-    try:
-        return psutil.Process(pid).create_time()
-    except psutil.Error:
-        return None
-
-
-def alive(pid: int, started: float | None) -> bool:
-    """The process ``pid`` runs and is the one that started at ``started`` (not a reused PID)."""
-    now = start_time(pid)
-    return now is not None and started is not None and abs(now - started) < 0.5
-
-
 def mounted(path: Path) -> bool:
-    """Is ``path`` a mount point right now (by /proc/self/mountinfo, no stat: a dead FUSE hangs)?"""
-    target = str(path)
-    try:
-        lines = Path("/proc/self/mountinfo").read_text().splitlines()
-    except OSError:
-        return False
-    for line in lines:
-        fields = line.split()
-        if len(fields) > 4 and fields[4].replace("\\040", " ") == target:
-            return True
-    return False
+    """Is ``path`` a mount point right now (by the mount table, no stat: a dead FUSE hangs)?"""
+    return str(path) in mount_points()
 
 
 def unmount(path: Path) -> str | None:
@@ -119,45 +98,39 @@ class LabState:
     def owner_alive(self) -> bool:
         return alive(self.owner_pid, self.owner_started)
 
-
-def clean(state: LabState) -> list[str]:
-    """Stop what the record names (mounts first, then processes), then remove the work
-    directory; the problems met (a mount that would not go: the directory is then kept)."""
-    problems = [p for p in (unmount(Path(m)) for m in reversed(state.mounts)) if p]
-    procs = []
-    for entry in reversed(state.processes):
-        pid, started = int(entry["pid"]), entry.get("started")
-        if alive(pid, started):
+    def remove(self) -> list[str]:
+        """Stop what the record names (mounts first, then processes), then remove the work
+        directory; the problems met (a mount that would not go: the directory is then kept)."""
+        problems = [p for p in (unmount(Path(m)) for m in reversed(self.mounts)) if p]
+        procs = []
+        for entry in reversed(self.processes):
+            pid, started = int(entry["pid"]), entry.get("started")
+            if alive(pid, started):
+                with contextlib.suppress(psutil.Error):
+                    proc = psutil.Process(pid)
+                    proc.send_signal(signal.SIGTERM)
+                    procs.append(proc)
+        _, left = psutil.wait_procs(procs, timeout=5)
+        for proc in left:
             with contextlib.suppress(psutil.Error):
-                proc = psutil.Process(pid)
-                proc.send_signal(signal.SIGTERM)
-                procs.append(proc)
-    _, left = psutil.wait_procs(procs, timeout=5)
-    for proc in left:
-        with contextlib.suppress(psutil.Error):
-            proc.kill()
-    psutil.wait_procs(left, timeout=5)
-    # a mount whose rclone just died may only now be removable
-    problems = [p for p in (unmount(Path(m)) for m in reversed(state.mounts)) if p]
-    if state.network:
-        remove_named(state.network)
-    if not problems and not any(mounted(Path(m)) for m in state.mounts):
-        shutil.rmtree(state.workdir, ignore_errors=True)
-    return problems
+                proc.kill()
+        psutil.wait_procs(left, timeout=5)
+        # a mount whose rclone just died may only now be removable
+        problems = [p for p in (unmount(Path(m)) for m in reversed(self.mounts)) if p]
+        if self.network:
+            remove_named(self.network)
+        if not problems and not any(mounted(Path(m)) for m in self.mounts):
+            shutil.rmtree(self.workdir, ignore_errors=True)
+        return problems
 
 
 def sweep_dead_runs(root: Path) -> list[str]:
-    """Clean the work directories under ``root`` whose owner is gone; what was cleaned."""
-    cleaned = []
-    if not root.is_dir():
-        return cleaned
-    for workdir in sorted(root.iterdir()):
-        state = LabState.load(workdir) if workdir.is_dir() else None
-        if state is None or state.owner_alive():
-            continue
-        problems = clean(state)
-        cleaned.append(f"{workdir}" + (f" (left: {'; '.join(problems)})" if problems else ""))
-    return cleaned
+    """Clean the work directories under ``root`` whose owner is gone; what was cleaned (with
+    what was left, when a mount would not go)."""
+    return [
+        f"{workdir}" + (f" (left: {'; '.join(problems)})" if problems else "")
+        for workdir, problems in sweep_dead(root, LabState.load)
+    ]
 
 
 def wait_mounted(path: Path, timeout: float, ok: Any = None) -> bool:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import secrets
 import shutil
 import subprocess
@@ -24,7 +23,9 @@ from pathlib import Path
 import platformdirs
 import psutil
 
+from mountbench.labs import leftovers
 from mountbench.labs.containers.podman import Podman, PodmanFailed
+from mountbench.labs.leftovers import mount_points
 
 OWNER = "owner.json"
 LABEL = "mountbench.lab"  # the label on everything the lab makes, its value the lab's id
@@ -90,11 +91,16 @@ class LabDir:
     def podman(self) -> Podman:
         return Podman(self.containers_conf, self.storage_conf)
 
+    @classmethod
+    def read(cls, path: Path) -> LabDir | None:
+        """The lab directory at ``path``; None when it is not one (no owner written)."""
+        return cls(path) if (path / OWNER).exists() else None
+
     def owner_alive(self) -> bool:
         try:
             owner = json.loads((self.path / OWNER).read_text())
-            return abs(psutil.Process(int(owner["pid"])).create_time() - float(owner["started"])) < 1.0
-        except (OSError, ValueError, KeyError, TypeError, psutil.Error):
+            return leftovers.alive(int(owner["pid"]), float(owner["started"]))
+        except (OSError, ValueError, KeyError, TypeError):
             return False
 
     def remove(self) -> list[str]:
@@ -122,15 +128,9 @@ class LabDir:
 
 
 def sweep_dead(root: Path) -> list[str]:
-    """Clean up what labs whose process died left; the directories cleaned."""
-    cleaned = []
-    if not root.is_dir():
-        return cleaned
-    for path in sorted(root.iterdir()):
-        lab = LabDir(path)
-        if path.is_dir() and (path / OWNER).exists() and not lab.owner_alive() and not lab.remove():
-            cleaned.append(str(path))
-    return cleaned
+    """Clean up what labs whose process died left; the directories cleaned (one that could not
+    be removed, e.g. a mount that would not go, is not named and is tried again next time)."""
+    return [str(path) for path, problems in leftovers.sweep_dead(root, LabDir.read) if not problems]
 
 
 def containers_conf(lab: Path) -> str:
@@ -164,19 +164,8 @@ def storage_conf(lab: Path) -> str:
 def mounts_under(path: Path) -> list[str]:
     """Mount points at or below ``path`` in this mount namespace, deepest first."""
     prefix = str(path)
-    found = []
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/self/mountinfo").read_text().splitlines():
-            fields = line.split()
-            point = decode_mount_path(fields[4]) if len(fields) > 4 else ""
-            if point == prefix or point.startswith(prefix + "/"):
-                found.append(point)
-    return sorted(set(found), key=lambda p: -p.count("/"))
-
-
-def decode_mount_path(text: str) -> str:
-    """mountinfo's octal escapes (``\\040`` for a space) decoded."""
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), text)
+    found = {point for point in mount_points() if point == prefix or point.startswith(prefix + "/")}
+    return sorted(found, key=lambda p: -p.count("/"))
 
 
 def unmount(mountpoint: str) -> str | None:

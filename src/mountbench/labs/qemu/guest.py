@@ -32,6 +32,7 @@ import psutil
 
 from mountbench.errors import ToolMissing, UsageError
 from mountbench.host import process as procs
+from mountbench.labs import leftovers
 from mountbench.labs.frame import LabContext
 from mountbench.labs.qemu.accel import AccelChoice, probe_accel
 from mountbench.labs.qemu.console import Console, ConsoleLine
@@ -726,28 +727,40 @@ LAB_PREFIX = "mountbench-lab-"
 OWNER_FILE = "owner"
 
 
+@dataclass(frozen=True)
+class StaleLabDir:
+    """A lab work directory as its owner file tells it: which process made it, and when."""
+
+    path: Path
+    pid: int
+    started: float
+
+    @classmethod
+    def read(cls, path: Path) -> StaleLabDir | None:
+        """None for a directory that is not a lab's, has no owner file yet, or was kept on purpose."""
+        if not path.name.startswith(LAB_PREFIX):
+            return None
+        try:
+            pid_text, started, mode = (path / OWNER_FILE).read_text().split()
+            return None if mode == "keep" else cls(path, int(pid_text), float(started))
+        except (OSError, ValueError):
+            return None
+
+    def owner_alive(self) -> bool:
+        return leftovers.alive(self.pid, self.started)
+
+    def remove(self) -> list[str]:
+        shutil.rmtree(self.path, ignore_errors=True)
+        return []
+
+
 def sweep_stale_lab_dirs(parent: Path) -> list[Path]:
     """Remove lab work dirs left by a lab whose process was killed (kill -9, power loss).
 
     Only directories with an owner file naming a process that no longer exists
     and that were not kept on purpose (keep=True) are removed.
     """
-    removed = []
-    for d in parent.glob(f"{LAB_PREFIX}*"):
-        try:
-            pid_text, started, mode = (d / OWNER_FILE).read_text().split()
-            if mode == "keep":
-                continue
-            try:
-                alive = abs(psutil.Process(int(pid_text)).create_time() - float(started)) < 1.0
-            except psutil.NoSuchProcess:
-                alive = False
-        except (OSError, ValueError, psutil.Error):
-            continue
-        if not alive:
-            shutil.rmtree(d, ignore_errors=True)
-            removed.append(d)
-    return removed
+    return [path for path, _ in leftovers.sweep_dead(parent, StaleLabDir.read)]
 
 
 def _raw(line: ConsoleLine) -> str:
