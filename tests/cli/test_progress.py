@@ -220,7 +220,7 @@ def test_the_bar_after_a_failed_first_sample_keeps_the_plans_bound():
 
 
 def test_a_layouts_pace_and_a_timed_parts_are_learnt_apart():
-    """A sample that lays out working files (engine/plan.py LaysOut: the layout at 2 MB/s) took 3 s
+    """A sample that lays out working files (engine/plan.py LaysOut: the layout at its bound) took 3 s
     on tmpfs for 54 s planned; the samples after it in the round lay out nothing, and 3/54 of their
     estimates would be 50 ms each."""
     from mountbench.engine.plan import LaysOut

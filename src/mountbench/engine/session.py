@@ -24,7 +24,17 @@ import psutil
 
 from mountbench.analysis import sequential
 from mountbench.engine import caches
-from mountbench.engine.plan import LaysOut, build_plan, extra_round, layout_of, pending_items, remaining_estimate
+from mountbench.engine.plan import (
+    SLOW_PACE,
+    LayoutPace,
+    LaysOut,
+    build_plan,
+    extra_round,
+    layout_of,
+    layout_pace,
+    pending_items,
+    remaining_estimate,
+)
 from mountbench.errors import Interrupted, MountbenchError, TargetError
 from mountbench.host import scratch as scratch_mod
 from mountbench.host import targets as targets_mod
@@ -275,7 +285,7 @@ class Session:
         self.prepared = prepare_items(self.contexts, self.workloads, self.runners, self.settings)
 
     def plan(self) -> list[PlanItem]:
-        return plan_items(self.config, self.targets, self.workloads, self.prepared, self.runners)
+        return plan_items(self.config, self.targets, self.workloads, self.prepared, self.runners, self.contexts)
 
     # --- the loop ----------------------------------------------------------------
 
@@ -332,7 +342,7 @@ class Session:
         keep_all = planned and self.config.default_budget
         for index, item in enumerate(items):
             # the budget's pace is the timed parts' (engine/budget.py sizes them), not a layout's
-            # bound at a slow mount's pace (with_layouts): that would refuse a --budget 60s run's first sample
+            # bound (with_layouts: at a slow mount's pace, that would refuse a --budget 60s run's first sample)
             timed_s = item.estimate_s - layout_of(item)
             if not keep_all and not clock.fits(timed_s):
                 self._notice_once(clock.ran_out_notice())
@@ -380,7 +390,7 @@ class Session:
                     self._notice_once(self._clock.ran_out_notice())
                 return
             items = extra_round(next_round, pairs, self.config.seed, estimates)
-            items = with_layouts(items, self.prepared, self.runners, laid)
+            items = with_layouts(items, self.prepared, self.runners, laid, layout_paces(self.contexts))
             self._clock.total += len(items)
             if not self._run_items(items):
                 return
@@ -553,6 +563,7 @@ def plan_items(
     workloads: Sequence[Workload],
     prepared: Mapping[tuple[str, str], Prepared],
     runners: Mapping[str, Runner],
+    contexts: Mapping[str, TargetContext],
 ) -> list[PlanItem]:
     estimates = {key: p.estimate_s for key, p in prepared.items()}
     plan = build_plan(
@@ -563,7 +574,12 @@ def plan_items(
         estimates,
         config.warmup,
     )
-    return with_layouts(plan, prepared, runners, set())
+    return with_layouts(plan, prepared, runners, set(), layout_paces(contexts))
+
+
+def layout_paces(contexts: Mapping[str, TargetContext]) -> dict[str, LayoutPace]:
+    """Target label -> the pace the plan assumes for laying out working files there (its filesystem type)."""
+    return {label: layout_pace(ctx.info.fstype) for label, ctx in contexts.items()}
 
 
 def with_layouts(
@@ -571,11 +587,13 @@ def with_layouts(
     prepared: Mapping[tuple[str, str], Prepared],
     runners: Mapping[str, Runner],
     laid: set[tuple[str, str]],
+    paces: Mapping[str, LayoutPace],
 ) -> list[PlanItem]:
-    """``items`` with each sample's layout of working files (Runner.layout_s: fio's per-round files
-    for the first sample of their group in each round) added to its estimate, so that the plan's
-    estimate is an upper bound on a slow mount (issue 37: the QEMU lab's first line said "at most
-    302 s of I/O" for 32 minutes). ``laid``: the (target, file group) pairs laid out earlier in
+    """``items`` with each sample's layout of working files (Runner.layout_bytes: fio's per-round
+    files for the first sample of their group in each round) added to its estimate at its target's
+    pace (``paces``, engine/plan.py layout_pace), so that the plan's estimate is an upper bound on a
+    slow mount (issue 37: the QEMU lab's first line said "at most 302 s of I/O" for 32 minutes) and
+    near the truth on a local one. ``laid``: the (target, file group) pairs laid out earlier in
     the run; those of ``items`` are added to it."""
     found = []
     this_round: set[tuple[str, str]] = set()
@@ -588,12 +606,14 @@ def with_layouts(
             found.append(item)
             continue
         group = (item.target, made.workload.description.space_group)
-        layout = runners[made.workload.kind].layout_s(made, group not in this_round, group not in laid)
+        size = runners[made.workload.kind].layout_bytes(made, group not in this_round, group not in laid)
         this_round.add(group)
         laid.add(group)
-        if layout:
+        if size:
+            pace = paces.get(item.target, SLOW_PACE)
+            layout = size / pace.rate_bps
             fields = {field.name: getattr(item, field.name) for field in dataclasses.fields(item)}
-            item = LaysOut(**{**fields, "estimate_s": item.estimate_s + layout, "layout_s": layout})
+            item = LaysOut(**{**fields, "estimate_s": item.estimate_s + layout, "layout_s": layout, "pace": pace})
         found.append(item)
     return found
 
@@ -621,7 +641,7 @@ def plan_dry_run(
     prepared = prepare_items(contexts, workloads, runners, settings)
     return DryRun(
         run_id=run_id,
-        plan=plan_items(config, targets, workloads, prepared, runners),
+        plan=plan_items(config, targets, workloads, prepared, runners, contexts),
         prepared=prepared,
         scratch_names={label: ctx.scratch for label, ctx in contexts.items()},
     )

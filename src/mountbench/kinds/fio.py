@@ -739,10 +739,10 @@ class FioRunner(RunnerDefaults):
             },
         )
 
-    def layout_s(self, prepared: Prepared, first_in_round: bool, first_in_run: bool) -> float:
-        """Laying out the working set as ``file_state`` does (setup below, or fio itself when fresh),
-        at fiofiles.LAYOUT_RATE_BPS; nothing for a job with no working set."""
-        return fiofiles.layout_estimate_s(prepared.working_set, self.file_state, first_in_round, first_in_run)
+    def layout_bytes(self, prepared: Prepared, first_in_round: bool, first_in_run: bool) -> int:
+        """The working set, when ``file_state`` lays it out for this sample (setup below, or fio
+        itself when fresh); nothing for a job with no working set."""
+        return fiofiles.laid_out_bytes(prepared.working_set, self.file_state, first_in_round, first_in_run)
 
     def setup(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> None:
         """Untimed: make the working files what every round of the cell sees (kinds/fiofiles.py):

@@ -36,11 +36,6 @@ from mountbench.kinds.base import KindOption
 from mountbench.model import Flag, KindOptions
 from mountbench.units import format_bytes
 
-# How fast the plan assumes working files are laid out: a slow mount's pace, so that a sample's
-# estimate with its layout is an upper bound (issue 37: the QEMU lab's first line said "at most
-# 302 s of I/O" for 32 minutes; sshfs in its emulated guest laid out quick's 256 MiB in 122-156 s,
-# 1.7-2.2 MB/s, every round). The layout's own timeout allows 120 s plus 5 MB/s (kinds/fio.py).
-LAYOUT_RATE_BPS = 2e6
 FILE_STATES = ("per-round", "steady", "fresh")
 PRECONDITIONED = ("per-round", "steady")  # the states whose files are written fully before they are used
 # "reused": runs before mountbench 0.2 laid the files out with the first sample, then reused them
@@ -108,12 +103,13 @@ class WorkingFile:
     size: int | None  # bytes fio lays out; None when only fio can evaluate the size
 
 
-def layout_estimate_s(size: int | None, file_state: str, first_in_round: bool, first_in_run: bool) -> float:
-    """Seconds a sample may spend laying out ``size`` bytes of working files at LAYOUT_RATE_BPS:
-    ``per-round`` lays them out for the first sample of their file group in each round,
-    ``steady`` for the first in the run, ``fresh`` for every sample."""
+def laid_out_bytes(size: int | None, file_state: str, first_in_round: bool, first_in_run: bool) -> int:
+    """Bytes of working files (``size`` in all) a sample lays out before its timed part (issue 37:
+    the plan counts them, engine/session.py with_layouts): ``per-round`` lays them out for the
+    first sample of their file group in each round, ``steady`` for the first in the run,
+    ``fresh`` for every sample."""
     lays_out = {"per-round": first_in_round, "steady": first_in_run}.get(file_state, True)
-    return (size or 0) / LAYOUT_RATE_BPS if lays_out else 0.0
+    return (size or 0) if lays_out else 0
 
 
 def has_working_files(job: FioJob) -> bool:

@@ -37,12 +37,12 @@ class Runner(Protocol):
         """Untimed per-sample preparation (fresh trees, warming), before caches are dropped
         and before the lab's measurement window opens; raise WorkloadFailed."""
 
-    def layout_s(self, prepared: Prepared, first_in_round: bool, first_in_run: bool) -> float:
-        """Seconds, beyond ``prepared.estimate_s``, that a sample may spend laying out its working
-        files (in setup, or fio's own layout before its timed part), at a stated conservative rate:
-        the plan's estimate of a sample is then an upper bound on a slow mount. ``first_in_round``:
-        no sample of its file group ran on its target in this round yet; ``first_in_run``: nor in
-        the run. 0 for a sample that lays out nothing."""
+    def layout_bytes(self, prepared: Prepared, first_in_round: bool, first_in_run: bool) -> int:
+        """Bytes of working files a sample lays out beyond ``prepared.estimate_s`` (in setup, or
+        fio's own layout before its timed part): the plan adds them at its target's pace
+        (engine/plan.py layout_pace). ``first_in_round``: no sample of its file group ran on its
+        target in this round yet; ``first_in_run``: nor in the run. 0 for a sample that lays out
+        nothing."""
 
     def run(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> Outcome:
         """Take one sample (the timed part only); raise WorkloadFailed on an engine or target failure."""
@@ -75,8 +75,8 @@ class RunnerDefaults:
     def close(self) -> list[str]:
         return []
 
-    def layout_s(self, prepared: Prepared, first_in_round: bool, first_in_run: bool) -> float:
-        return 0.0
+    def layout_bytes(self, prepared: Prepared, first_in_round: bool, first_in_run: bool) -> int:
+        return 0
 
     def host_facts(self) -> dict[str, Any]:
         return {}
