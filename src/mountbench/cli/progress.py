@@ -173,7 +173,7 @@ class LearnedEta:
 def work_said(items: Sequence[PlanItem]) -> str:
     """The plan's estimates said: '302 s of I/O', and what of them is laying out working files
     (engine/session.py with_layouts) apart, at the paces it assumed (engine/plan.py layout_pace):
-    '302 s of I/O and 26m51s laying out working files (at 2 MB/s on a network, VM or FUSE mount,
+    '302 s of I/O and 27m08s laying out working files (at 2 MB/s on a network, VM or FUSE mount,
     50 MB/s on a local disk, 500 MB/s in RAM)' (the QEMU lab's default)."""
     total = sum(item.estimate_s for item in items)
     layouts = sum(layout_of(item) for item in items)

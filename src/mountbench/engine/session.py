@@ -593,7 +593,7 @@ def with_layouts(
     files for the first sample of their group in each round) added to its estimate at its target's
     pace (``paces``, engine/plan.py layout_pace), so that the plan's estimate is an upper bound on a
     slow mount (issue 37: the QEMU lab's first line said "at most 302 s of I/O" for 32 minutes) and
-    near the truth on a local one. ``laid``: the (target, file group) pairs laid out earlier in
+    seconds, not minutes, on a local one. ``laid``: the (target, file group) pairs laid out earlier in
     the run; those of ``items`` are added to it."""
     found = []
     this_round: set[tuple[str, str]] = set()
