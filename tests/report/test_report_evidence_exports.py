@@ -25,8 +25,9 @@ def _starved():
     """The starved run of test_report_evidence.py, plus a cell that is the same and one undecided."""
     return starved_run(
         {
-            ("ram", "w3"): [100.0, 101.0, 99.0, 100.5],  # the same
-            ("disk", "w3"): [99.0, 102.0, 100.0, 100.2],
+            # the same: eight rounds, --until's first look that spends sameness error (stats.same_share)
+            ("ram", "w3"): [100.0, 101.0, 99.0, 100.5, 100.2, 99.6, 100.8, 99.9],
+            ("disk", "w3"): [99.0, 102.0, 100.0, 100.2, 100.9, 99.1, 101.2, 100.4],
             ("ram", "w4"): [100.0, 110.0, 92.0, 104.0],  # undecided: its note states its level
             ("disk", "w4"): [95.0, 115.0, 90.0, 108.0],
         }
