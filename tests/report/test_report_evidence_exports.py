@@ -7,6 +7,7 @@ level its note states is that interval's own."""
 from __future__ import annotations
 
 import csv
+import html
 import io
 import re
 from collections import Counter
@@ -15,7 +16,7 @@ import pytest
 from support.factories import starved_run
 
 from mountbench.analysis.quality import level_text
-from mountbench.analysis.stats import median_ci
+from mountbench.analysis.stats import median_ci, same_share
 from mountbench.report.content import build_report
 from mountbench.report.csvexport import samples_csv, summary_csv
 from mountbench.report.document import make_document
@@ -96,3 +97,35 @@ def test_json_counts_levels_and_intervals_are_the_samples_and_the_family(report)
             assert f"{level}%" == level_text(comparison.level)
             stated += 1
     assert stated >= 1  # the undecided comparison's note
+
+
+def test_every_format_states_the_level_of_the_intervals_called_the_same(report):
+    """A comparison called the same shows the interval its two one-sided tests decided with, at the
+    sameness family's level (analysis/family.py), not the differences': the terminal, Markdown and
+    HTML legends and the ratio chart's caption each state that level once."""
+    from rich.console import Console
+
+    from mountbench.report.chartkit import inline_svg
+    from mountbench.report.charts import plan_charts
+    from mountbench.report.html import render_html
+    from mountbench.report.markdown import render_markdown
+    from mountbench.report.terminal import render_report
+
+    family = report.summary.family
+    assert family.same and family.same_level < family.level
+    same = level_text(family.same_level)
+    console = Console(width=200, record=True, color_system=None)
+    console.print(render_report(report))
+    said = {
+        "terminal": console.export_text(),
+        "markdown": render_markdown(report),
+        "html": render_html(report, with_charts=False),
+        "ratio chart": inline_svg({c.kind: c for c in plan_charts(report)}["ratio"]),
+    }
+    for name, text in said.items():
+        plain = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", text)).split())
+        assert f"its {same} " in plain, name
+    config = report.runs[0].config  # under --until each at its look's share of the sameness error
+    for key in family.same:
+        comparison = family.comparisons[key]
+        assert comparison.level == pytest.approx(1 - 2 * same_share(config, comparison.n) * family.same_alpha)
