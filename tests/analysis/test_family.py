@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from mountbench.analysis.family import decide_family, holm
-from mountbench.analysis.stats import Comparison, compare, paired_compare
+from mountbench.analysis.stats import UNDECIDED, Comparison, compare, paired_compare, within
 
 FAMILIES = 2000
 TOLERANCE = 0.015  # three standard errors of a 5 % rate over 2,000 families is 1.5 %
@@ -125,9 +125,13 @@ def test_an_adaptive_look_spends_its_share_of_the_family_error():
         w: paired_compare([(100.0, 100.0 * (1 + 0.02 * w + d)) for d in (0.03, -0.02, 0.01, 0.0)]) for w in range(3)
     }
     shares = {0: 1.0, 1: 0.25, 2: 0.1}
-    family = decide_family(found, shares)
-    for key, comparison in family.comparisons.items():
-        assert comparison.level == pytest.approx(1 - shares[key] * family.step_alpha)
+    family = decide_family(found, shares, same_shares={0: 1.0, 1: 0.0, 2: 0.0})
+    assert family.same == {0}  # ±5 % shown by the two one-sided tests; the others' looks spend no sameness error
+    assert family.comparisons[0].level == pytest.approx(1 - 2 * family.same_alpha)
+    assert within(family.comparisons[0].low, family.comparisons[0].high, 0.05)
+    for key in (1, 2):
+        assert family.comparisons[key].level == pytest.approx(1 - shares[key] * family.step_alpha)
+        assert family.comparisons[key].verdict == UNDECIDED
     assert family.adjusted[2] >= min(1.0, found[2].p_value / 0.1) - 1e-12  # p divided by its share
 
 

@@ -7,6 +7,7 @@ level its note states is that interval's own."""
 from __future__ import annotations
 
 import csv
+import html
 import io
 import re
 from collections import Counter
@@ -15,7 +16,7 @@ import pytest
 from support.factories import starved_run
 
 from mountbench.analysis.quality import level_text
-from mountbench.analysis.stats import median_ci
+from mountbench.analysis.stats import median_ci, same_share
 from mountbench.report.content import build_report
 from mountbench.report.csvexport import samples_csv, summary_csv
 from mountbench.report.document import make_document
@@ -25,8 +26,9 @@ def _starved():
     """The starved run of test_report_evidence.py, plus a cell that is the same and one undecided."""
     return starved_run(
         {
-            ("ram", "w3"): [100.0, 101.0, 99.0, 100.5],  # the same
-            ("disk", "w3"): [99.0, 102.0, 100.0, 100.2],
+            # the same: eight rounds, --until's first look that spends sameness error (stats.same_share)
+            ("ram", "w3"): [100.0, 101.0, 99.0, 100.5, 100.2, 99.6, 100.8, 99.9],
+            ("disk", "w3"): [99.0, 102.0, 100.0, 100.2, 100.9, 99.1, 101.2, 100.4],
             ("ram", "w4"): [100.0, 110.0, 92.0, 104.0],  # undecided: its note states its level
             ("disk", "w4"): [95.0, 115.0, 90.0, 108.0],
         }
@@ -95,3 +97,35 @@ def test_json_counts_levels_and_intervals_are_the_samples_and_the_family(report)
             assert f"{level}%" == level_text(comparison.level)
             stated += 1
     assert stated >= 1  # the undecided comparison's note
+
+
+def test_every_format_states_the_level_of_the_intervals_called_the_same(report):
+    """A comparison called the same shows the interval its two one-sided tests decided with, at the
+    sameness family's level (analysis/family.py), not the differences': the terminal, Markdown and
+    HTML legends and the ratio chart's caption each state that level once."""
+    from rich.console import Console
+
+    from mountbench.report.chartkit import inline_svg
+    from mountbench.report.charts import plan_charts
+    from mountbench.report.html import render_html
+    from mountbench.report.markdown import render_markdown
+    from mountbench.report.terminal import render_report
+
+    family = report.summary.family
+    assert family.same and family.same_level < family.level
+    same = level_text(family.same_level)
+    console = Console(width=200, record=True, color_system=None)
+    console.print(render_report(report))
+    said = {
+        "terminal": console.export_text(),
+        "markdown": render_markdown(report),
+        "html": render_html(report, with_charts=False),
+        "ratio chart": inline_svg({c.kind: c for c in plan_charts(report)}["ratio"]),
+    }
+    for name, text in said.items():
+        plain = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", text)).split())
+        assert f"its {same} " in plain, name
+    config = report.runs[0].config  # under --until each at its look's share of the sameness error
+    for key in family.same:
+        comparison = family.comparisons[key]
+        assert comparison.level == pytest.approx(1 - 2 * same_share(config, comparison.n) * family.same_alpha)

@@ -24,11 +24,28 @@ and the bound an undecided comparison states (reach.py) hold together with the d
 the differences in 95 % of runs (tests/analysis/test_family.py simulates it); for the ones
 called different the claim is the direction, and the ends are the estimate at that level.
 
+Sameness, a family of its own. "The same within ±5 %" is a claim of another kind: its null is that
+the ratio lies beyond ±5 %, tested by two one-sided t tests (Schuirmann 1987, stats.equivalence_p).
+The run's comparisons are one family for it too, decided by Holm at 5 %, so that at most 5 % of runs
+call anything the same that is not. One comparison cannot be wrong both ways (the partitioning
+principle: its true ratio is either exactly 1, where only "different" can be wrong, or beyond
+±5 %, where only "the same" can, or in between, where neither can), so a run whose comparisons
+are all truly equal (A/A) or all truly far apart makes any wrong claim in at most 5 % of runs; a run
+mixing exact equality and differences just beyond ±5 % could reach 10 % in all. What a comparison
+called the same shows is the interval its tests decided with, at 1 − 2 × its step's error (it lies
+within ±5 %; Family.same_level, stated once). Measured by simulation (tests/analysis/
+test_sequential.py): an A/A pair at a per-round spread of 4 % is called the same within ±5 % in 87 %
+of comparisons by --until's twelfth round, where requiring the difference family's interval to lie
+within ±5 % gave 20 %.
+
 Adaptive runs (--until): a comparison that stopped at look k may spend only its share of the
 error (stats.look_share, analysis/sequential.py). Its p-value is divided by that share before
 Holm (a p-value that stays valid whichever look stopped it: the shares of all looks add up
 to 1), and its interval is computed at 1 − share × 5 %/(m − r). The level stated once is
 still the family's (Family.level); each interval's own is on its Comparison.
+Sameness spends its 5 % over the looks by its own shares (stats.same_share: none before the
+eighth round, where ±5 % cannot be shown at a strict level, equal shares from there), since
+each kind of claim may spread its error over the looks as it needs.
 
 Views must not re-summarise subsets of a run to get intervals: a subset is a smaller family
 decided at other levels, and one ratio would get two intervals in one report. Every view
@@ -39,12 +56,13 @@ Pure: comparisons in, decisions out.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from mountbench.analysis.stats import CONFIDENCE, Comparison, at_level, look_share
+from mountbench.analysis.stats import CONFIDENCE, Comparison, as_same, at_level, equivalence_p, look_share
 from mountbench.model import RunConfig
 
 K = TypeVar("K", bound=Hashable)
@@ -61,6 +79,22 @@ class Family(Generic[K]):
     adjusted: Mapping[K, float]  # Holm-adjusted p-values (nan without an interval)
     size: int  # m: the comparisons with an interval, the ones the error is shared among
     alpha: float = FAMILY_ALPHA
+    same: frozenset[K] = frozenset()  # what the sameness Holm called the same (within ±precision)
+    same_adjusted: Mapping[K, float] = field(default_factory=dict)  # its Holm-adjusted p-values
+
+    @property
+    def same_alpha(self) -> float:
+        """The error the sameness Holm's last rejecting step tested at, 5 %/(m − s + 1) for s called the
+        same: every sameness interval is shown at 1 − 2 × that (times its look's share under --until),
+        where each lies within ±precision; nan when none was called the same."""
+        if not self.same:
+            return math.nan
+        return self.alpha / max(1, self.size - len(self.same) + 1)
+
+    @property
+    def same_level(self) -> float:
+        """The level to state once for the intervals of the comparisons called the same (nan: none)."""
+        return 1 - 2 * self.same_alpha
 
     @property
     def step_alpha(self) -> float:
@@ -106,14 +140,33 @@ def decide_family(
     comparisons: Mapping[K, Comparison],
     shares: Mapping[K, float] | None = None,
     alpha: float = FAMILY_ALPHA,
+    same_shares: Mapping[K, float] | None = None,
 ) -> Family[K]:
     """Decide ``comparisons`` (any level: only their estimates, standard errors and p-values are
-    used) as one family at family-wise error ``alpha``. ``shares``: the share of the error each
-    comparison's look may spend (stats.look_share; 1 for all when None: a fixed-size run)."""
+    used) as one family at family-wise error ``alpha``, for differences and, apart, for sameness.
+    ``shares``: the share of the difference error each comparison's look may spend
+    (stats.look_share), ``same_shares`` of the sameness error (stats.same_share); 1 for all when
+    None: a fixed-size run."""
     share = {key: (shares or {}).get(key, 1.0) for key in comparisons}
     spent = {key: min(1.0, c.p_value / share[key]) if c.has_interval else math.nan for key, c in comparisons.items()}
     different, adjusted = holm(spent, alpha)
     size = sum(1 for p in spent.values() if not math.isnan(p))
     step_alpha = alpha / max(1, size - len(different))
     decided = {key: at_level(c, 1 - share[key] * step_alpha) for key, c in comparisons.items()}
-    return Family(decided, different, adjusted, size, alpha)
+    same_share = {key: (same_shares or {}).get(key, 1.0) for key in comparisons}
+    equivalent = {key: _spent(equivalence_p(c), same_share[key]) for key, c in comparisons.items()}
+    same, same_adjusted = holm(equivalent, alpha)
+    same_alpha = alpha / max(1, size - len(same) + 1)
+    for key, c in decided.items():
+        if key in same and key not in different:
+            decided[key] = as_same(comparisons[key], same_share[key] * same_alpha)
+        elif c.has_interval:
+            decided[key] = dataclasses.replace(c, same=False)
+    return Family(decided, different, adjusted, size, alpha, same, same_adjusted)
+
+
+def _spent(p_value: float, share: float) -> float:
+    """A p-value divided by its look's share of the error (nan stays nan; none at a look with no share)."""
+    if math.isnan(p_value):
+        return math.nan
+    return min(1.0, p_value / share) if share > 0 else 1.0

@@ -26,9 +26,12 @@ each comparison's p-value divided by its look's share), so that the 5 % holds ac
 run and not per comparison. A comparison (a target against the baseline, one workload, all
 of its headline metrics) is decided when, for each metric, its ratio interval
 - excludes 1 (ranked: faster or slower), or
-- lies within ±precision of 1 (the same, as far as matters), or
+- is shown within ±precision of 1 (the same, as far as matters: the family's own sameness
+  tests, which spend their error from the looks of eight rounds on, stats.same_share), or
 - is no wider than ±precision (PRECISE: known to the precision, whatever it is; said as
-  such, Stop.reason and Comparison.precise, not as "undecided").
+  such, Stop.reason and Comparison.precise, not as "undecided"), at a look where sameness
+  was tested: before that it samples on, since stopping it would take away its chance to be
+  shown the same (an A/A pair's comparisons are often this narrow by the second look).
 Without a baseline to compare with (one target), a cell is decided when the interval of its
 geometric mean lies within ±precision of it, under the same error control: Student's t on
 the logs with the spread floor (stats.geomean_interval, the statistic ratios use), at its
@@ -46,7 +49,16 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mountbench.analysis.stats import CONFIDENCE, family_level, geomean_interval, is_look, look_share
+from mountbench.analysis.stats import (
+    CONFIDENCE,
+    DIFFERS,
+    family_level,
+    geomean_interval,
+    is_look,
+    look_share,
+    same_share,
+)
+from mountbench.analysis.stats import SAME as STATS_SAME
 from mountbench.analysis.summary import Cell, RunSummary, summarize_runs
 from mountbench.model import RunConfig, RunData
 
@@ -88,7 +100,11 @@ def decide_summary(summary: RunSummary, precision: float, config: RunConfig | No
             cell = row.cells[target]
             key = (row.workload, target)
             rounds[key] = cell.summary.n if cell.summary else 0
-            state = _alone_state(cell, precision, config, alone_family) if alone else _compared_state(cell, precision)
+            state = (
+                _alone_state(cell, precision, config, alone_family)
+                if alone
+                else _compared_state(cell, precision, config is None or same_share(config, rounds[key]) > 0)
+            )
             found.setdefault(key, []).append(state)
     decisions = []
     for (workload, target), states in found.items():
@@ -119,22 +135,24 @@ def _alone_state(cell: Cell, precision: float, config: RunConfig | None, family:
     return (PRECISE, 0.0) if half <= margin else (UNDECIDED, half / margin)
 
 
-def _compared_state(cell: Cell, precision: float) -> tuple[str, float]:
+def _compared_state(cell: Cell, precision: float, same_tested: bool) -> tuple[str, float]:
+    """The family's verdict on the cell's comparison (summary.py decided it). ``same_tested``: the
+    look spent a share of the sameness error (stats.same_share); before that a comparison no
+    wider than ±precision samples on (it may yet be shown the same) rather than stop as PRECISE."""
     if cell.summary is None:
         return FAILED, 0.0
     comparison = cell.comparison
     if comparison is None or math.isnan(comparison.low) or comparison.low <= 0:
         return UNDECIDED, math.inf
-    low, high = math.log(comparison.low), math.log(comparison.high)
-    if low > 0 or high < 0:
+    if comparison.verdict == DIFFERS:
         return RANKED, 0.0
-    margin = math.log1p(precision)
-    if -margin <= low and high <= margin:
+    if comparison.verdict == STATS_SAME:
         return SAME, 0.0
-    half = (high - low) / 2
-    if half <= margin:
+    half = math.log(comparison.high / comparison.low) / 2
+    margin = math.log1p(precision)
+    if half <= margin and same_tested:
         return PRECISE, 0.0
-    return UNDECIDED, half / margin
+    return UNDECIDED, max(half / margin, 1.0)
 
 
 def pairs_to_sample(decisions: Sequence[Decision], baseline: str) -> list[tuple[str, str]]:
@@ -160,9 +178,9 @@ BASELINE = "baseline"  # sampled alongside the comparisons that needed it
 
 STOP_WORDS = {
     RANKED: "its ratio interval excludes 1",
-    SAME: "its ratio interval lies within the precision of 1 (the same)",
-    PRECISE: "its interval is no wider than ±precision but neither excludes 1 nor lies within ±precision of it: "
-    "known to the precision",
+    SAME: "shown within the precision of 1 (the same)",
+    PRECISE: "its interval is no wider than ±precision but neither excludes 1 nor was it shown within ±precision "
+    "of 1: known to the precision",
     FAILED: "no successful sample",
     FIXED: "a fixed number of rounds (--repeat)",
     MAX_REPEAT: "still undecided at --max-repeat",

@@ -13,10 +13,11 @@
   *unpaired* (:func:`compare`, Welch on the logs) where nothing pairs the samples
   (merged runs, a target whose rounds have no baseline sample).
   Three verdicts, never two (Comparison.verdict): *differs* when the interval
-  excludes 1; *same* only when the whole interval lies within ±precision of 1 (an
-  equivalence test, two one-sided tests at the interval's level; 5 % unless --until
-  gives one); *undecided* otherwise: an interval that contains 1 is no evidence of
-  sameness. An undecided interval no wider than ±precision is *precise*
+  excludes 1; *same* only when the ratio is shown within ±precision of 1 (5 % unless
+  --until gives one) by two one-sided tests (:func:`equivalence_p`; a run decides them
+  as a family of their own, analysis/family.py), the interval shown then being the one
+  they decide with, at 1 − 2α, which lies within ±precision; *undecided* otherwise: an
+  interval that contains 1 is no evidence of sameness. An undecided interval no wider than ±precision is *precise*
   (Comparison.precise): known to the precision, though neither of the other two.
 - Zero spread is not certainty: identical values (two or three binned latency
   percentiles, a coarse timer) say the spread is below the values' resolution, not
@@ -83,6 +84,9 @@ class Comparison:
     se: float = math.nan  # standard error of the log ratio (after the spread floor); nan without an interval
     df: float = math.nan  # its degrees of freedom (paired: n − 1; unpaired: Welch's)
     spread: float = math.nan  # standard deviation of one round's log ratio: se ≈ spread / √n (reach.py plans with it)
+    # the run's family decided sameness (analysis/family.py: its own Holm over two one-sided tests); None: a
+    # comparison no family decided, judged by its interval alone (SAME when it lies within ±precision)
+    same: bool | None = None
 
     @property
     def has_interval(self) -> bool:
@@ -96,6 +100,8 @@ class Comparison:
             return NO_INTERVAL
         if self.significant:
             return DIFFERS
+        if self.same is not None:
+            return SAME if self.same else UNDECIDED
         return SAME if within(self.low, self.high, self.precision) else UNDECIDED
 
     @property
@@ -237,6 +243,28 @@ def at_level(comparison: Comparison, level: float) -> Comparison:
         return dataclasses.replace(comparison, level=level)
     low, high = _t_interval(math.log(comparison.ratio), comparison.se, comparison.df, level)
     return dataclasses.replace(comparison, low=low, high=high, significant=not (low <= 1.0 <= high), level=level)
+
+
+def equivalence_p(comparison: Comparison) -> float:
+    """The p-value of "the ratio lies beyond ±precision" by two one-sided t tests on the log ratio
+    (Schuirmann 1987): the larger of the two one-sided p-values. Below alpha exactly when the
+    interval at 1 − 2·alpha lies within ±precision. nan without an interval."""
+    if math.isnan(comparison.se):
+        return math.nan
+    from scipy.special import stdtr
+
+    margin = math.log1p(comparison.precision)
+    center = math.log(comparison.ratio)
+    below = float(stdtr(comparison.df, -(center + margin) / comparison.se))
+    above = float(stdtr(comparison.df, (center - margin) / comparison.se))
+    return max(below, above)
+
+
+def as_same(comparison: Comparison, alpha: float) -> Comparison:
+    """``comparison`` called the same by a test at ``alpha``: its interval at 1 − 2·alpha, the one two
+    one-sided tests at alpha decide with (it lies within ±precision), and the family's decision."""
+    shown = at_level(comparison, 1 - 2 * alpha)
+    return dataclasses.replace(shown, significant=False, same=True)
 
 
 def geomean_interval(
@@ -386,6 +414,23 @@ def look_share(config: RunConfig, n: int) -> float:
     looks = len(_points_for(config, n))
     harmonic = sum(1 / j for j in range(1, looks + 1))
     return 1 / (look(config, n) * harmonic)
+
+
+SAME_MIN_ROUNDS = 8  # under --until, sameness is tested at the looks of this many rounds or more (same_share)
+
+
+def same_share(config: RunConfig, n: int) -> float:
+    """The share of the sameness error (analysis/family.py) a look from ``n`` rounds may spend: 1 for a
+    fixed-size run; under --until, equal shares for the looks of SAME_MIN_ROUNDS rounds or more (the last
+    look's whole share when no look reaches that many), none before. Fewer rounds cannot show ±5 % at the
+    strict level a look of a family of six tests at (t grows fast at few degrees of freedom), so an early
+    share would be spent for nothing; differences, which show early on different storage, spend most of
+    theirs at the first look (look_share). Each kind of claim's shares add up to 1 over the looks."""
+    if config.until is None:
+        return 1.0
+    points = _points_for(config, n)
+    eligible = [point for point in points if point >= SAME_MIN_ROUNDS] or [points[-1]]
+    return 1 / len(eligible) if points[look(config, n) - 1] in eligible else 0.0
 
 
 def family_level(level: float, family: int) -> float:

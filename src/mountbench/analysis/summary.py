@@ -40,6 +40,7 @@ from mountbench.analysis.stats import (
     look_share,
     paired_compare,
     precision_of,
+    same_share,
     summarize,
 )
 from mountbench.errors import UsageError
@@ -236,6 +237,7 @@ def _decided_family(
     precision = precision_of(configs)
     found: dict[ComparisonKey, Comparison] = {}
     shares: dict[ComparisonKey, float] = {}
+    same_shares: dict[ComparisonKey, float] = {}
     for workload, info, cells in built:
         for label, cell in cells.items():
             if label == baseline:
@@ -247,7 +249,8 @@ def _decided_family(
                 found[key] = comparison
                 # an adaptive run's look spends its share of the error (sequential.py); merged runs: the strictest
                 shares[key] = min(look_share(config, comparison.n) for config in configs)
-    return decide_family(found, shares)
+                same_shares[key] = min(same_share(config, comparison.n) for config in configs)
+    return decide_family(found, shares, same_shares=same_shares)
 
 
 def pairs_by_round(cell: Cell, base: Cell) -> list[tuple[float, float]] | None:

@@ -31,7 +31,7 @@ from mountbench.report.labels import all_workloads, host_of_run
 from mountbench.report.methodology import cache_actions, methodology, repetitions, run_facts
 from mountbench.report.model import Report
 from mountbench.report.notes import measurement_caveats
-from mountbench.report.phrasing import SAME_LEGEND, UNDECIDED_LEGEND, interval_legend
+from mountbench.report.phrasing import UNDECIDED_LEGEND, interval_legend, same_legend
 from mountbench.report.rounds import rounds_legend
 from mountbench.report.sections import SECTIONS, Options
 from mountbench.report.tables import Mark, TableView, environment, note_links
@@ -162,7 +162,7 @@ def _intro(report: Report) -> str:
         f"Each value: the median of {repetitions(report)} samples (± their coefficient of variation in "
         "the detail); each other target is N× faster or slower than the baseline (ratio of geometric means, paired "
         f"by round where the run paired them) with its {interval_legend(report.summary, report.adaptive)}; "
-        f"{SAME_LEGEND}; {UNDECIDED_LEGEND}. [n] links to its note."
+        f"{same_legend(report.summary, report.adaptive)}; {UNDECIDED_LEGEND}. [n] links to its note."
     )
     if report.multi_host:
         text += " Columns are named label@host: these runs come from different machines."

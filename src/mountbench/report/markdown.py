@@ -19,7 +19,7 @@ from mountbench.report.grid import unit_name
 from mountbench.report.labels import host_of_run
 from mountbench.report.methodology import cache_actions, methodology, repetitions, run_facts
 from mountbench.report.model import Report
-from mountbench.report.phrasing import SAME_LEGEND, UNDECIDED_LEGEND, interval_legend
+from mountbench.report.phrasing import UNDECIDED_LEGEND, interval_legend, same_legend
 from mountbench.report.rounds import rounds_legend
 from mountbench.report.sections import SECTIONS, Options
 from mountbench.report.tables import markdown as md_view
@@ -79,7 +79,7 @@ def _intro(report: Report, with_charts: bool) -> str:
         "variation in the detail); each other target is N× faster or slower than the baseline (ratio of "
         "geometric means, paired by round where the run paired them) with its "
         f"{md_text(interval_legend(report.summary, report.adaptive))}; "
-        f"{SAME_LEGEND}; {UNDECIDED_LEGEND}; [n] = notes at the end."
+        f"{md_text(same_legend(report.summary, report.adaptive))}; {UNDECIDED_LEGEND}; [n] = notes at the end."
     )
     if report.multi_host:
         text += " Columns are named label@host: these runs come from different machines."

@@ -124,8 +124,9 @@ def methodology(report: Report) -> list[str]:
         "different; every table, note and chart shows that one decision. Three verdicts: faster/slower when the "
         'interval excludes 1 (said by its near end, "at least N× slower", when its ends are more than 100× '
         "apart); "
-        '"≈ same" only when the whole interval lies within ±5% of 1 (an equivalence test; --until\'s precision '
-        'when given); "undecided" otherwise (an interval that contains 1 is no evidence of sameness), with '
+        '"≈ same" only when two one-sided tests show the ratio within ±5% of 1 (--until\'s precision when given; '
+        "sameness is a family of its own, Holm at 5% too, its intervals shown at the level those tests decided "
+        'with, inside ±5%); "undecided" otherwise (an interval that contains 1 is no evidence of sameness), with '
         'what it did show (the interval folded to a bound: "b is within 0.75–1.33× of a") and how many rounds '
         '±precision would take at the spread it measured, and "too wide to rank" when its ends are more than 100× '
         "apart. For the last two the interval is the target's speed ÷ the baseline's. The headline counts each "

@@ -42,6 +42,22 @@ SPEED_UNITS = frozenset({"IOPS", "B/s", "s", "1/s"})
 # How every format explains the words next to a ratio (terminal legend, Markdown and HTML intros,
 # the methodology, the ratio chart)
 SAME_LEGEND = "≈ same: the whole interval lies within ±5% of 1 (--until's precision when given)"
+
+
+def same_legend(report_summary: RunSummary, adaptive: bool) -> str:
+    """SAME_LEGEND, and when the run called any comparison the same, the level of those intervals:
+    sameness is a family of its own (analysis/family.py), decided by two one-sided tests whose
+    interval is the one shown, at 1 − 2α (a lower level than the differences' two-sided one)."""
+    family = report_summary.family
+    if not family.same:
+        return SAME_LEGEND
+    more = "; under --until each at its look's share" if adaptive else ""
+    return (
+        f"{SAME_LEGEND}, its {level_text(family.same_level)} CI (two one-sided tests, all the run's sameness "
+        f"claims together{more})"
+    )
+
+
 UNDECIDED_LEGEND = (
     "undecided: the interval contains 1 but reaches beyond that, so neither a difference nor sameness is shown "
     "(more rounds decide it; too wide to rank: its ends are over 100× apart); a difference whose interval is that "

@@ -103,8 +103,9 @@ def ratio_figure(report: Report, width: float = WIDE_IN) -> Figure:
     subtitle = (
         "bars: ratio of geometric means, turned so that right is better; error bars: "
         f"{level_text(report.summary.family.level)} confidence interval (all the run's comparisons together); "
-        "faded: ≈ same (the interval lies within ±5%) or undecided (it contains 1 but reaches further; too wide "
-        "to rank: no error bar for an interval over 100× wide); ?: too few samples for an interval"
+        f"faded: ≈ same (the interval lies within ±5%{_same_level(report)}) or undecided (it contains 1 but "
+        "reaches further; too wide to rank: no error bar for an interval over 100× wide); ?: too few samples for an "
+        "interval"
     )
     if narrow:
         _narrow_ratio_layout(figure, ax, report, rows, subtitle, (good, bad), labels)
@@ -193,3 +194,12 @@ def _finite_or(value: float, fallback: float) -> float:
 def _figure_height(bars: int) -> float:
     """How tall (inches) the chart of this many bars is drawn."""
     return max(3.2, min(30.0, 2.0 + 0.3 * bars))
+
+
+def _same_level(report: Report) -> str:
+    """', its 99.6% interval: ...' when the run called any comparison the same (their intervals are the
+    sameness tests', at another level than the differences': analysis/family.py)."""
+    family = report.summary.family
+    if not family.same:
+        return ""
+    return f"; its {level_text(family.same_level)} interval, the one its two one-sided tests decided with"

@@ -25,7 +25,7 @@ from mountbench.report.cells import format_value
 from mountbench.report.grid import unit_name
 from mountbench.report.methodology import run_facts
 from mountbench.report.model import Report
-from mountbench.report.phrasing import SAME_LEGEND, UNDECIDED_LEGEND, interval_legend
+from mountbench.report.phrasing import UNDECIDED_LEGEND, interval_legend, same_legend
 from mountbench.report.rounds import rounds_legend
 from mountbench.report.sections import SECTIONS, Options
 from mountbench.report.tables import CellView, RichLayout, TableView, rich_table
@@ -123,7 +123,7 @@ def _legend(report: Report) -> list[str]:
     return [
         "median ±CV",
         f"N× faster/slower than the baseline, {interval_legend(report.summary, report.adaptive)}",
-        SAME_LEGEND,
+        same_legend(report.summary, report.adaptive),
         UNDECIDED_LEGEND,
         "[n]: notes",
         f"every sample: mountbench show {ids} --samples",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mountbench.analysis.quality import level_text
 from mountbench.analysis.stats import Comparison
 from mountbench.analysis.summary import Row, RunSummary
 from mountbench.report.phrasing import SAME, UNDECIDED, UNKNOWN, factor_text, standing, words
@@ -43,7 +44,7 @@ def verdicts(summary: RunSummary) -> list[Verdict]:
 def verdict(row: Row, target: str, baseline: str, comparison: Comparison) -> Verdict:
     said = standing(comparison, row.metric)
     what = f"at {row.title} ({row.metric.label})"
-    level = f"{comparison.level * 100:.3g}% CI"
+    level = f"{level_text(comparison.level)} CI"
     if said.kind == SAME:
         text = f"{target} ≈ {baseline} {what}: the same within ±{said.precision * 100:g}% ({level} {said.interval})"
         return Verdict(target, baseline, row.workload, row.metric.name, text, False, None, SAME)
