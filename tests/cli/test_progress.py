@@ -184,3 +184,98 @@ def test_an_eta_from_the_plans_bounds_alone_is_said_as_an_upper_bound():
         events.on_sample_done(plan[0], Sample("a", "seq", 0, True, {}))
         assert "≤" not in PlanEtaColumn().render(events.progress.tasks[0]).plain
         events.on_finish("r", "complete")
+
+
+def test_a_failed_sample_is_no_pace_for_the_samples_still_to_run():
+    """Issue 37: in the QEMU lab sshfs failed after 175 s laying out its working files, and the first
+    ETA scaled every fio sample on every mount by it (5h12m for 28 minutes). A failure's time is
+    spent, counted once by the clock, but sets no cost or ratio for any other sample."""
+    eta = LearnedEta({"seq": "fio", "rand": "fio"})
+    plan = [_item(t, w, 3.0, r) for r in range(3) for t in ("sshfs", "nfs") for w in ("seq", "rand")]
+    eta.record(plan[0], 175.0, ok=False)
+    assert not eta.knows  # nothing measured: the ETA is still the plan's bound, said as one
+    assert eta.remaining(plan[1:]) == pytest.approx(3.0 * (len(plan) - 1))
+    assert eta.expected(_item("sshfs", "seq", 3.0, 1)) == 3.0  # its own later rounds too: a failure is no measure
+    eta.record(plan[1], 6.0)  # a sample that worked is a pace, as before
+    assert eta.expected(_item("sshfs", "seq", 3.0, 1)) == pytest.approx(6.0)
+    assert eta.expected(_item("nfs", "rand", 3.0, 1)) == pytest.approx(6.0)
+
+
+def test_the_bar_after_a_failed_first_sample_keeps_the_plans_bound():
+    import io
+
+    from rich.console import Console
+
+    from mountbench.cli.progress import PlanEtaColumn, ProgressEvents
+    from mountbench.model import Sample
+
+    plan = [_item(t, "seq", 10.0, r) for r in range(2) for t in ("sshfs", "nfs")]
+    events = ProgressEvents(Console(file=io.StringIO(), width=100, force_terminal=True, color_system=None))
+    events.on_start("r", plan, plan)
+    events.on_sample_start(plan[0], 0, len(plan), 40.0)
+    events.last_end -= 175.0  # the failed sample took 175 s (its setup timed out)
+    events.on_sample_done(plan[0], Sample("sshfs", "seq", 0, False, {}, error="preconditioning failed"))
+    assert PlanEtaColumn().render(events.progress.tasks[0]).plain == "ETA ≤30 s"  # not 3 × 175 s scaled
+    events.on_finish("r", "complete")
+
+
+def test_a_layouts_pace_and_a_timed_parts_are_learnt_apart():
+    """A sample that lays out working files (engine/plan.py LaysOut: the layout at its bound) took 3 s
+    on tmpfs for 54 s planned; the samples after it in the round lay out nothing, and 3/54 of their
+    estimates would be 50 ms each."""
+    from mountbench.engine.plan import LaysOut
+
+    def laying(target: str, workload: str, round_: int) -> LaysOut:
+        return LaysOut(round_, 0, target, workload, 54.5, layout_s=53.7)
+
+    eta = LearnedEta({"write": "fio", "read": "fio"})
+    plan = [
+        laying("ram", "write", 0), _item("ram", "read", 0.8, 0),
+        laying("ram", "read", 1), _item("ram", "write", 0.8, 1),
+        laying("sshfs", "write", 0), _item("sshfs", "write", 0.8, 1),
+    ]  # fmt: skip
+    eta.plan(plan)
+    assert [eta.lays_out(item) for item in plan] == [True, False, True, False, True, False]
+    eta.record(plan[0], 3.0)
+    assert eta.expected(plan[1]) == pytest.approx(0.8)  # no pace for a timed part yet: its estimate
+    assert eta.expected(plan[2]) == pytest.approx(54.5 * 3.0 / 54.5)  # another workload's layout: that pace
+    eta.record(plan[1], 1.6)
+    assert eta.expected(plan[3]) == pytest.approx(1.6)  # as the timed parts went: 2× their estimate
+    assert eta.expected(plan[4]) == 54.5  # another mount's layout says nothing of this one's: the bound
+    assert eta.expected(plan[5]) == pytest.approx(1.6)  # its timed part: as the other mount's went
+
+
+def test_a_layouts_timed_part_paces_the_timed_parts():
+    """The first sample on every target lays out its files, so until one that lays out nothing ran
+    the timed parts kept their bounds (the QEMU lab's emulated guest took 2-9× them: the replay said
+    -58 % after its sixth sample). The timed part of a sample that laid out is a timed part's pace."""
+    from mountbench.engine.plan import LaysOut
+
+    eta = LearnedEta({"write": "fio", "read": "fio"})
+    first = LaysOut(0, 0, "9p", "write", 2.8 + 134.2, layout_s=134.2)
+    later = [_item("9p", "read", 2.8), _item("disk", "read", 2.8, 1)]
+    eta.record(first, 9.3, timed_s=5.6)  # 9.3 s in all, its timed part 5.6 s: twice its 2.8 s bound
+    assert [eta.expected(item) for item in later] == [pytest.approx(5.6), pytest.approx(5.6)]
+    assert eta.expected(LaysOut(1, 0, "9p", "write", 137.0, layout_s=134.2)) == pytest.approx(9.3)
+    assert eta.expected(LaysOut(0, 0, "sshfs", "read", 137.0, layout_s=134.2)) == 137.0  # its own bound
+
+
+def test_a_failed_layout_is_laid_out_again_by_the_next_sample_on_its_target():
+    """Issue 37's lab run: sshfs's first sample failed laying out its files (175 s), and the next sample
+    on sshfs laid them out again (139 s in a sample the plan counted 2.8 s for); recorded as a timed
+    part, that set the pace of the same workload in the later rounds. The layout the failed sample left
+    is owed by the next sample on its target in that round, in the ETA and in what it teaches."""
+    from mountbench.engine.plan import LaysOut
+
+    eta = LearnedEta({"read": "fio", "write": "fio"})
+    failed = LaysOut(0, 0, "sshfs", "read", 137.0, layout_s=134.2)
+    plan = [_item("9p", "read", 2.8), _item("sshfs", "write", 2.8), _item("sshfs", "read", 2.8)]
+    assert eta.remaining(plan) == pytest.approx(3 * 2.8)
+    eta.record(failed, 175.0, ok=False)
+    assert eta.remaining(plan) == pytest.approx(3 * 2.8 + 134.2)  # owed once, by the first on sshfs
+    assert eta.expected(plan[1]) == pytest.approx(137.0) and eta.expected(plan[0]) == pytest.approx(2.8)
+    assert eta.expected(_item("sshfs", "write", 2.8, 1)) == pytest.approx(2.8)  # another round laid out anew
+    eta.record(plan[1], 139.0, timed_s=4.0)  # the layout, then its timed part
+    assert eta.owed == {}
+    assert eta.expected(_item("sshfs", "write", 2.8, 1)) == pytest.approx(4.0)  # a timed part, not 139 s
+    assert eta.expected(LaysOut(1, 0, "sshfs", "read", 137.0, layout_s=134.2)) == pytest.approx(139.0)

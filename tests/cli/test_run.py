@@ -363,3 +363,22 @@ def test_a_plain_run_gives_its_ranked_answer_within_45_seconds(tmp_path, mb_env)
     (run,) = load_export(out)["runs"]
     assert run["config"]["budget"] == 36 and run["config"]["until"] == 0.05
     assert proc.stdout.splitlines()[1].startswith("▶ ")
+
+
+def test_costs_handed_to_a_run_are_its_first_eta(tmp_path, mb_env):
+    """The QEMU lab's guest starts with a new database every run; the host hands it what each
+    (mount, workload) cost in its earlier lab runs (--learnt-json, labs/qemu/history.py), and the
+    first line says that time, not the plan's bound. Bad JSON is one line and exit 2."""
+    needs_fio()
+    target = tmp_path / "t"
+    target.mkdir()
+    args = ["run", f"a={target}", "--preset", "quick", "--only", "rnd4k-q1-read", "--repeat", "2", "--runtime", "0.5"]
+    handed = json.dumps([["a", "rnd4k-q1-read", 42.0]])
+    proc = mountbench(*args, "--learnt-json", handed, "--db", str(tmp_path / "db.sqlite"), env=mb_env)
+    assert proc.returncode == 0, proc.stderr
+    first = " ".join(proc.stderr.split("run ", 1)[1].split())
+    assert "about 1m24s as this machine took before" in first, proc.stderr
+    bad = mountbench(*args, "--learnt-json", "{", "--db", str(tmp_path / "none.sqlite"), env=mb_env)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+    assert "--learnt-json:" in bad.stderr and "Traceback" not in bad.stderr
+    assert not (tmp_path / "none.sqlite").exists()  # refused before anything was made

@@ -66,3 +66,18 @@ def test_the_first_eta_is_what_the_run_took_before_not_the_plans_bounds():
     unseen.plan(plan)
     item = next(i for i in plan if i.workload == run.workloads[0].name)
     assert unseen.expected(item) < item.estimate_s
+
+
+def test_a_failed_sample_is_no_cost_of_its_workload():
+    """A failure measured no work (sshfs failing after 175 s in the QEMU lab): its time is left out
+    of what its (target, workload) is learnt to cost, and the other samples keep theirs."""
+    (run,) = read_document(TREE)
+    ordered = sorted(run.samples, key=lambda s: s.started_at)
+    failed = ordered[0]
+    broken = [dataclasses.replace(s, ok=False, error="preconditioning failed") if s is failed else s
+              for s in run.samples]  # fmt: skip
+    before, after = item_costs([run]), item_costs([dataclasses.replace(run, samples=tuple(broken))])
+    assert sum(map(len, after.values())) == sum(map(len, before.values())) - 1
+    path = next(r.target.path for r in run.targets if r.target.label == failed.target)
+    key = next(k for (p, k) in before if str(p) == str(path) and k[0] == failed.workload)
+    assert len(after.get((str(path), key), [])) == len(before[(str(path), key)]) - 1

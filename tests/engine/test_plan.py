@@ -65,3 +65,16 @@ def test_targets_take_turns_within_a_workload_so_no_target_always_goes_first():
     three = build_plan(["a", "b", "c"], ["w"], 3, 7, {})
     orders = [[i.target for i in three if i.round == r] for r in range(3)]
     assert [o[0] for o in orders] == [orders[0][0], orders[0][1], orders[0][2]]  # each place once
+
+
+def test_a_targets_layout_pace_follows_its_filesystem_type():
+    """Issue 37: laying out working files at a slow mount's 2 MB/s everywhere made a local run's first
+    line say 15 minutes for 107 s. Local filesystems lay out at a local disk's pace and RAM at RAM's;
+    a network, VM or FUSE mount (fuseblk too), or one not known to be local, keeps the slow bound."""
+    from mountbench.engine.plan import LOCAL_PACE, RAM_PACE, SLOW_PACE, layout_pace
+
+    assert SLOW_PACE.rate_bps < LOCAL_PACE.rate_bps < RAM_PACE.rate_bps
+    assert {fs: layout_pace(fs) for fs in ("tmpfs", "ramfs")} == {"tmpfs": RAM_PACE, "ramfs": RAM_PACE}
+    assert all(layout_pace(fs) == LOCAL_PACE for fs in ("ext4", "xfs", "btrfs", "overlay", "apfs"))
+    slow = ("fuse.sshfs", "fuse.rclone", "fuse.bindfs", "fuseblk", "9p", "virtiofs", "nfs", "nfs4", "cifs", "", "?")
+    assert all(layout_pace(fs) == SLOW_PACE for fs in slow)

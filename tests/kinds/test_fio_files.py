@@ -218,3 +218,37 @@ def test_the_last_rounds_files_stay_allocated_until_the_new_layout_exists(tmp_pa
     fiofiles.drop_aside(aside)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mountbench.0.0"]
     assert fiofiles.set_aside([fiofiles.WorkingFile(tmp_path / "absent", 4096)]) == []
+
+
+@pytest.mark.parametrize(("file_state", "laid_rounds"), [("per-round", {1, 2}), ("steady", {1}), ("fresh", None)])
+def test_the_plan_counts_laying_out_the_working_files_at_each_targets_pace(
+    tmp_path, mb_env, tmpfs_dir, bindfs_mount, file_state, laid_rounds
+):
+    """Issue 37: the QEMU lab's first line said "at most 302 s of I/O" for 32 minutes, mostly
+    layouts. A sample that lays out the files (the first of their group on a target in a round;
+    steady: in the run; fresh: every one) counts them at its target's pace: a FUSE mount's 2 MB/s,
+    so the plan's estimate is an upper bound there, and RAM's 500 MB/s, so a local run's first line
+    is not 15 minutes for 107 s; the first line says the layouts apart from the I/O."""
+    from mountbench.engine.plan import RAM_PACE, SLOW_PACE
+    from mountbench.units import format_seconds
+
+    a, b = tmpfs_dir, bindfs_mount.mountpoint
+    args = ["--preset", "quick", "--size", "8M", "--repeat", "2", "--runtime", "1", "--file-state", file_state]
+    proc = mountbench("run", f"a={a}", f"b={b}", *args, "--dry-run", env=mb_env)
+    assert proc.returncode == 0, proc.stderr
+    layout = {"a": 8 * 2**20 / RAM_PACE.rate_bps, "b": 8 * 2**20 / SLOW_PACE.rate_bps}
+    said = " ".join(proc.stdout.split())
+    rows = [line.split(":", 1) for line in proc.stdout.splitlines() if line.startswith("  round ")]
+    seen: set[tuple[str, str]] = set()
+    for name, rest in rows:
+        target, bound = rest.split("·")[0].split()[0], rest.rsplit("(≤ ", 1)[1].rstrip(")")
+        round_ = int(name.split()[1])
+        first = (target, name) not in seen  # quick's workloads share one file on a target
+        seen.add((target, name))
+        lays = laid_rounds is None or (first and round_ in laid_rounds)
+        assert bound == format_seconds(1 + 0.3 + (layout[target] if lays else 0)), (file_state, name, rest)
+    total = format_seconds((12 if laid_rounds is None else len(laid_rounds)) * sum(layout.values()))
+    assert (
+        f"of I/O and {total} laying out working files (at 2 MB/s on a network, VM or FUSE mount, 500 MB/s in RAM)"
+        in said
+    ), said

@@ -71,6 +71,7 @@ def lab(
     mountbench lab --mount 9p --mount 9p:cache=loose --mount virtiofs --mount nfs --mount disk --preset s3 --probe
     """
     from mountbench.labs.qemu.guestprobe import ProbeOptions
+    from mountbench.labs.qemu.history import earlier_lab_runs
     from mountbench.labs.qemu.run import LabOptions, check_prerequisites, lab_specs, lab_timeout, run_lab
 
     if resume:
@@ -97,7 +98,10 @@ def lab(
     runrequest.check_workloads(workloads, make_runners({w.kind for w in workloads}, RunnerSetup(find_fio())))
     timeout = lab_timeout(workloads, options.repeat + options.warmup, len(specs))
     probing = ProbeOptions(probe_repeat or 3, probe_timeout or 5.0) if probe_mounts else None
-    lab_options = LabOptions(tuple(mounts), options, accel, cpus, memory, kernel, keep_guest, timeout, probing)
+    earlier = tuple(earlier_lab_runs(db_path))  # the guest's first ETA learns from this machine's lab runs
+    lab_options = LabOptions(
+        tuple(mounts), options, accel, cpus, memory, kernel, keep_guest, timeout, probing, earlier, tuple(workloads)
+    )
     err.print("booting the lab guest (under TCG this takes a minute)...")
     run, stopped = run_lab(lab_options, on_output=lambda line: err.print(line, markup=False, highlight=False))
     with Store(db_path) as store:

@@ -29,6 +29,7 @@ from rich.table import Column
 from rich.text import Text
 
 from mountbench.analysis.metrics import describe
+from mountbench.engine.plan import LaysOut, layout_of
 from mountbench.model import PlanItem, RunOptions, Sample, Workload
 from mountbench.report.cells import format_value
 from mountbench.report.terminal_layout import Fields
@@ -64,6 +65,24 @@ class LearnedEta:
     6. else its estimate: another kind's pace says nothing of it (issue 37: in a tree run the
        fio churn took a twentieth of its bound while the tree actions took more than theirs, and
        scaling all by the first churn sample said 1m40s for 3m42s).
+
+    A failed sample is no pace: what it took is spent (the elapsed time counts it, once), but it
+    measured no work, so it sets no cost and no ratio for anything still to run (issue 37: in the
+    QEMU lab sshfs failed after 175 s while laying out its working files, 58× its fio bound, and
+    the first ETA scaled every fio sample on every mount by it: 5h12m for 28 minutes).
+
+    A sample that lays out working files (engine/plan.py LaysOut, from engine/session.py
+    with_layouts) is paced apart from those that do not: a layout's pace says
+    nothing of a timed part's, nor the other way round, and another mount's layout says nothing
+    of this one's (rule 4 is not used for layouts): in the lab, 256 MiB took 9 s on 9p and 150 s
+    on sshfs, and 9p's pace said -77 % for the run after its second sample (+33 % kept to the bound).
+    A layout's timed part paces the timed parts too: the first sample on each target lays out, and
+    the emulated guest's timed parts took 2-9× their bounds (kept to the bounds until a sample that
+    lays out nothing ran, the replay of the lab's run said -58 % after its sixth sample; -26 %).
+    A sample that failed where the plan laid out (sshfs's layout timing out) leaves the layout to
+    the next sample on its target in that round: it lays them out again (kinds/fio.py setup), and
+    its time is a layout's, not a timed part's (the replay's sshfs sample that took 147 s so set
+    the pace of the same workload in the later rounds).
     """
 
     def __init__(
@@ -72,9 +91,12 @@ class LearnedEta:
         self.kinds = kinds or {}  # workload name -> kind
         self.learnt = dict(learnt or {})  # (target, workload) -> its cost on this machine before
         self.kind_learnt: dict[str, float] = {}  # kind -> cost before ÷ plan estimate (plan())
-        self.taken: dict[tuple[str, str], list[float]] = {}
-        self.ratios: dict[tuple[str, str], list[float]] = {}  # (target, kind) -> cost ÷ estimate
-        self.kind_ratios: dict[str, list[float]] = {}  # kind -> cost ÷ estimate, on any target
+        # keyed by (..., whether the sample lays out working files)
+        self.taken: dict[tuple[str, str, bool], list[float]] = {}
+        self.ratios: dict[tuple[str, str, bool], list[float]] = {}  # (target, kind, ...) -> cost ÷ estimate
+        self.kind_ratios: dict[tuple[str, bool], list[float]] = {}  # (kind, ...) -> cost ÷ estimate, any target
+        # (target, round) -> the layout a failed sample left to the next sample there (see the class)
+        self.owed: dict[tuple[str, int], float] = {}
 
     def plan(self, items: Sequence[PlanItem]) -> None:
         """How each kind's costs before compared with this plan's estimates: for the pairs never seen."""
@@ -91,30 +113,77 @@ class LearnedEta:
         bounds (an upper bound, said as one)."""
         return bool(self.learnt or self.taken)
 
-    def record(self, item: PlanItem, seconds: float) -> None:
-        self.taken.setdefault((item.target, item.workload), []).append(seconds)
-        if item.estimate_s > 0:
-            kind = self.kinds.get(item.workload, "")
-            self.ratios.setdefault((item.target, kind), []).append(seconds / item.estimate_s)
-            self.kind_ratios.setdefault(kind, []).append(seconds / item.estimate_s)
+    def record(self, item: PlanItem, seconds: float, ok: bool = True, timed_s: float = 0.0) -> None:
+        """What ``item`` took (``timed_s`` of it its timed part); a failed sample's time is left
+        out of every pace (see the class)."""
+        where = (item.target, item.round)
+        owed = self.owed.pop(where, 0.0)
+        if not ok:
+            if self.lays_out(item) or owed:
+                self.owed[where] = layout_of(item) or owed
+            return
+        lays = self.lays_out(item) or owed > 0
+        estimate = item.estimate_s + owed
+        self.taken.setdefault((item.target, item.workload, lays), []).append(seconds)
+        kind = self.kinds.get(item.workload, "")
+        if estimate > 0:
+            self._ratio(item.target, kind, lays, seconds / estimate)
+        timed_estimate = item.estimate_s - layout_of(item)
+        if lays and timed_s > 0 and timed_estimate > 0:  # its timed part paces the timed parts (see the class)
+            self._ratio(item.target, kind, False, timed_s / timed_estimate)
 
-    def expected(self, item: PlanItem) -> float:
-        own = self.taken.get((item.target, item.workload))
+    def _ratio(self, target: str, kind: str, lays: bool, ratio: float) -> None:
+        self.ratios.setdefault((target, kind, lays), []).append(ratio)
+        self.kind_ratios.setdefault((kind, lays), []).append(ratio)
+
+    @staticmethod
+    def lays_out(item: PlanItem) -> bool:
+        """Whether the plan counts a layout of working files in ``item``'s estimate."""
+        return layout_of(item) > 0
+
+    def expected(self, item: PlanItem, owed: float | None = None) -> float:
+        """What ``item`` will take; ``owed``: a layout a failed sample left to it (by default, if
+        it is the next sample on its target in its round)."""
+        if owed is None:
+            owed = self.owed.get((item.target, item.round), 0.0)
+        lays = self.lays_out(item) or owed > 0
+        estimate = item.estimate_s + owed
+        own = self.taken.get((item.target, item.workload, lays))
         if own:
             return statistics.median(own)
         before = self.learnt.get((item.target, item.workload))
         if before:
             return before
         kind = self.kinds.get(item.workload, "")
-        alike = self.ratios.get((item.target, kind)) or self.kind_ratios.get(kind)
+        alike = self.ratios.get((item.target, kind, lays))
+        if not alike and not lays:  # another mount's layout pace says nothing of this one's (see the class)
+            alike = self.kind_ratios.get((kind, lays))
         if alike:
-            return item.estimate_s * statistics.median(alike)
+            return estimate * statistics.median(alike)
         if kind in self.kind_learnt:
-            return item.estimate_s * self.kind_learnt[kind]
-        return item.estimate_s
+            return estimate * self.kind_learnt[kind]
+        return estimate
 
     def remaining(self, items: Sequence[PlanItem]) -> float:
-        return sum(self.expected(item) for item in items)
+        """What ``items`` will take, in order (a failed layout is owed by the first of them on its target and round)."""
+        owed = dict(self.owed)
+        return sum(self.expected(item, owed.pop((item.target, item.round), 0.0)) for item in items)
+
+
+def work_said(items: Sequence[PlanItem]) -> str:
+    """The plan's estimates said: '302 s of I/O', and what of them is laying out working files
+    (engine/session.py with_layouts) apart, at the paces it assumed (engine/plan.py layout_pace):
+    '302 s of I/O and 27m08s laying out working files (at 2 MB/s on a network, VM or FUSE mount,
+    50 MB/s on a local disk, 500 MB/s in RAM)' (the QEMU lab's default)."""
+    total = sum(item.estimate_s for item in items)
+    layouts = sum(layout_of(item) for item in items)
+    if layouts <= 0:
+        return f"{format_seconds(total)} of I/O"
+    paces = sorted({item.pace for item in items if isinstance(item, LaysOut)}, key=lambda pace: pace.rate_bps)
+    said = ", ".join(f"{pace.rate_bps / 1e6:g} MB/s {pace.where}" for pace in paces)
+    return (
+        f"{format_seconds(total - layouts)} of I/O and {format_seconds(layouts)} laying out working files (at {said})"
+    )
 
 
 def clock(seconds: float) -> str:
@@ -180,7 +249,6 @@ class ProgressEvents:
         self.done = len(plan) - len(pending)
         self.pending = list(pending)
         self.started = self.last_end = time.monotonic()
-        estimate = sum(item.estimate_s for item in pending)
         self.eta.plan(pending)
         expected = self.eta.remaining(pending)  # the plan's bounds, or what this machine took before
         warmups = sum(item.warmup for item in pending)
@@ -189,7 +257,7 @@ class ProgressEvents:
         self.console.print(
             f"run {run_id}: {len(pending) - warmups} samples to take{warm_text}"
             f"{f' ({stored} already stored)' if stored else ''}, "
-            f"{'about' if self.eta.knows else 'at most'} {format_seconds(estimate)} of I/O"  # nothing ran here: bounds
+            f"{'about' if self.eta.knows else 'at most'} {work_said(pending)}"  # nothing ran here: bounds
             f"{self._time_said(expected if self.eta.learnt else None)}",
             soft_wrap=not self.live,  # piped: one line, whatever its length, for logs and grep
         )
@@ -245,7 +313,7 @@ class ProgressEvents:
         self.total = max(self.total, total)  # rounds added by --until/--budget grow N: n never passes it
         left = self._left(item)
         if left is not None:  # this item's own time (its setup already ran) plus what is left after it
-            eta_s = self._eta(self.eta.expected(item) + self.eta.remaining(left))
+            eta_s = self._eta(self.eta.remaining([item, *left]))
         else:
             self.added_eta = (eta_s, time.monotonic())
         if self.progress is not None:
@@ -255,7 +323,7 @@ class ProgressEvents:
     def on_sample_done(self, item: PlanItem, sample: Sample) -> None:
         self.done += 1
         now = time.monotonic()
-        self.eta.record(item, now - self.last_end)
+        self.eta.record(item, now - self.last_end, sample.ok, sample.wall_s)
         self.last_end = now
         planned = self._left(item)
         left = planned or []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -11,7 +12,7 @@ import click
 
 from mountbench.cli.console import command_line, err, out, print_run
 from mountbench.cli.options import debug_option, given_run_options, options_from_json, pop_run_options, run_options
-from mountbench.cli.progress import LearnedEta, Pace, ProgressEvents, clock
+from mountbench.cli.progress import LearnedEta, Pace, ProgressEvents, clock, work_said
 from mountbench.engine import request as runrequest
 from mountbench.engine.history import learnt_costs
 from mountbench.engine.session import Events, Session, check_space, plan_dry_run, run_to_end, sweep_leftovers
@@ -42,6 +43,12 @@ from mountbench.units import format_seconds
     help="also write machine-readable progress events (JSON lines) to this file (- for stdout)",
 )
 @click.option("--options-json", hidden=True, help="the run options as one JSON record (how the lab runs the guest)")
+@click.option(
+    "--learnt-json",
+    hidden=True,
+    help="what each (target, workload) cost before, [[target, workload, seconds], ...]: the lab's guest, whose "
+    "database is new every run, is handed its host's earlier lab runs (labs/qemu/history.py)",
+)
 @debug_option
 def run(
     target: tuple[str, ...],
@@ -49,6 +56,7 @@ def run(
     resume: str | None,
     events_path: Path | None,
     options_json: str | None,
+    learnt_json: str | None,
     db: Path | None,
     json_out: Path | None,
     debug: bool,
@@ -82,6 +90,7 @@ def run(
         _resume(resume, db_path, json_out, events_path, per_client)
         return
     options = options_from_json(options_json) if options_json else pop_run_options(params, default_budget=True)
+    handed = _learnt_from_json(learnt_json)
     if per_client and not options.clients:
         raise UsageError("--per-client shows each client's figures of a run on several clients; add --client HOST "
                          "(or drop --per-client)")  # fmt: skip
@@ -97,7 +106,7 @@ def run(
     for notice in (*swept, *request.notes, *check_space(request.targets, request.workloads, request.runner_for)):
         err.print(f"note: {notice}")
     with Store(db_path) as store:
-        session = _session(request, store, events_output, json_output)
+        session = _session(request, store, events_output, json_output, handed=handed)
         host = hostinfo.collect(fio.version) | host_facts(request.runners)
         _execute(session, store, command=command_line(), host=host, per_client=per_client, json_out=json_output)
 
@@ -111,14 +120,17 @@ def _session(
     events_out: outputs.Output | None,
     json_out: outputs.Output | None,
     run_id: str | None = None,
+    handed: Mapping[tuple[str, str], float] | None = None,
 ) -> Session:
+    """``handed``: costs learnt elsewhere (--learnt-json), for the pairs this database has not seen."""
+    learnt = {**(handed or {}), **learnt_costs_here(store, request)}
     return Session(
         request.config,
         request.targets,
         request.workloads,
         request.runners,
         store,
-        _events(events_out, request.workloads, Pace.of(request.config), learnt_costs_here(store, request)),
+        _events(events_out, request.workloads, Pace.of(request.config), learnt),
         run_id=run_id,
         on_saved=_exporter(store, json_out),
         watch=request.watch,
@@ -154,6 +166,17 @@ def _execute(
         )
     if status != "complete":
         raise Interrupted(session.run_id)
+
+
+def _learnt_from_json(text: str | None) -> dict[tuple[str, str], float]:
+    """--learnt-json's [[target, workload, seconds], ...]; a one-line error for anything else."""
+    if not text:
+        return {}
+    try:
+        rows = json.loads(text)
+        return {(str(target), str(workload)): float(seconds) for target, workload, seconds in rows}
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"--learnt-json: {exc}; give [[target, workload, seconds], ...]") from None
 
 
 def _time_taken_before(request: runrequest.RunRequest, plan: Sequence[PlanItem], db: Path) -> float | None:
@@ -262,12 +285,11 @@ def _count(n: int, noun: str) -> str:
 def _print_dry_run(request: runrequest.RunRequest, db: Path) -> None:
     config = request.config
     dry = plan_dry_run(config, request.targets, request.workloads, request.runners)
-    total = sum(item.estimate_s for item in dry.plan)
     measured = sum(not item.warmup for item in dry.plan)
     warm_text = f", after {len(dry.plan) - measured} warm-ups" if config.warmup else ""
     out.print(
         f"[bold]Plan[/bold]: {_count(len(request.targets), 'target')} × {_count(len(request.workloads), 'workload')} × "
-        f"{config.repeat} repetitions = {measured} samples{warm_text}, about {format_seconds(total)} of I/O "
+        f"{config.repeat} repetitions = {measured} samples{warm_text}, about {work_said(dry.plan)} "
         f"(seed {config.seed}, baseline {config.baseline})"
     )
     if config.budget is not None:

@@ -24,7 +24,17 @@ import psutil
 
 from mountbench.analysis import sequential
 from mountbench.engine import caches
-from mountbench.engine.plan import build_plan, extra_round, pending_items, remaining_estimate
+from mountbench.engine.plan import (
+    SLOW_PACE,
+    LayoutPace,
+    LaysOut,
+    build_plan,
+    extra_round,
+    layout_of,
+    layout_pace,
+    pending_items,
+    remaining_estimate,
+)
 from mountbench.errors import Interrupted, MountbenchError, TargetError
 from mountbench.host import scratch as scratch_mod
 from mountbench.host import targets as targets_mod
@@ -161,8 +171,11 @@ class _Clock:
         self.spent = 0.0
         self.spent_estimate = 0.0
 
-    def record(self, wall_s: float, estimate_s: float) -> None:
+    def record(self, wall_s: float, estimate_s: float, ok: bool = True) -> None:
+        """A failed sample's time is no pace for the others (issue 37): counted as done, not in the factor."""
         self.done += 1
+        if not ok:
+            return
         self.spent += wall_s
         self.spent_estimate += estimate_s
 
@@ -272,7 +285,7 @@ class Session:
         self.prepared = prepare_items(self.contexts, self.workloads, self.runners, self.settings)
 
     def plan(self) -> list[PlanItem]:
-        return plan_items(self.config, self.targets, self.workloads, self.prepared)
+        return plan_items(self.config, self.targets, self.workloads, self.prepared, self.runners, self.contexts)
 
     # --- the loop ----------------------------------------------------------------
 
@@ -328,7 +341,10 @@ class Session:
         clock = self._clock
         keep_all = planned and self.config.default_budget
         for index, item in enumerate(items):
-            if not keep_all and not clock.fits(item.estimate_s):
+            # the budget's pace is the timed parts' (engine/budget.py sizes them), not a layout's
+            # bound (with_layouts: at a slow mount's pace, that would refuse a --budget 60s run's first sample)
+            timed_s = item.estimate_s - layout_of(item)
+            if not keep_all and not clock.fits(timed_s):
                 self._notice_once(clock.ran_out_notice())
                 return False
             eta = clock.eta(items[index:], adaptive=self.config.until is not None)
@@ -341,7 +357,7 @@ class Session:
                 self._saved()
             elif not sample.ok:  # not stored, so said at the end; the measured rounds record their own
                 self.notices.append(f"{item.name} of {item.workload} on {item.target} failed: {sample.error}")
-            clock.record(time.monotonic() - began, item.estimate_s)
+            clock.record(time.monotonic() - began, timed_s, sample.ok)
         return True
 
     def _adaptive_rounds(self) -> None:
@@ -352,6 +368,7 @@ class Session:
         assert until is not None
         baseline = self.config.baseline
         estimates = {key: p.estimate_s for key, p in self.prepared.items()}
+        laid = {(target, p.workload.description.space_group) for (target, _), p in self.prepared.items()}
         while True:
             run = self.store.load_run(self.run_id)
             measured = [s.round for s in run.samples]
@@ -373,6 +390,7 @@ class Session:
                     self._notice_once(self._clock.ran_out_notice())
                 return
             items = extra_round(next_round, pairs, self.config.seed, estimates)
+            items = with_layouts(items, self.prepared, self.runners, laid, layout_paces(self.contexts))
             self._clock.total += len(items)
             if not self._run_items(items):
                 return
@@ -544,9 +562,11 @@ def plan_items(
     targets: Sequence[Target],
     workloads: Sequence[Workload],
     prepared: Mapping[tuple[str, str], Prepared],
+    runners: Mapping[str, Runner],
+    contexts: Mapping[str, TargetContext],
 ) -> list[PlanItem]:
     estimates = {key: p.estimate_s for key, p in prepared.items()}
-    return build_plan(
+    plan = build_plan(
         [t.label for t in targets],
         [w.name for w in workloads],
         config.repeat,
@@ -554,6 +574,48 @@ def plan_items(
         estimates,
         config.warmup,
     )
+    return with_layouts(plan, prepared, runners, set(), layout_paces(contexts))
+
+
+def layout_paces(contexts: Mapping[str, TargetContext]) -> dict[str, LayoutPace]:
+    """Target label -> the pace the plan assumes for laying out working files there (its filesystem type)."""
+    return {label: layout_pace(ctx.info.fstype) for label, ctx in contexts.items()}
+
+
+def with_layouts(
+    items: Sequence[PlanItem],
+    prepared: Mapping[tuple[str, str], Prepared],
+    runners: Mapping[str, Runner],
+    laid: set[tuple[str, str]],
+    paces: Mapping[str, LayoutPace],
+) -> list[PlanItem]:
+    """``items`` with each sample's layout of working files (Runner.layout_bytes: fio's per-round
+    files for the first sample of their group in each round) added to its estimate at its target's
+    pace (``paces``, engine/plan.py layout_pace), so that the plan's estimate is an upper bound on a
+    slow mount (issue 37: the QEMU lab's first line said "at most 302 s of I/O" for 32 minutes) and
+    seconds, not minutes, on a local one. ``laid``: the (target, file group) pairs laid out earlier in
+    the run; those of ``items`` are added to it."""
+    found = []
+    this_round: set[tuple[str, str]] = set()
+    current = None
+    for item in items:
+        if item.round != current:
+            current, this_round = item.round, set()
+        made = prepared.get((item.target, item.workload))
+        if made is None:
+            found.append(item)
+            continue
+        group = (item.target, made.workload.description.space_group)
+        size = runners[made.workload.kind].layout_bytes(made, group not in this_round, group not in laid)
+        this_round.add(group)
+        laid.add(group)
+        if size:
+            pace = paces.get(item.target, SLOW_PACE)
+            layout = size / pace.rate_bps
+            fields = {field.name: getattr(item, field.name) for field in dataclasses.fields(item)}
+            item = LaysOut(**{**fields, "estimate_s": item.estimate_s + layout, "layout_s": layout, "pace": pace})
+        found.append(item)
+    return found
 
 
 @dataclass(frozen=True)
@@ -579,7 +641,7 @@ def plan_dry_run(
     prepared = prepare_items(contexts, workloads, runners, settings)
     return DryRun(
         run_id=run_id,
-        plan=plan_items(config, targets, workloads, prepared),
+        plan=plan_items(config, targets, workloads, prepared, runners, contexts),
         prepared=prepared,
         scratch_names={label: ctx.scratch for label, ctx in contexts.items()},
     )

@@ -739,6 +739,11 @@ class FioRunner(RunnerDefaults):
             },
         )
 
+    def layout_bytes(self, prepared: Prepared, first_in_round: bool, first_in_run: bool) -> int:
+        """The working set, when ``file_state`` lays it out for this sample (setup below, or fio
+        itself when fresh); nothing for a job with no working set."""
+        return fiofiles.laid_out_bytes(prepared.working_set, self.file_state, first_in_round, first_in_run)
+
     def setup(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> None:
         """Untimed: make the working files what every round of the cell sees (kinds/fiofiles.py):
         ``per-round``: laid out anew and written fully before the first sample of each round

@@ -103,6 +103,15 @@ class WorkingFile:
     size: int | None  # bytes fio lays out; None when only fio can evaluate the size
 
 
+def laid_out_bytes(size: int | None, file_state: str, first_in_round: bool, first_in_run: bool) -> int:
+    """Bytes of working files (``size`` in all) a sample lays out before its timed part (issue 37:
+    the plan counts them, engine/session.py with_layouts): ``per-round`` lays them out for the
+    first sample of their file group in each round, ``steady`` for the first in the run,
+    ``fresh`` for every sample."""
+    lays_out = {"per-round": first_in_round, "steady": first_in_run}.get(file_state, True)
+    return (size or 0) if lays_out else 0
+
+
 def has_working_files(job: FioJob) -> bool:
     """Does the job lay out data files that it then reads or writes (not a metadata engine)?"""
     return engines.engine_name(job.get("ioengine")) not in _METADATA_ENGINES and job.get("filename") != "/dev/null"

@@ -37,6 +37,13 @@ class Runner(Protocol):
         """Untimed per-sample preparation (fresh trees, warming), before caches are dropped
         and before the lab's measurement window opens; raise WorkloadFailed."""
 
+    def layout_bytes(self, prepared: Prepared, first_in_round: bool, first_in_run: bool) -> int:
+        """Bytes of working files a sample lays out beyond ``prepared.estimate_s`` (in setup, or
+        fio's own layout before its timed part): the plan adds them at its target's pace
+        (engine/plan.py layout_pace). ``first_in_round``: no sample of its file group ran on its
+        target in this round yet; ``first_in_run``: nor in the run. 0 for a sample that lays out
+        nothing."""
+
     def run(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> Outcome:
         """Take one sample (the timed part only); raise WorkloadFailed on an engine or target failure."""
 
@@ -67,6 +74,9 @@ class RunnerDefaults:
 
     def close(self) -> list[str]:
         return []
+
+    def layout_bytes(self, prepared: Prepared, first_in_round: bool, first_in_run: bool) -> int:
+        return 0
 
     def host_facts(self) -> dict[str, Any]:
         return {}

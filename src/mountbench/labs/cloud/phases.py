@@ -99,6 +99,9 @@ class PhasedRunner:
     def prepare(self, workload: Workload, ctx: TargetContext, settings: RunSettings) -> Prepared:
         return self.inner.prepare(workload, ctx, settings)
 
+    def layout_bytes(self, prepared: Prepared, first_in_round: bool, first_in_run: bool) -> int:
+        return self.inner.layout_bytes(prepared, first_in_round, first_in_run)
+
     def setup(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> None:
         self.inner.setup(prepared, ctx, settings)
         # every mount's uploads done, this one's and the last sample's: none runs during the timed part

@@ -31,6 +31,7 @@ from mountbench.labs.qemu import (
 )
 from mountbench.labs.qemu.caveats import emulation_caveat, host_cache_caveat
 from mountbench.labs.qemu.guestprobe import GUEST_ENV, ProbeOptions, probe_lab
+from mountbench.labs.qemu.history import learnt_for_guest, learnt_json
 from mountbench.labs.qemu.prereq import DOCTOR_FLAG, lab_problems
 from mountbench.model import Caveat, QemuLabFacts, RunData, RunOptions, Sample, Target, TargetRecord, Workload
 from mountbench.records.codec import options_to_dict
@@ -51,6 +52,10 @@ class LabOptions:
     keep_guest: bool = False
     timeout_s: float = 3600.0
     probe: ProbeOptions | None = None  # lab --probe: probe the mounts after the run (labprobe.py)
+    # what the guest run's first ETA learns from: this machine's earlier lab runs and the workloads the
+    # guest will run (labs/qemu/history.py); the guest's own database is new every run
+    earlier: tuple[RunData, ...] = ()
+    workloads: tuple[Workload, ...] = ()
 
 
 def guest_cpu_s(start: dict[str, Any], done: dict[str, Any]) -> float | None:
@@ -85,9 +90,10 @@ def check_prerequisites(specs: Sequence[MountSpec]) -> None:
     refuse(lab_problems(types={spec.type_name for spec in specs}), DOCTOR_FLAG)
 
 
-def guest_command(guest: Guest, options: RunOptions, baseline_slug: str) -> str:
+def guest_command(guest: Guest, options: RunOptions, baseline_slug: str, learnt: str = "") -> str:
     """The shell command the guest runs: the host's own mountbench on every ready mount,
-    with the host's run options handed over whole (--options-json)."""
+    with the host's run options handed over whole (--options-json), and what each mount's
+    samples cost in this machine's earlier lab runs (``learnt``: --learnt-json)."""
     targets = [f"{m.slug}={m.guest_path}" for m in guest.mounts if not m.guest_error]
     guest_options = dataclasses.replace(options, baseline=baseline_slug)
     argv = [
@@ -96,8 +102,15 @@ def guest_command(guest: Guest, options: RunOptions, baseline_slug: str) -> str:
         "--db", "/tmp/mountbench-lab.sqlite",
         "--json", f"{guest.guest_results}/run.json",
         "--events", "-",
+        *(["--learnt-json", learnt] if learnt else []),
     ]  # fmt: skip
     return f"cd /tmp && env {GUEST_ENV} {shlex.join(argv)}"
+
+
+def _learnt(options: LabOptions, working: Sequence[LabMount]) -> str:
+    """--learnt-json for the guest run: what each working mount's samples cost before, or ''."""
+    learnt = learnt_for_guest(options.earlier, working, options.workloads)
+    return learnt_json(learnt) if learnt else ""
 
 
 class LabStopped(MountbenchError):
@@ -155,7 +168,7 @@ def run_lab(options: LabOptions, on_output: Callable[[str], None]) -> tuple[RunD
         status: int | None = None
         try:
             status = guest.run_in_guest(
-                guest_command(guest, options.run, guest_baseline), on_line=on_line,
+                guest_command(guest, options.run, guest_baseline, _learnt(options, working)), on_line=on_line,
                 timeout=options.timeout_s,
             )  # fmt: skip
         except KeyboardInterrupt:
