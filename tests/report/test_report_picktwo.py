@@ -20,7 +20,8 @@ from mountbench import model
 from mountbench.fio.sweeps import parse_sweep
 from mountbench.kinds import make_workload
 from mountbench.kinds.fio import KIND as FIO
-from mountbench.model import QemuLabFacts, RunData, Sample
+from mountbench.labfacts import QemuLabFacts
+from mountbench.model import RunData, Sample
 from mountbench.presets import load_preset
 from mountbench.probe.model import (
     CoherenceResult,

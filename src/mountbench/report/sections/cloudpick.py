@@ -33,7 +33,7 @@ from markupsafe import Markup
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from mountbench.model import CloudLabFacts
+from mountbench.labfacts import CloudLabFacts
 from mountbench.probe.remotesync import CloudProbe, SyncResult, TreeLag
 from mountbench.report.cells import format_value
 from mountbench.report.chartkeys import Chart

@@ -33,7 +33,7 @@ from markupsafe import Markup
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from mountbench.model import ContainerLabFacts
+from mountbench.labfacts import ContainerLabFacts
 from mountbench.report.cells import format_value
 from mountbench.report.chartkeys import Chart
 from mountbench.report.model import Report
