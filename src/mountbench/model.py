@@ -544,8 +544,6 @@ class TargetContext:
 class RunSettings:
     """Run-wide options a runner needs to prepare a workload."""
 
-    size_override: int | None = None
-    runtime_override: float | None = None
     ram_bytes: int = 0
     workdir: Path = Path(".")  # private temp dir for job files and engine output (never a target)
     extra: dict[str, Any] = field(default_factory=dict)

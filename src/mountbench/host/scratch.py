@@ -13,10 +13,10 @@ process owns it (pid, process start time, host, boot and pid namespace), so that
 - a live owner is recognised (:func:`live_users`): a run holds an exclusive ``flock`` on its
   marker while it works (:func:`lock`); a probe's owner is checked by pid and start time;
 - directories left by killed probes and runs can be removed safely (:func:`sweep_dead`, called
-  by the next run or probe on the target; :func:`sweep_dead_probes` for probes alone). A resumed
-  run's own directory is never swept; a killed run whose directory was swept lays its files out
-  again when resumed. A directory kept on purpose (``run --keep``: :func:`mark_kept`) is never
-  swept: its marker says so, and only the user deletes it.
+  by the next run or probe on the target). A resumed run's own directory is never swept; a
+  killed run whose directory was swept lays its files out again when resumed. A directory kept
+  on purpose (``run --keep``: :func:`mark_kept`) is never swept: its marker says so, and only
+  the user deletes it.
 
 A run's job files live outside the targets, in ``<tmp>/mountbench-<run id>-*/``; an owner
 file written at creation lets :func:`sweep_workdirs` remove the folders of killed runs.
@@ -420,24 +420,6 @@ def live_users(parent: Path | str, *, exclude: str | None = None) -> list[LiveUs
         elif state == "unknown" and marker.owner is not None and marker.owner.alive():
             found.append(LiveUser(entry.path, marker, f"{marker.owner} is alive"))
     return found
-
-
-def sweep_dead_probes(parent: Path | str) -> list[str]:
-    """Remove probe scratch directories in ``parent`` whose owner process is gone.
-
-    Only directories whose marker says "probe" and names an owner of this machine that
-    is provably dead are removed; a live owner, an owner on another host, a foreign or
-    missing marker, and every run's directory are left alone. Returns one line per
-    directory removed (its path and the dead owner).
-    """
-    removed = []
-    for entry, marker in _marked(parent):
-        if marker.kind != "probe" or marker.kept or marker.owner is None or marker.owner.alive() is not False:
-            continue
-        owner = marker.owner
-        remove(entry.path, lambda m, ours=marker: m == ours)
-        removed.append(f"{entry.path} (its probe, {owner}, is gone)")
-    return removed
 
 
 def sweep_dead(parent: Path | str, *, exclude: str | None = None) -> list[str]:
