@@ -516,6 +516,18 @@ def _set_up_and_prime(m: _Measurement, step: str, arg: str, rep: int) -> Outcome
     return m.run(m.b, f"{step}_prime", arg, rep, m.timeout, waits=True)
 
 
+def _act_while_watched(m: _Measurement, step: str, *args: Any) -> tuple[Outcome, Outcome] | Outcome:
+    """'<step>_watch' through B in the background while '<step>_act' runs through A: both
+    outcomes (acted, seen), or the first that failed."""
+    watch = m.begin(m.b, f"{step}_watch", *args, m.timeout)
+    if isinstance(watch, Outcome):
+        return watch
+    acted = m.run(m.a, f"{step}_act", *args)
+    seen = m.finish(watch, f"{step}_watch")
+    failed = _failed(acted, seen)
+    return (acted, seen) if failed is None else failed
+
+
 def _visibility(m: _Measurement, op: str, rep: int) -> Outcome:
     a, b = m.a, m.b
     prime = _set_up_and_prime(m, "vis", op, rep)
@@ -523,14 +535,10 @@ def _visibility(m: _Measurement, op: str, rep: int) -> Outcome:
         return prime
     if not prime.value["ok"]:
         return Outcome("ok", {"delay_ms": None, "note": "the file's initial state never showed through B"})
-    watch = m.begin(b, "vis_watch", op, rep, m.timeout)
-    if isinstance(watch, Outcome):
-        return watch
-    acted = m.run(a, "vis_act", op, rep)
-    seen = m.finish(watch, "vis_watch")
-    failed = _failed(acted, seen)
-    if failed is not None:
-        return failed
+    both = _act_while_watched(m, "vis", op, rep)
+    if isinstance(both, Outcome):
+        return both
+    acted, seen = both
     delay = m.delay_ms(b, seen.value["seen_at"], a, acted.value["at"])
     return Outcome("ok", {"delay_ms": delay, "note": None})
 
@@ -550,14 +558,10 @@ def _stale_read(m: _Measurement, mode: str, rep: int) -> Outcome:
 
 def _inotify(m: _Measurement, rep: int) -> Outcome:
     a, b = m.a, m.b
-    watch = m.begin(b, "inotify_watch", rep, m.timeout)
-    if isinstance(watch, Outcome):
-        return watch
-    acted = m.run(a, "inotify_act", rep)
-    seen = m.finish(watch, "inotify_watch")
-    failed = _failed(acted, seen)
-    if failed is not None:
-        return failed
+    both = _act_while_watched(m, "inotify", rep)
+    if isinstance(both, Outcome):
+        return both
+    acted, seen = both
     events = seen.value["events"]
     first = m.delay_ms(b, min(e[2] for e in events), a, acted.value["at"]) if events else None
     return Outcome("ok", {"received": sorted({e[0] for e in events}), "first_event_ms": first})
