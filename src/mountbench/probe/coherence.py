@@ -507,13 +507,17 @@ def _failed(*outcomes: Outcome) -> Outcome | None:
     return next((o for o in outcomes if o.status != "ok"), None)
 
 
-def _set_up_and_prime(m: _Measurement, step: str, arg: str, rep: int) -> Outcome:
+def _set_up_and_prime(m: _Measurement, step: str, arg: str, rep: int, unseen: dict[str, Any]) -> Outcome | None:
     """'<step>_setup' through A, then '<step>_prime' through B (waiting until B sees the
-    setup): the failed outcome of either, else the prime's."""
+    setup): None when B saw it, else the outcome the check ends with: the failed outcome of
+    either, or ``unseen`` (the check's result when B never showed the setup)."""
     setup = m.run(m.a, f"{step}_setup", arg, rep)
     if setup.status != "ok":
         return setup
-    return m.run(m.b, f"{step}_prime", arg, rep, m.timeout, waits=True)
+    prime = m.run(m.b, f"{step}_prime", arg, rep, m.timeout, waits=True)
+    if prime.status != "ok":
+        return prime
+    return None if prime.value["ok"] else Outcome("ok", unseen)
 
 
 def _act_while_watched(m: _Measurement, step: str, *args: Any) -> tuple[Outcome, Outcome] | Outcome:
@@ -530,11 +534,9 @@ def _act_while_watched(m: _Measurement, step: str, *args: Any) -> tuple[Outcome,
 
 def _visibility(m: _Measurement, op: str, rep: int) -> Outcome:
     a, b = m.a, m.b
-    prime = _set_up_and_prime(m, "vis", op, rep)
-    if prime.status != "ok":
-        return prime
-    if not prime.value["ok"]:
-        return Outcome("ok", {"delay_ms": None, "note": "the file's initial state never showed through B"})
+    unseen = {"delay_ms": None, "note": "the file's initial state never showed through B"}
+    if (ended := _set_up_and_prime(m, "vis", op, rep, unseen)) is not None:
+        return ended
     both = _act_while_watched(m, "vis", op, rep)
     if isinstance(both, Outcome):
         return both
@@ -545,11 +547,9 @@ def _visibility(m: _Measurement, op: str, rep: int) -> Outcome:
 
 def _stale_read(m: _Measurement, mode: str, rep: int) -> Outcome:
     a, b = m.a, m.b
-    prime = _set_up_and_prime(m, "stale", mode, rep)
-    if prime.status != "ok":
-        return prime
-    if not prime.value["ok"]:
-        return Outcome("ok", {"outcome": "unseen", "observed": "the old version never showed through B"})
+    unseen = {"outcome": "unseen", "observed": "the old version never showed through B"}
+    if (ended := _set_up_and_prime(m, "stale", mode, rep, unseen)) is not None:
+        return ended
     acted = m.run(a, "stale_act", mode, rep)
     if acted.status != "ok":
         return acted
@@ -569,11 +569,9 @@ def _inotify(m: _Measurement, rep: int) -> Outcome:
 
 def _lock(m: _Measurement, kind: str, rep: int) -> Outcome:
     a, b = m.a, m.b
-    prime = _set_up_and_prime(m, "lock", kind, rep)
-    if prime.status != "ok":
-        return prime
-    if not prime.value["ok"]:
-        return Outcome("ok", {"blocked": None, "note": "the lock file never showed through B"})
+    unseen = {"blocked": None, "note": "the lock file never showed through B"}
+    if (ended := _set_up_and_prime(m, "lock", kind, rep, unseen)) is not None:
+        return ended
     hold = m.begin(a, "lock_hold", kind, rep, m.timeout)
     if isinstance(hold, Outcome):
         return Outcome("ok", {"blocked": None, "note": f"locking through A: {_why(hold)}"})
