@@ -307,6 +307,13 @@ def wait_until(
     return ready()
 
 
+def last_lines(text: str, count: int = 1, *, limit: int = 300, empty: str = "no message") -> str:
+    """What an error message quotes of a tool's output: its last ``count`` distinct non-blank
+    lines, joined by '; ', at most ``limit`` characters (``empty`` when it said nothing)."""
+    lines = list(dict.fromkeys(line.strip() for line in text.splitlines() if line.strip()))
+    return "; ".join(lines[-count:])[:limit] or empty
+
+
 def log_tail(path: Path, lines: int = 20) -> str:
     """The last ``lines`` lines of a log file ('' when missing)."""
     try:

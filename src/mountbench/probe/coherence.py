@@ -417,28 +417,24 @@ class _Collector:
             return
         self.delays[op].append(None)
         self.vis_hung[op] += o.status == "hung"
-        self.vis_notes[op].append(_why(o))
+        self.vis_notes[op].append(o.why())
 
     def stale_read(self, mode: str, o: Outcome) -> None:
         if o.status == "ok":
             self.stale[mode].append(o.value)
         else:
             outcome = "hung" if o.status == "hung" else "unseen"
-            self.stale[mode].append({"outcome": outcome, "observed": _why(o)})
+            self.stale[mode].append({"outcome": outcome, "observed": o.why()})
 
     def inotify(self, o: Outcome) -> None:
         if o.status == "ok":
             self.ino.append(o.value)
         else:
             self.ino.append({"received": [], "first_event_ms": None})
-            self.ino_error = _why(o)
+            self.ino_error = o.why()
 
     def lock(self, kind: str, o: Outcome) -> None:
-        self.locks[kind].append(o.value if o.status == "ok" else {"blocked": None, "note": _why(o)})
-
-
-def _why(o: Outcome) -> str:
-    return f"{o.status}: {o.errno or ''} {o.message}".replace("  ", " ").strip()[:200]
+        self.locks[kind].append(o.value if o.status == "ok" else {"blocked": None, "note": o.why()})
 
 
 def _skipped(reason: str) -> Outcome:
@@ -574,11 +570,11 @@ def _lock(m: _Measurement, kind: str, rep: int) -> Outcome:
         return ended
     hold = m.begin(a, "lock_hold", kind, rep, m.timeout)
     if isinstance(hold, Outcome):
-        return Outcome("ok", {"blocked": None, "note": f"locking through A: {_why(hold)}"})
+        return Outcome("ok", {"blocked": None, "note": f"locking through A: {hold.why()}"})
     tried = m.run(b, "lock_try", kind, rep)
     released = m.finish(hold, "lock_hold")
     if tried.status != "ok":
-        return Outcome("ok", {"blocked": None, "note": f"locker through B: {_why(tried)}"})
+        return Outcome("ok", {"blocked": None, "note": f"locker through B: {tried.why()}"})
     if released.status != "ok":
         return released
     return Outcome("ok", {"blocked": not tried.value["got"], "note": None})
@@ -612,7 +608,7 @@ def measure_views(
     swept = describe_sweep(owner.side.run("sweep_leftovers", owner.path, timeout=timeout))
     created = owner.side.run("create_scratch_step", owner.path, name, marker.to_text(), timeout=timeout)
     if created.status != "ok":
-        raise TargetError(f"{owner.label}: cannot create a scratch directory ({_why(created)})")
+        raise TargetError(f"{owner.label}: cannot create a scratch directory ({created.why()})")
     owner_dir = created.value["scratch"]
     other_dir = os.path.join(other.path, name)
     a_dir, b_dir = (owner_dir, other_dir) if owner is a else (other_dir, owner_dir)
@@ -636,7 +632,7 @@ def measure_views(
     finally:
         removal_timeout = min(timeout, 2.0) if m.error else max(timeout, 5.0)
         removed = owner.side.run("remove_probe_scratch", owner_dir, token, timeout=removal_timeout)
-        cleanup = "removed" if removed.status == "ok" else f"left {owner_dir}: {_why(removed)}"
+        cleanup = "removed" if removed.status == "ok" else f"left {owner_dir}: {removed.why()}"
 
     same_clock = a.side.clock == b.side.clock
     return CoherenceResult(

@@ -33,7 +33,6 @@ from typing import Any
 from mountbench.errors import TargetError
 from mountbench.probe.model import TargetProbe
 from mountbench.probe.plain import PlainRecord, to_plain
-from mountbench.probe.sandbox import Outcome
 from mountbench.probe.sides import LocalSide, Signals
 
 SCRATCH_PREFIX = ".mountbench-sync-"
@@ -321,10 +320,6 @@ class CloudProbe(PlainRecord):
 # -- the driver ------------------------------------------------------------------------------
 
 
-def _why(o: Outcome) -> str:
-    return f"{o.status}: {o.errno or ''} {o.message}".replace("  ", " ").strip()[:200]
-
-
 class _Steps:
     """Runs the checks' steps on one side, bounded; the first failure of each kind becomes a note."""
 
@@ -337,7 +332,7 @@ class _Steps:
         budget = self.timeout + 5.0 if waits else max(5.0, self.timeout)
         outcome = self.side.run(step, *args, timeout=budget)
         if outcome.status != "ok":
-            self.notes.append(f"{step}: {_why(outcome)}")
+            self.notes.append(f"{step}: {outcome.why()}")
             return None
         return outcome.value
 
@@ -402,11 +397,11 @@ def _remove(side: LocalSide, m_dir: str, r_dir: str, timeout: float) -> str:
     if removed.status == "ok":
         return "removed"
     if not os.path.isdir(r_dir):
-        return f"removed (the mount said {_why(removed)})"
+        return f"removed (the mount said {removed.why()})"
     again = side.run("remove_scratch", r_dir, timeout=max(10.0, timeout))
     if again.status == "ok":
-        return "removed from the remote's side (through the mount: " + _why(removed) + ")"
-    return f"left {r_dir}: {_why(again)}"
+        return "removed from the remote's side (through the mount: " + removed.why() + ")"
+    return f"left {r_dir}: {again.why()}"
 
 
 def _close_check(s: _Steps, m_dir: str, r_dir: str, rep: int, got: dict[str, list[Any]]) -> None:
@@ -423,7 +418,7 @@ def _fsync_check(s: _Steps, side: LocalSide, m_dir: str, r_dir: str, rep: int, g
     seen = s.run("await_payload", r_dir, "fsync", rep, s.timeout, waits=True) if pending.ready else None
     done = pending.finish(s.timeout + 5.0)
     if done.status != "ok":
-        s.notes.append(f"write_fsync_hold: {_why(done)}")
+        s.notes.append(f"write_fsync_hold: {done.why()}")
         got["at_fsync"].append(None)
         got["fsync_ms"].append(None)
         got["fsync_delay_ms"].append(None)
