@@ -104,11 +104,6 @@ def _watch(sig: Signals, predicate: Callable[[], bool], timeout: float) -> float
         time.sleep(POLL_INTERVAL_S)
 
 
-def _read(path: Path) -> bytes:
-    with open(path, "rb") as f:
-        return f.read()
-
-
 def _write(path: Path, data: bytes, flags: int = os.O_TRUNC) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | flags, 0o644)
     try:
@@ -119,7 +114,7 @@ def _write(path: Path, data: bytes, flags: int = os.O_TRUNC) -> None:
 
 def _shows(path: Path, data: bytes) -> Callable[[], bool]:
     """B shows exactly ``data`` at ``path``: content by read and size by stat agree."""
-    return lambda: _read(path) == data and os.stat(path).st_size == len(data)
+    return lambda: path.read_bytes() == data and os.stat(path).st_size == len(data)
 
 
 def _size_is(path: Path, size: int) -> Callable[[], bool]:
@@ -251,7 +246,7 @@ def stale_check(b_dir: str, mode: str, rep: int, timeout: float) -> dict[str, An
     b = Path(b_dir) / _stale_name(mode, rep)
     try:
         size: int | None = os.stat(b).st_size
-        data: bytes | None = _read(b)
+        data: bytes | None = b.read_bytes()
     except FileNotFoundError:
         size, data = None, None
     outcome = _classify(size, data)
