@@ -208,14 +208,19 @@ def _stale_name(mode: str, rep: int) -> str:
     return f"stale-{int(rep)}-{STALE_MODES.index(mode)}"
 
 
-def _classify(size: int | None, data: bytes | None) -> str:
-    if size is None or data is None:
-        return "missing"
+def seen_version(path: Path) -> tuple[str, int | None, bytes | None]:
+    """stat() then read() of a file whose OLD version was just replaced by NEW: "fresh",
+    "stale", "torn" (a size of one version with data of the other, short or mixed data) or
+    "missing", with the size and data seen."""
+    try:
+        size, data = os.stat(path).st_size, path.read_bytes()
+    except FileNotFoundError:
+        return "missing", None, None
     if data == NEW and size == len(NEW):
-        return "fresh"
+        return "fresh", size, data
     if data == OLD and size == len(OLD):
-        return "stale"
-    return "torn"
+        return "stale", size, data
+    return "torn", size, data
 
 
 def stale_setup(a_dir: str, mode: str, rep: int) -> None:
@@ -244,12 +249,7 @@ def stale_check(b_dir: str, mode: str, rep: int, timeout: float) -> dict[str, An
     """B, right after A's change: stat() then read(). A stale size with new data ("torn") is
     the truncated file users of cached network mounts meet. Then: how long until fresh."""
     b = Path(b_dir) / _stale_name(mode, rep)
-    try:
-        size: int | None = os.stat(b).st_size
-        data: bytes | None = b.read_bytes()
-    except FileNotFoundError:
-        size, data = None, None
-    outcome = _classify(size, data)
+    outcome, size, data = seen_version(b)
     observed = (
         "no file"
         if data is None

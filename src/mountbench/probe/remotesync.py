@@ -31,14 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from mountbench.errors import TargetError
+from mountbench.probe.coherence import NEW, OLD, seen_version
 from mountbench.probe.model import TargetProbe
 from mountbench.probe.plain import PlainRecord, to_plain
 from mountbench.probe.sides import LocalSide, Signals
 
 SCRATCH_PREFIX = ".mountbench-sync-"
 PAYLOAD = bytes(range(256)) * 256  # 64 KiB: more than one FUSE write
-OLD = b"old version\n" * 100
-NEW = b"NEW VERSION, LONGER\n" * 150
 POLL_S = 0.002
 
 
@@ -173,19 +172,7 @@ def change_act(r_dir: str, rep: int) -> dict[str, Any]:
 def change_check(m_dir: str, rep: int, timeout: float) -> dict[str, Any]:
     """Mount, right after the remote's change: stat then read; how long until fresh."""
     path = Path(m_dir) / _name("change", rep)
-    try:
-        size: int | None = os.stat(path).st_size
-        data: bytes | None = path.read_bytes()
-    except FileNotFoundError:
-        size, data = None, None
-    if data is None:
-        outcome = "missing"
-    elif data == NEW and size == len(NEW):
-        outcome = "fresh"
-    elif data == OLD and size == len(OLD):
-        outcome = "stale"
-    else:
-        outcome = "torn"
+    outcome, _size, _data = seen_version(path)
     fresh_at = time.monotonic() if outcome == "fresh" else _poll(_holds(path, NEW), timeout)
     return {"outcome": outcome, "fresh_at": fresh_at}
 
