@@ -447,18 +447,7 @@ def sweep_dead(parent: Path | str, *, exclude: str | None = None) -> list[str]:
 def leftovers(parent: Path | str, *, exclude: str | None = None) -> list[tuple[str, int]]:
     """mountbench's own scratch directories in ``parent`` (any owner, ``exclude`` aside) and
     the bytes each holds on disk."""
-    found = []
-    try:
-        entries = sorted(os.scandir(parent), key=lambda e: e.name)
-    except OSError:
-        return []
-    for entry in entries:
-        if entry.name == exclude or not is_scratch_name(entry.name) or not entry.is_dir(follow_symlinks=False):
-            continue
-        if read_marker(entry.path) is None:
-            continue
-        found.append((entry.path, _disk_bytes(entry.path)))
-    return found
+    return [(entry.path, _disk_bytes(entry.path)) for entry, _marker in _marked(parent, exclude)]
 
 
 def _disk_bytes(directory: str) -> int:
