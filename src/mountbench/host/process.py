@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import ipaddress
 import os
 import signal
 import socket
@@ -279,6 +280,25 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
+
+
+def tcp_listeners(net: str = "/proc/net") -> list[tuple[str, int, str]]:
+    """(address, port, socket inode) of every TCP socket listening in a network namespace, read
+    from ``net``/tcp and tcp6: /proc/net is this process's namespace, /proc/PID/net that of PID."""
+    found = []
+    for name, family in (("tcp", socket.AF_INET), ("tcp6", socket.AF_INET6)):
+        try:
+            rows = Path(net, name).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for fields in (row.split() for row in rows):
+            if len(fields) < 10 or fields[3] != "0A":  # 0A: TCP_LISTEN
+                continue
+            address, _, hexport = fields[1].partition(":")
+            raw = bytes.fromhex(address)
+            raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))  # each 32-bit word is host order
+            found.append((str(ipaddress.ip_address(socket.inet_ntop(family, raw))), int(hexport, 16), fields[9]))
+    return found
 
 
 def port_open(port: int, host: str = "127.0.0.1") -> bool:
