@@ -16,7 +16,8 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "mountbench"
 
-GROUND = frozenset({"model", "errors", "units", "mountbench"})  # "mountbench": the package root (__version__)
+# "mountbench": the package root (__version__)
+GROUND = frozenset({"model", "labfacts", "errors", "units", "mountbench"})
 
 # What each package may import besides the ground floor (which every package may import).
 # The floors: ground <- analysis, fio, host <- probe <- clients <- kinds <- presets, records
@@ -51,9 +52,11 @@ RULES: dict[str, frozenset[str]] = {
         ]
     ),
 }
-# The ground floor's own rule: units and model may use errors, nothing above.
+# The ground floor's own rule: units may use errors; labfacts (each lab's facts record) nothing;
+# model may use errors, units and labfacts (RunConfig.lab); nothing above.
 GROUND_RULES: dict[str, frozenset[str]] = {"errors": frozenset(), "units": frozenset({"errors"}),
-                                           "model": frozenset({"errors", "units"})}  # fmt: skip
+                                           "labfacts": frozenset(),
+                                           "model": frozenset({"errors", "units", "labfacts"})}  # fmt: skip
 
 
 @dataclass(frozen=True)

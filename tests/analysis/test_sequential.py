@@ -22,7 +22,6 @@ from mountbench.analysis.sequential import (
     STOP_WORDS,
     UNDECIDED,
     Stop,
-    alone_level,
     decide,
     pairs_to_sample,
     stop_reasons,
@@ -189,7 +188,7 @@ def test_a_single_targets_intervals_hold_under_optional_stopping():
         values = list(100 * np.exp(rng.normal(0, 0.05, 12)))
         covered = True
         for n in look_points(3, 12):
-            center, low, high = geomean_interval(values[:n], alone_level(config, n, 1))
+            center, low, high = geomean_interval(values[:n], interval_level(config, n, 1))
             covered = covered and low <= 100 <= high
             if max(math.log(high / center), math.log(center / low)) <= margin:
                 break

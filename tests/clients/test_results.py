@@ -11,7 +11,6 @@ from mountbench.clients.results import (
     FIO_ALL_CLIENTS,
     all_clients_disagreement,
     clients_outcome,
-    slowest_client,
     split_entries,
 )
 from mountbench.fio.parse import load_fio_json
@@ -124,13 +123,6 @@ def test_recorded_all_clients_figure_is_compared(data_dir):
     fio_all = next(e for e in document["client_stats"] if e["jobname"] == "All clients")["read"]["iops"]
     gap = abs(fio_all - outcome.aggregate["read.iops"]) / outcome.aggregate["read.iops"]
     assert bool(outcome.caveats) == (gap > 0.02)
-
-
-def test_slowest_client_is_the_one_with_least_throughput(data_dir):
-    text, document, clients = recorded(data_dir, "clients-3.json+")
-    outcome = clients_outcome(document, clients, text)
-    lowest = min(outcome.clients, key=lambda c: c.metrics["read.iops"])
-    assert slowest_client(outcome.clients, "read.iops") == lowest.client
 
 
 # --- start skew and overlap (pure) ----------------------------------------------------------------

@@ -13,7 +13,7 @@ import psutil
 import pytest
 from support.tools import needs_fio
 
-from mountbench.host.process import run_child, stop_tree
+from mountbench.host.process import last_lines, run_child, stop_tree, tcp_listeners
 
 
 def _fio(directory: Path) -> list[str]:
@@ -78,3 +78,27 @@ def test_ctrl_c_in_run_child_stops_the_jobs_before_it_propagates(tmp_path: Path)
     with pytest.raises(KeyboardInterrupt):
         run_child(_fio(tmp_path), timeout=60)
     assert _running_jobs(tmp_path) == []
+
+
+def test_last_lines_quotes_the_last_distinct_lines_of_what_a_tool_said() -> None:
+    said = "tar: a: Cannot open\n\n  tar: b: Cannot open  \ntar: b: Cannot open\ntar: Exiting with failure status\n"
+    assert last_lines(said) == "tar: Exiting with failure status"
+    assert last_lines(said, 2) == "tar: b: Cannot open; tar: Exiting with failure status"
+    assert last_lines("x" * 500) == "x" * 300 and last_lines("y" * 500, limit=10) == "y" * 10
+    assert last_lines(" \n") == "no message" and last_lines("", empty="") == ""
+
+
+def test_tcp_listeners_finds_a_listening_socket_by_address_port_and_inode() -> None:
+    import os
+    import socket
+
+    with socket.socket(socket.AF_INET6) as v6, socket.socket() as v4:
+        v4.bind(("127.0.0.1", 0))
+        v6.bind(("::1", 0))
+        assert not any(port == v4.getsockname()[1] for _, port, _ in tcp_listeners())  # bound, not listening
+        v4.listen()
+        v6.listen()
+        ours = {("127.0.0.1", v4.getsockname()[1], str(os.fstat(v4.fileno()).st_ino)),
+                ("::1", v6.getsockname()[1], str(os.fstat(v6.fileno()).st_ino))}  # fmt: skip
+        assert ours <= set(tcp_listeners())
+        assert ours <= set(tcp_listeners(f"/proc/{os.getpid()}/net"))  # our own namespace, by pid

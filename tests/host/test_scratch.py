@@ -77,20 +77,20 @@ def test_create_never_makes_the_parent_and_remove_takes_only_ours(tmp_path: Path
     assert (foreign / "data").exists()
 
 
-def test_sweep_dead_probes_removes_only_dead_probes(tmp_path: Path) -> None:
+def test_sweep_dead_removes_only_what_a_dead_owner_of_this_machine_left(tmp_path: Path) -> None:
     dead, alive = dead_owner(), Owner.current()
     gone = scratch.create(tmp_path, ".mountbench-probe-dead", Marker("probe", "t1", dead))
     (gone / "cap" / "work").mkdir(parents=True)
     live = scratch.create(tmp_path, ".mountbench-probe-live", Marker("probe", "t2", alive))
     elsewhere = scratch.create(tmp_path, ".mountbench-probe-far", Marker("probe", "t3", Owner(1, 0.0, "another-host")))
-    killed_run = scratch.create(tmp_path, ".mountbench-probe-run", Marker("run", "r", dead))  # odd but not a probe
-    run_scratch = scratch.create(tmp_path, ".mountbench-20260101-000000-abcd", Marker("run", "r2", dead))
+    killed_run = scratch.create(tmp_path, ".mountbench-20260101-000000-abcd", Marker("run", "r2", dead))
     no_marker = tmp_path / ".mountbench-probe-nomarker"
     no_marker.mkdir()
-    swept = scratch.sweep_dead_probes(tmp_path)
-    assert len(swept) == 1 and str(gone) in swept[0] and f"pid {dead.pid}" in swept[0]
-    assert not gone.exists()
-    assert all(p.exists() for p in (live, elsewhere, killed_run, run_scratch, no_marker))
+    swept = sorted(scratch.sweep_dead(tmp_path), key=lambda line: "its run" in line)
+    assert len(swept) == 2 and all(f"pid {dead.pid}" in line for line in swept)
+    assert str(gone) in swept[0] and "its probe" in swept[0] and "its run r2" in swept[1], swept
+    assert not gone.exists() and not killed_run.exists()
+    assert all(p.exists() for p in (live, elsewhere, no_marker))
 
 
 def test_workdir_sweep_takes_only_folders_of_dead_runs(tmp_path: Path) -> None:
@@ -182,4 +182,4 @@ def test_a_kept_directory_is_never_swept(tmp_path: Path) -> None:
     removed = scratch.sweep_dead(tmp_path)
     assert len(removed) == 1 and str(gone) in removed[0]
     assert (kept / "data").read_bytes() == b"x" * 100
-    assert scratch.sweep_dead_probes(tmp_path) == [] and kept.is_dir()
+    assert kept.is_dir()

@@ -10,12 +10,13 @@ import pytest
 from support.factories import make_run
 
 from mountbench.errors import ToolMissing, UsageError
+from mountbench.labfacts import LAB_FACTS, CloudLabFacts, QemuLabFacts
 from mountbench.labs.cloud.mounts import CACHE_MODES
 from mountbench.labs.containers.mounts import MOUNT_TYPES as CONTAINER_MOUNT_TYPES
 from mountbench.labs.frame import LabContext, Problem, refuse, registry, variant_problems
 from mountbench.labs.members import LABS, lab_of, refuse_plain_resume, resume_advice
 from mountbench.labs.qemu.mounts import MOUNT_TYPES
-from mountbench.model import LAB_FACTS, CloudLabFacts, QemuLabFacts, RunData
+from mountbench.model import RunData
 
 
 def test_refuse_names_the_first_blocking_problem_its_fix_and_how_many_more() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -113,6 +114,20 @@ def test_probe_result_round_trip_and_validation() -> None:
 def test_coherence_round_trips_through_json() -> None:
     c = coherence()
     assert CoherenceResult.from_dict(json.loads(json.dumps(c.to_dict()))) == c
+
+
+def test_a_record_stored_before_a_field_existed_reads_with_its_default() -> None:
+    """Written and read off the fields (probe/plain.py): a key a stored probe lacks takes the
+    field's default or its type's empty value; values come back in their fields' types."""
+    old = {"path": "/m", "results": [{"capability": "x", "title": "X", "verdict": "yes", "duration_ms": 2}]}
+    probe = TargetProbe.from_dict(old)
+    assert probe == TargetProbe("/m", FsInfo(), (ProbeResult("x", "X", "yes", duration_ms=2.0),))
+    assert probe.swept == () and probe.gone is None and probe.cleanup == "removed"
+    c = CoherenceResult.from_dict({"view_a": "a", "view_b": "b", "repeat": "2", "timeout_s": 1, "locks": [
+        {"kind": "flock", "blocked": [1, None]}]})  # fmt: skip
+    assert (c.repeat, c.timeout_s, c.clock_resolution_ms, c.inotify) == (2, 1.0, None, InotifyResult((), (), ()))
+    assert c.locks == (LockResult("flock", (True, None)),)
+    assert list(probe.to_dict()) == [f.name for f in dataclasses.fields(TargetProbe)]
 
 
 def test_summaries_ignore_unseen_delays() -> None:

@@ -142,7 +142,7 @@ def test_sweeps_survive_config_and_options_and_old_runs_have_none():
 
 
 def test_a_lab_runs_probe_survives_the_codec_and_older_lab_runs_have_none():
-    from mountbench.model import QemuLabFacts
+    from mountbench.labfacts import QemuLabFacts
     from mountbench.probe.model import LabProbe, MountProbe
 
     probe = LabProbe((MountProbe("9p cache=none", "/mnt/9p", True, errors=("x",)),), repeat=2, timeout_s=1.5)
@@ -159,7 +159,7 @@ def test_a_lab_runs_probe_survives_the_codec_and_older_lab_runs_have_none():
 
 
 def test_a_cloud_lab_run_stores_its_own_facts_and_none_of_the_qemu_labs():
-    from mountbench.model import CloudLabFacts
+    from mountbench.labfacts import CloudLabFacts
 
     probe = {"targets": [{"label": "off-0ms", "mode": "off", "rtt_ms": 0}], "probes": [], "tools": {"rclone": "v1"}}
     config = RunConfig(repeat=1, seed=1, baseline="local", lab=CloudLabFacts(probe), kind_options=DEFAULTS)
@@ -180,7 +180,7 @@ OLD_CLOUD_LAB = {"accel": None, "accel_reason": None, "emulated": None, "kernel"
 
 
 def test_lab_facts_stored_in_the_old_layout_are_read_as_the_lab_that_made_them():
-    from mountbench.model import CloudLabFacts, QemuLabFacts
+    from mountbench.labfacts import CloudLabFacts, QemuLabFacts
 
     base = {"version": 2, "repeat": 1, "seed": 1, "baseline": "9p"}
     qemu = config_from_dict({**base, "lab": OLD_QEMU_LAB}).lab

@@ -17,7 +17,7 @@ from support.synthetic import study_run
 from mountbench.analysis.metrics import describe
 from mountbench.cli.report import write_charts
 from mountbench.kinds import make_workload
-from mountbench.report.chartkit import RC, axis_unit, inline_svg, render, spans_more_than, spans_orders
+from mountbench.report.chartkit import RC, axis_unit, inline_svg, render, spans_orders
 from mountbench.report.charts import plan_charts
 from mountbench.report.content import build_report
 
@@ -86,7 +86,6 @@ def test_bars_are_linear_small_multiples_never_a_log_scale(tmp_path: Path):
     """Issue 25: 16.0k against 455k must look 28× shorter. Workloads whose values differ by far
     more than 10× each get a panel of their own, every panel a linear axis from 0."""
     assert spans_orders([100.0, 20_000.0]) and not spans_orders([100.0, 9_000.0])  # sweeps
-    assert spans_more_than([25e-3, 2.41], 10) and not spans_more_than([1.0, 9.0], 10)
     run = make_run(
         {
             ("ssd", "w"): [4300.0, 4400.0, 4200.0],

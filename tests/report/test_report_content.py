@@ -63,7 +63,7 @@ def test_workload_defined_differently_and_incomplete_runs_are_warned_about():
 def test_study_run_has_one_sweep_and_one_percentile_curve():
     report = build_report([study_run()])
     (sweep,) = report.sweeps
-    assert sweep.block_sizes == (4096, 65536, 1 << 20, 4 << 20) and sweep.metric.name == "write.bw"
+    assert sweep.numbers == (4096, 65536, 1 << 20, 4 << 20) and sweep.metric.name == "write.bw"
     (curve,) = report.percentiles
     assert curve.percentiles[-3:] == (99.5, 99.9, 99.99)
     assert all(row.metric.unit == "s" and not row.metric.higher_is_better for row in curve.rows)

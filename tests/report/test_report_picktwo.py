@@ -20,7 +20,8 @@ from mountbench import model
 from mountbench.fio.sweeps import parse_sweep
 from mountbench.kinds import make_workload
 from mountbench.kinds.fio import KIND as FIO
-from mountbench.model import QemuLabFacts, RunData, Sample
+from mountbench.labfacts import QemuLabFacts
+from mountbench.model import RunData, Sample
 from mountbench.presets import load_preset
 from mountbench.probe.model import (
     CoherenceResult,
@@ -253,7 +254,8 @@ def test_csv_and_json_records(report) -> None:
     assert (vfs_stale["verdict"], vfs_stale["property_verdict"], vfs_stale["value"]) == ("data loss", "data loss", 4.0)
     write = next(r for r in records if r["mount"] == DISK and r["measure"] == "write")
     assert (write["value"], write["unit"]) == (1.0e9, "B/s") and "emulated guest" in write["notes"]
-    rows = list(csv.DictReader(io.StringIO(picktwo.to_csv(report))))
+    (export,) = picktwo.exports(report)
+    rows = list(csv.DictReader(io.StringIO(export.csv)))
     assert tuple(rows[0]) == picktwo.CSV_COLUMNS and len(rows) == 20
 
 

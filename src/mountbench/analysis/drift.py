@@ -25,6 +25,7 @@ monotone series has p = 0.083, so nothing can be said.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -76,7 +77,7 @@ def trend(values: Sequence[float]) -> Trend | None:
     p_step = mann_whitney_p(values[:half], values[n - half :])
     p_value = min(1.0, 2 * min(mann_kendall_p(s, n), p_step))
     k = max(2, n // 4)
-    return Trend(n, s, p_value, _median(values[:k]), _median(values[-k:]))
+    return Trend(n, s, p_value, statistics.median(values[:k]), statistics.median(values[-k:]))
 
 
 def mann_whitney_p(first: Sequence[float], second: Sequence[float]) -> float:
@@ -189,7 +190,7 @@ def _step(values: tuple[float, ...]) -> Step:
     shuffled = rng.permuted(shuffled, axis=1)
     maxima = _split_t(shuffled).max(axis=1)
     p_value = (1 + int(np.sum(maxima >= best * (1 - 1e-9)))) / (STEP_PERMUTATIONS + 1)
-    return Step(index, n, _median(values[:index]), _median(values[index:]), p_value)
+    return Step(index, n, statistics.median(values[:index]), statistics.median(values[index:]), p_value)
 
 
 def _split_t(rows):
@@ -228,8 +229,8 @@ def first_sample(values: Sequence[float]) -> FirstSample | None:
     if len(values) < MIN_FIRST_SAMPLES:
         return None
     first, rest = values[0], list(values[1:])
-    median = _median(rest)
-    mad = _median([abs(v - median) for v in rest])
+    median = statistics.median(rest)
+    mad = statistics.median([abs(v - median) for v in rest])
     if median == 0:
         return None
     if mad == 0:
@@ -241,10 +242,3 @@ def first_sample(values: Sequence[float]) -> FirstSample | None:
 
 def _sign(x: float) -> int:
     return (x > 0) - (x < 0)
-
-
-def _median(values: Sequence[float]) -> float:
-    data = sorted(values)
-    n = len(data)
-    mid = n // 2
-    return data[mid] if n % 2 else (data[mid - 1] + data[mid]) / 2

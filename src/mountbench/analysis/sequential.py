@@ -49,15 +49,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mountbench.analysis.stats import (
-    CONFIDENCE,
-    DIFFERS,
-    family_level,
-    geomean_interval,
-    is_look,
-    look_share,
-    same_share,
-)
+from mountbench.analysis.stats import DIFFERS, geomean_interval, interval_level, is_look, same_share
 from mountbench.analysis.stats import SAME as STATS_SAME
 from mountbench.analysis.summary import Cell, RunSummary, summarize_runs
 from mountbench.model import RunConfig, RunData
@@ -115,18 +107,10 @@ def decide_summary(summary: RunSummary, precision: float, config: RunConfig | No
     return decisions
 
 
-def alone_level(config: RunConfig | None, n: int, family: int) -> float:
-    """The level of a single target's interval from ``n`` samples, one of ``family`` cells: its
-    look's share of the 5 % (a fixed-size run's whole 5 % when ``config`` is None), Bonferroni
-    over the family."""
-    share = 1.0 if config is None else look_share(config, n)
-    return family_level(1 - (1 - CONFIDENCE) * share, family)
-
-
 def _alone_state(cell: Cell, precision: float, config: RunConfig | None, family: int) -> tuple[str, float]:
     if cell.summary is None:
         return FAILED, 0.0
-    interval = geomean_interval(cell.values, alone_level(config, len(cell.values), family))
+    interval = geomean_interval(cell.values, interval_level(config, len(cell.values), family))
     if interval is None:
         return UNDECIDED, math.inf
     center, low, high = interval

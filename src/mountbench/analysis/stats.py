@@ -395,12 +395,14 @@ def precision_of(configs: Sequence[RunConfig]) -> float:
     return min(given) if given else DEFAULT_PRECISION
 
 
-def interval_level(config: RunConfig, n: int, family: int = 1) -> float:
-    """The level of an interval from ``n`` samples per side, one of ``family`` comparisons that
-    make one claim together: CONFIDENCE for a fixed-size run; for an adaptive one, its look's
-    share of the error (alpha spending: analysis/sequential.py's note); either way the error
-    shared out over the family (Bonferroni: see :func:`family_level`)."""
-    return family_level(1 - (1 - CONFIDENCE) * look_share(config, n), family)
+def interval_level(config: RunConfig | None, n: int, family: int = 1) -> float:
+    """The level of an interval from ``n`` samples per side (or of one target's alone), one of
+    ``family`` comparisons or cells that make one claim together: CONFIDENCE for a fixed-size run
+    (also when ``config`` is None); for an adaptive one, its look's share of the error (alpha
+    spending: analysis/sequential.py's note); either way the error shared out over the family
+    (Bonferroni: see :func:`family_level`)."""
+    share = 1.0 if config is None else look_share(config, n)
+    return family_level(1 - (1 - CONFIDENCE) * share, family)
 
 
 def look_share(config: RunConfig, n: int) -> float:

@@ -20,7 +20,7 @@ controller per sample), and the probe's coherence checks between two of them.
 - ``remoteprobe``: ``probe --view PATH@A=PATH@B``: probe/coherence.py's checks driven on
   two clients through their serve, as the lab drives its guest.
 
-May import: the ground floor (model, errors, units), analysis/ (the skew and overlap of
+May import: the ground floor (model, labfacts, errors, units), analysis/ (the skew and overlap of
 samples), host/, fio/, probe/. Imported by
 kinds/fioclients.py (the workload kind that runs samples this way), engine/, report/clients.py
 and the CLI.

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from mountbench.clients.addresses import ClientSpec, fio_cwd
 from mountbench.errors import UsageError
+from mountbench.host.process import last_lines
 
 CONNECT_TIMEOUT_S = 5.0
 FIO_CALL_TIMEOUT_S = 60.0
@@ -98,7 +99,7 @@ def identify(fio_path: str, client: ClientSpec, timeout: float = FIO_CALL_TIMEOU
             f"speaks {mismatch['ours']}: both need the same fio version; install this machine's fio version there"
         )
     if match is None and client.dial:
-        said = _last_lines(output)
+        said = last_lines(output, 2, empty="")
         raise UsageError(
             f"client {client.label}: no fio server identified itself through its SSH tunnel"
             + (f" (fio said: {said})" if said else "")
@@ -106,7 +107,7 @@ def identify(fio_path: str, client: ClientSpec, timeout: float = FIO_CALL_TIMEOU
             "no DisableForwarding)?"
         )
     if match is None:
-        said = _last_lines(output)
+        said = last_lines(output, 2, empty="")
         raise UsageError(
             f"client {client.label} answered on {client.where} "
             "but no compatible fio server identified itself"
@@ -153,8 +154,3 @@ def same_major_minor(ours: tuple[int, ...], theirs: tuple[int, ...]) -> bool:
 def errno_text(code: int) -> str:
     name = errno.errorcode.get(code, "")
     return f"{name}: {os.strerror(code)}" if name else f"error {code}"
-
-
-def _last_lines(text: str, count: int = 2) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return "; ".join(lines[-count:])[:300]

@@ -145,12 +145,6 @@ def _missing_reason(client: ClientSpec, text: str, named: Sequence[ClientSpec]) 
     return f"client {client.label} delivered no results"
 
 
-def slowest_client(results: Sequence[ClientResult], metric: str) -> str | None:
-    """The client with the least of ``metric`` (a throughput: IOPS, bandwidth, files/s)."""
-    measured = [(r.metrics[metric], r.client) for r in results if metric in r.metrics and not r.error]
-    return min(measured)[1] if measured else None
-
-
 # --- start skew and overlap ---------------------------------------------------------------------
 #
 # fio's client/server has no start barrier: fio's client sends each server its job in turn and

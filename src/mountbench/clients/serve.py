@@ -37,7 +37,7 @@ from mountbench.clients.addresses import AGENT_PORT_OFFSET, FIO_PORT
 from mountbench.clients.sshscripts import BARRIER_SH
 from mountbench.errors import MountbenchError, UsageError
 from mountbench.fio.binary import FioInfo
-from mountbench.host.process import die_with_parent, stop_tree
+from mountbench.host.process import die_with_parent, last_lines, stop_tree, tcp_listeners
 
 DEFAULT_BIND = "127.0.0.1"
 HOME_PREFIX = "mountbench-serve-"
@@ -148,29 +148,14 @@ def wait(serving: Serving) -> None:
                 )
             next_check = time.monotonic() + SHARE_CHECK_S
     out = serving.fio.stdout.read().decode(errors="replace") if serving.fio.stdout else ""
-    raise ServerStopped(f"fio's server exited with {serving.fio.returncode}: {_last_line(out)}")
+    raise ServerStopped(f"fio's server exited with {serving.fio.returncode}: {last_lines(out)}")
 
 
 def _listening_sockets(bind: str, port: int) -> set[str]:
     """The inodes of the TCP sockets listening on ``port`` at ``bind`` or at a wildcard address
     (which takes its connections too), from /proc/net/tcp and tcp6."""
     wanted = {"0.0.0.0", "::", str(ipaddress.ip_address(bind))}
-    found = set()
-    for name, family in (("tcp", socket.AF_INET), ("tcp6", socket.AF_INET6)):
-        try:
-            rows = Path(f"/proc/net/{name}").read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for row in rows:
-            fields = row.split()
-            if len(fields) < 10 or fields[3] != "0A":
-                continue
-            address, _, hexport = fields[1].partition(":")
-            raw = bytes.fromhex(address)
-            raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))  # each 32-bit word is host order
-            if int(hexport, 16) == port and str(ipaddress.ip_address(socket.inet_ntop(family, raw))) in wanted:
-                found.add(fields[9])
-    return found
+    return {inode for address, at, inode in tcp_listeners() if at == port and address in wanted}
 
 
 def _held_by(pid: int) -> set[str]:
@@ -198,7 +183,7 @@ def _wait_listening(proc: subprocess.Popen, bind: str, port: int) -> None:
         if proc.poll() is not None:
             out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
             hint = "; choose another --port" if "in use" in out else ""
-            raise UsageError(f"fio --server could not listen on {bind}:{port}: {_last_line(out)}{hint}")
+            raise UsageError(f"fio --server could not listen on {bind}:{port}: {last_lines(out)}{hint}")
         listening = _listening_sockets(bind, port)
         if listening & _held_by(proc.pid):
             if listening - _held_by(proc.pid):
@@ -245,8 +230,3 @@ def _new_home() -> Path:
 def _stop(proc: subprocess.Popen) -> None:
     """fio's server and every job process it forked (each in a session of its own)."""
     stop_tree(proc, signal.SIGTERM)
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else "no message"

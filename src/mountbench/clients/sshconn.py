@@ -22,7 +22,7 @@ from pathlib import Path
 
 from mountbench.clients.addresses import ClientSpec
 from mountbench.errors import UsageError
-from mountbench.host.process import die_with_parent, stop_tree
+from mountbench.host.process import die_with_parent, last_lines, stop_tree
 
 CONTROL_PREFIX = "mb-ssh-"
 CONFIG_ENV = "MOUNTBENCH_SSH_CONFIG"  # an ssh config file used instead of ~/.ssh/config (tests)
@@ -78,7 +78,7 @@ class SshConnection:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.master.poll() is not None:
-                said = _last_line(self.master.stderr.read().decode(errors="replace") if self.master.stderr else "")
+                said = last_lines(self.master.stderr.read().decode(errors="replace") if self.master.stderr else "")
                 raise UsageError(
                     f"client {self.client.label}: ssh could not log in ({said}); mountbench uses your ssh setup "
                     "(agent, ~/.ssh/config, known hosts) and never asks for a password: check "
@@ -112,7 +112,7 @@ class SshConnection:
         if self.master.poll() is None:
             return ""
         said = self.master.stderr.read().decode(errors="replace") if self.master.stderr else ""
-        return f"its SSH connection ended ({_last_line(said)})"
+        return f"its SSH connection ended ({last_lines(said)})"
 
     # --- commands through it ---------------------------------------------------------------
 
@@ -141,7 +141,7 @@ class SshConnection:
         done = subprocess.run([self.ssh, *self._mux(), "-O", "forward", "-L", spec, self.client.destination],
                               capture_output=True, text=True, timeout=15, stdin=subprocess.DEVNULL)  # fmt: skip
         if done.returncode != 0:
-            raise UsageError(f"client {self.client.label}: ssh could not forward {spec} ({_last_line(done.stderr)})")
+            raise UsageError(f"client {self.client.label}: ssh could not forward {spec} ({last_lines(done.stderr)})")
         self.forwards.append(spec)
 
     def close(self) -> None:
@@ -204,8 +204,3 @@ def stop(proc: subprocess.Popen) -> None:
         with contextlib.suppress(OSError):
             if stream is not None:
                 stream.close()
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][:200] if lines else "no message"

@@ -5,6 +5,6 @@ seeded interleaving), budget.py (--budget: runtimes that fit), session.py (takes
 sample, stores it at once, cleans up; never prints) and caches.py (page-cache dropping).
 
 May import analysis, kinds, fio, host, clients, presets, store, records and the ground
-floor (model, errors, units); never cli/ or report/. What a workload kind means is asked
+floor (model, labfacts, errors, units); never cli/ or report/. What a workload kind means is asked
 of its kind (kinds.kind_of), never decided here by its name.
 """

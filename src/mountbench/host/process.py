@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import ipaddress
 import os
 import signal
 import socket
@@ -281,6 +282,25 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
+def tcp_listeners(net: str = "/proc/net") -> list[tuple[str, int, str]]:
+    """(address, port, socket inode) of every TCP socket listening in a network namespace, read
+    from ``net``/tcp and tcp6: /proc/net is this process's namespace, /proc/PID/net that of PID."""
+    found = []
+    for name, family in (("tcp", socket.AF_INET), ("tcp6", socket.AF_INET6)):
+        try:
+            rows = Path(net, name).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for fields in (row.split() for row in rows):
+            if len(fields) < 10 or fields[3] != "0A":  # 0A: TCP_LISTEN
+                continue
+            address, _, hexport = fields[1].partition(":")
+            raw = bytes.fromhex(address)
+            raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))  # each 32-bit word is host order
+            found.append((str(ipaddress.ip_address(socket.inet_ntop(family, raw))), int(hexport, 16), fields[9]))
+    return found
+
+
 def port_open(port: int, host: str = "127.0.0.1") -> bool:
     """True when something accepts TCP connections on host:port."""
     try:
@@ -305,6 +325,13 @@ def wait_until(
             return ready()
         time.sleep(interval)
     return ready()
+
+
+def last_lines(text: str, count: int = 1, *, limit: int = 300, empty: str = "no message") -> str:
+    """What an error message quotes of a tool's output: its last ``count`` distinct non-blank
+    lines, joined by '; ', at most ``limit`` characters (``empty`` when it said nothing)."""
+    lines = list(dict.fromkeys(line.strip() for line in text.splitlines() if line.strip()))
+    return "; ".join(lines[-count:])[:limit] or empty
 
 
 def log_tail(path: Path, lines: int = 20) -> str:

@@ -13,10 +13,10 @@ process owns it (pid, process start time, host, boot and pid namespace), so that
 - a live owner is recognised (:func:`live_users`): a run holds an exclusive ``flock`` on its
   marker while it works (:func:`lock`); a probe's owner is checked by pid and start time;
 - directories left by killed probes and runs can be removed safely (:func:`sweep_dead`, called
-  by the next run or probe on the target; :func:`sweep_dead_probes` for probes alone). A resumed
-  run's own directory is never swept; a killed run whose directory was swept lays its files out
-  again when resumed. A directory kept on purpose (``run --keep``: :func:`mark_kept`) is never
-  swept: its marker says so, and only the user deletes it.
+  by the next run or probe on the target). A resumed run's own directory is never swept; a
+  killed run whose directory was swept lays its files out again when resumed. A directory kept
+  on purpose (``run --keep``: :func:`mark_kept`) is never swept: its marker says so, and only
+  the user deletes it.
 
 A run's job files live outside the targets, in ``<tmp>/mountbench-<run id>-*/``; an owner
 file written at creation lets :func:`sweep_workdirs` remove the folders of killed runs.
@@ -422,24 +422,6 @@ def live_users(parent: Path | str, *, exclude: str | None = None) -> list[LiveUs
     return found
 
 
-def sweep_dead_probes(parent: Path | str) -> list[str]:
-    """Remove probe scratch directories in ``parent`` whose owner process is gone.
-
-    Only directories whose marker says "probe" and names an owner of this machine that
-    is provably dead are removed; a live owner, an owner on another host, a foreign or
-    missing marker, and every run's directory are left alone. Returns one line per
-    directory removed (its path and the dead owner).
-    """
-    removed = []
-    for entry, marker in _marked(parent):
-        if marker.kind != "probe" or marker.kept or marker.owner is None or marker.owner.alive() is not False:
-            continue
-        owner = marker.owner
-        remove(entry.path, lambda m, ours=marker: m == ours)
-        removed.append(f"{entry.path} (its probe, {owner}, is gone)")
-    return removed
-
-
 def sweep_dead(parent: Path | str, *, exclude: str | None = None) -> list[str]:
     """Remove every scratch directory in ``parent`` (a run's or a probe's) whose owner process
     is provably gone: its marker names an owner of this machine that is dead, and no process
@@ -465,18 +447,7 @@ def sweep_dead(parent: Path | str, *, exclude: str | None = None) -> list[str]:
 def leftovers(parent: Path | str, *, exclude: str | None = None) -> list[tuple[str, int]]:
     """mountbench's own scratch directories in ``parent`` (any owner, ``exclude`` aside) and
     the bytes each holds on disk."""
-    found = []
-    try:
-        entries = sorted(os.scandir(parent), key=lambda e: e.name)
-    except OSError:
-        return []
-    for entry in entries:
-        if entry.name == exclude or not is_scratch_name(entry.name) or not entry.is_dir(follow_symlinks=False):
-            continue
-        if read_marker(entry.path) is None:
-            continue
-        found.append((entry.path, _disk_bytes(entry.path)))
-    return found
+    return [(entry.path, _disk_bytes(entry.path)) for entry, _marker in _marked(parent, exclude)]
 
 
 def _disk_bytes(directory: str) -> int:

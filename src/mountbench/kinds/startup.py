@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from mountbench.errors import ToolMissing, UsageError
-from mountbench.host.process import run_timed
+from mountbench.host.process import last_lines, run_timed
 from mountbench.kinds.base import Adjustments, KindOption, RunnerSetup, new_workload
 from mountbench.kinds.runner import RunnerDefaults
 from mountbench.model import (
@@ -425,7 +425,7 @@ class StartupRunner(RunnerDefaults):
         except subprocess.TimeoutExpired:
             raise WorkloadFailed(f"the start-up command did not finish within {TIMEOUT_S:.0f} s") from None
         if out.returncode != 0:
-            raise WorkloadFailed(f"the start-up command failed (exit {out.returncode}): {_last_line(out.stderr)}")
+            raise WorkloadFailed(f"the start-up command failed (exit {out.returncode}): {last_lines(out.stderr)}")
         if spec.get("command"):
             return
         counts = [line.split() for line in out.stdout.splitlines() if line.startswith(MARKER)]
@@ -450,7 +450,7 @@ class StartupRunner(RunnerDefaults):
         if timed.timed_out:
             raise WorkloadFailed(f"the start-up command did not finish within {TIMEOUT_S:.0f} s (is the target hung?)")
         if timed.returncode != 0:
-            raise WorkloadFailed(f"the start-up command failed (exit {timed.returncode}): {_last_line(timed.stderr)}")
+            raise WorkloadFailed(f"the start-up command failed (exit {timed.returncode}): {last_lines(timed.stderr)}")
         return Outcome({"wall": timed.wall_s, "user": timed.user_s, "sys": timed.sys_s}, raw=shlex.join(argv))
 
     def cleanup(self, ctx: TargetContext) -> None:
@@ -481,11 +481,6 @@ def _copy_tree(source: TreeSource, copy: Path) -> None:
         pack.stdout.close()
         _, pack_err = pack.communicate()
         if unpack.returncode != 0:
-            raise WorkloadFailed(f"copying {src} failed: tar: {_last_line(unpack.stderr)}")
+            raise WorkloadFailed(f"copying {src} failed: tar: {last_lines(unpack.stderr)}")
         if pack.returncode not in (0, 1):  # 1: a file changed while it was read
-            raise WorkloadFailed(f"reading {src} failed: tar: {_last_line(pack_err.decode(errors='replace'))}")
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1][:300] if lines else "no message"
+            raise WorkloadFailed(f"reading {src} failed: tar: {last_lines(pack_err.decode(errors='replace'))}")

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from mountbench.errors import ToolMissing, UsageError
-from mountbench.host.process import run_timed
+from mountbench.host.process import last_lines, run_timed
 from mountbench.kinds.base import Adjustments, KindOption, RunnerSetup, generic_description, new_workload
 from mountbench.kinds.runner import RunnerDefaults
 from mountbench.kinds.trees import PROFILES, TreeArchive, from_tarball, generate
@@ -350,7 +350,7 @@ class TreeRunner(RunnerDefaults):
         if timed.timed_out:
             raise WorkloadFailed(f"{command[0]} did not finish within the time limit (is the target hung?)")
         if timed.returncode != 0:
-            message = _last_lines(timed.stderr) or f"exit {timed.returncode}"
+            message = last_lines(timed.stderr, 2, empty="") or f"exit {timed.returncode}"
             raise WorkloadFailed(f"{command[0]} failed (exit {timed.returncode}): {message}")
         metrics = {"wall": timed.wall_s, "user": timed.user_s, "sys": timed.sys_s}
         rate = ACTIONS[action].rate
@@ -507,7 +507,7 @@ def _warm_tree(root: Path) -> None:
         ["find", str(root), "-type", "f", "-exec", "cat", "{}", "+"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     if proc.returncode != 0:
-        raise WorkloadFailed(f"preparing: reading the source tree failed: {_last_lines(proc.stderr.decode())}")
+        raise WorkloadFailed(f"preparing: reading the source tree failed: {last_lines(proc.stderr.decode(), 2)}")
 
 
 def _warm(path: Path) -> None:
@@ -520,13 +520,7 @@ def _warm(path: Path) -> None:
 def _check_run(argv: list[str], cwd: Path | None = None) -> None:
     proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise WorkloadFailed(f"preparing: {argv[0]} failed: {_last_lines(proc.stderr) or proc.returncode}")
-
-
-def _last_lines(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    unique = list(dict.fromkeys(lines))
-    return "; ".join(unique[-2:])[:400]
+        raise WorkloadFailed(f"preparing: {argv[0]} failed: {last_lines(proc.stderr, 2, empty='') or proc.returncode}")
 
 
 KIND = TreeKind()

@@ -6,7 +6,7 @@ one subpackage each: qemu/ (`mountbench lab`: mounts into a throwaway QEMU guest
 (`mountbench cloudlab`: rclone mounts of a remote served on this machine), containers/
 (`mountbench containers`: a Podman container's mounts, measured from inside); members.py
 lists them. A lab joins with a subpackage of its own, its member object (labs/<name>/member.py),
-one line in members.LABS, and its facts record in model.py (one line in model.LAB_FACTS).
+one line in members.LABS, and its facts record in labfacts.py (one line in labfacts.LAB_FACTS).
 
 May import: the ground floor, host/, probe/, records/, engine/, kinds/, fio/, store/.
 Imported by cli/ only.

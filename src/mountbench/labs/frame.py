@@ -13,7 +13,7 @@ stores one run. Each member (labs/<name>/) supplies, in modules of its own:
   anything starts, :func:`refuse` turns them into the one error a user sees;
 - its **caveats**: what each of its mounts puts on every number it measures;
 - its **probe**: what each mount supports and how coherent it is, stored in the run's lab
-  facts (``model.LabFacts``: the member's own record, never another lab's fields);
+  facts (``labfacts.LabFacts``: the member's own record, never another lab's fields);
 - its **resume**: finishing an interrupted run, or saying plainly that it cannot.
 
 The member itself is one object (:class:`Lab`) listed in ``labs.LABS``; what the commands do
@@ -142,7 +142,7 @@ class Lab:
     """A member of the labs: what the commands ask of every lab alike, one record per member
     (labs/<name>/member.py)."""
 
-    name: str  # the name its runs are stored under (model.LabFacts' name)
+    name: str  # the name its runs are stored under (labfacts.LabFacts' name)
     title: str  # how sentences name it: "the QEMU lab"
     command: str  # the mountbench command that runs it
     doctor_flag: str  # the doctor option that checks its prerequisites

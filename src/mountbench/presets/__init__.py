@@ -1,7 +1,7 @@
 """Named suites, one TOML file each in this package. Data, not code: each ``[[jobs]]`` entry is
 read by its workload kind (kinds.from_preset), a ``[sweep]`` table by fio's sweep parser.
 
-May import: the ground floor (model, errors, units), fio/ and kinds/. Imported by engine/ and cli/.
+May import: the ground floor (model, labfacts, errors, units), fio/ and kinds/. Imported by engine/ and cli/.
 """
 
 from __future__ import annotations

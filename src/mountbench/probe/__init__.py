@@ -6,18 +6,19 @@
   ``render_document_*`` functions and :func:`document_json` render a whole probe
   (:class:`ProbeReport`), findings that lose or corrupt data first.
 
-Modules: ``model`` (records), ``capabilities`` (one function per capability, and the frame
-they share), ``conformance`` (what developers' tools rely on: other users, ctime, one timestamp
-alone, error codes, deep paths), ``catalogue`` (every capability, in order; the ones that may
-crash a mount last), ``tools`` (whether make, git, rsync -a and an editor's save-by-rename work
-there, read from the verdicts), ``sandbox`` (child processes with a timeout), ``target`` (probe_target, and the
-probe's scratch directory through :mod:`mountbench.host.scratch`), ``coherence`` (the
+Modules: ``model`` (records), ``plain`` (every record's to_dict/from_dict, read off its
+fields), ``capabilities`` (one function per capability, and the frame they share),
+``conformance`` (what developers' tools rely on: other users, ctime, one timestamp alone, error
+codes, deep paths), ``catalogue`` (every capability, in order; the ones that may crash a mount
+last), ``tools`` (whether make, git, rsync -a and an editor's save-by-rename work there, read
+from the verdicts), ``sandbox`` (child processes with a timeout), ``target`` (probe_target, and
+the probe's scratch directory through :mod:`mountbench.host.scratch`), ``coherence`` (the
 checks, written once as named steps, and their driver measure_views), ``sides`` (where a
 view's steps run: here, or through ``agent`` on another machine: the lab's guest or a
 client's `mountbench serve`), ``measure`` (one probe command), ``render``, ``fsinfo``,
 ``inotify`` (a ctypes inotify watcher).
 
-May import: the ground floor (model, errors, units) and host/. Imported by clients/
+May import: the ground floor (model, labfacts, errors, units) and host/. Imported by clients/
 (coherence across clients), labs/ (the QEMU guest's probe, the cloud lab's), report/ and the CLI.
 """
 

@@ -104,11 +104,6 @@ def _watch(sig: Signals, predicate: Callable[[], bool], timeout: float) -> float
         time.sleep(POLL_INTERVAL_S)
 
 
-def _read(path: Path) -> bytes:
-    with open(path, "rb") as f:
-        return f.read()
-
-
 def _write(path: Path, data: bytes, flags: int = os.O_TRUNC) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | flags, 0o644)
     try:
@@ -119,7 +114,7 @@ def _write(path: Path, data: bytes, flags: int = os.O_TRUNC) -> None:
 
 def _shows(path: Path, data: bytes) -> Callable[[], bool]:
     """B shows exactly ``data`` at ``path``: content by read and size by stat agree."""
-    return lambda: _read(path) == data and os.stat(path).st_size == len(data)
+    return lambda: path.read_bytes() == data and os.stat(path).st_size == len(data)
 
 
 def _size_is(path: Path, size: int) -> Callable[[], bool]:
@@ -213,14 +208,19 @@ def _stale_name(mode: str, rep: int) -> str:
     return f"stale-{int(rep)}-{STALE_MODES.index(mode)}"
 
 
-def _classify(size: int | None, data: bytes | None) -> str:
-    if size is None or data is None:
-        return "missing"
+def seen_version(path: Path) -> tuple[str, int | None, bytes | None]:
+    """stat() then read() of a file whose OLD version was just replaced by NEW: "fresh",
+    "stale", "torn" (a size of one version with data of the other, short or mixed data) or
+    "missing", with the size and data seen."""
+    try:
+        size, data = os.stat(path).st_size, path.read_bytes()
+    except FileNotFoundError:
+        return "missing", None, None
     if data == NEW and size == len(NEW):
-        return "fresh"
+        return "fresh", size, data
     if data == OLD and size == len(OLD):
-        return "stale"
-    return "torn"
+        return "stale", size, data
+    return "torn", size, data
 
 
 def stale_setup(a_dir: str, mode: str, rep: int) -> None:
@@ -249,12 +249,7 @@ def stale_check(b_dir: str, mode: str, rep: int, timeout: float) -> dict[str, An
     """B, right after A's change: stat() then read(). A stale size with new data ("torn") is
     the truncated file users of cached network mounts meet. Then: how long until fresh."""
     b = Path(b_dir) / _stale_name(mode, rep)
-    try:
-        size: int | None = os.stat(b).st_size
-        data: bytes | None = _read(b)
-    except FileNotFoundError:
-        size, data = None, None
-    outcome = _classify(size, data)
+    outcome, size, data = seen_version(b)
     observed = (
         "no file"
         if data is None
@@ -417,28 +412,24 @@ class _Collector:
             return
         self.delays[op].append(None)
         self.vis_hung[op] += o.status == "hung"
-        self.vis_notes[op].append(_why(o))
+        self.vis_notes[op].append(o.why())
 
     def stale_read(self, mode: str, o: Outcome) -> None:
         if o.status == "ok":
             self.stale[mode].append(o.value)
         else:
             outcome = "hung" if o.status == "hung" else "unseen"
-            self.stale[mode].append({"outcome": outcome, "observed": _why(o)})
+            self.stale[mode].append({"outcome": outcome, "observed": o.why()})
 
     def inotify(self, o: Outcome) -> None:
         if o.status == "ok":
             self.ino.append(o.value)
         else:
             self.ino.append({"received": [], "first_event_ms": None})
-            self.ino_error = _why(o)
+            self.ino_error = o.why()
 
     def lock(self, kind: str, o: Outcome) -> None:
-        self.locks[kind].append(o.value if o.status == "ok" else {"blocked": None, "note": _why(o)})
-
-
-def _why(o: Outcome) -> str:
-    return f"{o.status}: {o.errno or ''} {o.message}".replace("  ", " ").strip()[:200]
+        self.locks[kind].append(o.value if o.status == "ok" else {"blocked": None, "note": o.why()})
 
 
 def _skipped(reason: str) -> Outcome:
@@ -507,41 +498,49 @@ def _failed(*outcomes: Outcome) -> Outcome | None:
     return next((o for o in outcomes if o.status != "ok"), None)
 
 
-def _set_up_and_prime(m: _Measurement, step: str, arg: str, rep: int) -> Outcome:
+def _set_up_and_prime(m: _Measurement, step: str, arg: str, rep: int, unseen: dict[str, Any]) -> Outcome | None:
     """'<step>_setup' through A, then '<step>_prime' through B (waiting until B sees the
-    setup): the failed outcome of either, else the prime's."""
+    setup): None when B saw it, else the outcome the check ends with: the failed outcome of
+    either, or ``unseen`` (the check's result when B never showed the setup)."""
     setup = m.run(m.a, f"{step}_setup", arg, rep)
     if setup.status != "ok":
         return setup
-    return m.run(m.b, f"{step}_prime", arg, rep, m.timeout, waits=True)
+    prime = m.run(m.b, f"{step}_prime", arg, rep, m.timeout, waits=True)
+    if prime.status != "ok":
+        return prime
+    return None if prime.value["ok"] else Outcome("ok", unseen)
+
+
+def _act_while_watched(m: _Measurement, step: str, *args: Any) -> tuple[Outcome, Outcome] | Outcome:
+    """'<step>_watch' through B in the background while '<step>_act' runs through A: both
+    outcomes (acted, seen), or the first that failed."""
+    watch = m.begin(m.b, f"{step}_watch", *args, m.timeout)
+    if isinstance(watch, Outcome):
+        return watch
+    acted = m.run(m.a, f"{step}_act", *args)
+    seen = m.finish(watch, f"{step}_watch")
+    failed = _failed(acted, seen)
+    return (acted, seen) if failed is None else failed
 
 
 def _visibility(m: _Measurement, op: str, rep: int) -> Outcome:
     a, b = m.a, m.b
-    prime = _set_up_and_prime(m, "vis", op, rep)
-    if prime.status != "ok":
-        return prime
-    if not prime.value["ok"]:
-        return Outcome("ok", {"delay_ms": None, "note": "the file's initial state never showed through B"})
-    watch = m.begin(b, "vis_watch", op, rep, m.timeout)
-    if isinstance(watch, Outcome):
-        return watch
-    acted = m.run(a, "vis_act", op, rep)
-    seen = m.finish(watch, "vis_watch")
-    failed = _failed(acted, seen)
-    if failed is not None:
-        return failed
+    unseen = {"delay_ms": None, "note": "the file's initial state never showed through B"}
+    if (ended := _set_up_and_prime(m, "vis", op, rep, unseen)) is not None:
+        return ended
+    both = _act_while_watched(m, "vis", op, rep)
+    if isinstance(both, Outcome):
+        return both
+    acted, seen = both
     delay = m.delay_ms(b, seen.value["seen_at"], a, acted.value["at"])
     return Outcome("ok", {"delay_ms": delay, "note": None})
 
 
 def _stale_read(m: _Measurement, mode: str, rep: int) -> Outcome:
     a, b = m.a, m.b
-    prime = _set_up_and_prime(m, "stale", mode, rep)
-    if prime.status != "ok":
-        return prime
-    if not prime.value["ok"]:
-        return Outcome("ok", {"outcome": "unseen", "observed": "the old version never showed through B"})
+    unseen = {"outcome": "unseen", "observed": "the old version never showed through B"}
+    if (ended := _set_up_and_prime(m, "stale", mode, rep, unseen)) is not None:
+        return ended
     acted = m.run(a, "stale_act", mode, rep)
     if acted.status != "ok":
         return acted
@@ -550,14 +549,10 @@ def _stale_read(m: _Measurement, mode: str, rep: int) -> Outcome:
 
 def _inotify(m: _Measurement, rep: int) -> Outcome:
     a, b = m.a, m.b
-    watch = m.begin(b, "inotify_watch", rep, m.timeout)
-    if isinstance(watch, Outcome):
-        return watch
-    acted = m.run(a, "inotify_act", rep)
-    seen = m.finish(watch, "inotify_watch")
-    failed = _failed(acted, seen)
-    if failed is not None:
-        return failed
+    both = _act_while_watched(m, "inotify", rep)
+    if isinstance(both, Outcome):
+        return both
+    acted, seen = both
     events = seen.value["events"]
     first = m.delay_ms(b, min(e[2] for e in events), a, acted.value["at"]) if events else None
     return Outcome("ok", {"received": sorted({e[0] for e in events}), "first_event_ms": first})
@@ -565,18 +560,16 @@ def _inotify(m: _Measurement, rep: int) -> Outcome:
 
 def _lock(m: _Measurement, kind: str, rep: int) -> Outcome:
     a, b = m.a, m.b
-    prime = _set_up_and_prime(m, "lock", kind, rep)
-    if prime.status != "ok":
-        return prime
-    if not prime.value["ok"]:
-        return Outcome("ok", {"blocked": None, "note": "the lock file never showed through B"})
+    unseen = {"blocked": None, "note": "the lock file never showed through B"}
+    if (ended := _set_up_and_prime(m, "lock", kind, rep, unseen)) is not None:
+        return ended
     hold = m.begin(a, "lock_hold", kind, rep, m.timeout)
     if isinstance(hold, Outcome):
-        return Outcome("ok", {"blocked": None, "note": f"locking through A: {_why(hold)}"})
+        return Outcome("ok", {"blocked": None, "note": f"locking through A: {hold.why()}"})
     tried = m.run(b, "lock_try", kind, rep)
     released = m.finish(hold, "lock_hold")
     if tried.status != "ok":
-        return Outcome("ok", {"blocked": None, "note": f"locker through B: {_why(tried)}"})
+        return Outcome("ok", {"blocked": None, "note": f"locker through B: {tried.why()}"})
     if released.status != "ok":
         return released
     return Outcome("ok", {"blocked": not tried.value["got"], "note": None})
@@ -610,7 +603,7 @@ def measure_views(
     swept = describe_sweep(owner.side.run("sweep_leftovers", owner.path, timeout=timeout))
     created = owner.side.run("create_scratch_step", owner.path, name, marker.to_text(), timeout=timeout)
     if created.status != "ok":
-        raise TargetError(f"{owner.label}: cannot create a scratch directory ({_why(created)})")
+        raise TargetError(f"{owner.label}: cannot create a scratch directory ({created.why()})")
     owner_dir = created.value["scratch"]
     other_dir = os.path.join(other.path, name)
     a_dir, b_dir = (owner_dir, other_dir) if owner is a else (other_dir, owner_dir)
@@ -634,7 +627,7 @@ def measure_views(
     finally:
         removal_timeout = min(timeout, 2.0) if m.error else max(timeout, 5.0)
         removed = owner.side.run("remove_probe_scratch", owner_dir, token, timeout=removal_timeout)
-        cleanup = "removed" if removed.status == "ok" else f"left {owner_dir}: {_why(removed)}"
+        cleanup = "removed" if removed.status == "ok" else f"left {owner_dir}: {removed.why()}"
 
     same_clock = a.side.clock == b.side.clock
     return CoherenceResult(

@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from mountbench.probe.plain import PlainRecord, to_plain
+
 Verdict = Literal["yes", "no", "differs", "hung", "needs root", "skipped"]
 Severity = Literal["data loss"]
 
@@ -66,7 +68,7 @@ class Finding:
 
 
 @dataclass(frozen=True)
-class ProbeResult:
+class ProbeResult(PlainRecord):
     """The verdict on one capability of one target."""
 
     capability: str
@@ -102,40 +104,9 @@ class ProbeResult:
             reported=finding.reported,
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "capability": self.capability,
-            "title": self.title,
-            "verdict": self.verdict,
-            "errno": self.errno,
-            "detail": self.detail,
-            "value": self.value,
-            "unit": self.unit,
-            "duration_ms": self.duration_ms,
-            "step": self.step,
-            "severity": self.severity,
-            "reported": self.reported,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ProbeResult:
-        return cls(
-            capability=str(data["capability"]),
-            title=str(data["title"]),
-            verdict=data["verdict"],
-            errno=data.get("errno"),
-            detail=str(data.get("detail", "")),
-            value=data.get("value"),
-            unit=data.get("unit"),
-            duration_ms=data.get("duration_ms"),
-            step=data.get("step"),
-            severity=data.get("severity"),
-            reported=bool(data.get("reported", False)),
-        )
-
 
 @dataclass(frozen=True)
-class FsInfo:
+class FsInfo(PlainRecord):
     """Where a target lives: its mount (from /proc/self/mountinfo) and statvfs figures."""
 
     fstype: str | None = None
@@ -144,28 +115,9 @@ class FsInfo:
     options: str | None = None
     statvfs: dict[str, int] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "fstype": self.fstype,
-            "source": self.source,
-            "mountpoint": self.mountpoint,
-            "options": self.options,
-            "statvfs": dict(self.statvfs),
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> FsInfo:
-        return cls(
-            fstype=data.get("fstype"),
-            source=data.get("source"),
-            mountpoint=data.get("mountpoint"),
-            options=data.get("options"),
-            statvfs={str(k): int(v) for k, v in (data.get("statvfs") or {}).items()},
-        )
-
 
 @dataclass(frozen=True)
-class TargetProbe:
+class TargetProbe(PlainRecord):
     """All probe results for one target directory.
 
     ``scratch`` is the scratch directory's path; ``cleanup`` says what became of it:
@@ -193,35 +145,6 @@ class TargetProbe:
             if r.capability == capability:
                 return r
         raise KeyError(capability)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "fs": self.fs.to_dict(),
-            "results": [r.to_dict() for r in self.results],
-            "scratch": self.scratch,
-            "cleanup": self.cleanup,
-            "error": self.error,
-            "started": self.started,
-            "duration_s": self.duration_s,
-            "swept": list(self.swept),
-            "gone": self.gone,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TargetProbe:
-        return cls(
-            path=str(data["path"]),
-            fs=FsInfo.from_dict(data.get("fs") or {}),
-            results=tuple(ProbeResult.from_dict(r) for r in data.get("results", [])),
-            scratch=data.get("scratch"),
-            cleanup=str(data.get("cleanup", "removed")),
-            error=data.get("error"),
-            started=data.get("started"),
-            duration_s=data.get("duration_s"),
-            swept=tuple(str(x) for x in data.get("swept", [])),
-            gone=data.get("gone"),
-        )
 
 
 # -- coherence between two views ----------------------------------------------------------
@@ -255,12 +178,8 @@ def summarize_delays(delays_ms: tuple[float | None, ...] | list[float | None]) -
     )
 
 
-def _opt_float(v: Any) -> float | None:
-    return None if v is None else float(v)
-
-
 @dataclass(frozen=True)
-class VisibilityResult:
+class VisibilityResult(PlainRecord):
     """How long after an operation through A it became visible through B, per repetition.
 
     A ``None`` delay means not seen within the timeout (or the repetition hung: ``hung``).
@@ -275,29 +194,12 @@ class VisibilityResult:
     def summary(self) -> DelaySummary:
         return summarize_delays(self.delays_ms)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "operation": self.operation,
-            "delays_ms": list(self.delays_ms),
-            "hung": self.hung,
-            "notes": list(self.notes),
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> VisibilityResult:
-        return cls(
-            operation=str(data["operation"]),
-            delays_ms=tuple(_opt_float(d) for d in data.get("delays_ms", [])),
-            hung=int(data.get("hung", 0)),
-            notes=tuple(data.get("notes", [])),
-        )
-
 
 STALE_OUTCOMES = ("fresh", "stale", "torn", "missing", "unseen", "hung")
 
 
 @dataclass(frozen=True)
-class StaleReadResult:
+class StaleReadResult(PlainRecord):
     """What B read right after A replaced a file, per repetition.
 
     outcomes: "fresh" (new content and size), "stale" (the old version, whole),
@@ -319,26 +221,9 @@ class StaleReadResult:
     def summary(self) -> DelaySummary:
         return summarize_delays(self.fresh_after_ms)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode,
-            "outcomes": list(self.outcomes),
-            "fresh_after_ms": list(self.fresh_after_ms),
-            "observed": list(self.observed),
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> StaleReadResult:
-        return cls(
-            mode=str(data["mode"]),
-            outcomes=tuple(str(o) for o in data.get("outcomes", [])),
-            fresh_after_ms=tuple(_opt_float(d) for d in data.get("fresh_after_ms", [])),
-            observed=tuple(str(o) for o in data.get("observed", [])),
-        )
-
 
 @dataclass(frozen=True)
-class InotifyResult:
+class InotifyResult(PlainRecord):
     """inotify events seen through B for changes made through A, per repetition."""
 
     expected: tuple[str, ...]
@@ -355,26 +240,9 @@ class InotifyResult:
     def summary(self) -> DelaySummary:
         return summarize_delays(self.first_event_ms)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "expected": list(self.expected),
-            "received": [list(r) for r in self.received],
-            "first_event_ms": list(self.first_event_ms),
-            "error": self.error,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> InotifyResult:
-        return cls(
-            expected=tuple(data.get("expected", [])),
-            received=tuple(tuple(r) for r in data.get("received", [])),
-            first_event_ms=tuple(_opt_float(d) for d in data.get("first_event_ms", [])),
-            error=data.get("error"),
-        )
-
 
 @dataclass(frozen=True)
-class LockResult:
+class LockResult(PlainRecord):
     """Whether a lock held through A blocked a second process locking through B.
 
     ``blocked`` per repetition: True, False, or None (the attempt hung or failed: see
@@ -385,20 +253,9 @@ class LockResult:
     blocked: tuple[bool | None, ...]
     notes: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "blocked": list(self.blocked), "notes": list(self.notes)}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LockResult:
-        return cls(
-            kind=str(data["kind"]),
-            blocked=tuple(None if b is None else bool(b) for b in data.get("blocked", [])),
-            notes=tuple(data.get("notes", [])),
-        )
-
 
 @dataclass(frozen=True)
-class CoherenceResult:
+class CoherenceResult(PlainRecord):
     """Coherence of two views (A and B) of one directory, measured A -> B.
 
     ``error`` is set when a view stopped answering and the remaining checks were not run
@@ -428,43 +285,6 @@ class CoherenceResult:
             if v.operation == operation:
                 return v
         raise KeyError(operation)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "view_a": self.view_a,
-            "view_b": self.view_b,
-            "repeat": self.repeat,
-            "timeout_s": self.timeout_s,
-            "visibility": [v.to_dict() for v in self.visibility],
-            "stale_reads": [s.to_dict() for s in self.stale_reads],
-            "inotify": self.inotify.to_dict(),
-            "locks": [lk.to_dict() for lk in self.locks],
-            "cleanup": self.cleanup,
-            "error": self.error,
-            "started": self.started,
-            "duration_s": self.duration_s,
-            "swept": list(self.swept),
-            "clock_resolution_ms": self.clock_resolution_ms,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CoherenceResult:
-        return cls(
-            view_a=str(data["view_a"]),
-            view_b=str(data["view_b"]),
-            repeat=int(data["repeat"]),
-            timeout_s=float(data["timeout_s"]),
-            visibility=tuple(VisibilityResult.from_dict(v) for v in data.get("visibility", [])),
-            stale_reads=tuple(StaleReadResult.from_dict(s) for s in data.get("stale_reads", [])),
-            inotify=InotifyResult.from_dict(data.get("inotify") or {}),
-            locks=tuple(LockResult.from_dict(lk) for lk in data.get("locks", [])),
-            cleanup=str(data.get("cleanup", "removed")),
-            error=data.get("error"),
-            started=data.get("started"),
-            duration_s=data.get("duration_s"),
-            swept=tuple(str(x) for x in data.get("swept", [])),
-            clock_resolution_ms=_opt_float(data.get("clock_resolution_ms")),
-        )
 
 
 # -- one stored probe: everything a `mountbench probe` command measured ----------------------
@@ -506,7 +326,7 @@ class ProbeReport:
 
 
 @dataclass(frozen=True)
-class MountProbe:
+class MountProbe(PlainRecord):
     """One lab mount as `lab --probe` saw it.
 
     ``capabilities``: the capability probe run inside the guest on the mount. For a mount
@@ -523,33 +343,9 @@ class MountProbe:
     to_host: CoherenceResult | None = None
     errors: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "guest_path": self.guest_path,
-            "shared": self.shared,
-            "capabilities": self.capabilities.to_dict() if self.capabilities else None,
-            "to_guest": self.to_guest.to_dict() if self.to_guest else None,
-            "to_host": self.to_host.to_dict() if self.to_host else None,
-            "errors": list(self.errors),
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> MountProbe:
-        caps, to_guest, to_host = data.get("capabilities"), data.get("to_guest"), data.get("to_host")
-        return cls(
-            label=str(data["label"]),
-            guest_path=str(data.get("guest_path", "")),
-            shared=bool(data.get("shared", False)),
-            capabilities=TargetProbe.from_dict(caps) if caps else None,
-            to_guest=CoherenceResult.from_dict(to_guest) if to_guest else None,
-            to_host=CoherenceResult.from_dict(to_host) if to_host else None,
-            errors=tuple(str(e) for e in data.get("errors", [])),
-        )
-
 
 @dataclass(frozen=True)
-class LabProbe:
+class LabProbe(PlainRecord):
     """What `mountbench lab --probe` measured, stored with the lab's run.
 
     ``reference``: the capability probe on the guest's own tmpfs; ``reference_coherence``:
@@ -581,24 +377,4 @@ class LabProbe:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "version": 1,
-            "mounts": [m.to_dict() for m in self.mounts],
-            "repeat": self.repeat,
-            "timeout_s": self.timeout_s,
-            "reference": self.reference.to_dict() if self.reference else None,
-            "reference_coherence": self.reference_coherence.to_dict() if self.reference_coherence else None,
-            "errors": list(self.errors),
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LabProbe:
-        ref, ref_coh = data.get("reference"), data.get("reference_coherence")
-        return cls(
-            mounts=tuple(MountProbe.from_dict(m) for m in data.get("mounts", [])),
-            repeat=int(data.get("repeat", 0)),
-            timeout_s=float(data.get("timeout_s", 0.0)),
-            reference=TargetProbe.from_dict(ref) if ref else None,
-            reference_coherence=CoherenceResult.from_dict(ref_coh) if ref_coh else None,
-            errors=tuple(str(e) for e in data.get("errors", [])),
-        )
+        return {"version": 1, **to_plain(self)}

@@ -31,14 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from mountbench.errors import TargetError
+from mountbench.probe.coherence import NEW, OLD, seen_version
 from mountbench.probe.model import TargetProbe
-from mountbench.probe.sandbox import Outcome
+from mountbench.probe.plain import PlainRecord, to_plain
 from mountbench.probe.sides import LocalSide, Signals
 
 SCRATCH_PREFIX = ".mountbench-sync-"
 PAYLOAD = bytes(range(256)) * 256  # 64 KiB: more than one FUSE write
-OLD = b"old version\n" * 100
-NEW = b"NEW VERSION, LONGER\n" * 150
 POLL_S = 0.002
 
 
@@ -173,19 +172,7 @@ def change_act(r_dir: str, rep: int) -> dict[str, Any]:
 def change_check(m_dir: str, rep: int, timeout: float) -> dict[str, Any]:
     """Mount, right after the remote's change: stat then read; how long until fresh."""
     path = Path(m_dir) / _name("change", rep)
-    try:
-        size: int | None = os.stat(path).st_size
-        data: bytes | None = path.read_bytes()
-    except FileNotFoundError:
-        size, data = None, None
-    if data is None:
-        outcome = "missing"
-    elif data == NEW and size == len(NEW):
-        outcome = "fresh"
-    elif data == OLD and size == len(OLD):
-        outcome = "stale"
-    else:
-        outcome = "torn"
+    outcome, _size, _data = seen_version(path)
     fresh_at = time.monotonic() if outcome == "fresh" else _poll(_holds(path, NEW), timeout)
     return {"outcome": outcome, "fresh_at": fresh_at}
 
@@ -230,7 +217,7 @@ def _ms(value: float | None) -> float | None:
 
 
 @dataclass(frozen=True)
-class SyncResult:
+class SyncResult(PlainRecord):
     """What the five checks saw, one entry per repetition (None: not seen within the timeout,
     or the step failed: ``notes`` says which)."""
 
@@ -250,18 +237,9 @@ class SyncResult:
     notes: tuple[str, ...] = ()
     cleanup: str = "removed"
 
-    def to_dict(self) -> dict[str, Any]:
-        return {name: list(v) if isinstance(v, tuple) else v for name, v in self.__dict__.items()}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SyncResult:
-        known = {f for f in cls.__dataclass_fields__}
-        values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in known}
-        return cls(**values)
-
 
 @dataclass(frozen=True)
-class CloudMountProbe:
+class CloudMountProbe(PlainRecord):
     """One cloud-drive target as the cloud lab probed it: what the mount supports, and the
     sync checks between it and the remote's directory (None for the local baseline)."""
 
@@ -272,31 +250,9 @@ class CloudMountProbe:
     sync: SyncResult | None = None
     errors: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "path": self.path,
-            "remote_path": self.remote_path,
-            "capabilities": self.capabilities.to_dict() if self.capabilities else None,
-            "sync": self.sync.to_dict() if self.sync else None,
-            "errors": list(self.errors),
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CloudMountProbe:
-        caps, sync = data.get("capabilities"), data.get("sync")
-        return cls(
-            label=str(data["label"]),
-            path=str(data.get("path", "")),
-            remote_path=data.get("remote_path"),
-            capabilities=TargetProbe.from_dict(caps) if caps else None,
-            sync=SyncResult.from_dict(sync) if sync else None,
-            errors=tuple(str(e) for e in data.get("errors", [])),
-        )
-
 
 @dataclass(frozen=True)
-class CloudTarget:
+class CloudTarget(PlainRecord):
     """How one target of a cloud-lab run was made: its cache mode and the wire to the remote."""
 
     label: str
@@ -305,22 +261,9 @@ class CloudTarget:
     bandwidth_kbps: int | None = None
     options: tuple[str, ...] = ()  # the mount's command-line options as run
 
-    def to_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "options": list(self.options)}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CloudTarget:
-        return cls(
-            label=str(data["label"]),
-            mode=data.get("mode"),
-            rtt_ms=data.get("rtt_ms"),
-            bandwidth_kbps=data.get("bandwidth_kbps"),
-            options=tuple(data.get("options") or ()),
-        )
-
 
 @dataclass(frozen=True)
-class TreeLag:
+class TreeLag(PlainRecord):
     """A tree of ``files`` written through one mount: when its last file was closed, how long
     until the remote held every file (None: not within ``timeout_s``), and how many the remote
     held at that last close and at the end of the wait."""
@@ -333,19 +276,9 @@ class TreeLag:
     on_remote: int
     timeout_s: float
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TreeLag:
-        lag = data.get("lag_s")
-        return cls(str(data["label"]), int(data["files"]), float(data["write_s"]),
-                   None if lag is None else float(lag), int(data["at_close"]), int(data["on_remote"]),
-                   float(data["timeout_s"]))  # fmt: skip
-
 
 @dataclass(frozen=True)
-class CloudProbe:
+class CloudProbe(PlainRecord):
     """What `mountbench cloudlab` measured besides the benchmark, stored with its run."""
 
     targets: tuple[CloudTarget, ...]
@@ -365,40 +298,13 @@ class CloudProbe:
         return next((m for m in self.mounts if m.label == label), None)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "version": 1,
-            "targets": [t.to_dict() for t in self.targets],
-            "mounts": [m.to_dict() for m in self.mounts],
-            "repeat": self.repeat,
-            "timeout_s": self.timeout_s,
-            "tools": dict(self.tools),
-            "errors": list(self.errors),
-            "phases": dict(self.phases),
-            "tree_lag": [t.to_dict() for t in self.tree_lag],
-        }
+        return {"version": 1, **to_plain(self)}
 
     def lag(self, label: str) -> TreeLag | None:
         return next((t for t in self.tree_lag if t.label == label), None)
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CloudProbe:
-        return cls(
-            targets=tuple(CloudTarget.from_dict(t) for t in data.get("targets", [])),
-            mounts=tuple(CloudMountProbe.from_dict(m) for m in data.get("mounts", [])),
-            repeat=int(data.get("repeat", 0)),
-            timeout_s=float(data.get("timeout_s", 0.0)),
-            tools={str(k): str(v) for k, v in (data.get("tools") or {}).items()},
-            errors=tuple(str(e) for e in data.get("errors", [])),
-            phases={str(k): str(v) for k, v in (data.get("phases") or {}).items()},
-            tree_lag=tuple(TreeLag.from_dict(t) for t in data.get("tree_lag") or ()),
-        )
-
 
 # -- the driver ------------------------------------------------------------------------------
-
-
-def _why(o: Outcome) -> str:
-    return f"{o.status}: {o.errno or ''} {o.message}".replace("  ", " ").strip()[:200]
 
 
 class _Steps:
@@ -413,7 +319,7 @@ class _Steps:
         budget = self.timeout + 5.0 if waits else max(5.0, self.timeout)
         outcome = self.side.run(step, *args, timeout=budget)
         if outcome.status != "ok":
-            self.notes.append(f"{step}: {_why(outcome)}")
+            self.notes.append(f"{step}: {outcome.why()}")
             return None
         return outcome.value
 
@@ -478,11 +384,11 @@ def _remove(side: LocalSide, m_dir: str, r_dir: str, timeout: float) -> str:
     if removed.status == "ok":
         return "removed"
     if not os.path.isdir(r_dir):
-        return f"removed (the mount said {_why(removed)})"
+        return f"removed (the mount said {removed.why()})"
     again = side.run("remove_scratch", r_dir, timeout=max(10.0, timeout))
     if again.status == "ok":
-        return "removed from the remote's side (through the mount: " + _why(removed) + ")"
-    return f"left {r_dir}: {_why(again)}"
+        return "removed from the remote's side (through the mount: " + removed.why() + ")"
+    return f"left {r_dir}: {again.why()}"
 
 
 def _close_check(s: _Steps, m_dir: str, r_dir: str, rep: int, got: dict[str, list[Any]]) -> None:
@@ -499,7 +405,7 @@ def _fsync_check(s: _Steps, side: LocalSide, m_dir: str, r_dir: str, rep: int, g
     seen = s.run("await_payload", r_dir, "fsync", rep, s.timeout, waits=True) if pending.ready else None
     done = pending.finish(s.timeout + 5.0)
     if done.status != "ok":
-        s.notes.append(f"write_fsync_hold: {_why(done)}")
+        s.notes.append(f"write_fsync_hold: {done.why()}")
         got["at_fsync"].append(None)
         got["fsync_ms"].append(None)
         got["fsync_delay_ms"].append(None)

@@ -385,10 +385,7 @@ def render_markdown(
         "| " + " | ".join(_md_escape(h) for h in head) + " |",
         "|" + "---|" * len(head),
     ]
-    rows = _rows(columns)
-    if diff:
-        keep = differing_capabilities(probes, reference)
-        rows = [(cap, title) for cap, title in rows if cap in keep]
+    rows = _matrix_rows(probes, reference, diff)
     for cap, title in rows:
         cells = [_md_escape(title), *(_md_cell(_lookup(p, cap)) for p in columns)]
         lines.append("| " + " | ".join(cells) + " |")
@@ -426,10 +423,7 @@ def render_html_fragment(
         heads += f'<th class="reference">{e(REFERENCE_NAME)}: {e(target_label(reference))}</th>'
     out.append(f"<thead><tr><th>capability</th>{heads}</tr></thead>")
     out.append("<tbody>")
-    rows = _rows(columns)
-    if diff:
-        keep = differing_capabilities(probes, reference)
-        rows = [(cap, title) for cap, title in rows if cap in keep]
+    rows = _matrix_rows(probes, reference, diff)
     for cap, title in rows:
         out.append(
             f'<tr><th scope="row">{e(title)}</th>' + "".join(_html_cell(_lookup(p, cap)) for p in columns) + "</tr>"

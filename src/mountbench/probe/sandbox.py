@@ -63,6 +63,10 @@ class Outcome:
     message: str = ""
     elapsed_s: float = 0.0
 
+    def why(self) -> str:
+        """How it ended, in a line a note can quote: 'oserror: EACCES Permission denied'."""
+        return f"{self.status}: {self.errno or ''} {self.message}".replace("  ", " ").strip()[:200]
+
 
 class ChildCrashed(RuntimeError):
     """A child raised something other than OSError: a bug in the probe, not a result."""

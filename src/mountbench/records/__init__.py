@@ -7,6 +7,6 @@ every field of a run read from elsewhere before anything is stored.
 - ``events``: the JSON-line event log;
 - ``validate``: every field of a run read from a file or an older store, checked.
 
-May import: the ground floor (model, errors, units), host/ (the user's files, read with bounds)
+May import: the ground floor (model, labfacts, errors, units), host/ (the user's files, read with bounds)
 and kinds/ (a stored workload's description). Imported by store/, engine/, report/, the labs and cli/.
 """

@@ -17,12 +17,11 @@ from typing import Any, get_type_hints
 
 from mountbench.kinds import describe, options_from_json, options_to_json
 from mountbench.kinds.base import stored_workload
+from mountbench.labfacts import LAB_FACTS, LabFacts
 from mountbench.model import (
     CONFIG_VERSION,
-    LAB_FACTS,
     Caveat,
     ClientResult,
-    LabFacts,
     RunConfig,
     RunData,
     RunOptions,

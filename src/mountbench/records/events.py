@@ -44,6 +44,11 @@ def machine_busy_cpu_s() -> float | None:
         return None
 
 
+def _item(item: PlanItem) -> dict[str, object]:
+    """Which sample an event is about."""
+    return {"target": item.target, "workload": item.workload, "round": item.round, "warmup": item.warmup}
+
+
 class EventLog:
     def __init__(self, stream: IO[str]) -> None:
         self.stream = stream
@@ -58,28 +63,12 @@ class EventLog:
         self._emit(event="run", run=run_id, samples=measured, pending=len(pending) - warmups, warmups=warmups)
 
     def on_sample_start(self, item: PlanItem, done: int, total: int, eta_s: float) -> None:
-        self._emit(
-            event="start",
-            target=item.target,
-            workload=item.workload,
-            round=item.round,
-            warmup=item.warmup,
-            cpu_busy_s=machine_busy_cpu_s(),
-        )
+        self._emit(event="start", **_item(item), cpu_busy_s=machine_busy_cpu_s())
 
     def on_sample_done(self, item: PlanItem, sample: Sample) -> None:
         busy = machine_busy_cpu_s()  # first, before anything else spends CPU
         moved = sum(v for k, v in sample.metrics.items() if k.endswith(".bytes"))
-        self._emit(
-            event="done",
-            target=item.target,
-            workload=item.workload,
-            round=item.round,
-            warmup=item.warmup,
-            ok=sample.ok,
-            bytes=moved,
-            cpu_busy_s=busy,
-        )
+        self._emit(event="done", **_item(item), ok=sample.ok, bytes=moved, cpu_busy_s=busy)
 
     def on_finish(self, run_id: str, status: str) -> None:
         self._emit(event="finish", run=run_id, status=status)

@@ -23,7 +23,8 @@ How each format lays it out:
 - ``sections/``: the optional sections, one module (or package) each, in a registry the
   renderers iterate.
 
-May import: model, errors, units, analysis, records, probe (and the package's __version__).
+May import: model, labfacts (a run's lab facts), errors, units, analysis, records, probe (and the
+package's __version__).
 analysis/ computes every statistic, never this package; records/ gives the readers' types
 and the export format's constants; probe/ gives pick two its results. Never engine/, cli/,
 host/, fio/, clients/, kinds/ or the labs: the report reads what was stored, not how it was run.

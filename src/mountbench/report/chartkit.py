@@ -227,11 +227,6 @@ def interval_phrase(levels: Sequence[float]) -> str:
     return f"{text} confidence interval of the median"
 
 
-def spans_more_than(values: Sequence[float], span: float) -> bool:
-    positive = [v for v in values if v > 0]
-    return len(positive) >= 2 and max(positive) / min(positive) > span
-
-
 # --- layout that keeps every text inside the figure ----------------------------------------------------
 
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from mountbench.analysis.metrics import describe
 from mountbench.report.labels import all_workloads, host_of_run
@@ -195,3 +196,11 @@ def write_csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     writer.writerow(header)
     writer.writerows(rows)
     return buffer.getvalue()
+
+
+def records_csv(records: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None) -> str:
+    """A section's export records as CSV: one column per key in ``columns`` (default: the first
+    record's keys; others are left out), a list written as its items joined by '; '."""
+    header = list(records[0] if records else ()) if columns is None else list(columns)
+    rows = [["; ".join(v) if isinstance(v := record.get(key), list) else v for key in header] for record in records]
+    return write_csv(header, rows)

@@ -82,10 +82,6 @@ class Sweep:
     generated: bool = True  # False: recognised in a job file whose sections differ in the option alone
     fixed: str = ""  # the other swept options' values, when this sweep is a line through a grid
 
-    @property
-    def block_sizes(self) -> tuple[int, ...]:
-        return tuple(int(n) for n in self.numbers)
-
 
 @dataclass(frozen=True)
 class SweepGrid:

@@ -10,8 +10,9 @@ from pathlib import Path
 
 from support.factories import fio_workload, make_run
 
+from mountbench.labfacts import CloudLabFacts
 from mountbench.labs.cloud.history import learnt_costs_here, moved_here
-from mountbench.model import CloudLabFacts, RunData, Sample, Target
+from mountbench.model import RunData, Sample, Target
 from mountbench.probe.remotesync import CloudProbe, CloudTarget
 from mountbench.store import Store
 

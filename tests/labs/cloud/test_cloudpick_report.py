@@ -8,7 +8,7 @@ import io
 from rich.console import Console
 from support.synthetic import study_run
 
-from mountbench.model import CloudLabFacts
+from mountbench.labfacts import CloudLabFacts
 from mountbench.probe.remotesync import CloudMountProbe, CloudProbe, CloudTarget, SyncResult
 from mountbench.report.content import build_report
 from mountbench.report.sections import cloudpick

@@ -9,7 +9,7 @@ import io
 from rich.console import Console
 from support.factories import make_run
 
-from mountbench.model import ContainerLabFacts
+from mountbench.labfacts import ContainerLabFacts
 from mountbench.report.content import build_report
 from mountbench.report.sections import containerpick
 from mountbench.report.sections.base import Options

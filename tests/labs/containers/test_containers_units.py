@@ -86,7 +86,8 @@ def test_mount_paths_are_decoded_as_the_kernel_escapes_them() -> None:
 
 
 def test_a_container_run_stores_its_own_facts_and_reads_them_back() -> None:
-    from mountbench.model import ContainerLabFacts, RunConfig
+    from mountbench.labfacts import ContainerLabFacts
+    from mountbench.model import RunConfig
     from mountbench.records.codec import config_from_dict, config_to_dict
 
     facts = ContainerLabFacts(

@@ -86,7 +86,7 @@ def test_lab_resume_says_in_one_line_that_the_qemu_lab_cannot_resume_yet(mb_env:
 
     from support.factories import make_run
 
-    from mountbench.model import QemuLabFacts
+    from mountbench.labfacts import QemuLabFacts
     from mountbench.store import Store
 
     run = make_run({("9p", "extract"): [1.0]}, run_id="r7", baseline="9p")

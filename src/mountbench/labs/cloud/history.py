@@ -18,8 +18,9 @@ import socket
 from collections.abc import Mapping, Sequence
 
 from mountbench.engine.history import learnt_costs
+from mountbench.labfacts import CloudLabFacts
 from mountbench.labs.cloud.matrix import LOCAL
-from mountbench.model import CloudLabFacts, RunData, Target, Workload
+from mountbench.model import RunData, Target, Workload
 from mountbench.probe.remotesync import CloudProbe, CloudTarget
 from mountbench.store import Store
 

@@ -95,7 +95,6 @@ class CloudLab(LabContext):
         self.tmp_dir = self.workdir / "tmp"
         self.network: netns.Network = netns.HostNetwork()
         self.ports = netns.PortPool()  # no two listeners of the lab on one port
-        self.isolated = False
         self._secret = secrets.token_urlsafe(24)  # the remote's password: only this run holds it
         self._remote: WebdavRemote | None = None
         self._proxy: DelayProxy | None = None
@@ -124,7 +123,6 @@ class CloudLab(LabContext):
             self.network = netns.LabNetwork()
             self._state.set_network(self.network.name)  # before it exists: a kill in between still removes it
             self.network.create()
-            self.isolated = True
         else:
             self.on_note(netns.NOT_ISOLATED)
         self._remote = WebdavRemote(self.remote_dir, self.workdir / "log" / "serve.log", self.network, self._secret,

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from mountbench.labfacts import CloudLabFacts
 from mountbench.labs.cloud.mounts import CACHE_MODES
 from mountbench.labs.cloud.prereq import DOCTOR_FLAG, lab_problems
 from mountbench.labs.frame import Lab
-from mountbench.model import CloudLabFacts
 
 
 def _resume(*args: Any) -> str:

@@ -23,6 +23,7 @@ from mountbench.errors import TargetError, UsageError
 from mountbench.fio.binary import find_fio
 from mountbench.host import facts as hostinfo
 from mountbench.kinds import host_facts
+from mountbench.labfacts import CloudLabFacts
 from mountbench.labs.cloud.caveats import mode_caveats
 from mountbench.labs.cloud.history import learnt_costs_here
 from mountbench.labs.cloud.lab import UPLOAD_STALL_S, CloudLab
@@ -32,7 +33,7 @@ from mountbench.labs.cloud.mounts import CACHE_MODES
 from mountbench.labs.cloud.phases import phased, with_phases
 from mountbench.labs.cloud.treelag import measure_all
 from mountbench.labs.cloud.watch import ServingWatch
-from mountbench.model import CloudLabFacts, RunData, RunOptions, Workload
+from mountbench.model import RunData, RunOptions, Workload
 from mountbench.probe.remotesync import CloudMountProbe, CloudProbe, CloudTarget
 from mountbench.store import Store
 

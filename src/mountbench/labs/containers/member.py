@@ -3,10 +3,10 @@ ask of it. It cannot resume a run yet: its container and volume go with the run.
 
 from __future__ import annotations
 
+from mountbench.labfacts import ContainerLabFacts
 from mountbench.labs.containers.mounts import MOUNT_TYPES
 from mountbench.labs.containers.prereq import DOCTOR_FLAG, lab_problems
 from mountbench.labs.frame import Lab
-from mountbench.model import ContainerLabFacts
 
 LAB = Lab(
     name=ContainerLabFacts.name,

@@ -25,12 +25,13 @@ from typing import Any
 from mountbench.errors import ExitCode, MountbenchError, UsageError
 from mountbench.host import process as procs
 from mountbench.kinds import preset_alone
+from mountbench.labfacts import ContainerLabFacts
 from mountbench.labs.containers.caveats import mount_caveats
 from mountbench.labs.containers.lab import RESULTS, ContainerLab
 from mountbench.labs.containers.mounts import MOUNT_TYPES, MountType
 from mountbench.labs.containers.prereq import engines
 from mountbench.labs.containers.probe import probe_mounts
-from mountbench.model import ContainerLabFacts, RunData, RunOptions, Target, TargetRecord
+from mountbench.model import RunData, RunOptions, Target, TargetRecord
 from mountbench.records.codec import options_to_dict
 from mountbench.records.events import parse_event
 from mountbench.records.export import read_document

@@ -19,8 +19,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from mountbench.engine.history import learnt_costs
+from mountbench.labfacts import QemuLabFacts
 from mountbench.labs.qemu.mounts.base import LabMount
-from mountbench.model import QemuLabFacts, RunData, Target, Workload
+from mountbench.model import RunData, Target, Workload
 from mountbench.store import Store
 
 LEARN_FROM = 10  # the last complete lab runs on this machine it learns from

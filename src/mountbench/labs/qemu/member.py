@@ -5,10 +5,10 @@ joined to the new ones."""
 
 from __future__ import annotations
 
+from mountbench.labfacts import QemuLabFacts
 from mountbench.labs.frame import Lab
 from mountbench.labs.qemu.mounts import MOUNT_TYPES
 from mountbench.labs.qemu.prereq import DOCTOR_FLAG, lab_problems
-from mountbench.model import QemuLabFacts
 
 LAB = Lab(
     name=QemuLabFacts.name,

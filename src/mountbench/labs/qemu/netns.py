@@ -26,7 +26,6 @@ from pathlib import Path
 
 from mountbench.host import process as procs
 
-TCP_LISTEN = "0A"
 READY_TIMEOUT_S = 10.0
 INSIDE = "192.0.2.1/32"  # TEST-NET-1 (RFC 5737): an address for the namespace's inside only
 WHY_NOT_ROOT = "a network namespace of the lab's own needs root"
@@ -49,16 +48,7 @@ class PrivateNetwork:
     def listening(self, port: int) -> bool:
         """Does a TCP socket listen on ``port`` in the namespace (read from /proc, as nothing
         outside it can connect)?"""
-        for name in ("tcp", "tcp6"):
-            try:
-                rows = Path(f"/proc/{self.holder.pid}/net/{name}").read_text().splitlines()[1:]
-            except OSError:
-                continue
-            for row in rows:
-                fields = row.split()
-                if len(fields) > 3 and fields[3] == TCP_LISTEN and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                    return True
-        return False
+        return any(at == port for _address, at, _inode in procs.tcp_listeners(f"/proc/{self.holder.pid}/net"))
 
     def close(self) -> None:
         procs.stop_tree(self.holder)

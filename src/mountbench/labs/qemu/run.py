@@ -20,6 +20,7 @@ from typing import Any
 from mountbench.errors import ExitCode, MountbenchError, UsageError
 from mountbench.host import facts as hostinfo
 from mountbench.host.cost import HostCost
+from mountbench.labfacts import QemuLabFacts
 from mountbench.labs.frame import refuse
 from mountbench.labs.qemu import (
     DEFAULT_MOUNTS,
@@ -33,7 +34,7 @@ from mountbench.labs.qemu.caveats import emulation_caveat, host_cache_caveat
 from mountbench.labs.qemu.guestprobe import GUEST_ENV, ProbeOptions, probe_lab
 from mountbench.labs.qemu.history import learnt_for_guest, learnt_json
 from mountbench.labs.qemu.prereq import DOCTOR_FLAG, lab_problems
-from mountbench.model import Caveat, QemuLabFacts, RunData, RunOptions, Sample, Target, TargetRecord, Workload
+from mountbench.model import Caveat, RunData, RunOptions, Sample, Target, TargetRecord, Workload
 from mountbench.records.codec import options_to_dict
 from mountbench.records.events import parse_event
 from mountbench.records.export import read_document

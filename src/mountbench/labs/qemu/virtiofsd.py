@@ -30,10 +30,6 @@ class Virtiofsd:
     version: str
 
     @property
-    def supports_readonly(self) -> bool:
-        return self.flavour == "rust"
-
-    @property
     def description(self) -> str:
         """E.g. `rust virtiofsd 1.14.0 (/root/.cargo/bin/virtiofsd)`."""
         return f"{self.flavour} virtiofsd {self.version} ({self.path})"

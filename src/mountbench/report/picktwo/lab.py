@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from mountbench import model
 from mountbench.analysis.summary import Cell, Row
+from mountbench.labfacts import QemuLabFacts
 from mountbench.probe import model as probe_model
 from mountbench.report.labels import all_workloads
 from mountbench.report.model import Report, Sweep
@@ -41,7 +42,7 @@ def lab_probes(report: Report) -> list[tuple[model.RunData, probe_model.LabProbe
     found = []
     for run in report.runs:
         lab = run.config.lab
-        if isinstance(lab, model.QemuLabFacts) and lab.probe:
+        if isinstance(lab, QemuLabFacts) and lab.probe:
             found.append((run, probe_model.LabProbe.from_dict(lab.probe)))
     return found
 
@@ -211,7 +212,7 @@ def _notes(
         lines.append("No tree workload in these runs: add --preset tree --only extract for the tree column.")
     for run, probe in probed:
         lab = run.config.lab
-        if isinstance(lab, model.QemuLabFacts) and lab.emulated:
+        if isinstance(lab, QemuLabFacts) and lab.emulated:
             lines.append(
                 f"Run {run.id}: the guest was emulated (TCG), so its side of every coherence check ran far slower "
                 "than on real hardware: delays are upper bounds of a KVM guest's; what never showed within the "

@@ -8,7 +8,7 @@ renderers (terminal.py, markdown.py, html.py, charts.py, cli/report.py) iterate 
 wire none by hand. Adding a section = one module here + one line in SECTIONS. Every table a
 section shows is a TableView (tables.py), laid out by the terminal, Markdown and HTML alike.
 
-May import: model, errors, units, analysis, probe (its results and their rendering), and the
+May import: model, labfacts, errors, units, analysis, probe (its results and their rendering), and the
 report modules below the renderers (model, labels, cells, chartkeys, tables, phrasing,
 csvexport, picktwo/, sweep_discovery, and chartkit inside chart-drawing functions only).
 Never the renderers that iterate it (terminal, markdown, html, charts) and never engine/ or cli/.

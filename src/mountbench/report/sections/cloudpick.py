@@ -22,8 +22,6 @@ Pure: a content.Report in, records and text out.
 
 from __future__ import annotations
 
-import csv
-import io
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -33,10 +31,11 @@ from markupsafe import Markup
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from mountbench.model import CloudLabFacts
+from mountbench.labfacts import CloudLabFacts
 from mountbench.probe.remotesync import CloudProbe, SyncResult, TreeLag
 from mountbench.report.cells import format_value
 from mountbench.report.chartkeys import Chart
+from mountbench.report.csvexport import records_csv
 from mountbench.report.model import Report
 from mountbench.report.picktwo.scale import LEGEND as SCALE
 from mountbench.report.picktwo.scale import PROMPT_MS, Verdict, factor_verdict, marked, verdict_cell, worst
@@ -452,22 +451,20 @@ def records(report: Report) -> list[dict[str, Any]]:
     ]
 
 
-def to_csv(found: Sequence[dict[str, Any]]) -> str:
-    buffer = io.StringIO()
-    fields = [k for k in (found[0] if found else {}) if k != "capabilities"]
-    writer = csv.DictWriter(buffer, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    for record in found:
-        writer.writerow({k: ("; ".join(v) if isinstance(v, list) else v) for k, v in record.items()})
-    return buffer.getvalue()
-
-
 def exports(report: Report) -> list[Export]:
     found = records(report)
     if not found:
         return []
     note = "cloudlab: performance, consistency with the remote and durability at fsync per cache mode and RTT"
-    return [Export("cloud_pick_two", "-cloudpick", note, found, to_csv(found))]
+    return [
+        Export(
+            "cloud_pick_two",
+            "-cloudpick",
+            note,
+            found,
+            records_csv(found, [k for k in found[0] if k != "capabilities"]),
+        )
+    ]
 
 
 charts = nothing

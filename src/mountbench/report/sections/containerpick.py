@@ -23,8 +23,6 @@ Pure: a Report in, records and text out.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,9 +31,10 @@ from markupsafe import Markup
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from mountbench.model import ContainerLabFacts
+from mountbench.labfacts import ContainerLabFacts
 from mountbench.report.cells import format_value
 from mountbench.report.chartkeys import Chart
+from mountbench.report.csvexport import records_csv
 from mountbench.report.model import Report
 from mountbench.report.picktwo.scale import LEGEND as SCALE
 from mountbench.report.picktwo.scale import PROMPT_MS, factor_verdict, verdict_cell, worst
@@ -264,13 +263,8 @@ def exports(report: Report) -> list[Export]:
     found = records(report)
     if not found:
         return []
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(found[0]), lineterminator="\n")
-    writer.writeheader()
-    for record in found:
-        writer.writerow({k: ("; ".join(v) if isinstance(v, list) else v) for k, v in record.items()})
     note = "containers: performance, sharing with the host and local-like semantics per mount type"
-    return [Export("container_pick_two", "-containerpick", note, found, buffer.getvalue())]
+    return [Export("container_pick_two", "-containerpick", note, found, records_csv(found))]
 
 
 charts = nothing

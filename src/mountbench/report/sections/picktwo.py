@@ -16,8 +16,6 @@ the terminal, Markdown and HTML lay out, CSV and JSON records, and the chart
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Mapping
 from html import escape
 from typing import Any
@@ -28,6 +26,7 @@ from rich.text import Text
 
 from mountbench.probe import render as probe_render
 from mountbench.report.chartkeys import Chart
+from mountbench.report.csvexport import records_csv
 from mountbench.report.model import Report
 from mountbench.report.picktwo.chart import KEY, pick_two_figure
 from mountbench.report.picktwo.probed import PROPERTIES, TITLE, Measured, PickTwo
@@ -70,7 +69,7 @@ def exports(report: Report) -> list[Export]:
     if report.pick_two is None:
         return []
     note = "pick two: one row per mount and measure, with its verdict"
-    return [Export("pick_two", "-picktwo", note, records(report), to_csv(report))]
+    return [Export("pick_two", "-picktwo", note, records(report), records_csv(records(report), CSV_COLUMNS))]
 
 
 def records(report: Report) -> list[dict[str, Any]]:
@@ -96,14 +95,6 @@ def records(report: Report) -> list[dict[str, Any]]:
                 }
             )
     return out
-
-
-def to_csv(report: Report) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(records(report))
-    return buffer.getvalue()
 
 
 # --- terminal, Markdown, HTML ------------------------------------------------------------------------
