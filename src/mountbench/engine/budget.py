@@ -20,19 +20,21 @@ FIXED_COST_S = 0.3  # fio's start-up and exit per sample
 OTHER_KIND_S = 2.0  # a workload of another kind with no duration bound
 
 
-UNTIL_RUNTIME_S = MIN_RUNTIME_S  # --until's fio samples when no --runtime or --budget says otherwise
+UNTIL_RUNTIME_S = 1.0  # --until's fio samples when no --runtime or --budget says otherwise (until_runtime)
 
 
 def until_runtime(workloads: Sequence[Workload]) -> float | None:
-    """The runtime of --until's fio samples when neither --runtime nor --budget is given: the shortest
-    sample that still measures storage (UNTIL_RUNTIME_S), not the preset's. --until replicates rounds;
-    a round costs its samples' runtime plus fio's start-up and the round's layout, and a longer sample
-    averages only the noise within it. At quick's 2.5 s a round of two targets took about 40 s, so three
-    minutes held five rounds, where no comparison of a family of six can be called the same within ±5 %
-    unless its rounds vary by under 1.5 % (the interval at the second look needs t ≈ 7); at 0.5 s the same
-    three minutes hold the 12 rounds of --max-repeat. Measured here on a loaded machine (A/A tmpfs, load
-    10-13): the per-round spread was 31-63 % at 0.5 s (16 s a round) and 24-47 % at 2.5 s (40 s a round):
-    per minute the short samples told more. None when no workload's kind takes a runtime."""
+    """The runtime of --until's fio samples when neither --runtime nor --budget is given (UNTIL_RUNTIME_S,
+    1 s), not the preset's 2.5 s: --until replicates rounds, and a round costs its samples' runtime plus
+    fio's start-up (about 0.25 s a process) and the round's layout. Where the variance is decides the
+    length (bench/variance.py, quiet tmpfs, 0.5 s samples): for 4K random I/O, back-to-back samples varied
+    by 3 %, just what fio's 100 ms intervals (7 %) predict for five of them, and rounds added nothing: noise
+    within the sample, which a longer sample averages (by √2 from 0.5 s to 1 s). For 1M sequential reads
+    rounds (new layouts) carried 85 % of it, which only more rounds average. On an A/A tmpfs pair, quiet,
+    the per-round ratio of the 4K workloads varied by 3.4-5.5 % at 0.5 s and 0.9-2.8 % at 1 s; a simulation
+    at those spreads (tests/analysis/test_sequential.py's design) calls at least 4 of 6 the same in 21 % of
+    runs at 0.5 s (about 2 min) and 81 % at 1 s (about 2.6 min). At quick's 2.5 s three minutes held five
+    rounds, short of the eighth round sameness is tested at. None when no workload's kind takes a runtime."""
     if not any(kind_of(w.kind).takes_runtime for w in workloads):
         return None
     return UNTIL_RUNTIME_S
