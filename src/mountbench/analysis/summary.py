@@ -265,25 +265,21 @@ def pairs_by_round(cell: Cell, base: Cell) -> list[tuple[float, float]] | None:
     return [(by_round[r], value) for r, value in zip(cell.rounds, cell.values, strict=True)]
 
 
-PAIRED_ALONE_FROM = 8  # rounds from which a paired design's ratio is the per-round one alone (ratio_to_baseline)
-
-
 def ratio_to_baseline(
     cell: Cell, base: Cell, precision: float, *, paired_by_design: bool, level: float = CONFIDENCE
 ) -> Comparison | None:
     """The cell's ratio to the baseline's cell at ``level`` (before its family decides it). When
     ``paired_by_design`` (both cells from one run) and the rounds pair up (:func:`pairs_by_round`),
-    the design decides by the rounds it holds, never by the values. From PAIRED_ALONE_FROM rounds the
-    per-round (paired) interval alone: what drifts between rounds (a VM's memory backing, other work)
-    hits both sides of a round and cancels in its ratio. Quiet A/A tmpfs runs of --until with 1 s
-    samples, 8-12 rounds: per-round ratios varied by 0.9-3.9 %, each side across rounds by 2.6-7.3 %;
-    with the wider of the two, 2 of 6 comparisons were shown the same in 172 s, with the paired one 4
-    of 6, and no A/A run (2 quiet, 5 loaded, 8-20 rounds) called a difference on it. Under
-    PAIRED_ALONE_FROM rounds both intervals are made and the wider is used: with two degrees of
-    freedom the spread of three per-round ratios is itself a guess, and the A/A check (bench/aa.py,
-    two directories of one tmpfs, 10 default runs of 3 rounds) called 5 of 60 comparisons different
-    with the paired interval alone, up to 1.17x at sequential reads. Else unpaired. None when no
-    ratio exists."""
+    the per-round (paired) and the unpaired (Welch) intervals are both made and the wider is used:
+    pairing cancels what hits both sides of a round, but not an effect of the run that repeats in
+    every round. Two directories of one tmpfs keep such an effect: where each target's file lands in
+    physical memory (kinds/fiofiles.set_aside). The A/A check (bench/aa.py, 10 default runs of 3
+    rounds) called 5 of 60 comparisons different with the paired interval alone, up to 1.17x at
+    sequential reads; a quiet --until A/A run of 8-12 rounds of 1 s (this wave) had b slower in every
+    round, 1.04-1.09x in three workloads (b first 0.84-0.89x, second 0.93-1.01x), which the paired
+    interval alone called different and the unpaired one, wider, did not. Pairing still keeps a
+    comparison whose rounds drifted together from looking sharper than its samples. Else unpaired.
+    None when no ratio exists."""
     if not cell.values or not base.values:
         return None
     unpaired = compare(base.values, cell.values, level, precision)
@@ -293,8 +289,6 @@ def ratio_to_baseline(
     paired = paired_compare(pairs, level, precision)
     if paired is None or unpaired is None:
         return paired or unpaired
-    if paired.n >= PAIRED_ALONE_FROM:
-        return paired
     return paired if _log_span(paired) >= _log_span(unpaired) else unpaired
 
 

@@ -31,10 +31,9 @@ def until_runtime(workloads: Sequence[Workload]) -> float | None:
     by 3 %, just what fio's 100 ms intervals (7 %) predict for five of them, and rounds added nothing: noise
     within the sample, which a longer sample averages (by √2 from 0.5 s to 1 s). For 1M sequential reads
     rounds (new layouts) carried 85 % of it, which only more rounds average. On an A/A tmpfs pair, quiet,
-    the per-round ratio of the 4K workloads varied by 3.4-5.5 % at 0.5 s and 0.9-2.8 % at 1 s; a simulation
-    at those spreads (tests/analysis/test_sequential.py's design) calls at least 4 of 6 the same in 21 % of
-    runs at 0.5 s (about 2 min) and 81 % at 1 s (about 2.6 min). At quick's 2.5 s three minutes held five
-    rounds, short of the eighth round sameness is tested at. None when no workload's kind takes a runtime."""
+    the per-round ratio of the 4K workloads varied by 3.4-5.5 % at 0.5 s and 0.9-2.8 % at 1 s, and twelve
+    rounds took 114 s and 151-172 s. At quick's 2.5 s three minutes held five rounds, short of the eighth
+    round sameness is tested at. None when no workload's kind takes a runtime."""
     if not any(kind_of(w.kind).takes_runtime for w in workloads):
         return None
     return UNTIL_RUNTIME_S
