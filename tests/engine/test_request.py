@@ -54,13 +54,13 @@ def _resolved(tmp_path, **options):
 
 def test_until_without_a_runtime_runs_short_samples_and_says_so(tmp_path) -> None:
     """--until replicates rounds: three minutes held 5 rounds at quick's 2.5 s, short of the eighth that
-    sameness is tested at; its samples run 1 s (engine/budget.until_runtime). A given --runtime or
+    sameness is tested at; its samples run 0.5 s (engine/budget.until_runtime). A given --runtime or
     --budget decides instead, and --repeat alone keeps the preset's."""
     from mountbench.engine.budget import UNTIL_RUNTIME_S
 
     until = _resolved(tmp_path, until=0.05)
     assert {w.description.duration_bound_s for w in until.workloads} == {UNTIL_RUNTIME_S}
-    assert any("--until: every fio job runs 1 s" in note for note in until.notes)
+    assert any("--until: every fio job runs 0.5 s" in note for note in until.notes)
     given = _resolved(tmp_path, until=0.05, runtime=2.0)
     assert {w.description.duration_bound_s for w in given.workloads} == {2.0} and not given.notes
     fixed = _resolved(tmp_path, repeat=3)

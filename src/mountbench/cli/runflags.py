@@ -26,7 +26,7 @@ RUN_FLAGS: dict[str, tuple[Flag, ...]] = {
                          "root)", choices=DROP_MODES),),
     "until": (Flag("--until", "after --repeat rounds, add rounds for each comparison until it is decided: ranked, "
                    "the same within PRECISION, or known to PRECISION (e.g. --until 5%); fio samples then run "
-                   "1 s unless --runtime or --budget is given", "PRECISION", "until_text"),),
+                   "0.5 s unless --runtime or --budget is given", "PRECISION", "until_text"),),
     "max_repeat": (Flag("--max-repeat", "with --until or --budget: the most rounds a cell gets"),),
     "budget": (Flag("--budget", "finish within DURATION (e.g. 60s, 5m): runtimes and rounds are chosen to fit, the "
                     "rest goes to the least decided comparisons (implies --until 5% unless given)", "DURATION",

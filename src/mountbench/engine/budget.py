@@ -20,20 +20,22 @@ FIXED_COST_S = 0.3  # fio's start-up and exit per sample
 OTHER_KIND_S = 2.0  # a workload of another kind with no duration bound
 
 
-UNTIL_RUNTIME_S = 1.0  # --until's fio samples when no --runtime or --budget says otherwise (until_runtime)
+UNTIL_RUNTIME_S = MIN_RUNTIME_S  # --until's fio samples when no --runtime or --budget says otherwise (until_runtime)
 
 
 def until_runtime(workloads: Sequence[Workload]) -> float | None:
-    """The runtime of --until's fio samples when neither --runtime nor --budget is given (UNTIL_RUNTIME_S,
-    1 s), not the preset's 2.5 s: --until replicates rounds, and a round costs its samples' runtime plus
-    fio's start-up (about 0.25 s a process) and the round's layout. Where the variance is decides the
-    length (bench/variance.py, quiet tmpfs, 0.5 s samples): for 4K random I/O, back-to-back samples varied
-    by 3 %, just what fio's 100 ms intervals (7 %) predict for five of them, and rounds added nothing: noise
-    within the sample, which a longer sample averages (by √2 from 0.5 s to 1 s). For 1M sequential reads
-    rounds (new layouts) carried 85 % of it, which only more rounds average. On an A/A tmpfs pair, quiet,
-    the per-round ratio of the 4K workloads varied by 3.4-5.5 % at 0.5 s and 0.9-2.8 % at 1 s, and twelve
-    rounds took 114 s and 151-172 s. At quick's 2.5 s three minutes held five rounds, short of the eighth
-    round sameness is tested at. None when no workload's kind takes a runtime."""
+    """The runtime of --until's fio samples when neither --runtime nor --budget is given: the shortest
+    sample that still measures storage (UNTIL_RUNTIME_S, 0.5 s), not the preset's 2.5 s. --until
+    replicates rounds; a round costs its samples' runtime plus fio's start-up (about 0.25 s a process)
+    and the round's layout. At 2.5 s three minutes held five rounds, short of the eighth round sameness is
+    tested at; at 0.5 s twelve rounds of two targets took 114 s (quiet A/A tmpfs).
+    Why not longer, though longer samples average more (bench/variance.py, quiet tmpfs: for 4K random I/O
+    the noise between back-to-back 0.5 s samples, 3 %, is all noise within the sample, as fio's 100 ms
+    intervals predict; at 1 s an A/A pair's per-round ratios varied by 0.9-3.6 %, against 3.4-5.5 % at
+    0.5 s): a ratio's interval is the wider of the paired and the unpaired one (analysis/summary.py), and
+    the unpaired one's spread is each side's drift across the run, which a longer run only lets grow. At
+    1 s, three quiet A/A runs of 12 rounds took 151-192 s and showed 0-2 of 6 the same, against 1 of 6 in
+    114 s at 0.5 s. None when no workload's kind takes a runtime."""
     if not any(kind_of(w.kind).takes_runtime for w in workloads):
         return None
     return UNTIL_RUNTIME_S

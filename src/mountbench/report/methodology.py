@@ -136,7 +136,7 @@ def methodology(report: Report) -> list[str]:
         "of the metric itself) next to the factor.",
         "Where the variance is (bench/variance.py, quiet tmpfs on this kind of VM, 0.5 s samples): for 4K random "
         "I/O back-to-back samples of one round vary by about 3 %, all of it the noise within a sample (fio's "
-        "100 ms intervals predict it), so a longer sample averages it (--until's samples run 1 s); for 1M "
+        "100 ms intervals predict it), so a longer sample averages it; for 1M "
         "sequential reads rounds with a new layout carry most of it (85 %), which only more rounds average. So "
         "the round is the unit of replication, and the machine's own noise (other processes' CPU, the "
         "hypervisor's steal) is recorded with every sample and named beside an answer when it ran busy.",
