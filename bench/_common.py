@@ -42,3 +42,10 @@ def median_interval(values: list[float], level: float = 0.95) -> tuple[float, fl
     if rank < 1:
         return statistics.median(ordered), float("nan"), float("nan")
     return statistics.median(ordered), ordered[rank - 1], ordered[count - rank]
+
+
+def load() -> str:
+    """The machine's load averages (1, 5, 15 min), said with every figure: other work shares the CPUs."""
+    import os
+
+    return "load " + " ".join(f"{value:.2f}" for value in os.getloadavg())

@@ -41,7 +41,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from _common import MOUNTBENCH, check, timed
+from _common import MOUNTBENCH, check, load, timed
 
 
 def verdicts(document: dict) -> dict[tuple[str, str], str]:
@@ -76,11 +76,6 @@ def run(
         key = (sample["target"], sample["workload"])
         rounds[key] = rounds.get(key, 0) + 1
     return wall, document, rounds
-
-
-def load() -> str:
-    """The machine's load averages (1, 5, 15 min), said with every figure: other work shares the CPUs."""
-    return "load " + " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def compare(name: str, adaptive: dict, reference: dict) -> tuple[float, float, int, int]:

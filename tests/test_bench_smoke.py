@@ -26,6 +26,7 @@ EXPECTED = {
     "jobfiles.py": "mountbench / plain fio, each job's IOPS",
     "lab_boot.py": "in guest: python",
     "overhead.py": "mountbench's own share",
+    "placement.py": "b slower in",
     "report_speed.py": "html + SVG charts",
     "ssh_clients.py": "left running on the clients: 0 marked processes, 0 ssh sessions",
     "studies_lab.py": "loose vs none at 32k, by hand",
