@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from support.groups import ALONGSIDE, CLIENT_BENCHES, LAB_BENCHES, xdist_group_of, xdist_group_of_nodeid
+from support.groups import ALONGSIDE, CLIENT_BENCHES, LAB_BENCHES, REFUSALS, xdist_group_of, xdist_group_of_nodeid
 
 HERE = Path(__file__).parent
 
@@ -15,6 +15,9 @@ SHARED_STATE = re.compile(
     r"realmounts|find_fio|needs_fio|FioRunner|netns|sshd|Guest\(|lab_ready|require_lab|Popen|os\.kill|"
     r"""\(\s*["'](run|lab|cloudlab|serve)["']"""  # a mountbench helper's command: mountbench("run", ...)
 )
+# what a REFUSALS file may use of it: fio (to parse a job, to say its version), `mountbench run`
+# (refused, or a dry run); its _no_run_started fixture checks that no run began
+REFUSED_ONLY = re.compile(r"""needs_fio|\(\s*["']run["']""")
 
 
 def test_every_entry_names_a_test_file_or_folder() -> None:
@@ -31,10 +34,21 @@ def test_the_files_alongside_touch_no_shared_state() -> None:
         where = path.relative_to(HERE).as_posix()
         if xdist_group_of(where, lab=False) is not None:
             continue
-        for number, line in enumerate(path.read_text().splitlines(), 1):
-            if SHARED_STATE.search(line):
+        text = path.read_text()
+        refusals = where in REFUSALS
+        if refusals and "def _no_run_started(" not in text:
+            offenders.append(f"{where}: a REFUSALS file without its _no_run_started fixture")
+        for number, line in enumerate(text.splitlines(), 1):
+            found = {m.group(0) for m in SHARED_STATE.finditer(line)}
+            if refusals:
+                found = {f for f in found if not REFUSED_ONLY.fullmatch(f)}
+            if found:
                 offenders.append(f"{where}:{number}: {line.strip()}")
     assert not offenders, "move these files out of ALONGSIDE (tests/support/groups.py):\n" + "\n".join(offenders)
+
+
+def test_refusals_are_alongside() -> None:
+    assert all(xdist_group_of(entry, lab=False) is None for entry in REFUSALS)
 
 
 def test_groups() -> None:

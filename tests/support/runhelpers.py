@@ -28,6 +28,16 @@ def mountbench(*args: str, env: dict[str, str] | None = None, timeout: float = 3
     )
 
 
+def assert_one_line_error(proc: subprocess.CompletedProcess, *fragments: str) -> None:
+    """Bad input's answer: exit 2, one line on stderr holding every fragment, no traceback."""
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
 def start_mountbench(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "mountbench", *args],
