@@ -7,12 +7,12 @@ The refusals that need a mount of their own are in test_bad_input_mounts.py."""
 from __future__ import annotations
 
 import os
-import sqlite3
 import stat
+import time
 from pathlib import Path
 
 import pytest
-from support.runhelpers import assert_one_line_error, mountbench, plant_neighbours, snapshot
+from support.runhelpers import assert_one_line_error, mountbench, plant_neighbours, runs_begun_since, snapshot
 from support.tools import needs_fio
 
 
@@ -31,15 +31,12 @@ def _fio():
 
 
 @pytest.fixture(autouse=True)
-def _no_run_started(mb_env):
+def _no_run_started(tmp_path, mb_env):
     """No command of these tests began a run: a run stores itself before its first sample, whose
     cache drop and fio the tests alongside must never see."""
+    since = time.time()
     yield
-    db = Path(mb_env["MOUNTBENCH_DB"])
-    if db.exists():
-        with sqlite3.connect(db) as conn:
-            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            assert "runs" not in tables or conn.execute("SELECT count(*) FROM runs").fetchone() == (0,)
+    assert runs_begun_since(since, tmp_path, Path(mb_env["MOUNTBENCH_DB"])) == []
 
 
 def test_nonexistent_path(target, mb_env):
