@@ -16,14 +16,15 @@ pytest_part() {
     return "$status"
 }
 
-# Two workers: one runs the tests that touch the machine's shared state (fio and mountbench
-# sessions, which drop the page cache and read block-device counters; mounts; nginx; the client
-# namespaces) one after another, as one worker would; the other runs the lab's emulated guests,
-# one after another; either runs the in-process tests (tests/support/groups.py says which is
-# which, and why the lab cannot upset the rest). Then the tests that assert on speed (marker
-# `timing`, listed in tests/support/timing.py) run alone, on one worker. (Each part's -m, -n and
-# --dist come after "$@", so they win.)
+# Two workers and three groups (tests/support/groups.py says which test is in which, and why
+# each group cannot upset the others): "host", the tests that touch the machine's shared state
+# (fio and mountbench sessions, which drop the page cache and read block-device counters; mounts;
+# nginx), one after another, as one worker would; "clients", the client namespaces, one after
+# another; "lab", the lab's emulated guests, one after another; either worker runs the in-process
+# tests. Then the tests that assert on speed (marker `timing`) and those that need the page cache
+# left alone (marker `alone`), both listed in tests/support/timing.py, run alone, on one worker.
+# (Each part's -m, -n and --dist come after "$@", so they win.)
 status=0
-pytest_part "$@" -m "not timing" -n 2 --dist loadgroup || status=$?
-pytest_part "$@" -m timing -n 0 || status=$?
+pytest_part "$@" -m "not timing and not alone" -n 2 --dist loadgroup || status=$?
+pytest_part "$@" -m "timing or alone" -n 0 || status=$?
 exit "$status"

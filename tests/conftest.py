@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from support.groups import xdist_group_of_nodeid
-from support.timing import TIMING
+from support.timing import ALONE, TIMING
 
 DATA = Path(__file__).parent / "data"
 HERE = Path(__file__).parent
@@ -43,12 +43,18 @@ class GroupScheduling:
         return Groups(config, log)
 
 
+def _listed(where: str, test_id: str, entries: tuple[str, ...]) -> bool:
+    return any(test_id.startswith(entry) if "::" in entry else where == entry for entry in entries)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         where = Path(str(item.path)).relative_to(HERE).as_posix()
         test_id = f"{where}::{item.name}"
-        if any(test_id.startswith(entry) if "::" in entry else where == entry for entry in TIMING):
+        if _listed(where, test_id, TIMING):
             item.add_marker(pytest.mark.timing)
+        if _listed(where, test_id, ALONE):
+            item.add_marker(pytest.mark.alone)
 
 
 @pytest.fixture

@@ -49,7 +49,9 @@ def _params() -> list[object]:
     for name in sorted(EXPECTED):
         marks = [pytest.mark.slow]
         if name in ("lab_boot.py", "studies_lab.py"):
-            marks.append(pytest.mark.lab)  # tests/conftest.py: group "lab"; the others group "host"
+            marks.append(
+                pytest.mark.lab
+            )  # support/groups.py: group "lab"; the client benches "clients"; the rest "host"
         params.append(pytest.param(name, marks=marks, id=name.removesuffix(".py")))
     return params
 

@@ -1,12 +1,13 @@
-"""The `timing` list (support/timing.py) names tests that exist: a renamed or moved test would
-otherwise fall out of the timing part silently and run, with its speed assertion, among the rest."""
+"""The `timing` and `alone` lists (support/timing.py) name tests that exist: a renamed or moved test
+would otherwise fall out of the last part silently and run, with its speed assertion or its need of an
+undisturbed page cache, among the rest."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-from support.timing import TIMING
+from support.timing import ALONE, TIMING
 
 HERE = Path(__file__).parent
 
@@ -18,7 +19,7 @@ def _test_functions(path: Path) -> set[str]:
 
 def test_every_timing_entry_names_an_existing_test() -> None:
     missing = []
-    for entry in TIMING:
+    for entry in (*TIMING, *ALONE):
         where, _, name = entry.partition("::")
         path = HERE / where
         if not path.is_file() or (name and name not in _test_functions(path)):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from support.groups import ALONGSIDE, xdist_group_of, xdist_group_of_nodeid
+from support.groups import ALONGSIDE, CLIENT_BENCHES, LAB_BENCHES, REFUSALS, xdist_group_of, xdist_group_of_nodeid
 
 HERE = Path(__file__).parent
 
@@ -15,12 +15,17 @@ SHARED_STATE = re.compile(
     r"realmounts|find_fio|needs_fio|FioRunner|netns|sshd|Guest\(|lab_ready|require_lab|Popen|os\.kill|"
     r"""\(\s*["'](run|lab|cloudlab|serve)["']"""  # a mountbench helper's command: mountbench("run", ...)
 )
+# what a REFUSALS file may use of it: fio (to parse a job, to say its version), `mountbench run`
+# (refused, or a dry run); its _no_run_started fixture checks that no run began
+REFUSED_ONLY = re.compile(r"""needs_fio|\(\s*["']run["']""")
 
 
 def test_every_entry_names_a_test_file_or_folder() -> None:
     for entry in ALONGSIDE:
         path = HERE / entry
         assert path.is_dir() if entry.endswith("/") else path.is_file(), entry
+    for bench in (*LAB_BENCHES, *CLIENT_BENCHES):  # test_bench_smoke.py's ids: the scripts' names
+        assert (HERE.parent / "bench" / f"{bench}.py").is_file(), bench
 
 
 def test_the_files_alongside_touch_no_shared_state() -> None:
@@ -29,10 +34,21 @@ def test_the_files_alongside_touch_no_shared_state() -> None:
         where = path.relative_to(HERE).as_posix()
         if xdist_group_of(where, lab=False) is not None:
             continue
-        for number, line in enumerate(path.read_text().splitlines(), 1):
-            if SHARED_STATE.search(line):
+        text = path.read_text()
+        refusals = where in REFUSALS
+        if refusals and "def _no_run_started(" not in text:
+            offenders.append(f"{where}: a REFUSALS file without its _no_run_started fixture")
+        for number, line in enumerate(text.splitlines(), 1):
+            found = {m.group(0) for m in SHARED_STATE.finditer(line)}
+            if refusals:
+                found = {f for f in found if not REFUSED_ONLY.fullmatch(f)}
+            if found:
                 offenders.append(f"{where}:{number}: {line.strip()}")
     assert not offenders, "move these files out of ALONGSIDE (tests/support/groups.py):\n" + "\n".join(offenders)
+
+
+def test_refusals_are_alongside() -> None:
+    assert all(xdist_group_of(entry, lab=False) is None for entry in REFUSALS)
 
 
 def test_groups() -> None:
@@ -40,9 +56,12 @@ def test_groups() -> None:
     assert xdist_group_of("test_bench_smoke.py", lab=True) == "lab"
     assert xdist_group_of("test_bench_smoke.py", lab=False) == "host"
     assert xdist_group_of("kinds/test_http.py", lab=False) == "host"
+    assert xdist_group_of("clients/test_ssh.py", lab=False) == "clients"
+    assert xdist_group_of("clients/test_results.py", lab=False) is None
     assert xdist_group_of("report/test_report_html.py", lab=False) is None
     assert xdist_group_of_nodeid("tests/test_bench_smoke.py::test_bench_runs_in_smoke_mode[studies_lab]") == "lab"
     assert xdist_group_of_nodeid("tests/test_bench_smoke.py::test_bench_runs_in_smoke_mode[aa]") == "host"
+    assert xdist_group_of_nodeid("tests/test_bench_smoke.py::test_bench_runs_in_smoke_mode[ssh_clients]") == "clients"
     assert xdist_group_of_nodeid("tests/analysis/test_stats.py::test_x") is None
 
 

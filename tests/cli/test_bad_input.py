@@ -1,25 +1,19 @@
 """Every kind of bad input: one line naming the problem and the fix, exit 2, no
-traceback, and nothing written to any target."""
+traceback, and nothing written to any target. Each command here is refused (or is a dry run, a
+doctor or a listing) before a run starts: this file runs alongside the host's tests
+(tests/support/groups.py's REFUSALS), and every test ends by checking that no run began.
+The refusals that need a mount of their own are in test_bad_input_mounts.py."""
 
 from __future__ import annotations
 
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
-from support import realmounts
-from support.runhelpers import mountbench, plant_neighbours, snapshot
+from support.runhelpers import assert_one_line_error, mountbench, plant_neighbours, runs_begun_since, snapshot
 from support.tools import needs_fio
-
-
-def assert_one_line_error(proc, *fragments: str) -> None:
-    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
-    assert "Traceback" not in proc.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
 
 
 @pytest.fixture
@@ -34,6 +28,15 @@ def target(tmp_path: Path):
 @pytest.fixture(autouse=True)
 def _fio():
     needs_fio()
+
+
+@pytest.fixture(autouse=True)
+def _no_run_started(tmp_path, mb_env):
+    """No command of these tests began a run: a run stores itself before its first sample, whose
+    cache drop and fio the tests alongside must never see."""
+    since = time.time()
+    yield
+    assert runs_begun_since(since, tmp_path, Path(mb_env["MOUNTBENCH_DB"])) == []
 
 
 def test_nonexistent_path(target, mb_env):
@@ -107,21 +110,6 @@ def test_a_binary_job_file(target, tmp_path, mb_env):
     assert_one_line_error(mountbench("run", str(target), "--job", str(job), env=mb_env), "not a text file")
 
 
-def test_not_enough_space(mb_env):
-    with realmounts.tmpfs("8m") as small:
-        before = snapshot(small)
-        proc = mountbench("run", str(small), "--size", "64M", env=mb_env)
-        assert_one_line_error(proc, "not enough space", "--size")
-        assert snapshot(small) == before
-
-
-def test_read_only_filesystem(mb_env):
-    with realmounts.tmpfs("8m") as ro:
-        realmounts._check(["mount", "-o", "remount,ro", str(ro)])
-        proc = mountbench("run", str(ro), "--size", "1M", env=mb_env)
-        assert_one_line_error(proc, "not writable", "EROFS")
-
-
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes through directory permissions")
 def test_read_only_directory(target, mb_env):  # pragma: no cover - CI runs as root
     target.chmod(stat.S_IRUSR | stat.S_IXUSR)
@@ -168,27 +156,6 @@ def test_dry_run_writes_nothing_and_prints_job_files(target, mb_env):
     # one clock for every job, chosen once: fio's own choice (cpu or clock_gettime on Linux)
     clocks = {line for line in proc.stdout.splitlines() if line.startswith("clocksource=")}
     assert len(clocks) == 1 and clocks <= {"clocksource=cpu", "clocksource=clock_gettime"}
-
-
-def test_dry_run_checks_what_run_checks_and_refuses_what_run_refuses(target, mb_env):
-    """Issue 37: with a 168 MiB target the dry run exited 0 and said nothing about space; the run
-    refused (exit 2) and doctor marked it. Now the dry run says each check in a few lines, before
-    the order and the job files, and exits 2 with the run's own reason."""
-    fine = mountbench("run", str(target), "--dry-run", env=mb_env)
-    assert fine.returncode == 0, fine.stderr
-    checks = fine.stdout.split("Checks", 1)[1].split("Order", 1)[0]
-    assert "✓ space:" in checks and "clocksource:" in checks and "a run would start" in checks
-    assert fine.stdout.index("Checks") < fine.stdout.index("Job files")
-    clock = next(line for line in checks.splitlines() if "clocksource:" in line).split("clocksource: ")[1].split()[0]
-    assert f"clocksource={clock}" in fine.stdout.splitlines(), "the job files use the clock the checks name"
-    realmounts.require_root()
-    with realmounts.tmpfs("168m") as small:
-        run = mountbench("run", str(small), "--repeat", "1", env=mb_env)
-        dry = mountbench("run", str(small), "--dry-run", "--repeat", "1", env=mb_env)
-    assert run.returncode == 2 and "not enough space" in run.stderr
-    assert dry.returncode == 2 and dry.stderr.count("\n") == 1 and "a run would refuse: not enough space" in dry.stderr
-    said = " ".join(dry.stdout.split())
-    assert "✗ space: not enough space on target" in said and "a run would refuse it (exit 2)" in said
 
 
 def test_dry_run_lists_warmups_before_the_measured_rounds(target, mb_env):
@@ -276,11 +243,3 @@ def test_a_job_fio_drops_names_the_option(target, tmp_path, mb_env):
     job.write_text("[j]\nrw=read\nsize=1M\ntrigger-file=x\n")
     proc = mountbench("run", str(target), "--job", str(job), "--dry-run", env=mb_env)
     assert_one_line_error(proc, "Bad option <trigger-file=x>", "job j dropped")
-
-
-def test_the_tree_space_refusal_does_not_suggest_the_tree_given(mb_env):
-    realmounts.require_root()
-    with realmounts.tmpfs("600k") as small:
-        proc = mountbench("run", str(small), "--preset", "tree", "--only", "extract", "--tree", "tiny", env=mb_env)
-        assert_one_line_error(proc, "not enough space", "--tree tiny) does not fit either")
-        assert "use --tree tiny" not in proc.stderr

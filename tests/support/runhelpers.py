@@ -28,6 +28,39 @@ def mountbench(*args: str, env: dict[str, str] | None = None, timeout: float = 3
     )
 
 
+def assert_one_line_error(proc: subprocess.CompletedProcess, *fragments: str) -> str:
+    """Bad input's answer: exit 2, one line on stderr holding every fragment, no traceback, no
+    "internal error". The line."""
+    assert proc.returncode == 2, (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:])
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "internal error" not in lines[0], lines[0]
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+def runs_begun_since(since: float, *places: Path) -> list[str]:
+    """Runs stored in a results database (``places``: database files, or directories searched for
+    ``*.sqlite``) that began at or after ``since`` (time.time()): what a command that is refused,
+    a dry run or a listing must never leave (a run stores itself before its first sample; an
+    imported run keeps the time it began)."""
+    import sqlite3
+
+    found = []
+    for place in places:
+        for db in sorted(place.rglob("*.sqlite")) if place.is_dir() else [place] if place.exists() else []:
+            try:
+                with sqlite3.connect(db) as conn:
+                    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                    if "runs" in tables:
+                        rows = conn.execute("SELECT id FROM runs WHERE created_at >= ?", (since - 1.0,)).fetchall()
+                        found += [f"{db}: {run_id}" for (run_id,) in rows]
+            except sqlite3.DatabaseError:  # a test's damaged or garbage database holds no run
+                continue
+    return found
+
+
 def start_mountbench(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "mountbench", *args],
@@ -74,6 +107,29 @@ def wait_for_samples(db: Path, count: int, timeout: float = 60) -> None:
                 pass
         time.sleep(0.1)
     raise TimeoutError(f"fewer than {count} samples stored after {timeout} s")
+
+
+FIXTURE_DB = Path(__file__).parents[1] / "data" / "store" / "schema-v4.sqlite"
+
+
+def fixture_db(tmp_path: Path) -> Path:
+    """A results database holding one complete run (the stored schema-4 fixture, upgraded)."""
+    db = tmp_path / "fixture.sqlite"
+    db.write_bytes(FIXTURE_DB.read_bytes())
+    assert mountbench("list", "--db", str(db)).returncode == 0
+    return db
+
+
+def exported(tmp_path: Path, db: Path, change, name: str = "changed.json") -> Path:
+    """The database's last run exported, changed by ``change`` (a function of the run's dict),
+    written to a new file."""
+    path = tmp_path / "export.json"
+    assert mountbench("export", "last", "--db", str(db), "--out", str(path)).returncode == 0
+    document = json.loads(path.read_text())
+    change(document["runs"][0])
+    changed = tmp_path / name
+    changed.write_text(json.dumps(document))
+    return changed
 
 
 def load_export(path: Path) -> dict:

@@ -1,4 +1,5 @@
-"""Which tests are `timing` tests (tests/conftest.py marks them; scripts/test.sh runs them last)."""
+"""Which tests are `timing` tests, and which run `alone` for another reason (tests/conftest.py marks them;
+scripts/test.sh runs both last, on one worker)."""
 
 # Tests whose assertions depend on how fast something ran, marked `timing`: a throttled target's
 # drift, round 1 against the rest, CPU seconds of a burner, visibility delays, a clock matched to
@@ -25,3 +26,9 @@ TIMING = (
     "labs/cloud/test_cloudlab_remote_reads.py::test_a_cold_read_on_every_mode_is_a_read_from_the_remote",
     "labs/cloud/test_cloudlab_remote_reads.py::test_sigterm_stops_the_lab_within_five_seconds",
 )
+
+# Tests that need the page cache left alone while they run, marked `alone`: on the two workers,
+# another test may drop it or sync at any time (tests/support/groups.py: group "clients" runs
+# alongside group "host"). fio's mmap engine serves direct reads from the page cache, and the
+# run flags them only while the cache holds the file; a drop mid-sample sends them to the device.
+ALONE = ("kinds/test_fio_files.py::test_direct_reads_a_cache_served_are_flagged_and_true_ones_are_not",)

@@ -3,6 +3,7 @@ times, with a remote and a delay served on this machine (no VM, no account)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -51,6 +52,13 @@ from mountbench.store import Store, default_db_path
     timeout=(1, 10.0, "seconds a change may take to show (rclone uploads 5 s after close by default)"),
     repeat=(20, 1, None),
 )
+@click.option(
+    "--tree-lag-files",
+    type=click.IntRange(1, 100_000),
+    hidden=True,
+    help="files in the probe's tree written through each mount (its upload lag) [default: 300]; fewer: a shorter "
+    "wait (the tests)",
+)
 @click.option("--keep-lab", is_flag=True, help="keep the lab's work directory (logs, remote, caches) afterwards")
 @click.option("--resume", metavar="RUN", help="finish an interrupted or killed cloudlab run (its lab is made again)")
 @click.option("--dry-run", is_flag=True, help="print the lab (mounts and exact commands) and the plan, then exit")
@@ -62,6 +70,7 @@ def cloudlab(
     probe_mounts: bool,
     probe_timeout: float,
     probe_repeat: int,
+    tree_lag_files: int | None,
     keep_lab: bool,
     resume: str | None,
     dry_run: bool,
@@ -107,6 +116,8 @@ def cloudlab(
             click.echo(line)
         return
     cloud = CloudOptions(tuple(specs), options, probe_mounts, probe_timeout, probe_repeat, keep_lab)
+    if tree_lag_files is not None:
+        cloud = dataclasses.replace(cloud, tree_lag_files=tree_lag_files)
     err.print(f"cloudlab: {len(specs)} rclone mounts ({', '.join(s.label for s in specs)}) and the local disk")
     with Store(db or default_db_path()) as store:
         export = exporter(store, json_out)

@@ -56,6 +56,9 @@ def assert_nothing_left(tmp_path: Path) -> None:
     assert not root.exists() or list(root.iterdir()) == []
 
 
+# the probe's tree: what the test reads of its lag (none for off; the 5 s write-back for full, all of it) is
+# the same for 30 files as for the 300 a user's run writes, which take ~25 s longer at 20 ms
+TREE_LAG_FILES = 30
 MODES = ("off", "full")  # write-through and whole-file caching: the two ends (the unit tests cover every mode's matrix)
 LABELS = ["local", *(f"{m}-{rtt}ms" for rtt in (0, RTT_MS) for m in MODES)]
 
@@ -80,7 +83,7 @@ def compared(cloud_ready: None, tmp_path_factory: pytest.TempPathFactory) -> Com
     done = subprocess.run(
         _command("--mode", ",".join(MODES), "--rtt", f"0,{RTT_MS}", "--repeat", "1", "--runtime", "1", "--size", "8M",
                  "--tree", "tiny", "--only", "random-read", "--only", "extract", "--probe-timeout", "8",
-                 "--json", str(out)),
+                 "--tree-lag-files", str(TREE_LAG_FILES), "--json", str(out)),
         env=_env(tmp), capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     took = time.monotonic() - started
@@ -135,6 +138,7 @@ def test_cloudlab_compares_local_disk_with_cache_modes_at_two_rtts(compared: Com
     # after the write-back delay (5 s), all of it
     lags = {lag.label: lag for lag in probe.tree_lag}
     assert set(lags) == set(labels[1:]), probe.errors
+    assert {lag.files for lag in lags.values()} == {TREE_LAG_FILES}
     for rtt in (0, RTT_MS):
         assert lags[f"off-{rtt}ms"].lag_s == 0.0
         for mode in ("full",):

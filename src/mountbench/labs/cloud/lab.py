@@ -180,11 +180,12 @@ class CloudLab(LabContext):
         return None
 
     def note_stuck_uploads(self, mount: CloudMount, stall: float) -> str | None:
-        """After the probe: wait for ``mount``'s uploads until they stop moving for ``stall`` seconds;
-        what is then left never goes up (rclone keeps a file written in a directory renamed before
-        its upload), and later settles wait only for the rest. What was left, or None."""
+        """After the probe (and again after the tree): wait for ``mount``'s uploads until they stop
+        moving for ``stall`` seconds, or until no more are left than were found stuck before; what
+        is then left never goes up (rclone keeps a file written in a directory renamed before its
+        upload), and later settles wait only for the rest. What was left, or None."""
         try:
-            _, pending = mount.rc.wait_uploaded(TREE_SETTLE_S, stall=stall)
+            _, pending = mount.rc.wait_uploaded(TREE_SETTLE_S, allowed=mount.stuck_uploads, stall=stall)
         except OSError as exc:
             return f"could not ask {mount.label} about its uploads: {exc}"
         mount.stuck_uploads = pending
@@ -194,6 +195,28 @@ class CloudLab(LabContext):
             f"{mount.label}: {pending} file(s) the probe wrote never reached the remote (rclone keeps a file "
             "written in a directory renamed before its upload); the samples wait only for their own uploads"
         )
+
+    def note_stuck_uploads_of(self, mounts: Sequence[CloudMount], stall: float) -> list[str]:
+        """:meth:`note_stuck_uploads` for every mount at once, one thread each: a mount whose uploads
+        stall waits its ``stall`` seconds beside the others, not after them. The notes, in order."""
+        notes: dict[str, str | None] = {}
+        failed: list[BaseException] = []
+
+        def one(mount: CloudMount) -> None:
+            try:
+                notes[mount.label] = self.note_stuck_uploads(mount, stall)
+            except BaseException as exc:  # handed to the caller's thread below
+                failed.append(exc)
+
+        threads = [threading.Thread(target=one, args=(m,), daemon=True, name=f"uploads-{m.label}") for m in mounts]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + TREE_SETTLE_S + 60.0  # each wait is bounded by TREE_SETTLE_S
+        for thread in threads:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        if failed:
+            raise failed[0]
+        return [note for m in mounts if (note := notes.get(m.label))]
 
     def make_cold(self, mount: CloudMount, scratch: Path) -> str | None:
         """Make every regular file at the top of ``scratch`` (the working files; not dotfiles) one that only the

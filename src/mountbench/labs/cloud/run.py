@@ -31,7 +31,7 @@ from mountbench.labs.cloud.matrix import LOCAL, CloudSpec
 from mountbench.labs.cloud.mountprobes import probe_all
 from mountbench.labs.cloud.mounts import CACHE_MODES
 from mountbench.labs.cloud.phases import phased, with_phases
-from mountbench.labs.cloud.treelag import measure_all
+from mountbench.labs.cloud.treelag import TREE_FILES, measure_all
 from mountbench.labs.cloud.watch import ServingWatch
 from mountbench.model import RunData, RunOptions, Workload
 from mountbench.probe.remotesync import CloudMountProbe, CloudProbe, CloudTarget
@@ -50,6 +50,7 @@ class CloudOptions:
     probe_timeout_s: float = 10.0
     probe_repeat: int = 1
     keep: bool = False
+    tree_lag_files: int = TREE_FILES  # the probe's tree (treelag.py); fewer only to wait less (the tests)
 
 
 def with_defaults(options: RunOptions) -> RunOptions:
@@ -113,16 +114,16 @@ def run_cloudlab(
                 seeds={m.label: lab.seed(m) for m in working},
             )
             errors += failed
-            for m in working:
-                stuck = lab.note_stuck_uploads(m, UPLOAD_STALL_S)
-                if stuck:
-                    on_note(stuck)
+            for stuck in lab.note_stuck_uploads_of(working, UPLOAD_STALL_S):
+                on_note(stuck)
             on_note(f"cloudlab: probed in {time.monotonic() - t0:.1f} s from the start; now the upload lag of a tree "
                     "written through each mount")  # fmt: skip
-            lags, failed = measure_all([(m.label, m.path, m.remote_path) for m in working], TREE_LAG_TIMEOUT_S)
+            lags, failed = measure_all(
+                [(m.label, m.path, m.remote_path) for m in working], TREE_LAG_TIMEOUT_S, options.tree_lag_files
+            )
             errors += failed
-            for m in working:
-                lab.note_stuck_uploads(m, UPLOAD_STALL_S)  # a tree file it never uploads must not hold every sample
+            # a tree file it never uploads must not hold every sample
+            lab.note_stuck_uploads_of(working, UPLOAD_STALL_S)
         described = [CloudTarget(LOCAL, None, None)] + [
             CloudTarget(m.label, m.spec.mode.name, m.spec.rtt_ms, m.spec.bandwidth_kbps, m.options) for m in working
         ]

@@ -1,0 +1,70 @@
+"""Bad input refused on a mount of the test's own (a small or read-only tmpfs): one line naming
+the problem and the fix, exit 2, no traceback, and nothing written to any target. (The rest of
+the bad input is in test_bad_input.py, which runs alongside the host's tests; these mount.)"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support import realmounts
+from support.runhelpers import assert_one_line_error, mountbench, plant_neighbours, snapshot
+from support.tools import needs_fio
+
+
+@pytest.fixture
+def target(tmp_path: Path):
+    directory = tmp_path / "target"
+    directory.mkdir()
+    before = plant_neighbours(directory)
+    yield directory
+    assert snapshot(directory) == before, "a failed command wrote to the target"
+
+
+@pytest.fixture(autouse=True)
+def _fio():
+    needs_fio()
+
+
+def test_not_enough_space(mb_env):
+    with realmounts.tmpfs("8m") as small:
+        before = snapshot(small)
+        proc = mountbench("run", str(small), "--size", "64M", env=mb_env)
+        assert_one_line_error(proc, "not enough space", "--size")
+        assert snapshot(small) == before
+
+
+def test_read_only_filesystem(mb_env):
+    with realmounts.tmpfs("8m") as ro:
+        realmounts._check(["mount", "-o", "remount,ro", str(ro)])
+        proc = mountbench("run", str(ro), "--size", "1M", env=mb_env)
+        assert_one_line_error(proc, "not writable", "EROFS")
+
+
+def test_dry_run_checks_what_run_checks_and_refuses_what_run_refuses(target, mb_env):
+    """Issue 37: with a 168 MiB target the dry run exited 0 and said nothing about space; the run
+    refused (exit 2) and doctor marked it. Now the dry run says each check in a few lines, before
+    the order and the job files, and exits 2 with the run's own reason."""
+    fine = mountbench("run", str(target), "--dry-run", env=mb_env)
+    assert fine.returncode == 0, fine.stderr
+    checks = fine.stdout.split("Checks", 1)[1].split("Order", 1)[0]
+    assert "✓ space:" in checks and "clocksource:" in checks and "a run would start" in checks
+    assert fine.stdout.index("Checks") < fine.stdout.index("Job files")
+    clock = next(line for line in checks.splitlines() if "clocksource:" in line).split("clocksource: ")[1].split()[0]
+    assert f"clocksource={clock}" in fine.stdout.splitlines(), "the job files use the clock the checks name"
+    realmounts.require_root()
+    with realmounts.tmpfs("168m") as small:
+        run = mountbench("run", str(small), "--repeat", "1", env=mb_env)
+        dry = mountbench("run", str(small), "--dry-run", "--repeat", "1", env=mb_env)
+    assert run.returncode == 2 and "not enough space" in run.stderr
+    assert dry.returncode == 2 and dry.stderr.count("\n") == 1 and "a run would refuse: not enough space" in dry.stderr
+    said = " ".join(dry.stdout.split())
+    assert "✗ space: not enough space on target" in said and "a run would refuse it (exit 2)" in said
+
+
+def test_the_tree_space_refusal_does_not_suggest_the_tree_given(mb_env):
+    realmounts.require_root()
+    with realmounts.tmpfs("600k") as small:
+        proc = mountbench("run", str(small), "--preset", "tree", "--only", "extract", "--tree", "tiny", env=mb_env)
+        assert_one_line_error(proc, "not enough space", "--tree tiny) does not fit either")
+        assert "use --tree tiny" not in proc.stderr
