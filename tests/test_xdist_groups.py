@@ -16,7 +16,8 @@ SHARED_STATE = re.compile(
     r"""\(\s*["'](run|lab|cloudlab|serve)["']"""  # a mountbench helper's command: mountbench("run", ...)
 )
 # what a REFUSALS file may use of it: fio (to parse a job, to say its version), `mountbench run`
-# (refused, or a dry run); its _no_run_started fixture checks that no run began
+# (refused, or a dry run); every test of it uses tests/cli/conftest.py's no_run_started, which checks that no
+# run began (the file says so with pytestmark)
 REFUSED_ONLY = re.compile(r"""needs_fio|\(\s*["']run["']""")
 
 
@@ -36,8 +37,8 @@ def test_the_files_alongside_touch_no_shared_state() -> None:
             continue
         text = path.read_text()
         refusals = where in REFUSALS
-        if refusals and "def _no_run_started(" not in text:
-            offenders.append(f"{where}: a REFUSALS file without its _no_run_started fixture")
+        if refusals and 'pytestmark = pytest.mark.usefixtures("no_run_started")' not in text:
+            offenders.append(f"{where}: a REFUSALS file whose tests do not all use no_run_started")
         for number, line in enumerate(text.splitlines(), 1):
             found = {m.group(0) for m in SHARED_STATE.finditer(line)}
             if refusals:

@@ -8,21 +8,11 @@ from __future__ import annotations
 
 import os
 import stat
-import time
 from pathlib import Path
 
 import pytest
-from support.runhelpers import assert_one_line_error, mountbench, plant_neighbours, runs_begun_since, snapshot
+from support.runhelpers import assert_one_line_error, mountbench
 from support.tools import needs_fio
-
-
-@pytest.fixture
-def target(tmp_path: Path):
-    directory = tmp_path / "target"
-    directory.mkdir()
-    before = plant_neighbours(directory)
-    yield directory
-    assert snapshot(directory) == before, "a failed command wrote to the target"
 
 
 @pytest.fixture(autouse=True)
@@ -30,13 +20,7 @@ def _fio():
     needs_fio()
 
 
-@pytest.fixture(autouse=True)
-def _no_run_started(tmp_path, mb_env):
-    """No command of these tests began a run: a run stores itself before its first sample, whose
-    cache drop and fio the tests alongside must never see."""
-    since = time.time()
-    yield
-    assert runs_begun_since(since, tmp_path, Path(mb_env["MOUNTBENCH_DB"])) == []
+pytestmark = pytest.mark.usefixtures("no_run_started")  # conftest.py: every test ends by checking no run began
 
 
 def test_nonexistent_path(target, mb_env):

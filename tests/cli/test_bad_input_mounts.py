@@ -4,21 +4,10 @@ the bad input is in test_bad_input.py, which runs alongside the host's tests; th
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from support import realmounts
-from support.runhelpers import assert_one_line_error, mountbench, plant_neighbours, snapshot
+from support.runhelpers import assert_one_line_error, mountbench, snapshot
 from support.tools import needs_fio
-
-
-@pytest.fixture
-def target(tmp_path: Path):
-    directory = tmp_path / "target"
-    directory.mkdir()
-    before = plant_neighbours(directory)
-    yield directory
-    assert snapshot(directory) == before, "a failed command wrote to the target"
 
 
 @pytest.fixture(autouse=True)

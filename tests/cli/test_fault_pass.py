@@ -16,20 +16,14 @@ import time
 from pathlib import Path
 
 import pytest
-from support.runhelpers import assert_one_line_error, exported, fixture_db, mountbench, runs_begun_since
+from support.runhelpers import assert_one_line_error, exported, fixture_db, mountbench
 from support.tools import needs_fio
 
 FIXTURE_RUN = "20250101-120000-abcd"
 ESCAPES = "\x1b]0;TITLE\x07\x1b[2J"  # sets the terminal's title, then clears the screen
 
 
-@pytest.fixture(autouse=True)
-def _no_run_started(tmp_path, mb_env):
-    """No command of these tests began a run: a run stores itself before its first sample, whose
-    cache drop and fio the tests alongside must never see."""
-    since = time.time()
-    yield
-    assert runs_begun_since(since, tmp_path, Path(mb_env["MOUNTBENCH_DB"])) == []
+pytestmark = pytest.mark.usefixtures("no_run_started")  # conftest.py: every test ends by checking no run began
 
 
 # --- §1: kept data is not swept ------------------------------------------------------------------
