@@ -269,17 +269,17 @@ def ratio_to_baseline(
     cell: Cell, base: Cell, precision: float, *, paired_by_design: bool, level: float = CONFIDENCE
 ) -> Comparison | None:
     """The cell's ratio to the baseline's cell at ``level`` (before its family decides it). When
-    ``paired_by_design`` (both cells from one run) and the rounds pair up (:func:`pairs_by_round`), the per-
-    round (paired) and the unpaired (Welch) intervals are both made and the wider is used: pairing cancels what
-    hits both sides of a round, but not an effect of the run that repeats in every round. Two directories of one
-    tmpfs can keep such an effect (one cause found: where each target's file lands in physical memory,
-    kinds/fiofiles.set_aside; bench/placement.py measures it apart, and did not reproduce it with plain fio in
-    three runs this wave). The A/A check (bench/aa.py, 10 default runs of 3 rounds) called 5 of 60 comparisons
-    different with the paired interval alone, up to 1.17x at sequential reads; a quiet --until A/A run of 8-12
-    rounds of 1 s (this wave) had b slower in every round, 1.04-1.09x in three workloads (b first 0.84-0.89x,
-    second 0.93-1.01x), which the paired interval alone called different and the unpaired one, wider, did not.
-    Pairing still keeps a comparison whose rounds drifted together from looking sharper than its samples. Else
-    unpaired. None when no ratio exists."""
+    ``paired_by_design`` (both cells from one run) and the rounds pair up (:func:`pairs_by_round`), the
+    per-round (paired) and the unpaired (Welch) intervals are both made and the wider is used: pairing
+    cancels what hits both sides of a round, but not an effect of the run that repeats in every round. Two
+    directories of one tmpfs can keep such an effect (one cause found: where each target's file lands in
+    physical memory, kinds/fiofiles.set_aside; bench/placement.py measures it apart, and did not reproduce
+    it with plain fio in three runs this wave). The A/A check (bench/aa.py, 10 default runs of 3 rounds)
+    called 5 of 60 comparisons different with the paired interval alone, up to 1.17x at sequential reads; a
+    quiet --until A/A run of 8-12 rounds of 1 s (this wave) had b slower in every round, 1.04-1.09x in three
+    workloads (b first 0.84-0.89x, second 0.93-1.01x), which the paired interval alone called different and
+    the unpaired one, wider, did not. Pairing still keeps a comparison whose rounds drifted together from
+    looking sharper than its samples. Else unpaired. None when no ratio exists."""
     if not cell.values or not base.values:
         return None
     unpaired = compare(base.values, cell.values, level, precision)
