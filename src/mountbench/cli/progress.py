@@ -259,7 +259,8 @@ class ProgressEvents:
             f"{f' ({stored} already stored)' if stored else ''}, "
             f"{'about' if self.eta.knows else 'at most'} {work_said(pending)}"  # nothing ran here: bounds
             f"{self._time_said(expected if self.eta.learnt else None)}",
-            soft_wrap=not self.live,  # piped: one line, whatever its length, for logs and grep
+            # wrapped at the width, piped too (80 columns): with the layouts' paces it outgrew one line;
+            # the per-sample lines below are the ones kept whole for logs and grep
         )
         if self.live:
             self.progress = Progress(
