@@ -27,6 +27,11 @@ from mountbench.units import sig3
 MIN_FACTOR = 1.10  # smaller excesses can be the two jobs' own difference (a read-ahead, an allocation)
 MIN_MOUNT_LATENCY_S = 10e-6
 RAM_FSTYPES = frozenset({"tmpfs", "ramfs"})
+# local block filesystems (a disk or a volume of this machine's own)
+LOCAL_FSTYPES = frozenset({
+    "ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "zfs", "jfs", "reiserfs", "bcachefs", "nilfs2", "overlay",
+    "vfat", "msdos", "exfat", "ntfs3", "udf", "apfs", "hfs", "hfsplus", "ufs",
+})  # fmt: skip
 # mounts whose every uncached operation crosses a network or a VM boundary
 REMOTE_FSTYPES = frozenset({
     "nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "virtiofs", "ceph", "glusterfs", "lustre", "afs", "vboxsf",

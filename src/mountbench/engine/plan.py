@@ -26,7 +26,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from mountbench.analysis.plausible import RAM_FSTYPES
+from mountbench.analysis.plausible import LOCAL_FSTYPES, RAM_FSTYPES
 from mountbench.model import WARMUP_BASE, PlanItem
 
 
@@ -51,10 +51,6 @@ LOCAL_PACE = LayoutPace(50e6, "on a local disk")
 # RAM (tmpfs, ramfs): 256 MiB took 0.3-0.6 s here (35 MB/s in the lab's emulated guest, where every
 # timed part ran past its bound too).
 RAM_PACE = LayoutPace(500e6, "in RAM")
-LOCAL_FSTYPES = frozenset({
-    "ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "zfs", "jfs", "reiserfs", "bcachefs", "nilfs2", "overlay",
-    "vfat", "msdos", "exfat", "ntfs3", "udf", "apfs", "hfs", "hfsplus", "ufs",
-})  # fmt: skip
 
 
 def layout_pace(fstype: str) -> LayoutPace:
