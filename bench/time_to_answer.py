@@ -23,7 +23,7 @@ default run decides at least 5 of 6 as the reference does; no pair ever a confid
 
 usage: python bench/time_to_answer.py [--disk /var/tmp] [--reference-rounds 20] [--reference-runtime 2]
                                      [--pairs far,medium,close] [--modes default,until,budget] [--runs N]
-                                     [--cap-ratio 1.35] [--hogs N]
+                                     [--cap-ratio 1.35] [--caps read_bps,...] [--capped-scheduler bfq] [--hogs N]
        python bench/time_to_answer.py --smoke   (tiny runs: the script works)
 Every figure is printed with the machine's load averages (other work shares its CPUs).
 """
@@ -38,7 +38,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from _common import MOUNTBENCH, check, load, timed
@@ -179,23 +179,30 @@ def own_speeds(directory: Path, runtime_s: float = 1.0, times: int = 3) -> dict[
 
 
 @contextlib.contextmanager
-def capped_pair(ratio: float, image_dir: Path = Path("/dev/shm")) -> Iterator[tuple[list[str], Path, str] | None]:
+def capped_pair(
+    ratio: float, caps: Sequence[str] = tuple(CALIBRATION), scheduler: str = "", image_dir: Path = Path("/dev/shm")
+) -> Iterator[tuple[list[str], Path, str] | None]:
     """The medium pair: two ext4 filesystems on loop devices whose images are files in tmpfs, the
     second's device capped by the block layer's throttle (cgroup v1 blkio.throttle.*, set on a
     cgroup of its own that the runs are started in) at the first's own speed ÷ ``ratio``: bandwidth
     for 1M I/O, IOPS for 4K, reads and writes apart (a provisioned-IOPS volume against the same
-    volume unprovisioned). Yields (targets, the cgroup's procs file, what the caps are), or None
-    without root, losetup or the blkio throttle. Everything made is removed on the way out."""
+    volume unprovisioned). ``caps``: which of CALIBRATION's caps are set; ``scheduler``: the capped
+    device's I/O scheduler (the open one keeps none), e.g. bfq, whose work for each request is latency that
+    no cap adds. Yields (targets, the cgroup's procs file, what the caps are), or None without root,
+    losetup or the blkio throttle. Everything made is removed on the way out."""
     if os.geteuid() != 0 or shutil.which("losetup") is None or not (BLKIO / "blkio.throttle.read_bps_device").exists():
         yield None
         return
     with loop_ext4(image_dir, "open") as (open_dir, _), loop_ext4(image_dir, "capped") as (capped_dir, device):
-        speeds = own_speeds(open_dir)
+        if scheduler:
+            (Path("/sys/dev/block") / device / "queue" / "scheduler").write_text(scheduler)
+        speeds = {cap: speed for cap, speed in own_speeds(open_dir).items() if cap in caps}
         group = Path(tempfile.mkdtemp(prefix="tta-", dir=BLKIO))
         try:
             for cap, speed in speeds.items():
                 (group / f"blkio.throttle.{cap}_device").write_text(f"{device} {int(speed / ratio)}\n")
             said = ", ".join(f"{cap} {speed / ratio:.3g}" for cap, speed in speeds.items())
+            said += f"; the capped device's I/O scheduler: {scheduler}" if scheduler else ""
             yield [f"open={open_dir}", f"capped={capped_dir}"], group / "cgroup.procs", said
         finally:
             _remove_cgroup(group)
@@ -224,6 +231,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1, help="runs of each mode (each compared with the one reference)")
     parser.add_argument("--cap-ratio", type=float, default=CAP_RATIO, help="the medium pair's caps: the open "
                         "filesystem's own speed divided by this")  # fmt: skip
+    parser.add_argument("--caps", default=",".join(CALIBRATION), help="the medium pair's caps, comma-separated")
+    parser.add_argument("--capped-scheduler", default="", help="the medium pair's capped device's I/O scheduler "
+                        "(e.g. bfq; the open one keeps none)")  # fmt: skip
     parser.add_argument("--budget", default="45s")
     parser.add_argument("--smoke", action="store_true", help="tiny runs of one workload: the script works")
     args = parser.parse_args()
@@ -238,7 +248,12 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="time-to-answer-"))
     disk_a = Path(tempfile.mkdtemp(prefix="tta-a-", dir=args.disk))
     disk_b = Path(tempfile.mkdtemp(prefix="tta-b-", dir=args.disk))
-    medium = capped_pair(args.cap_ratio) if "medium" in wanted else contextlib.nullcontext(None)
+    caps = [cap for cap in args.caps.split(",") if cap]
+    unknown = [cap for cap in caps if cap not in CALIBRATION]
+    if unknown:
+        parser.error(f"unknown cap {unknown[0]}; choose from {', '.join(CALIBRATION)}")
+    chosen_pair = capped_pair(args.cap_ratio, caps, args.capped_scheduler)
+    medium = chosen_pair if "medium" in wanted else contextlib.nullcontext(None)
     try:
         with medium as capped:
             pairs: dict[str, tuple[list[str], Path | None]] = {

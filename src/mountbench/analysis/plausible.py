@@ -32,6 +32,9 @@ LOCAL_FSTYPES = frozenset({
     "ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "zfs", "jfs", "reiserfs", "bcachefs", "nilfs2", "overlay",
     "vfat", "msdos", "exfat", "ntfs3", "udf", "apfs", "hfs", "hfsplus", "ufs",
 })  # fmt: skip
+# filesystems whose fallocate allocates without writing (not glibc's emulation, a byte written per block):
+# where kinds/fiofiles.place_spacer draws the place of each round's layout at random
+PLACEABLE_FSTYPES = frozenset({"tmpfs", "ext4", "xfs", "btrfs", "f2fs", "bcachefs", "overlay"})
 # mounts whose every uncached operation crosses a network or a VM boundary
 REMOTE_FSTYPES = frozenset({
     "nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "virtiofs", "ceph", "glusterfs", "lustre", "afs", "vboxsf",

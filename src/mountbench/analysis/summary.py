@@ -127,7 +127,8 @@ def summarize_runs(
                 for label in targets
             }
             built.append((workload, info, cells))
-    family = _decided_family(built, chosen_baseline, configs, origins)
+    fstypes = _fstypes(runs)
+    family = _decided_family(built, chosen_baseline, configs, origins, fstypes)
     odds = Odds(precision_of(configs), max(c.max_repeat for c in configs), family.level_at(configs[0]),
                 adaptive=any(c.until is not None for c in configs))  # fmt: skip
     for workload, info, cells in built:
@@ -157,7 +158,7 @@ def _with_plausibility(
     rows: list[Row], runs: Sequence[RunData], samples: Sequence[Sample], targets: Sequence[str], baseline: str
 ) -> list[Row]:
     """The rows with the caveats of numbers that cannot be what they claim (analysis/plausible.py)."""
-    fstypes = {r.target.label: r.info.fstype for run in runs for r in run.targets if r.info is not None}
+    fstypes = _fstypes(runs)
     values = {(row.workload, row.metric.name, t): cell.values for row in rows for t, cell in row.cells.items()}
     by_cell = plausible.write_faster_than_read(values, workloads_of(runs), targets)
     latencies: dict[tuple[str, str], list[float]] = defaultdict(list)
@@ -226,11 +227,26 @@ def _cell(label: str, samples: list[Sample], info: MetricInfo, baseline: bool, s
     )
 
 
+def _fstypes(runs: Sequence[RunData]) -> dict[str, str]:
+    return {r.target.label: r.info.fstype for run in runs for r in run.targets if r.info is not None}
+
+
+def placement_drawn(workload: model.Workload, labels: Sequence[str], configs: Sequence[model.RunConfig],
+                    fstypes: dict[str, str]) -> bool:  # fmt: skip
+    """Whether the run drew the place of ``workload``'s working files at random every round on every one of
+    ``labels`` (RunConfig.placement_drawn, on a filesystem where kinds/fiofiles.place_spacer can: the
+    design, known before any value is seen)."""
+    return all(workload.kind in config.placement_drawn for config in configs) and all(
+        fstypes.get(label) in plausible.PLACEABLE_FSTYPES for label in labels
+    )
+
+
 def _decided_family(
     built: Sequence[tuple[model.Workload, MetricInfo, dict[str, Cell]]],
     baseline: str,
     configs: Sequence[model.RunConfig],
     origins: dict[tuple[str, str], set[str]],
+    fstypes: dict[str, str],
 ) -> Family[ComparisonKey]:
     """Every ratio of the table to the baseline, paired where one run's design paired it
     (``origins``: the runs each (workload, target)'s samples come from), decided as one family."""
@@ -243,7 +259,8 @@ def _decided_family(
             if label == baseline:
                 continue
             one_run = len(origins[(workload.name, label)] | origins[(workload.name, baseline)]) == 1
-            comparison = ratio_to_baseline(cell, cells[baseline], precision, paired_by_design=one_run)
+            drawn = placement_drawn(workload, (label, baseline), configs, fstypes)
+            comparison = ratio_to_baseline(cell, cells[baseline], precision, paired_by_design=one_run, drawn=drawn)
             if comparison is not None:
                 key = (workload.name, info.name, label)
                 found[key] = comparison
@@ -266,20 +283,32 @@ def pairs_by_round(cell: Cell, base: Cell) -> list[tuple[float, float]] | None:
 
 
 def ratio_to_baseline(
-    cell: Cell, base: Cell, precision: float, *, paired_by_design: bool, level: float = CONFIDENCE
+    cell: Cell,
+    base: Cell,
+    precision: float,
+    *,
+    paired_by_design: bool,
+    drawn: bool = False,
+    level: float = CONFIDENCE,
 ) -> Comparison | None:
-    """The cell's ratio to the baseline's cell at ``level`` (before its family decides it). When
-    ``paired_by_design`` (both cells from one run) and the rounds pair up (:func:`pairs_by_round`), the
-    per-round (paired) and the unpaired (Welch) intervals are both made and the wider is used: pairing
-    cancels what hits both sides of a round, but not an effect of the run that repeats in every round. Two
-    directories of one tmpfs can keep such an effect (one cause found: where each target's file lands in
-    physical memory, kinds/fiofiles.set_aside; bench/placement.py measures it apart, and did not reproduce
-    it with plain fio in three runs this wave). The A/A check (bench/aa.py, 10 default runs of 3 rounds)
-    called 5 of 60 comparisons different with the paired interval alone, up to 1.17x at sequential reads; a
-    quiet --until A/A run of 8-12 rounds of 1 s (this wave) had b slower in every round, 1.04-1.09x in three
-    workloads (b first 0.84-0.89x, second 0.93-1.01x), which the paired interval alone called different and
-    the unpaired one, wider, did not. Pairing still keeps a comparison whose rounds drifted together from
-    looking sharper than its samples. Else unpaired. None when no ratio exists."""
+    """The cell's ratio to the baseline's cell at ``level`` (before its family decides it), in one of
+    three designs, chosen before any value is seen:
+    - paired alone, when ``paired_by_design`` (both cells from one run), the rounds pair up
+      (:func:`pairs_by_round`) and the run ``drawn`` the place of the working files at random every
+      round (:func:`placement_drawn`): the unit is the round, and what differs between the targets'
+      layouts is noise each round draws anew, which the per-round ratios see;
+    - else, when paired by design, the wider of the paired and the unpaired (Welch) interval. Pairing
+      cancels what hits both sides of a round, but not an effect of the run that repeats in every round,
+      and where each target's files land was one: laid out in the targets' turned order (engine/plan.py),
+      freed memory went back out last-freed first, so every other round handed b the same regions. In
+      eight quiet A/A --until runs on one tmpfs before the places were drawn, 18 of 48 comparisons had a
+      paired p below 5 % (b slower in all 12 rounds of one run, 1.04-1.09x in three workloads), where 2-3
+      were due; the unpaired interval, wider by the run's drift, called none different. Places drawn at
+      random, the paired t of A/A runs is what chance gives (bench/aa.py; docs/trust.md has the counts).
+      Kinds that lay out nothing, and filesystems where no place can be drawn (a network or FUSE
+      mount: its server places the data), keep the wider interval;
+    - unpaired otherwise (merged or imported runs).
+    None when no ratio exists."""
     if not cell.values or not base.values:
         return None
     unpaired = compare(base.values, cell.values, level, precision)
@@ -287,6 +316,8 @@ def ratio_to_baseline(
     if pairs is None:
         return unpaired
     paired = paired_compare(pairs, level, precision)
+    if drawn and paired is not None and paired.has_interval:
+        return paired
     if paired is None or unpaired is None:
         return paired or unpaired
     return paired if _log_span(paired) >= _log_span(unpaired) else unpaired

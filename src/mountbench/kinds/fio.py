@@ -10,6 +10,7 @@ needs to describe and plan a job (fio/jobfile.py) and passes every option throug
 
 from __future__ import annotations
 
+import random
 import re
 import subprocess
 import sys
@@ -586,6 +587,7 @@ class FioRunner(RunnerDefaults):
         # (target, file group) -> the workloads that took a sample on the files as last laid out:
         # a workload coming back to them starts a new round, and the files are laid out anew
         self.layouts: dict[tuple[str, str], set[str]] = {}
+        self.placement = random.Random()  # the spacers' sizes (fiofiles.place_spacer); placement is never replayed
 
     @property
     def engines(self) -> frozenset[str]:
@@ -739,6 +741,10 @@ class FioRunner(RunnerDefaults):
             },
         )
 
+    @property
+    def draws_placement(self) -> bool:
+        return self.file_state == "per-round"
+
     def layout_bytes(self, prepared: Prepared, first_in_round: bool, first_in_run: bool) -> int:
         """The working set, when ``file_state`` lays it out for this sample (setup below, or fio
         itself when fresh); nothing for a job with no working set."""
@@ -768,10 +774,11 @@ class FioRunner(RunnerDefaults):
                 return  # one layout for the whole run
             aside = fiofiles.set_aside(files)  # a new round: a new layout (kinds/fiofiles.py says why)
             del self.layouts[group]
+        spacer = fiofiles.place_spacer(files, ctx.info.fstype, self.placement)  # where the layout lands, drawn anew
         try:
             done = self._fio(precondition, settings, f"precondition-{prepared.target}-{prepared.workload.name}", files)
         finally:
-            fiofiles.drop_aside(aside)
+            fiofiles.drop_aside([*aside, *([spacer] if spacer else [])])
         if done.timed_out or done.returncode != 0:
             fiofiles.remove(files)
             message = fio_message(done.stderr) or f"exit {done.returncode}"

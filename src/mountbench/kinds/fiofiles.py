@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import math
 import os
+import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mountbench.analysis.plausible import PLACEABLE_FSTYPES
 from mountbench.fio import engines
 from mountbench.fio.jobfile import FioJob, evaluate_size, fio_variables, render_job
 from mountbench.kinds.base import KindOption
@@ -210,6 +212,49 @@ def set_aside(files: list[WorkingFile]) -> list[Path]:
         file.path.rename(target)
         aside.append(target)
     return aside
+
+
+SPACER_NAME = ".mountbench-placement-spacer"
+SPACER_GRAIN = 64 << 10
+
+
+def place_spacer(files: list[WorkingFile], fstype: str, rng: random.Random) -> Path | None:
+    """Before a layout: a file of random size (0 to the layout's size, allocated by fallocate, nothing
+    written) beside the working files, removed once they are laid out (drop_aside), so that the new
+    files start at a random place in what the filesystem hands out. Without it, the order of the
+    targets' layouts (turned by one place each round, engine/plan.py) decides where each file lands,
+    round after round: freed memory is handed out last-freed first, and in a quiet A/A run on one tmpfs
+    the set-aside files passed b the same regions every other round (b slower in all 12 rounds). With
+    it, where a file lands is drawn anew each round, and what it does to the samples is noise that the
+    per-round (paired) ratios see. None on a filesystem whose fallocate would write
+    (``fstype`` not in PLACEABLE_FSTYPES: a network or FUSE mount, whose server places the data) or with
+    no room for it: the layout then goes where it would have gone."""
+    planned = [file for file in files if file.size]
+    if not planned or fstype not in PLACEABLE_FSTYPES:
+        return None
+    needed = sum(file.size or 0 for file in planned)
+    directory = planned[0].path.parent
+    try:
+        usage = os.statvfs(directory)
+    except OSError:
+        return None
+    spare = usage.f_bavail * usage.f_frsize - 2 * needed - (64 << 20)
+    size = min(rng.randrange(0, needed + 1), spare) // SPACER_GRAIN * SPACER_GRAIN
+    if size <= 0:
+        return None
+    path = directory / SPACER_NAME
+    try:
+        descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except OSError:
+        return None
+    try:
+        os.posix_fallocate(descriptor, 0, size)
+    except OSError:
+        os.close(descriptor)
+        path.unlink(missing_ok=True)
+        return None
+    os.close(descriptor)
+    return path
 
 
 def drop_aside(paths: list[Path]) -> None:
