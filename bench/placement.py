@@ -2,11 +2,12 @@
 
 Two directories of one filesystem (default two new directories in /dev/shm), R rounds. In each
 round, in alternating order (a, b / b, a / ...), each target's 256 MiB working file is laid out anew
-the way `--file-state per-round` does it (kinds/fiofiles.set_aside: the last round's file renamed,
-the new one written fully, then the old one removed), and then one sequential-read sample (1M, depth
-8, direct, 0.5 s) runs on each, back to back. With --spacer, a file of random size (0-256 MiB) is
-written before each layout and removed after it, so that the new file starts at a random place in
-what the allocator hands out.
+the way `--file-state per-round` did it before issue 31's spacer (kinds/fiofiles.set_aside: the last
+round's file renamed, the new one written fully, then the old one removed), and then one
+sequential-read sample (1M, depth 8, direct, 0.5 s) runs on each, back to back. With --spacer, a file
+of random size (0-256 MiB) is written before each layout and removed after it, so that the new file
+starts at a random place in what the allocator hands out (mountbench now does that with an allocated,
+unwritten spacer: kinds/fiofiles.place_spacer).
 
 It prints the per-round ratio b / a, the mean log ratio with its paired t statistic (|t| well above
 2 in an A/A pair: an effect of the run that pairing within it cannot see), and the share of rounds
