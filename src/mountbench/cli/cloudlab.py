@@ -59,6 +59,13 @@ from mountbench.store import Store, default_db_path
     help="files in the probe's tree written through each mount (its upload lag) [default: 300]; fewer: a shorter "
     "wait (the tests)",
 )
+@click.option(
+    "--cold-only",
+    is_flag=True,
+    hidden=True,
+    help="measure reads cold only, with no warm twin where a mode caches reads; fewer samples: a shorter run "
+    "(the tests)",
+)
 @click.option("--keep-lab", is_flag=True, help="keep the lab's work directory (logs, remote, caches) afterwards")
 @click.option("--resume", metavar="RUN", help="finish an interrupted or killed cloudlab run (its lab is made again)")
 @click.option("--dry-run", is_flag=True, help="print the lab (mounts and exact commands) and the plan, then exit")
@@ -71,6 +78,7 @@ def cloudlab(
     probe_timeout: float,
     probe_repeat: int,
     tree_lag_files: int | None,
+    cold_only: bool,
     keep_lab: bool,
     resume: str | None,
     dry_run: bool,
@@ -112,12 +120,14 @@ def cloudlab(
     if dry_run:
         from mountbench.labs.cloud.plan import lab_lines, workload_lines
 
-        for line in [*lab_lines(specs), *workload_lines(specs, with_defaults(options))]:
+        for line in [*lab_lines(specs), *workload_lines(specs, with_defaults(options), warm=not cold_only)]:
             click.echo(line)
         return
     cloud = CloudOptions(tuple(specs), options, probe_mounts, probe_timeout, probe_repeat, keep_lab)
     if tree_lag_files is not None:
         cloud = dataclasses.replace(cloud, tree_lag_files=tree_lag_files)
+    if cold_only:
+        cloud = dataclasses.replace(cloud, warm=False)
     err.print(f"cloudlab: {len(specs)} rclone mounts ({', '.join(s.label for s in specs)}) and the local disk")
     with Store(db or default_db_path()) as store:
         export = exporter(store, json_out)

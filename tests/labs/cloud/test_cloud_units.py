@@ -229,6 +229,17 @@ def test_dry_run_prints_the_lab_and_its_commands_and_starts_nothing(tmp_path: Pa
     assert not (tmp_path / "mountbench" / "cloudlab").exists()
 
 
+def test_cold_only_plans_no_warm_twin(tmp_path: Path) -> None:
+    """The hidden --cold-only (the cold-read timing test's run): full caches reads, and still no warm twin."""
+    env = {**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path), "MOUNTBENCH_DB": str(tmp_path / "db")}
+    done = subprocess.run([sys.executable, "-m", "mountbench", "cloudlab", "--mode", "off,full", "--rtt", "20",
+                           "--only", "random-read", "--cold-only", "--dry-run"], env=env, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "random-read-warm" not in done.stdout and "random-read: random-read 4k QD1 (S4), cold [cold]" in done.stdout
+    assert "Samples: 3 targets x 1 workloads x 3 rounds = 9" in done.stdout
+
+
 def test_cloudlabs_help_names_its_own_default_preset() -> None:
     done = subprocess.run([sys.executable, "-m", "mountbench", "cloudlab", "--help"], capture_output=True, text=True,
                           timeout=60, env={**__import__("os").environ, "COLUMNS": "200"})  # fmt: skip

@@ -55,8 +55,9 @@ def lab_lines(specs: Sequence[CloudSpec]) -> list[str]:
     return lines
 
 
-def workload_lines(specs: Sequence[CloudSpec], options: RunOptions) -> list[str]:
-    """The workloads and the samples the run would take (resolved on stand-in directories)."""
+def workload_lines(specs: Sequence[CloudSpec], options: RunOptions, warm: bool = True) -> list[str]:
+    """The workloads and the samples the run would take (resolved on stand-in directories); ``warm``: a
+    warm twin of each read workload where a mode caches reads."""
     labels = [LOCAL, *(s.label for s in specs)]
     with tempfile.TemporaryDirectory(prefix="mountbench-cloudplan-") as tmp:
         paths = []
@@ -64,7 +65,7 @@ def workload_lines(specs: Sequence[CloudSpec], options: RunOptions) -> list[str]
             (Path(tmp) / label).mkdir()
             paths.append(f"{label}={Path(tmp) / label}")
         request = runrequest.resolve(options, paths, find_fio())
-    workloads, phases = with_phases(request.workloads, warm=any(s.mode.caches_reads for s in specs))
+    workloads, phases = with_phases(request.workloads, warm=warm and any(s.mode.caches_reads for s in specs))
     lines = [f"Targets: {', '.join(labels)} (the local disk is the baseline)", "Workloads:"]
     for w in workloads:
         phase = phases.get(w.name, "").split(":")[0]

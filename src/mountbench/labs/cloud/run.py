@@ -51,6 +51,7 @@ class CloudOptions:
     probe_repeat: int = 1
     keep: bool = False
     tree_lag_files: int = TREE_FILES  # the probe's tree (treelag.py); fewer only to wait less (the tests)
+    warm: bool = True  # a warm twin of each read workload where a mode caches reads; off only to wait less (the tests)
 
 
 def with_defaults(options: RunOptions) -> RunOptions:
@@ -98,7 +99,8 @@ def run_cloudlab(
             raise UsageError("no rclone mount came up; see the notes above (mountbench doctor --cloud)")
         targets = [(LOCAL, lab.local_dir, None)] + [(m.label, m.path, m.remote_path) for m in working]
         request = runrequest.resolve(run_options, [f"{label}={path}" for label, path, _ in targets], fio)
-        workloads, phases = with_phases(request.workloads, warm=any(m.spec.mode.caches_reads for m in working))
+        warm = options.warm and any(m.spec.mode.caches_reads for m in working)
+        workloads, phases = with_phases(request.workloads, warm=warm)
         request = dataclasses.replace(request, workloads=tuple(workloads))
         probes: list[CloudMountProbe] = []
         lags: list = []
