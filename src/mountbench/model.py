@@ -509,23 +509,12 @@ class RunConfig(RunOptions):
     baseline: str
     default_targets: bool = False  # no target was given: this directory against RAM
     lab: LabFacts | None = None
-    # the kinds whose working files this run laid out anew every round at a place drawn at random
-    # (kinds/fiofiles.place_spacer; runs before it drew none): analysis/summary.py pairs their ratios alone
-    placement_drawn: tuple[str, ...] = ()
 
     @classmethod
-    def from_options(
-        cls,
-        options: RunOptions,
-        *,
-        seed: int,
-        baseline: str,
-        default_targets: bool,
-        placement_drawn: tuple[str, ...] = (),
-    ) -> RunConfig:
+    def from_options(cls, options: RunOptions, *, seed: int, baseline: str, default_targets: bool) -> RunConfig:
         given = {option.name: getattr(options, option.name) for option in fields(RunOptions)}
         resolved = {"seed": seed, "baseline": baseline, "max_repeat": max(options.max_repeat, options.repeat)}
-        return cls(**given | resolved, default_targets=default_targets, placement_drawn=placement_drawn)
+        return cls(**given | resolved, default_targets=default_targets)
 
 
 # What a runner takes and gives for one sample (the interface is kinds.runner.Runner)

@@ -126,32 +126,6 @@ def test_one_run_pairs_its_rounds_and_keeps_the_wider_interval():
     assert ratio_to_baseline(cells["b"], cells["a"], 0.05, paired_by_design=True).paired
 
 
-def test_a_run_that_drew_its_layouts_places_pairs_its_fio_ratios_alone_on_filesystems_that_can():
-    """Placement drawn at random every round (RunConfig.placement_drawn: fio per-round, a filesystem whose
-    fallocate places the spacer) leaves no effect of the run for the wider interval to cover: the paired
-    interval alone is used. A run that drew none (stored before, or --file-state steady), another kind,
-    or a mount whose server places the data (sshfs) keeps the wider."""
-    from mountbench.analysis.stats import paired_compare
-    from mountbench.analysis.summary import pairs_by_round, placement_drawn, ratio_to_baseline
-
-    run = make_run({("a", "w"): BUSY, ("b", "w"): ABOVE})
-    drawn = dataclasses.replace(run, config=dataclasses.replace(run.config, placement_drawn=("fio",)))
-    cell = summarize_runs([drawn]).rows[0].cells["b"]
-    pairs = pairs_by_round(cell, summarize_runs([drawn]).rows[0].cells["a"])
-    assert cell.comparison.paired and cell.comparison.verdict == "differs"  # b 1.2x above a in every round
-    assert cell.comparison.ratio == pytest.approx(paired_compare(pairs).ratio)
-    assert not summarize_runs([run]).rows[0].cells["b"].comparison.paired  # drew none: the wider (unpaired)
-    workload = drawn.workloads[0]
-    assert placement_drawn(workload, ("a", "b"), [drawn.config], {"a": "tmpfs", "b": "ext4"})
-    assert not placement_drawn(workload, ("a", "b"), [drawn.config], {"a": "tmpfs", "b": "fuse.sshfs"})
-    assert not placement_drawn(workload, ("a", "b"), [run.config], {"a": "tmpfs", "b": "tmpfs"})
-    tree = dataclasses.replace(workload, kind="tree")
-    assert not placement_drawn(tree, ("a", "b"), [drawn.config], {"a": "tmpfs", "b": "tmpfs"})
-    base = summarize_runs([drawn]).rows[0].cells["a"]
-    assert ratio_to_baseline(cell, base, 0.05, paired_by_design=True, drawn=True).paired
-    assert not ratio_to_baseline(cell, base, 0.05, paired_by_design=False, drawn=True).paired  # merged: unpaired
-
-
 def test_merged_runs_are_unpaired_even_when_their_round_numbers_match():
     """a from one run, b from another: their round 0s were not back to back."""
     first, second = make_run({("a", "w"): BUSY}, run_id="r1"), make_run({("b", "w"): ABOVE}, run_id="r2")

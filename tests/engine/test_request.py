@@ -65,20 +65,3 @@ def test_until_without_a_runtime_runs_short_samples_and_says_so(tmp_path) -> Non
     assert {w.description.duration_bound_s for w in given.workloads} == {2.0} and not given.notes
     fixed = _resolved(tmp_path, repeat=3)
     assert {w.description.duration_bound_s for w in fixed.workloads} == {2.5}
-
-
-@pytest.mark.parametrize(("file_state", "drawn"), [(None, ("fio",)), ("steady", ()), ("fresh", ())])
-def test_a_new_run_records_which_kinds_draw_where_their_layouts_land(tmp_path, file_state, drawn) -> None:
-    """fio's per-round layouts (the default) start at a place drawn at random each round
-    (fiofiles.place_spacer), and the run says so in its config: only such a run's ratios are paired
-    alone (analysis/summary.py placement_drawn). One layout for the run (steady), or fio's own for
-    every sample (fresh), draws none; a run stored before drew none either."""
-    from mountbench.kinds.fiofiles import FILE_STATE_OPTION, FileState
-
-    options = KindOptions.of({FILE_STATE_OPTION.name: FileState(file_state) if file_state else None})
-    request = _resolved(tmp_path, presets=("quick",), kind_options=options)
-    assert request.config.placement_drawn == drawn
-    assert config_from_dict({"version": 3, "repeat": 1, "seed": 1, "baseline": "a"}).placement_drawn == ()
-    from mountbench.records.codec import config_to_dict
-
-    assert config_from_dict(config_to_dict(request.config)).placement_drawn == drawn

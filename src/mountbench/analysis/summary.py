@@ -127,8 +127,7 @@ def summarize_runs(
                 for label in targets
             }
             built.append((workload, info, cells))
-    fstypes = _fstypes(runs)
-    family = _decided_family(built, chosen_baseline, configs, origins, fstypes)
+    family = _decided_family(built, chosen_baseline, configs, origins)
     odds = Odds(precision_of(configs), max(c.max_repeat for c in configs), family.level_at(configs[0]),
                 adaptive=any(c.until is not None for c in configs))  # fmt: skip
     for workload, info, cells in built:
@@ -158,7 +157,7 @@ def _with_plausibility(
     rows: list[Row], runs: Sequence[RunData], samples: Sequence[Sample], targets: Sequence[str], baseline: str
 ) -> list[Row]:
     """The rows with the caveats of numbers that cannot be what they claim (analysis/plausible.py)."""
-    fstypes = _fstypes(runs)
+    fstypes = {r.target.label: r.info.fstype for run in runs for r in run.targets if r.info is not None}
     values = {(row.workload, row.metric.name, t): cell.values for row in rows for t, cell in row.cells.items()}
     by_cell = plausible.write_faster_than_read(values, workloads_of(runs), targets)
     latencies: dict[tuple[str, str], list[float]] = defaultdict(list)
@@ -227,26 +226,11 @@ def _cell(label: str, samples: list[Sample], info: MetricInfo, baseline: bool, s
     )
 
 
-def _fstypes(runs: Sequence[RunData]) -> dict[str, str]:
-    return {r.target.label: r.info.fstype for run in runs for r in run.targets if r.info is not None}
-
-
-def placement_drawn(workload: model.Workload, labels: Sequence[str], configs: Sequence[model.RunConfig],
-                    fstypes: dict[str, str]) -> bool:  # fmt: skip
-    """Whether the run drew the place of ``workload``'s working files at random every round on every one of
-    ``labels`` (RunConfig.placement_drawn, on a filesystem where kinds/fiofiles.place_spacer can: the
-    design, known before any value is seen)."""
-    return all(workload.kind in config.placement_drawn for config in configs) and all(
-        fstypes.get(label) in plausible.PLACEABLE_FSTYPES for label in labels
-    )
-
-
 def _decided_family(
     built: Sequence[tuple[model.Workload, MetricInfo, dict[str, Cell]]],
     baseline: str,
     configs: Sequence[model.RunConfig],
     origins: dict[tuple[str, str], set[str]],
-    fstypes: dict[str, str],
 ) -> Family[ComparisonKey]:
     """Every ratio of the table to the baseline, paired where one run's design paired it
     (``origins``: the runs each (workload, target)'s samples come from), decided as one family."""
@@ -259,8 +243,7 @@ def _decided_family(
             if label == baseline:
                 continue
             one_run = len(origins[(workload.name, label)] | origins[(workload.name, baseline)]) == 1
-            drawn = placement_drawn(workload, (label, baseline), configs, fstypes)
-            comparison = ratio_to_baseline(cell, cells[baseline], precision, paired_by_design=one_run, drawn=drawn)
+            comparison = ratio_to_baseline(cell, cells[baseline], precision, paired_by_design=one_run)
             if comparison is not None:
                 key = (workload.name, info.name, label)
                 found[key] = comparison
@@ -283,32 +266,22 @@ def pairs_by_round(cell: Cell, base: Cell) -> list[tuple[float, float]] | None:
 
 
 def ratio_to_baseline(
-    cell: Cell,
-    base: Cell,
-    precision: float,
-    *,
-    paired_by_design: bool,
-    drawn: bool = False,
-    level: float = CONFIDENCE,
+    cell: Cell, base: Cell, precision: float, *, paired_by_design: bool, level: float = CONFIDENCE
 ) -> Comparison | None:
-    """The cell's ratio to the baseline's cell at ``level`` (before its family decides it), in one of
-    three designs, chosen before any value is seen:
-    - paired alone, when ``paired_by_design`` (both cells from one run), the rounds pair up
-      (:func:`pairs_by_round`) and the run ``drawn`` the place of the working files at random every
-      round (:func:`placement_drawn`): the unit is the round, and what differs between the targets'
-      layouts is noise each round draws anew, which the per-round ratios see;
-    - else, when paired by design, the wider of the paired and the unpaired (Welch) interval. Pairing
-      cancels what hits both sides of a round, but not an effect of the run that repeats in every round,
-      and where each target's files land was one: laid out in the targets' turned order (engine/plan.py),
-      freed memory went back out last-freed first, so every other round handed b the same regions. In
-      eight quiet A/A --until runs on one tmpfs before the places were drawn, 18 of 48 comparisons had a
-      paired p below 5 % (b slower in all 12 rounds of one run, 1.04-1.09x in three workloads), where 2-3
-      were due; the unpaired interval, wider by the run's drift, called none different. Places drawn at
-      random, the paired t of A/A runs is what chance gives (bench/aa.py; docs/trust.md has the counts).
-      Kinds that lay out nothing, and filesystems where no place can be drawn (a network or FUSE
-      mount: its server places the data), keep the wider interval;
-    - unpaired otherwise (merged or imported runs).
-    None when no ratio exists."""
+    """The cell's ratio to the baseline's cell at ``level`` (before its family decides it). When
+    ``paired_by_design`` (both cells from one run) and the rounds pair up (:func:`pairs_by_round`), the
+    per-round (paired) and the unpaired (Welch) intervals are both made and the wider is used: pairing
+    cancels what hits both sides of a round, but not an effect of the run that repeats in every round. Two
+    directories of one tmpfs keep such an effect: where each target's files land in physical memory was one
+    (kinds/fiofiles.place_spacer now draws that place every round), and what is left of it is still there.
+    Between quiet --until A/A runs on tmpfs, the mean per-round log ratio varied beyond what its rounds
+    explain by 6.1 % (sequential) and 1.5 % (4K) before the places were drawn, 2.4 % and 0.8 % after (five
+    runs each): a component of the variance one run cannot measure, at the level of the run (Kalibera and
+    Jones). With it, the paired interval alone gave a quiet A/A run t = 3.2 at sequential reads (b 1.07x,
+    12 rounds) and, before the places were drawn, called 1.04-1.09x different in three workloads of one run;
+    the unpaired interval, wider by the run's drift, called none. Pairing still keeps a comparison whose
+    rounds drifted together from looking sharper than its samples. Else unpaired. None when no ratio
+    exists."""
     if not cell.values or not base.values:
         return None
     unpaired = compare(base.values, cell.values, level, precision)
@@ -316,8 +289,6 @@ def ratio_to_baseline(
     if pairs is None:
         return unpaired
     paired = paired_compare(pairs, level, precision)
-    if drawn and paired is not None and paired.has_interval:
-        return paired
     if paired is None or unpaired is None:
         return paired or unpaired
     return paired if _log_span(paired) >= _log_span(unpaired) else unpaired

@@ -32,9 +32,10 @@ def until_runtime(workloads: Sequence[Workload]) -> float | None:
     Why not longer, though longer samples average more (bench/variance.py, quiet tmpfs: for 4K random I/O
     the noise between back-to-back 0.5 s samples, 3 %, is all noise within the sample, as fio's 100 ms
     intervals predict; at 1 s an A/A pair's per-round ratios varied by 0.9-3.6 %, against 3.4-5.5 % at
-    0.5 s): at 1 s, twelve rounds of a quiet A/A pair took 151-192 s, over three minutes once, and what
-    --until most needs is rounds (the family's looks, and sameness from round 8). None when no workload's
-    kind takes a runtime."""
+    0.5 s): a ratio's interval is the wider of the paired and the unpaired one (analysis/summary.py), and
+    the unpaired one's spread is each side's drift across the run, which a longer run only lets grow. At
+    1 s, three quiet A/A runs of 12 rounds took 151-192 s and showed 0-2 of 6 the same, against 1 of 6 in
+    114 s at 0.5 s. None when no workload's kind takes a runtime."""
     if not any(kind_of(w.kind).takes_runtime for w in workloads):
         return None
     return UNTIL_RUNTIME_S

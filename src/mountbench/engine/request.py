@@ -71,10 +71,7 @@ def resolve(options: RunOptions, target_args: Sequence[str], fio: FioInfo) -> Ru
     if baseline not in labels:
         raise UsageError(f"--baseline {baseline!r} is not a target label; choose one of: {', '.join(labels)}")
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)
-    drawn = tuple(sorted(kind for kind, runner in runners.items() if runner.draws_placement))
-    config = RunConfig.from_options(
-        _as_recorded(options), seed=seed, baseline=baseline, default_targets=default_set, placement_drawn=drawn
-    )
+    config = RunConfig.from_options(_as_recorded(options), seed=seed, baseline=baseline, default_targets=default_set)
     watch = resolve_watch(options.watch)
     if watch is not None:
         watch.check_targets([t.label for t in targets])

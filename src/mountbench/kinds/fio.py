@@ -741,10 +741,6 @@ class FioRunner(RunnerDefaults):
             },
         )
 
-    @property
-    def draws_placement(self) -> bool:
-        return self.file_state == "per-round"
-
     def layout_bytes(self, prepared: Prepared, first_in_round: bool, first_in_run: bool) -> int:
         """The working set, when ``file_state`` lays it out for this sample (setup below, or fio
         itself when fresh); nothing for a job with no working set."""

@@ -225,8 +225,10 @@ def place_spacer(files: list[WorkingFile], fstype: str, rng: random.Random) -> P
     targets' layouts (turned by one place each round, engine/plan.py) decides where each file lands,
     round after round: freed memory is handed out last-freed first, and in a quiet A/A run on one tmpfs
     the set-aside files passed b the same regions every other round (b slower in all 12 rounds). With
-    it, where a file lands is drawn anew each round, and what it does to the samples is noise that the
-    per-round (paired) ratios see. None on a filesystem whose fallocate would write
+    it, where a file lands is drawn anew each round, and most of what it does to the samples is noise the
+    rounds replicate: between quiet A/A runs the mean log ratio varied by 2.4 % at sequential I/O and 0.8 %
+    at 4K beyond what their rounds explain, against 6.1 % and 1.5 % before (analysis/summary.py
+    ratio_to_baseline says why the rest keeps the wider interval). None on a filesystem whose fallocate would write
     (``fstype`` not in PLACEABLE_FSTYPES: a network or FUSE mount, whose server places the data) or with
     no room for it: the layout then goes where it would have gone."""
     planned = [file for file in files if file.size]

@@ -37,12 +37,6 @@ class Runner(Protocol):
         """Untimed per-sample preparation (fresh trees, warming), before caches are dropped
         and before the lab's measurement window opens; raise WorkloadFailed."""
 
-    @property
-    def draws_placement(self) -> bool:
-        """Whether every round lays the working files out anew at a place drawn at random
-        (kinds/fiofiles.place_spacer), so that where they land is noise each round's pair
-        shares out at random, not an effect of the run (analysis/summary.py ratio_to_baseline)."""
-
     def layout_bytes(self, prepared: Prepared, first_in_round: bool, first_in_run: bool) -> int:
         """Bytes of working files a sample lays out beyond ``prepared.estimate_s`` (in setup, or
         fio's own layout before its timed part): the plan adds them at its target's pace
@@ -83,10 +77,6 @@ class RunnerDefaults:
 
     def layout_bytes(self, prepared: Prepared, first_in_round: bool, first_in_run: bool) -> int:
         return 0
-
-    @property
-    def draws_placement(self) -> bool:
-        return False
 
     def host_facts(self) -> dict[str, Any]:
         return {}
