@@ -3,12 +3,16 @@ the quick preset, and whether their verdicts agree with a long reference run.
 
 Three pairs of real targets:
   far:    the VM's disk (--disk, default /var/tmp) against tmpfs (/dev/shm);
-  medium: two ext4 filesystems on loop devices whose images are files in tmpfs, the second's device
-          capped by the block layer's throttle (cgroup v1 blkio.throttle.*: a provisioned volume against
-          the same volume unprovisioned) at the first's own speed / --cap-ratio (1.35), measured with fio
-          at the start: bandwidth for 1M I/O, IOPS for 4K at queue depth 32, reads and writes apart (as root with
-          losetup and the blkio throttle; skipped otherwise). The runs of this pair are started in the
-          cgroup that holds the caps; everything made is removed at the end;
+  medium: two ext4 filesystems on loop devices whose images are files in tmpfs; the second's device
+          uses the BFQ I/O scheduler (the first's none) and is capped by the block layer's throttle (cgroup
+          v1 blkio.throttle.*) at the first's own bandwidth / --cap-ratio (1.35), measured with fio at the
+          start, reads and writes apart: a provisioned, BFQ-scheduled volume against the same volume open
+          (as root with losetup and the blkio throttle; skipped otherwise). BFQ's work on every request is
+          latency no cap adds, so 4K I/O at depth 1 and 32 is slower too; the caps make 1M I/O so. Quiet
+          20-round reference (this wave): 1.51x, 1.51x (1M read, write), 1.63x, 1.36x (4K q32 read, write),
+          2.30x, 1.37x (4K q1 read, write) slower. --caps and --capped-scheduler choose others (the IOPS
+          caps alone, as until this wave, left both 4K q1 workloads at 1.0x). The runs of this pair are
+          started in the cgroup that holds the caps; everything made is removed at the end;
   close:  two directories on that same disk (no real difference expected).
 For each pair: the default run (a plain `mountbench run A B`: quick under its default
 budget), one adaptive run (`--until 5%`) and one `--budget 45s` (--runs N of each), and one
@@ -144,9 +148,9 @@ def loop_ext4(image_dir: Path, name: str, size_mib: int = 1200) -> Iterator[tupl
 
 
 # what the caps are measured with: the quick preset's I/O (direct, libaio, 256 MiB), the pattern each cap governs.
-# One IOPS cap serves both 4K depths; it is set from depth 32, the faster: capped from depth 1 (until this wave) it
-# cut depth 32 to 1/6-1/7 (ratios of 6-7x, not medium) and left depth 1 near 1.1x. From depth 32, four of six
-# workloads (1M reads and writes, 4K q32 reads and writes) meet their cap at 1/1.35 and depth 1 runs below it.
+# One IOPS cap serves both 4K depths; it is set from depth 32, the faster: capped from depth 1 it cut depth 32 to
+# 1/6-1/7 (ratios of 6-7x, not medium) and left depth 1 near 1.1x; from depth 32, depth 1 runs below it (1.0x).
+# So by default only the bandwidth caps are set and BFQ slows the 4K workloads (DEFAULT_CAPS, DEFAULT_SCHEDULER).
 CALIBRATION = {
     "read_bps": ("read", "1M", 8, "bw_bytes"),
     "write_bps": ("write", "1M", 8, "bw_bytes"),
@@ -155,6 +159,8 @@ CALIBRATION = {
 }
 BLKIO = Path("/sys/fs/cgroup/blkio")
 CAP_RATIO = 1.35  # the medium pair: the capped filesystem at 1/1.35 of the open one's speed
+DEFAULT_CAPS = ("read_bps", "write_bps")
+DEFAULT_SCHEDULER = "bfq"
 
 
 def own_speeds(directory: Path, runtime_s: float = 1.0, times: int = 3) -> dict[str, float]:
@@ -180,21 +186,25 @@ def own_speeds(directory: Path, runtime_s: float = 1.0, times: int = 3) -> dict[
 
 @contextlib.contextmanager
 def capped_pair(
-    ratio: float, caps: Sequence[str] = tuple(CALIBRATION), scheduler: str = "", image_dir: Path = Path("/dev/shm")
+    ratio: float,
+    caps: Sequence[str] = DEFAULT_CAPS,
+    scheduler: str = DEFAULT_SCHEDULER,
+    image_dir: Path = Path("/dev/shm"),
 ) -> Iterator[tuple[list[str], Path, str] | None]:
     """The medium pair: two ext4 filesystems on loop devices whose images are files in tmpfs, the
-    second's device capped by the block layer's throttle (cgroup v1 blkio.throttle.*, set on a
-    cgroup of its own that the runs are started in) at the first's own speed ÷ ``ratio``: bandwidth
-    for 1M I/O, IOPS for 4K, reads and writes apart (a provisioned-IOPS volume against the same
-    volume unprovisioned). ``caps``: which of CALIBRATION's caps are set; ``scheduler``: the capped
-    device's I/O scheduler (the open one keeps none), e.g. bfq, whose work for each request is latency that
-    no cap adds. Yields (targets, the cgroup's procs file, what the caps are), or None without root,
-    losetup or the blkio throttle. Everything made is removed on the way out."""
+    second's device scheduled by ``scheduler`` (the first's: none), e.g. bfq, whose work on each request
+    is latency that no cap adds, and capped by the block layer's throttle (cgroup v1 blkio.throttle.*,
+    on a cgroup of its own that the runs are started in) at the first's own speed ÷ ``ratio``, for
+    each of ``caps`` (CALIBRATION's: bandwidth for 1M I/O, IOPS for 4K, reads and writes apart).
+    Yields (targets, the cgroup's procs file, what the caps are), or None without root, losetup or
+    the blkio throttle. Everything made is removed on the way out."""
     if os.geteuid() != 0 or shutil.which("losetup") is None or not (BLKIO / "blkio.throttle.read_bps_device").exists():
         yield None
         return
-    with loop_ext4(image_dir, "open") as (open_dir, _), loop_ext4(image_dir, "capped") as (capped_dir, device):
+    opened, capped = loop_ext4(image_dir, "open"), loop_ext4(image_dir, "capped")
+    with opened as (open_dir, open_device), capped as (capped_dir, device):
         if scheduler:
+            (Path("/sys/dev/block") / open_device / "queue" / "scheduler").write_text("none")
             (Path("/sys/dev/block") / device / "queue" / "scheduler").write_text(scheduler)
         speeds = {cap: speed for cap, speed in own_speeds(open_dir).items() if cap in caps}
         group = Path(tempfile.mkdtemp(prefix="tta-", dir=BLKIO))
@@ -231,9 +241,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1, help="runs of each mode (each compared with the one reference)")
     parser.add_argument("--cap-ratio", type=float, default=CAP_RATIO, help="the medium pair's caps: the open "
                         "filesystem's own speed divided by this")  # fmt: skip
-    parser.add_argument("--caps", default=",".join(CALIBRATION), help="the medium pair's caps, comma-separated")
-    parser.add_argument("--capped-scheduler", default="", help="the medium pair's capped device's I/O scheduler "
-                        "(e.g. bfq; the open one keeps none)")  # fmt: skip
+    parser.add_argument("--caps", default=",".join(DEFAULT_CAPS), help="the medium pair's caps, comma-separated, "
+                        f"from {', '.join(CALIBRATION)}")  # fmt: skip
+    parser.add_argument("--capped-scheduler", default=DEFAULT_SCHEDULER, help="the medium pair's capped device's "
+                        "I/O scheduler (none, mq-deadline, kyber, bfq; the open one keeps none)")  # fmt: skip
     parser.add_argument("--budget", default="45s")
     parser.add_argument("--smoke", action="store_true", help="tiny runs of one workload: the script works")
     args = parser.parse_args()
