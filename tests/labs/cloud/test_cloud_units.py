@@ -21,6 +21,7 @@ from mountbench.labs.cloud.mounts import CACHE_MODES
 from mountbench.labs.cloud.phases import with_phases
 from mountbench.labs.cloud.run import with_defaults
 from mountbench.labs.cloud.treelag import TREE_DIR, measure_all
+from mountbench.labs.cloud.uploaded import not_on_remote
 from mountbench.model import RunOptions
 from mountbench.presets import load_preset
 from mountbench.probe.remotesync import CloudMountProbe, CloudProbe, CloudTarget, SyncResult
@@ -212,6 +213,26 @@ def test_a_trees_upload_lag_on_a_directory_that_is_its_own_remote(tmp_path: Path
     assert errors == []
     assert (lag.files, lag.at_close, lag.on_remote, lag.lag_s) == (40, 40, 40, 0.0)
     assert not (tmp_path / TREE_DIR).exists()  # removed afterwards
+
+
+def test_what_a_mount_shows_that_its_remote_does_not_hold_at_its_size(tmp_path: Path) -> None:
+    """Files only on the mount's side, or there at another size, are named; files on both at one size,
+    files only on the remote (a seed) and what is not a regular file are not."""
+    mount, remote = tmp_path / "mount", tmp_path / "remote"
+    for side in (mount, remote):
+        (side / "d" / "e").mkdir(parents=True)
+        (side / "same").write_bytes(b"x" * 10)
+        (side / "d" / "e" / "same").write_bytes(b"y" * 3)
+    (mount / "d" / "new").write_bytes(b"z")  # not uploaded yet
+    (mount / "d" / "e" / "growing").write_bytes(b"w" * 100)  # half uploaded
+    (remote / "d" / "e" / "growing").write_bytes(b"w" * 50)
+    (remote / "seed").write_bytes(b"s")  # only the remote has it
+    (mount / "link").symlink_to("same")
+    assert not_on_remote(mount, remote) == ["d/e/growing", "d/new"]
+    (remote / "d" / "new").write_bytes(b"z")
+    (remote / "d" / "e" / "growing").write_bytes(b"w" * 100)
+    assert not_on_remote(mount, remote) == []
+    assert not_on_remote(tmp_path / "gone", remote) == []  # nothing shown, nothing missing
 
 
 def test_dry_run_prints_the_lab_and_its_commands_and_starts_nothing(tmp_path: Path) -> None:

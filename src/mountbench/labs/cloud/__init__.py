@@ -4,7 +4,8 @@ rclone serves a directory (remote.py), toxiproxy puts a chosen round-trip time a
 bandwidth between it and the mounts, its memory guarded (delay.py), all inside a network
 namespace of the lab's own (netns.py), and one ``rclone mount`` per VFS cache mode
 (mounts/: one module per cache mode + the registry CACHE_MODES) and RTT is a target, with
-the local disk as the baseline (matrix.py, lab.py; each mount's remote control: rc.py).
+the local disk as the baseline (matrix.py, lab.py; each mount's remote control: rc.py;
+whether the remote holds all a mount shows: uploaded.py).
 Each target is probed first in a worker process of its own (mountprobes.py, worker.py:
 capabilities, and durability/coherence with the remote, probe/remotesync.py), then a
 tree's upload lag is measured on every mount (treelag.py), then the workloads run through

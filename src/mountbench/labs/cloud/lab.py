@@ -40,6 +40,7 @@ from mountbench.labs.cloud.mounts import Wire
 from mountbench.labs.cloud.prereq import DOCTOR_FLAG, lab_problems
 from mountbench.labs.cloud.rc import RemoteControl
 from mountbench.labs.cloud.remote import WebdavRemote, obscure, rclone_binary, rclone_version
+from mountbench.labs.cloud.uploaded import not_on_remote
 from mountbench.labs.frame import LabContext, refuse
 
 MOUNT_WAIT_S = 20.0
@@ -49,6 +50,9 @@ COLD_SUFFIX = ".mountbench-cold"  # a working file's name while it leaves the mo
 STOP_GRACE_S = 2.0
 TREE_SETTLE_S = 300.0  # the longest a mount's uploads may take to stop moving after the probe
 UPLOAD_STALL_S = 20.0  # uploads that have not moved for this long (past the 5 s write-back delay) never will
+# with every file the mount shows on the remote, uploads still counted after this long (plus 4 RTTs: rclone's
+# answer from the remote) never go up
+UPLOAD_QUIET_S = 1.0
 # toxiproxy keeps some memory of every connection a client left mid-answer (rclone's abandoned range
 # reads: ~100 MiB after 1,200 random reads here, with or without toxics), so it grows through a run until
 # its guard stops it mid-sample (after ~5 min of 16 MiB random reads on 8 mounts); past this, it is
@@ -180,12 +184,21 @@ class CloudLab(LabContext):
         return None
 
     def note_stuck_uploads(self, mount: CloudMount, stall: float) -> str | None:
-        """After the probe (and again after the tree): wait for ``mount``'s uploads until they stop
-        moving for ``stall`` seconds, or until no more are left than were found stuck before; what
-        is then left never goes up (rclone keeps a file written in a directory renamed before its
-        upload), and later settles wait only for the rest. What was left, or None."""
+        """After the probe (and again after the tree): wait for ``mount``'s uploads until every file
+        the mount shows is on the remote at its size and the count of uploads left has held a moment
+        (uploaded.py), until they stop moving for ``stall`` seconds, or until no more are left than
+        were found stuck before. What is then left never goes up (rclone keeps a file written in a
+        directory renamed before its upload: the probe's files are all removed, but that upload stays
+        counted), and later settles wait only for the rest. What was left, or None."""
+        quiet = UPLOAD_QUIET_S + 4 * mount.spec.rtt_ms / 1000
+
+        def settled() -> bool:
+            return not not_on_remote(mount.path, mount.remote_path)
+
         try:
-            _, pending = mount.rc.wait_uploaded(TREE_SETTLE_S, allowed=mount.stuck_uploads, stall=stall)
+            _, pending = mount.rc.wait_uploaded(
+                TREE_SETTLE_S, allowed=mount.stuck_uploads, stall=stall, settled=settled, quiet=quiet
+            )
         except OSError as exc:
             return f"could not ask {mount.label} about its uploads: {exc}"
         mount.stuck_uploads = pending

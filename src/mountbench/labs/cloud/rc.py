@@ -10,6 +10,7 @@ import json
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,10 +55,21 @@ class RemoteControl:
         cache = self.call("vfs/stats").get("diskCache") or {}
         return int(cache.get("uploadsQueued") or 0) + int(cache.get("uploadsInProgress") or 0)
 
-    def wait_uploaded(self, timeout: float, *, allowed: int = 0, stall: float | None = None) -> tuple[float, int]:
+    def wait_uploaded(
+        self,
+        timeout: float,
+        *,
+        allowed: int = 0,
+        stall: float | None = None,
+        settled: Callable[[], bool] | None = None,
+        quiet: float = 1.0,
+    ) -> tuple[float, int]:
         """Wait until at most ``allowed`` files are left to upload; (seconds waited, files still
         pending). ``stall``: also stop once the count has not moved for that long (an upload rclone
-        will never finish, e.g. a file whose directory was renamed before it went up)."""
+        will never finish, e.g. a file whose directory was renamed before it went up).
+        ``settled``: also stop once it holds (nothing anyone can still ask for is left to upload) and
+        the count has not moved for ``quiet`` seconds (an upload the remote holds whole is still
+        counted until rclone has its answer): what is then left never goes up."""
         start = changed = time.monotonic()
         last = -1
         while True:
@@ -67,6 +79,8 @@ class RemoteControl:
                 last, changed = pending, now
             if pending <= allowed or now - start > timeout or (stall is not None and now - changed > stall):
                 return now - start, pending
+            if settled is not None and now - changed >= quiet and settled() and self.pending_uploads() == pending:
+                return time.monotonic() - start, pending
             time.sleep(0.2)
 
     def forget(self, directory: str = "") -> None:
