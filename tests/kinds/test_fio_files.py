@@ -238,6 +238,10 @@ def test_each_layout_starts_at_a_place_drawn_at_random_and_the_spacer_leaves_not
         files = [fiofiles.WorkingFile(tmpfs_dir / "mountbench.0.0", 16 << 20)]
         sizes = _spacers(files, random.Random(7))
         assert len(set(sizes)) >= 5 and list(tmpfs_dir.iterdir()) == []  # drawn anew each time; nothing left
+        (tmpfs_dir / fiofiles.SPACER_NAME).write_bytes(b"left by a killed run")
+        resumed = fiofiles.place_spacer(files, "tmpfs", random.Random(3))
+        assert resumed is not None and resumed.stat().st_size >= fiofiles.SPACER_GRAIN  # the old one replaced
+        fiofiles.drop_aside([resumed])
     fuse = [fiofiles.WorkingFile(bindfs_mount.mountpoint / "mountbench.0.0", 16 << 20)]
     assert fiofiles.place_spacer(fuse, "fuse.bindfs", random.Random(7)) is None
     assert list(bindfs_mount.mountpoint.iterdir()) == []

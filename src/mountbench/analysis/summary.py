@@ -275,8 +275,8 @@ def ratio_to_baseline(
     directories of one tmpfs keep such an effect: where each target's files land in physical memory was one
     (kinds/fiofiles.place_spacer now draws that place every round), and what is left of it is still there.
     Between quiet --until A/A runs on tmpfs, the mean per-round log ratio varied beyond what its rounds
-    explain by 6.1 % (sequential) and 1.5 % (4K) before the places were drawn, 2.4 % and 0.8 % after (five
-    runs each): a component of the variance one run cannot measure, at the level of the run (Kalibera and
+    explain by 6.1 % (sequential) and 1.5 % (4K) before the places were drawn (six runs), 2.4 % and 0.8 %
+    after (five runs): a component of the variance one run cannot measure, at the level of the run (Kalibera and
     Jones). With it, the paired interval alone gave a quiet A/A run t = 3.2 at sequential reads (b 1.07x,
     12 rounds) and, before the places were drawn, called 1.04-1.09x different in three workloads of one run;
     the unpaired interval, wider by the run's drift, called none. Pairing still keeps a comparison whose

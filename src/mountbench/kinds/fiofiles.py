@@ -245,6 +245,7 @@ def place_spacer(files: list[WorkingFile], fstype: str, rng: random.Random) -> P
     if size <= 0:
         return None
     path = directory / SPACER_NAME
+    path.unlink(missing_ok=True)  # one a killed run left: ours, in our scratch directory
     try:
         descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     except OSError:
