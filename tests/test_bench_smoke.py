@@ -28,6 +28,7 @@ EXPECTED = {
     "overhead.py": "mountbench's own share",
     "placement.py": "b slower in",
     "report_speed.py": "html + SVG charts",
+    "sample_cost.py": "one process per sample (mountbench)",
     "ssh_clients.py": "left running on the clients: 0 marked processes, 0 ssh sessions",
     "studies_lab.py": "loose vs none at 32k, by hand",
     "time_to_answer.py": "to the answer",
