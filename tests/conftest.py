@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,16 @@ def mb_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     env = dict(os.environ)
     env["MOUNTBENCH_DB"] = str(db)
     return env
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
+    """With MOUNTBENCH_TEST_TIMELINE=FILE, one line per test: worker, start, end (epoch seconds) and
+    node id, appended to FILE: what ran beside what on the workers (docs/development.md)."""
+    path = os.environ.get("MOUNTBENCH_TEST_TIMELINE")
+    start = time.time()
+    yield
+    if path:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        with open(path, "a") as timeline:
+            timeline.write(f"{worker} {start:.3f} {time.time():.3f} {item.nodeid}\n")

@@ -3,6 +3,7 @@ signalling fio's process group reaches its main process only."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import threading
@@ -13,7 +14,7 @@ import psutil
 import pytest
 from support.tools import needs_fio
 
-from mountbench.host.process import last_lines, run_child, stop_tree, tcp_listeners
+from mountbench.host.process import die_with_parent, last_lines, run_child, stop_tree, tcp_listeners
 
 
 def _fio(directory: Path) -> list[str]:
@@ -102,3 +103,26 @@ def test_tcp_listeners_finds_a_listening_socket_by_address_port_and_inode() -> N
                 ("::1", v6.getsockname()[1], str(os.fstat(v6.fileno()).st_ino))}  # fmt: skip
         assert ours <= set(tcp_listeners())
         assert ours <= set(tcp_listeners(f"/proc/{os.getpid()}/net"))  # our own namespace, by pid
+
+
+def _exit_code_of_forked(body) -> int:
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os._exit(body())
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def test_a_child_whose_parent_died_before_its_death_signal_was_set_ends_at_once() -> None:
+    """PR_SET_PDEATHSIG set once the parent is gone sends nothing; the child checks its parent
+    after setting it and ends (a kill -9 of a cloud-lab run as its probe workers started left
+    one running). A child of the noted parent lives on."""
+    set_in_child = die_with_parent(signal.SIGKILL)  # notes this process as the parent
+
+    def child() -> int:
+        set_in_child()
+        return 0
+
+    assert _exit_code_of_forked(child) == 0
+    # a grandchild's parent is not the noted one, as an orphan's is not (reparented to init)
+    assert _exit_code_of_forked(lambda: _exit_code_of_forked(child)) == 1

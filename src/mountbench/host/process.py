@@ -220,12 +220,17 @@ def die_with_parent(sig: signal.Signals) -> Callable[[], None]:
     (PR_SET_PDEATHSIG): not even a SIGKILL of mountbench then leaves it running. SIGKILL for
     what may simply vanish, SIGTERM for what should stop cleanly (nginx, ssh, fio's server).
     Start long-lived children from the main thread. libc is loaded here, in the parent, so
-    the child makes one prctl call and nothing else; off Linux it does nothing."""
+    the child makes one prctl call and nothing else; off Linux it does nothing. A parent that
+    died between the fork and the prctl sends nothing (the child is already an orphan then), so
+    the child then ends at once, as the signal would have ended it."""
     libc = _libc()
+    parent = os.getpid()  # called in the parent, before the fork
 
     def set_in_child() -> None:
         if libc is not None:
             libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
+            if os.getppid() != parent:
+                os._exit(1)
 
     return set_in_child
 

@@ -85,12 +85,11 @@ class Child:
         self.new_group = new_group
         self.started = time.monotonic()
         rfd, wfd = os.pipe()
-        parent = os.getpid()
-        death_signal = die_with_parent(signal.SIGKILL)  # libc loaded before the fork
+        death_signal = die_with_parent(signal.SIGKILL)  # libc loaded, and this pid noted, before the fork
         pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child, reported through the pipe
             os.close(rfd)
-            _child_main(wfd, fn, args, new_group, parent, death_signal)
+            _child_main(wfd, fn, args, new_group, death_signal)
         os.close(wfd)
         self.pid = pid
         self._rfd = rfd
@@ -253,26 +252,17 @@ def run_isolated(fn: Callable[..., Any], *args: Any, timeout: float, new_group: 
     return Child(fn, *args, new_group=new_group).wait(timeout)
 
 
-def _die_with_parent(parent: int, set_death_signal: Callable[[], None]) -> None:
-    """Linux: be killed when the parent dies (a SIGKILLed probe must not leave probes running
-    in its scratch directory, which the next probe may then remove)."""
-    set_death_signal()
-    if os.getppid() != parent:  # the parent died before prctl took effect
-        os._exit(1)
-
-
 def _child_main(
     wfd: int,
     fn: Callable[..., Any],
     args: tuple[Any, ...],
     new_group: bool,
-    parent: int,
     death_signal: Callable[[], None],
 ) -> None:
     """Body of the forked child: never returns."""
     code = 0
     try:
-        _die_with_parent(parent, death_signal)
+        death_signal()  # killed when the parent dies; ended now if it already has
         if new_group:
             with contextlib.suppress(OSError):
                 os.setpgid(0, 0)

@@ -219,6 +219,7 @@ def test_a_killed_run_is_cleaned_by_the_next_and_ctrl_c_stops_everything_the_lab
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and _processes_under(tmp_path):
         time.sleep(0.1)  # its children die with it (PR_SET_PDEATHSIG)
+    assert _processes_under(tmp_path) == [], "the killed run's children outlived it"
     root = tmp_path / "cache" / "mountbench" / "cloudlab"
     assert list(root.iterdir()), "the killed run left no work directory to clean"
     (state,) = [state_mod.LabState.load(d) for d in root.iterdir()]

@@ -34,15 +34,15 @@ def probe_all(
     """(label, path, remote path or None) each; the probes in order, and whole-worker failures.
     ``seeds``: per label, a file through the mount that only the remote has (first reads)."""
     running = []
-    for index, (label, path, remote) in enumerate(targets):
-        out = workdir / f"probe-{index}.json"
-        argv = [sys.executable, "-m", "mountbench.labs.cloud.worker", label, str(path),
-                str(remote) if remote is not None else "-", str(timeout), str(repeat),
-                str((seeds or {}).get(label, "-")), str(out)]  # fmt: skip
-        running.append((label, path, remote, out, procs.start(argv, log=workdir / f"probe-{index}.log")))
-    deadline = time.monotonic() + worker_bound(timeout, repeat)
     results, errors = [], []
-    try:
+    try:  # a Ctrl-C while workers start stops those already started
+        for index, (label, path, remote) in enumerate(targets):
+            out = workdir / f"probe-{index}.json"
+            argv = [sys.executable, "-m", "mountbench.labs.cloud.worker", label, str(path),
+                    str(remote) if remote is not None else "-", str(timeout), str(repeat),
+                    str((seeds or {}).get(label, "-")), str(out)]  # fmt: skip
+            running.append((label, path, remote, out, procs.start(argv, log=workdir / f"probe-{index}.log")))
+        deadline = time.monotonic() + worker_bound(timeout, repeat)
         for label, path, remote, out, proc in running:
             try:
                 proc.wait(timeout=max(0.0, deadline - time.monotonic()))
