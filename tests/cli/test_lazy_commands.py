@@ -36,3 +36,16 @@ def test_the_entry_point_imports_no_command_module_and_run_imports_only_its_own(
     before, after = json.loads(proc.stdout)
     assert before == []
     assert after == ["mountbench.cli.run"]
+
+
+def test_run_loads_the_report_only_to_print_it() -> None:
+    """A run refused up front, and the lab guest's run until its end, go without the report's
+    modules (in the emulated guest they take seconds to import)."""
+    code = (
+        "import sys\n"
+        "import mountbench.cli.main as m\n"
+        "m.cli.get_command(None, 'run')\n"
+        "print(sorted(x for x in ('mountbench.report.content', 'mountbench.report.terminal') if x in sys.modules))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert proc.stdout.strip() == "[]"

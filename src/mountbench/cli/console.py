@@ -16,8 +16,6 @@ from rich.console import Console
 
 from mountbench.host import outputs
 from mountbench.model import RunData
-from mountbench.report.content import build_report
-from mountbench.report.terminal import render_run
 
 MIN_WIDTH = 40  # narrower (COLUMNS=3, a tiny pane) and tables lose every column: wrap at 40 instead
 
@@ -49,7 +47,12 @@ def print_run(
     per_client: bool = False,
     console: Console | None = None,
 ) -> None:
-    """The answer and the comparison tables, then each report section the run has (sweeps, clients, pick two)."""
+    """The answer and the comparison tables, then each report section the run has (sweeps, clients, pick two).
+    The report's modules (statistics, numpy) load here, not with the command: a command refused
+    up front, and `run` in the lab's emulated guest until its end, go without them."""
+    from mountbench.report.content import build_report
+    from mountbench.report.terminal import render_run
+
     report = build_report([run], baseline=baseline, metrics=metrics, unit=unit)
     for part in render_run(report, per_client=per_client):
         (console or out).print(part)
