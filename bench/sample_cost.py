@@ -101,8 +101,9 @@ def main() -> None:
     one.write_text(job_text(file, size, args.runtime_ms, 1))
     batch = work / "batch.fio"
     batch.write_text(job_text(file, size, args.runtime_ms, args.batch))
-    server, address = start_server(work)
+    server = None
     try:
+        server, address = start_server(work)
         wall(["fio", "--output=/dev/null", str(one)], work)  # lays the working file out, untimed
         runtime = args.runtime_ms / 1000
         costs: dict[str, list[float]] = {name: [] for name in ("version", "parse", "one", "batch", "server")}
@@ -114,8 +115,9 @@ def main() -> None:
             costs["batch"].append((wall(["fio", *json_out, str(batch)], work) - args.batch * runtime) / args.batch)
             costs["server"].append(wall(["fio", *json_out, f"--client={address}", str(one)], work) - runtime)
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=10)
         shutil.rmtree(data, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
     ms = {name: statistics.median(values) * 1000 for name, values in costs.items()}
