@@ -93,6 +93,9 @@ class TargetInfo:
     device: str = ""  # the target directory's device, "major:minor"
     scratch_inode: int = 0  # the run's scratch directory's inode
     instance: str = ""  # which instance of the filesystem (host/fsinstance.py): the device number is reused
+    # inside a container, what the mount is there (host/container.py): "bind mount: /home/me of /dev/sda2",
+    # "named volume mbvol (...)", "the container's writable layer (...)"; "" on a host
+    mount_kind: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

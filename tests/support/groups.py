@@ -53,6 +53,7 @@ ALONGSIDE = (
     "engine/test_plan.py",
     "engine/test_session.py",
     "host/test_outputs.py",
+    "host/test_container_mounts.py",
     "kinds/test_fio_sizes.py",
     "kinds/test_fio_sweeps.py",
     "kinds/test_fioclients.py",
