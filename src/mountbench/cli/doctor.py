@@ -10,10 +10,11 @@ import click
 from rich.table import Table
 
 from mountbench.cli.console import out
+from mountbench.engine.eviction import can_evict
 from mountbench.errors import ChecksFailed, MountbenchError, UsageError
 from mountbench.fio.binary import find_fio, fio_engines
-from mountbench.host import facts as hostinfo
 from mountbench.host import targets as targets_mod
+from mountbench.host.facts import is_root
 from mountbench.labs.frame import Lab
 from mountbench.units import format_bytes
 
@@ -72,15 +73,20 @@ def doctor(
         )
     except MountbenchError as exc:
         report("fio", False, "not usable", str(exc))
-    root = hostinfo.is_root()
+    evict, how = can_evict()
     # not root is no problem: direct-I/O suites (the default, quick) need no cache drop, and a buffered
     # workload's numbers are marked 'caches not dropped' wherever they appear
     report(
         "cache dropping",
-        root,
-        "root: page caches can be dropped" if root else "not root: page caches cannot be dropped",
-        "fine for direct-I/O presets (quick, cdm, nine); for buffered ones (s1, tree, http, latency) run as root "
-        "(sudo) so caches are dropped between samples; otherwise those results are marked",
+        evict,
+        f"page caches can be dropped ({how})" if evict else f"page caches cannot be dropped ({how})",
+        "fine for direct-I/O presets (quick, cdm, nine); for buffered ones (s1, tree, http, latency) "
+        + (
+            "start the container with --privileged (its root then drops the host's page cache)"
+            if is_root()
+            else "run as root (sudo) so caches are dropped between samples"
+        )
+        + "; otherwise those results are marked",
         warn=True,
     )
     args = list(target or targets_mod.default_targets())
