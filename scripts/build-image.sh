@@ -149,6 +149,7 @@ if ! pm build --network host --build-arg "BASE=$base" -t "$tag" -f "$repo/Contai
         >"$work/build.log" 2>&1; then
     tail -n 30 "$work/build.log" >&2; exit 1
 fi
+pm image prune --force >/dev/null  # the install stage's image (the wheelhouse is in it): this directory's own
 versions=$(pm run --rm --entrypoint sh "$tag" -c 'echo "$(mountbench --version), $(fio --version), $(python3 --version)"')
 echo "image: $tag $(pm image inspect --format '{{.Id}}' "$tag" | cut -c1-12): $versions ($((SECONDS - start)) s)"
 if [[ -n "$save" ]]; then
