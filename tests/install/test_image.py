@@ -74,6 +74,14 @@ def test_a_run_in_the_image_compares_bind_volume_and_layer_and_keeps_its_results
     assert "the results database /results/results.sqlite is on the container's writable layer: it goes with the " \
         "container" in _flat(lost.stderr)  # fmt: skip
 
+    # doctor says where it is, and what each target's mount is
+    doctor = mountbench_image.run([*env_columns, "-v", f"{here}:/host", "-v", "mbvol:/vol", mountbench_image.tag,
+                                   "doctor", "/host", "/vol"])  # fmt: skip
+    said = _flat(doctor.stdout)
+    assert doctor.returncode == 0, said[-2000:]
+    assert "Podman (/run/.containerenv" in said and "bind mount:" in said and "named volume mbvol" in said, said
+    assert "--privileged" in said  # the fix for caches that cannot be dropped in a container
+
     # nothing left: no container, no scratch directory in the bind mount or the volume
     left = mountbench_image.podman.run(["ps", "--all", "--quiet"])
     assert left.strip() == ""

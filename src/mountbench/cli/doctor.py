@@ -13,6 +13,7 @@ from mountbench.cli.console import out
 from mountbench.engine.eviction import can_evict
 from mountbench.errors import ChecksFailed, MountbenchError, UsageError
 from mountbench.fio.binary import find_fio, fio_engines
+from mountbench.host import container
 from mountbench.host import targets as targets_mod
 from mountbench.host.facts import is_root
 from mountbench.labs.frame import Lab
@@ -89,6 +90,10 @@ def doctor(
         + "; otherwise those results are marked",
         warn=True,
     )
+    inside = container.here()
+    if inside is not None:
+        report("container", True, f"{inside.said()}: each target's mount is said for what it is (bind mount, "
+                                  "volume, writable layer, tmpfs)")  # fmt: skip
     args = list(target or targets_mod.default_targets())
     usable = all([_doctor_target(arg, report) for arg in args])  # a list: every target gets its rows
     if presets:
@@ -171,7 +176,8 @@ def _doctor_target(arg: str, report: Callable[..., None]) -> bool:
         info = targets_mod.inspect_target(resolved, scratch)
     finally:
         targets_mod.remove_scratch(scratch, run_id)
-    report(f"target {resolved.label}", True, f"{info.fstype} from {info.mount_source}, writable")
+    kind = f"; {info.mount_kind}" if info.mount_kind else ""  # in a container: bind mount, volume, layer...
+    report(f"target {resolved.label}", True, f"{info.fstype} from {info.mount_source}, writable{kind}")
     report(
         f"  O_DIRECT on {resolved.label}",
         info.odirect,
