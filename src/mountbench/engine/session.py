@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 import psutil
 
-from mountbench.analysis import sequential
+from mountbench.analysis import runlevel, sequential, stats
 from mountbench.engine import caches
 from mountbench.engine.plan import (
     SLOW_PACE,
@@ -46,10 +46,12 @@ from mountbench.model import (
     PlanItem,
     Prepared,
     RunConfig,
+    RunLevel,
     RunSettings,
     Sample,
     Target,
     TargetContext,
+    TargetInfo,
     TargetRecord,
     Workload,
     WorkloadFailed,
@@ -268,6 +270,7 @@ class Session:
                 self.scratch_dirs.append(scratch)
                 self.scratch_ids[target.label] = _identity(scratch)
                 info = targets_mod.inspect_target(target, scratch)
+                info = dataclasses.replace(info, run_level=self._run_level(info))
                 self.contexts[target.label] = TargetContext(target, info, scratch)
             for runner in self.runners.values():  # checks that need the scratch directories
                 runner.ready(list(self.contexts.values()))
@@ -275,6 +278,12 @@ class Session:
             self._release_locks()
             self.remove_scratch()  # even with --keep: nothing ran, nothing worth keeping
             raise
+
+    def _run_level(self, info: TargetInfo) -> RunLevel:
+        """How much this target's results move between runs (analysis/runlevel.py): its filesystem's own
+        calibration (mountbench calibrate) when the store has one, else its filesystem type's default."""
+        found = self.store.calibration_for(runlevel.calibration_key(info))
+        return found if found is not None else runlevel.default_for(info.fstype)
 
     def prepare_all(self) -> None:
         swept = scratch_mod.sweep_workdirs()  # job-file folders of killed runs (never a target's scratch)
@@ -369,17 +378,20 @@ class Session:
         baseline = self.config.baseline
         estimates = {key: p.estimate_s for key, p in self.prepared.items()}
         laid = {(target, p.workload.description.space_group) for (target, _), p in self.prepared.items()}
+        if not self.config.looks:  # fixed before the first look, from the pace alone (no result is read)
+            self._fix_looks()
+        last = stats.planned_looks(self.config)[-1]
         while True:
             run = self.store.load_run(self.run_id)
             measured = [s.round for s in run.samples]
             next_round = max(measured, default=-1) + 1
-            if next_round >= self.config.max_repeat:
+            if next_round >= last:
                 return
             decisions = sequential.decide(run, until)
             if self._clock.deadline is None:
                 pairs = sequential.pairs_to_sample(decisions, baseline)
-            else:  # the least decided comparisons first, each with its baseline, as many as fit
-                ranked = sorted(decisions, key=lambda d: -d.distance)
+            else:  # the comparisons nearest a decision first, each with its baseline, as many as fit
+                ranked = sorted(decisions, key=lambda d: d.distance)
                 pairs = self._clock.fitting(
                     [sequential.pairs_to_sample([d], baseline) for d in ranked],
                     lambda group: sum(estimates.get(pair, 0.0) for pair in group),
@@ -394,6 +406,21 @@ class Session:
             self._clock.total += len(items)
             if not self._run_items(items):
                 return
+
+    def _fix_looks(self) -> None:
+        """The looks of this adaptive run (analysis/stats.look_share spends the error over them), fixed now,
+        after the planned rounds and before any result is read: with a budget, up to the rounds that fit
+        in what is left of it at the planned rounds' pace (so that the last look the run can reach spends
+        what is left of the error), else up to --max-repeat."""
+        config = self.config
+        last = config.max_repeat
+        rounds = max(1, config.repeat + config.warmup)
+        if self._clock.deadline is not None and self._clock.spent > 0:
+            per_round = self._clock.spent / rounds
+            left = max(0.0, self._clock.deadline - time.monotonic())
+            last = max(config.repeat, min(config.max_repeat, config.repeat + int(left // per_round)))
+        self.config = dataclasses.replace(config, looks=stats.look_points(config.repeat, last))
+        self.store.update_config(self.run_id, self.config)
 
     def _notice_once(self, notice: str) -> None:
         if notice not in self.notices:
