@@ -148,26 +148,38 @@ def level_text(level: float) -> str:
 
 def _what_it_would_take(shown: Shown, precision: float) -> str:
     """'what it shows: b is within 0.75–1.33× of a (no difference beyond 1.33× either way); ±5% would take
-    about 40 rounds at the spread measured (36 more, about 2m40s), beyond --max-repeat 12: …'."""
+    about 9–14 rounds at the spread measured (11 more, about 2m40s), beyond --max-repeat 12: …'. The rounds
+    are a range: at the spread measured, and at its upper 80 % bound (enough in about 80 % of runs); the
+    command it names is counted at the level that command would test at (analysis/reach.py)."""
     found = shown.reach
     if found is None:
         return "more rounds decide it (one round a side measures no spread)"
-    bound = sig3(found.bound)
-    said = (
-        f"what it shows: {shown.target} is within {sig3(found.low)}–{bound}× of {shown.baseline} (no difference "
-        f"beyond {bound}× either way)"
-    )
+    if found.bound > stats.TOO_WIDE_SPAN:
+        said = f"what it shows: nothing yet ({shown.target} against {shown.baseline} spans more than 100×)"
+    else:
+        bound = sig3(found.bound)
+        said = (
+            f"what it shows: {shown.target} is within {sig3(found.low)}–{bound}× of {shown.baseline} (no "
+            f"difference beyond {bound}× either way)"
+        )
     wanted = f"±{precision * 100:g}%"
+    if found.run_level_bound:
+        return (
+            f"{said}; {wanted} is out of reach in any number of rounds: what a run's results move by between "
+            "runs (its run level, in the run facts) is wider than that alone; 'mountbench calibrate' measures it "
+            "on this storage"
+        )
     if found.rounds is None:
         return f"{said}; at the spread measured, {wanted} is out of reach in any number of rounds here"
+    sure = found.sure_rounds if found.sure_rounds is not None else found.rounds
     cost = ""
     if shown.per_round_s and found.more:
         cost = f", about {format_seconds(found.more * shown.per_round_s)}"
-    need = f"{wanted} would take about {found.rounds} rounds at the spread measured ({found.more} more{cost})"
+    need = f"{wanted} would take about {found.range_text} at the spread measured ({found.more} more{cost})"
     if not found.within_max_repeat:
         return (
             f"{said}; {need}, beyond --max-repeat {found.max_repeat}: out of reach in this run "
-            f"(--until {precision * 100:g}% --max-repeat {found.rounds} would get there)"
+            f"(--until {precision * 100:g}% --max-repeat {sure} would get there in about 80 % of runs)"
         )
     if shown.adaptive:
         return f"{said}; {need}, within --max-repeat {found.max_repeat}: a larger --budget gives them time"
@@ -180,7 +192,7 @@ def undecided_caveat(comparison: Comparison, shown: Shown | None = None) -> Cave
     --until at that precision stops there and advising it would send the reader in a circle. With
     ``shown``, the note says the bound the interval did establish and what ±precision would take."""
     precision = f"{comparison.precision * 100:g}%"
-    level = level_text(comparison.level)
+    # the level is the family's, stated once in every format's legend (analysis/family.py): never per note
     low, high = comparison.low, comparison.high
     if shown is None:
         direction = "target ÷ baseline"
@@ -189,7 +201,7 @@ def undecided_caveat(comparison: Comparison, shown: Shown | None = None) -> Cave
     else:  # lower is better (time, latency): said as speed, the way the tables say it
         low, high = (1 / high if high > 0 else math.inf), (1 / low if low > 0 else math.inf)
         direction = f"{shown.target}'s speed ÷ {shown.baseline}'s"
-    shown_text = f"its {level} CI ({sig3(low)}–{sig3(high)}×, {direction})"
+    shown_text = f"its CI ({sig3(low)}–{sig3(high)}×, {direction})"
     if comparison.precise:
         return Caveat(
             model.WIDE_RATIO,
@@ -198,7 +210,7 @@ def undecided_caveat(comparison: Comparison, shown: Shown | None = None) -> Cave
             f"precision (--until {comparison.precision * 50:g}%) adds the rounds that would narrow it",
         )
     if comparison.too_wide:
-        how = f"its {level} CI spans more than {stats.TOO_WIDE_SPAN:g}×: too wide to rank"
+        how = f"its CI spans more than {stats.TOO_WIDE_SPAN:g}×: too wide to rank"
     else:
         how = f"{shown_text} contains 1 but reaches beyond ±{precision}"
     if shown is None:

@@ -433,10 +433,10 @@ def interval_level(config: RunConfig | None, n: int, family: int = 1) -> float:
     return family_level(1 - (1 - CONFIDENCE) * share, family)
 
 
-def spent_by(fraction: float, rho: float = SPENDING_RHO) -> float:
+def spent_by(fraction: float, rho: float | None = None) -> float:
     """The share of the error spent once ``fraction`` of the planned rounds are in (Kim and DeMets' power
     family of spending functions, 1987: t**rho; rho = 1 spends evenly, 3 like O'Brien and Fleming)."""
-    return min(1.0, max(0.0, fraction)) ** rho
+    return min(1.0, max(0.0, fraction)) ** (SPENDING_RHO if rho is None else rho)
 
 
 def look_share(config: RunConfig, n: int) -> float:

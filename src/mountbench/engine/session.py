@@ -385,9 +385,10 @@ class Session:
             run = self.store.load_run(self.run_id)
             measured = [s.round for s in run.samples]
             next_round = max(measured, default=-1) + 1
-            if next_round >= last:
-                return
             decisions = sequential.decide(run, until)
+            if next_round >= last:
+                self._last_look_notice(decisions, last)
+                return
             if self._clock.deadline is None:
                 pairs = sequential.pairs_to_sample(decisions, baseline)
             else:  # the comparisons nearest a decision first, each with its baseline, as many as fit
@@ -406,6 +407,15 @@ class Session:
             self._clock.total += len(items)
             if not self._run_items(items):
                 return
+
+    def _last_look_notice(self, decisions: Sequence[sequential.Decision], last: int) -> None:
+        """At the last look a budget fits (before --max-repeat), what is still undecided, said once."""
+        open_ = sum(1 for d in decisions if d.state == sequential.UNDECIDED)
+        if open_ and self.config.budget is not None and last < self.config.max_repeat:
+            self._notice_once(
+                f"the budget of {format_seconds(self.config.budget)} fits {last} rounds: {open_} comparison(s) are "
+                "still undecided at that last look (a larger --budget gives them more rounds)"
+            )
 
     def _fix_looks(self) -> None:
         """The looks of this adaptive run (analysis/stats.look_share spends the error over them), fixed now,
