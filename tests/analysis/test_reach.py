@@ -41,7 +41,7 @@ def test_rounds_are_the_fewest_whose_interval_fits_the_precision():
         n = found.rounds
         prior = 20 - 2
         assert half_width(spread**2, n, 0.95, prior) <= MARGIN
-        assert n == 2 or MARGIN < half_width(spread**2, n - 1, 0.95, prior)
+        assert n == 2 or half_width(spread**2, n - 1, 0.95, prior) > MARGIN
         assert found.paired and found.level == 0.95
         assert found.sure_rounds >= n and found.more == max(0, found.sure_rounds - 3)  # with assurance
 

@@ -22,13 +22,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
-from support.factories import DEFAULTS, fio_workload
 
 from mountbench.analysis import sequential
 from mountbench.analysis.decided import decide_runs
 from mountbench.analysis.runlevel import access_class, default_for
 from mountbench.analysis.summary import summarize_runs
 from mountbench.model import RunConfig, RunData, Sample, Target, TargetInfo, TargetRecord, Workload
+from support.factories import DEFAULTS, fio_workload
 
 QUICK = (  # the quick preset's shape: two large-block workloads, four small-block ones
     ("seq-read", "read", "1M"),
