@@ -151,7 +151,7 @@ def _decide(runs: Sequence[RunData], baseline: str) -> Decided:
         for label in targets:
             if label == baseline or (name, label) not in by_cell:
                 continue
-            seen: dict[tuple[float, ...], ComparisonKey] = {}
+            seen: list[tuple[tuple[float, ...], ComparisonKey]] = []
             for metric in metrics:
                 evidence = _evidence(by_cell[(name, label)], base_runs, metric, levels, label, baseline, access)
                 if evidence is None:
@@ -160,8 +160,10 @@ def _decide(runs: Sequence[RunData], baseline: str) -> Decided:
                 found[key] = evidence
                 stages[key] = stage_of_metric(workload, metric)
                 if evidence.fingerprint and len(evidence.fingerprint) > 1:
-                    twin = seen.setdefault(evidence.fingerprint, key)
-                    if twin != key:
+                    twin = next((k for f, k in seen if _same_measurement(f, evidence.fingerprint)), None)
+                    if twin is None:
+                        seen.append((evidence.fingerprint, key))
+                    else:
                         aliases[key] = twin
     distinct = {key: e for key, e in found.items() if key not in aliases}
     comparisons, moderations = ev.decide(distinct, precision)
@@ -172,6 +174,15 @@ def _decide(runs: Sequence[RunData], baseline: str) -> Decided:
     family = decide_family(comparisons, shares, same_shares=same, stage_of=stages, aliases=aliases)
     used = tuple((label, levels[label]) for label in targets if label in levels)
     return Decided(family, moderations, used)
+
+
+TWIN_TOLERANCE = 1e-6  # per-round log ratios this close are one measurement (fio rounds bandwidth and IOPS apart)
+
+
+def _same_measurement(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    """Do two comparisons' per-round log ratios agree round by round (bandwidth and IOPS of one job at one
+    block size: fio writes them rounded apart, so exactly equal they are not)?"""
+    return len(a) == len(b) and all(abs(x - y) <= TWIN_TOLERANCE for x, y in zip(a, b, strict=True))
 
 
 def _evidence(

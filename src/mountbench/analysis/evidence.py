@@ -147,6 +147,7 @@ class Moderation:
     prior_df: float
     cells: int
     outliers: int
+    lent: float = 0.0  # the degrees of freedom the prior lent a comparison, on average (capped by the others')
 
 
 def decide(
@@ -172,7 +173,8 @@ def decide(
         prior = fit_prior(variances, dfs, design)
         for index, key in enumerate(keys):
             posterior[key] = prior.posterior(index, variances[index], dfs[index])
-        moderations.append(Moderation(group, prior.d0, len(keys), sum(prior.outliers)))
+        lent = [w for w, out in zip(prior.weights, prior.outliers, strict=True) if not out] if prior.weights else []
+        moderations.append(Moderation(group, prior.d0, len(keys), sum(prior.outliers), sum(lent) / max(1, len(lent))))
     out: dict[K, Comparison] = {}
     for key, found in evidence.items():
         variance, df = posterior.get(key, (found.variance, found.df))

@@ -27,9 +27,13 @@ Pure: facts in, variances out.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
 
 from mountbench.analysis.plausible import LOCAL_FSTYPES, RAM_FSTYPES, REMOTE_FSTYPES
-from mountbench.model import ACCESS_CLASSES, Description, RunLevel, TargetInfo
+from mountbench.model import ACCESS_CLASSES, Description, RunData, RunLevel, TargetInfo, Workload
 
 LARGE_BLOCK = 128 * 1024  # a block this large or larger: the run-level spread of streaming I/O
 
@@ -111,3 +115,89 @@ def calibration_key(info: TargetInfo) -> str:
     """The filesystem a calibration belongs to: its type, what it is mounted from and where (a calibration
     of one disk is not another's; a fresh tmpfs at the same place is the same kind of memory)."""
     return f"{info.fstype}|{info.mount_source}|{info.mount_point}"
+
+
+@dataclass(frozen=True)
+class RunLevelEstimate:
+    """What A/A runs showed, per access class: the run level (per target, paired and level), and how many
+    workloads and runs each figure rests on."""
+
+    level: RunLevel
+    workloads: tuple[int, int, int]  # per access class (large, small, other): workloads measured
+    runs: int
+
+
+MIN_SD = 0.001  # an estimate of no run effect at all is still taken as 0.1 % (a point estimate from few runs)
+
+
+def estimate(runs: Sequence[RunData], basis: str, fallback: RunLevel) -> RunLevelEstimate:
+    """The run level of one filesystem from A/A runs of two of its directories (mountbench calibrate): per
+    workload, how much the runs' mean per-round log ratio varies beyond what their rounds explain (the
+    paired run effect of the pair, τ² = var(means) − mean(se²), at least 0), and each target's own mean
+    log level likewise (the level spread); pooled over the workloads of an access class (the mean of their
+    τ²), halved for the pair (two targets, each its own effect). A class no workload measured keeps
+    ``fallback``'s figures. Degrees of freedom: (runs − 1) × the workloads pooled (of the least measured
+    class that was measured). Pure."""
+    by_class: dict[str, list[tuple[float, float]]] = {access: [] for access in ACCESS_CLASSES}
+    for workload in _common_workloads(runs):
+        means, errors, levels, level_errors = [], [], [], []
+        for run in runs:
+            found = _one_run(run, workload)
+            if found is None:
+                break
+            mean, se2, level, level_se2 = found
+            means.append(mean)
+            errors.append(se2)
+            levels.append(level)
+            level_errors.append(level_se2)
+        else:
+            if len(means) < 2:
+                continue
+            paired = max(0.0, float(np.var(means, ddof=1)) - float(np.mean(errors)))
+            level = max(0.0, float(np.var(levels, ddof=1)) - float(np.mean(level_errors)))
+            by_class[access_class(workload.description)].append((paired, level))
+    paired_sd, level_sd, counts = [], [], []
+    for index, access in enumerate(ACCESS_CLASSES):
+        found = by_class[access]
+        counts.append(len(found))
+        if not found:
+            paired_sd.append(fallback.paired[index])
+            level_sd.append(fallback.level[index])
+            continue
+        paired_sd.append(max(MIN_SD, math.sqrt(float(np.mean([p for p, _ in found])) / 2)))
+        level_sd.append(max(MIN_SD, math.sqrt(float(np.mean([v for _, v in found])))))
+    measured = [c for c in counts if c]
+    df = float((len(runs) - 1) * min(measured)) if measured else fallback.df
+    level = RunLevel(tuple(paired_sd), tuple(level_sd), max(1.0, df), "calibrated", basis)  # type: ignore[arg-type]
+    return RunLevelEstimate(level, tuple(counts), len(runs))  # type: ignore[arg-type]
+
+
+def _common_workloads(runs: Sequence[RunData]) -> list[Workload]:
+    if not runs:
+        return []
+    names = set.intersection(*({w.name for w in run.workloads} for run in runs))
+    return [w for w in runs[0].workloads if w.name in names and w.description.headline]
+
+
+def _one_run(run: RunData, workload: Workload) -> tuple[float, float, float, float] | None:
+    """(mean per-round log ratio of the second target over the first, its squared standard error, the
+    targets' mean log level, its squared standard error) of one A/A run's workload; None without two
+    paired rounds."""
+    labels = run.target_labels()
+    if len(labels) != 2:
+        return None
+    first, second = labels
+    metric = next((m for m in workload.description.headline if any(m in s.metrics for s in run.samples if s.ok)), None)
+    if metric is None:
+        return None
+    values: dict[str, dict[int, float]] = {first: {}, second: {}}
+    for sample in run.samples:
+        if sample.ok and sample.workload == workload.name and metric in sample.metrics and sample.metrics[metric] > 0:
+            values[sample.target][sample.round] = math.log(float(sample.metrics[metric]))
+    rounds = sorted(set(values[first]) & set(values[second]))
+    if len(rounds) < 2:
+        return None
+    ratios = np.array([values[second][r] - values[first][r] for r in rounds])
+    levels = np.array([(values[second][r] + values[first][r]) / 2 for r in rounds])
+    n = len(rounds)
+    return float(ratios.mean()), float(ratios.var(ddof=1)) / n, float(levels.mean()), float(levels.var(ddof=1)) / n
