@@ -30,13 +30,14 @@ def test_median_ci_single_value_has_no_confidence():
 
 
 def test_summarize():
-    s = summarize([10.0, 12.0, 11.0, 50.0, 10.5])
-    assert s.n == 5
-    assert s.median == 11.0
+    s = summarize([10.0, 12.0, 11.0, 50.0, 10.5, 11.5])
+    assert s.n == 6
+    assert s.median == 11.25
     assert s.min == 10.0 and s.max == 50.0
-    assert s.mean == pytest.approx(18.7)
+    assert s.mean == pytest.approx(17.5)
     assert s.outliers == (3,)
     assert s.cv > 0.5
+    assert summarize([10.0, 12.0, 11.0, 50.0, 10.5]).outliers == ()  # five: too few to call one an outlier
 
 
 def test_outliers_need_spread_and_three_values():

@@ -29,6 +29,53 @@ from mountbench.model import Caveat
 from mountbench.units import format_seconds, sig3
 
 
+@dataclass(frozen=True)
+class DriftTests:
+    """A series' tests for a change over the run (analysis/drift.py): the first sample against the rest, a
+    step at any sample, a trend; and the step and trend of the series without its first sample (what is
+    said when the first is a cold start). Their p-values join the run's other cells' in one false-discovery
+    control (:func:`discovery_threshold`), so that a run of many cells does not call drift by chance."""
+
+    first: drift.FirstSample | None
+    step: drift.Step | None
+    trend: drift.Trend | None
+    later_step: drift.Step | None = None
+    later_trend: drift.Trend | None = None
+
+    @property
+    def p_values(self) -> list[float]:
+        """The p-values that enter the run's false-discovery control."""
+        found = [t.p_value for t in (self.first, self.step, self.trend) if t is not None]
+        return [p for p in found if not math.isnan(p)]
+
+
+def drift_tests(values: Sequence[float]) -> DriftTests:
+    """``values`` in time order."""
+    first = drift.first_sample(values)
+    later = values[1:]
+    return DriftTests(
+        first, drift.step(values), drift.trend(values), drift.step(later) if first else None,
+        drift.trend(later) if first else None,
+    )  # fmt: skip
+
+
+FDR = 0.05  # the false-discovery rate of the run's drift, step and cold-start flags
+
+
+def discovery_threshold(p_values: Sequence[float], rate: float = FDR) -> float:
+    """Benjamini and Hochberg (1995): the largest p-value p_(k) with p_(k) ≤ k/m · rate over the run's m tests
+    (0 when none qualifies): flags at or below it keep the expected share of false ones among them at
+    ``rate`` (under independence or positive dependence), where testing each at 5 % flagged drift in 28 % and
+    a cold start in 29 % of a stationary run's cells (CV 10 %)."""
+    ordered = sorted(p for p in p_values if not math.isnan(p))
+    m = len(ordered)
+    threshold = 0.0
+    for k, p in enumerate(ordered, start=1):
+        if p <= k / m * rate:
+            threshold = p
+    return threshold
+
+
 def cell_caveats(
     summary: Summary,
     values: Sequence[float],
@@ -37,8 +84,12 @@ def cell_caveats(
     baseline: bool,
     show_command: str,
     rounds: Sequence[int] = (),
+    tests: DriftTests | None = None,
+    threshold: float = drift.ALPHA,
 ) -> tuple[Caveat, ...]:
-    """``values`` in time order (``rounds``: the round of each); ``show_command`` lists the run's samples.
+    """``values`` in time order (``rounds``: the round of each); ``show_command`` lists the run's samples;
+    ``tests``: the cell's drift tests (made here when None); ``threshold``: the run's false-discovery threshold
+    (discovery_threshold) the tests are judged at.
 
     A step anywhere (drift.step) is named with when and how big; otherwise a trend. A first
     sample that stands out is "a cold start, or a step from sample 2 on": one run cannot tell
@@ -51,22 +102,24 @@ def cell_caveats(
                 "fewer than 3 samples: no useful interval; use --repeat 3 or more (or a larger --budget)",
             )
         )
-    first = drift.first_sample(values)
-    change = drift.step(values)
+    tests = tests or drift_tests(values)
+    change = tests.step
     # a first sample that stands out because the level changed later belongs to the level before
-    cold = first is not None and first.stands_out and not (change is not None and change.found)
-    later = values[1:] if cold else values  # a cold start is no trend and no step
-    trend = drift.trend(later)
-    offset = 0
-    if cold:
-        change, offset = drift.step(later), 1
-    if change is not None and change.found:
+    cold = (
+        tests.first is not None
+        and tests.first.stands_out_at(threshold)
+        and not (change is not None and change.found_at(threshold))
+    )
+    trend, offset = tests.trend, 0
+    if cold:  # a cold start is no trend and no step
+        change, trend, offset = tests.later_step, tests.later_trend, 1
+    if change is not None and change.found_at(threshold):
         found.append(_step_caveat(change, offset, rounds, metric, baseline, show_command))
-    elif trend is not None and trend.drifts:
+    elif trend is not None and trend.drifts_at(threshold):
         found.append(_drift_caveat(trend, metric, baseline))
     if cold:
-        assert first is not None
-        found.append(_first_caveat(first, metric, show_command))
+        assert tests.first is not None
+        found.append(_first_caveat(tests.first, metric, show_command))
     if summary.outliers:
         found.append(
             Caveat(
@@ -77,6 +130,13 @@ def cell_caveats(
     return tuple(found)
 
 
+def ratio_tests(target: Sequence[tuple[int, float]], base: Sequence[tuple[int, float]]) -> DriftTests:
+    """The drift tests of a comparison's per-round ratios (rounds where both sides have a value)."""
+    by_round = dict(base)
+    paired = [value / by_round[r] for r, value in sorted(target) if by_round.get(r)]
+    return DriftTests(None, drift.step(paired) if drift.trend(paired) else None, drift.trend(paired))
+
+
 def ratio_caveats(
     comparison: Comparison | None,
     target: Sequence[tuple[int, float]],
@@ -85,18 +145,19 @@ def ratio_caveats(
     drifted: bool,
     baseline: str,
     shown: Shown | None = None,
+    tests: DriftTests | None = None,
+    threshold: float = drift.ALPHA,
 ) -> tuple[Caveat, ...]:
-    """``target`` and ``base`` are (round, value) pairs; ``drifted``: either side drifts."""
+    """``target`` and ``base`` are (round, value) pairs; ``drifted``: either side drifts; ``tests``: the
+    per-round ratios' drift tests (ratio_tests; made here when None), judged at ``threshold``."""
     found = []
     if comparison is not None and comparison.verdict == stats.UNDECIDED:
         found.append(undecided_caveat(comparison, shown))
-    by_round = dict(base)
-    paired = [value / by_round[r] for r, value in sorted(target) if by_round.get(r)]
-    trend = drift.trend(paired)
+    tests = tests or ratio_tests(target, base)
+    trend, change = tests.trend, tests.step
     if trend is None:
         return tuple(found)
-    change = drift.step(paired)
-    if change is not None and change.found:
+    if change is not None and change.found_at(threshold):
         found.append(
             Caveat(
                 model.RATIO_DRIFT,
@@ -105,7 +166,7 @@ def ratio_caveats(
                 f"{_p(change.p_value)})",
             )
         )
-    elif trend.drifts:
+    elif trend.drifts_at(threshold):
         found.append(
             Caveat(
                 model.RATIO_DRIFT,

@@ -103,7 +103,7 @@ def summarize_runs(
     configs = [run.config for run in runs]
     decided = decide_runs(runs, chosen_baseline)
     family = decided.family
-    built: list[tuple[model.Workload, MetricInfo, dict[str, Cell]]] = []
+    built: list[Built] = []
     for workload in workloads_of(runs):
         available = sorted({m for s in samples if s.workload == workload.name and s.ok for m in s.metrics})
         if metrics:
@@ -121,7 +121,8 @@ def summarize_runs(
     repeat = min(c.repeat for c in configs)
     max_repeat = max(c.max_repeat for c in configs)
     adaptive = any(c.until is not None for c in configs)
-    for workload, info, cells in built:
+    built = _with_drift_flags(built, chosen_baseline, show)
+    for workload, info, cells, ratio_tests, threshold in built:
         base = cells[chosen_baseline]
         done = {}
         for label, cell in cells.items():
@@ -129,7 +130,8 @@ def summarize_runs(
             level_last = _advised_level(family, family.stage_of.get(key, 1), repeat)
             odds = Odds(precision_of(configs), max_repeat, level_last, adaptive=adaptive)
             comparison = family.comparisons.get(key)
-            done[label] = _with_comparison(cell, base, chosen_baseline, comparison, odds, info.higher_is_better)
+            done[label] = _with_comparison(cell, base, chosen_baseline, comparison, odds, info.higher_is_better,
+                                           ratio_tests.get(label), threshold)  # fmt: skip
         cells = done
         rows.append(Row(workload.name, workload.title, info, cells))
     rows = _with_plausibility(rows, runs, samples, targets, chosen_baseline)
@@ -190,9 +192,6 @@ def _cell(label: str, samples: list[Sample], info: MetricInfo, baseline: bool, s
     values = tuple(float(s.metrics[metric]) for s in ok)
     caveats = _merge_caveats(s.caveats for s in samples) + left_out
     summary = summarize(values) if values else None
-    if summary is not None:
-        rounds = tuple(s.round for s in ok)
-        caveats += quality.cell_caveats(summary, values, info, baseline=baseline, show_command=show, rounds=rounds)
     walls = sorted(s.wall_s for s in ok if s.wall_s)
     return Cell(
         target=label,
@@ -217,6 +216,45 @@ class Odds:
     adaptive: bool  # --until (or a budget) already added rounds: do not advise it again
 
 
+Built = tuple[model.Workload, MetricInfo, dict[str, Cell]]
+
+
+def _with_drift_flags(
+    built: Sequence[Built], baseline: str, show: str
+) -> list[tuple[model.Workload, MetricInfo, dict[str, Cell], dict[str, quality.DriftTests], float]]:
+    """Each cell with its flags of change over the run (a step, a trend, a cold start) and each comparison's
+    per-round ratio tests, all judged at one false-discovery threshold over the summary's cells
+    (quality.discovery_threshold): testing each at 5 % flagged drift in 28 % of a stationary run's cells."""
+    tests: dict[tuple[int, str], quality.DriftTests] = {}
+    ratios: dict[tuple[int, str], quality.DriftTests] = {}
+    for index, (_, _, cells) in enumerate(built):
+        base = cells[baseline]
+        for label, cell in cells.items():
+            if cell.summary is None:
+                continue
+            tests[(index, label)] = quality.drift_tests(cell.values)
+            if label != baseline and base.values:
+                ratios[(index, label)] = quality.ratio_tests(
+                    list(zip(cell.rounds, cell.values, strict=True)), list(zip(base.rounds, base.values, strict=True))
+                )
+    threshold = quality.discovery_threshold([p for t in (*tests.values(), *ratios.values()) for p in t.p_values])
+    out = []
+    for index, (workload, info, cells) in enumerate(built):
+        flagged = {}
+        for label, cell in cells.items():
+            if cell.summary is None:
+                flagged[label] = cell
+                continue
+            extra = quality.cell_caveats(
+                cell.summary, cell.values, info, baseline=label == baseline, show_command=show, rounds=cell.rounds,
+                tests=tests[(index, label)], threshold=threshold,
+            )  # fmt: skip
+            flagged[label] = dataclasses.replace(cell, caveats=cell.caveats + extra)
+        ratio_of = {label: found for (i, label), found in ratios.items() if i == index}
+        out.append((workload, info, flagged, ratio_of, threshold))
+    return out
+
+
 def _with_comparison(
     cell: Cell,
     base: Cell,
@@ -224,6 +262,8 @@ def _with_comparison(
     comparison: Comparison | None,
     odds: Odds | None = None,
     higher_is_better: bool = True,
+    ratio_tests: quality.DriftTests | None = None,
+    threshold: float = quality.FDR,
 ) -> Cell:
     """The cell with its decided comparison (None: no ratio exists) and the caveats of its ratio."""
     if cell.target == baseline or not cell.values or not base.values:
@@ -240,6 +280,8 @@ def _with_comparison(
         drifted=cell.drifted or base.drifted,
         baseline=baseline,
         shown=shown,
+        tests=ratio_tests,
+        threshold=threshold,
     )
     return dataclasses.replace(cell, comparison=comparison, caveats=cell.caveats + extra)
 
