@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from mountbench import model
@@ -81,9 +81,11 @@ def summarize_runs(
     *,
     baseline: str | None = None,
     metrics: Sequence[str] = (),
+    only: Collection[str] | None = None,
 ) -> RunSummary:
     """Build the table. ``metrics`` are aliases (``iops``, ``lat-p99``, full names);
-    empty means each workload's headline metrics."""
+    empty means each workload's headline metrics. ``only``: the workloads whose rows a view wants (all when
+    None); the comparisons are the runs' one family either way (a view never decides a subset again)."""
     targets = _target_columns(runs)
     if not targets:
         raise UsageError("the run has no targets to report")
@@ -105,6 +107,8 @@ def summarize_runs(
     family = decided.family
     built: list[Built] = []
     for workload in workloads_of(runs):
+        if only is not None and workload.name not in only:
+            continue
         available = sorted({m for s in samples if s.workload == workload.name and s.ok for m in s.metrics})
         if metrics:
             names = [m for m in available if any(metric_matches(alias, m) for alias in metrics)]
@@ -313,16 +317,3 @@ def workloads_of(runs: Sequence[RunData]) -> list[model.Workload]:
         for workload in run.workloads:
             seen.setdefault(workload.name, workload)
     return list(seen.values())
-
-
-def only_workloads(runs: Sequence[RunData], names: Sequence[str] | set[str]) -> list[RunData]:
-    """The runs with only the named workloads: summaries for one view need not cover all."""
-    keep = set(names)
-    return [
-        dataclasses.replace(
-            run,
-            workloads=tuple(w for w in run.workloads if w.name in keep),
-            samples=tuple(s for s in run.samples if s.workload in keep),
-        )
-        for run in runs
-    ]
