@@ -165,12 +165,17 @@ def test_a_budget_stops_the_run_and_says_so(targets, tmp_path):
         run = store.load_run(session.run_id)
     # without the budget: 100 rounds x 2 cells x 2 targets x 20 ms is 8 s at least
     assert status == "complete" and elapsed < 3.0
-    # the looks were fixed from the budget's pace: the run ends at the last one that fits, and says so
+    # the looks were fixed from the budget's pace (the last one the budget seemed to fit): the run ends there,
+    # or earlier when the rounds cost more than the planned ones did, and says which, truly
     last = run.config.looks[-1]
     assert run.config.looks == look_points(3, last) and last < 100
-    assert any(f"fits {last} rounds" in notice and "still undecided" in notice for notice in session.notices)
-    assert not any("ran out" in notice for notice in session.notices)  # nothing was cut short
-    assert 12 <= len(run.samples) < 2 * 2 * 100
+    reached = max(s.round for s in run.samples) + 1
+    fits = [n for n in session.notices if f"fits {last} rounds" in n and "still undecided" in n]
+    ran_out = [n for n in session.notices if "ran out" in n]
+    assert fits or ran_out
+    assert not fits or reached == last  # said only when the last look was reached
+    assert not ran_out or reached <= last
+    assert 8 <= len(run.samples) < 2 * 2 * 100
 
 
 # --- a single target under the same error control; a precise stop said as such (issue 31) --------

@@ -161,12 +161,16 @@ def _shrink_hint(workloads: Sequence[Workload], runner_for: Callable[[Workload],
     return "; ".join(dict.fromkeys(hints)) or "drop workloads with --only"
 
 
+LOOK_MARGIN = 1.1  # a round after the planned ones costs this much more than one of them (its look's analysis)
+
+
 class _Clock:
     """Where the run is in its plan and its budget: counts for progress, the ETA, and
     whether a sample still fits before the deadline."""
 
     def __init__(self, budget: float | None, *, total: int, done: int) -> None:
-        self.deadline = time.monotonic() + budget if budget is not None else None
+        self.began = time.monotonic()
+        self.deadline = self.began + budget if budget is not None else None
         self.budget = budget
         self.total = total
         self.done = done
@@ -425,10 +429,14 @@ class Session:
         config = self.config
         last = config.max_repeat
         rounds = max(1, config.repeat + config.warmup)
-        if self._clock.deadline is not None and self._clock.spent > 0:
-            per_round = self._clock.spent / rounds
-            left = max(0.0, self._clock.deadline - time.monotonic())
-            last = max(config.repeat, min(config.max_repeat, config.repeat + int(left // per_round)))
+        clock = self._clock
+        if clock.deadline is not None and clock.budget is not None:
+            # the planned rounds' own pace, as the wall clock saw it (layouts and the store's writes included)
+            per_round = max(clock.spent, time.monotonic() - clock.began) / rounds
+            per_round *= LOOK_MARGIN  # and each look's analysis, which the planned rounds did not have
+            left = max(0.0, clock.deadline - time.monotonic())
+            if per_round > 0:
+                last = max(config.repeat, min(config.max_repeat, config.repeat + int(left // per_round)))
         self.config = dataclasses.replace(config, looks=stats.look_points(config.repeat, last))
         self.store.update_config(self.run_id, self.config)
 
