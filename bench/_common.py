@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 MOUNTBENCH = [sys.executable, "-m", "mountbench"]
@@ -49,3 +51,15 @@ def load() -> str:
     import os
 
     return "load " + " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+@contextlib.contextmanager
+def cpu_hogs(count: int) -> Iterator[None]:
+    """``count`` busy loops (bounded: killed on the way out, and by themselves after 30 minutes)."""
+    hogs = [subprocess.Popen(["timeout", "1800", "sh", "-c", "while :; do :; done"]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.terminate()  # timeout passes SIGTERM on to its busy loop
+            hog.wait()

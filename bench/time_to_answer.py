@@ -45,7 +45,7 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from _common import MOUNTBENCH, check, load, timed
+from _common import MOUNTBENCH, check, cpu_hogs, load, timed
 
 
 def verdicts(document: dict) -> dict[tuple[str, str], str]:
@@ -97,18 +97,6 @@ def compare(name: str, adaptive: dict, reference: dict) -> tuple[float, float, i
         marker = "   <-- CONFIDENTLY WRONG" if bad else ""
         print(f"  {name:8} {key[0]:18} {key[1]:11} {got:9} reference {expected:9}{marker}")
     return agree / max(1, len(reference)), both_agree / max(1, both), wrong, both_agree
-
-
-@contextlib.contextmanager
-def cpu_hogs(count: int) -> Iterator[None]:
-    """``count`` busy loops (bounded: killed on the way out, and by themselves after 30 minutes)."""
-    hogs = [subprocess.Popen(["timeout", "1800", "sh", "-c", "while :; do :; done"]) for _ in range(count)]
-    try:
-        yield
-    finally:
-        for hog in hogs:
-            hog.terminate()  # timeout passes SIGTERM on to its busy loop
-            hog.wait()
 
 
 def _headlines(document: dict) -> list[str]:

@@ -30,6 +30,7 @@ EXPECTED = {
     "placement.py": "b slower in",
     "report_speed.py": "html + SVG charts",
     "sample_cost.py": "one process per sample (mountbench)",
+    "six_mounts.py": "tmpfs vs disk decided",
     "ssh_clients.py": "left running on the clients: 0 marked processes, 0 ssh sessions",
     "studies_lab.py": "loose vs none at 32k, by hand",
     "time_to_answer.py": "to the answer",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
@@ -96,13 +97,63 @@ class TargetInfo:
     # inside a container, what the mount is there (host/container.py): "bind mount: /home/me of /dev/sda2",
     # "named volume mbvol (...)", "the container's writable layer (...)"; "" on a host
     mount_kind: str = ""
+    # how much this target's results move between runs (analysis/runlevel.py); None: recorded before it
+    # existed, and the analysis takes its filesystem type's default
+    run_level: RunLevel | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        data = dict(self.__dict__)
+        data["run_level"] = self.run_level.to_dict() if self.run_level else None
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TargetInfo:
-        return cls(**data)
+        fields = dict(data)
+        level = fields.pop("run_level", None)
+        return cls(**fields, run_level=RunLevel.from_dict(level) if level else None)
+
+
+ACCESS_CLASSES = ("large", "small", "other")  # large blocks (≥ 128 KiB), small blocks, no one block size
+
+
+@dataclass(frozen=True)
+class RunLevel:
+    """How much one target's results move from one run to the next beyond what the rounds of one run
+    show, as a standard deviation on the log scale per access class (ACCESS_CLASSES): ``paired`` for
+    its effect against another target in the same rounds (what pairing cannot cancel: where a run's
+    files land, the state a run starts in), ``level`` for its own level against another run's (the
+    machine's state too: what a comparison across runs carries). ``df``: the degrees of freedom of the
+    estimate; ``source``: "calibrated" (mountbench calibrate on this filesystem) or "default" (the
+    filesystem type's, measured by bench/aa.py); ``basis``: one line saying on what and when."""
+
+    paired: tuple[float, float, float]  # large, small, other
+    level: tuple[float, float, float]
+    df: float
+    source: str
+    basis: str
+
+    def paired_sd(self, access: str) -> float:
+        return self.paired[ACCESS_CLASSES.index(access)]
+
+    def level_sd(self, access: str) -> float:
+        return self.level[ACCESS_CLASSES.index(access)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"paired": list(self.paired), "level": list(self.level), "df": self.df, "source": self.source,
+                "basis": self.basis}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunLevel:
+        def three(values: Any) -> tuple[float, float, float]:
+            found = tuple(float(v) for v in values)
+            if len(found) != 3 or not all(math.isfinite(v) and 0 <= v < 10 for v in found):
+                raise ValueError("a run level needs three finite standard deviations (large, small, other)")
+            return found  # type: ignore[return-value]
+
+        df = float(data["df"])
+        if not (df > 0):
+            raise ValueError("a run level's degrees of freedom must be above 0")
+        return cls(three(data["paired"]), three(data["level"]), df, str(data["source"]), str(data["basis"]))
 
 
 SWEEP_OPTIONS = ("bs", "iodepth", "numjobs", "size")  # what --sweep (and sweep detection) varies
@@ -512,6 +563,10 @@ class RunConfig(RunOptions):
     baseline: str
     default_targets: bool = False  # no target was given: this directory against RAM
     lab: LabFacts | None = None
+    # the rounds at which an adaptive run may stop a comparison, fixed by the plan before its first look
+    # (engine/session.py, from the budget's pace); () before the plan made them, or for a fixed-size run:
+    # --repeat's looks up to --max-repeat (analysis/stats.planned_looks)
+    looks: tuple[int, ...] = ()
 
     @classmethod
     def from_options(cls, options: RunOptions, *, seed: int, baseline: str, default_targets: bool) -> RunConfig:

@@ -15,7 +15,6 @@ from collections import Counter
 import pytest
 from support.factories import starved_run
 
-from mountbench.analysis.quality import level_text
 from mountbench.analysis.stats import median_ci, same_share
 from mountbench.report.content import build_report
 from mountbench.report.csvexport import samples_csv, summary_csv
@@ -70,9 +69,8 @@ def test_csv_counts_levels_and_intervals_are_the_samples_and_the_family(report):
             assert _number(row["ratio_low [x baseline]"]) == pytest.approx(comparison.low)
             assert _number(row["ratio_high [x baseline]"]) == pytest.approx(comparison.high)
             assert (row["significant"] == "true") == (key in {k[::2] for k in family.different})
-        for level in re.findall(r"its (\d+(?:\.\d+)?)% CI", row["caveats"]):
-            assert f"{level}%" == level_text(comparison.level)
-            stated += 1
+        assert not re.findall(r"its (\d+(?:\.\d+)?)% CI", row["caveats"])  # the level is stated once, not per note
+        stated += "its CI (" in row["caveats"]
     assert stated >= 1  # the undecided comparison's note
 
 
@@ -93,16 +91,17 @@ def test_json_counts_levels_and_intervals_are_the_samples_and_the_family(report)
             assert row["ratio_low"] is None and row["ratio_high"] is None  # no interval: none stated
             continue
         assert (row["ratio_low"], row["ratio_high"]) == pytest.approx((comparison.low, comparison.high))
-        for level in re.findall(r"its (\d+(?:\.\d+)?)% CI", " ".join(row["caveats"])):
-            assert f"{level}%" == level_text(comparison.level)
-            stated += 1
+        notes = " ".join(row["caveats"])
+        assert not re.findall(r"its (\d+(?:\.\d+)?)% CI", notes)  # the level is stated once, never per note
+        stated += "its CI (" in notes
     assert stated >= 1  # the undecided comparison's note
 
 
 def test_every_format_states_the_level_of_the_intervals_called_the_same(report):
-    """A comparison called the same shows the interval its two one-sided tests decided with, at the
-    sameness family's level (analysis/family.py), not the differences': the terminal, Markdown and
-    HTML legends and the ratio chart's caption each state that level once."""
+    """A comparison called the same shows the interval its two one-sided tests decided with; how sure the
+    run's sameness claims are is said once, as the differences' is: together at 95 % (analysis/family.py).
+    The terminal, Markdown and HTML legends and the ratio chart's caption each say so, and no format
+    states another level."""
     from rich.console import Console
 
     from mountbench.report.chartkit import inline_svg
@@ -112,8 +111,7 @@ def test_every_format_states_the_level_of_the_intervals_called_the_same(report):
     from mountbench.report.terminal import render_report
 
     family = report.summary.family
-    assert family.same and family.same_level < family.level
-    same = level_text(family.same_level)
+    assert family.same and family.level == pytest.approx(0.95)
     console = Console(width=200, record=True, color_system=None)
     console.print(render_report(report))
     said = {
@@ -124,8 +122,11 @@ def test_every_format_states_the_level_of_the_intervals_called_the_same(report):
     }
     for name, text in said.items():
         plain = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", text)).split())
-        assert f"its {same} " in plain, name
+        assert "sameness claims together at 95%" in plain, name
+        levels = set(re.findall(r"(\d+(?:\.\d+)?)% (?:CI|confidence)", plain))
+        assert levels <= {"95"}, (name, levels)  # one level stated, never an interval's own
     config = report.runs[0].config  # under --until each at its look's share of the sameness error
     for key in family.same:
         comparison = family.comparisons[key]
-        assert comparison.level == pytest.approx(1 - 2 * same_share(config, comparison.n) * family.same_alpha)
+        step = family.same_step_alphas[family.stage_of[key]]
+        assert comparison.level == pytest.approx(1 - 2 * same_share(config, comparison.n) * step)

@@ -181,7 +181,7 @@ def test_the_measures_say_what_they_stand_on(report) -> None:
 
 def test_the_notes_say_how_it_was_judged_and_what_limits_it(report) -> None:
     notes = " ".join(report.pick_two.notes)  # type: ignore[union-attr]
-    assert "SEQ write + end_fsync" in notes and "good within 2×, fair within 10×" in notes
+    assert "SEQ write + end_fsync" in notes and "good when shown within 2×, poor when shown beyond 10×" in notes
     assert "emulated (TCG)" in notes and "an example error of the probe as a whole" in notes
 
 

@@ -64,7 +64,7 @@ def test_every_format_shows_the_rounds_of_an_adaptive_run():
     section = markdown[markdown.index("### Rounds per cell") :]
     assert "| W | 6 · baseline | 3 · ranked | 6 · max-repeat |" in section
     assert "max-repeat: still undecided at --max-repeat" in section
-    assert "3–6 rounds per cell (--until 5% allowed up to 6; seed 1)" in markdown and "alpha spending" in markdown
+    assert "3–6 rounds per cell (--until 5% allowed up to 6; seed 1)" in markdown and "spending function" in markdown
     html = render_html(report, with_charts=False)
     assert 'id="rounds"' in html and "6 · max-repeat" in html
     rows = {r["target"]: r for r in csv.DictReader(io.StringIO(summary_csv(report)))}

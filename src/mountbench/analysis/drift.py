@@ -64,7 +64,11 @@ class Trend:
     @property
     def drifts(self) -> bool:
         """Significant and large enough to matter."""
-        return self.p_value < ALPHA and self.change >= MIN_CHANGE
+        return self.drifts_at(ALPHA)
+
+    def drifts_at(self, threshold: float) -> bool:
+        """Significant at ``threshold`` and large enough to matter."""
+        return self.p_value <= threshold and self.change >= MIN_CHANGE
 
 
 def trend(values: Sequence[float]) -> Trend | None:
@@ -164,7 +168,12 @@ class Step:
     @property
     def found(self) -> bool:
         """Significant and large enough to matter."""
-        return self.p_value < ALPHA and self.change >= MIN_CHANGE
+        return self.found_at(ALPHA)
+
+    def found_at(self, threshold: float) -> bool:
+        """Significant at ``threshold`` (a false-discovery threshold over the run's cells: quality.py) and large
+        enough to matter."""
+        return self.p_value <= threshold and self.change >= MIN_CHANGE
 
 
 def step(values: Sequence[float]) -> Step | None:
@@ -213,14 +222,21 @@ def _split_t(rows):
 
 @dataclass(frozen=True)
 class FirstSample:
-    """The first sample against the others: how far (modified z) and by how much (ratio)."""
+    """The first sample against the others: how far (modified z), by how much (ratio), and how surprising
+    under one level for all (``p_value``: the first log value against the rest's mean as a new observation,
+    Student's t on the rest's spread, two-sided)."""
 
     z: float
     ratio: float  # first / median of the rest
+    p_value: float = math.nan
 
     @property
     def stands_out(self) -> bool:
         return abs(self.z) > FIRST_Z and abs(self.ratio - 1) >= MIN_CHANGE
+
+    def stands_out_at(self, threshold: float) -> bool:
+        """Its p-value at ``threshold`` (a false-discovery threshold over the run's cells) and far enough."""
+        return self.p_value <= threshold and abs(self.ratio - 1) >= MIN_CHANGE
 
 
 def first_sample(values: Sequence[float]) -> FirstSample | None:
@@ -237,7 +253,24 @@ def first_sample(values: Sequence[float]) -> FirstSample | None:
         z = 0.0 if first == median else math.copysign(math.inf, first - median)
     else:
         z = 0.6745 * (first - median) / mad
-    return FirstSample(z, first / median)
+    return FirstSample(z, first / median, _first_p(first, rest))
+
+
+def _first_p(first: float, rest: Sequence[float]) -> float:
+    """How surprising the first value is next to the rest (module doc of FirstSample); 1 when it cannot be
+    told (a value ≤ 0), 0 when the rest do not vary and the first differs."""
+    from scipy.special import stdtr
+
+    if first <= 0 or min(rest) <= 0:
+        return 1.0
+    logs = [math.log(v) for v in rest]
+    mean = statistics.fmean(logs)
+    sd = statistics.stdev(logs) if len(logs) > 1 else 0.0
+    gap = abs(math.log(first) - mean)
+    if sd == 0:
+        return 1.0 if gap == 0 else 0.0
+    t = gap / (sd * math.sqrt(1 + 1 / len(logs)))
+    return float(2 * stdtr(len(logs) - 1, -t))
 
 
 def _sign(x: float) -> int:

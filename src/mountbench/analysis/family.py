@@ -1,55 +1,54 @@
-"""One family of comparisons per run, decided once by Holm's step-down procedure, so that
-every view, format and chart shows the same decision at the same level.
+"""One family of comparisons per run, over every metric any view or format can show, decided once:
+every table, note, chart and format reads the same decision, and no view decides again.
 
-Why one family: a run's headline ("b is slower in all 6 workloads, c the same in 4") is one
-claim made of all its comparisons with the baseline. At 95 % each, an A/A run of 6
-workloads calls some difference in up to 26 % of runs; the family-wise error rate (the
-chance that any comparison of the run is called different when it is not) is kept at 5 %.
-The family is every comparison the run's summary makes with its baseline (every target,
-every workload, each headline metric: analysis/summary.py builds it) that has an interval.
+Why one family: a run's headline ("b is slower in all 6 workloads, c the same in 4") is one claim made
+of all its comparisons with the baseline. At 95 % each, an A/A run of 6 workloads would call some
+difference in up to 26 % of runs; the family-wise error rate (the chance that any comparison of the
+run is called different when it is not) is kept at 5 %.
 
-Why Holm (1979): Bonferroni tests every one of m comparisons at 5 %/m. Holm tests the
-smallest p-value at 5 %/m, the next at 5 %/(m − 1), ... and stops at the first that fails:
-the same 5 % family-wise guarantee under any dependence between the comparisons, never
-fewer differences found than Bonferroni, and more whenever several are clear (on different
-storage most are). The p-values are those of the t statistic of each log ratio (paired or
-Welch: stats.py).
+Stages (gatekeeping): what the run is for comes first. A comparison is one (workload, metric, target)
+against the baseline; its stage is
+  1. the workload's headline metrics (the figures the summary shows: bandwidth or IOPS per direction,
+     a tree's time, requests/s);
+  2. what serving them cost the host (--watch: CPU, memory);
+  3. every other metric (mean latency, percentiles, fio's CPU figures, the other unit of a headline
+     figure that is not the same measurement), which --unit and --metric show.
+The 5 % is shared out once, 80 % to stage 1 and 10 % to each of the others (a stage with no
+comparison gives its share to stage 1). Within a stage, Holm's step-down (1979): the smallest
+p-value is tested at the stage's share over its open comparisons, and every rejection leaves the
+rest a larger part. A stage that rejects all its comparisons passes its whole share on: to stage 2,
+then 3, then back to 1 (a far-apart run decides its latency percentiles with all of the 5 %). This is
+a graphical procedure in the sense of Bretz et al. (2009, "A graphical approach to sequentially
+rejective multiple test procedures"): Holm within a stage, the limit of ε-weighted edges to the next
+stage, and the initial weights above; it controls the family-wise error at 5 % under any dependence
+between the comparisons, and its decisions do not depend on the order they are made in.
 
-One level, stated once: every interval of the family is shown at 1 − 5 %/(m − r), r being
-the differences Holm found (95 % when it found all m): the level Holm's last step tested
-at. At that level an interval excludes 1 exactly when Holm calls its comparison different,
-so a verdict and its interval never disagree. For the comparisons not called different these
-are (two-sided) Strassburger and Bretz's (2008) intervals compatible with Holm, so "the same"
-and the bound an undecided comparison states (reach.py) hold together with the directions of
-the differences in 95 % of runs (tests/analysis/test_family.py simulates it); for the ones
-called different the claim is the direction, and the ends are the estimate at that level.
+One measurement, one test: two metrics whose per-round ratios are equal (a fixed block size makes the
+bandwidth and IOPS of one job the same measurement) are one hypothesis, decided once, shown in both
+units (analysis/summary.py passes such twins as aliases).
 
-Sameness, a family of its own. "The same within ±5 %" is a claim of another kind: its null is that
-the ratio lies beyond ±5 %, tested by two one-sided t tests (Schuirmann 1987, stats.equivalence_p).
-The run's comparisons are one family for it too, decided by Holm at 5 %, so that at most 5 % of runs
-call anything the same that is not. One comparison cannot be wrong both ways (the partitioning
-principle: its true ratio is either exactly 1, where only "different" can be wrong, or beyond
-±5 %, where only "the same" can, or in between, where neither can), so a run whose comparisons
-are all truly equal (A/A) or all truly far apart makes any wrong claim in at most 5 % of runs; a run
-mixing exact equality and differences just beyond ±5 % could reach 10 % in all. What a comparison
-called the same shows is the interval its tests decided with, at 1 − 2 × its step's error (it lies
-within ±5 %; Family.same_level, stated once). Measured by simulation (tests/analysis/
-test_sequential.py): an A/A pair at a per-round spread of 4 % is called the same within ±5 % in 87 %
-of comparisons by --until's twelfth round, where requiring the difference family's interval to lie
-within ±5 % gave 20 %.
+Intervals: every interval is shown at the level its stage stopped at (1 − the last per-comparison
+share the stage tested with, times its look's share under --until): an interval excludes 1 exactly
+when its comparison is called different, in every view. What every format says of them is one
+sentence, the family's: the intervals hold for all of the run's comparisons together at 95 %
+(:attr:`Family.level`). For the comparisons not called different these are Strassburger and Bretz's
+(2008) intervals compatible with a Bonferroni-based procedure; for those called different the claim is
+the direction, and the ends are the estimate at that level.
 
-Adaptive runs (--until): a comparison that stopped at look k may spend only its share of the
-error (stats.look_share, analysis/sequential.py). Its p-value is divided by that share before
-Holm (a p-value that stays valid whichever look stopped it: the shares of all looks add up
-to 1), and its interval is computed at 1 − share × 5 %/(m − r). The level stated once is
-still the family's (Family.level); each interval's own is on its Comparison.
-Sameness spends its 5 % over the looks by its own shares (stats.same_share: none before the
-eighth round, where ±5 % cannot be shown at a strict level, equal shares from there), since
-each kind of claim may spread its error over the looks as it needs.
+Sameness, a family of its own: "the same within ±5 %" is a claim of another kind (its null: the ratio
+lies beyond ±5 %), tested by two one-sided t tests (Schuirmann 1987, stats.equivalence_p), with the
+same stages and the same procedure, so that at most 5 % of runs call anything the same that is not.
+One comparison cannot be wrong both ways (its true ratio is either exactly 1, where only "different"
+can be wrong, or beyond ±5 %, where only "the same" can, or in between, where neither can); a run
+mixing exact equality and differences just beyond ±5 % could reach 10 % in all. A comparison called
+both different and the same is *different, within ±precision*: a real difference too small to matter
+(criterion.rs's "change within noise threshold"). A comparison called the same shows the interval its
+tests decided with, at 1 − 2 × its share: within ±precision.
 
-Views must not re-summarise subsets of a run to get intervals: a subset is a smaller family
-decided at other levels, and one ratio would get two intervals in one report. Every view
-reads the family the run's summary computed (RunSummary.family, or the cells it decided).
+Adaptive runs (--until, a budget): a comparison that stopped at look k may spend only its look's share
+of the error (stats.look_share, analysis/sequential.py); its p-value is divided by that share before
+the procedure (valid whichever look stopped it: the shares add up to 1), and its interval is computed
+at 1 − share × its stage's last share.
 
 Pure: comparisons in, decisions out.
 """
@@ -68,72 +67,107 @@ from mountbench.model import RunConfig
 K = TypeVar("K", bound=Hashable)
 
 FAMILY_ALPHA = 1 - CONFIDENCE  # the family-wise error rate: 5 %
+HEADLINE, COST, OTHER = 1, 2, 3
+STAGES = (HEADLINE, COST, OTHER)
+STAGE_SHARES = {HEADLINE: 0.8, COST: 0.1, OTHER: 0.1}
+STAGE_WORDS = {HEADLINE: "headline metrics", COST: "host cost", OTHER: "other metrics"}
 
 
 @dataclass(frozen=True)
 class Family(Generic[K]):
     """A run's comparisons, decided together."""
 
-    comparisons: Mapping[K, Comparison]  # each with Holm's decision and its interval at the family's level
-    different: frozenset[K]  # what Holm called different (their intervals exclude 1)
-    adjusted: Mapping[K, float]  # Holm-adjusted p-values (nan without an interval)
-    size: int  # m: the comparisons with an interval, the ones the error is shared among
+    comparisons: Mapping[K, Comparison]  # each with its decision, its interval at its stage's last share
+    different: frozenset[K]  # called different (their intervals exclude 1)
+    size: int  # hypotheses with an interval (twins counted once)
     alpha: float = FAMILY_ALPHA
-    same: frozenset[K] = frozenset()  # what the sameness Holm called the same (within ±precision)
-    same_adjusted: Mapping[K, float] = field(default_factory=dict)  # its Holm-adjusted p-values
-
-    @property
-    def same_alpha(self) -> float:
-        """The error the sameness Holm's last rejecting step tested at, 5 %/(m − s + 1) for s called the
-        same: every sameness interval is shown at 1 − 2 × that (times its look's share under --until),
-        where each lies within ±precision; nan when none was called the same."""
-        if not self.same:
-            return math.nan
-        return self.alpha / max(1, self.size - len(self.same) + 1)
-
-    @property
-    def same_level(self) -> float:
-        """The level to state once for the intervals of the comparisons called the same (nan: none)."""
-        return 1 - 2 * self.same_alpha
-
-    @property
-    def step_alpha(self) -> float:
-        """The error Holm's last step tested at, 5 %/(m − r); 5 % when every comparison differs."""
-        return self.alpha / max(1, self.size - len(self.different))
+    same: frozenset[K] = frozenset()  # called the same (within ±precision)
+    stage_of: Mapping[K, int] = field(default_factory=dict)
+    step_alphas: Mapping[int, float] = field(default_factory=dict)  # stage → its last per-comparison share
+    same_step_alphas: Mapping[int, float] = field(default_factory=dict)
 
     @property
     def level(self) -> float:
-        """The level to state once for the family's intervals (each interval's own level in a
-        fixed-size run; an adaptive run's looks spend a share of its error: the module doc)."""
-        return 1 - self.step_alpha
+        """The one level every format states: all of the run's intervals hold together at 1 − alpha."""
+        return 1 - self.alpha
 
-    def level_at(self, config: RunConfig | None = None) -> Callable[[int], float]:
-        """n → the level an interval from n rounds would be computed at in this family (its look's
-        share of the error under ``config``'s --until; the family's level without ``config``):
-        what reach.reach plans more rounds with."""
-        step_alpha = self.step_alpha
+    @property
+    def step_alpha(self) -> float:
+        """The headline stage's last per-comparison share (its intervals' own level is 1 − that)."""
+        return self.step_alphas.get(HEADLINE, self.alpha)
+
+    @property
+    def within_precision(self) -> frozenset[K]:
+        """Called different and the same: a real difference inside ±precision."""
+        return self.different & self.same
+
+    def level_at(self, config: RunConfig | None = None, stage: int = HEADLINE) -> Callable[[int], float]:
+        """n → the level an interval from n rounds would be computed at in this family's ``stage`` (its
+        look's share of the error under ``config``'s --until): what reach.reach plans more rounds with."""
+        step = self.step_alphas.get(stage, self.alpha * STAGE_SHARES[stage])
         if config is None:
-            return lambda n: 1 - step_alpha
-        return lambda n: 1 - look_share(config, n) * step_alpha
+            return lambda n: 1 - step
+        return lambda n: 1 - look_share(config, n) * step
 
 
-def holm(p_values: Mapping[K, float], alpha: float = FAMILY_ALPHA) -> tuple[frozenset[K], dict[K, float]]:
-    """Holm's step-down over ``p_values`` (nan: no test, left out): the rejected keys and each
-    key's adjusted p-value (the smallest family-wise level at which it would be rejected)."""
-    tested = sorted(((p, key) for key, p in p_values.items() if not math.isnan(p)), key=lambda item: item[0])
-    m = len(tested)
+def holm(p_values: Mapping[K, float], alpha: float = FAMILY_ALPHA) -> tuple[frozenset[K], float]:
+    """Holm's step-down over ``p_values`` (nan: no test, left out): the rejected keys and the share the
+    last step tested at (alpha/(m − r), or the last rejection's when all were rejected)."""
+    return staged({key: HEADLINE for key in p_values}, p_values, alpha, {HEADLINE: 1.0})
+
+
+def staged(
+    stage_of: Mapping[K, int],
+    p_values: Mapping[K, float],
+    alpha: float = FAMILY_ALPHA,
+    shares: Mapping[int, float] | None = None,
+    steps: dict[int, float] | None = None,
+) -> tuple[frozenset[K], float]:
+    """The graphical procedure of the module doc over ``p_values`` (nan: not tested) in their stages:
+    the rejected keys, and the headline stage's last per-comparison share. ``steps``, when given, gets
+    every stage's last per-comparison share."""
+    open_by_stage: dict[int, list[tuple[float, K]]] = {}
+    for key, p in p_values.items():
+        if not math.isnan(p):
+            open_by_stage.setdefault(stage_of[key], []).append((p, key))
+    for items in open_by_stage.values():
+        items.sort(key=lambda item: item[0])
+    weights = _initial_weights(alpha, shares or STAGE_SHARES, set(open_by_stage))
+    last: dict[int, float] = {}
     rejected: set[K] = set()
-    adjusted: dict[K, float] = {key: math.nan for key in p_values}
-    running = 0.0
-    stopped = False
-    for step, (p, key) in enumerate(tested):
-        running = max(running, min(1.0, (m - step) * p))
-        adjusted[key] = running
-        if not stopped and p <= alpha / (m - step):
-            rejected.add(key)
-        else:
-            stopped = True
-    return frozenset(rejected), adjusted
+    order = sorted(weights)
+    changed = True
+    while changed:
+        changed = False
+        for stage in order:
+            items = open_by_stage.get(stage)
+            while items:
+                share = weights[stage] / len(items)
+                last[stage] = share
+                p, key = items[0]
+                if p > share:
+                    break
+                items.pop(0)
+                rejected.add(key)
+                changed = True
+            if items == [] and weights[stage] > 0:  # exhausted: its weight goes on to the next open stage
+                following = [s for s in order[order.index(stage) + 1 :] + order if open_by_stage.get(s)]
+                if following:
+                    weights[following[0]] += weights[stage]
+                    weights[stage] = 0.0
+                    changed = True
+    if steps is not None:
+        steps.update(last)
+    return frozenset(rejected), last.get(HEADLINE, alpha)
+
+
+def _initial_weights(alpha: float, shares: Mapping[int, float], present: set[int]) -> dict[int, float]:
+    """Each stage's share of ``alpha``; an empty stage's share goes to the first present stage."""
+    weights = {stage: 0.0 for stage in shares}
+    first = min(present) if present else min(shares)
+    for stage, share in shares.items():
+        weights[stage if stage in present else first] += alpha * share
+    return weights
 
 
 def decide_family(
@@ -141,28 +175,44 @@ def decide_family(
     shares: Mapping[K, float] | None = None,
     alpha: float = FAMILY_ALPHA,
     same_shares: Mapping[K, float] | None = None,
+    stage_of: Mapping[K, int] | None = None,
+    aliases: Mapping[K, K] | None = None,
 ) -> Family[K]:
-    """Decide ``comparisons`` (any level: only their estimates, standard errors and p-values are
-    used) as one family at family-wise error ``alpha``, for differences and, apart, for sameness.
-    ``shares``: the share of the difference error each comparison's look may spend
-    (stats.look_share), ``same_shares`` of the sameness error (stats.same_share); 1 for all when
-    None: a fixed-size run."""
+    """Decide ``comparisons`` (any level: only their estimates, standard errors and p-values are used) as
+    one family at family-wise error ``alpha``, for differences and, apart, for sameness. ``shares``: the
+    share of the difference error each comparison's look may spend (stats.look_share), ``same_shares`` of
+    the sameness error; 1 for all when None (a fixed-size run). ``stage_of``: each comparison's stage
+    (HEADLINE when None). ``aliases``: twin → the comparison it is the same measurement as (decided once,
+    given the same decision)."""
+    aliases = dict(aliases or {})
+    stages = {key: (stage_of or {}).get(key, HEADLINE) for key in comparisons}
+    tested = {key: c for key, c in comparisons.items() if key not in aliases}
     share = {key: (shares or {}).get(key, 1.0) for key in comparisons}
-    spent = {key: min(1.0, c.p_value / share[key]) if c.has_interval else math.nan for key, c in comparisons.items()}
-    different, adjusted = holm(spent, alpha)
-    size = sum(1 for p in spent.values() if not math.isnan(p))
-    step_alpha = alpha / max(1, size - len(different))
-    decided = {key: at_level(c, 1 - share[key] * step_alpha) for key, c in comparisons.items()}
     same_share = {key: (same_shares or {}).get(key, 1.0) for key in comparisons}
-    equivalent = {key: _spent(equivalence_p(c), same_share[key]) for key, c in comparisons.items()}
-    same, same_adjusted = holm(equivalent, alpha)
-    same_alpha = alpha / max(1, size - len(same) + 1)
-    for key, c in decided.items():
-        if key in same and key not in different:
-            decided[key] = as_same(comparisons[key], same_share[key] * same_alpha)
-        elif c.has_interval:
-            decided[key] = dataclasses.replace(c, same=False)
-    return Family(decided, different, adjusted, size, alpha, same, same_adjusted)
+    spent = {key: _spent(c.p_value if c.has_interval else math.nan, share[key]) for key, c in tested.items()}
+    steps: dict[int, float] = {}
+    different, _ = staged({k: stages[k] for k in tested}, spent, alpha, steps=steps)
+    equivalent = {key: _spent(equivalence_p(c), same_share[key]) for key, c in tested.items()}
+    same_steps: dict[int, float] = {}
+    same, _ = staged({k: stages[k] for k in tested}, equivalent, alpha, steps=same_steps)
+    decided: dict[K, Comparison] = {}
+    for key in comparisons:
+        source = aliases.get(key, key)
+        c = comparisons[key]
+        stage = stages[source]
+        step = steps.get(stage, alpha * STAGE_SHARES[stage])
+        if source in same and source not in different:
+            decided[key] = as_same(c, same_share[source] * same_steps[stage])
+            continue
+        shown = at_level(c, 1 - share[source] * step)
+        if c.has_interval:
+            # the interval's level and the decision agree by construction; twins' floating ends too
+            shown = dataclasses.replace(shown, significant=source in different, same=source in same)
+        decided[key] = shown
+    size = sum(1 for p in spent.values() if not math.isnan(p))
+    different_all = frozenset(k for k in comparisons if aliases.get(k, k) in different)
+    same_all = frozenset(k for k in comparisons if aliases.get(k, k) in same)
+    return Family(decided, different_all, size, alpha, same_all, stages, steps, same_steps)
 
 
 def _spent(p_value: float, share: float) -> float:

@@ -29,6 +29,53 @@ from mountbench.model import Caveat
 from mountbench.units import format_seconds, sig3
 
 
+@dataclass(frozen=True)
+class DriftTests:
+    """A series' tests for a change over the run (analysis/drift.py): the first sample against the rest, a
+    step at any sample, a trend; and the step and trend of the series without its first sample (what is
+    said when the first is a cold start). Their p-values join the run's other cells' in one false-discovery
+    control (:func:`discovery_threshold`), so that a run of many cells does not call drift by chance."""
+
+    first: drift.FirstSample | None
+    step: drift.Step | None
+    trend: drift.Trend | None
+    later_step: drift.Step | None = None
+    later_trend: drift.Trend | None = None
+
+    @property
+    def p_values(self) -> list[float]:
+        """The p-values that enter the run's false-discovery control."""
+        found = [t.p_value for t in (self.first, self.step, self.trend) if t is not None]
+        return [p for p in found if not math.isnan(p)]
+
+
+def drift_tests(values: Sequence[float]) -> DriftTests:
+    """``values`` in time order."""
+    first = drift.first_sample(values)
+    later = values[1:]
+    return DriftTests(
+        first, drift.step(values), drift.trend(values), drift.step(later) if first else None,
+        drift.trend(later) if first else None,
+    )  # fmt: skip
+
+
+FDR = 0.05  # the false-discovery rate of the run's drift, step and cold-start flags
+
+
+def discovery_threshold(p_values: Sequence[float], rate: float = FDR) -> float:
+    """Benjamini and Hochberg (1995): the largest p-value p_(k) with p_(k) ≤ k/m · rate over the run's m tests
+    (0 when none qualifies): flags at or below it keep the expected share of false ones among them at
+    ``rate`` (under independence or positive dependence), where testing each at 5 % flagged drift in 28 % and
+    a cold start in 29 % of a stationary run's cells (CV 10 %)."""
+    ordered = sorted(p for p in p_values if not math.isnan(p))
+    m = len(ordered)
+    threshold = 0.0
+    for k, p in enumerate(ordered, start=1):
+        if p <= k / m * rate:
+            threshold = p
+    return threshold
+
+
 def cell_caveats(
     summary: Summary,
     values: Sequence[float],
@@ -37,8 +84,12 @@ def cell_caveats(
     baseline: bool,
     show_command: str,
     rounds: Sequence[int] = (),
+    tests: DriftTests | None = None,
+    threshold: float = drift.ALPHA,
 ) -> tuple[Caveat, ...]:
-    """``values`` in time order (``rounds``: the round of each); ``show_command`` lists the run's samples.
+    """``values`` in time order (``rounds``: the round of each); ``show_command`` lists the run's samples;
+    ``tests``: the cell's drift tests (made here when None); ``threshold``: the run's false-discovery threshold
+    (discovery_threshold) the tests are judged at.
 
     A step anywhere (drift.step) is named with when and how big; otherwise a trend. A first
     sample that stands out is "a cold start, or a step from sample 2 on": one run cannot tell
@@ -51,22 +102,24 @@ def cell_caveats(
                 "fewer than 3 samples: no useful interval; use --repeat 3 or more (or a larger --budget)",
             )
         )
-    first = drift.first_sample(values)
-    change = drift.step(values)
+    tests = tests or drift_tests(values)
+    change = tests.step
     # a first sample that stands out because the level changed later belongs to the level before
-    cold = first is not None and first.stands_out and not (change is not None and change.found)
-    later = values[1:] if cold else values  # a cold start is no trend and no step
-    trend = drift.trend(later)
-    offset = 0
-    if cold:
-        change, offset = drift.step(later), 1
-    if change is not None and change.found:
+    cold = (
+        tests.first is not None
+        and tests.first.stands_out_at(threshold)
+        and not (change is not None and change.found_at(threshold))
+    )
+    trend, offset = tests.trend, 0
+    if cold:  # a cold start is no trend and no step
+        change, trend, offset = tests.later_step, tests.later_trend, 1
+    if change is not None and change.found_at(threshold):
         found.append(_step_caveat(change, offset, rounds, metric, baseline, show_command))
-    elif trend is not None and trend.drifts:
+    elif trend is not None and trend.drifts_at(threshold):
         found.append(_drift_caveat(trend, metric, baseline))
     if cold:
-        assert first is not None
-        found.append(_first_caveat(first, metric, show_command))
+        assert tests.first is not None
+        found.append(_first_caveat(tests.first, metric, show_command))
     if summary.outliers:
         found.append(
             Caveat(
@@ -77,6 +130,13 @@ def cell_caveats(
     return tuple(found)
 
 
+def ratio_tests(target: Sequence[tuple[int, float]], base: Sequence[tuple[int, float]]) -> DriftTests:
+    """The drift tests of a comparison's per-round ratios (rounds where both sides have a value)."""
+    by_round = dict(base)
+    paired = [value / by_round[r] for r, value in sorted(target) if by_round.get(r)]
+    return DriftTests(None, drift.step(paired) if drift.trend(paired) else None, drift.trend(paired))
+
+
 def ratio_caveats(
     comparison: Comparison | None,
     target: Sequence[tuple[int, float]],
@@ -85,18 +145,19 @@ def ratio_caveats(
     drifted: bool,
     baseline: str,
     shown: Shown | None = None,
+    tests: DriftTests | None = None,
+    threshold: float = drift.ALPHA,
 ) -> tuple[Caveat, ...]:
-    """``target`` and ``base`` are (round, value) pairs; ``drifted``: either side drifts."""
+    """``target`` and ``base`` are (round, value) pairs; ``drifted``: either side drifts; ``tests``: the
+    per-round ratios' drift tests (ratio_tests; made here when None), judged at ``threshold``."""
     found = []
     if comparison is not None and comparison.verdict == stats.UNDECIDED:
         found.append(undecided_caveat(comparison, shown))
-    by_round = dict(base)
-    paired = [value / by_round[r] for r, value in sorted(target) if by_round.get(r)]
-    trend = drift.trend(paired)
+    tests = tests or ratio_tests(target, base)
+    trend, change = tests.trend, tests.step
     if trend is None:
         return tuple(found)
-    change = drift.step(paired)
-    if change is not None and change.found:
+    if change is not None and change.found_at(threshold):
         found.append(
             Caveat(
                 model.RATIO_DRIFT,
@@ -105,7 +166,7 @@ def ratio_caveats(
                 f"{_p(change.p_value)})",
             )
         )
-    elif trend.drifts:
+    elif trend.drifts_at(threshold):
         found.append(
             Caveat(
                 model.RATIO_DRIFT,
@@ -148,26 +209,38 @@ def level_text(level: float) -> str:
 
 def _what_it_would_take(shown: Shown, precision: float) -> str:
     """'what it shows: b is within 0.75–1.33× of a (no difference beyond 1.33× either way); ±5% would take
-    about 40 rounds at the spread measured (36 more, about 2m40s), beyond --max-repeat 12: …'."""
+    about 9–14 rounds at the spread measured (11 more, about 2m40s), beyond --max-repeat 12: …'. The rounds
+    are a range: at the spread measured, and at its upper 80 % bound (enough in about 80 % of runs); the
+    command it names is counted at the level that command would test at (analysis/reach.py)."""
     found = shown.reach
     if found is None:
         return "more rounds decide it (one round a side measures no spread)"
-    bound = sig3(found.bound)
-    said = (
-        f"what it shows: {shown.target} is within {sig3(found.low)}–{bound}× of {shown.baseline} (no difference "
-        f"beyond {bound}× either way)"
-    )
+    if found.bound > stats.TOO_WIDE_SPAN:
+        said = f"what it shows: nothing yet ({shown.target} against {shown.baseline} spans more than 100×)"
+    else:
+        bound = sig3(found.bound)
+        said = (
+            f"what it shows: {shown.target} is within {sig3(found.low)}–{bound}× of {shown.baseline} (no "
+            f"difference beyond {bound}× either way)"
+        )
     wanted = f"±{precision * 100:g}%"
+    if found.run_level_bound:
+        return (
+            f"{said}; {wanted} is out of reach in any number of rounds: what a run's results move by between "
+            "runs (its run level, in the run facts) is wider than that alone; 'mountbench calibrate' measures it "
+            "on this storage"
+        )
     if found.rounds is None:
         return f"{said}; at the spread measured, {wanted} is out of reach in any number of rounds here"
+    sure = found.sure_rounds if found.sure_rounds is not None else found.rounds
     cost = ""
     if shown.per_round_s and found.more:
         cost = f", about {format_seconds(found.more * shown.per_round_s)}"
-    need = f"{wanted} would take about {found.rounds} rounds at the spread measured ({found.more} more{cost})"
+    need = f"{wanted} would take about {found.range_text} at the spread measured ({found.more} more{cost})"
     if not found.within_max_repeat:
         return (
             f"{said}; {need}, beyond --max-repeat {found.max_repeat}: out of reach in this run "
-            f"(--until {precision * 100:g}% --max-repeat {found.rounds} would get there)"
+            f"(--until {precision * 100:g}% --max-repeat {sure} would get there in about 80 % of runs)"
         )
     if shown.adaptive:
         return f"{said}; {need}, within --max-repeat {found.max_repeat}: a larger --budget gives them time"
@@ -180,7 +253,7 @@ def undecided_caveat(comparison: Comparison, shown: Shown | None = None) -> Cave
     --until at that precision stops there and advising it would send the reader in a circle. With
     ``shown``, the note says the bound the interval did establish and what ±precision would take."""
     precision = f"{comparison.precision * 100:g}%"
-    level = level_text(comparison.level)
+    # the level is the family's, stated once in every format's legend (analysis/family.py): never per note
     low, high = comparison.low, comparison.high
     if shown is None:
         direction = "target ÷ baseline"
@@ -189,7 +262,7 @@ def undecided_caveat(comparison: Comparison, shown: Shown | None = None) -> Cave
     else:  # lower is better (time, latency): said as speed, the way the tables say it
         low, high = (1 / high if high > 0 else math.inf), (1 / low if low > 0 else math.inf)
         direction = f"{shown.target}'s speed ÷ {shown.baseline}'s"
-    shown_text = f"its {level} CI ({sig3(low)}–{sig3(high)}×, {direction})"
+    shown_text = f"its CI ({sig3(low)}–{sig3(high)}×, {direction})"
     if comparison.precise:
         return Caveat(
             model.WIDE_RATIO,
@@ -198,7 +271,7 @@ def undecided_caveat(comparison: Comparison, shown: Shown | None = None) -> Cave
             f"precision (--until {comparison.precision * 50:g}%) adds the rounds that would narrow it",
         )
     if comparison.too_wide:
-        how = f"its {level} CI spans more than {stats.TOO_WIDE_SPAN:g}×: too wide to rank"
+        how = f"its CI spans more than {stats.TOO_WIDE_SPAN:g}×: too wide to rank"
     else:
         how = f"{shown_text} contains 1 but reaches beyond ±{precision}"
     if shown is None:

@@ -46,10 +46,13 @@ Pure: RunData in, decisions out.
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mountbench.analysis.stats import DIFFERS, geomean_interval, interval_level, is_look, same_share
+from mountbench.analysis.decided import decide_runs
+from mountbench.analysis.family import COST, HEADLINE
+from mountbench.analysis.stats import DIFFERS, Comparison, geomean_interval, interval_level, is_look
 from mountbench.analysis.stats import SAME as STATS_SAME
 from mountbench.analysis.summary import Cell, RunSummary, summarize_runs
 from mountbench.model import RunConfig, RunData
@@ -73,8 +76,34 @@ class Decision:
 
 def decide(run: RunData, precision: float) -> list[Decision]:
     """One decision per (workload, target) that is compared (every target but the baseline,
-    or the single target when there is no other)."""
-    return decide_summary(summarize_runs([run]), precision, run.config)
+    or the single target when there is no other): for each, the run's family's verdicts on the
+    comparisons its headline view shows (its headline metrics and what they cost the host)."""
+    labels = run.target_labels()
+    if len(labels) < 2:
+        return decide_summary(summarize_runs([run]), precision, run.config)
+    family = decide_runs([run], run.config.baseline).family
+    ok: dict[tuple[str, str], int] = defaultdict(int)
+    for sample in run.samples:
+        ok[(sample.workload, sample.target)] += sample.ok
+    by_pair: dict[tuple[str, str], list[Comparison]] = defaultdict(list)
+    for (workload, _metric, target), comparison in family.comparisons.items():
+        if family.stage_of.get((workload, _metric, target)) in (HEADLINE, COST):
+            by_pair[(workload, target)].append(comparison)
+    decisions = []
+    for workload in run.workloads:
+        for target in labels:
+            if target == run.config.baseline:
+                continue
+            n = ok[(workload.name, target)]
+            if not n or not ok[(workload.name, run.config.baseline)]:
+                states = [(FAILED, 0.0)]
+            else:
+                states = [_comparison_state(c, precision) for c in by_pair.get((workload.name, target), [])]
+                states = states or [(UNDECIDED, math.inf)]
+            worst = max(states, key=lambda s: s[1])
+            state = UNDECIDED if any(s == UNDECIDED for s, _ in states) else worst[0]
+            decisions.append(Decision(workload.name, target, state, n, worst[1], is_look(run.config, n)))
+    return decisions
 
 
 def decide_summary(summary: RunSummary, precision: float, config: RunConfig | None = None) -> list[Decision]:
@@ -92,11 +121,7 @@ def decide_summary(summary: RunSummary, precision: float, config: RunConfig | No
             cell = row.cells[target]
             key = (row.workload, target)
             rounds[key] = cell.summary.n if cell.summary else 0
-            state = (
-                _alone_state(cell, precision, config, alone_family)
-                if alone
-                else _compared_state(cell, precision, config is None or same_share(config, rounds[key]) > 0)
-            )
+            state = _alone_state(cell, precision, config, alone_family) if alone else _compared_state(cell, precision)
             found.setdefault(key, []).append(state)
     decisions = []
     for (workload, target), states in found.items():
@@ -119,13 +144,14 @@ def _alone_state(cell: Cell, precision: float, config: RunConfig | None, family:
     return (PRECISE, 0.0) if half <= margin else (UNDECIDED, half / margin)
 
 
-def _compared_state(cell: Cell, precision: float, same_tested: bool) -> tuple[str, float]:
-    """The family's verdict on the cell's comparison (summary.py decided it). ``same_tested``: the
-    look spent a share of the sameness error (stats.same_share); before that a comparison no
-    wider than ±precision samples on (it may yet be shown the same) rather than stop as PRECISE."""
+def _compared_state(cell: Cell, precision: float) -> tuple[str, float]:
+    """The family's verdict on the cell's comparison (analysis/decided.py decided it)."""
     if cell.summary is None:
         return FAILED, 0.0
-    comparison = cell.comparison
+    return _comparison_state(cell.comparison, precision)
+
+
+def _comparison_state(comparison: Comparison | None, precision: float) -> tuple[str, float]:
     if comparison is None or math.isnan(comparison.low) or comparison.low <= 0:
         return UNDECIDED, math.inf
     if comparison.verdict == DIFFERS:
@@ -134,7 +160,7 @@ def _compared_state(cell: Cell, precision: float, same_tested: bool) -> tuple[st
         return SAME, 0.0
     half = math.log(comparison.high / comparison.low) / 2
     margin = math.log1p(precision)
-    if half <= margin and same_tested:
+    if half <= margin:
         return PRECISE, 0.0
     return UNDECIDED, max(half / margin, 1.0)
 

@@ -53,6 +53,8 @@ MIN_LOG_SD = 0.008  # the least spread a side's log values are taken to have (th
 # Comparison.verdict
 DIFFERS, SAME, UNDECIDED, NO_INTERVAL = "differs", "same", "undecided", "no-interval"
 OUTLIER_Z = 3.5
+OUTLIER_MIN_N = 6  # outliers are looked for from this many samples on
+MAX_DF = 1e6  # degrees of freedom past this are the normal distribution's (a known variance)
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,10 @@ class Comparison:
     n: int = 0  # rounds behind it: pairs when paired, else the smaller side's samples
     se: float = math.nan  # standard error of the log ratio (after the spread floor); nan without an interval
     df: float = math.nan  # its degrees of freedom (paired: n − 1; unpaired: Welch's)
-    spread: float = math.nan  # standard deviation of one round's log ratio: se ≈ spread / √n (reach.py plans with it)
+    spread: float = math.nan  # standard deviation of one round's log ratio (moderated): se² = spread²/n + run_var
+    run_var: float = 0.0  # the run level's variance of the log ratio (analysis/runlevel.py): no rounds shrink it
+    run_df: float = math.inf  # its degrees of freedom
+    within_df: float = math.nan  # the degrees of freedom of ``spread`` (n − 1, or more where the run's prior lent some)
     # the run's family decided sameness (analysis/family.py: its own Holm over two one-sided tests); None: a
     # comparison no family decided, judged by its interval alone (SAME when it lies within ±precision)
     same: bool | None = None
@@ -150,8 +155,11 @@ def _binom_half_cdf(k: int, n: int) -> float:
 
 
 def outlier_indices(values: Sequence[float], threshold: float = OUTLIER_Z) -> tuple[int, ...]:
+    """Samples whose modified z-score (Iglewicz and Hoaglin: on the median absolute deviation) exceeds
+    ``threshold``; none below OUTLIER_MIN_N samples: with three, one of them is "an outlier" in 29 % of clean
+    cells (the MAD of three is one gap), which says nothing a reader can use."""
     data = np.asarray(values, dtype=float)
-    if len(data) < 3:
+    if len(data) < OUTLIER_MIN_N:
         return ()
     median = np.median(data)
     mad = np.median(np.abs(data - median))
@@ -209,7 +217,7 @@ def compare(
     se = math.sqrt(var_b / n_b + var_v / n_v)
     df = (var_b / n_b + var_v / n_v) ** 2 / ((var_b / n_b) ** 2 / (n_b - 1) + (var_v / n_v) ** 2 / (n_v - 1))
     spread = math.sqrt(var_b + var_v)
-    return _t_comparison(diff, se, df, level, precision, paired=False, n=min(n_b, n_v), spread=spread)
+    return t_comparison(diff, se, df, level, precision, paired=False, n=min(n_b, n_v), spread=spread)
 
 
 def paired_compare(
@@ -233,7 +241,7 @@ def paired_compare(
     if n < 2:
         return Comparison(math.exp(diff), math.nan, math.nan, math.nan, False, level, precision, paired=True, n=n)
     spread = max(float(np.std(logs, ddof=1)), math.sqrt(2) * _checked_floor(min_spread))
-    return _t_comparison(diff, spread / math.sqrt(n), n - 1, level, precision, paired=True, n=n, spread=spread)
+    return t_comparison(diff, spread / math.sqrt(n), n - 1, level, precision, paired=True, n=n, spread=spread)
 
 
 def at_level(comparison: Comparison, level: float) -> Comparison:
@@ -290,16 +298,31 @@ def t_quantile(df: float, level: float) -> float:
     return float(stdtrit(df, 0.5 + level / 2))
 
 
-def _t_comparison(
-    diff: float, se: float, df: float, level: float, precision: float, *, paired: bool, n: int, spread: float
+def t_comparison(
+    diff: float,
+    se: float,
+    df: float,
+    level: float,
+    precision: float,
+    *,
+    paired: bool,
+    n: int,
+    spread: float,
+    run_var: float = 0.0,
+    run_df: float = math.inf,
+    within_df: float = math.nan,
 ) -> Comparison:
+    """The comparison of a log ratio ``diff`` with standard error ``se`` on ``df`` degrees of freedom."""
     from scipy.special import stdtr
 
+    df = min(df, MAX_DF)
     p_value = float(2 * stdtr(df, -abs(diff) / se))
     low, high = _t_interval(diff, se, df, level)
+    within_df = df if math.isnan(within_df) else within_df
     return Comparison(
-        math.exp(diff), low, high, p_value, not (low <= 1.0 <= high), level, precision, paired, n, se, df, spread
-    )
+        math.exp(diff), low, high, p_value, not (low <= 1.0 <= high), level, precision, paired, n, se, df, spread,
+        run_var=run_var, run_df=run_df, within_df=within_df,
+    )  # fmt: skip
 
 
 def _t_interval(center: float, se: float, df: float, level: float) -> tuple[float, float]:
@@ -356,23 +379,32 @@ def clearly_best(intervals: Sequence[tuple[float, float] | None], best: int, *, 
 
 
 LOOK_GROWTH = 1.5  # each look of --until comes after half as many rounds again as the last (3, 5, 8, 12, ...)
+SPENDING_RHO = 1.5  # the error spent by information fraction t: t**SPENDING_RHO (spending_share)
 
 
-def look_points(repeat: int, max_repeat: int) -> tuple[int, ...]:
+def look_points(repeat: int, last: int) -> tuple[int, ...]:
     """The rounds at which --until may stop a comparison: --repeat (at least 2: an interval needs
-    two rounds), then each ×LOOK_GROWTH (rounded up, one round at least) up to --max-repeat, the
-    last look. Few looks, each after a sizeable share of new rounds (group-sequential design):
-    every look spends part of the error, so looking after every round would leave each look a
-    sliver of it (analysis/sequential.py)."""
+    two rounds), then each ×LOOK_GROWTH (rounded up, one round at least) up to ``last``, the last
+    look (--max-repeat, or the rounds the budget fits: RunConfig.looks). Few looks, each after a
+    sizeable share of new rounds (group-sequential design: analysis/sequential.py)."""
     points = [max(2, repeat)]
-    while points[-1] < max_repeat:
-        points.append(min(max_repeat, max(points[-1] + 1, math.ceil(points[-1] * LOOK_GROWTH))))
+    while points[-1] < last:
+        points.append(min(last, max(points[-1] + 1, math.ceil(points[-1] * LOOK_GROWTH))))
     return tuple(points)
 
 
+def planned_looks(config: RunConfig) -> tuple[int, ...]:
+    """The run's looks: those its plan recorded (the budget's, engine/session.py), else --repeat's
+    growing to --max-repeat."""
+    return tuple(config.looks) or look_points(config.repeat, config.max_repeat)
+
+
 def _points_for(config: RunConfig, n: int) -> tuple[int, ...]:
-    """The run's looks, extended to ``n`` when a merged or resumed run holds more rounds than --max-repeat."""
-    return look_points(config.repeat, max(config.max_repeat, n))
+    """The run's looks, extended to ``n`` when a merged or resumed run holds more rounds than its last."""
+    points = planned_looks(config)
+    if n > points[-1]:
+        return look_points(config.repeat, n)
+    return points
 
 
 def look(config: RunConfig, n: int) -> int:
@@ -405,34 +437,38 @@ def interval_level(config: RunConfig | None, n: int, family: int = 1) -> float:
     return family_level(1 - (1 - CONFIDENCE) * share, family)
 
 
+def spent_by(fraction: float, rho: float | None = None) -> float:
+    """The share of the error spent once ``fraction`` of the planned rounds are in (Kim and DeMets' power
+    family of spending functions, 1987: t**rho; rho = 1 spends evenly, 3 like O'Brien and Fleming)."""
+    return min(1.0, max(0.0, fraction)) ** (SPENDING_RHO if rho is None else rho)
+
+
 def look_share(config: RunConfig, n: int) -> float:
-    """The share of the error an interval from ``n`` rounds may spend: 1 for a fixed-size run; at
-    look j of an adaptive one with J looks, (1/j) / (1 + 1/2 + … + 1/J): the shares of all looks
-    add up to 1, the first look (three rounds, where a strict level costs most: the t quantile
-    grows fast at few degrees of freedom) gets the most, and a late look still a fair part
-    (1/(j·H_J): 12 % at the fourth of four looks)."""
-    if config.until is None:
-        return 1.0
-    looks = len(_points_for(config, n))
-    harmonic = sum(1 / j for j in range(1, looks + 1))
-    return 1 / (look(config, n) * harmonic)
-
-
-SAME_MIN_ROUNDS = 8  # under --until, sameness is tested at the looks of this many rounds or more (same_share)
-
-
-def same_share(config: RunConfig, n: int) -> float:
-    """The share of the sameness error (analysis/family.py) a look from ``n`` rounds may spend: 1 for a
-    fixed-size run; under --until, equal shares for the looks of SAME_MIN_ROUNDS rounds or more (the last
-    look's whole share when no look reaches that many), none before. Fewer rounds cannot show ±5 % at the
-    strict level a look of a family of six tests at (t grows fast at few degrees of freedom), so an early
-    share would be spent for nothing; differences, which show early on different storage, spend most of
-    theirs at the first look (look_share). Each kind of claim's shares add up to 1 over the looks."""
+    """The share of the error an interval from ``n`` rounds may spend: 1 for a fixed-size run; at look j
+    of an adaptive one, what the spending function adds between look j − 1 and look j, by the share of the
+    last look's rounds each has (:func:`spent_by`). The last look spends what is left; a run that ends
+    between two looks (its budget ran short, Ctrl-C) makes its last look there with the share of the look
+    it was heading for. The shares of all looks add up to 1, for differences and sameness alike."""
     if config.until is None:
         return 1.0
     points = _points_for(config, n)
-    eligible = [point for point in points if point >= SAME_MIN_ROUNDS] or [points[-1]]
-    return 1 / len(eligible) if points[look(config, n) - 1] in eligible else 0.0
+    j = look(config, n)
+    last = points[-1]
+    before = spent_by(points[j - 2] / last) if j > 1 else 0.0
+    return spent_by(points[j - 1] / last) - before
+
+
+def last_look_share(repeat: int, last: int) -> float:
+    """The share of the error the last look of a plan whose looks run from ``repeat`` to ``last`` rounds
+    spends (what an advised `--until P% --max-repeat LAST` would test at when it gets there)."""
+    points = look_points(repeat, last)
+    return 1.0 - (spent_by(points[-2] / points[-1]) if len(points) > 1 else 0.0)
+
+
+def same_share(config: RunConfig, n: int) -> float:
+    """The share of the sameness error a look from ``n`` rounds may spend: the same spending as
+    differences (:func:`look_share`), from the first look on (each kind of claim's shares add up to 1)."""
+    return look_share(config, n)
 
 
 def family_level(level: float, family: int) -> float:

@@ -21,28 +21,17 @@ Pure: takes RunData, returns plain dataclasses that reports render.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from mountbench import model
 from mountbench.analysis import plausible, quality, stats
-from mountbench.analysis.family import Family, decide_family
+from mountbench.analysis.decided import ComparisonKey, Decided, decide_runs, usable_samples
+from mountbench.analysis.family import Family
 from mountbench.analysis.metrics import MetricInfo, describe, headline_metrics, metric_matches
-from mountbench.analysis.multiclient import CLIENTS_LEFT_OUT, FEWER_CLIENTS
 from mountbench.analysis.reach import reach
-from mountbench.analysis.stats import (
-    CONFIDENCE,
-    Comparison,
-    Summary,
-    compare,
-    look_share,
-    paired_compare,
-    precision_of,
-    same_share,
-    summarize,
-)
+from mountbench.analysis.stats import Comparison, Summary, last_look_share, precision_of, summarize
 from mountbench.errors import UsageError
 from mountbench.model import Caveat, RunData, Sample
 
@@ -72,17 +61,19 @@ class Row:
     cells: dict[str, Cell]
 
 
-ComparisonKey = tuple[str, str, str]  # (workload, metric, target): one comparison with the baseline
-
-
 @dataclass(frozen=True)
 class RunSummary:
     run_ids: tuple[str, ...]
     targets: tuple[str, ...]
     baseline: str
     rows: tuple[Row, ...]
-    # every comparison of the table with the baseline, decided as one family (family.py); the cells carry the same
-    family: Family[ComparisonKey] = dataclasses.field(default_factory=lambda: decide_family({}), compare=False)
+    # every comparison of the runs with the baseline, every metric, decided as one family (decided.py,
+    # family.py): the cells carry its decisions, whichever metrics this summary shows
+    decided: Decided = dataclasses.field(default_factory=Decided.empty, compare=False)
+
+    @property
+    def family(self) -> Family[ComparisonKey]:
+        return self.decided.family
 
 
 def summarize_runs(
@@ -90,9 +81,11 @@ def summarize_runs(
     *,
     baseline: str | None = None,
     metrics: Sequence[str] = (),
+    only: Collection[str] | None = None,
 ) -> RunSummary:
     """Build the table. ``metrics`` are aliases (``iops``, ``lat-p99``, full names);
-    empty means each workload's headline metrics."""
+    empty means each workload's headline metrics. ``only``: the workloads whose rows a view wants (all when
+    None); the comparisons are the runs' one family either way (a view never decides a subset again)."""
     targets = _target_columns(runs)
     if not targets:
         raise UsageError("the run has no targets to report")
@@ -103,17 +96,19 @@ def summarize_runs(
         )
     samples = [s for run in runs for s in run.samples]
     by_key: dict[tuple[str, str], list[Sample]] = defaultdict(list)
-    origins: dict[tuple[str, str], set[str]] = defaultdict(set)
     for run in runs:
         for sample in run.samples:
             by_key[(sample.workload, sample.target)].append(sample)
-            origins[(sample.workload, sample.target)].add(run.id)
     rows: list[Row] = []
     matched_any = not metrics
     show = f"mountbench show {runs[0].id if len(runs) == 1 else 'RUN'} --samples"
     configs = [run.config for run in runs]
-    built: list[tuple[model.Workload, MetricInfo, dict[str, Cell]]] = []
+    decided = decide_runs(runs, chosen_baseline)
+    family = decided.family
+    built: list[Built] = []
     for workload in workloads_of(runs):
+        if only is not None and workload.name not in only:
+            continue
         available = sorted({m for s in samples if s.workload == workload.name and s.ok for m in s.metrics})
         if metrics:
             names = [m for m in available if any(metric_matches(alias, m) for alias in metrics)]
@@ -127,22 +122,21 @@ def summarize_runs(
                 for label in targets
             }
             built.append((workload, info, cells))
-    family = _decided_family(built, chosen_baseline, configs, origins)
-    odds = Odds(precision_of(configs), max(c.max_repeat for c in configs), family.level_at(configs[0]),
-                adaptive=any(c.until is not None for c in configs))  # fmt: skip
-    for workload, info, cells in built:
+    repeat = min(c.repeat for c in configs)
+    max_repeat = max(c.max_repeat for c in configs)
+    adaptive = any(c.until is not None for c in configs)
+    built = _with_drift_flags(built, chosen_baseline, show)
+    for workload, info, cells, ratio_tests, threshold in built:
         base = cells[chosen_baseline]
-        cells = {
-            label: _with_comparison(
-                cell,
-                base,
-                chosen_baseline,
-                family.comparisons.get((workload.name, info.name, label)),
-                odds,
-                info.higher_is_better,
-            )
-            for label, cell in cells.items()
-        }
+        done = {}
+        for label, cell in cells.items():
+            key = (workload.name, info.name, label)
+            level_last = _advised_level(family, family.stage_of.get(key, 1), repeat)
+            odds = Odds(precision_of(configs), max_repeat, level_last, adaptive=adaptive)
+            comparison = family.comparisons.get(key)
+            done[label] = _with_comparison(cell, base, chosen_baseline, comparison, odds, info.higher_is_better,
+                                           ratio_tests.get(label), threshold)  # fmt: skip
+        cells = done
         rows.append(Row(workload.name, workload.title, info, cells))
     rows = _with_plausibility(rows, runs, samples, targets, chosen_baseline)
     if not matched_any:
@@ -150,7 +144,13 @@ def summarize_runs(
             f"no workload in this run has metric {', '.join(metrics)}; try iops, bw, lat-mean, lat-p99 or a full "
             "name such as read.lat_p99.9"
         )
-    return RunSummary(tuple(run.id for run in runs), tuple(targets), chosen_baseline, tuple(rows), family)
+    return RunSummary(tuple(run.id for run in runs), tuple(targets), chosen_baseline, tuple(rows), decided)
+
+
+def _advised_level(family: Family[ComparisonKey], stage: int, repeat: int) -> Callable[[int], float]:
+    """n → the level the last look of `--until P% --max-repeat n` would test at in this family's stage."""
+    step = family.step_alphas.get(stage, family.alpha)
+    return lambda n: 1 - step * last_look_share(repeat, n)
 
 
 def _with_plausibility(
@@ -189,29 +189,13 @@ def _fallback_metrics(by_key: dict[tuple[str, str], list[Sample]], workload: str
     return []
 
 
-def _on_fewer_clients(sample: Sample) -> bool:
-    return any(c.code == FEWER_CLIENTS for c in sample.caveats)
-
-
 def _cell(label: str, samples: list[Sample], info: MetricInfo, baseline: bool, show: str) -> Cell:
     metric = info.name
-    ok = sorted((s for s in samples if s.ok and metric in s.metrics), key=lambda s: (s.started_at, s.round))
+    ok, left_out = usable_samples(samples, metric, show)
     failed = [s for s in samples if not s.ok]
-    # a client lost mid-run: the later samples' aggregate is over fewer clients, another quantity
-    # than the earlier ones'. Where a cell has both, its statistics are over all its clients only.
-    fewer = [s for s in ok if _on_fewer_clients(s)]
-    left_out: tuple[Caveat, ...] = ()
-    if fewer and len(fewer) < len(ok):
-        ok = [s for s in ok if not _on_fewer_clients(s)]
-        left_out = (Caveat(CLIENTS_LEFT_OUT, f"{len(fewer)} sample(s) that ran on fewer clients than asked are left "
-                                             f"out of these statistics (not comparable with those on all); "
-                                             f"'{show}' lists them"),)  # fmt: skip
     values = tuple(float(s.metrics[metric]) for s in ok)
     caveats = _merge_caveats(s.caveats for s in samples) + left_out
     summary = summarize(values) if values else None
-    if summary is not None:
-        rounds = tuple(s.round for s in ok)
-        caveats += quality.cell_caveats(summary, values, info, baseline=baseline, show_command=show, rounds=rounds)
     walls = sorted(s.wall_s for s in ok if s.wall_s)
     return Cell(
         target=label,
@@ -226,89 +210,53 @@ def _cell(label: str, samples: list[Sample], info: MetricInfo, baseline: bool, s
     )
 
 
-def _decided_family(
-    built: Sequence[tuple[model.Workload, MetricInfo, dict[str, Cell]]],
-    baseline: str,
-    configs: Sequence[model.RunConfig],
-    origins: dict[tuple[str, str], set[str]],
-) -> Family[ComparisonKey]:
-    """Every ratio of the table to the baseline, paired where one run's design paired it
-    (``origins``: the runs each (workload, target)'s samples come from), decided as one family."""
-    precision = precision_of(configs)
-    found: dict[ComparisonKey, Comparison] = {}
-    shares: dict[ComparisonKey, float] = {}
-    same_shares: dict[ComparisonKey, float] = {}
-    for workload, info, cells in built:
-        for label, cell in cells.items():
-            if label == baseline:
-                continue
-            one_run = len(origins[(workload.name, label)] | origins[(workload.name, baseline)]) == 1
-            comparison = ratio_to_baseline(cell, cells[baseline], precision, paired_by_design=one_run)
-            if comparison is not None:
-                key = (workload.name, info.name, label)
-                found[key] = comparison
-                # an adaptive run's look spends its share of the error (sequential.py); merged runs: the strictest
-                shares[key] = min(look_share(config, comparison.n) for config in configs)
-                same_shares[key] = min(same_share(config, comparison.n) for config in configs)
-    return decide_family(found, shares, same_shares=same_shares)
-
-
-def pairs_by_round(cell: Cell, base: Cell) -> list[tuple[float, float]] | None:
-    """(baseline, value) of each round of ``cell`` when the rounds pair up (no round twice in
-    either cell, and a baseline sample in every round of ``cell``), else None. Only the rounds
-    are read, never the values: the pairing is the design's."""
-    if len(set(cell.rounds)) != len(cell.rounds) or len(set(base.rounds)) != len(base.rounds):
-        return None
-    by_round = dict(zip(base.rounds, base.values, strict=True))
-    if not cell.rounds or any(r not in by_round for r in cell.rounds):
-        return None
-    return [(by_round[r], value) for r, value in zip(cell.rounds, cell.values, strict=True)]
-
-
-def ratio_to_baseline(
-    cell: Cell, base: Cell, precision: float, *, paired_by_design: bool, level: float = CONFIDENCE
-) -> Comparison | None:
-    """The cell's ratio to the baseline's cell at ``level`` (before its family decides it). When
-    ``paired_by_design`` (both cells from one run) and the rounds pair up (:func:`pairs_by_round`), the
-    per-round (paired) and the unpaired (Welch) intervals are both made and the wider is used: pairing
-    cancels what hits both sides of a round, but not an effect of the run that repeats in every round. Two
-    directories of one tmpfs keep such an effect: where each target's files land in physical memory was one
-    (kinds/fiofiles.place_spacer now draws that place every round), and what is left of it is still there.
-    Between quiet --until A/A runs on tmpfs, the mean per-round log ratio varied beyond what its rounds
-    explain by 6.1 % (sequential) and 1.5 % (4K) before the places were drawn (six runs), 2.4 % and 0.8 %
-    after (five runs): a component of the variance one run cannot measure, at the level of the run (Kalibera and
-    Jones). With it, the paired interval alone gave a quiet A/A run t = 3.2 at sequential reads (b 1.07x,
-    12 rounds) and, before the places were drawn, called 1.04-1.09x different in three workloads of one run;
-    the unpaired interval, wider by the run's drift, called none. Pairing still keeps a comparison whose
-    rounds drifted together from looking sharper than its samples. Else unpaired. None when no ratio
-    exists."""
-    if not cell.values or not base.values:
-        return None
-    unpaired = compare(base.values, cell.values, level, precision)
-    pairs = pairs_by_round(cell, base) if paired_by_design else None
-    if pairs is None:
-        return unpaired
-    paired = paired_compare(pairs, level, precision)
-    if paired is None or unpaired is None:
-        return paired or unpaired
-    return paired if _log_span(paired) >= _log_span(unpaired) else unpaired
-
-
-def _log_span(comparison: Comparison) -> float:
-    """How wide an interval is on the log scale (no interval: the widest)."""
-    if not comparison.has_interval or comparison.low <= 0:
-        return math.inf
-    return math.log(comparison.high / comparison.low)
-
-
 @dataclass(frozen=True)
 class Odds:
     """What an undecided comparison's note needs to say what deciding it would take."""
 
     precision: float
     max_repeat: int
-    level_at: Callable[[int], float]  # the family's level for an interval from n rounds
+    level_last: Callable[[int], float]  # the level the advised command's last look at n rounds tests at
     adaptive: bool  # --until (or a budget) already added rounds: do not advise it again
+
+
+Built = tuple[model.Workload, MetricInfo, dict[str, Cell]]
+
+
+def _with_drift_flags(
+    built: Sequence[Built], baseline: str, show: str
+) -> list[tuple[model.Workload, MetricInfo, dict[str, Cell], dict[str, quality.DriftTests], float]]:
+    """Each cell with its flags of change over the run (a step, a trend, a cold start) and each comparison's
+    per-round ratio tests, all judged at one false-discovery threshold over the summary's cells
+    (quality.discovery_threshold): testing each at 5 % flagged drift in 28 % of a stationary run's cells."""
+    tests: dict[tuple[int, str], quality.DriftTests] = {}
+    ratios: dict[tuple[int, str], quality.DriftTests] = {}
+    for index, (_, _, cells) in enumerate(built):
+        base = cells[baseline]
+        for label, cell in cells.items():
+            if cell.summary is None:
+                continue
+            tests[(index, label)] = quality.drift_tests(cell.values)
+            if label != baseline and base.values:
+                ratios[(index, label)] = quality.ratio_tests(
+                    list(zip(cell.rounds, cell.values, strict=True)), list(zip(base.rounds, base.values, strict=True))
+                )
+    threshold = quality.discovery_threshold([p for t in (*tests.values(), *ratios.values()) for p in t.p_values])
+    out = []
+    for index, (workload, info, cells) in enumerate(built):
+        flagged = {}
+        for label, cell in cells.items():
+            if cell.summary is None:
+                flagged[label] = cell
+                continue
+            extra = quality.cell_caveats(
+                cell.summary, cell.values, info, baseline=label == baseline, show_command=show, rounds=cell.rounds,
+                tests=tests[(index, label)], threshold=threshold,
+            )  # fmt: skip
+            flagged[label] = dataclasses.replace(cell, caveats=cell.caveats + extra)
+        ratio_of = {label: found for (i, label), found in ratios.items() if i == index}
+        out.append((workload, info, flagged, ratio_of, threshold))
+    return out
 
 
 def _with_comparison(
@@ -318,13 +266,15 @@ def _with_comparison(
     comparison: Comparison | None,
     odds: Odds | None = None,
     higher_is_better: bool = True,
+    ratio_tests: quality.DriftTests | None = None,
+    threshold: float = quality.FDR,
 ) -> Cell:
     """The cell with its decided comparison (None: no ratio exists) and the caveats of its ratio."""
     if cell.target == baseline or not cell.values or not base.values:
         return cell
     shown = None
     if comparison is not None and comparison.verdict == stats.UNDECIDED and odds is not None:
-        found = reach(comparison, odds.precision, odds.max_repeat, odds.level_at)
+        found = reach(comparison, odds.precision, odds.max_repeat, odds.level_last)
         per_round = (cell.wall_s or 0.0) + (base.wall_s or 0.0)
         shown = quality.Shown(found, cell.target, baseline, per_round or None, odds.adaptive, higher_is_better)
     extra = quality.ratio_caveats(
@@ -334,6 +284,8 @@ def _with_comparison(
         drifted=cell.drifted or base.drifted,
         baseline=baseline,
         shown=shown,
+        tests=ratio_tests,
+        threshold=threshold,
     )
     return dataclasses.replace(cell, comparison=comparison, caveats=cell.caveats + extra)
 
@@ -365,16 +317,3 @@ def workloads_of(runs: Sequence[RunData]) -> list[model.Workload]:
         for workload in run.workloads:
             seen.setdefault(workload.name, workload)
     return list(seen.values())
-
-
-def only_workloads(runs: Sequence[RunData], names: Sequence[str] | set[str]) -> list[RunData]:
-    """The runs with only the named workloads: summaries for one view need not cover all."""
-    keep = set(names)
-    return [
-        dataclasses.replace(
-            run,
-            workloads=tuple(w for w in run.workloads if w.name in keep),
-            samples=tuple(s for s in run.samples if s.workload in keep),
-        )
-        for run in runs
-    ]

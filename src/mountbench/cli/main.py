@@ -20,6 +20,7 @@ from mountbench.errors import ExitCode, Interrupted, MountbenchError
 # one at each start: the lab's emulated guest starts `mountbench run` at ~1/20 of the host's speed,
 # and would import the report, lab, cloud lab, probe and serve commands for nothing.
 COMMANDS = {
+    "calibrate": ("mountbench.cli.calibrate", "calibrate"),
     "cloudlab": ("mountbench.cli.cloudlab", "cloudlab"),
     "containers": ("mountbench.cli.containers", "containers"),
     "doctor": ("mountbench.cli.doctor", "doctor"),

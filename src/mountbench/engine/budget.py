@@ -27,15 +27,12 @@ def until_runtime(workloads: Sequence[Workload]) -> float | None:
     """The runtime of --until's fio samples when neither --runtime nor --budget is given: the shortest
     sample that still measures storage (UNTIL_RUNTIME_S, 0.5 s), not the preset's 2.5 s. --until
     replicates rounds; a round costs its samples' runtime plus fio's start-up (about 0.25 s a process)
-    and the round's layout. At 2.5 s three minutes held five rounds, short of the eighth round sameness is
-    tested at; at 0.5 s twelve rounds of two targets took 114 s (quiet A/A tmpfs).
-    Why not longer, though longer samples average more (bench/variance.py, quiet tmpfs: for 4K random I/O
-    the noise between back-to-back 0.5 s samples, 3 %, is all noise within the sample, as fio's 100 ms
-    intervals predict; at 1 s an A/A pair's per-round ratios varied by 0.9-3.6 %, against 3.4-5.5 % at
-    0.5 s): a ratio's interval is the wider of the paired and the unpaired one (analysis/summary.py), and
-    the unpaired one's spread is each side's drift across the run, which a longer run only lets grow. At
-    1 s, three quiet A/A runs of 12 rounds took 151-192 s and showed 0-2 of 6 the same, against 1 of 6 in
-    114 s at 0.5 s. None when no workload's kind takes a runtime."""
+    and the round's layout. At 2.5 s three minutes held five rounds; at 0.5 s twelve rounds of two targets
+    took 114 s (quiet A/A tmpfs). Longer samples average the noise within a sample (bench/variance.py,
+    quiet tmpfs: for 4K random I/O the noise between back-to-back 0.5 s samples, 3 %, is all noise within
+    the sample, as fio's 100 ms intervals predict), but what a round replicates (a layout, the moment's
+    load) only more rounds average, and the run level (analysis/runlevel.py) no rounds at all. None when
+    no workload's kind takes a runtime."""
     if not any(kind_of(w.kind).takes_runtime for w in workloads):
         return None
     return UNTIL_RUNTIME_S

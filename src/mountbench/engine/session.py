@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 import psutil
 
-from mountbench.analysis import sequential
+from mountbench.analysis import runlevel, sequential, stats
 from mountbench.engine import caches
 from mountbench.engine.plan import (
     SLOW_PACE,
@@ -46,10 +46,12 @@ from mountbench.model import (
     PlanItem,
     Prepared,
     RunConfig,
+    RunLevel,
     RunSettings,
     Sample,
     Target,
     TargetContext,
+    TargetInfo,
     TargetRecord,
     Workload,
     WorkloadFailed,
@@ -159,12 +161,16 @@ def _shrink_hint(workloads: Sequence[Workload], runner_for: Callable[[Workload],
     return "; ".join(dict.fromkeys(hints)) or "drop workloads with --only"
 
 
+LOOK_MARGIN = 1.1  # a round after the planned ones costs this much more than one of them (its look's analysis)
+
+
 class _Clock:
     """Where the run is in its plan and its budget: counts for progress, the ETA, and
     whether a sample still fits before the deadline."""
 
     def __init__(self, budget: float | None, *, total: int, done: int) -> None:
-        self.deadline = time.monotonic() + budget if budget is not None else None
+        self.began = time.monotonic()
+        self.deadline = self.began + budget if budget is not None else None
         self.budget = budget
         self.total = total
         self.done = done
@@ -268,6 +274,7 @@ class Session:
                 self.scratch_dirs.append(scratch)
                 self.scratch_ids[target.label] = _identity(scratch)
                 info = targets_mod.inspect_target(target, scratch)
+                info = dataclasses.replace(info, run_level=self._run_level(info))
                 self.contexts[target.label] = TargetContext(target, info, scratch)
             for runner in self.runners.values():  # checks that need the scratch directories
                 runner.ready(list(self.contexts.values()))
@@ -275,6 +282,12 @@ class Session:
             self._release_locks()
             self.remove_scratch()  # even with --keep: nothing ran, nothing worth keeping
             raise
+
+    def _run_level(self, info: TargetInfo) -> RunLevel:
+        """How much this target's results move between runs (analysis/runlevel.py): its filesystem's own
+        calibration (mountbench calibrate) when the store has one, else its filesystem type's default."""
+        found = self.store.calibration_for(runlevel.calibration_key(info))
+        return found if found is not None else runlevel.default_for(info.fstype)
 
     def prepare_all(self) -> None:
         swept = scratch_mod.sweep_workdirs()  # job-file folders of killed runs (never a target's scratch)
@@ -369,17 +382,21 @@ class Session:
         baseline = self.config.baseline
         estimates = {key: p.estimate_s for key, p in self.prepared.items()}
         laid = {(target, p.workload.description.space_group) for (target, _), p in self.prepared.items()}
+        if not self.config.looks:  # fixed before the first look, from the pace alone (no result is read)
+            self._fix_looks()
+        last = stats.planned_looks(self.config)[-1]
         while True:
             run = self.store.load_run(self.run_id)
             measured = [s.round for s in run.samples]
             next_round = max(measured, default=-1) + 1
-            if next_round >= self.config.max_repeat:
-                return
             decisions = sequential.decide(run, until)
+            if next_round >= last:
+                self._last_look_notice(decisions, last)
+                return
             if self._clock.deadline is None:
                 pairs = sequential.pairs_to_sample(decisions, baseline)
-            else:  # the least decided comparisons first, each with its baseline, as many as fit
-                ranked = sorted(decisions, key=lambda d: -d.distance)
+            else:  # the comparisons nearest a decision first, each with its baseline, as many as fit
+                ranked = sorted(decisions, key=lambda d: d.distance)
                 pairs = self._clock.fitting(
                     [sequential.pairs_to_sample([d], baseline) for d in ranked],
                     lambda group: sum(estimates.get(pair, 0.0) for pair in group),
@@ -394,6 +411,34 @@ class Session:
             self._clock.total += len(items)
             if not self._run_items(items):
                 return
+
+    def _last_look_notice(self, decisions: Sequence[sequential.Decision], last: int) -> None:
+        """At the last look a budget fits (before --max-repeat), what is still undecided, said once."""
+        open_ = sum(1 for d in decisions if d.state == sequential.UNDECIDED)
+        if open_ and self.config.budget is not None and last < self.config.max_repeat:
+            self._notice_once(
+                f"the budget of {format_seconds(self.config.budget)} fits {last} rounds: {open_} comparison(s) are "
+                "still undecided at that last look (a larger --budget gives them more rounds)"
+            )
+
+    def _fix_looks(self) -> None:
+        """The looks of this adaptive run (analysis/stats.look_share spends the error over them), fixed now,
+        after the planned rounds and before any result is read: with a budget, up to the rounds that fit
+        in what is left of it at the planned rounds' pace (so that the last look the run can reach spends
+        what is left of the error), else up to --max-repeat."""
+        config = self.config
+        last = config.max_repeat
+        rounds = max(1, config.repeat + config.warmup)
+        clock = self._clock
+        if clock.deadline is not None and clock.budget is not None:
+            # the planned rounds' own pace, as the wall clock saw it (layouts and the store's writes included)
+            per_round = max(clock.spent, time.monotonic() - clock.began) / rounds
+            per_round *= LOOK_MARGIN  # and each look's analysis, which the planned rounds did not have
+            left = max(0.0, clock.deadline - time.monotonic())
+            if per_round > 0:
+                last = max(config.repeat, min(config.max_repeat, config.repeat + int(left // per_round)))
+        self.config = dataclasses.replace(config, looks=stats.look_points(config.repeat, last))
+        self.store.update_config(self.run_id, self.config)
 
     def _notice_once(self, notice: str) -> None:
         if notice not in self.notices:

@@ -227,8 +227,8 @@ def place_spacer(files: list[WorkingFile], fstype: str, rng: random.Random) -> P
     the set-aside files passed b the same regions every other round (b slower in all 12 rounds). With
     it, where a file lands is drawn anew each round, and most of what it does to the samples is noise the
     rounds replicate: between quiet A/A runs the mean log ratio varied by 2.4 % at sequential I/O and 0.8 %
-    at 4K beyond what their rounds explain, against 6.1 % and 1.5 % before (analysis/summary.py
-    ratio_to_baseline says why the rest keeps the wider interval). None on a filesystem whose fallocate would write
+    at 4K beyond what their rounds explain, against 6.1 % and 1.5 % before; what is left is the run level
+    every interval carries (analysis/runlevel.py). None on a filesystem whose fallocate would write
     (``fstype`` not in PLACEABLE_FSTYPES: a network or FUSE mount, whose server places the data) or with
     no room for it: the layout then goes where it would have gone."""
     planned = [file for file in files if file.size]

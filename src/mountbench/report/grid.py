@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from mountbench import model
 from mountbench.analysis.metrics import describe, split_metric
-from mountbench.analysis.summary import Row, RunSummary, only_workloads, summarize_runs, workloads_of
+from mountbench.analysis.summary import Row, RunSummary, summarize_runs, workloads_of
 from mountbench.errors import UsageError
 from mountbench.model import RunData
 from mountbench.report.phrasing import sig3
@@ -125,7 +125,7 @@ def build_grid(runs: Sequence[RunData], headline: RunSummary, unit: str = "auto"
     missing = {(w, m) for w, metrics in chosen.items() for m in metrics if (w, m) not in rows}
     if missing:
         names = sorted({m for _, m in missing})
-        extra = summarize_runs(only_workloads(runs, {w for w, _ in missing}), baseline=headline.baseline, metrics=names)
+        extra = summarize_runs(runs, baseline=headline.baseline, metrics=names, only={w for w, _ in missing})
         rows.update(
             {(row.workload, row.metric.name): row for row in extra.rows if (row.workload, row.metric.name) in missing}
         )

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections import Counter
 
+from mountbench.analysis.decided import run_levels
 from mountbench.analysis.drift import ALPHA, MIN_CHANGE
-from mountbench.analysis.stats import CONFIDENCE, OUTLIER_Z
-from mountbench.model import RunData
+from mountbench.analysis.stats import CONFIDENCE, OUTLIER_Z, SPENDING_RHO, planned_looks
+from mountbench.model import RunData, RunLevel
 from mountbench.report.labels import all_workloads
 from mountbench.report.model import (
     Report,
@@ -72,8 +73,8 @@ def warmup_phrase(report: Report) -> str:
 
 def run_facts(run: RunData) -> list[str]:
     """How a run was made, as short phrases: repetitions and seed, size and runtime
-    overrides, what was asked about caches, what the kinds' options chose. Shared by the
-    Markdown and HTML reports."""
+    overrides, what was asked about caches, what the kinds' options chose, each target's run level.
+    Shared by the Markdown and HTML reports."""
     config = run.config
     facts = [_rounds_fact(run)]
     if config.warmup:
@@ -86,6 +87,7 @@ def run_facts(run: RunData) -> list[str]:
     facts += [fact for value in config.kind_options if (fact := value.fact())]  # each kind's (fio: --file-state)
     if run.host.get("fio_clocksource"):
         facts.append(f"fio clocksource: {run.host['fio_clocksource']} (chosen once for every job)")
+    facts += [f"run level of {label}: {run_level_text(level)}" for label, level in run_levels([run]).items()]
     return facts
 
 
@@ -109,33 +111,7 @@ def methodology(report: Report) -> list[str]:
         "marked; as root, caches are dropped before buffered samples, and what was done is recorded per sample.",
         "Median: its interval comes from order statistics (distribution-free) and states the confidence it "
         "really has (75% with 3 samples).",
-        "Comparison with the baseline: the ratio of geometric means, said as a factor of at least 1 and the way "
-        'it goes ("6.20× slower"), with its interval turned the same way. Where the targets of a workload ran '
-        "back to back in each round (one run), two intervals are made, the paired one (the per-round ratios, "
-        "Student's t on their logarithms: a burst of load that hits both sides of a round cancels) and the unpaired "
-        "one (Welch's t on the logarithms of each side), and the wider is used: two directories of one tmpfs "
-        "differed by up to 1.17× at sequential reads the same way in every round of a run (where each file lands "
-        "in physical memory), an effect of the run that pairing within it cannot see. Each round's fio layout now "
-        "starts at a place drawn at random (a spacer of random size, allocated and not written, goes before it), "
-        "which cut that effect to 2.4% at sequential I/O and 0.8% at 4K between quiet A/A runs, not to nothing; "
-        "merged or imported runs are unpaired. A spread below "
-        "half a fio latency bin (0.8%) is taken as that much: identical samples are no certainty. All of a run's "
-        f"comparisons are one family, decided once by Holm's step-down procedure at {1 - CONFIDENCE:.0%} "
-        "family-wise: the chance that any comparison of the run is called different when it is not stays under "
-        f"{1 - CONFIDENCE:.0%}, and each interval is shown at the level Holm's last step tested (1 − 5%/(m − r), "
-        "m comparisons, r called different), so an interval excludes 1 exactly when its comparison is called "
-        "different; every table, note and chart shows that one decision. Three verdicts: faster/slower when the "
-        'interval excludes 1 (said by its near end, "at least N× slower", when its ends are more than 100× '
-        "apart); "
-        '"≈ same" only when two one-sided tests show the ratio within ±5% of 1 (--until\'s precision when given; '
-        "sameness is a family of its own, Holm at 5% too, its intervals shown at the level those tests decided "
-        'with, inside ±5%); "undecided" otherwise (an interval that contains 1 is no evidence of sameness), with '
-        'what it did show (the interval folded to a bound: "b is within 0.75–1.33× of a") and how many rounds '
-        '±precision would take at the spread it measured, and "too wide to rank" when its ends are more than 100× '
-        "apart. For the last two the interval is the target's speed ÷ the baseline's. The headline counts each "
-        "verdict apart. CSV and "
-        "JSON carry the verdict (better, worse, same, undecided, unknown) and the raw ratio (target ÷ baseline "
-        "of the metric itself) next to the factor.",
+        *_comparison_method(report),
         "Where the variance is (bench/variance.py, quiet tmpfs on this kind of VM, 0.5 s samples): for 4K random "
         "I/O back-to-back samples of one round vary by about 3 %, all of it the noise within a sample (fio's "
         "100 ms intervals predict it), so a longer sample averages it; for 1M "
@@ -166,15 +142,74 @@ def adaptive_methodology(report: Report) -> list[str]:
     precision = ", ".join(sorted({f"{c.until:.0%}" for c in adaptive}))
     most = ", ".join(sorted({str(c.max_repeat) for c in adaptive}))
     budget = ", ".join(sorted({format_seconds(c.budget) for c in adaptive if c.budget}))
+    looks = "; ".join(sorted({", ".join(map(str, planned_looks(c))) for c in adaptive}))
     return [
         f"Adaptive rounds (--until {precision}, at most {most} rounds"
         + (f", budget {budget}" if budget else "")
         + "): after the first rounds, more interleaved, seeded rounds only for the comparisons not yet "
-        "decided, that is whose ratio interval neither excludes 1 (ranked), nor lies within the precision of 1 "
-        "(the same), nor is narrower than the precision. Looking after every round would make a 95% interval "
-        "cover far less than 95%, so a comparison is looked at only at a few planned rounds (--repeat, then "
-        "half as many again each time: 3, 5, 8, 12 by default) and the error is spent over those looks "
-        "(alpha spending with a Bonferroni bound): the interval at look j of J has level 1 − 0.05·(1/j)/H_J "
-        "(H_J = 1 + 1/2 + … + 1/J), shares that add up to 5%; a comparison's interval is the one at its last "
-        "look, and states its level. The rounds table says how many rounds each cell got and why it stopped.",
+        "decided (neither shown different, nor shown within the precision of 1, nor narrower than the "
+        "precision), the nearest a decision first when a budget is short. Looking after every round would make a "
+        "95% interval cover far less than 95%, so a comparison is looked at only at a few rounds fixed before the "
+        f"first look (here {looks}: from the pace of the first rounds, the last one the budget fits), and the error "
+        "is spent over those looks by a spending function (the share of the planned rounds in, to the power "
+        f"{SPENDING_RHO:g}: little at the first look, most by the last, Kim and DeMets' family), for differences "
+        "and sameness alike; the last look spends what is left, and a run that ends between two looks spends the "
+        "share of the one it was heading for. The rounds table says how many rounds each cell got and why it "
+        "stopped.",
     ]
+
+
+def _comparison_method(report: Report) -> list[str]:
+    """How a comparison with the baseline is made and decided (analysis/evidence.py, moderate.py, runlevel.py,
+    family.py), with what this report's runs used."""
+    decided = report.summary.decided
+    levels = "; ".join(f"{label}: {run_level_text(level)}" for label, level in decided.run_levels)
+    borrowed = [m for m in decided.moderations if m.group == "throughput"] or list(decided.moderations)
+    prior = ""
+    if borrowed:
+        m = borrowed[0]
+        prior = (
+            f" In this report the headline figures' prior lent each of {m.cells} comparisons about "
+            f"{m.lent:.0f} degrees of freedom ({m.outliers} kept their own spread)."
+        )
+    return [
+        "Comparison with the baseline: the ratio of geometric means, said as a factor of at least 1 and the way "
+        'it goes ("6.20× slower"), with its interval turned the same way. Where the targets of a workload ran '
+        "back to back in each round (one run), the unit is the round: the per-round log ratios, over the rounds "
+        "where both sides have a sample (a burst of load that hits both sides of a round cancels). Their spread "
+        "is moderated across the run's comparisons of one kind of metric (an empirical-Bayes prior, Smyth 2004, "
+        "as limma does with few replicates and many genes: its mean follows what the samples' own 100 ms "
+        "intervals predict, and the target and block size where they explain more), so that three rounds give "
+        "tens of degrees of freedom, not two." + prior + " What pairing cannot see, how far a second run of the "
+        "same pair would land from this one (where its files land, the state it starts in), is added as a "
+        "variance of its own, the run level, measured apart by A/A runs (mountbench calibrate, or each "
+        f"filesystem type's default): {levels or 'none recorded'}. Merged or imported runs: each run pairs its "
+        "own rounds and the runs are a level; sides that never ran together are compared across runs with each "
+        "side's level spread. A spread below half a fio latency bin (0.8%) is taken as that much.",
+        f"One family per run, over every metric any view shows, decided once at {1 - CONFIDENCE:.0%} family-wise: "
+        "the headline metrics first (80% of the error), host cost and then every other metric (10% each), each by "
+        "Holm's step-down, a stage that decides all of its comparisons passing its share on; so --unit and "
+        "--metric change what is shown, never a verdict, and bandwidth and IOPS of one job (the same measurement) "
+        "are one test. Each interval is shown at the level its stage stopped at, so it excludes 1 exactly when "
+        f"its comparison is called different; all of them hold together at {CONFIDENCE:.0%}, the one level every "
+        'format states. Verdicts: faster/slower when the interval excludes 1 (said by its near end, "at least N× '
+        'slower", when its ends are more than 100× apart; "within ±5%" too when it is also shown inside the '
+        'precision: real, and too small to matter); "≈ same" only when two one-sided tests show the ratio within '
+        '±5% of 1 (--until\'s precision when given; a family of its own, the same stages); "undecided" '
+        "otherwise, with what it did show (the interval folded to a bound) and how many rounds ±precision would "
+        "take: a range, at the spread measured and at its upper 80% bound, counted at the level the advised "
+        "command would test at, or that no number of rounds can get there when the run level alone is wider. For "
+        "the last two the interval is the target's speed ÷ the baseline's. CSV and JSON carry the verdict "
+        "(better, worse, same, undecided, unknown) and the raw ratio next to the factor.",
+    ]
+
+
+def run_level_text(level: RunLevel) -> str:
+    """'calibrated (6 A/A runs … on /mnt/nfs (nfs)): ±2.1% large blocks, ±0.9% small' or 'default for tmpfs
+    (…): ±1.8% …': what a target's comparisons took as its run level, and where that came from."""
+    figures = ", ".join(
+        f"±{value * 100:.2g}% {word}"
+        for value, word in zip(level.paired, ("large blocks", "small", "other"), strict=True)
+    )
+    origin = "calibrated" if level.source == "calibrated" else "default"
+    return f"{origin}, {level.basis}: {figures}"

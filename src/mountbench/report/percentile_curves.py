@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from mountbench import model
-from mountbench.analysis.summary import Row, only_workloads, summarize_runs
+from mountbench.analysis.summary import Row, summarize_runs
 from mountbench.model import RunData
 from mountbench.report.model import (
     PercentileCurve,
@@ -27,7 +27,7 @@ def percentile_curves(runs: Sequence[RunData], baseline: str, metrics: Sequence[
     )
     if not present:
         return ()
-    summary = summarize_runs(only_workloads(runs, names), baseline=baseline, metrics=present)
+    summary = summarize_runs(runs, baseline=baseline, metrics=present, only=set(names))
     curves = []
     for name in names:
         by_direction: dict[str, list[tuple[float, Row]]] = defaultdict(list)

@@ -45,16 +45,20 @@ SAME_LEGEND = "≈ same: the whole interval lies within ±5% of 1 (--until's pre
 
 
 def same_legend(report_summary: RunSummary, adaptive: bool) -> str:
-    """SAME_LEGEND, and when the run called any comparison the same, the level of those intervals:
-    sameness is a family of its own (analysis/family.py), decided by two one-sided tests whose
-    interval is the one shown, at 1 − 2α (a lower level than the differences' two-sided one)."""
+    """SAME_LEGEND, and when the run called any comparison the same, how: sameness is a family of its own
+    (analysis/family.py), decided by two one-sided tests whose interval is the one shown; its claims hold
+    together at the family's level, the one level every format states. A difference too small to matter
+    (called different and the same) is said as such."""
     family = report_summary.family
     if not family.same:
         return SAME_LEGEND
     more = "; under --until each at its look's share" if adaptive else ""
+    within = (
+        "; N× faster/slower, within ±5%: a real difference inside that precision" if family.within_precision else ""
+    )
     return (
-        f"{SAME_LEGEND}, its {level_text(family.same_level)} CI (two one-sided tests, all the run's sameness "
-        f"claims together{more})"
+        f"{SAME_LEGEND} (two one-sided tests; all the run's sameness claims together at "
+        f"{level_text(family.level)}{more}){within}"
     )
 
 
@@ -90,6 +94,7 @@ class Standing:
     word: str  # "faster", "slower", "less CPU", ... (same/undecided: the word a factor > 1 would have)
     too_wide: bool = False  # undecided with an interval spanning more than 100×
     precision: float = stats.DEFAULT_PRECISION  # "the same" is within ±precision
+    within: bool = False  # a difference shown within ±precision too: real, and too small to matter
 
     @property
     def bounded(self) -> bool:
@@ -114,6 +119,8 @@ class Standing:
             return TOO_WIDE_TEXT if self.too_wide else "undecided"
         if self.bounded:
             return f"at least {factor_text(self.low)} {self.word}"
+        if self.within:
+            return f"{factor_text(self.factor)} {self.word}, within ±{self.precision * 100:g}%"
         return f"{factor_text(self.factor)} {self.word}" + ("?" if self.kind == UNKNOWN else "")
 
     @property
@@ -183,9 +190,13 @@ def standing(comparison: Comparison, metric: MetricInfo) -> Standing:
         kind = SAME if verdict == stats.SAME else UNDECIDED
         return Standing(kind, speed, speed_low, speed_high, good, comparison.too_wide, comparison.precision)
     kind = (BETTER if speed >= 1 else WORSE) if verdict == stats.DIFFERS else UNKNOWN
+    within = verdict == stats.DIFFERS and comparison.same is True
     if speed >= 1:
-        return Standing(kind, speed, speed_low, speed_high, good)
-    return Standing(kind, _inverse(speed), _inverse(speed_high), _inverse(speed_low), bad)
+        return Standing(kind, speed, speed_low, speed_high, good, precision=comparison.precision, within=within)
+    return Standing(
+        kind, _inverse(speed), _inverse(speed_high), _inverse(speed_low), bad, precision=comparison.precision,
+        within=within,
+    )  # fmt: skip
 
 
 def cell_standing(row: Row, target: str) -> Standing | None:
@@ -302,13 +313,18 @@ def _headline(rows: Sequence[Row], target: str, baseline: str, things: str) -> H
 
 
 def _bounded(items: Sequence[Standing]) -> str:
-    """What undecided comparisons did show: '(each within 1.50× either way)', the widest of their
-    intervals folded to a symmetric bound (analysis/reach.py); '(more rounds would decide)' when
-    none has an interval to bound it."""
+    """What undecided comparisons did show, exactly as their notes say it: '(each within 1.50× either
+    way)', the widest of their intervals folded to a symmetric bound (analysis/reach.py); those whose
+    interval spans more than 100× bound nothing and are counted as such ('(2 within 1.50× either way, 1 too
+    wide to rank)'); '(too wide to rank)' when none bounds anything, and '(no interval yet)' when none has
+    one. Never a promise of rounds: the notes say what would decide each, and whether anything could."""
     bounds = [max(s.high, 1 / s.low) for s in items if not s.too_wide and s.low > 0 and math.isfinite(s.high * s.low)]
+    wide = sum(1 for s in items if s.too_wide)
     if not bounds:
-        return "(more rounds would decide)"
+        return "(too wide to rank)" if wide else "(no interval yet)"
     widest = factor_text(max(bounds))
+    if wide:
+        return f"({len(bounds)} within {widest} either way, {wide} too wide to rank)"
     return f"(each within {widest} either way)" if len(items) > 1 else f"(within {widest} either way)"
 
 

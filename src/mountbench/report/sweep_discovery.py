@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from mountbench import model
 from mountbench.analysis.metrics import MetricInfo
-from mountbench.analysis.summary import Row, only_workloads, summarize_runs
+from mountbench.analysis.summary import Row, summarize_runs
 from mountbench.analysis.sweeps import SweepOptimum, best_cell, best_is_clear, fixed_options, optimum
 from mountbench.analysis.sweeps import label as sweep_label
 from mountbench.model import RunData
@@ -58,7 +58,7 @@ def find_sweeps(runs: Sequence[RunData], baseline: str) -> SweepFindings:
     if not metrics:
         return SweepFindings(warnings=tuple(warnings))
     names = {w.name for points, _ in wanted for w, _ in points}
-    summary = summarize_runs(only_workloads(runs, names), baseline=baseline, metrics=metrics)
+    summary = summarize_runs(runs, baseline=baseline, metrics=metrics, only=set(names))
     rows = {(row.workload, row.metric.name): row for row in summary.rows}
     sweeps: list[Sweep] = []
     grids: list[SweepGrid] = []

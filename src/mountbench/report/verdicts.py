@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mountbench.analysis.quality import level_text
-from mountbench.analysis.stats import Comparison
+from mountbench.analysis.stats import CONFIDENCE, Comparison
 from mountbench.analysis.summary import Row, RunSummary
 from mountbench.report.phrasing import SAME, UNDECIDED, UNKNOWN, factor_text, standing, words
 
@@ -44,7 +44,8 @@ def verdicts(summary: RunSummary) -> list[Verdict]:
 def verdict(row: Row, target: str, baseline: str, comparison: Comparison) -> Verdict:
     said = standing(comparison, row.metric)
     what = f"at {row.title} ({row.metric.label})"
-    level = f"{level_text(comparison.level)} CI"
+    # the family's level, the one every format states (analysis/family.py): the run's intervals hold together
+    level = f"{level_text(CONFIDENCE)} CI"
     if said.kind == SAME:
         text = f"{target} ≈ {baseline} {what}: the same within ±{said.precision * 100:g}% ({level} {said.interval})"
         return Verdict(target, baseline, row.workload, row.metric.name, text, False, None, SAME)
@@ -62,5 +63,6 @@ def verdict(row: Row, target: str, baseline: str, comparison: Comparison) -> Ver
         interval = f"the near end of its {level}, whose ends are more than 100× apart"
     better = said.word == words(row.metric)[0]
     verb = "uses" if said.word.startswith(("less ", "more ")) else "is"  # uses 3.10× more CPU
-    text = f"{target} {verb} {factor} {said.word} than {baseline} {what}, {interval}"
+    within = f", within ±{said.precision * 100:g}% (a real difference too small to matter)" if said.within else ""
+    text = f"{target} {verb} {factor} {said.word} than {baseline} {what}, {interval}{within}"
     return Verdict(target, baseline, row.workload, row.metric.name, text, said.kind != UNKNOWN, better, said.kind)

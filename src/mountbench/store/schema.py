@@ -9,6 +9,7 @@ History:
   3  runs.owner: the process working on a run, so a run whose process is gone reads as interrupted
   4  samples.series: values over each sample's time (fio's bandwidth and IOPS logs)
   5  samples.clients: per-client results of samples taken on several machines (run --client)
+  6  calibrations: how much a filesystem's results move between runs (mountbench calibrate), per filesystem
 """
 
 from __future__ import annotations
@@ -82,6 +83,16 @@ MIGRATIONS: list[str] = [
     # 4 -> 5
     """
     ALTER TABLE samples ADD COLUMN clients TEXT NOT NULL DEFAULT '[]';
+    """,
+    # 5 -> 6
+    """
+    CREATE TABLE calibrations (
+        key TEXT PRIMARY KEY,
+        created_at REAL NOT NULL,
+        path TEXT NOT NULL,
+        runs TEXT NOT NULL,
+        record TEXT NOT NULL
+    );
     """,
 ]
 

@@ -8,7 +8,7 @@ import socket
 import sqlite3
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ import platformdirs
 import psutil
 
 from mountbench.errors import StoreError
-from mountbench.model import RunConfig, RunData, Sample, TargetInfo, TargetRecord, Workload
+from mountbench.model import RunConfig, RunData, RunLevel, Sample, TargetInfo, TargetRecord, Workload
 from mountbench.records.codec import (
     config_from_dict,
     config_to_dict,
@@ -260,6 +260,43 @@ class Store:
         """A resumed lab run's target made anew at another path (cloudlab: a new mount point)."""
         with self.db:
             self.db.execute("UPDATE targets SET path = ? WHERE run_id = ? AND label = ?", (path, run_id, label))
+
+    def save_calibration(self, key: str, path: str, runs: Sequence[str], level: RunLevel) -> None:
+        """A filesystem's run level as `mountbench calibrate` measured it (replacing an earlier one)."""
+        with self.db:
+            self.db.execute(
+                "INSERT OR REPLACE INTO calibrations (key, created_at, path, runs, record) VALUES (?, ?, ?, ?, ?)",
+                (key, time.time(), path, json.dumps(list(runs)), json.dumps(level.to_dict())),
+            )
+
+    def calibration_for(self, key: str) -> RunLevel | None:
+        """The filesystem's calibrated run level (analysis/runlevel.calibration_key), None when there is none."""
+        row = self.db.execute("SELECT record FROM calibrations WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        try:
+            return RunLevel.from_dict(json.loads(row[0]))
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def list_calibrations(self) -> list[dict[str, Any]]:
+        """Every calibration, newest first: key, when, path, the runs it was measured from, the run level."""
+        rows = self.db.execute("SELECT key, created_at, path, runs, record FROM calibrations ORDER BY created_at DESC")
+        return [
+            {
+                "key": escaped(key),
+                "created_at": created,
+                "path": escaped(path),
+                "runs": json.loads(runs),
+                "level": RunLevel.from_dict(json.loads(record)),
+            }
+            for key, created, path, runs, record in rows
+        ]
+
+    def update_config(self, run_id: str, config: RunConfig) -> None:
+        """What the run found after it began and later reads need (the looks its plan fixed: RunConfig.looks)."""
+        with self._writing(run_id), self.db:
+            self.db.execute("UPDATE runs SET config = ? WHERE id = ?", (json.dumps(config_to_dict(config)), run_id))
 
     def update_target_info(self, run_id: str, label: str, info: TargetInfo) -> None:
         with self.db:

@@ -62,5 +62,8 @@ def build(version: int, path: Path) -> None:
 
 if __name__ == "__main__":
     for version in range(1, len(MIGRATIONS)):
-        build(version, HERE / f"schema-v{version}.sqlite")
+        target = HERE / f"schema-v{version}.sqlite"
+        if target.exists():  # never change an older schema's file
+            continue
+        build(version, target)
         print(f"wrote schema-v{version}.sqlite")

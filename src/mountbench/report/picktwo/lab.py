@@ -31,7 +31,15 @@ from mountbench.report.picktwo.probed import (
     judge_stale_reads,
     judge_visibility,
 )
-from mountbench.report.picktwo.scale import FAIR_WITHIN, GOOD_WITHIN, PROMPT_MS, factor_verdict, worst
+from mountbench.report.picktwo.scale import (
+    FAIR_WITHIN,
+    GOOD_WITHIN,
+    PROMPT_MS,
+    factor_verdict,
+    interval_verdict,
+    slower_than,
+    worst,
+)
 from mountbench.units import format_rate, format_seconds
 
 TREE_ROLES = ("tree copy", "tree sync")  # the tree measure (Description.role), in order of preference
@@ -149,18 +157,39 @@ def _write_measures(report: Report, sweep: Sweep | None) -> dict[str, Measured]:
             best[label] = (cell.summary.median, sweep.values[optimum.peak], cell)
     if not best:
         return {}
-    fastest = max(value for value, _, _ in best.values())
+    fastest = max(best, key=lambda label: best[label][0])
     out = {}
     for label, (value, bs, cell) in best.items():
-        factor = fastest / value if value > 0 else float("inf")
+        row = sweep.rows[sweep.optima[label].peak]
+        reference_row = sweep.rows[sweep.optima[fastest].peak]
+        verdict, factor = _judged(report, label, fastest, row, reference_row, value, best[fastest][0])
         out[label] = Measured(
             f"{format_rate(value)} at bs={bs} ({_factor_text(factor)})",
-            factor_verdict(factor),
+            verdict,
             value,
             "B/s",
             report.measurement_marks(cell),
         )
     return out
+
+
+def _judged(
+    report: Report, label: str, fastest: str, row: Row, reference_row: Row, value: float, best: float
+) -> tuple[str, float]:
+    """(verdict, factor) of ``label`` against the fastest mount, from the run's intervals where both stand on
+    one row (picktwo.scale.interval_verdict); from the medians when they do not (each at its own best block
+    size: no comparison of the family joins them), said as fair at best unless the factor alone is beyond
+    doubt."""
+    factor = best / value if value > 0 else float("inf")
+    if row is reference_row:
+        found = slower_than(row, label, report.summary.baseline, fastest)
+        if found is not None:
+            return interval_verdict(found[1], found[2]), found[0]
+    own = slower_than(row, label, report.summary.baseline)
+    theirs = slower_than(reference_row, fastest, report.summary.baseline)
+    if own is not None and theirs is not None:  # each against the baseline: the two intervals side by side
+        return interval_verdict(own[1] / theirs[2], own[2] / theirs[1]), factor
+    return factor_verdict(factor), factor
 
 
 def _tree_measures(report: Report, tree: tuple[Row, str] | None) -> dict[str, Measured]:
@@ -170,15 +199,21 @@ def _tree_measures(report: Report, tree: tuple[Row, str] | None) -> dict[str, Me
     times = {label: cell for label, cell in row.cells.items() if cell.summary is not None}
     if not times:
         return {}
-    fastest = min(cell.summary.median for cell in times.values() if cell.summary)  # type: ignore[union-attr]
+    fastest = min(times, key=lambda label: times[label].summary.median)  # type: ignore[union-attr]
     out = {}
     for label, cell in times.items():
         assert cell.summary is not None
         value = cell.summary.median
-        factor = value / fastest if fastest > 0 else 1.0
+        found = slower_than(row, label, report.summary.baseline, fastest)
+        if found is not None:  # judged from the run's intervals
+            factor, verdict = found[0], interval_verdict(found[1], found[2])
+        else:
+            best = times[fastest].summary.median  # type: ignore[union-attr]
+            factor = value / best if best > 0 else 1.0
+            verdict = factor_verdict(factor)
         out[label] = Measured(
             f"{format_seconds(value)} ({_factor_text(factor)})",
-            factor_verdict(factor),
+            verdict,
             value,
             "s",
             report.measurement_marks(cell),
@@ -195,8 +230,8 @@ def _notes(
     lines = [
         f"Performance: {sweep.title + ', each mount at its best block size' if sweep else 'no write sweep'}; "
         f"{tree[0].title + ' (wall time)' if tree else 'no tree workload'}; each against the fastest mount of this "
-        f"run: good within {GOOD_WITHIN:g}×, fair within {FAIR_WITHIN:g}×, else poor; the column's verdict is the "
-        "worse of the two.",
+        f"run, from the run's intervals: good when shown within {GOOD_WITHIN:g}×, poor when shown beyond "
+        f"{FAIR_WITHIN:g}×, else fair; the column's verdict is the worse of the two.",
         f"Coherence: both ways across the VM boundary (host → guest, guest → host), five kinds of change observed "
         f"with stat(): good when every change showed within {PROMPT_MS:g} ms, fair when all showed but some later "
         "or a reader got the old version right after a replace, poor when a change did not show within the timeout, "

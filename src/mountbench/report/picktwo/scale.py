@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from mountbench.analysis.summary import Row
 from mountbench.probe import render as probe_render
 from mountbench.report.tables import CellView, Line
 
@@ -68,3 +69,44 @@ def verdict_cell(verdict: str, lines: Sequence[Line] = ()) -> CellView:
         lines=[Line(line.text, line.links, style) for line in lines],
         strong=verdict in MARK,
     )
+
+
+def interval_verdict(near: float, far: float) -> Verdict:
+    """How far from the reference, judged from the interval of the factor (≥ 1 means that many times slower;
+    ``near`` its better end, ``far`` its worse one): good only when the interval shows it within GOOD_WITHIN,
+    poor only when it shows it beyond FAIR_WITHIN, fair otherwise. Point medians flipped a mount between
+    'performance' and 'none of the three' from one identical run to the next (issue 46); an interval that
+    straddles a boundary says fair, run after run."""
+    if far <= GOOD_WITHIN:
+        return "good"
+    if near > FAIR_WITHIN:
+        return "poor"
+    return "fair"
+
+
+def slower_than(row: Row, label: str, baseline: str, reference: str | None = None) -> tuple[float, float, float] | None:
+    """(factor, near end, far end) of how many times slower ``label`` is than ``reference`` on ``row`` (the
+    baseline when None), from the run's one family of comparisons (analysis/family.py): the cells' intervals
+    against the baseline, the reference's own estimate taken as it is. None without a comparison."""
+    speed = _speed(row, label, baseline)
+    ref = _speed(row, reference, baseline) if reference is not None else (1.0, 1.0, 1.0)
+    if speed is None or ref is None:
+        return None
+    point, low, high = speed
+    return ref[0] / point, ref[0] / high, ref[0] / low
+
+
+def _speed(row: Row, label: str, baseline: str) -> tuple[float, float, float] | None:
+    """(speed ratio, low, high) of ``label`` against the baseline on ``row`` (above 1: faster); (1, 1, 1) for
+    the baseline itself."""
+    cell = row.cells.get(label)
+    if cell is None or cell.summary is None:
+        return None
+    if label == baseline:
+        return 1.0, 1.0, 1.0
+    comparison = cell.comparison
+    if comparison is None or not comparison.has_interval or comparison.low <= 0:
+        return None
+    if row.metric.higher_is_better:
+        return comparison.ratio, comparison.low, comparison.high
+    return 1 / comparison.ratio, 1 / comparison.high, 1 / comparison.low

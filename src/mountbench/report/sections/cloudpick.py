@@ -38,7 +38,15 @@ from mountbench.report.chartkeys import Chart
 from mountbench.report.csvexport import records_csv
 from mountbench.report.model import Report
 from mountbench.report.picktwo.scale import LEGEND as SCALE
-from mountbench.report.picktwo.scale import PROMPT_MS, Verdict, factor_verdict, marked, verdict_cell, worst
+from mountbench.report.picktwo.scale import (
+    PROMPT_MS,
+    Verdict,
+    interval_verdict,
+    marked,
+    slower_than,
+    verdict_cell,
+    worst,
+)
 from mountbench.report.sections.base import Export, Options, nothing
 from mountbench.report.tables import CellView, Line, RichLayout, TableView, html_section, md_text, rich_table
 from mountbench.report.tables import markdown as md_view
@@ -51,7 +59,8 @@ CAPABILITIES = (("o_direct", "O_DIRECT"), ("flock", "flock"), ("fcntl_lock", "fc
 TERMINAL_PERCENTILES = (1.0, 10.0, 50.0, 90.0, 99.0, 99.9)
 LEGEND = (
     f"{SCALE} · – the local baseline (no remote) · ? not measured; "
-    "performance against the fastest cloud mount (good within 2×, fair within 10×), rated on the cold figures "
+    "performance against the fastest cloud mount from the run's intervals (good: shown within 2×; poor: shown "
+    "beyond 10×; fair otherwise), rated on the cold figures "
     "(a first read from the remote), warm ones (from the cache after a read) beside them; consistency good when "
     f"every change showed within {PROMPT_MS:g} ms both ways; durability: on the remote when fsync() returned"
 )
@@ -143,7 +152,7 @@ def _performance(
                 medians[label] = cell.summary.median
         if not medians:
             continue
-        best = max(medians.values()) if row.metric.higher_is_better else min(medians.values())
+        fastest = (max if row.metric.higher_is_better else min)(medians, key=lambda m: medians[m])
         phase = "cold " if phases.get(row.workload) == "cold" else ""
         warm_row = warm_rows.get(row.workload)
         for label in cloud_labels:
@@ -151,10 +160,15 @@ def _performance(
                 found[label].append(("poor" if label in row.cells else "not measured", f"{row.workload}: failed"))
                 continue
             value = medians[label]
-            factor = best / value if row.metric.higher_is_better else value / best
-            verdict = factor_verdict(factor)
             shown = format_value(value, row.metric)
-            text = f"{row.workload}: {phase}{shown}" + ("" if factor <= 1.0 else f" ({factor:.3g}×)")
+            against = slower_than(row, label, report.summary.baseline, fastest)
+            if against is None:
+                found[label].append(("not measured", f"{row.workload}: {phase}{shown} (no interval)"))
+                continue
+            factor, near, far = against  # judged from the run's intervals (picktwo.scale.interval_verdict)
+            verdict = interval_verdict(near, far)
+            span = "" if far <= 1.0 else f" ({factor:.3g}×, {near:.3g}–{far:.3g}×)"
+            text = f"{row.workload}: {phase}{shown}{span}"
             warm_cell = warm_row.cells.get(label) if warm_row is not None else None
             if warm_row is not None and warm_cell is not None and warm_cell.summary is not None:
                 text += f", warm {format_value(warm_cell.summary.median, warm_row.metric)}"

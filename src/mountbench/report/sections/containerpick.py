@@ -2,9 +2,10 @@
 probe travel in ``config.lab``: ContainerLabFacts): per mount type, three properties on
 picktwo's scale, and the mount facts each stands on.
 
-- performance: each workload's headline median against the host's (the bind mount's directory
-  measured from the host; without it, the fastest mount): good within 2×, fair within 10×,
-  poor beyond; the worst of them;
+- performance: each workload's headline figure against the host's (the bind mount's directory
+  measured from the host, the run's baseline; without it, the fastest mount), judged from the run's
+  intervals (picktwo.scale.interval_verdict): good when the interval shows it within 2×, poor when
+  it shows it beyond 10×, fair otherwise; the worst of them;
 - shared with the host, as each mount type says (its facts' ``shares``): the host's directory
   itself, both ways (the bind mount: good when the probe saw a host write in the container
   within 100 ms and the container's write on the host at once; fair when slower; poor when
@@ -31,13 +32,14 @@ from markupsafe import Markup
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from mountbench.analysis.summary import Row
 from mountbench.labfacts import ContainerLabFacts
 from mountbench.report.cells import format_value
 from mountbench.report.chartkeys import Chart
 from mountbench.report.csvexport import records_csv
 from mountbench.report.model import Report
 from mountbench.report.picktwo.scale import LEGEND as SCALE
-from mountbench.report.picktwo.scale import PROMPT_MS, factor_verdict, verdict_cell, worst
+from mountbench.report.picktwo.scale import PROMPT_MS, interval_verdict, slower_than, verdict_cell, worst
 from mountbench.report.sections.base import Export, Options, nothing
 from mountbench.report.tables import CellView, Line, RichLayout, TableView, html_section, md_text, rich_table
 from mountbench.report.tables import markdown as md_view
@@ -47,9 +49,10 @@ HOST = "host"
 CHECKS = (("rename_lower_dir", "rename dir from below"), ("chown", "chown"), ("xattr", "user xattr"),
           ("o_direct", "O_DIRECT"))  # fmt: skip
 LEGEND = (
-    f"{SCALE} · – not shared · ? not measured; performance against the host's own (good within 2×, fair within "
-    f"10×); shared good when a host write showed inside within {PROMPT_MS:g} ms and a container write showed on "
-    "the host; local-like: rename of a directory from below, chown, xattr, O_DIRECT all work"
+    f"{SCALE} · – not shared · ? not measured; performance against the host's own, from the intervals (good: "
+    f"shown within 2×; poor: shown beyond 10×; fair otherwise); shared good when a host write showed inside within "
+    f"{PROMPT_MS:g} ms and a container write showed on the host; local-like: rename of a directory from below, "
+    "chown, xattr, O_DIRECT all work"
 )
 
 
@@ -87,21 +90,35 @@ def _performance(report: Report, mounts: Sequence[str]) -> dict[str, tuple[str, 
         medians = {m: c.summary.median for m in mounts if (c := row.cells.get(m)) and c.summary and c.summary.median}
         if not medians:
             continue
-        host = row.cells.get(HOST)
-        if host is not None and host.summary is not None and host.summary.median:
-            best = host.summary.median  # the host's own speed: how much the container's way costs
-        else:
-            best = max(medians.values()) if row.metric.higher_is_better else min(medians.values())
+        baseline = report.summary.baseline
+        # against the host's own speed (the baseline: how much the container's way costs), from the intervals
+        reference = None if baseline == HOST else _fastest(row, medians)
         for mount in mounts:
             if mount not in medians:
                 verdicts[mount].append("poor")
                 texts[mount].append(f"{row.workload}: failed")
                 continue
-            factor = best / medians[mount] if row.metric.higher_is_better else medians[mount] / best
-            verdicts[mount].append(factor_verdict(factor))
-            texts[mount].append(f"{row.workload}: {format_value(medians[mount], row.metric)}"
-                                + ("" if factor <= 1.0 else f" ({factor:.3g}×)"))  # fmt: skip
+            found = slower_than(row, mount, baseline, reference)
+            if found is None:
+                verdicts[mount].append("not measured")
+                texts[mount].append(f"{row.workload}: {format_value(medians[mount], row.metric)} (no interval)")
+                continue
+            factor, near, far = found
+            verdicts[mount].append(interval_verdict(near, far))
+            shown = format_value(medians[mount], row.metric)
+            texts[mount].append(f"{row.workload}: {shown}{_span(factor, near, far)}")
     return {m: (worst(*verdicts[m]), tuple(texts[m])) for m in mounts}
+
+
+def _fastest(row: Row, medians: Mapping[str, float]) -> str:
+    return (max if row.metric.higher_is_better else min)(medians, key=lambda m: medians[m])
+
+
+def _span(factor: float, near: float, far: float) -> str:
+    """' (1.80×, 1.60–2.10×)': how many times slower, with its interval; '' when it is no slower."""
+    if far <= 1.0:
+        return ""
+    return f" ({factor:.3g}×, {max(near, 0):.3g}–{far:.3g}×)"
 
 
 def _shared(mount: Mapping[str, Any], coherence: Mapping[str, Any] | None) -> tuple[str, str]:
