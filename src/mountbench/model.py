@@ -444,6 +444,9 @@ class KindOptionValue(Protocol):
     def fact(self) -> str | None:
         """How it made the run, as a phrase of the report's run facts; None: nothing to say."""
 
+    def inputs(self) -> tuple[str, ...]:
+        """The files the run reads because of it (a tarball): no output of the run may be written over them."""
+
 
 @dataclass(frozen=True)
 class KindOptions:

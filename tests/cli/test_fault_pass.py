@@ -256,3 +256,25 @@ def test_a_job_with_stats_off_is_refused_before_the_first_sample(tmp_path, mb_en
     assert_one_line_error(mountbench("run", str(target), "--job", str(job), "--repeat", "1", env=mb_env), "stats=0")
     assert list(target.iterdir()) == []
     assert not Path(mb_env["MOUNTBENCH_DB"]).exists()
+
+
+def test_the_json_export_is_never_written_over_the_runs_tarball(tmp_path, mb_env):
+    """--tarball is read by the run: --json on the same file is refused before anything runs, the tarball
+    untouched (issue 52: the check read a field the options no longer have, so it never protected it)."""
+    import tarfile
+
+    tree = tmp_path / "tree"
+    (tree / "src").mkdir(parents=True)
+    (tree / "src" / "a.c").write_text("int main(void) { return 0; }\n")
+    tarball = tmp_path / "tree.tar"
+    with tarfile.open(tarball, "w") as archive:
+        archive.add(tree, arcname="tree")
+    before = tarball.read_bytes()
+    target = tmp_path / "target"
+    target.mkdir()
+    found = mountbench(
+        "run", str(target), "--preset", "tree", "--tarball", str(tarball), "--json", str(tarball), env=mb_env
+    )
+    assert_one_line_error(found)
+    assert "tarball" in found.stderr or "input" in found.stderr, found.stderr
+    assert tarball.read_bytes() == before

@@ -23,7 +23,7 @@ from mountbench.fio.binary import find_fio
 from mountbench.host import facts as hostinfo
 from mountbench.host import outputs
 from mountbench.kinds import host_facts
-from mountbench.model import PlanItem, Workload
+from mountbench.model import PlanItem, RunOptions, Workload
 from mountbench.records.events import EventLog, Fanout
 from mountbench.records.export import write_document
 from mountbench.report.document import make_document
@@ -242,13 +242,12 @@ def _resume(
                  json_out=json_output)  # fmt: skip
 
 
-def _protected(db: Path, config_or_options: object) -> list[outputs.Protected]:
-    """What no output of a run may be: its database and its input files."""
-    jobs = getattr(config_or_options, "job_files", ()) or ()
-    tree = getattr(config_or_options, "tree", None)
-    tarball = getattr(tree, "tarball", None)
-    return [*outputs.database(db), *outputs.inputs(jobs, "one of the run's job files"),
-            *outputs.inputs([tarball] if tarball else [], "the run's --tarball")]  # fmt: skip
+def _protected(db: Path, options: RunOptions) -> list[outputs.Protected]:
+    """What no output of a run may be: its database and its input files (job files, and what the kinds'
+    options read, e.g. --tarball)."""
+    read = [path for value in options.kind_options for path in value.inputs()]
+    return [*outputs.database(db), *outputs.inputs(options.job_files, "one of the run's job files"),
+            *outputs.inputs(read, "one of the run's input files")]  # fmt: skip
 
 
 def _exporter(store: Store, json_out: outputs.Output | None) -> Callable[[str], None] | None:

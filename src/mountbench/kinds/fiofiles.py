@@ -68,6 +68,9 @@ class FileState:
     def fact(self) -> str:
         return _FACTS.get(self.name, f"fio working files: {self.name}")
 
+    def inputs(self) -> tuple[str, ...]:
+        return ()
+
     def runs_as(self) -> str:
         """The state a runner keeps (a run stored before the choice resumes as steady)."""
         return self.name if self.name in FILE_STATES else "steady"

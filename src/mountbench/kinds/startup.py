@@ -93,6 +93,9 @@ class AppChoice:
     def fact(self) -> str | None:
         return None  # each startup workload's description names its tree and command
 
+    def inputs(self) -> tuple[str, ...]:
+        return (self.tree,) if self.tree else ()
+
 
 def _app_given(raw: Mapping[str, Any]) -> AppChoice | None:
     given_tree: Path | None = raw["app_tree"]

@@ -128,6 +128,9 @@ class TreeChoice:
     def fact(self) -> str | None:
         return None  # each tree workload's description names its tree
 
+    def inputs(self) -> tuple[str, ...]:
+        return (self.tarball,) if self.tarball else ()
+
 
 def _tree_given(raw: Mapping[str, Any]) -> TreeChoice | None:
     if raw["tarball"] and raw["tree_profile"]:
