@@ -12,6 +12,7 @@ from rich.table import Table
 from mountbench.cli.console import out
 from mountbench.errors import ChecksFailed, MountbenchError, UsageError
 from mountbench.fio.binary import find_fio, fio_engines
+from mountbench.host import contain
 from mountbench.host import facts as hostinfo
 from mountbench.host import targets as targets_mod
 from mountbench.labs.frame import Lab
@@ -78,9 +79,22 @@ def doctor(
     report(
         "cache dropping",
         root,
-        "root: page caches can be dropped" if root else "not root: page caches cannot be dropped",
-        "fine for direct-I/O presets (quick, cdm, nine); for buffered ones (s1, tree, http, latency) run as root "
-        "(sudo) so caches are dropped between samples; otherwise those results are marked",
+        "root: the files a sample reads are evicted (posix_fadvise), the machine's caches dropped where that is "
+        "not enough"
+        if root
+        else "not root: the files a sample reads are evicted (posix_fadvise, no root needed); "
+        "the machine's caches cannot be dropped",
+        "fine for fio and http presets (their files are evicted one by one); for tree walks and start-ups (tree, "
+        "s1) run as root (sudo) so caches are dropped between samples; otherwise those results are marked",
+        warn=True,
+    )
+    fence = contain.containment()
+    report(
+        "containment",
+        fence.contained,
+        fence.fact(),
+        "use Linux 6.2 or newer (Landlock ABI 3), or run as root (a private mount namespace); otherwise only the "
+        "job checks keep a run's children inside its scratch directories",
         warn=True,
     )
     args = list(target or targets_mod.default_targets())

@@ -14,6 +14,7 @@ from typing import Any
 import psutil
 
 from mountbench import __version__
+from mountbench.host import contain
 
 
 def cpu_model() -> str:
@@ -91,4 +92,6 @@ def collect(fio_version: str = "") -> dict[str, Any]:
         "mountbench_version": __version__,
         "python_version": platform.python_version(),
         "root": is_root(),
+        # how the run's children were fenced (host/contain.py): Landlock, a mount namespace, or none
+        "containment": contain.containment().to_json(),
     }

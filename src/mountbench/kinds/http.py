@@ -23,6 +23,7 @@ from typing import Any
 
 from mountbench import model
 from mountbench.errors import UsageError
+from mountbench.host.contain import Fence
 from mountbench.host.process import run_child
 from mountbench.host.watch import Window, moved_bytes
 from mountbench.kinds.base import Adjustments, RunnerSetup, new_workload
@@ -261,7 +262,7 @@ class HttpRunner(RunnerDefaults):
         try:
             window = Window(server.finder).start()
             try:
-                done = run_child(argv, timeout=float(spec["duration"]) + 120)
+                done = run_child(argv, fence=Fence.of([workdir]), timeout=float(spec["duration"]) + 120)
             finally:
                 cost = window.stop()
             errors = server.errors()
@@ -296,6 +297,11 @@ class HttpRunner(RunnerDefaults):
         server = self._servers.pop(label, None)
         if server is not None:
             server.stop()
+
+    def cached_files(self, prepared: Prepared, ctx: TargetContext) -> list[Path] | None:
+        """The file set nginx serves."""
+        root: Path = prepared.payload["root"]
+        return [root / name for name in file_names(prepared.payload["sizes"])]
 
     def cleanup(self, ctx: TargetContext) -> None:
         """nginx is stopped whatever happened (Ctrl-C between setup and run included);

@@ -9,6 +9,8 @@ History:
   3  runs.owner: the process working on a run, so a run whose process is gone reads as interrupted
   4  samples.series: values over each sample's time (fio's bandwidth and IOPS logs)
   5  samples.clients: per-client results of samples taken on several machines (run --client)
+  6  runs.origin: where a run came from ('' for one made here; what `mountbench import` read it
+     from): an imported run is a record, never resumed
 """
 
 from __future__ import annotations
@@ -82,6 +84,10 @@ MIGRATIONS: list[str] = [
     # 4 -> 5
     """
     ALTER TABLE samples ADD COLUMN clients TEXT NOT NULL DEFAULT '[]';
+    """,
+    # 5 -> 6
+    """
+    ALTER TABLE runs ADD COLUMN origin TEXT NOT NULL DEFAULT '';
     """,
 ]
 
