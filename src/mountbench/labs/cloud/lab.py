@@ -114,9 +114,7 @@ class CloudLab(LabContext):
             self.on_note(f"cleaned what a dead cloud-lab run left: {cleaned}")
 
     def _start(self) -> None:
-        for d in (self.remote_dir, self.local_dir, self.workdir / "mnt", self.workdir / "cache", self.workdir / "log",
-                  self.tmp_dir):  # fmt: skip
-            d.mkdir(parents=True, exist_ok=True)
+        self.make_workdir()
         self._state = state_mod.LabState(self.workdir)
         self._state.save()
         # temporary files of the workloads (the trees' sources) live in the work directory, so
@@ -142,6 +140,16 @@ class CloudLab(LabContext):
                 self.wires[spec.rtt_ms] = Wire(url, spec.rtt_ms, spec.bandwidth_kbps)
         for spec in self.specs:
             self.mounts.append(self._mount(spec))
+
+    def make_workdir(self) -> None:
+        """The lab's directory, private (0700) whatever the umask: the remote, the mounts, rclone's
+        caches and the local baseline are nobody else's to read."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.workdir.mkdir(mode=0o700)
+        self.workdir.chmod(0o700)
+        for d in (self.remote_dir, self.local_dir, self.workdir / "mnt", self.workdir / "cache", self.workdir / "log",
+                  self.tmp_dir):  # fmt: skip
+            d.mkdir(exist_ok=True)
 
     def _mount(self, spec: CloudSpec) -> CloudMount:
         assert self._state is not None
