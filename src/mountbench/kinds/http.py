@@ -25,6 +25,7 @@ from mountbench import model
 from mountbench.errors import UsageError
 from mountbench.host.contain import Fence
 from mountbench.host.process import run_child
+from mountbench.host.scratch import unlink_beneath
 from mountbench.host.watch import Window, moved_bytes
 from mountbench.kinds.base import Adjustments, RunnerSetup, new_workload
 from mountbench.kinds.engines.nginx import (
@@ -324,9 +325,9 @@ def _lay_out(root: Path, sizes: list[int]) -> None:
     marker = root.with_name(root.name + ".ok")
     if marker.exists():
         return
-    if root.exists():
+    if root.exists():  # a half-written set of an earlier sample: its files removed beneath the scratch directory
         for stale in root.iterdir():
-            stale.unlink()
+            unlink_beneath(root.parent, stale)
     else:
         root.mkdir()
     rng = random.Random(16)  # incompressible, and the same on every target

@@ -32,6 +32,7 @@ import platformdirs
 
 from mountbench.errors import MountbenchError
 from mountbench.host import process as procs
+from mountbench.host.scratch import rename_beneath, unlink_beneath
 from mountbench.labs.cloud import netns
 from mountbench.labs.cloud import state as state_mod
 from mountbench.labs.cloud.delay import MEMORY_LIMIT, DelayProxy, MemoryGuard
@@ -255,9 +256,9 @@ class CloudLab(LabContext):
                 if (scratch / name).stat().st_size != (remote / name).stat().st_size:
                     return f"{name} differs between {mount.label} and its remote after the uploads"
                 aside = name + COLD_SUFFIX
-                os.rename(scratch / name, scratch / aside)
+                rename_beneath(scratch, name, aside)  # by descriptor, beneath the scratch directory
                 os.link(remote / aside, remote / name)
-                os.unlink(scratch / aside)
+                unlink_beneath(scratch, aside)
             mount.rc.forget(str(relative))
         except OSError as exc:
             return f"could not make {mount.label}'s working files remote-only: {exc}"
