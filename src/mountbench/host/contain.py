@@ -99,7 +99,7 @@ SPAWNER_IDLE_S = 30.0
 
 
 class ContainmentError(OSError):
-    """A fence could not be put up (the run then says so and records ``none``)."""
+    """A fence could not be put up: the child is not started."""
 
 
 @dataclass(frozen=True)
@@ -346,10 +346,8 @@ def _namespace_fence(fence: Fence) -> None:
         if os.path.isdir(path):
             _mount(path, path, _MS_BIND)
             kept.add(path)
-    kept_seen: set[str] = set()
     for point in _mount_points():
-        if point in kept and point not in kept_seen:
-            kept_seen.add(point)  # the first mount at a kept path is the bind just made... unless one was there
+        if point in kept:  # a remount of the path would reach the bind just made on top of it
             continue
         try:
             flags = _MS_REMOUNT | _MS_BIND | _MS_RDONLY
@@ -362,8 +360,7 @@ def _namespace_fence(fence: Fence) -> None:
             if exc.errno in (2, 13, 20):  # ENOENT, EACCES, ENOTDIR: a mount point hidden from here
                 continue
             raise
-    # the binds made for the writable directories were listed last: those stay writable
-    for path in kept:
+    for path in kept:  # each bind stayed writable (a mount below a fenced directory would be read-only)
         st = os.statvfs(path)
         if st.f_flag & os.ST_RDONLY:
             raise ContainmentError(30, f"{path} stayed read-only in the private mount namespace")
