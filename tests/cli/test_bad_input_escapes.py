@@ -285,6 +285,10 @@ def test_a_run_against_a_locked_database_says_so_soon_and_starts_nothing(tmp_pat
     target = tmp_path / "t"
     target.mkdir()
     db = fixture_db(tmp_path)
+    from mountbench.store import Store
+
+    with Store(db) as store:  # upgraded: the run's first write is its own run, not a migration
+        store.list_runs()
     holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:

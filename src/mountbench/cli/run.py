@@ -111,6 +111,9 @@ def run(
     if dry_run:
         _print_dry_run(request, db_path)
         return
+    if db_path.is_file():  # one another process holds is refused before any target is touched
+        with Store(db_path) as store:
+            store.check_can_write()
     swept = sweep_leftovers(request.targets)
     for notice in (*swept, *request.notes, *check_space(request.targets, request.workloads, request.runner_for)):
         err.print(f"note: {notice}")

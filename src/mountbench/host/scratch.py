@@ -230,7 +230,8 @@ def create(parent: Path | str, name: str, marker: Marker) -> Path:
         raise ValueError(f"{name!r} is not a scratch directory name")
     directory = Path(parent) / name
     os.mkdir(directory, 0o700)
-    os.chmod(directory, 0o700)  # whatever the umask: no other user reads what a run holds
+    with contextlib.suppress(OSError):  # whatever the umask; a filesystem without modes (FAT) keeps its own
+        os.chmod(directory, 0o700)
     try:
         _write_new(directory / MARKER, marker.to_text())
     except BaseException:

@@ -238,7 +238,7 @@ class Store:
         created_at: float | None = None,
         origin: str = "",
     ) -> None:
-        with self.db:
+        with self._writing(run_id), self.db:
             self.db.execute(
                 "INSERT INTO runs (id, created_at, status, command, config, host, owner, origin)"
                 " VALUES (?, ?, 'running', ?, ?, ?, ?, ?)",
@@ -263,6 +263,14 @@ class Store:
                 "INSERT INTO workloads (run_id, position, name, workload) VALUES (?, ?, ?, ?)",
                 [(run_id, i, w.name, json.dumps(workload_to_dict(w))) for i, w in enumerate(workloads)],
             )
+
+    def check_can_write(self) -> None:
+        """Take the database's write lock and let it go: a database another process holds for writing
+        (BEGIN IMMEDIATE) is refused now, in one line, before any target is touched, not at the run's
+        first write."""
+        with self._writing("?"):
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute("ROLLBACK")
 
     def move_target(self, run_id: str, label: str, path: str) -> None:
         """A resumed lab run's target made anew at another path (cloudlab: a new mount point)."""
