@@ -570,8 +570,10 @@ def evaluate_count(value: str, variables: Mapping[str, int]) -> int | None:
     text = value.strip()
     if text.isdigit() and len(text) <= 19:
         return int(text)
-    if not text or any(c.isalpha() for c in text.replace("$ncpus", "").replace("$mb_memory", "").replace(
-            "$pagesize", "")):  # fmt: skip
+    bare = text
+    for name in variables:
+        bare = bare.replace(f"${name}", "")
+    if not text or any(c.isalpha() for c in bare):  # a suffix (1e6, 4k) is no count
         return None
     return evaluate_size(text, variables)
 
