@@ -361,7 +361,9 @@ class RunData:
     targets: tuple[TargetRecord, ...] = ()
     workloads: tuple[Workload, ...] = ()
     samples: tuple[Sample, ...] = ()
-    origin: str = ""  # '' for a run made here; for an imported one, what it was imported from (never resumed)
+    # '' for a run made here; for an imported one, what it was imported from (never resumed): where a
+    # record came from, not what it holds (two copies of one run are equal)
+    origin: str = field(default="", compare=False)
 
     def target_labels(self) -> list[str]:
         return [record.target.label for record in self.targets]
