@@ -52,6 +52,7 @@ RUNTIME_ZERO = "runtime-0"  # a job's I/O took fio's 1 ms tick or less: too shor
 NO_IO = "no-io"  # a job of the workload moves no data (cpuio, null) beside those that do
 RUNTIME_REPLACED = "runtime-replaced"  # --runtime replaced the file's own runtime
 SIZE_REPLACED = "size-replaced"  # --size replaced fill_device
+TARBALL_STRIPPED = "tarball-stripped"  # the user's tarball's owners and set-ID bits are not extracted
 
 
 @dataclass(frozen=True)
@@ -414,6 +415,9 @@ class RunData:
     targets: tuple[TargetRecord, ...] = ()
     workloads: tuple[Workload, ...] = ()
     samples: tuple[Sample, ...] = ()
+    # '' for a run made here; for an imported one, what it was imported from (never resumed): where a
+    # record came from, not what it holds (two copies of one run are equal)
+    origin: str = field(default="", compare=False)
 
     def target_labels(self) -> list[str]:
         return [record.target.label for record in self.targets]

@@ -22,7 +22,14 @@ def parse_size(text: str | int) -> int:
     if not match:
         raise UsageError(f"cannot read size {text!r}: use a number with an optional k/M/G/T suffix, e.g. 512M")
     number, prefix, _i, _b = match.groups()
-    return int(float(number) * 1024 ** _POWERS[prefix.lower()])
+    value = float(number) * 1024 ** _POWERS[prefix.lower()]
+    if not math.isfinite(value) or value > SIZE_LIMIT:
+        raise UsageError(f"size {str(text).strip()[:40]!r} is larger than any storage holds (at most 8 EiB); give a "
+                         "smaller one, e.g. 512M")  # fmt: skip
+    return int(value)
+
+
+SIZE_LIMIT = 2**63 - 1  # what fio (and every filesystem) counts in
 
 
 _SECONDS = {"us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "": 1.0, "s": 1.0, "sec": 1.0, "m": 60.0,

@@ -57,3 +57,55 @@ def test_the_tree_space_refusal_does_not_suggest_the_tree_given(mb_env):
         proc = mountbench("run", str(small), "--preset", "tree", "--only", "extract", "--tree", "tiny", env=mb_env)
         assert_one_line_error(proc, "not enough space", "--tree tiny) does not fit either")
         assert "use --tree tiny" not in proc.stderr
+
+
+# --- issue 47 case 8: what a full or read-only filesystem used to let through -----------------------
+
+
+def _full_tmpfs():
+    realmounts.require_root()
+    return realmounts.tmpfs("1m")
+
+
+def test_a_database_on_a_full_filesystem_is_refused_and_leaves_no_file(tmp_path, mb_env):
+    target = tmp_path / "t"
+    target.mkdir()
+    with _full_tmpfs() as full:
+        _fill(full)
+        proc = mountbench("run", str(target), "--db", str(full / "x.sqlite"), "--runtime", "0.3", "--size", "1M",
+                          "--repeat", "1", "--only", "rnd4k-q1-read", env=mb_env)  # fmt: skip
+        assert_one_line_error(proc, str(full / "x.sqlite"), "full")
+        assert sorted(p.name for p in full.iterdir()) == ["fill"]  # no 0-byte database left
+    assert list(target.iterdir()) == []
+
+
+def test_a_json_export_on_a_full_filesystem_fails_the_command(tmp_path, mb_env):
+    """It exited 0: the export failed after every sample and the run said only a warning."""
+    target = tmp_path / "t"
+    target.mkdir()
+    with _full_tmpfs() as full:
+        _fill(full)
+        proc = mountbench("run", str(target), "--json", str(full / "out.json"), "--runtime", "0.3", "--size", "1M",
+                          "--repeat", "1", "--only", "rnd4k-q1-read", env=mb_env)  # fmt: skip
+        assert proc.returncode == 1, proc.stderr
+        last = proc.stderr.strip().splitlines()[-1]
+        assert "could not be written" in last and "mountbench export" in last, last
+
+
+def test_a_dry_run_refuses_a_read_only_target_as_the_run_does(mb_env):
+    with realmounts.tmpfs("8m") as ro:
+        realmounts._check(["mount", "-o", "remount,ro", str(ro)])
+        dry = mountbench("run", str(ro), "--dry-run", env=mb_env)
+        assert dry.returncode == 2 and "a run would refuse" in dry.stderr and "not writable" in dry.stderr, dry.stderr
+        assert "EROFS" in dry.stderr
+
+
+def _fill(directory):
+    """Fill a filesystem to its last block."""
+    with open(directory / "fill", "wb") as out:
+        try:
+            while True:
+                out.write(b"\0" * 65536)
+                out.flush()
+        except OSError:
+            pass

@@ -62,6 +62,9 @@ def test_a_run_recorded_on_another_machine_is_not_resumed_here(tmp_path, mb_env)
     path = exported(tmp_path, Path(mb_env["MOUNTBENCH_DB"]), elsewhere)
     other = dict(mb_env, MOUNTBENCH_DB=str(tmp_path / "other.sqlite"))
     assert mountbench("import", str(path), env=other).returncode == 0
+    assert_one_line_error(mountbench("run", "--resume", "20250101-120000-f0e1", env=other), "imported")
+    with sqlite3.connect(tmp_path / "other.sqlite") as conn:  # as if the database file itself was copied here
+        conn.execute("UPDATE runs SET origin = ''")
     line = assert_one_line_error(mountbench("run", "--resume", "20250101-120000-f0e1", env=other), "othermachine")
     assert "resume it there" in line
     assert list(target.iterdir()) == []

@@ -62,6 +62,10 @@ def test_two_real_targets_compared_stored_and_exported(tmp_path, mb_env):
     infos = {t["label"]: t["info"] for t in run["targets"]}
     assert infos["ram"]["fstype"] == "tmpfs"
     assert run["host"]["fio_version"].startswith("fio-")
+    # issue 47: how its children were contained is stored with the run and shown in its facts
+    assert run["host"]["containment"]["mechanism"] == "landlock", run["host"]["containment"]
+    assert "containment: landlock (Landlock ABI" in " ".join(proc.stdout.split())
+    assert "warning: containment" not in proc.stderr
     disk_rows = [r for r in doc["summary"] if r["target"] == "disk"]
     assert all(r["ratio"] is not None and r["baseline"] == "ram" for r in disk_rows)
     # three verdicts; 0.3 s samples say they are short, with the remedy
@@ -382,3 +386,29 @@ def test_costs_handed_to_a_run_are_its_first_eta(tmp_path, mb_env):
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
     assert "--learnt-json:" in bad.stderr and "Traceback" not in bad.stderr
     assert not (tmp_path / "none.sqlite").exists()  # refused before anything was made
+
+
+def test_a_run_without_containment_says_so_before_its_first_sample_and_records_it(tmp_path, mb_env):
+    """Issue 47: where no fence can be put up, the run says so up front (one line), its facts say it in
+    every format, and doctor and the dry run say it too (MOUNTBENCH_CONTAIN=off: tests only)."""
+    target = tmp_path / "t"
+    target.mkdir()
+    out = tmp_path / "run.json"
+    env = dict(mb_env, MOUNTBENCH_CONTAIN="off")
+    proc = mountbench("run", str(target), "--repeat", "1", *FAST, "--only", "rnd4k-q1-read", "--json", str(out),
+                      env=env)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    warned = next(i for i, line in enumerate(lines) if line.startswith("warning: containment: none"))
+    first_sample = next(i for i, line in enumerate(lines) if re.match(r"\s*1/1 round ", line))
+    assert warned < first_sample, proc.stderr
+    (run,) = load_export(out)["runs"]
+    assert run["host"]["containment"]["mechanism"] == "none"
+    assert "containment: none (turned off by MOUNTBENCH_CONTAIN=off" in " ".join(proc.stdout.split())
+    report = tmp_path / "r.md"
+    assert mountbench("report", run["id"], "--out", str(report), env=env).returncode == 0
+    assert "containment: none" in report.read_text()
+    doctor = mountbench("doctor", str(target), env=env)
+    assert "containment" in doctor.stdout and "none" in doctor.stdout
+    dry = mountbench("run", str(target), "--dry-run", env=env)
+    assert "! containment: none" in " ".join(dry.stdout.split())

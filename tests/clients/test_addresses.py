@@ -180,3 +180,27 @@ def test_hosts_file_on_the_command_line_dry_run_names_each_ssh_client(tmp_path):
     missing = mountbench("run", "--hosts-file", str(tmp_path / "nope"), f"share={target}", "--dry-run", env=env)
     assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1
     assert "--hosts-file" in missing.stderr
+
+
+@pytest.mark.parametrize(
+    "pair",
+    [
+        ("127.0.0.1", "localhost"),
+        ("localhost", "127.0.0.1:8765"),
+        ("localhost:9000", "127.0.0.1:9000"),
+    ],
+)
+def test_one_fio_server_by_two_names_is_one_client(pair):
+    """Issue 47 case 9: 127.0.0.1 and localhost were counted as two clients (one server, twice the jobs)."""
+    with pytest.raises(UsageError, match="are one fio server"):
+        parse_clients(list(pair))
+
+
+def test_two_ports_of_one_machine_are_two_servers():
+    assert len(parse_clients(["127.0.0.1:8765", "localhost:9000"])) == 2
+
+
+@pytest.mark.parametrize("text", ["a\nb", "node\x1b[2J", "ssh://n\x07"])
+def test_a_client_with_a_control_character_is_refused(text):
+    with pytest.raises(UsageError, match="control character"):
+        parse_clients([text])

@@ -14,6 +14,7 @@ import psutil
 import pytest
 from support.tools import needs_fio
 
+from mountbench.host.contain import Fence
 from mountbench.host.process import die_with_parent, last_lines, run_child, stop_tree, tcp_listeners
 
 
@@ -43,7 +44,7 @@ def test_a_timed_out_fio_leaves_none_of_its_job_processes_running(tmp_path: Path
     """The time-limit path SIGKILLs: fio's main process cannot tell its jobs to stop."""
     needs_fio()
     started = time.monotonic()
-    done = run_child(_fio(tmp_path), timeout=3)
+    done = run_child(_fio(tmp_path), fence=Fence.of([tmp_path]), timeout=3)
     assert done.timed_out
     assert _running_jobs(tmp_path) == []
     assert time.monotonic() - started < 20
@@ -77,7 +78,7 @@ def test_ctrl_c_in_run_child_stops_the_jobs_before_it_propagates(tmp_path: Path)
 
     threading.Thread(target=interrupt, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
-        run_child(_fio(tmp_path), timeout=60)
+        run_child(_fio(tmp_path), fence=Fence.of([tmp_path]), timeout=60)
     assert _running_jobs(tmp_path) == []
 
 

@@ -97,7 +97,8 @@ def test_workdir_sweep_takes_only_folders_of_dead_runs(tmp_path: Path) -> None:
     mine = scratch.create_workdir("20260101-000000-live", tmp=tmp_path)
     dead = scratch.create_workdir("20260101-000000-dead", tmp=tmp_path)
     (dead / "job.fio").write_text("[x]\n")
-    (dead / scratch.WORKDIR_OWNER).write_text(json.dumps({"run_id": "d", "owner": dead_owner().to_dict()}))
+    (dead / scratch.WORKDIR_OWNER).write_text(json.dumps({"run_id": "20260101-000000-dead",
+                                                         "owner": dead_owner().to_dict()}))  # fmt: skip
     unowned = tmp_path / "mountbench-20260101-000000-old-xyz"
     unowned.mkdir()
     other_tool = tmp_path / "mountbench-test-tmpfs-abc"
@@ -183,3 +184,110 @@ def test_a_kept_directory_is_never_swept(tmp_path: Path) -> None:
     assert len(removed) == 1 and str(gone) in removed[0]
     assert (kept / "data").read_bytes() == b"x" * 100
     assert kept.is_dir()
+
+
+# --- issue 47: deletions walk beneath the scratch directory; private by default --------------------
+
+
+def test_a_scratch_directory_is_private(tmp_path: Path) -> None:
+    ours = scratch.create(tmp_path, ".mountbench-x", Marker("run", "x"))
+    assert ours.stat().st_mode & 0o777 == 0o700
+    assert (ours / scratch.MARKER).stat().st_mode & 0o077 == 0
+
+
+@pytest.fixture
+def neighbourhood(tmp_path: Path) -> tuple[Path, Path]:
+    """A scratch directory with a user's file beside it, in its parent, and a symlink out of it."""
+    parent = tmp_path / "t"
+    parent.mkdir()
+    (parent / "keep.txt").write_text("the user's\n")
+    (tmp_path / "t.canary").write_text("beside the target\n")
+    ours = scratch.create(parent, ".mountbench-x", Marker("run", "x"))
+    os.symlink(parent, ours / "way-out")
+    return ours, parent
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["../keep.txt", "../../t.canary", "way-out/keep.txt", "/etc/hostname", "./../keep.txt", "a/../../keep.txt"],
+)
+def test_a_deletion_never_leaves_the_scratch_directory(neighbourhood, name: str) -> None:
+    ours, parent = neighbourhood
+    for remove in (scratch.unlink_beneath, scratch.rmtree_beneath):
+        with pytest.raises(scratch.OutsideScratch):
+            remove(ours, name)
+    with pytest.raises(scratch.OutsideScratch):
+        scratch.rename_beneath(ours, name, "stolen")
+    with pytest.raises(scratch.OutsideScratch):
+        scratch.rename_beneath(ours, "way-out", name)
+    assert (parent / "keep.txt").read_text() == "the user's\n"
+    assert (parent.parent / "t.canary").exists() and Path("/etc/hostname").exists()
+
+
+def test_deletions_beneath_the_scratch_directory_work(neighbourhood) -> None:
+    ours, parent = neighbourhood
+    (ours / "a" / "b").mkdir(parents=True)
+    (ours / "a" / "b" / "f").write_text("x")
+    (ours / "f").write_text("y")
+    os.symlink(parent, ours / "a" / "link-out")
+    assert scratch.rename_beneath(ours, "f", "g") is True
+    assert scratch.unlink_beneath(ours, "g") is True and not (ours / "g").exists()
+    assert scratch.unlink_beneath(ours, "g") is False  # absent already
+    assert scratch.unlink_beneath(ours, "way-out") is True  # the link itself, never what it leads to
+    assert scratch.rmtree_beneath(ours, "a") is True and not (ours / "a").exists()
+    assert (parent / "keep.txt").exists()
+
+
+def test_working_files_that_name_a_path_out_are_never_deleted(neighbourhood) -> None:
+    """Issue 47 case 1: [..] with filename_format=$jobname/notes.txt had mountbench itself unlink
+    <scratch>/../notes.txt. The working files' removal, set-aside and spacer stay beneath."""
+    from mountbench.kinds import fiofiles
+
+    ours, parent = neighbourhood
+    escaping = [
+        fiofiles.WorkingFile(ours / ".." / "keep.txt", 11),
+        fiofiles.WorkingFile(ours / "way-out" / "keep.txt", 11),
+    ]
+    fiofiles.remove(escaping, ours)
+    assert fiofiles.set_aside(escaping, ours) == []
+    fiofiles.drop_aside([ours / ".." / "keep.txt"], ours)
+    assert (parent / "keep.txt").read_text() == "the user's\n"
+
+
+def test_removal_of_a_scratch_directory_never_follows_a_link(neighbourhood) -> None:
+    ours, parent = neighbourhood
+    (ours / "sub").mkdir()
+    os.symlink(parent, ours / "sub" / "deeper-way-out")
+    assert scratch.remove(ours, lambda m: m.id == "x") == "removed"
+    assert (parent / "keep.txt").exists() and not ours.exists()
+
+
+def test_the_workdir_sweep_takes_only_what_it_proves_is_a_dead_run_of_its_own(tmp_path: Path) -> None:
+    """Issue 47 case 5: a run removed a job-file folder another run had made. A folder is swept only
+    when its owner file names the folder's own run, this boot and a process that is gone."""
+    me = Owner.current()
+    dead = dead_owner()
+
+    def folder(run_id: str, owner: Owner | None, suffix: str, **extra) -> Path:
+        path = tmp_path / f"mountbench-{run_id}-{suffix}"
+        path.mkdir(mode=0o700)
+        record = {"run_id": run_id, "owner": owner.to_dict() if owner else None, **extra}
+        (path / scratch.WORKDIR_OWNER).write_text(json.dumps(record) + "\n")
+        return path
+
+    live = folder("20260101-000000-aaaa", me, "livelive")
+    killed = folder("20260101-000000-bbbb", dead, "deaddead")
+    other_run = folder("20260101-000000-cccc", dead, "someones")
+    (other_run / scratch.WORKDIR_OWNER).write_text(json.dumps({"run_id": "20260101-000000-dddd",
+                                                              "owner": dead.to_dict()}))  # fmt: skip
+    no_boot = folder("20260101-000000-eeee", Owner(dead.pid, dead.started, dead.host, None, dead.pid_ns), "noboot00")
+    earlier_boot = folder("20260101-000000-ffff", Owner(me.pid, me.started, me.host, "0" * 36, me.pid_ns), "oldboot0")
+    assert sorted(scratch.sweep_workdirs(tmp=tmp_path)) == sorted([killed, earlier_boot])
+    assert all(p.exists() for p in (live, other_run, no_boot))
+
+
+def test_a_workdir_is_private_and_names_its_run(tmp_path: Path) -> None:
+    made = scratch.create_workdir("20260101-000000-abcd", tmp=tmp_path)
+    assert made.stat().st_mode & 0o777 == 0o700
+    record = json.loads((made / scratch.WORKDIR_OWNER).read_text())
+    assert record["run_id"] == "20260101-000000-abcd" and record["owner"]["boot_id"]

@@ -58,12 +58,14 @@ def test_damage_finds_holes_short_and_missing_files(tmp_path):
 @pytest.mark.parametrize("file_state", ["steady", "fresh"])
 def test_a_target_that_fills_during_layout_never_yields_a_good_sample(tmp_path, mb_env, file_state):
     """The issue's case: a 20 MiB tmpfs fills while fio lays out its file; fio leaves a
-    full-size file of holes that later reads at fake speed. The size is given as an
-    environment variable fio expands, so mountbench's own space check cannot refuse it."""
+    full-size file of holes that later reads at fake speed. The size is a range of one value
+    (filesize=12m-12m: fio picks a size in it), which mountbench's own space check does not
+    evaluate, so it cannot refuse the job. (It was an environment variable fio expands before
+    issue 47; mountbench now puts those in itself, and checks what they hold.)"""
     realmounts.require_root()
     job = tmp_path / "read.fio"
-    job.write_text("[seq-read]\nrw=read\nbs=1M\nsize=${MB_TEST_SIZE}\nioengine=psync\nruntime=1\n")
-    env = dict(mb_env, MB_TEST_SIZE="12M")
+    job.write_text("[seq-read]\nrw=read\nbs=1M\nfilesize=12m-12m\nioengine=psync\nruntime=1\n")
+    env = mb_env
     with realmounts.tmpfs("20m") as small:
         (small / "someone-elses-data").write_bytes(b"\0" * 12 * 2**20)
         proc = mountbench("run", str(small), "--job", str(job), "--repeat", "3", "--file-state", file_state,
@@ -194,6 +196,7 @@ def test_a_mount_that_refuses_fios_layout_gets_its_files_from_dd(tmp_path: Path)
     """rclone's cache mode off refuses fio's preconditioning (EPERM); dd writes the files as new
     files instead (tests/labs/cloud runs S4's read on such a mount). Here: the command, and that it
     writes exactly the planned size with no hole."""
+    from mountbench.host.contain import Fence
     from mountbench.host.process import run_child
     from mountbench.kinds.fiofiles import WorkingFile, damage, sequential_fill_argv
 
@@ -202,7 +205,7 @@ def test_a_mount_that_refuses_fios_layout_gets_its_files_from_dd(tmp_path: Path)
     file = WorkingFile(tmp_path / "f", 3 << 20)
     argv = sequential_fill_argv(file)
     assert argv is not None and "conv=fsync" in argv and "count=3" in argv
-    assert run_child(argv, timeout=60).returncode == 0
+    assert run_child(argv, fence=Fence.of([tmp_path]), timeout=60).returncode == 0
     assert file.path.stat().st_size == 3 << 20 and damage([file]) == ""
 
 
@@ -214,12 +217,12 @@ def test_the_last_rounds_files_stay_allocated_until_the_new_layout_exists(tmp_pa
 
     old = tmp_path / "mountbench.0.0"
     old.write_bytes(b"x" * 4096)
-    aside = fiofiles.set_aside([fiofiles.WorkingFile(old, 4096)])
+    aside = fiofiles.set_aside([fiofiles.WorkingFile(old, 4096)], tmp_path)
     assert aside == [tmp_path / ("mountbench.0.0" + fiofiles.ASIDE_SUFFIX)] and aside[0].exists() and not old.exists()
     old.write_bytes(b"y" * 4096)  # the new layout
-    fiofiles.drop_aside(aside)
+    fiofiles.drop_aside(aside, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mountbench.0.0"]
-    assert fiofiles.set_aside([fiofiles.WorkingFile(tmp_path / "absent", 4096)]) == []
+    assert fiofiles.set_aside([fiofiles.WorkingFile(tmp_path / "absent", 4096)], tmp_path) == []
 
 
 def test_each_layout_starts_at_a_place_drawn_at_random_and_the_spacer_leaves_nothing(bindfs_mount):
@@ -239,11 +242,11 @@ def test_each_layout_starts_at_a_place_drawn_at_random_and_the_spacer_leaves_not
         sizes = _spacers(files, random.Random(7))
         assert len(set(sizes)) >= 5 and list(tmpfs_dir.iterdir()) == []  # drawn anew each time; nothing left
         (tmpfs_dir / fiofiles.SPACER_NAME).write_bytes(b"left by a killed run")
-        resumed = fiofiles.place_spacer(files, "tmpfs", random.Random(3))
+        resumed = fiofiles.place_spacer(files, tmpfs_dir, "tmpfs", random.Random(3))
         assert resumed is not None and resumed.stat().st_size >= fiofiles.SPACER_GRAIN  # the old one replaced
-        fiofiles.drop_aside([resumed])
+        fiofiles.drop_aside([resumed], tmpfs_dir)
     fuse = [fiofiles.WorkingFile(bindfs_mount.mountpoint / "mountbench.0.0", 16 << 20)]
-    assert fiofiles.place_spacer(fuse, "fuse.bindfs", random.Random(7)) is None
+    assert fiofiles.place_spacer(fuse, bindfs_mount.mountpoint, "fuse.bindfs", random.Random(7)) is None
     assert list(bindfs_mount.mountpoint.iterdir()) == []
 
 
@@ -254,7 +257,7 @@ def _spacers(files, rng) -> list[int]:
 
     sizes = []
     for _ in range(6):
-        spacer = fiofiles.place_spacer(files, "tmpfs", rng)
+        spacer = fiofiles.place_spacer(files, files[0].path.parent, "tmpfs", rng)
         if spacer is None:  # drew 0 (below one grain)
             sizes.append(0)
             continue
@@ -263,7 +266,7 @@ def _spacers(files, rng) -> list[int]:
         assert 0 < size <= files[0].size and size % fiofiles.SPACER_GRAIN == 0
         assert os.stat(spacer).st_blocks * 512 >= size  # allocated, not a hole
         sizes.append(size)
-        fiofiles.drop_aside([spacer])
+        fiofiles.drop_aside([spacer], files[0].path.parent)
     return sizes
 
 

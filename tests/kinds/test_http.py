@@ -4,6 +4,7 @@ nginx listens on loopback only and is always stopped, and how faults look."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -68,8 +69,8 @@ def test_http_preset_on_tmpfs_and_ext4(tmp_path: Path, mb_env: dict[str, str], t
         assert m["http.requests_per_s"] > 0 and m["http.bw"] > 0 and m["http.errors"] == 0
         assert 0 < m["http.lat_p50"] <= m["http.lat_p90"] <= m["http.lat_p99"]
         assert m["nginx.cpu_s"] > 0 and m["nginx.uss_peak"] > 0 and m["nginx.cpu_s_per_gib"] > 0
-        if os.geteuid() == 0:
-            assert sample["cache_action"].startswith("dropped")
+        # the file set nginx serves, evicted one by one (issue 47: never the whole machine's caches; no root)
+        assert re.match(r"evicted \d+ files from the page cache", sample["cache_action"]), sample["cache_action"]
     options = {w["name"]: w["description"]["summary"] for w in run["workloads"]}
     assert "sendfile=on" in options["http-sendfile"] and "sendfile=off" in options["http-no-sendfile"]
     assert "http requests/s" in proc.stdout and "nginx CPU time" in proc.stdout

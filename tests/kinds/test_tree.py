@@ -224,3 +224,60 @@ def test_rsync_update_transfers_exactly_the_touched_files(tmp_path):
                 assert mirrored.read_bytes() == path.read_bytes()
                 assert mirrored.stat().st_mtime_ns == path.stat().st_mtime_ns
     assert not str(source).startswith(str(target_dir))  # the source lives outside the target
+
+
+def _tarball_with(tmp_path: Path, *extra: tuple[str, bytes, dict]) -> Path:
+    import io
+    import tarfile
+
+    path = tmp_path / "tree.tar"
+    with tarfile.open(path, "w") as tar:
+        for name, data, fields in (("src/a.c", b"int a;\n", {}), *extra):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            for key, value in fields.items():
+                setattr(info, key, value)
+            tar.addfile(info, io.BytesIO(data) if data else None)
+    return path
+
+
+def test_a_tarball_with_a_device_node_is_refused_before_anything_runs(tmp_path, mb_env):
+    """Issue 47 case 4: as root, --tarball extracted a character device 1,5 into scratch, and another
+    user read from it during the run."""
+    import tarfile
+
+    target = tmp_path / "t"
+    target.mkdir()
+    device = ("src/zero", b"", {"type": tarfile.CHRTYPE, "devmajor": 1, "devminor": 5, "mode": 0o666})
+    tarball = _tarball_with(tmp_path, device)
+    proc = mountbench("run", str(target), "--preset", "tree", "--tarball", str(tarball), "--only", "extract",
+                      "--repeat", "1", env=mb_env)  # fmt: skip
+    assert proc.returncode == 2 and "device node" in proc.stderr and "src/zero" in proc.stderr, proc.stderr
+    assert list(target.iterdir()) == []
+
+
+def test_a_tarballs_set_id_bits_and_owners_are_not_extracted_and_it_says_so(tmp_path, mb_env):
+    """Issue 47 case 4: a setuid shell from a tarball landed in scratch with its bit. It is extracted
+    as this user's, without the bit (tar --no-same-owner --no-same-permissions), and each figure says so."""
+    target = tmp_path / "t"
+    target.mkdir()
+    suid = ("src/sh", b"#!/bin/sh\n", {"mode": 0o4755, "uid": 1234, "gid": 1234})
+    tarball = _tarball_with(tmp_path, suid)
+    out = tmp_path / "run.json"
+    proc = mountbench("run", str(target), "--preset", "tree", "--tarball", str(tarball), "--only", "extract",
+                      "--repeat", "1", "--json", str(out), env=mb_env)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (run,) = load_export(out)["runs"]
+    codes = {c["code"]: c["text"] for s in run["samples"] for c in s["caveats"]}
+    assert "set-user-ID/set-group-ID bits of 1 entries" in codes["tarball-stripped"]
+    assert "owners of 1 entries" in codes["tarball-stripped"]
+    # extracted by the timed tar as a run does it: no set-ID bit, this user's
+    scratch = create_scratch(Target("t", str(target)), "20260101-000000-5e70")
+    from mountbench.host.contain import Fence
+    from mountbench.kinds.tree import _extract
+    from mountbench.kinds.trees import from_tarball
+
+    (scratch / "x").mkdir()
+    _extract(from_tarball(tarball, tmp_path), scratch / "x", Fence.of([scratch]))
+    made = (scratch / "x" / "src" / "sh").stat()
+    assert made.st_mode & 0o6000 == 0 and made.st_uid == os.geteuid()

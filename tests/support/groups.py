@@ -63,14 +63,16 @@ ALONGSIDE = (
     "kinds/test_trees.py",
     "probe/test_probe_records.py",
     "cli/test_bad_input.py",  # REFUSALS files
+    "cli/test_bad_input_escapes.py",
     "cli/test_fault_pass.py",
+    "host/test_contain.py",
 )
 # Files in ALONGSIDE that run mountbench commands which are refused before a run starts (or are
 # dry runs, doctors, listings): fio is asked only to parse a job or to say its version, nothing is
 # mounted, no page cache is dropped. Each ends every test by checking that no run began (its
 # pytestmark uses tests/cli/conftest.py's no_run_started: a run stores itself before its first sample;
 # an imported one keeps the time it began).
-REFUSALS = ("cli/test_bad_input.py", "cli/test_fault_pass.py")
+REFUSALS = ("cli/test_bad_input.py", "cli/test_bad_input_escapes.py", "cli/test_fault_pass.py")
 
 
 def xdist_group_of(where: str, lab: bool, clients: bool = False) -> str | None:

@@ -9,7 +9,14 @@ import click
 
 from mountbench.cli.console import command_line, print_run
 from mountbench.cli.labresume import note
-from mountbench.cli.options import debug_option, mount_choice, pop_run_options, probe_options, run_options
+from mountbench.cli.options import (
+    check_database,
+    debug_option,
+    mount_choice,
+    pop_run_options,
+    probe_options,
+    run_options,
+)
 from mountbench.host import outputs
 from mountbench.labs.containers.mounts import MOUNT_TYPES
 from mountbench.records.export import write_document
@@ -59,6 +66,7 @@ def containers(
     params.pop("per_client", None)
     with_defaults(options)  # options the lab refuses fail here too
     db_path = db or default_db_path()
+    check_database(db_path)  # before the image is built and the rounds run, not after
     protect = [*outputs.database(db_path), *outputs.inputs(options.job_files, "one of the run's job files")]
     json_output = outputs.check(json_out, "--json", protect) if json_out else None
     run, stopped = run_containers(ContainerOptions(mounts, options, probe_mounts, probe_timeout), note, command_line())

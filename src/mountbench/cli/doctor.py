@@ -10,10 +10,10 @@ import click
 from rich.table import Table
 
 from mountbench.cli.console import out
-from mountbench.engine.eviction import can_evict
+from mountbench.engine.eviction import can_drop_machine_caches
 from mountbench.errors import ChecksFailed, MountbenchError, UsageError
 from mountbench.fio.binary import find_fio, fio_engines
-from mountbench.host import container
+from mountbench.host import contain, container
 from mountbench.host import targets as targets_mod
 from mountbench.host.facts import is_root
 from mountbench.labs.frame import Lab
@@ -74,20 +74,31 @@ def doctor(
         )
     except MountbenchError as exc:
         report("fio", False, "not usable", str(exc))
-    evict, how = can_evict()
-    # not root is no problem: direct-I/O suites (the default, quick) need no cache drop, and a buffered
-    # workload's numbers are marked 'caches not dropped' wherever they appear
+    machine, how = can_drop_machine_caches()
+    # the files a buffered sample reads are evicted without root; tree walks and start-ups need the machine's
+    # caches dropped (root, a writable /proc/sys): without that their numbers are marked 'caches not dropped'
+    evicted = "the files a sample reads are evicted (posix_fadvise, no root needed); the machine's caches"
     report(
         "cache dropping",
-        evict,
-        f"page caches can be dropped ({how})" if evict else f"page caches cannot be dropped ({how})",
-        "fine for direct-I/O presets (quick, cdm, nine); for buffered ones (s1, tree, http, latency) "
+        machine,
+        f"{evicted} can be dropped ({how})" if machine else f"{evicted} cannot be dropped ({how})",
+        "fine for fio and http presets (their files are evicted one by one); for tree walks and start-ups (tree, "
+        "s1) "
         + (
             "start the container with --privileged (its root then drops the host's page cache)"
             if is_root()
             else "run as root (sudo) so caches are dropped between samples"
         )
         + "; otherwise those results are marked",
+        warn=True,
+    )
+    fence = contain.containment()
+    report(
+        "containment",
+        fence.contained,
+        fence.fact(),
+        "use Linux 6.2 or newer (Landlock ABI 3), or run as root (a private mount namespace); otherwise only the "
+        "job checks keep a run's children inside its scratch directories",
         warn=True,
     )
     inside = container.here()

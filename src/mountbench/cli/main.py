@@ -25,6 +25,7 @@ COMMANDS = {
     "containers": ("mountbench.cli.containers", "containers"),
     "doctor": ("mountbench.cli.doctor", "doctor"),
     "export": ("mountbench.cli.transfer", "export"),
+    "forget": ("mountbench.cli.transfer", "forget"),
     "import": ("mountbench.cli.transfer", "import_runs"),
     "lab": ("mountbench.cli.lab", "lab"),
     "list": ("mountbench.cli.list", "list_runs"),
@@ -64,28 +65,42 @@ def main(argv: Sequence[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:  # click's own usage errors, in our one-line form
-        click.echo(f"mountbench: error: {_click_error_line(exc)}", err=True)
+        click.echo(f"mountbench: error: {one_line(_click_error_line(exc))}", err=True)
         sys.exit(ExitCode.USAGE)
     except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("mountbench: interrupted", err=True)
         sys.exit(ExitCode.INTERRUPTED)
     except Interrupted as exc:
-        click.echo(f"mountbench: {exc}", err=True)
+        click.echo(f"mountbench: {one_line(str(exc))}", err=True)
         sys.exit(ExitCode.INTERRUPTED)
     except MountbenchError as exc:
         if debug:
             traceback.print_exc()
-        click.echo(f"mountbench: error: {exc}", err=True)
+        click.echo(f"mountbench: error: {one_line(str(exc))}", err=True)
         sys.exit(exc.exit_code)
     except Exception as exc:  # a bug: say so, and show the traceback only on request
         if debug:
             traceback.print_exc()
         else:
             click.echo(
-                f"mountbench: internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)", err=True
-            )
+                f"mountbench: internal error: {type(exc).__name__}: {one_line(str(exc))} (rerun with --debug for "
+                "details)", err=True,
+            )  # fmt: skip
         sys.exit(ExitCode.FAILURE)
     sys.exit(ExitCode.OK)
+
+
+def one_line(text: str) -> str:
+    """An error message as one line that steers no terminal: every character that is not printable
+    (a line break, an escape sequence, the bell) written out as a Python escape (``\\x1b``)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else _escape(c) for c in text)
+
+
+def _escape(c: str) -> str:
+    code = ord(c)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def _click_error_line(exc: click.ClickException) -> str:

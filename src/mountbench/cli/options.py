@@ -27,9 +27,11 @@ from mountbench.cli.runflags import RUN_FLAGS
 from mountbench.clients.addresses import parse_clients, parse_counts, read_hosts_file
 from mountbench.errors import UsageError
 from mountbench.fio.sweeps import parse_sweep
+from mountbench.host.targets import pseudo_filesystem
 from mountbench.host.watch import WatchSpec
 from mountbench.kinds import declared_options, given_options
 from mountbench.model import DEFAULT_PRECISION, Flag, RunOptions, span_of
+from mountbench.store import check_writable
 from mountbench.units import parse_seconds, parse_working_set
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -123,6 +125,16 @@ def mount_choice(flag: str, param: str, metavar: str, help: str) -> Callable[[F]
     return click.option(flag, param, multiple=True, metavar=metavar, help=help)
 
 
+class FiniteFloatRange(click.FloatRange):
+    """click's FloatRange that also refuses nan and inf (which compare false with any bound)."""
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> object:
+        number = super().convert(value, param, ctx)
+        if isinstance(number, float) and not math.isfinite(number):
+            self.fail(f"{value} is not a number of seconds; give one from {self.min:g} to {self.max:g}", param, ctx)
+        return number
+
+
 def probe_options(
     help: str,
     *,
@@ -140,7 +152,7 @@ def probe_options(
             function = click.option("--probe-repeat", type=click.IntRange(1, most), default=default,
                                     show_default=default is not None, help=repeat_help)(function)  # fmt: skip
         least, seconds, timeout_help = timeout
-        function = click.option("--probe-timeout", type=click.FloatRange(least, 600), default=seconds,
+        function = click.option("--probe-timeout", type=FiniteFloatRange(least, 600), default=seconds,
                                 show_default=seconds is not None, help=timeout_help)(function)  # fmt: skip
         return click.option("--probe/--no-probe", "probe_mounts", default=on, show_default=True, help=help)(function)
 
@@ -213,6 +225,14 @@ def _watch(raw: dict[str, Any]) -> tuple[str, ...]:
     return tuple(raw["watch"])
 
 
+def _job_path(path: Path) -> str:
+    """A --job path made absolute; a symbolic link loop (or a path that cannot be resolved) refused."""
+    try:
+        return str(path.expanduser().resolve())
+    except (RuntimeError, OSError) as exc:
+        raise UsageError(f"--job {path}: cannot be resolved ({exc}); give the job file itself") from None
+
+
 def _client_texts(raw: dict[str, Any]) -> tuple[str, ...]:
     """--client's, then --hosts-file's lines."""
     hosts = read_hosts_file(raw["hosts_file"]) if raw["hosts_file"] else ()
@@ -221,7 +241,7 @@ def _client_texts(raw: dict[str, Any]) -> tuple[str, ...]:
 
 # Fields whose flags give something else than the field's value, read from every flag's value
 _READ: dict[str, Callable[[dict[str, Any]], Any]] = {
-    "job_files": lambda raw: tuple(str(path.expanduser().resolve()) for path in raw["job_files"]),
+    "job_files": lambda raw: tuple(_job_path(path) for path in raw["job_files"]),
     "size": _size,
     "until": _until,
     "budget": lambda raw: parse_duration(raw["budget_text"], "--budget") if raw["budget_text"] else None,
@@ -289,3 +309,12 @@ def options_from_json(text: str) -> RunOptions:
         return options_from_dict(json.loads(text))
     except (ValueError, TypeError, KeyError) as exc:
         raise UsageError(f"--options-json is not a mountbench options record ({exc})") from None
+
+
+def check_database(db: Path) -> None:
+    """Refuse, before anything runs, a results database that cannot be written, or one on a
+    filesystem that stores nothing (/proc, /sys)."""
+    fstype = pseudo_filesystem(db)
+    if fstype:
+        raise UsageError(f"--db {db} is on {fstype}, which stores nothing; give a database file on a real filesystem")
+    check_writable(db)

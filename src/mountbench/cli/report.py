@@ -166,7 +166,15 @@ def load_runs(run_refs: Sequence[str], sources: Sequence[Path], db: Path | None 
             runs += [store.load_run(ref) for ref in refs]
     for path in sources:
         runs += read_document(path.expanduser())
+    if len(runs) > REPORT_RUN_LIMIT:
+        raise UsageError(
+            f"a report compares at most {REPORT_RUN_LIMIT} runs, and {len(runs)} runs were given; name the runs to "
+            "report (import the file, then 'mountbench report RUN...')"
+        )
     return unique_runs(runs)
+
+
+REPORT_RUN_LIMIT = 100  # a report of more is no comparison anyone reads, and its work grows with the runs
 
 
 def _format_from_suffix(out: Path | None) -> str:

@@ -11,17 +11,24 @@ from pathlib import Path
 import click
 
 from mountbench.cli.console import command_line, err, out, print_run
-from mountbench.cli.options import debug_option, given_run_options, options_from_json, pop_run_options, run_options
+from mountbench.cli.options import (
+    check_database,
+    debug_option,
+    given_run_options,
+    options_from_json,
+    pop_run_options,
+    run_options,
+)
 from mountbench.cli.progress import LearnedEta, Pace, ProgressEvents, clock, work_said
 from mountbench.engine import request as runrequest
 from mountbench.engine import upfront
-from mountbench.engine.eviction import can_evict
 from mountbench.engine.history import learnt_costs
 from mountbench.engine.session import Events, Session, check_space, plan_dry_run, run_to_end, sweep_leftovers
 from mountbench.errors import Interrupted, RunFailed, TargetError, UsageError
 from mountbench.fio.binary import find_fio
+from mountbench.host import contain, outputs
 from mountbench.host import facts as hostinfo
-from mountbench.host import outputs
+from mountbench.host import targets as targets_mod
 from mountbench.kinds import host_facts
 from mountbench.model import PlanItem, RunOptions, Workload
 from mountbench.records.events import EventLog, Fanout
@@ -96,6 +103,7 @@ def run(
     if per_client and not options.clients:
         raise UsageError("--per-client shows each client's figures of a run on several clients; add --client HOST "
                          "(or drop --per-client)")  # fmt: skip
+    check_database(db_path)  # a database that cannot be written is refused by the dry run as by the run
     protect = _protected(db_path, options)
     json_output = outputs.check(json_out, "--json", protect) if json_out else None
     events_output = outputs.check(events_path, "--events", protect) if events_path else None
@@ -104,6 +112,9 @@ def run(
     if dry_run:
         _print_dry_run(request, db_path)
         return
+    if db_path.is_file():  # one another process holds is refused before any target is touched
+        with Store(db_path) as store:
+            store.check_can_write()
     swept = sweep_leftovers(request.targets)
     ahead = [*upfront.notes(db_path), *request.notes]  # said once, before the first sample
     for notice in (*swept, *ahead, *check_space(request.targets, request.workloads, request.runner_for)):
@@ -150,6 +161,9 @@ def _execute(
     per_client: bool = False,
     json_out: outputs.Output | None = None,
 ) -> None:
+    fence = contain.containment()
+    if not fence.contained:  # said before the first sample, and recorded in the run's facts
+        err.print(f"warning: containment: {fence.fact()}", markup=False, highlight=False)
     status = run_to_end(session, command=command, host=host, resume=resume)
     run = store.load_run(session.run_id)
     if json_out is not None and json_out.is_stdout:  # the document alone on stdout; the tables go to stderr
@@ -159,6 +173,11 @@ def _execute(
         print_run(run, per_client=per_client)
     for notice in session.notices:
         err.print(f"warning: {notice}", markup=False)
+    if session.export_failed and json_out is not None:
+        raise RunFailed(
+            f"run {run.id} is {status} and stored, but --json {json_out} could not be written "
+            f"({session.export_failed}); write it with 'mountbench export {run.id} --out FILE'"
+        )
     failed = sum(not sample.ok for sample in run.samples)
     err.print(f"run {run.id} {status}: {len(run.samples)} samples stored, {failed} failed", markup=False,
               highlight=False)  # fmt: skip
@@ -224,6 +243,8 @@ def _events(
 def _resume(
     run_ref: str, db: Path, json_out: Path | None, events_path: Path | None = None, per_client: bool = False
 ) -> None:
+    with Store(db, writer=False) as reader:  # what is refused writes nothing, not even a schema
+        reader.load_run(run_ref)
     with Store(db) as store:
         run = store.load_run(run_ref)
         if run.status in ("complete", "failed"):
@@ -329,11 +350,16 @@ def _dry_run_checks(request: runrequest.RunRequest, plan: Sequence[PlanItem], db
         ("✓", f"tools: every engine the {_count(len(request.workloads), 'workload')} need is here and accepts them")
     )
     refusal = ""
+    for target in request.targets:
+        problem = targets_mod.writable_problem(Path(target.path))
+        if problem:
+            refusal = refusal or problem
+            lines.append(("✗", f"target: {problem}"))
     try:
         notices = check_space(request.targets, request.workloads, request.runner_for)
     except TargetError as exc:
-        refusal = str(exc)
-        lines.append(("✗", f"space: {refusal}"))
+        refusal = refusal or str(exc)
+        lines.append(("✗", f"space: {exc}"))
     else:
         lines += [("!", f"space: {notice}") for notice in notices]
         if not notices:
@@ -345,11 +371,17 @@ def _dry_run_checks(request: runrequest.RunRequest, plan: Sequence[PlanItem], db
     if took:
         lines.append(("✓", f"time: about {clock(took)}, as this machine took before (the plan's bounds: "
                       f"{clock(sum(item.estimate_s for item in plan))})"))  # fmt: skip
-    evict, how = can_evict()
-    if evict:
-        lines.append(("✓", f"caches: page caches can be dropped ({how})"))
+    if hostinfo.is_root():
+        lines.append(("✓", "caches: the files a buffered sample reads are evicted (posix_fadvise); as root, the "
+                      "machine's caches are dropped where that is not enough (tree walks, start-ups)"))  # fmt: skip
     else:
-        lines.append(("!", f"caches: page caches cannot be dropped ({how}; buffered workloads are marked)"))
+        said = (
+            "caches: the files a buffered sample reads are evicted (posix_fadvise, no root needed); tree walks "
+            "and start-ups need root to drop the machine's caches (else they are marked)"
+        )
+        lines.append(("!", said))
+    fence = contain.containment()
+    lines.append(("✓" if fence.contained else "!", f"containment: {fence.fact()}"))
     out.print("[bold]Checks[/bold] (as run and doctor make them; O_DIRECT is probed when the run starts):")
     style = {"✓": "green", "!": "yellow", "✗": "red"}
     for mark, text in lines:

@@ -1,8 +1,10 @@
-"""`mountbench export` and `mountbench import`: move stored runs between machines as a
-versioned JSON document."""
+"""`mountbench export`, `mountbench import` and `mountbench forget`: move stored runs between
+machines as a versioned JSON document, and delete one. An imported run is a record, never a plan:
+it is marked with where it came from, and never resumed (nothing stored in it is run)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import click
@@ -41,14 +43,37 @@ def export(run_refs: tuple[str, ...], out: Path, no_raw: bool, db: Path | None, 
 @debug_option
 def import_runs(files: tuple[Path, ...], db: Path | None, debug: bool) -> None:
     """Store runs from files made by 'mountbench export'; runs already stored are skipped."""
-    runs = [run for path in files for run in read_document(path)]  # every file is checked before anything is stored
+    # every file is checked before anything is stored
+    read = [(path, run) for path in files for run in read_document(path)]
+    runs = [run for _, run in read]
     if not runs:
         click.echo("no runs in " + ", ".join(map(str, files)))
         return
+    when = time.strftime("%Y-%m-%d %H:%M")
+    origins = {id(run): f"imported from {path.name} on {when}" for path, run in read}
     with Store(db or default_db_path()) as store:
         for run in runs:
             host = run.host.get("hostname", "?")
-            if store.import_run(run):
+            if store.import_run(run, origin=origins.get(id(run)) or f"imported on {when}"):
                 click.echo(f"imported run {run.id} from {host} ({len(run.samples)} samples)")
             else:
                 click.echo(f"run {run.id} from {host} is already stored; skipped")
+
+
+@click.command()
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@db_option
+@debug_option
+def forget(run_refs: tuple[str, ...], db: Path | None, debug: bool) -> None:
+    """Delete stored runs (their samples, targets and workloads) from the results database.
+
+    \b
+    mountbench forget 20250101-120000-abcd
+    """
+    path = db or default_db_path()
+    with Store(path, writer=False) as reader:  # every run named exists before any goes; a refusal writes nothing
+        ids = [reader.resolve(ref) for ref in run_refs]
+    with Store(path) as store:
+        for run_id in dict.fromkeys(ids):
+            store.forget_run(run_id)
+            click.echo(f"forgot run {run_id}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -139,6 +140,9 @@ def parse_client(text: str) -> ClientSpec:
     """``HOST``, ``HOST:PORT``, ``[IPv6]`` or ``[IPv6]:PORT``; any of them after ``ssh://``
     (with an optional ``USER@``) for a machine mountbench starts over SSH."""
     text = text.strip()
+    bad = next((c for c in text if not c.isprintable()), None)
+    if bad is not None:
+        raise UsageError(f"--client {text}: holds a control character ({bad!r}); give a host name or address")
     if text.lower().startswith(SSH_SCHEME):
         return _parse_ssh(text)
     if "@" in text:
@@ -213,13 +217,37 @@ def read_hosts_file(path: Path) -> tuple[str, ...]:
 
 
 def parse_clients(texts: Sequence[str]) -> tuple[ClientSpec, ...]:
+    """The clients, each once: one fio server given twice, also by two names (``localhost`` and
+    ``127.0.0.1``, a name and its address), is refused."""
     clients: list[ClientSpec] = []
+    reached: dict[tuple[str, int], ClientSpec] = {}
     for text in texts:
         client = parse_client(text)
         if client in clients:
             raise UsageError(f"--client {client.label} is given twice; give each client once")
+        for address in _addresses(client):
+            other = reached.get(address)
+            if other is not None:
+                raise UsageError(
+                    f"--client {other.label} and --client {client.label} are one fio server (both reach "
+                    f"{address[0]} port {address[1]}): it would be counted as two clients; give each client once"
+                )
+        for address in _addresses(client):
+            reached[address] = client
         clients.append(client)
     return tuple(clients)
+
+
+def _addresses(client: ClientSpec) -> set[tuple[str, int]]:
+    """The (address, port) pairs a plain fio server's name reaches (empty for an SSH client, whose
+    machine mountbench tells apart by its machine id, and for a name that does not resolve here)."""
+    if client.ssh or client.port is None:
+        return set()
+    try:
+        found = socket.getaddrinfo(client.host, client.port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return set()
+    return {(str(info[4][0]).split("%")[0], client.port) for info in found}
 
 
 def parse_counts(text: str | None, clients: int) -> tuple[int, ...]:

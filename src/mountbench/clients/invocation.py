@@ -23,6 +23,8 @@ from pathlib import Path
 
 from mountbench.clients.addresses import ClientSpec
 from mountbench.clients.fioprobe import connect
+from mountbench.host import contain
+from mountbench.host.contain import Fence
 
 STOP_GRACE_S = 10.0  # after Ctrl-C, how long fio's client may take to stop every server's job
 CHECK_EVERY_S = 5.0
@@ -49,15 +51,17 @@ def run_watched(
     timeout: float,
     overdue_s: float,
     reachable: Reachability | None = None,
+    fence: Fence | None = None,
 ) -> Finished:
     """Run fio's client in its own process group until it ends, ``timeout`` passes, or a
     client is found unreachable after ``overdue_s`` (``reachable``: how to tell, by default a
     TCP connection to its fio port). On KeyboardInterrupt it gets SIGINT,
     which makes it stop every server's job and wait for them; if it has not ended within
-    STOP_GRACE_S it is killed. The interrupt then propagates."""
-    proc = subprocess.Popen(
-        argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        start_new_session=True,
+    STOP_GRACE_S it is killed. The interrupt then propagates. fio's client is born inside ``fence``
+    (by default: it may write only in ``cwd``, where it writes the logs it receives)."""
+    proc = contain.popen(
+        argv, fence or Fence.of([cwd]), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, start_new_session=True,
     )  # fmt: skip
     start = time.monotonic()
     next_check = start + overdue_s

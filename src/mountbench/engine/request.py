@@ -92,6 +92,11 @@ def from_stored(run: RunData, fio: FioInfo, relocated: Mapping[str, Path] | None
     ``relocated``: labels of targets a lab made anew at another path (cloudlab's mounts, whose
     lab checked they are made as before); every other target must still be the storage it was."""
     relocated = relocated or {}
+    if run.origin:
+        raise UsageError(
+            f"run {run.id} was imported ({run.origin}) and cannot be resumed: an imported run is a record, "
+            "never a plan, and nothing stored in it is run; start a new run with its targets and options"
+        )
     elsewhere = hostfacts.recorded_elsewhere(run.host)
     if elsewhere:
         raise UsageError(

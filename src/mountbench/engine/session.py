@@ -244,6 +244,7 @@ class Session:
         self.events = events or NullEvents()
         self.run_id = run_id or new_run_id()
         self.on_saved = on_saved
+        self.export_failed = ""  # why the export after each sample stopped ('' while it works)
         self.contexts: dict[str, TargetContext] = {}
         self.scratch_dirs: list[Path] = []  # created by this session: the only ones it removes
         self.notices: list[str] = []  # said to the user after the run
@@ -452,6 +453,7 @@ class Session:
             self.on_saved(self.run_id)
         except MountbenchError as exc:
             self.on_saved = None
+            self.export_failed = str(exc)
             self.notices.append(f"the JSON export stopped: {exc}")
 
     def _take(self, item: PlanItem, on_timed_start: Callable[[], None]) -> Sample:
@@ -470,8 +472,9 @@ class Session:
         try:
             runner.setup(prepared, ctx, self.settings)
             cache_action, cache_caveats = caches.before_sample(
-                self.config.drop_caches, prepared.buffered, prepared.uncached_why
-            )
+                self.config.drop_caches, prepared.buffered, prepared.uncached_why,
+                runner.cached_files(prepared, ctx), ctx.scratch,
+            )  # fmt: skip
             on_timed_start()
             started = time.time()
             t0 = time.monotonic()

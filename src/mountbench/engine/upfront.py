@@ -13,25 +13,36 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mountbench.engine.eviction import can_evict
+from mountbench.engine.eviction import can_drop_machine_caches, can_evict_files
 from mountbench.host import container
 from mountbench.host.facts import is_root
 from mountbench.host.targets import find_mount
 
 DIRECT_PRESETS = "quick, cdm, nine"  # every job direct I/O: the page cache is not in their numbers
-BUFFERED_PRESETS = "s1, tree, http, latency"  # buffered or cold workloads: evicting matters
+MACHINE_CACHE_PRESETS = "tree, s0, s1"  # tree walks and start-ups: only dropping the machine's caches makes them cold
 
 
 def privilege_note() -> str:
-    """'' when nothing is missing here; else one note: what cannot be done and what it changes."""
-    evict, why = can_evict()
-    if evict:
+    """'' when nothing is missing here; else one note: what cannot be done and what it changes. The files a
+    buffered sample reads are evicted without root (engine/eviction.py); a tree walk or a start-up needs the
+    machine's caches dropped, which needs root and a writable /proc/sys."""
+    files, why_files = can_evict_files()
+    machine, why = can_drop_machine_caches()
+    if files and machine:
         return ""
-    figures = (
-        f"the page cache cannot be evicted before a sample ({why}): direct-I/O workloads (presets "
-        f"{DIRECT_PRESETS}) are unaffected; buffered and cold ones ({BUFFERED_PRESETS}) may be served from "
-        "RAM, and their cells say 'caches not dropped'"
-    )
+    if not files:
+        figures = (
+            f"the page cache cannot be evicted before a sample ({why_files}): direct-I/O workloads (presets "
+            f"{DIRECT_PRESETS}) are unaffected; buffered and cold ones may be served from RAM, and their cells say "
+            "'caches not dropped'"
+        )
+    else:
+        figures = (
+            f"the files a buffered sample reads are evicted (no root needed), but the machine's caches cannot be "
+            f"dropped ({why}): tree walks and start-ups (presets {MACHINE_CACHE_PRESETS}) may be served from RAM "
+            "and their cells say 'caches not dropped', never 'cold'; direct-I/O workloads (presets "
+            f"{DIRECT_PRESETS}) are unaffected"
+        )
     if is_root():
         return f"{figures}."
     return (

@@ -7,6 +7,8 @@
 - ``outputs``: every file mountbench writes for the user (never over a device, a directory,
   the results database or an input); ``inputs``: reading the user's files with bounds;
 - ``facts``: host facts (kernel, CPU, RAM, versions) recorded with every run;
+- ``contain``: every child that touches a target born inside a fence (Landlock, or a private
+  mount namespace): it can write only beneath the directories it is given;
 - ``process``: child processes timed by their rusage, and servers that die with us;
 - ``procfs`` and ``watch``: host processes' CPU, memory and context switches around a
   sample (--watch); ``cost``: the lab's serving processes measured the same way.

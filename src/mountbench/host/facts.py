@@ -14,7 +14,7 @@ from typing import Any
 import psutil
 
 from mountbench import __version__
-from mountbench.host import container
+from mountbench.host import contain, container
 
 
 def cpu_model() -> str:
@@ -95,4 +95,6 @@ def collect(fio_version: str = "") -> dict[str, Any]:
         "root": is_root(),
         # the engine of the container the run ran in, and what showed it ("" on a host: host/container.py)
         "container": inside.said() if inside else "",
+        # how the run's children were fenced (host/contain.py): Landlock, a mount namespace, or none
+        "containment": contain.containment().to_json(),
     }

@@ -1,6 +1,7 @@
 """Every child process mountbench starts, and how it stops: the one place for process handling.
 
-- an engine run to completion (fio, tar, git): :func:`run_child`, :func:`run_timed`;
+- an engine run to completion (fio, tar, git): :func:`run_child`, :func:`run_timed`, each born
+  inside a fence (host/contain.py: it can write only beneath the directories it is given);
 - a long-lived process (a lab's daemons, QEMU, rclone, nginx): :func:`start`, in a session of
   its own (a Ctrl-C on the terminal reaches only Python, which stops it in order) and killed by
   the kernel should mountbench die without stopping it (:func:`die_with_parent`);
@@ -25,6 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from mountbench.host import contain
+from mountbench.host.contain import Fence
+
 
 @dataclass(frozen=True)
 class Completed:
@@ -37,12 +41,13 @@ class Completed:
 def run_child(
     argv: list[str],
     *,
+    fence: Fence,
     cwd: Path | None = None,
     timeout: float | None = None,
     env: dict[str, str] | None = None,
     stdout_path: Path | None = None,
 ) -> Completed:
-    """Run ``argv`` in its own process group.
+    """Run ``argv`` in its own process group, inside ``fence``.
 
     On KeyboardInterrupt the whole group gets SIGINT (fio then stops its jobs),
     then SIGKILL if it lingers, and the interrupt propagates. On timeout the
@@ -51,8 +56,9 @@ def run_child(
     """
     out = open(stdout_path, "wb") if stdout_path else subprocess.PIPE  # noqa: SIM115
     try:
-        proc = subprocess.Popen(
+        proc = contain.popen(
             argv,
+            fence,
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -154,17 +160,19 @@ class Timed:
     timed_out: bool
 
 
-def run_timed(argv: list[str], *, cwd: Path | None = None, timeout: float | None = None) -> Timed:
-    """Run ``argv`` to completion and time it. Output goes to a temporary file, not a
-    pipe, so nothing in this process has to read while the command runs."""
+def run_timed(argv: list[str], *, fence: Fence, cwd: Path | None = None, timeout: float | None = None) -> Timed:
+    """Run ``argv`` to completion, inside ``fence``, and time it. Output goes to a temporary file,
+    not a pipe, so nothing in this process has to read while the command runs. The clock starts
+    before the spawner is asked (host/contain.py: handing the start to its thread costs ~0.1 ms)."""
     import tempfile
     import threading
     import time
 
     with tempfile.TemporaryFile() as errfile:
         start = time.monotonic()
-        proc = subprocess.Popen(
+        proc = contain.popen(
             argv,
+            fence,
             cwd=cwd,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -244,22 +252,22 @@ def start(
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
     death_signal: signal.Signals = signal.SIGKILL,
+    fence: Fence | None = None,
 ) -> subprocess.Popen[bytes]:
     """Start ``argv`` in a session of its own that gets ``death_signal`` should mountbench die
     (:func:`die_with_parent`); stderr (and stdout unless given) go to ``log``. Stop it with
-    :func:`stop_tree`; stopping it twice is harmless."""
+    :func:`stop_tree`; stopping it twice is harmless. With ``fence``, it is born inside it
+    (host/contain.py; a daemon that mounts, as rclone and QEMU's helpers do, cannot be)."""
     logf: int | IO[bytes] = log.open("ab") if log is not None else subprocess.DEVNULL
     try:
-        return subprocess.Popen(
-            list(argv),
-            cwd=cwd,
-            stdin=stdin,
-            stdout=stdout if stdout is not None else logf,
-            stderr=logf,
-            start_new_session=True,
-            preexec_fn=die_with_parent(death_signal),  # only a prctl call: safe enough with threads
-            env=env,
-        )
+        kwargs: dict[str, Any] = {
+            "cwd": cwd, "stdin": stdin, "stdout": stdout if stdout is not None else logf, "stderr": logf,
+            "start_new_session": True, "env": env,
+            "preexec_fn": die_with_parent(death_signal),  # only a prctl call: safe enough with threads
+        }  # fmt: skip
+        if fence is not None:
+            return contain.popen(list(argv), fence, **kwargs)
+        return subprocess.Popen(list(argv), **kwargs)
     finally:
         if not isinstance(logf, int):
             logf.close()

@@ -13,13 +13,21 @@ process owns it (pid, process start time, host, boot and pid namespace), so that
 - a live owner is recognised (:func:`live_users`): a run holds an exclusive ``flock`` on its
   marker while it works (:func:`lock`); a probe's owner is checked by pid and start time;
 - directories left by killed probes and runs can be removed safely (:func:`sweep_dead`, called
-  by the next run or probe on the target). A resumed run's own directory is never swept; a
-  killed run whose directory was swept lays its files out again when resumed. A directory kept
-  on purpose (``run --keep``: :func:`mark_kept`) is never swept: its marker says so, and only
-  the user deletes it.
+  by the next run or probe on the target);
+- every deletion, rename or new file of mountbench's own inside one (:func:`unlink_beneath`,
+  :func:`rmtree_beneath`, :func:`rename_beneath`, :func:`open_beneath`) is resolved beneath the
+  scratch directory by descriptor (``openat2`` with ``RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS``,
+  or a walk of ``O_NOFOLLOW`` directory descriptors), never through a joined path string: a name
+  that climbs out (``..``), is absolute elsewhere or passes a symbolic link is refused
+  (:class:`OutsideScratch`) and nothing is touched.
 
-A run's job files live outside the targets, in ``<tmp>/mountbench-<run id>-*/``; an owner
-file written at creation lets :func:`sweep_workdirs` remove the folders of killed runs.
+Scratch directories are private (0700). A resumed run's own directory is never swept; a killed
+run whose directory was swept lays its files out again when resumed. A directory kept on purpose
+(``run --keep``: :func:`mark_kept`) is never swept: its marker says so, and only the user deletes it.
+
+A run's job files live outside the targets, in ``<tmp>/mountbench-<run id>-*/`` (0700); an owner
+file written at creation (the run, its process, this boot) lets :func:`sweep_workdirs` remove
+the folders it can prove are of killed runs: its own run named, this boot's, its process gone.
 
 The functions here touch the filesystem directly. The probe calls them in a child process
 (a hung mount must not hang the caller); runs call them in-process.
@@ -28,15 +36,18 @@ The functions here touch the filesystem directly. The probe calls them in a chil
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import dataclasses
 import errno
 import fcntl
+import functools
 import json
 import os
 import re
 import shutil
 import socket
 import stat
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -53,7 +64,7 @@ LEGACY_PROBE_MARKER = ".mountbench-probe-marker"  # written by probes before mar
 WORKDIR_PREFIX = "mountbench-"
 WORKDIR_OWNER = ".mountbench-owner"
 # mountbench-<run id: YYYYMMDD-HHMMSS-hhhh>-<mkdtemp suffix>
-_WORKDIR_NAME = re.compile(r"^mountbench-\d{8}-\d{6}-[0-9a-f]{4}-[A-Za-z0-9_]{8}$")
+_WORKDIR_NAME = re.compile(r"^mountbench-(\d{8}-\d{6}-[0-9a-f]{4})-[A-Za-z0-9_]{8}$")
 REMOVE_ATTEMPTS = 3
 REMOVE_RETRY_S = 0.1
 START_TIME_SLACK_S = 1.0
@@ -218,7 +229,9 @@ def create(parent: Path | str, name: str, marker: Marker) -> Path:
     if not is_scratch_name(name) or "/" in name:
         raise ValueError(f"{name!r} is not a scratch directory name")
     directory = Path(parent) / name
-    os.mkdir(directory, 0o755)
+    os.mkdir(directory, 0o700)
+    with contextlib.suppress(OSError):  # whatever the umask; a filesystem without modes (FAT) keeps its own
+        os.chmod(directory, 0o700)
     try:
         _write_new(directory / MARKER, marker.to_text())
     except BaseException:
@@ -229,7 +242,7 @@ def create(parent: Path | str, name: str, marker: Marker) -> Path:
 
 
 def _write_new(path: Path, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
         data = text.encode()
         while data:
@@ -365,14 +378,176 @@ def remove(directory: Path | str, accept: Callable[[Marker], bool]) -> str:
 
 
 def _remove_contents(d: Path) -> None:
-    for entry in os.scandir(d):
-        if entry.name in (MARKER, LEGACY_PROBE_MARKER):
-            continue
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.path)
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(entry.path)
+    """Everything in ``d`` but its marker, by descriptor: symbolic links are removed, never followed."""
+    fd = os.open(d, _DIR_FLAGS)
+    try:
+        for entry in os.scandir(fd):
+            if entry.name in (MARKER, LEGACY_PROBE_MARKER):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.name, dir_fd=fd)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.name, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+# -- mountbench's own changes inside a scratch directory, by descriptor ------------------------------
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_RESOLVE_NO_MAGICLINKS = 0x02
+_RESOLVE_NO_SYMLINKS = 0x04
+_RESOLVE_BENEATH = 0x08
+_SYS_OPENAT2 = 437  # x86_64 and aarch64 alike
+
+
+class OutsideScratch(PermissionError):
+    """A path that does not lead beneath the scratch directory (``..``, another absolute path, a
+    symbolic link on the way): mountbench deletes, renames and makes nothing there."""
+
+    def __init__(self, scratch: Path | str, path: Path | str, why: str) -> None:
+        super().__init__(errno.EPERM, f"{path} is not beneath the scratch directory {scratch} ({why}); left alone")
+
+
+def _parts(scratch: Path | str, path: Path | str) -> list[str]:
+    """``path`` (absolute, or relative to ``scratch``) as names beneath ``scratch``; refused when it
+    climbs out or lies elsewhere."""
+    given = Path(path)
+    if given.is_absolute():
+        try:
+            given = given.relative_to(scratch)
+        except ValueError:
+            raise OutsideScratch(scratch, path, "elsewhere") from None
+    parts = [part for part in given.parts if part != "."]
+    if not parts or ".." in parts:
+        raise OutsideScratch(scratch, path, "it climbs out with '..'" if parts else "the directory itself")
+    return parts
+
+
+@functools.cache
+def _libc() -> Any:
+    """libc, for syscall(openat2) (Linux 5.6 and newer); None off Linux."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+    libc.syscall.restype = ctypes.c_long
+    return libc
+
+
+class _OpenHow(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
+
+
+def _open_directory_beneath(root: int, names: list[str], scratch: Path | str, path: Path | str) -> int:
+    """A descriptor of the directory ``names`` beneath the directory ``root`` (the caller closes it),
+    by openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) where the kernel has it, else one
+    ``O_NOFOLLOW`` directory at a time; a symbolic link on the way is refused."""
+    if not names:
+        return os.dup(root)
+    libc = _libc()
+    if libc is not None:
+        how = _OpenHow(_DIR_FLAGS & ~os.O_NOFOLLOW, 0, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS)
+        fd = libc.syscall(
+            ctypes.c_long(_SYS_OPENAT2), ctypes.c_int(root), "/".join(names).encode(), ctypes.byref(how),
+            ctypes.c_size_t(ctypes.sizeof(how)),
+        )  # fmt: skip
+        if fd >= 0:
+            return int(fd)
+        err = ctypes.get_errno()
+        if err in (errno.ELOOP, errno.EXDEV):
+            raise OutsideScratch(scratch, path, "a symbolic link on the way")
+        if err != errno.ENOSYS:
+            raise OSError(err, os.strerror(err), str(path))
+    fd = os.dup(root)
+    try:
+        for name in names:
+            try:
+                inner = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(fd, name):
+                    raise OutsideScratch(scratch, path, "a symbolic link on the way") from None
+                raise
+            os.close(fd)
+            fd = inner
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _is_link(directory: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def _parent_of(scratch: Path | str, path: Path | str) -> Iterator[tuple[int, str]]:
+    """(descriptor of the directory holding ``path``, its last name), beneath ``scratch``."""
+    parts = _parts(scratch, path)
+    root = os.open(scratch, _DIR_FLAGS)
+    try:
+        parent = _open_directory_beneath(root, parts[:-1], scratch, path)
+    finally:
+        os.close(root)
+    try:
+        yield parent, parts[-1]
+    finally:
+        os.close(parent)
+
+
+def unlink_beneath(scratch: Path | str, path: Path | str) -> bool:
+    """Remove the file (or symbolic link: never what it leads to) ``path`` beneath ``scratch``.
+    True when removed, False when it was not there; :class:`OutsideScratch` when it is not beneath."""
+    try:
+        with _parent_of(scratch, path) as (parent, name):
+            os.unlink(name, dir_fd=parent)
+            return True
+    except FileNotFoundError:
+        return False
+
+
+def rmtree_beneath(scratch: Path | str, path: Path | str) -> bool:
+    """Remove ``path`` beneath ``scratch`` with everything in it (a directory by descriptor, links
+    removed, never followed); a file or link is unlinked. True when removed, False when absent."""
+    try:
+        with _parent_of(scratch, path) as (parent, name):
+            st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode):
+                shutil.rmtree(name, dir_fd=parent)
+            else:
+                os.unlink(name, dir_fd=parent)
+            return True
+    except FileNotFoundError:
+        return False
+
+
+def rename_beneath(scratch: Path | str, source: Path | str, destination: Path | str) -> bool:
+    """Rename ``source`` to ``destination``, both beneath ``scratch`` (an existing destination file
+    is replaced). False when ``source`` is not there."""
+    try:
+        with _parent_of(scratch, source) as (src, src_name), _parent_of(scratch, destination) as (dst, dst_name):
+            os.rename(src_name, dst_name, src_dir_fd=src, dst_dir_fd=dst)
+            return True
+    except FileNotFoundError:
+        return False
+
+
+def mkdir_beneath(scratch: Path | str, path: Path | str, mode: int = 0o700) -> None:
+    """Make the directory ``path`` beneath ``scratch`` (its parent must exist: never made)."""
+    with _parent_of(scratch, path) as (parent, name):
+        os.mkdir(name, mode, dir_fd=parent)
+
+
+def open_beneath(scratch: Path | str, path: Path | str, flags: int, mode: int = 0o600) -> int:
+    """``os.open`` of ``path`` beneath ``scratch`` (the last name never followed if a link)."""
+    with _parent_of(scratch, path) as (parent, name):
+        return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=parent)
 
 
 # -- other users of a target --------------------------------------------------------------------
@@ -470,11 +645,13 @@ def create_workdir(run_id: str, *, tmp: Path | str | None = None) -> Path:
 
 
 def sweep_workdirs(*, tmp: Path | str | None = None) -> list[Path]:
-    """Remove ``mountbench-*`` folders in ``tmp`` left by runs whose process is gone.
+    """Remove ``mountbench-*`` folders in ``tmp`` that it can prove are left by killed runs.
 
-    Only folders owned by this user that hold our owner file naming a dead process of
-    this machine are removed; anything else (no owner file, another user's, a live or
-    unknown owner) stays.
+    A folder is removed only when all of this holds: its name is a run's work folder, it and its
+    owner file (a regular file, no link) belong to this user, the owner file names the run the
+    folder's name names, a process of this boot (its boot id recorded), and that process is gone
+    (no process of that pid, or one started at another time, or an earlier boot). Anything else
+    (another run's record copied in, a live or unknown owner, no boot id) stays.
     """
     base = Path(tmp or tempfile.gettempdir())
     removed = []
@@ -485,18 +662,37 @@ def sweep_workdirs(*, tmp: Path | str | None = None) -> list[Path]:
     for entry in entries:
         # the name alone decides what is looked into: a stat inside anything else in /tmp (a hung
         # FUSE mount point of someone else's, say) could block this run for good
-        if not _WORKDIR_NAME.match(entry.name) or not entry.is_dir(follow_symlinks=False):
+        match = _WORKDIR_NAME.match(entry.name)
+        if not match or not entry.is_dir(follow_symlinks=False):
             continue
-        owner_file = Path(entry.path) / WORKDIR_OWNER
+        owner = _dead_workdir_owner(entry, match.group(1))
+        if owner is None:
+            continue
         try:
-            st = os.lstat(owner_file)
-            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or entry.stat().st_uid != os.geteuid():
-                continue
-            owner = Owner.from_dict(json.loads(owner_file.read_text())["owner"])
-        except (OSError, ValueError, KeyError, TypeError):
+            base_fd = os.open(base, _DIR_FLAGS)
+        except OSError:
             continue
-        if owner.alive() is False:
-            shutil.rmtree(entry.path, ignore_errors=True)
-            if not os.path.lexists(entry.path):
-                removed.append(Path(entry.path))
+        try:
+            shutil.rmtree(entry.name, dir_fd=base_fd, ignore_errors=True)
+        finally:
+            os.close(base_fd)
+        if not os.path.lexists(entry.path):
+            removed.append(Path(entry.path))
     return removed
+
+
+def _dead_workdir_owner(entry: os.DirEntry[str], run_id: str) -> Owner | None:
+    """The owner of a run's work folder when it is provably a dead process of this user's run (see
+    :func:`sweep_workdirs`), else None."""
+    owner_file = Path(entry.path) / WORKDIR_OWNER
+    try:
+        st = os.lstat(owner_file)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or entry.stat().st_uid != os.geteuid():
+            return None
+        record = json.loads(owner_file.read_text())
+        owner = Owner.from_dict(record["owner"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if record.get("run_id") != run_id or not owner.boot_id or not boot_id():
+        return None
+    return owner if owner.alive() is False else None

@@ -63,6 +63,12 @@ def label_problem(label: str, *, longest: int = LABEL_MAX, slash: bool = False) 
     return ""
 
 
+# filesystems that show the kernel's state, not stored data: nothing there is a target
+PSEUDO_FILESYSTEMS = frozenset({"proc", "sysfs", "devpts", "cgroup", "cgroup2", "debugfs", "tracefs", "securityfs",
+                                "bpf", "pstore", "configfs", "efivarfs", "fusectl", "mqueue", "binfmt_misc",
+                                "hugetlbfs", "autofs", "devtmpfs", "rpc_pipefs", "nsfs"})  # fmt: skip
+
+
 def resolve_path(text: str) -> Path:
     """Check a target path exists and is a directory; return it resolved."""
     if not text.strip():
@@ -75,7 +81,37 @@ def resolve_path(text: str) -> Path:
         raise TargetError(f"target {text} does not exist; create it or check the path")
     if not path.is_dir():
         raise TargetError(f"target {text} is not a directory; give the directory the file lives in")
-    return path.resolve()
+    resolved = path.resolve()
+    if ":" in str(resolved):
+        raise TargetError(
+            f"target {text} has ':' in its path, which fio reads as a list of directories (directory=a:b), so "
+            "every sample would go elsewhere or fail; rename it or give another directory"
+        )
+    fstype = find_mount(resolved).fstype
+    if fstype in PSEUDO_FILESYSTEMS:
+        raise TargetError(f"target {text} is on {fstype}, which shows the kernel's state and stores nothing; "
+                          "give a directory on a filesystem that stores files")  # fmt: skip
+    return resolved
+
+
+def pseudo_filesystem(path: Path) -> str:
+    """The pseudo filesystem (proc, sysfs, ...) ``path`` or its nearest existing parent is on, or ''."""
+    place = next((p for p in (path, *path.parents) if p.exists()), Path("/"))
+    fstype = find_mount(place.resolve()).fstype
+    return fstype if fstype in PSEUDO_FILESYSTEMS else ""
+
+
+def writable_problem(path: Path) -> str:
+    """Why a run could not make its scratch directory in ``path`` ('' when it could): asked of the
+    kernel (access(2), which answers EROFS for a read-only mount), nothing written."""
+    if os.access(path, os.W_OK | os.X_OK):
+        return ""
+    try:
+        read_only = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    why = "EROFS: a read-only filesystem" if read_only else "EACCES: no permission to write there"
+    return f"target {path} is not writable ({why}); choose a directory you can write to"
 
 
 def resolve_targets(args: list[str]) -> list[Target]:

@@ -31,6 +31,7 @@ from mountbench.fio.jobfile import (
     duration_bound_s,
     evaluate_size,
     fio_variables,
+    fio_view_problem,
     merged_jobs,
     parse_fio_time,
     read_job_file,
@@ -44,7 +45,8 @@ from mountbench.fio.jobfile import (
 )
 from mountbench.fio.jobgroups import group_sections, timeline_bound_s
 from mountbench.fio.parse import FioOutputError, job_metrics, load_fio_json, parse_fio, short_jobs
-from mountbench.host import devstats
+from mountbench.host import contain, devstats
+from mountbench.host.contain import Fence
 from mountbench.host.process import run_child
 from mountbench.kinds import fiofiles, fioseries
 from mountbench.kinds.base import Adjustments, RunnerSetup, new_workload
@@ -629,8 +631,9 @@ class FioRunner(RunnerDefaults):
         for workload in workloads:
             job = FioJob.from_spec(workload.spec)
             overrides = [("directory", "/nonexistent-mountbench-parse-check"), *self._clock_override(job)]
-            child = subprocess.Popen(
-                [self.fio.path, "--parse-only", "-"],
+            child = contain.popen(
+                [self.fio.path, "--parse-only", "--debug=parse", "-"],
+                contain.NOTHING,  # fio only reads here: it may write nothing anywhere
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -645,8 +648,11 @@ class FioRunner(RunnerDefaults):
                 child.kill()
                 out, errors = child.communicate()
             if child.returncode != 0 and failure is None:
-                reason = fio_message(errors + out) or "fio rejected it"
+                reason = fio_message(errors + _without_debug(out)) or "fio rejected it"
                 failure = UsageError(f"invalid fio job {workload.name!r} ({workload.source}): {reason}")
+            seen = fio_view_problem(out)
+            if seen and failure is None:
+                failure = UsageError(f"fio job {workload.name!r} ({workload.source}): {seen}")
         return failure
 
     def _check_engines(self, workload: Workload) -> None:
@@ -754,7 +760,7 @@ class FioRunner(RunnerDefaults):
         if not files:
             return
         if self.file_state == "fresh":
-            fiofiles.remove(files)  # this sample lays them out anew
+            fiofiles.remove(files, ctx.scratch)  # this sample lays them out anew
             return
         group = (ctx.target.label, prepared.workload.description.space_group)
         precondition = prepared.payload.get("precondition")
@@ -768,44 +774,47 @@ class FioRunner(RunnerDefaults):
         if used is not None:
             if self.file_state == "steady":
                 return  # one layout for the whole run
-            aside = fiofiles.set_aside(files)  # a new round: a new layout (kinds/fiofiles.py says why)
+            aside = fiofiles.set_aside(files, ctx.scratch)  # a new round: a new layout (kinds/fiofiles.py says why)
             del self.layouts[group]
-        spacer = fiofiles.place_spacer(files, ctx.info.fstype, self.placement)  # where the layout lands, drawn anew
+        # where the layout lands, drawn anew
+        spacer = fiofiles.place_spacer(files, ctx.scratch, ctx.info.fstype, self.placement)
         try:
-            done = self._fio(precondition, settings, f"precondition-{prepared.target}-{prepared.workload.name}", files)
+            done = self._fio(precondition, settings, f"precondition-{prepared.target}-{prepared.workload.name}", files,
+                             fence=sample_fence(ctx, settings))  # fmt: skip
         finally:
-            fiofiles.drop_aside([*aside, *([spacer] if spacer else [])])
+            fiofiles.drop_aside([*aside, *([spacer] if spacer else [])], ctx.scratch)
         if done.timed_out or done.returncode != 0:
-            fiofiles.remove(files)
+            fiofiles.remove(files, ctx.scratch)
             message = fio_message(done.stderr) or f"exit {done.returncode}"
-            if done.timed_out or not self._fill_sequentially(files):
+            if done.timed_out or not self._fill_sequentially(files, ctx.scratch):
                 raise WorkloadFailed(f"preconditioning the working files failed: {message}")
         problem = fiofiles.damage(files)
         if problem:
-            fiofiles.remove(files)
+            fiofiles.remove(files, ctx.scratch)
             raise WorkloadFailed(f"working file incomplete after preconditioning: {problem}; it was removed")
         self.layouts[group] = {prepared.workload.name}
 
     @staticmethod
-    def _fill_sequentially(files: list[fiofiles.WorkingFile]) -> bool:
+    def _fill_sequentially(files: list[fiofiles.WorkingFile], scratch: Path) -> bool:
         """The files written as new files, start to end, by dd (fiofiles.sequential_fill_argv):
         what a mount that refused fio's preconditioning may still take (rclone's cache mode off).
         False, with nothing left behind, when that fails too."""
         for file in files:
             argv = fiofiles.sequential_fill_argv(file)
-            done = run_child(argv, timeout=120 + (file.size or 0) / 5e6) if argv else None
+            done = run_child(argv, fence=Fence.of([scratch]), timeout=120 + (file.size or 0) / 5e6) if argv else None
             if done is None or done.timed_out or done.returncode != 0:
-                fiofiles.remove(files)
+                fiofiles.remove(files, scratch)
                 return False
         return True
 
-    def _fio(self, job_text: str, settings: RunSettings, name: str, files: list | None = None):
+    def _fio(self, job_text: str, settings: RunSettings, name: str, files: list | None = None, *, fence: Fence):
         stem = _slug(name)
         job_path = settings.workdir / f"{stem}.fio"
         job_path.write_text(job_text)
         size = sum(f.size or 0 for f in files or ())
         return run_child(
             [self.fio.path, "--output-format=json", f"--output={settings.workdir / stem}.json", str(job_path)],
+            fence=fence,
             cwd=settings.workdir,
             timeout=120 + size / 5e6,
         )
@@ -823,6 +832,7 @@ class FioRunner(RunnerDefaults):
         timeout = 3 * prepared.estimate_s + layout_s + 120
         done = run_child(
             [self.fio.path, "--output-format=json+", f"--output={out_path}", str(job_path)],
+            fence=sample_fence(ctx, settings),
             cwd=settings.workdir,
             timeout=timeout,
         )
@@ -838,7 +848,7 @@ class FioRunner(RunnerDefaults):
         if done.returncode != 0 or parsed.errors:
             if files and self.file_state in fiofiles.PRECONDITIONED:
                 # the files may be half written (ENOSPC during layout): never reuse them
-                fiofiles.remove(files)
+                fiofiles.remove(files, ctx.scratch)
                 self.layouts.pop((ctx.target.label, prepared.workload.description.space_group), None)
             message = fio_message(done.stderr) or "; ".join(parsed.errors)
             raise WorkloadFailed(f"fio failed (exit {done.returncode}): {message}", raw)
@@ -846,7 +856,7 @@ class FioRunner(RunnerDefaults):
         if files and "read" in prepared.workload.description.directions and ctx.scratch.is_dir():
             problem = fiofiles.damage(files)
             if problem:
-                fiofiles.remove(files)
+                fiofiles.remove(files, ctx.scratch)
                 self.layouts.pop((ctx.target.label, prepared.workload.description.space_group), None)
                 raise WorkloadFailed(
                     f"working file incomplete: {problem} (did the target run out of space?); "
@@ -868,8 +878,19 @@ class FioRunner(RunnerDefaults):
             metrics.update(job_metrics(output))  # each job's own figures beside the workload's
         return Outcome(metrics, raw, tuple(caveats), series=series)
 
+    def cached_files(self, prepared: Prepared, ctx: TargetContext) -> list[Path] | None:
+        """The working files, when mountbench knows their names (else the machine's caches go)."""
+        files: list[fiofiles.WorkingFile] | None = prepared.payload.get("files")
+        return [file.path for file in files] if files else None
+
     def cleanup(self, ctx: TargetContext) -> None:
         """fio's files live in the scratch directory, removed with it."""
+
+
+def sample_fence(ctx: TargetContext, settings: RunSettings) -> Fence:
+    """Where fio's jobs may write: the target's scratch directory (the working files) and the run's
+    work folder (fio's output and logs, written in its working directory)."""
+    return Fence.of([ctx.scratch, settings.workdir])
 
 
 # direct reads counted by fio of which the device served less than this share were cached
@@ -1012,6 +1033,11 @@ def fio_message(stderr: str) -> str:
     unique = list(dict.fromkeys(picked))
     text = "; ".join(unique[:3])
     return text if len(text) <= 400 else text[:397] + "..."
+
+
+def _without_debug(text: str) -> str:
+    """fio's output with its --debug=parse lines left out (what it says of a job it rejects stays)."""
+    return "\n".join(line for line in text.splitlines() if not line.startswith(("parse ", "fio: set debug")))
 
 
 def _slug(text: str) -> str:

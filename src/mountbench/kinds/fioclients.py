@@ -45,6 +45,7 @@ from mountbench.errors import UsageError
 from mountbench.fio.binary import FioInfo
 from mountbench.fio.jobfile import FioJob, render_job, wants_direct
 from mountbench.fio.parse import FioOutputError, load_fio_json
+from mountbench.host.contain import Fence
 from mountbench.kinds.base import Adjustments, RunnerSetup, new_workload, stored_workload
 from mountbench.kinds.fio import CLOCK_FACT, FIO_FIXED_COST_S, FioRunner, cache_sensitive, fio_message, jobs_of
 from mountbench.kinds.fio import KIND as FIO
@@ -497,7 +498,8 @@ class FioClientsRunner(RunnerDefaults):
         for client, path in jobs:
             argv += [f"--client={client.fio_arg}", str(path)]
         try:
-            done = run_watched(argv, logs, clients, timeout=timeout, overdue_s=overdue_s, reachable=self._reachable)
+            done = run_watched(argv, logs, clients, timeout=timeout, overdue_s=overdue_s, reachable=self._reachable,
+                               fence=Fence.of([logs, workdir]))  # fmt: skip
         except KilledOnInterrupt:
             self._abandoned(settle_s)
             raise

@@ -23,6 +23,7 @@ state, and checking they are what the plan says.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import random
@@ -34,6 +35,7 @@ from typing import Any
 from mountbench.analysis.plausible import PLACEABLE_FSTYPES
 from mountbench.fio import engines
 from mountbench.fio.jobfile import FioJob, evaluate_size, fio_variables, render_job
+from mountbench.host.scratch import OutsideScratch, open_beneath, rename_beneath, unlink_beneath
 from mountbench.kinds.base import KindOption
 from mountbench.model import Flag, KindOptions
 from mountbench.units import format_bytes
@@ -183,15 +185,18 @@ def damage(files: list[WorkingFile]) -> str:
     return ""
 
 
-def remove(files: list[WorkingFile]) -> None:
+def remove(files: list[WorkingFile], scratch: Path) -> None:
+    """Delete the working files, each resolved beneath ``scratch`` by descriptor: a name that
+    would lead out of it (``[..]`` with ``filename_format=$jobname/x``) is left alone."""
     for file in files:
-        file.path.unlink(missing_ok=True)
+        with contextlib.suppress(OutsideScratch):
+            unlink_beneath(scratch, file.path)
 
 
 ASIDE_SUFFIX = ".previous-layout"
 
 
-def set_aside(files: list[WorkingFile]) -> list[Path]:
+def set_aside(files: list[WorkingFile], scratch: Path) -> list[Path]:
     """Move the last round's files out of the way (renamed, still allocated) while the new layout
     is written, when the filesystem has room for both; else remove them at once. Removed first,
     their pages (tmpfs) or extents came straight back to the new file of the same directory: on
@@ -199,7 +204,7 @@ def set_aside(files: list[WorkingFile]) -> list[Path]:
     with them a difference of up to 1.2x in sequential reads that every round of a run repeated
     (bench/aa.py). Kept until the new layout exists, they go to whatever is laid out next,
     another target's file as often as its own, so a run's rounds replicate the placement too."""
-    present = [file for file in files if file.path.exists()]
+    present = [file for file in files if _beneath(scratch, file.path) and file.path.exists()]
     needed = sum(file.path.stat().st_size for file in present)
     try:
         usage = os.statvfs(present[0].path.parent) if present else None
@@ -207,21 +212,32 @@ def set_aside(files: list[WorkingFile]) -> list[Path]:
         usage = None
     room = usage is not None and usage.f_bavail * usage.f_frsize > 2 * needed + (64 << 20)
     if not room:
-        remove(present)
+        remove(present, scratch)
         return []
     aside = []
     for file in present:
         target = file.path.with_name(file.path.name + ASIDE_SUFFIX)
-        file.path.rename(target)
-        aside.append(target)
+        with contextlib.suppress(OutsideScratch):
+            if rename_beneath(scratch, file.path, target):
+                aside.append(target)
     return aside
+
+
+def _beneath(scratch: Path, path: Path) -> bool:
+    """Does ``path`` name something beneath ``scratch`` without climbing out (links are checked
+    when it is touched)?"""
+    try:
+        parts = path.relative_to(scratch).parts
+    except ValueError:
+        return False
+    return bool(parts) and ".." not in parts
 
 
 SPACER_NAME = ".mountbench-placement-spacer"
 SPACER_GRAIN = 64 << 10
 
 
-def place_spacer(files: list[WorkingFile], fstype: str, rng: random.Random) -> Path | None:
+def place_spacer(files: list[WorkingFile], scratch: Path, fstype: str, rng: random.Random) -> Path | None:
     """Before a layout: a file of random size (0 to the layout's size, allocated by fallocate, nothing
     written) beside the working files, removed once they are laid out (drop_aside), so that the new
     files start at a random place in what the filesystem hands out. Without it, the order of the
@@ -238,7 +254,7 @@ def place_spacer(files: list[WorkingFile], fstype: str, rng: random.Random) -> P
     if not planned or fstype not in PLACEABLE_FSTYPES:
         return None
     needed = sum(file.size or 0 for file in planned)
-    directory = planned[0].path.parent
+    directory = scratch
     try:
         usage = os.statvfs(directory)
     except OSError:
@@ -248,24 +264,26 @@ def place_spacer(files: list[WorkingFile], fstype: str, rng: random.Random) -> P
     if size <= 0:
         return None
     path = directory / SPACER_NAME
-    path.unlink(missing_ok=True)  # one a killed run left: ours, in our scratch directory
     try:
-        descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        unlink_beneath(scratch, path)  # one a killed run left: ours, in our scratch directory
+        descriptor = open_beneath(scratch, path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     except OSError:
         return None
     try:
         os.posix_fallocate(descriptor, 0, size)
     except OSError:
         os.close(descriptor)
-        path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            unlink_beneath(scratch, path)
         return None
     os.close(descriptor)
     return path
 
 
-def drop_aside(paths: list[Path]) -> None:
+def drop_aside(paths: list[Path], scratch: Path) -> None:
     for path in paths:
-        path.unlink(missing_ok=True)
+        with contextlib.suppress(OutsideScratch):
+            unlink_beneath(scratch, path)
 
 
 def layout_block(job: FioJob, variables: Mapping[str, int]) -> int:

@@ -23,7 +23,9 @@ from typing import Any
 
 from mountbench import model
 from mountbench.errors import UsageError
+from mountbench.host.contain import Fence
 from mountbench.host.process import run_child
+from mountbench.host.scratch import unlink_beneath
 from mountbench.host.watch import Window, moved_bytes
 from mountbench.kinds.base import Adjustments, RunnerSetup, new_workload
 from mountbench.kinds.engines.nginx import (
@@ -261,7 +263,7 @@ class HttpRunner(RunnerDefaults):
         try:
             window = Window(server.finder).start()
             try:
-                done = run_child(argv, timeout=float(spec["duration"]) + 120)
+                done = run_child(argv, fence=Fence.of([workdir]), timeout=float(spec["duration"]) + 120)
             finally:
                 cost = window.stop()
             errors = server.errors()
@@ -297,6 +299,11 @@ class HttpRunner(RunnerDefaults):
         if server is not None:
             server.stop()
 
+    def cached_files(self, prepared: Prepared, ctx: TargetContext) -> list[Path] | None:
+        """The file set nginx serves."""
+        root: Path = prepared.payload["root"]
+        return [root / name for name in file_names(prepared.payload["sizes"])]
+
     def cleanup(self, ctx: TargetContext) -> None:
         """nginx is stopped whatever happened (Ctrl-C between setup and run included);
         the files live in the scratch directory, removed with it."""
@@ -318,9 +325,9 @@ def _lay_out(root: Path, sizes: list[int]) -> None:
     marker = root.with_name(root.name + ".ok")
     if marker.exists():
         return
-    if root.exists():
+    if root.exists():  # a half-written set of an earlier sample: its files removed beneath the scratch directory
         for stale in root.iterdir():
-            stale.unlink()
+            unlink_beneath(root.parent, stale)
     else:
         root.mkdir()
     rng = random.Random(16)  # incompressible, and the same on every target

@@ -7,6 +7,7 @@ WorkloadFailed live in mountbench.model, the ground floor.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from mountbench.model import Outcome, Prepared, RunSettings, TargetContext, Workload
@@ -47,6 +48,12 @@ class Runner(Protocol):
     def run(self, prepared: Prepared, ctx: TargetContext, settings: RunSettings) -> Outcome:
         """Take one sample (the timed part only); raise WorkloadFailed on an engine or target failure."""
 
+    def cached_files(self, prepared: Prepared, ctx: TargetContext) -> list[Path] | None:
+        """The files inside the scratch directory a sample of ``prepared`` reads, whose pages are
+        evicted from the page cache before it when caches are to be cold (engine/caches.py);
+        None when evicting files is not enough (a tree walk reads inodes and directory entries):
+        then the machine's caches are dropped, as root."""
+
     def cleanup(self, ctx: TargetContext) -> None:
         """Remove per-target state the runner created inside the scratch directory."""
 
@@ -77,6 +84,9 @@ class RunnerDefaults:
 
     def layout_bytes(self, prepared: Prepared, first_in_round: bool, first_in_run: bool) -> int:
         return 0
+
+    def cached_files(self, prepared: Prepared, ctx: TargetContext) -> list[Path] | None:
+        return None
 
     def host_facts(self) -> dict[str, Any]:
         return {}

@@ -35,7 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from mountbench.errors import ToolMissing, UsageError
+from mountbench.host import contain
+from mountbench.host.contain import Fence
 from mountbench.host.process import last_lines, run_timed
+from mountbench.host.scratch import mkdir_beneath, rmtree_beneath
 from mountbench.kinds.base import Adjustments, KindOption, RunnerSetup, new_workload
 from mountbench.kinds.runner import RunnerDefaults
 from mountbench.model import (
@@ -406,24 +409,25 @@ class StartupRunner(RunnerDefaults):
         copy: Path = prepared.payload["copy"]
         marker = copy.with_name(copy.name + ".ok")
         try:
+            fence = Fence.of([ctx.scratch])
             if not marker.exists():
-                _copy_tree(prepared.payload["source"], copy)
-                self._checked_run(spec, copy)
-                marker.touch()
+                _copy_tree(prepared.payload["source"], ctx.scratch, copy)
+                self._checked_run(spec, copy, fence)
+                os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
             elif spec["mode"] == "warm":
-                self._checked_run(spec, copy)
+                self._checked_run(spec, copy, fence)
         except OSError as exc:
             if not ctx.scratch.is_dir():
                 raise WorkloadFailed(f"the scratch directory {ctx.scratch} is gone (target unmounted?)") from None
             raise WorkloadFailed(f"copying the tree failed: {exc}") from None
 
-    def _checked_run(self, spec: Mapping[str, Any], copy: Path) -> None:
+    def _checked_run(self, spec: Mapping[str, Any], copy: Path, fence: Fence) -> None:
         """Run the command once: it must succeed and, for Python imports, load its modules
         from the copy (this also writes bytecode that is missing or stale in the copy)."""
         argv = self.command(spec, copy)
         try:
-            out = subprocess.run(
-                argv, cwd=copy, capture_output=True, text=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL
+            out = contain.run(
+                argv, fence, cwd=copy, capture_output=True, text=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL
             )
         except subprocess.TimeoutExpired:
             raise WorkloadFailed(f"the start-up command did not finish within {TIMEOUT_S:.0f} s") from None
@@ -445,7 +449,7 @@ class StartupRunner(RunnerDefaults):
         copy: Path = prepared.payload["copy"]
         argv = self.command(prepared.workload.spec, copy)
         try:
-            timed = run_timed(argv, cwd=copy, timeout=TIMEOUT_S)
+            timed = run_timed(argv, fence=Fence.of([ctx.scratch]), cwd=copy, timeout=TIMEOUT_S)
         except OSError as exc:
             if not copy.is_dir():
                 raise WorkloadFailed(f"the copied tree {copy} is gone (target unmounted?)") from None
@@ -460,21 +464,24 @@ class StartupRunner(RunnerDefaults):
         """The copy lives in the scratch directory, removed with it."""
 
 
-def _copy_tree(source: TreeSource, copy: Path) -> None:
+def _copy_tree(source: TreeSource, scratch: Path, copy: Path) -> None:
     """tar -c | tar -x: modes and modification times kept (so bytecode stays valid),
-    ownership not (the files belong to whoever runs mountbench)."""
-    if copy.exists():
-        subprocess.run(["rm", "-rf", str(copy)], check=False)
-    copy.mkdir()
+    ownership not (the files belong to whoever runs mountbench); the copy made and removed
+    beneath the scratch directory, the writing tar fenced to it (host/contain.py)."""
+    rmtree_beneath(scratch, copy)
+    mkdir_beneath(scratch, copy, 0o755)
+    fence = Fence.of([scratch])
     for src, name in source.parts:
         dest = copy / name
         dest.mkdir(exist_ok=True)
         excludes = [f"--exclude={pattern}" for pattern in source.excludes]
-        pack = subprocess.Popen(
-            ["tar", "-c", "-f", "-", *excludes, "-C", src, "."], stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
-        unpack = subprocess.run(
-            ["tar", "-x", "-f", "-", "--no-same-owner", "-C", str(dest)],
+        pack = contain.popen(
+            ["tar", "-c", "-f", "-", *excludes, "-C", src, "."], contain.NOTHING, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )  # fmt: skip
+        unpack = contain.run(
+            ["tar", "-x", "-f", "-", "--no-same-owner", "--no-same-permissions", "-C", str(dest)],
+            fence,
             stdin=pack.stdout,
             capture_output=True,
             text=True,

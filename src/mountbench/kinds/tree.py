@@ -13,6 +13,7 @@ sample), so only the target is measured.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shlex
@@ -27,11 +28,16 @@ from pathlib import Path
 from typing import Any
 
 from mountbench.errors import ToolMissing, UsageError
+from mountbench.host import contain
+from mountbench.host.contain import Fence
 from mountbench.host.process import last_lines, run_timed
+from mountbench.host.scratch import OutsideScratch, mkdir_beneath, open_beneath, rmtree_beneath
 from mountbench.kinds.base import Adjustments, KindOption, RunnerSetup, generic_description, new_workload
 from mountbench.kinds.runner import RunnerDefaults
 from mountbench.kinds.trees import PROFILES, TreeArchive, from_tarball, generate
 from mountbench.model import (
+    TARBALL_STRIPPED,
+    Caveat,
     Description,
     Flag,
     KindOptions,
@@ -270,7 +276,7 @@ class TreeRunner(RunnerDefaults):
             + command_text
             + shlex.join(command)
             + "\n",
-            caveats=(),
+            caveats=(Caveat(TARBALL_STRIPPED, archive.not_kept),) if archive.not_kept else (),
             buffered=ACTIONS[action].cold,
             estimate_s=max(1.0, archive.bytes / 50e6 + archive.entries / 2000),
             working_set=archive.bytes,
@@ -284,7 +290,7 @@ class TreeRunner(RunnerDefaults):
         root = archive.root
         canonical = scratch / "tree" / root
         commands = {
-            "extract": ["tar", "-x", "--no-same-owner", "-f", str(archive.path), "-C", str(scratch / "extract")],
+            "extract": [*EXTRACT, "-f", str(archive.path), "-C", str(scratch / "extract")],
             "walk-cold": ["find", str(canonical), "-printf", "%s %T@\\n"],
             "walk-warm": ["find", str(canonical), "-printf", "%s %T@\\n"],
             "read-cold": ["find", str(canonical), "-type", "f", "-exec", "cat", "{}", "+"],
@@ -321,7 +327,7 @@ class TreeRunner(RunnerDefaults):
         if str(archive.path) not in self._sources:
             top = root.parent if archive.root != "." else root
             top.mkdir(parents=True, exist_ok=True)
-            _extract(archive, top)
+            _extract(archive, top, Fence.of([top]))
             self._sources[str(archive.path)] = sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink())
         return root
 
@@ -344,8 +350,9 @@ class TreeRunner(RunnerDefaults):
         command = self._command(action, scratch, archive)
         try:
             timed = run_timed(
-                command, cwd=self._cwd(action, scratch, archive), timeout=max(600.0, 50 * prepared.estimate_s)
-            )
+                command, fence=Fence.of([scratch]), cwd=self._cwd(action, scratch, archive),
+                timeout=max(600.0, 50 * prepared.estimate_s),
+            )  # fmt: skip
         except OSError as exc:  # e.g. the working directory vanished with the mount
             raise _as_failure(exc, ctx) from None
         finally:
@@ -375,49 +382,51 @@ class TreeRunner(RunnerDefaults):
 
     def _setup(self, action: str, scratch: Path, archive: TreeArchive) -> None:
         """Untimed preparation with real commands."""
+        fence = Fence.of([scratch])
         if action == "extract":
-            _fresh_dir(scratch / "extract")
+            _fresh_dir(scratch, "extract")
             _warm(archive.path)
             return
         if action in {"walk-cold", "walk-warm", "read-cold", "copy"}:
-            self._ensure_tree(scratch / "tree", archive)
+            self._ensure_tree(scratch, "tree", archive)
             if action == "walk-warm":
-                _check_run(self._command("walk-warm", scratch, archive))
+                _check_run(self._command("walk-warm", scratch, archive), fence)
             if action == "copy":
-                _remove(scratch / "copy")
+                _remove(scratch, "copy")
             return
         if action == "git-commit":
-            _fresh_dir(scratch / "git")
-            _extract(archive, scratch / "git")
+            _fresh_dir(scratch, "git")
+            _extract(archive, scratch / "git", fence)
             return
         if action == "git-status":
             repo = scratch / "git-status" / archive.root
             if not (scratch / "git-status.ok").exists():
-                _fresh_dir(scratch / "git-status")
-                _extract(archive, scratch / "git-status")
+                _fresh_dir(scratch, "git-status")
+                _extract(archive, scratch / "git-status", fence)
                 _check_run(
                     [
                         "sh",
                         "-c",
                         f"{shlex.join(GIT)} init -q && {shlex.join(GIT)} add -A && {shlex.join(GIT)} commit -q -m tree",
                     ],
+                    fence,
                     cwd=repo,
                 )
-                (scratch / "git-status.ok").touch()
-            _check_run([*GIT, "status", "--porcelain"], cwd=repo)  # warm
+                os.close(open_beneath(scratch, "git-status.ok", os.O_WRONLY | os.O_CREAT, 0o600))
+            _check_run([*GIT, "status", "--porcelain"], fence, cwd=repo)  # warm
             return
         if action == "delete":
-            _fresh_dir(scratch / "delete")
-            _extract(archive, scratch / "delete")
+            _fresh_dir(scratch, "delete")
+            _extract(archive, scratch / "delete", fence)
             return
         if action == "rsync":
-            _remove(scratch / "rsync")
+            _remove(scratch, "rsync")
             _warm_tree(self._ensure_source(archive))
             return
         if action == "rsync-update":
             source = self._ensure_source(archive)
             # the target's copy made equal to the source (untimed; the first time a full copy)
-            _check_run([*RSYNC, f"{source}/", str(scratch / "rsync-update")])
+            _check_run([*RSYNC, f"{source}/", str(scratch / "rsync-update")], fence)
             self._touch(archive)
             _warm_tree(source)
             return
@@ -442,13 +451,13 @@ class TreeRunner(RunnerDefaults):
             return len(touched), len(touched), sum(p.stat().st_size for p in touched)
         return archive.files, archive.entries, archive.bytes
 
-    def _ensure_tree(self, where: Path, archive: TreeArchive) -> None:
-        marker = where.with_name(where.name + ".ok")
+    def _ensure_tree(self, scratch: Path, name: str, archive: TreeArchive) -> None:
+        marker = scratch / f"{name}.ok"
         if marker.exists():
             return
-        _fresh_dir(where)
-        _extract(archive, where)
-        marker.touch()
+        _fresh_dir(scratch, name)
+        _extract(archive, scratch / name, Fence.of([scratch]))
+        os.close(open_beneath(scratch, marker, os.O_WRONLY | os.O_CREAT, 0o600))
 
     def _teardown(self, action: str, scratch: Path) -> None:
         """Free the space a sample used; a failed sample leaves no partial tree."""
@@ -460,7 +469,12 @@ class TreeRunner(RunnerDefaults):
             "rsync": ["rsync"],
         }
         for name in made.get(action, []):
-            _remove(scratch / name)
+            _remove(scratch, name)
+
+    def cached_files(self, prepared: Prepared, ctx: TargetContext) -> list[Path] | None:
+        """None: the cold actions (walk-cold, read-cold) read inodes and directory entries too,
+        which no per-file eviction reaches; the machine's caches are dropped for them (as root)."""
+        return None
 
     def cleanup(self, ctx: TargetContext) -> None:
         """Trees live in the scratch directory, removed with it."""
@@ -480,11 +494,11 @@ def _sync_filesystem(path: Path) -> None:
         os.close(fd)
 
 
-def _fresh_dir(path: Path) -> None:
-    """An empty directory inside the scratch directory; never recreates a vanished parent
+def _fresh_dir(scratch: Path, name: str) -> None:
+    """An empty directory ``name`` inside the scratch directory; never recreates a vanished parent
     (that would write to whatever filesystem is left under the mount point)."""
-    _remove(path)
-    path.mkdir()
+    _remove(scratch, name)
+    mkdir_beneath(scratch, name, 0o755)
 
 
 def _as_failure(exc: BaseException, ctx: TargetContext) -> WorkloadFailed:
@@ -495,20 +509,27 @@ def _as_failure(exc: BaseException, ctx: TargetContext) -> WorkloadFailed:
     return WorkloadFailed(f"preparing the tree failed: {exc}")
 
 
-def _remove(path: Path) -> None:
-    if path.exists() or path.is_symlink():
-        subprocess.run(["rm", "-rf", str(path)], check=False)
+def _remove(scratch: Path, name: str) -> None:
+    """What a sample made, removed beneath the scratch directory by descriptor (host/scratch.py)."""
+    with contextlib.suppress(OutsideScratch):  # a link where a tree was: never followed, left for the scratch removal
+        rmtree_beneath(scratch, name)
 
 
-def _extract(archive: TreeArchive, dest: Path) -> None:
-    _check_run(["tar", "-x", "--no-same-owner", "-f", str(archive.path), "-C", str(dest)])
+# tar keeps no owner, no set-user-ID or set-group-ID bit of the archive's (GNU tar drops them with
+# --no-same-permissions, and applies the umask as for any user): the files are this user's
+EXTRACT = ["tar", "-x", "--no-same-owner", "--no-same-permissions"]
+
+
+def _extract(archive: TreeArchive, dest: Path, fence: Fence) -> None:
+    _check_run([*EXTRACT, "-f", str(archive.path), "-C", str(dest)], fence)
 
 
 def _warm_tree(root: Path) -> None:
     """Read every file of a tree once, so that the timed command reads it from the page cache."""
-    proc = subprocess.run(
-        ["find", str(root), "-type", "f", "-exec", "cat", "{}", "+"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
+    proc = contain.run(
+        ["find", str(root), "-type", "f", "-exec", "cat", "{}", "+"], contain.NOTHING, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
     if proc.returncode != 0:
         raise WorkloadFailed(f"preparing: reading the source tree failed: {last_lines(proc.stderr.decode(), 2)}")
 
@@ -520,8 +541,8 @@ def _warm(path: Path) -> None:
             pass
 
 
-def _check_run(argv: list[str], cwd: Path | None = None) -> None:
-    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+def _check_run(argv: list[str], fence: Fence, cwd: Path | None = None) -> None:
+    proc = contain.run(argv, fence, cwd=cwd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise WorkloadFailed(f"preparing: {argv[0]} failed: {last_lines(proc.stderr, 2, empty='') or proc.returncode}")
 

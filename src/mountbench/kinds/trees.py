@@ -70,6 +70,7 @@ class TreeArchive:
     bytes: int  # sum of file sizes
     origin: str  # "profile git (seed 1)" or the user's tarball path
     root: str  # the single top-level directory inside, or "." when there are several
+    not_kept: str = ""  # what of the user's tarball extraction leaves out (set-ID bits, owners), said
 
     @property
     def entries(self) -> int:
@@ -202,14 +203,21 @@ def from_tarball(tarball: Path, directory: Path) -> TreeArchive:
             opener = _DECOMPRESSORS[suffix][1]
             with opener(tarball, "rb") as src, open(plain, "wb") as out:
                 _copy_bounded(src, out, tarball)
-        files = directories = total = 0
+        files = directories = total = set_id = owned = 0
         tops: set[str] = set()
         with tarfile.open(plain, "r:") as tar:
             for count, member in enumerate(tar, 1):
                 tar.members = []  # listed, not kept: a listing of millions of entries stays small
                 if count > TARBALL_ENTRY_LIMIT:
                     raise UsageError(f"{tarball} holds more than {TARBALL_ENTRY_LIMIT:,} entries; give a smaller tree")
+                if member.ischr() or member.isblk():
+                    raise UsageError(
+                        f"{tarball} holds a device node ({_shown(member.name)}); a source tree holds none, and "
+                        "mountbench makes no device in a target: give a tarball without it"
+                    )
                 tops.add(member.name.removeprefix("./").split("/", 1)[0])
+                set_id += bool(member.mode & 0o6000)
+                owned += bool(member.uid or member.gid)
                 if member.isdir():
                     directories += 1
                 elif member.isfile():
@@ -225,4 +233,21 @@ def from_tarball(tarball: Path, directory: Path) -> TreeArchive:
         plain.unlink(missing_ok=True)
         raise UsageError(f"{tarball} holds no files; give a tarball of a source tree")
     root = tops.pop() if len(tops) == 1 else "."
-    return TreeArchive(plain, files, directories, total, str(tarball), root)
+    return TreeArchive(plain, files, directories, total, str(tarball), root, _not_kept(set_id, owned))
+
+
+def _not_kept(set_id: int, owned: int) -> str:
+    """What extraction (tar --no-same-owner --no-same-permissions) leaves out of the user's tarball."""
+    parts = []
+    if set_id:
+        parts.append(f"the set-user-ID/set-group-ID bits of {set_id:,} entries")
+    if owned:
+        parts.append(f"the owners of {owned:,} entries")
+    if not parts:
+        return ""
+    return (f"{' and '.join(parts)} in the tarball are not kept: extracted with tar --no-same-owner "
+            "--no-same-permissions, every file is this user's, as a user without root extracts it")  # fmt: skip
+
+
+def _shown(name: str) -> str:
+    return repr(name if len(name) <= 80 else name[:77] + "...")

@@ -218,7 +218,7 @@ def sample_from_dict(data: dict[str, Any]) -> Sample:
 
 
 def run_to_dict(run: RunData, *, with_raw: bool = False) -> dict[str, Any]:
-    return {
+    data = {
         "id": run.id,
         "created_at": run.created_at,
         "finished_at": run.finished_at,
@@ -230,6 +230,9 @@ def run_to_dict(run: RunData, *, with_raw: bool = False) -> dict[str, Any]:
         "workloads": [workload_to_dict(w) for w in run.workloads],
         "samples": [sample_to_dict(s, with_raw=with_raw) for s in run.samples],
     }
+    if run.origin:  # an imported run says so wherever it goes next
+        data["origin"] = run.origin
+    return data
 
 
 def run_from_dict(data: dict[str, Any]) -> RunData:
@@ -244,4 +247,5 @@ def run_from_dict(data: dict[str, Any]) -> RunData:
         targets=tuple(target_from_dict(t) for t in data["targets"]),
         workloads=tuple(workload_from_dict(w) for w in data["workloads"]),
         samples=tuple(sample_from_dict(s) for s in data["samples"]),
+        origin=escaped(str(data.get("origin") or "")),
     )

@@ -21,6 +21,11 @@ ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 STATUSES = ("running", "complete", "interrupted", "failed")
 MAX_WARMUPS = 100  # --warmup's range
 MAX_ROUND = 100_000
+# bounds of every number a run holds, so that listing, showing and reporting it never overflows
+TIME_LIMIT = 253_402_300_799.0  # 9999-12-31: a later time is no time a run was made
+DURATION_LIMIT = 1e7  # seconds (115 days): longer than any sample or run
+METRIC_LIMIT = 1e15  # no figure mountbench measures comes near (bytes, IOPS, ns, %)
+COUNT_LIMIT = 2**63 - 1  # what SQLite and fio hold
 _LONGEST_LABEL = LABEL_MAX + 4096  # a default label holds its path (fstype:/path), a merged one @host
 
 
@@ -43,14 +48,16 @@ def _check_run(run: Any, where: str) -> None:
     if not ID_PATTERN.fullmatch(run_id):
         raise Damage(f"{where}.id {run_id[:80]!r} is not a run id (letters, digits, '.', '_', '-'; at most 64)")
     where = f"run {run_id}"
-    _number(run, "created_at", where)
+    _number(run, "created_at", where, TIME_LIMIT)
     if run.get("finished_at") is not None:
-        _number(run, "finished_at", where)
+        _number(run, "finished_at", where, TIME_LIMIT)
     status = _string(run, "status", where)
     if status not in STATUSES:
         raise Damage(f"{where}: status {status[:40]!r} is none of {', '.join(STATUSES)}")
     if "command" in run:
         _string(run, "command", where)
+    if "origin" in run:
+        _string(run, "origin", where)
     if "host" in run:
         _object(run["host"], f"{where}: host")
     labels = _targets(_list(run, "targets", where), where)
@@ -153,9 +160,9 @@ def _sample(sample: Any, where: str, labels: set[str], names: set[str]) -> None:
     error = _string(sample, "error", where) if "error" in sample else ""
     if ok and error:
         raise Damage(f"{where}: ok is true but it carries an error ({error[:60]!r})")
-    for key in ("started_at", "wall_s"):
+    for key, limit in (("started_at", TIME_LIMIT), ("wall_s", DURATION_LIMIT)):
         if key in sample:
-            _number(sample, key, where)
+            _number(sample, key, where, limit)
     for key in ("cache_action", "raw"):
         if key in sample:
             _string(sample, key, where)
@@ -187,13 +194,21 @@ def _metrics(metrics: Any, where: str) -> None:
             raise Damage(f"{where}: {name} is {_shown(value)}, not a finite number")
         if value < 0:
             raise Damage(f"{where}: {name} is {value}, below zero (no metric mountbench measures is)")
+        if value > METRIC_LIMIT:
+            raise Damage(f"{where}: {name} is {_shown(value)}, above {METRIC_LIMIT:g} (no metric mountbench measures "
+                         "is)")  # fmt: skip
 
 
 # --- one field, with its type -----------------------------------------------------------------
 
 
 def _finite(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    """A number (no boolean) that is finite; an integer too large for a float (10**400) is not."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    if isinstance(value, int):
+        return abs(value) <= COUNT_LIMIT
+    return math.isfinite(value)
 
 
 def _object(value: Any, where: str) -> dict[str, Any]:
@@ -234,13 +249,17 @@ def _count(data: dict[str, Any], key: str, where: str) -> int:
     value = _integer(data, key, where)
     if value < 0:
         raise Damage(f"{where}: {key} is {value}, below zero")
+    if value > COUNT_LIMIT:
+        raise Damage(f"{where}: {key} is {_shown(value)}, above 2^63")
     return value
 
 
-def _number(data: dict[str, Any], key: str, where: str) -> float:
+def _number(data: dict[str, Any], key: str, where: str, limit: float = METRIC_LIMIT) -> float:
     value = _field(data, key, where)
     if not _finite(value) or value < 0:
         raise Damage(f"{where}: {key} is {_shown(value)}, not a finite number of zero or more")
+    if value > limit:
+        raise Damage(f"{where}: {key} is {_shown(value)}, above {limit:g}, which no run of mountbench holds")
     return float(value)
 
 

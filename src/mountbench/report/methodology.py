@@ -87,6 +87,11 @@ def run_facts(run: RunData) -> list[str]:
     facts += [fact for value in config.kind_options if (fact := value.fact())]  # each kind's (fio: --file-state)
     if run.host.get("fio_clocksource"):
         facts.append(f"fio clocksource: {run.host['fio_clocksource']} (chosen once for every job)")
+    contained = run.host.get("containment")
+    if isinstance(contained, dict) and contained.get("mechanism"):
+        facts.append(f"containment: {contained['mechanism']} ({contained.get('detail') or '?'})")
+    if run.origin:
+        facts.append(f"{run.origin}: a record, never resumed")
     facts += [f"run level of {label}: {run_level_text(level)}" for label, level in run_levels([run]).items()]
     return facts
 
@@ -108,7 +113,9 @@ def methodology(report: Report) -> list[str]:
         "O_DIRECT is probed on every target with a real aligned write and read; a direct workload on a target "
         "that refuses it runs buffered and its cells say so.",
         "A buffered workload whose working set is under twice the RAM may be served by the page cache and is "
-        "marked; as root, caches are dropped before buffered samples, and what was done is recorded per sample.",
+        "marked; before each buffered sample the files it reads are evicted from the page cache (posix_fadvise, "
+        "no root needed), or where that cannot make it cold (tree walks, start-ups) the machine's caches are "
+        "dropped as root, and what was done is recorded per sample.",
         "Median: its interval comes from order statistics (distribution-free) and states the confidence it "
         "really has (75% with 3 samples).",
         *_comparison_method(report),

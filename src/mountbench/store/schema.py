@@ -9,7 +9,9 @@ History:
   3  runs.owner: the process working on a run, so a run whose process is gone reads as interrupted
   4  samples.series: values over each sample's time (fio's bandwidth and IOPS logs)
   5  samples.clients: per-client results of samples taken on several machines (run --client)
-  6  calibrations: how much a filesystem's results move between runs (mountbench calibrate), per filesystem
+  6  runs.origin: where a run came from ('' for one made here; what `mountbench import` read it
+     from): an imported run is a record, never resumed; calibrations: how much a filesystem's results
+     move between runs (mountbench calibrate), per filesystem
 """
 
 from __future__ import annotations
@@ -86,6 +88,7 @@ MIGRATIONS: list[str] = [
     """,
     # 5 -> 6
     """
+    ALTER TABLE runs ADD COLUMN origin TEXT NOT NULL DEFAULT '';
     CREATE TABLE calibrations (
         key TEXT PRIMARY KEY,
         created_at REAL NOT NULL,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -147,6 +148,7 @@ class Store:
                 "'mountbench probe', or pass --db"
             )
         check_regular(path)
+        made = self.writer and not path.exists()  # removed again if it cannot be made a database
         try:
             if self.writer:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -163,6 +165,10 @@ class Store:
             connection = self._migrate(connection)
         except BaseException:
             connection.close()
+            if made:  # a refusal leaves nothing behind: not even the empty file SQLite made
+                for leftover in (path, path.with_name(path.name + "-journal")):
+                    with contextlib.suppress(OSError):
+                        leftover.unlink()
             raise
         connection.execute("PRAGMA foreign_keys = ON")
         return connection
@@ -230,18 +236,20 @@ class Store:
         targets: list[TargetRecord],
         workloads: list[Workload],
         created_at: float | None = None,
+        origin: str = "",
     ) -> None:
-        with self.db:
+        with self._writing(run_id), self.db:
             self.db.execute(
-                "INSERT INTO runs (id, created_at, status, command, config, host, owner)"
-                " VALUES (?, ?, 'running', ?, ?, ?, ?)",
+                "INSERT INTO runs (id, created_at, status, command, config, host, owner, origin)"
+                " VALUES (?, ?, 'running', ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     created_at or time.time(),
                     command,
                     json.dumps(config_to_dict(config)),
                     json.dumps(host),
-                    current_owner(),
+                    current_owner() if not origin else "",
+                    origin,
                 ),
             )
             self.db.executemany(
@@ -255,6 +263,14 @@ class Store:
                 "INSERT INTO workloads (run_id, position, name, workload) VALUES (?, ?, ?, ?)",
                 [(run_id, i, w.name, json.dumps(workload_to_dict(w))) for i, w in enumerate(workloads)],
             )
+
+    def check_can_write(self) -> None:
+        """Take the database's write lock and let it go: a database another process holds for writing
+        (BEGIN IMMEDIATE) is refused now, in one line, before any target is touched, not at the run's
+        first write."""
+        with self._writing("?"):
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute("ROLLBACK")
 
     def move_target(self, run_id: str, label: str, path: str) -> None:
         """A resumed lab run's target made anew at another path (cloudlab: a new mount point)."""
@@ -307,29 +323,32 @@ class Store:
 
     def add_sample(self, run_id: str, sample: Sample) -> None:
         """Commit one sample at once: a crash afterwards cannot lose it."""
-        data = sample_to_dict(sample)
         with self._writing(run_id), self.db:
-            self.db.execute(
-                "INSERT OR REPLACE INTO samples (run_id, target, workload, round, ok, metrics, caveats, error,"
-                " started_at, wall_s, cache_action, raw, series, clients)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    run_id,
-                    data["target"],
-                    data["workload"],
-                    data["round"],
-                    int(data["ok"]),
-                    json.dumps(data["metrics"]),
-                    json.dumps(data["caveats"]),
-                    data["error"],
-                    data["started_at"],
-                    data["wall_s"],
-                    data["cache_action"],
-                    data["raw"],
-                    json.dumps(data.get("series") or {}),
-                    json.dumps(data.get("clients", [])),
-                ),
-            )
+            self._insert_sample(run_id, sample)
+
+    def _insert_sample(self, run_id: str, sample: Sample) -> None:
+        data = sample_to_dict(sample)
+        self.db.execute(
+            "INSERT OR REPLACE INTO samples (run_id, target, workload, round, ok, metrics, caveats, error,"
+            " started_at, wall_s, cache_action, raw, series, clients)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                run_id,
+                data["target"],
+                data["workload"],
+                data["round"],
+                int(data["ok"]),
+                json.dumps(data["metrics"]),
+                json.dumps(data["caveats"]),
+                data["error"],
+                data["started_at"],
+                data["wall_s"],
+                data["cache_action"],
+                data["raw"],
+                json.dumps(data.get("series") or {}),
+                json.dumps(data.get("clients", [])),
+            ),
+        )
 
     def set_status(self, run_id: str, status: str) -> None:
         """A run set running again (a resume) is owned by this process from now on. A status that
@@ -346,20 +365,31 @@ class Store:
             raise
         self._unsaved_status.pop(run_id, None)
 
-    def import_run(self, run: RunData) -> bool:
-        """Store a run exported elsewhere; False when a run with that id is already here."""
+    def import_run(self, run: RunData, origin: str = "") -> bool:
+        """Store a run made elsewhere (a lab's run, or ``origin``: what `mountbench import` read it
+        from, which marks it a record that is never resumed); False when a run with that id is already
+        here. Its samples go in one transaction."""
         if self.db.execute("SELECT 1 FROM runs WHERE id = ?", (run.id,)).fetchone():
             return False
         self.create_run(
-            run.id, run.command, run.config, run.host, list(run.targets), list(run.workloads), created_at=run.created_at
-        )
-        for sample in run.samples:
-            self.add_sample(run.id, sample)
-        with self.db:
+            run.id, run.command, run.config, run.host, list(run.targets), list(run.workloads),
+            created_at=run.created_at, origin=origin or run.origin,
+        )  # fmt: skip
+        with self._writing(run.id), self.db:
+            for sample in run.samples:
+                self._insert_sample(run.id, sample)
             self.db.execute(
                 "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (run.status, run.finished_at, run.id)
             )
         return True
+
+    def forget_run(self, run_ref: str) -> str:
+        """Delete a stored run, its targets, workloads and samples; its id."""
+        run_id = self.resolve(run_ref)
+        with self._writing(run_id), self.db:
+            for table, key in (("samples", "run_id"), ("targets", "run_id"), ("workloads", "run_id"), ("runs", "id")):
+                self.db.execute(f"DELETE FROM {table} WHERE {key} = ?", (run_id,))
+        return run_id
 
     @contextmanager
     def _writing(self, run_id: str) -> Iterator[None]:
@@ -465,7 +495,8 @@ class Store:
 
     def _load_run(self, run_id: str, with_raw: bool) -> RunData:
         row = self.db.execute(
-            "SELECT id, created_at, finished_at, status, command, config, host, owner FROM runs WHERE id = ?", (run_id,)
+            "SELECT id, created_at, finished_at, status, command, config, host, owner, origin FROM runs WHERE id = ?",
+            (run_id,),
         ).fetchone()
         targets = tuple(
             target_from_dict({"label": label, "path": path, "info": json.loads(info) if info else None})
@@ -501,6 +532,7 @@ class Store:
             targets=targets,
             workloads=workloads,
             samples=samples,
+            origin=escaped(row[8]),
         )
 
     # --- probes ------------------------------------------------------------------

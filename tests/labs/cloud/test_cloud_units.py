@@ -291,3 +291,20 @@ def test_the_memory_guard_stops_the_delay_past_its_bound_and_it_comes_back(tmp_p
         assert json.loads(proxy._call("GET", "/proxies"))["rtt20"]["listen"] == url.removeprefix("http://")
     finally:
         proxy.stop()
+
+
+def test_the_labs_directory_is_private_whatever_the_umask(tmp_path: Path) -> None:
+    """Issue 47 case 4: the cloud lab's directory was 0755, so another user read the remote, the
+    mounts' caches and the local baseline."""
+    import os
+
+    from mountbench.labs.cloud.lab import CloudLab
+
+    lab = CloudLab(cloud_specs(["off"], ["0"]), root=tmp_path / "root")
+    old = os.umask(0o022)
+    try:
+        lab.make_workdir()
+    finally:
+        os.umask(old)
+    assert lab.workdir.stat().st_mode & 0o777 == 0o700
+    assert lab.remote_dir.is_dir() and lab.local_dir.is_dir()

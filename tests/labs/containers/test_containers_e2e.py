@@ -122,3 +122,48 @@ def test_kill_9_leaves_the_container_the_next_run_sweeps_it_and_ctrl_c_leaves_no
     rest, _ = proc.communicate(timeout=120)
     assert proc.returncode == 130, rest
     assert_nothing_left(tmp_path)
+
+
+def _raw_events(fd: int) -> list[tuple[int, str]]:
+    """(mask, name) of every inotify event queued on ``fd`` (the probe's reader names only its own kinds)."""
+    import struct
+
+    try:
+        data = os.read(fd, 1 << 20)
+    except BlockingIOError:
+        return []
+    found, offset = [], 0
+    while offset + 16 <= len(data):
+        _wd, mask, _cookie, length = struct.unpack_from("iIII", data, offset)
+        found.append((mask, os.fsdecode(data[offset + 16 : offset + 16 + length].rstrip(b"\0"))))
+        offset += 16 + length
+    return found
+
+
+def test_a_job_file_runs_in_the_container_and_podman_leaves_the_machines_own_state_alone(tmp_path: Path) -> None:
+    """Issue 47: `containers --job` failed in the container (the job file's host path is not there:
+    it is copied into the lab's results folder now), and `podman import` opened the machine's
+    /var/lib/containers/cache/blob-info-cache-v1.boltdb and /etc/cni/net.d/cni.lock. inotify on those
+    directories sees every open of the machine's files (a private view's stand-in is another inode)."""
+    from mountbench.probe.inotify import Watch
+
+    in_open, in_modify, in_close_write, in_create = 0x20, 0x2, 0x8, 0x100
+    watched = [
+        Path(p) for p in ("/var/lib/containers/cache", "/var/lib/containers", "/etc/cni/net.d") if Path(p).is_dir()
+    ]
+    job = tmp_path / "mine.fio"
+    job.write_text("[mine]\nrw=randread\nbs=4k\nsize=4m\nioengine=psync\n")
+    watches = [Watch(path, in_open | in_modify | in_close_write | in_create) for path in watched]
+    try:
+        done = subprocess.run(_command("--job", str(job), "--repeat", "1", "--runtime", "0.3", "--mount", "tmpfs",
+                                       "--no-probe"), env=_env(tmp_path), capture_output=True, text=True,
+                              timeout=300)  # fmt: skip
+        seen = {str(path): _raw_events(watch.fd) for path, watch in zip(watched, watches, strict=True)}
+    finally:
+        for watch in watches:
+            watch.close()
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = done.stdout + done.stderr
+    assert "round 1/1 on the container" in said and "container · tmpfs · mine: ok" in said, said
+    assert all(not events for events in seen.values()), seen
+    assert_nothing_left(tmp_path)

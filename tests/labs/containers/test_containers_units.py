@@ -97,3 +97,14 @@ def test_a_container_run_stores_its_own_facts_and_reads_them_back() -> None:
     stored = config_to_dict(config)
     assert stored["lab"]["name"] == "containers"
     assert config_from_dict(stored).lab == facts
+
+
+def test_podmans_network_configuration_and_caches_stay_in_the_labs_directory(tmp_path: Path) -> None:
+    """Issue 47 case 5: podman opened /etc/cni/net.d/cni.lock (its network configuration lives in
+    the lab now) and podman import's blob-info cache under /var/lib/containers (a private view in
+    which the lab's own directory stands in for it)."""
+    lab = LabDir.create(tmp_path)
+    assert f'network_config_dir = "{lab.path / "network"}"' in lab.containers_conf.read_text()
+    assert (lab.path / "network").is_dir() and lab.path.stat().st_mode & 0o777 == 0o700
+    ((source, target),) = lab.podman.system_binds()
+    assert source == str(lab.path / "system") and target in ("/var/lib/containers", "/var/lib")

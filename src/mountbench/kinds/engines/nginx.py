@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mountbench.errors import ToolMissing
+from mountbench.host.contain import Fence
 from mountbench.host.process import free_port, log_tail, start, stop_tree
 from mountbench.host.procfs import ProcStat, descendants
 from mountbench.host.watch import Role
@@ -179,7 +180,8 @@ def start_nginx(
         argv = [nginx.path, "-p", str(workdir), "-c", str(config)]
         if nginx.has_error_log_flag:
             argv += ["-e", str(workdir / "error.log")]
-        proc = start(argv, log=workdir / "nginx.out", death_signal=signal.SIGTERM)
+        # it writes its pid, logs and temporary files in its work folder, nothing else (it serves ``root``)
+        proc = start(argv, log=workdir / "nginx.out", death_signal=signal.SIGTERM, fence=Fence.of([workdir]))
         server = NginxServer(proc, port, root, workdir, secret)
         try:
             if _wait_listening(proc, port, workdir / "error.log", timeout_s):

@@ -32,6 +32,7 @@ import platformdirs
 
 from mountbench.errors import MountbenchError
 from mountbench.host import process as procs
+from mountbench.host.scratch import rename_beneath, unlink_beneath
 from mountbench.labs.cloud import netns
 from mountbench.labs.cloud import state as state_mod
 from mountbench.labs.cloud.delay import MEMORY_LIMIT, DelayProxy, MemoryGuard
@@ -114,9 +115,7 @@ class CloudLab(LabContext):
             self.on_note(f"cleaned what a dead cloud-lab run left: {cleaned}")
 
     def _start(self) -> None:
-        for d in (self.remote_dir, self.local_dir, self.workdir / "mnt", self.workdir / "cache", self.workdir / "log",
-                  self.tmp_dir):  # fmt: skip
-            d.mkdir(parents=True, exist_ok=True)
+        self.make_workdir()
         self._state = state_mod.LabState(self.workdir)
         self._state.save()
         # temporary files of the workloads (the trees' sources) live in the work directory, so
@@ -142,6 +141,16 @@ class CloudLab(LabContext):
                 self.wires[spec.rtt_ms] = Wire(url, spec.rtt_ms, spec.bandwidth_kbps)
         for spec in self.specs:
             self.mounts.append(self._mount(spec))
+
+    def make_workdir(self) -> None:
+        """The lab's directory, private (0700) whatever the umask: the remote, the mounts, rclone's
+        caches and the local baseline are nobody else's to read."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.workdir.mkdir(mode=0o700)
+        self.workdir.chmod(0o700)
+        for d in (self.remote_dir, self.local_dir, self.workdir / "mnt", self.workdir / "cache", self.workdir / "log",
+                  self.tmp_dir):  # fmt: skip
+            d.mkdir(exist_ok=True)
 
     def _mount(self, spec: CloudSpec) -> CloudMount:
         assert self._state is not None
@@ -247,9 +256,9 @@ class CloudLab(LabContext):
                 if (scratch / name).stat().st_size != (remote / name).stat().st_size:
                     return f"{name} differs between {mount.label} and its remote after the uploads"
                 aside = name + COLD_SUFFIX
-                os.rename(scratch / name, scratch / aside)
+                rename_beneath(scratch, name, aside)  # by descriptor, beneath the scratch directory
                 os.link(remote / aside, remote / name)
-                os.unlink(scratch / aside)
+                unlink_beneath(scratch, aside)
             mount.rc.forget(str(relative))
         except OSError as exc:
             return f"could not make {mount.label}'s working files remote-only: {exc}"

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from mountbench.kinds import kind_of
@@ -148,6 +149,9 @@ class PhasedRunner:
             return outcome
         caveat = phase_caveat(phase.split(":")[0], mount.spec.mode.caches_reads, mount.spec.mode.name)
         return dataclasses.replace(outcome, caveats=(*outcome.caveats, caveat))
+
+    def cached_files(self, prepared: Prepared, ctx: TargetContext) -> list[Path] | None:
+        return self.inner.cached_files(prepared, ctx)
 
     def cleanup(self, ctx: TargetContext) -> None:
         self.inner.cleanup(ctx)

@@ -142,8 +142,10 @@ def build_image(podman: Podman, name: str, label: str, workdir: Path) -> Image:
     """Build the rootfs from the host's tools and import it as ``name``."""
     tools = tool_paths()
     archive = build_rootfs(tools, workdir)
+    # in a view of its own: podman import keeps a blob-info cache under /var/lib/containers whatever its
+    # configuration says (containers/image's default for root): the lab's own directory takes its place
     podman.run(["import", "--quiet", "--change", f"LABEL {label.replace('=', '=', 1)}", str(archive), name],
-               timeout=300)  # fmt: skip
+               timeout=300, private_view=True)  # fmt: skip
     archive.unlink(missing_ok=True)
     fields = podman.run(["image", "inspect", "--format", "{{.Id}} {{.Digest}}", name]).split()
     image_id, digest = ([*fields, "", ""])[:2]

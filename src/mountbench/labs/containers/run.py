@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,8 +21,10 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from mountbench.engine import workloads
 from mountbench.errors import ExitCode, MountbenchError, UsageError
 from mountbench.host import process as procs
 from mountbench.kinds import preset_alone
@@ -61,6 +64,8 @@ class ContainersStopped(MountbenchError):
 def mount_types(names: Sequence[str]) -> list[MountType]:
     """The mount types asked for (default: all), in the registry's order; bad names refused."""
     wanted = [n.strip() for text in names for n in text.split(",") if n.strip()]
+    if names and not wanted:
+        raise UsageError(f"--mount {','.join(names)!r} names no mount type; choose from: {', '.join(MOUNT_TYPES)}")
     unknown = [n for n in wanted if n not in MOUNT_TYPES]
     if unknown:
         raise UsageError(f"--mount {unknown[0]!r} is not a container mount type; choose from: {', '.join(MOUNT_TYPES)}")
@@ -86,7 +91,26 @@ def with_defaults(options: RunOptions) -> RunOptions:
         chosen = dataclasses.replace(chosen, runtime=DEFAULT_RUNTIME_S)
     if chosen.size is None:
         chosen = dataclasses.replace(chosen, size=DEFAULT_SIZE)
-    return dataclasses.replace(chosen, baseline=HOST, default_budget=False)
+    chosen = dataclasses.replace(chosen, baseline=HOST, default_budget=False)
+    workloads.from_options(chosen)  # job files read and checked here, before anything starts (include, ...)
+    return chosen
+
+
+JOBS = "jobs"  # the job files' folder in the lab's results directory (the container reads them there)
+
+
+def _job_files_inside(options: RunOptions, results: Path) -> RunOptions:
+    """The run's job files copied into the lab's results directory, named as the container sees them
+    (their host paths are not in the container)."""
+    if not options.job_files:
+        return options
+    (results / JOBS).mkdir(exist_ok=True)
+    inside = []
+    for index, job in enumerate(options.job_files):
+        name = f"{index}-{Path(job).name}"
+        shutil.copyfile(job, results / JOBS / name)
+        inside.append(f"{RESULTS}/{JOBS}/{name}")
+    return dataclasses.replace(options, job_files=tuple(inside))
 
 
 def segment_argv(python: str, targets: Sequence[str], options: RunOptions, db: str, out: str) -> list[str]:
@@ -144,7 +168,8 @@ def run_containers(
                         status = _stream_host(argv, progress)
                         runs = host_runs
                     else:
-                        inside = dataclasses.replace(segment, baseline=chosen[0].name)
+                        inside = _job_files_inside(dataclasses.replace(segment, baseline=chosen[0].name),
+                                                   lab.results)  # fmt: skip
                         argv = segment_argv(python, container_targets, inside, f"{RESULTS}/container.sqlite",
                                             f"{RESULTS}/{out}")  # fmt: skip
                         status = lab.exec(argv, progress)

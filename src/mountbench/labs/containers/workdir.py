@@ -66,7 +66,7 @@ class LabDir:
     def create(cls, root: Path) -> LabDir:
         lab_id = f"{time.strftime('%Y%m%d%H%M%S')}-{secrets.token_hex(3)}"
         lab = cls(root / lab_id)
-        for sub in ("storage", "run", "tmp", "host", "lower", "results", "image"):
+        for sub in ("storage", "run", "tmp", "host", "lower", "results", "image", "network"):
             (lab.path / sub).mkdir(parents=True)
         lab.path.chmod(0o700)  # nothing of it is anyone else's business
         me = psutil.Process()
@@ -148,6 +148,8 @@ def containers_conf(lab: Path) -> str:
         f'tmp_dir = "{lab / "tmp"}"\n'
         f'static_dir = "{lab / "storage" / "libpod"}"\n'
         f'volume_path = "{lab / "storage" / "volumes"}"\n'
+        "[network]\n"  # CNI's or netavark's configuration and lock: the lab's, not /etc/cni's
+        f'network_config_dir = "{lab / "network"}"\n'
     )
 
 
