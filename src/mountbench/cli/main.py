@@ -25,6 +25,7 @@ COMMANDS = {
     "containers": ("mountbench.cli.containers", "containers"),
     "doctor": ("mountbench.cli.doctor", "doctor"),
     "export": ("mountbench.cli.transfer", "export"),
+    "history": ("mountbench.cli.history", "history_command"),
     "import": ("mountbench.cli.transfer", "import_runs"),
     "lab": ("mountbench.cli.lab", "lab"),
     "list": ("mountbench.cli.list", "list_runs"),
