@@ -32,7 +32,7 @@ from mountbench.analysis.across import DEFAULT_THRESHOLD, Against, Pair
 from mountbench.analysis.comparable import Difference, Facts, Storage
 from mountbench.cli.options import given_flags, pop_run_options
 from mountbench.engine.request import RunRequest
-from mountbench.errors import ExitCode, UsageError
+from mountbench.errors import ExitCode, MountbenchError, UsageError
 from mountbench.fio.binary import FioInfo
 from mountbench.host import facts as hostinfo
 from mountbench.host import outputs
@@ -80,6 +80,12 @@ def parse_threshold(text: str) -> float:
     if not math.isfinite(value) or not 0.001 <= value <= 1:
         raise UsageError(f"--fail-on {text}: give a threshold between 0.1% and 100%, e.g. 10%")
     return value
+
+
+class Regressed(MountbenchError):
+    """--fail-on: a comparison regressed beyond the threshold (exit status 1, after every output is written)."""
+
+    exit_code = ExitCode.FAILURE
 
 
 @dataclass
@@ -146,16 +152,17 @@ class Gate:
                 f"({storage.filesystem} then, {here.filesystem} now): its results would not be a regression of that "
                 f"storage; to compare them anyway, pair them: --against-target {label}={name}"
             )
+        wanted = next(iter(theirs)) if len(theirs) == 1 else "BASELINE_LABEL"
         raise UsageError(
             f"target {label} ({here.text}) is none of the storage the baseline measured ({listed}); give one of its "
-            f"paths, or pair them: --against-target {label}=BASELINE_LABEL"
+            f"paths, or pair them: --against-target {label}={wanted}"
         )
 
     def finish(self, run: RunData, console: Console) -> Against:
         """Decide, print, write the summary and JUnit files; exit status 1 on a regression with --fail-on.
         The statistics and the report's modules load here, as print_run loads them (cli/console.py)."""
         from mountbench.analysis.across import decide_against
-        from mountbench.report.gate import Context, junit, markdown, terminal
+        from mountbench.report.gate import Context, junit, markdown, percent, terminal
 
         against = decide_against(run, self.baseline, self.pairs, self.threshold)
         context = Context(run, self.baseline, self.source, self.warnings, self.fail_on)
@@ -166,7 +173,10 @@ class Gate:
         if self.junit is not None:
             self.junit.write_text(junit(against, context))
         if self.fail_on and against.regressed:
-            raise click.exceptions.Exit(ExitCode.FAILURE)
+            found = against.regressed
+            named = ", ".join(f"{o.target} {o.title}" for o in found[:3]) + (" …" if len(found) > 3 else "")
+            raise Regressed(f"{len(found)} comparison{'s' if len(found) > 1 else ''} regressed beyond --fail-on "
+                            f"{percent(self.threshold)}: {named}")  # fmt: skip
         return against
 
 

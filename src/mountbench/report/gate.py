@@ -180,7 +180,7 @@ def result_line(against: Against, context: Context) -> str:
         worst = ", ".join(f"{o.target} {o.title}" for o in against.regressed[:3])
         more = f" and {len(against.regressed) - 3} more" if len(against.regressed) > 3 else ""
         line += f"; regressed beyond {percent(against.threshold)}: {worst}{more}"
-        line += " (exit status 1: --fail-on)" if context.fail_on else " (--fail-on makes that exit status 1)"
+        line += " (exit status 1: --fail-on)" if context.fail_on else " (--fail-on would make that exit status 1)"
     return line
 
 
