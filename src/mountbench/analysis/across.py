@@ -180,9 +180,9 @@ def _headline(headline: Sequence[str], now: Sequence, then: Sequence) -> list[st
 
 def _missing(now: Sequence[float], then: Sequence[float]) -> str:
     if not then:
-        return "the baseline has no sample of it"
+        return "no sample in the baseline"
     if not now:
-        return "this run has no sample of it (every one failed)"
+        return "no sample in this run (every one failed)"
     return ""
 
 

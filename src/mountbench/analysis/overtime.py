@@ -20,9 +20,13 @@ statistic is
 
 each side's V the larger of its runs' spread (their sample variance) and the mean v_i they should
 show: a side's runs cannot be more alike than their own samples and the run level allow. The largest
-t_k over the splits is tested against its distribution over PERMUTATIONS seeded permutations of the
-runs (a max-statistic permutation test: choosing the best split is paid for, and nothing assumes a
-normal law). Multiplicity: the (workload, segment) tests of a storage are one family, Holm's step-down
+t_k over the splits (choosing the best split is paid for) is tested twice, and a step must pass both:
+against its distribution over PERMUTATIONS seeded permutations of the runs (a max-statistic
+permutation test: nothing assumes a normal law, and the runs' own spread is in the null), and against
+its distribution when every run's mean moves only as v_i says (normal draws: a step must also be
+larger than what the run level lets runs of this storage move, which a permutation alone cannot see
+when every run's v_i is alike: as evidence.across_runs takes the larger of the prior's run level and
+what the runs show). Multiplicity: the (workload, segment) tests of a storage are one family, Holm's step-down
 at 5 %; a segment with a step found is split there and each part tested again at half its parent's
 level (binary segmentation whose levels add up to the parent's, so each depth spends at most the
 family's share). A permutation test of few runs cannot reach a small p-value: with 10 runs and a step
@@ -265,8 +269,11 @@ def max_step(points: Sequence[Point]) -> tuple[float, int]:
     n = len(points)
     rng = np.random.default_rng(7919 * n + 17)  # seeded: one history, one answer
     order = rng.permuted(np.tile(np.arange(n), (PERMUTATIONS, 1)), axis=1)
-    maxima = _split_statistics(means[order], variances[order]).max(axis=1)
-    p_value = (1 + int(np.sum(maxima >= observed[best] * (1 - 1e-9)))) / (PERMUTATIONS + 1)
+    shuffled = _split_statistics(means[order], variances[order]).max(axis=1)
+    drawn = rng.standard_normal((PERMUTATIONS, n)) * np.sqrt(variances)  # no step, each run moving as its level may
+    modelled = _split_statistics(drawn, np.broadcast_to(variances, drawn.shape)).max(axis=1)
+    bar = observed[best] * (1 - 1e-9)
+    p_value = max((1 + int(np.sum(maxima >= bar))) / (PERMUTATIONS + 1) for maxima in (shuffled, modelled))
     return p_value, best + MIN_RUNS
 
 

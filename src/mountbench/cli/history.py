@@ -57,7 +57,7 @@ def history_command(target: str | None, out_path: Path | None, db: Path | None, 
         out.print(part)
     if output is not None:
         output.write_text(page(histories))
-        err.print(f"wrote {output}", markup=False, highlight=False)
+        err.print(f"wrote {output}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _runs(db_path: Path) -> list[RunData]:
