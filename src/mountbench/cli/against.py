@@ -118,8 +118,11 @@ class Gate:
             )
         self.warnings = comparable.warnings(found)
         self.pairs = tuple(self._pair(target.label, target.path) for target in request.targets)
-        notes = [f"--against {self.source}: compared, though these differ: {'; '.join(d.text for d in self.warnings)}"
-                 ] if self.warnings else []  # fmt: skip
+        paired = ", ".join(p.target if not p.renamed else f"{p.target} with its {p.baseline}" for p in self.pairs)
+        notes = [f"--against {self.source}: {paired} against the baseline's samples, threshold "
+                 f"±{self.threshold * 100:g}%"]  # fmt: skip
+        if self.warnings:
+            notes.append(f"--against: compared, though these differ: {'; '.join(d.text for d in self.warnings)}")
         for pair in self.pairs:
             if pair.across:
                 notes.append(f"--against: {pair.target} is compared with the baseline's {pair.baseline} across "

@@ -112,9 +112,10 @@ def terminal(against: Against, context: Context) -> list[object]:
             info = describe(outcome.metric)
             mark = ""
             note = decider(outcome, against.threshold, levels) or (outcome.how if outcome.verdict == WITHIN else "")
-            if note:
-                notes.append(note)
-                mark = f" [{len(notes)}]"
+            if note:  # one number a note, however many comparisons it is said of
+                if note not in notes:
+                    notes.append(note)
+                mark = f" [{notes.index(note) + 1}]"
             table.add_row(
                 f"{outcome.title} · {info.label}",
                 _median(outcome.then, outcome.metric),
@@ -214,12 +215,15 @@ def markdown(against: Against, context: Context) -> str:
         for target, title, verdict, change in rows:
             lines += _wrapped(f"- {verdict} · {target} · {title}: {change}", indent="  ")
     levels = _levels(against)
-    notes = [(o, decider(o, against.threshold, levels)) for o in against.outcomes]
-    notes = [(o, text) for o, text in notes if text]
+    notes: dict[str, list[str]] = {}
+    for outcome in against.outcomes:
+        text = decider(outcome, against.threshold, levels)
+        if text:
+            notes.setdefault(text, []).append(f"{outcome.target} · {outcome.title}")
     if notes:
         lines.append("")
-        for outcome, text in notes:
-            lines += _wrapped(f"- {outcome.target} · {outcome.title}: {text}", indent="  ")
+        for text, said in notes.items():
+            lines += _wrapped(f"- {', '.join(said)}: {text}", indent="  ")
     said = facts(against, context)
     if said:
         lines.append("")

@@ -11,12 +11,14 @@ import itertools
 import math
 
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 
 from mountbench.analysis.metrics import describe
 from mountbench.analysis.overtime import History, Series
 from mountbench.report.chartkeys import Chart, slug
 from mountbench.report.chartkit import COLOURS, axis_unit, wrap
 from mountbench.report.phrasing import factor_text
+from mountbench.units import format_count
 
 CUT = "#999999"
 STEP = "#a3261b"  # the page's "worse" ink; a step is news whichever way it goes
@@ -45,22 +47,21 @@ def history_figure(history: History, width: float = 8.0) -> Figure:
     for ax, one in zip(axes, series, strict=False):
         _panel(ax, one, positions, history, width)
     ticks = list(range(len(history.runs)))
-    labels = [_tick(index, created) for index, (_, created, _) in enumerate(history.runs)]
+    days = {datetime.datetime.fromtimestamp(created).date() for _, created, _ in history.runs}
+    shown = "%H:%M" if len(days) == 1 else "%m-%d"  # runs of one day: their times
+    labels = [f"{index + 1}\n{datetime.datetime.fromtimestamp(created):{shown}}"
+              for index, (_, created, _) in enumerate(history.runs)]  # fmt: skip
     every = max(1, math.ceil(len(ticks) / (6 if width < 6 else 14)))
     for ax in axes:
         ax.set_xticks(ticks[::every], labels[::every], fontsize=7)
         ax.set_xlim(-0.6, len(ticks) - 0.4)
-    axes[-1].set_xlabel("runs, oldest first (run number, date)", fontsize=7.5)
+    axes[-1].set_xlabel(f"runs, oldest first (run number, {'time' if len(days) == 1 else 'date'})", fontsize=7.5)
     figure.suptitle(wrap(chart_title(history), int(width * 72 / (10.5 * 0.6))), fontsize=10.5, fontweight="bold")
     note = ("bars: each run's median and its distribution-free interval; dashed: the level between steps; "
             "red line: a step the data support (5 % for all of this storage's workloads together); grey band: "
             "the runs on either side were measured otherwise (not comparable)")  # fmt: skip
     figure.supxlabel(wrap(note, int(width * 72 / (7 * 0.55))), x=0.01, ha="left", fontsize=7)
     return figure
-
-
-def _tick(index: int, created: float) -> str:
-    return f"{index + 1}\n{datetime.datetime.fromtimestamp(created):%m-%d}"
 
 
 def _panel(ax, series: Series, positions: dict[str, int], history: History, width: float) -> None:
@@ -85,6 +86,8 @@ def _panel(ax, series: Series, positions: dict[str, int], history: History, widt
         ax.annotate(step_words(step.factor), (x, top), xytext=(3, -2),
                     textcoords="offset points", fontsize=7, color=STEP, va="top")  # fmt: skip
     ax.set_ylim(bottom=0, top=top * 1.18)
+    counting = info.unit in ("IOPS", "1/s", "")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: format_count(v) if counting else f"{v:g}"))
     ax.set_ylabel(unit, fontsize=7.5)
     ax.tick_params(labelsize=7)
     ax.grid(alpha=0.3)
