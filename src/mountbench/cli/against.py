@@ -178,8 +178,8 @@ class Gate:
         if self.fail_on and against.regressed:
             found = against.regressed
             named = ", ".join(f"{o.target} {o.title}" for o in found[:3]) + (" …" if len(found) > 3 else "")
-            raise Regressed(f"{len(found)} comparison{'s' if len(found) > 1 else ''} regressed beyond --fail-on "
-                            f"{percent(self.threshold)}: {named}")  # fmt: skip
+            raise Regressed(f"{len(found)} comparison{'s' if len(found) > 1 else ''} regressed beyond "
+                            f"{percent(self.threshold)} (--fail-on): {named}")  # fmt: skip
         return against
 
 
