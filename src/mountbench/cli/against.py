@@ -117,6 +117,11 @@ class Gate:
                 "record a new baseline here (mountbench run with the same options) and compare with it"
             )
         self.warnings = comparable.warnings(found)
+        labels = {target.label for target in request.targets}
+        unknown = [label for label in self.explicit if label not in labels]
+        if unknown:
+            raise UsageError(f"--against-target {unknown[0]}=…: no target of this run is labelled {unknown[0]!r} (they "
+                             f"are {', '.join(sorted(labels))}); label it, e.g. {unknown[0]}=/some/dir")  # fmt: skip
         self.pairs = tuple(self._pair(target.label, target.path) for target in request.targets)
         paired = ", ".join(p.target if not p.renamed else f"{p.target} with its {p.baseline}" for p in self.pairs)
         notes = [f"--against {self.source}: {paired} against the baseline's samples, threshold "
@@ -226,10 +231,6 @@ def pop_gate(
                          "inside it; compare lab runs with 'mountbench report', not run --against")  # fmt: skip
     options = _options(baseline, command_line, asked)
     args = target or tuple(_own_target(r.target.label, r.target.path) for r in baseline.targets)
-    unknown = [label for label in explicit if target and label not in {_label_of(a) for a in target}]
-    if unknown:
-        raise UsageError(f"--against-target {unknown[0]}=…: no target of this run is labelled {unknown[0]!r}; label "
-                         f"it, e.g. {unknown[0]}=/some/dir")  # fmt: skip
     gate = Gate(baseline, source, threshold, bool(fail_on), explicit, options, args, summary, junit_file)
     return gate
 
@@ -239,11 +240,6 @@ def _explicit(text: str) -> tuple[str, str]:
     if not sep or not label or not wanted:
         raise UsageError(f"--against-target {text}: write LABEL=BASELINE_LABEL, e.g. --against-target ram=disk")
     return label, wanted
-
-
-def _label_of(arg: str) -> str:
-    label, sep, _path = arg.partition("=")
-    return label if sep and label and "/" not in label else ""
 
 
 def _own_target(label: str, path: str) -> str:
@@ -266,6 +262,9 @@ def load_baseline(reference: str, db: Path) -> tuple[RunData, str]:
         run = store.load_run(reference)
     if run.status == "running":
         raise UsageError(f"baseline run {run.id} is still running; wait for it, or compare with another run")
+    if run.status == "failed":
+        raise UsageError(f"baseline run {run.id} failed (every sample of it did): nothing to compare with; choose "
+                         "another run ('mountbench list' shows them)")  # fmt: skip
     return run, f"run {run.id}"
 
 
@@ -274,10 +273,13 @@ def _options(baseline: RunData, command_line: RunOptions, asked: set[str]) -> Ru
     free options as the command line gives them."""
     config = baseline.config
     chosen = {option.name: getattr(config, option.name) for option in fields(RunOptions)}
-    chosen.update(seed=None, baseline=None, keep=False, watch=(), default_budget=False)
+    chosen.update(seed=None, baseline=None, keep=False, watch=())
+    if config.default_budget and config.budget is not None:  # the presets' own budget, grown with these targets
+        chosen["budget"] = config.budget * 2 / max(2, len(baseline.targets))
     if asked & set(ROUNDS):
         for name in ("repeat", "until", "budget", "max_repeat"):
             chosen[name] = getattr(command_line, name)
+        chosen["default_budget"] = False
     for name in KEPT_FREE:
         if name in asked:
             chosen[name] = getattr(command_line, name)
