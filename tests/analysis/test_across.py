@@ -125,3 +125,21 @@ def test_a_renamed_target_is_compared_with_its_baseline_label():
     found = decide_against(now, then, [Pair("new", "old")], 0.10)
     assert {(o.target, o.baseline_target, o.verdict) for o in found.outcomes} == {("new", "old", REGRESSED)}
     assert found.cases().keys() == {("new", "w1"), ("new", "w2")}
+
+
+def test_earlier_runs_of_the_storage_show_how_far_its_level_moves():
+    """A 1.5× change between two tight runs is called with the record's tight run level; where five earlier
+    runs of the storage moved as far as that from run to run, it is not: they show the run level to use."""
+    levels = [1.0, 1.45, 0.7, 1.3, 0.8]
+    earlier = [_run({"w1": _noisy(1000 * f, 10 + i), "w2": _noisy(1000 * f, 20 + i)}, f"e{i}")
+               for i, f in enumerate(levels)]  # fmt: skip
+    then, now = earlier[-1], _run({"w1": _noisy(1200, 31), "w2": _noisy(1200, 32)}, "n")
+    alone, _ = _decide(now, then)
+    assert {o.verdict for o in alone.values()} == {IMPROVED} and all(o.shown_runs == 0 for o in alone.values())
+    found = decide_against(now, then, [Pair("t", "t")], 0.10, {"t": [(run, "t") for run in earlier]})
+    assert {o.verdict for o in found.outcomes} == {UNDECIDED}
+    assert all(o.shown_runs == 5 and o.comparison.run_var > 2 * 0.2**2 for o in found.outcomes)
+    other = [dataclasses.replace(r, workloads=(fio_workload("w1", bs="8k"), fio_workload("w2", bs="8k")))
+             for r in earlier[:-1]]  # fmt: skip
+    unlike = decide_against(now, then, [Pair("t", "t")], 0.10, {"t": [(r, "t") for r in [*other, then]]})
+    assert all(o.shown_runs == 0 for o in unlike.outcomes)  # runs of other options say nothing of these

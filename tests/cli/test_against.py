@@ -74,8 +74,13 @@ def test_a_tmpfs_against_its_saved_baseline_is_within_the_threshold_or_undecided
     saved = tmp_path / "baseline.json"
     assert mountbench("export", baseline, "--out", str(saved), "--no-raw", env=mb_env).returncode == 0
     summary, junit = tmp_path / "summary.md", tmp_path / "junit.xml"
-    proc = _run(f"renamed={shm_dir}", "--against", str(saved), "--fail-on", "10%", "--summary-md", str(summary),
-                "--junit", str(junit), env=mb_env)  # fmt: skip
+    args = (f"renamed={shm_dir}", "--against", str(saved), "--fail-on", "10%", "--summary-md", str(summary),
+            "--junit", str(junit))  # fmt: skip
+    proc = _run(*args, env=mb_env, ok=(0, 1))
+    if proc.returncode == 1 or "improved" in _verdicts(proc.stdout):
+        # a family errs in up to 5 % of A/A pairs (more on a machine busier than its run level assumes): once is
+        # chance, twice in a row (0.25 % at 5 %) is not; the run before is now an earlier run of the storage too
+        proc = _run(*args, env=mb_env)
     verdicts = _verdicts(proc.stdout)
     assert len(verdicts) == 2 and set(verdicts) <= {"within ±10%", "undecided"}, proc.stdout
     assert "renamed measured what the baseline's ram measured" in proc.stderr  # matched by path, not label

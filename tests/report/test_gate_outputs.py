@@ -89,3 +89,13 @@ def test_the_terminal_tables_fit_80_columns_and_end_with_the_result():
     assert all(len(line) <= 80 for line in lines)
     assert lines[-2].startswith("against 20261120-100000-base: 1 regressed, 1 within ±10%, 1 undecided, 1 no data")
     assert "(exit status 1: --fail-on)" in " ".join(lines[-2:])
+
+
+def test_a_busy_machine_is_named_beside_the_verdicts():
+    against, context = _runs()
+    busy_noise = {"noise.others_cpu": 80.0}
+    samples = [dataclasses.replace(s, metrics={**s.metrics, **busy_noise}) for s in context.baseline.samples]
+    busy = dataclasses.replace(context.baseline, samples=tuple(samples))
+    text = markdown(against, dataclasses.replace(context, baseline=busy))
+    assert "the baseline: the machine was busy during 100 %" in " ".join(text.split())
+    assert "this run: the machine was busy" not in " ".join(text.split())

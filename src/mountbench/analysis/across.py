@@ -13,6 +13,13 @@ More rounds shrink the first two terms, never the last two: with the defaults (a
 ±8–15 % a run) no number of rounds shows a tmpfs within ±10 % of its last run, and an undecided
 comparison says so instead of promising rounds.
 
+Where the store holds earlier runs of the same storage, measured the same way (MIN_SHOWN or more),
+they show how far its level really moved between runs, under the conditions it was run in (a busy
+machine moves it far more than a quiet one): the variance of their mean log values beyond what their
+samples explain (DerSimonian and Laird's moment estimate), with runs − 1 degrees of freedom. It is
+used when it is larger than the record's, as evidence.across_runs takes the larger of the prior's run
+level and what the runs show, and each output says so.
+
 Every (workload, headline metric, target) is one comparison; together they are one family
 (family.decide_family: Holm's step-down at 5 %, differences and sameness apart), with the threshold
 as the precision. Verdicts, with the threshold T:
@@ -30,18 +37,20 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import statistics
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from mountbench.analysis import evidence as ev
+from mountbench.analysis.comparable import signature
 from mountbench.analysis.decided import moderation_group, usable_samples
 from mountbench.analysis.family import decide_family
 from mountbench.analysis.metrics import describe
 from mountbench.analysis.reach import Reach, reach
 from mountbench.analysis.runlevel import access_class, default_for, level_variance
 from mountbench.analysis.stats import Comparison
-from mountbench.model import RunData, RunLevel, TargetRecord
+from mountbench.model import RunData, RunLevel, TargetRecord, Workload
 
 DEFAULT_THRESHOLD = 0.10  # without --fail-on: a change smaller than ±10 % is within the threshold
 REGRESSED, IMPROVED, UNDECIDED, NO_DATA = "regressed", "improved", "undecided", "no data"
@@ -81,6 +90,7 @@ class Outcome:
     now: tuple[float, ...]
     how: str = ""  # within the threshold: "shown the same" or "a real change, within it"; no data: why
     reach: Reach | None = None  # undecided: what its interval bounds, what would decide it
+    shown_runs: int = 0  # the run level came from this many earlier runs of the storage (0: the targets' records)
 
     @property
     def higher_is_better(self) -> bool:
@@ -123,16 +133,52 @@ def level_of(record: TargetRecord) -> RunLevel:
     return default_for(info.fstype if info is not None else "")
 
 
+MIN_SHOWN = 3  # earlier runs of a storage, at least, before their spread says how far its level moves
+Earlier = Mapping[str, Sequence[tuple[RunData, str]]]  # a baseline target -> (run, its label there) of its storage
+
+
+def shown_level(
+    runs: Sequence[tuple[RunData, str]], workload: Workload, metric: str
+) -> tuple[float, float, int] | None:
+    """(the variance of one target's level between runs, its degrees of freedom, the runs) as ``runs`` of one
+    storage show it for ``workload``'s ``metric``: their mean logs' variance less the mean of their squared
+    standard errors, at least 0 (DerSimonian–Laird). Runs whose workload had other options, or with fewer
+    than two usable samples, are left out; None with fewer than MIN_SHOWN runs left."""
+    means, errors = [], []
+    wanted = signature(workload)
+    for run, label in runs:
+        own = next((w for w in run.workloads if w.name == workload.name), None)
+        if own is None or signature(own) != wanted:
+            continue
+        samples = [s for s in run.samples if s.target == label and s.workload == workload.name]
+        logs = [math.log(float(s.metrics[metric])) for s in usable_samples(samples, metric)[0]
+                if float(s.metrics[metric]) > 0]  # fmt: skip
+        if len(logs) < 2:
+            continue
+        means.append(statistics.fmean(logs))
+        errors.append(statistics.variance(logs) / len(logs))
+    if len(means) < MIN_SHOWN:
+        return None
+    return max(0.0, statistics.variance(means) - statistics.fmean(errors)), len(means) - 1.0, len(means)
+
+
 def decide_against(
-    run: RunData, baseline: RunData, pairs: Sequence[Pair], threshold: float = DEFAULT_THRESHOLD
+    run: RunData,
+    baseline: RunData,
+    pairs: Sequence[Pair],
+    threshold: float = DEFAULT_THRESHOLD,
+    earlier: Earlier | None = None,
 ) -> Against:
     """Every (workload, headline metric, paired target) of ``run`` against ``baseline``'s samples of the
-    paired target, decided as one family at ``threshold`` (module doc)."""
+    paired target, decided as one family at ``threshold`` (module doc). ``earlier``: the stored runs of
+    each baseline target's storage, measured as it was (the baseline among them), from which its level's
+    movement between runs is read where they show more than the records say."""
     records = {r.target.label: r for r in run.targets}
     base_records = {r.target.label: r for r in baseline.targets}
     base_workloads = {w.name for w in baseline.workloads}
     evidence: dict[Key, ev.Evidence] = {}
     cells: dict[Key, tuple[Pair, str, tuple[float, ...], tuple[float, ...], str]] = {}
+    shown: dict[Key, int] = {}
     for pair in pairs:
         own, theirs = level_of(records[pair.target]), level_of(base_records[pair.baseline])
         for workload in run.workloads:
@@ -149,7 +195,11 @@ def decide_against(
                 why = _missing(now, then)
                 cells[key] = (pair, workload.title, then, now, why)
                 tags = {"group": moderation_group(metric), "labels": (pair.target, access)}
-                found = None if why else ev.unpaired(then, now, run_var, run_df, **tags)
+                level, level_df = run_var, run_df
+                history = shown_level((earlier or {}).get(pair.baseline, ()), workload, metric)
+                if history is not None and not pair.across and 2 * history[0] > level:  # both sides' levels
+                    level, level_df, shown[key] = 2 * history[0], history[1], history[2]
+                found = None if why else ev.unpaired(then, now, level, level_df, **tags)
                 if found is not None:  # spreads alike in kind: moderated together, as a run's are
                     evidence[key] = dataclasses.replace(found, moderate=found.df > 0)
     comparisons, _ = ev.decide(evidence, threshold)
@@ -167,7 +217,7 @@ def decide_against(
         if verdict == UNDECIDED and decided.has_interval:
             bound = reach(decided, threshold, run.config.max_repeat)
         outcomes.append(Outcome(target, pair.baseline, workload, title, metric, verdict, decided, then, now, how,
-                                bound))  # fmt: skip
+                                bound, shown.get(key, 0)))  # fmt: skip
     levels = tuple((p.target, level_of(records[p.target]), level_of(base_records[p.baseline])) for p in pairs)
     return Against(run.id, baseline.id, threshold, tuple(pairs), tuple(outcomes), family.size, levels)
 

@@ -94,7 +94,9 @@ def _machine(then: Mapping[str, Any], now: Mapping[str, Any]) -> list[Difference
     return found
 
 
-def _spec(workload: Workload) -> str:
+def signature(workload: Workload) -> str:
+    """What a workload measures, as text: two workloads with one signature run alike (its kind and its spec:
+    every fio option, size and runtime included)."""
     return json.dumps([workload.kind, workload.spec], sort_keys=True)
 
 
@@ -109,7 +111,7 @@ def _workloads(
         if old is None or new is None:
             found.append(Difference(f"workload {name}", "run" if old else "not run", "run" if new else "not run",
                                     True))  # fmt: skip
-        elif _spec(old) != _spec(new):
+        elif signature(old) != signature(new):
             found.append(Difference(f"workload {name}", *_first_option_change(old, new), True))
     return found
 

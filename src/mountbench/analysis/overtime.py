@@ -37,7 +37,6 @@ Pure: runs in, a History out.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -175,7 +174,7 @@ def _series(runs: Sequence[tuple[RunData, str]], workload: Workload, cuts: set[i
         own = next((w for w in run.workloads if w.name == workload.name), None)
         if own is None or metric is None:
             continue
-        signature = _signature(own)
+        signature = comparable.signature(own)
         if points and (signature != last_spec or any(last_index < c <= index for c in cuts)):
             segment += 1
         samples = [s for s in run.samples if s.target == label and s.workload == workload.name]
@@ -188,10 +187,6 @@ def _series(runs: Sequence[tuple[RunData, str]], workload: Workload, cuts: set[i
         points.append(_point(run, label, values, tau, segment))
         last_spec, last_index = signature, index
     return Series(workload.name, workload.title, metric or "", tuple(points))
-
-
-def _signature(workload: Workload) -> str:
-    return json.dumps([workload.kind, workload.spec], sort_keys=True)
 
 
 def _metric(runs: Sequence[tuple[RunData, str]], workload: Workload) -> str | None:

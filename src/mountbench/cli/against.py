@@ -47,6 +47,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 ROUNDS = ("repeat", "until_text", "budget_text", "max_repeat")
 KEPT_FREE = ("seed", "keep", "watch", "baseline")
 PARAMS = ("against", "against_targets", "fail_on", "summary_md", "junit_out")
+MAX_EARLIER = 30  # the stored runs, at most, that say how far a storage's level moves between runs
 
 
 def against_options(function: F) -> F:
@@ -101,6 +102,7 @@ class Gate:
     target_args: tuple[str, ...]
     summary: outputs.Output | None = None
     junit: outputs.Output | None = None
+    db: Path = Path()
     pairs: tuple[Pair, ...] = ()
     warnings: tuple[Difference, ...] = ()
 
@@ -166,13 +168,36 @@ class Gate:
             f"paths, or pair them: --against-target {label}={wanted}"
         )
 
+    def _earlier(self, run: RunData) -> dict[str, list[tuple[RunData, str]]]:
+        """The stored runs before ``run`` that measured each paired baseline target's storage as the baseline
+        did (same machine, fio and file state: per workload, analysis/across.shown_level checks the options),
+        the baseline among them: the last MAX_EARLIER of them."""
+        runs = {self.baseline.id: self.baseline}
+        if self.db.is_file():
+            with Store(self.db, writer=False) as store:
+                rows = [row for row in store.list_runs() if row["status"] in ("complete", "interrupted")
+                        and row["created_at"] < run.created_at and row["id"] not in (run.id, self.baseline.id)
+                        and row["hostname"] == self.baseline.host.get("hostname")]  # fmt: skip
+                for row in rows[-MAX_EARLIER:]:
+                    found = store.load_run(row["id"])
+                    refused = comparable.refusals(comparable.differences(Facts.of(self.baseline), Facts.of(found)))
+                    if not [d for d in refused if not d.what.startswith("workload ")]:
+                        runs[found.id] = found
+        ordered = sorted(runs.values(), key=lambda r: r.created_at)
+        wanted = {r.target.label: Storage.of(r) for r in self.baseline.targets}
+        found: dict[str, list[tuple[RunData, str]]] = {}
+        for pair in self.pairs:
+            storage = wanted[pair.baseline]
+            found[pair.baseline] = [(r, t.target.label) for r in ordered for t in r.targets if Storage.of(t) == storage]
+        return found
+
     def finish(self, run: RunData, console: Console) -> Against:
         """Decide, print, write the summary and JUnit files; exit status 1 on a regression with --fail-on.
         The statistics and the report's modules load here, as print_run loads them (cli/console.py)."""
         from mountbench.analysis.across import decide_against
         from mountbench.report.gate import Context, junit, markdown, percent, terminal
 
-        against = decide_against(run, self.baseline, self.pairs, self.threshold)
+        against = decide_against(run, self.baseline, self.pairs, self.threshold, self._earlier(run))
         context = Context(run, self.baseline, self.source, self.warnings, self.fail_on)
         for part in terminal(against, context):
             console.print(part)
@@ -231,7 +256,7 @@ def pop_gate(
                          "inside it; compare lab runs with 'mountbench report', not run --against")  # fmt: skip
     options = _options(baseline, command_line, asked)
     args = target or tuple(_own_target(r.target.label, r.target.path) for r in baseline.targets)
-    gate = Gate(baseline, source, threshold, bool(fail_on), explicit, options, args, summary, junit_file)
+    gate = Gate(baseline, source, threshold, bool(fail_on), explicit, options, args, summary, junit_file, db)
     return gate
 
 

@@ -21,6 +21,7 @@ from rich.text import Text
 from mountbench.analysis.across import IMPROVED, NO_DATA, REGRESSED, UNDECIDED, WITHIN, Against, Outcome
 from mountbench.analysis.comparable import Difference
 from mountbench.analysis.metrics import describe
+from mountbench.analysis.noise import noise_of
 from mountbench.model import ACCESS_CLASSES, RunData, RunLevel
 from mountbench.report.cells import format_value
 from mountbench.report.phrasing import factor_text, standing
@@ -151,11 +152,23 @@ def heading(against: Against, context: Context) -> str:
 def facts(against: Against, context: Context) -> list[str]:
     """The notes every output carries: what differs between the runs, and each side's run level."""
     lines = []
+    for name, run in (("this run", context.run), ("the baseline", context.baseline)):
+        busy = noise_of(run.samples).sentence()
+        if busy:  # what moves a run's level beyond the run level assumed: said beside every verdict it touches
+            lines.append(f"{name}: {busy}, and runs on a busy machine differ by more than their run level says")
     if context.warnings:
         lines.append("compared, though these differ: " + "; ".join(d.text for d in context.warnings))
     for target, now, then in against.levels:
         lines.append(f"run level of {target} (how far its level moves between runs): now {_level_text(now)}; "
                      f"the baseline's {_level_text(then)}")  # fmt: skip
+        shown = [o for o in against.outcomes if o.target == target and o.shown_runs and o.comparison is not None]
+        if shown:
+            moved = sorted(math.sqrt(o.comparison.run_var / 2) for o in shown if o.comparison is not None)
+            spread = f"±{moved[0] * 100:.2g}%" if moved[0] == moved[-1] else (
+                f"±{moved[0] * 100:.2g}–{moved[-1] * 100:.2g}%")  # fmt: skip
+            runs = max(o.shown_runs for o in shown)
+            lines.append(f"  {len(shown)} of its comparisons use what {runs} earlier runs of this storage show "
+                         f"instead: its level moved {spread} between them, more than that")  # fmt: skip
     return lines
 
 
