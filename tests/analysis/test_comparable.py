@@ -59,3 +59,9 @@ def test_storage_is_the_path_and_the_filesystem_there():
         "another filesystem under /srv/x: tmpfs → ext4 on /dev/vdb"
     )
     assert Storage("/srv/x", "ext4", "/dev/vdb").text == "/srv/x (ext4 on /dev/vdb)"
+
+
+def test_other_presets_are_said_and_each_workload_compared_for_itself():
+    then, now = _run(), _run()
+    now = dataclasses.replace(now, config=dataclasses.replace(now.config, presets=("cdm",)))
+    assert [d.text for d in differences(Facts.of(then), Facts.of(now))] == ["presets none → cdm"]

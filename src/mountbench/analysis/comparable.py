@@ -168,6 +168,10 @@ def _warnings(then: Facts, now: Facts) -> list[Difference]:
     if bool(then.host.get("root")) != bool(now.host.get("root")) and "root" in then.host and "root" in now.host:
         could = {True: "root: caches dropped", False: "not root: caches not dropped"}
         found.append(Difference(CACHES, could[bool(then.host["root"])], could[bool(now.host["root"])], False))
+    for name, word in (("presets", "presets"), ("job_files", "job files")):
+        old_set, new_set = getattr(then.config, name), getattr(now.config, name)
+        if old_set != new_set:  # what each workload ran is compared workload by workload (above)
+            found.append(Difference(word, ", ".join(old_set) or "none", ", ".join(new_set) or "none", False))
     if then.config.drop_caches != now.config.drop_caches:
         found.append(Difference(f"{CACHES} (--drop-caches)", then.config.drop_caches, now.config.drop_caches, False))
     return found
