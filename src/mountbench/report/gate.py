@@ -167,8 +167,9 @@ def facts(against: Against, context: Context) -> list[str]:
             spread = f"±{moved[0] * 100:.2g}%" if moved[0] == moved[-1] else (
                 f"±{moved[0] * 100:.2g}–{moved[-1] * 100:.2g}%")  # fmt: skip
             runs = max(o.shown_runs for o in shown)
-            lines.append(f"  {len(shown)} of its comparisons use what {runs} earlier runs of this storage show "
-                         f"instead: its level moved {spread} between them, more than that")  # fmt: skip
+            uses = "1 of its comparisons uses" if len(shown) == 1 else f"{len(shown)} of its comparisons use"
+            lines.append(f"run level of {target}: {uses} what {runs} earlier runs of this storage show instead: its "
+                         f"level moved {spread} between them, more than that")  # fmt: skip
     return lines
 
 
