@@ -9,7 +9,7 @@ packages=(fio python3-venv git tar xz-utils zstd rsync nginx-light wrk)
 if [[ "${1:-}" == "--test" ]]; then
     packages+=(sshfs openssh-server openssh-client iproute2 bindfs fusefat dosfstools e2fsprogs util-linux psmisc
                qemu-system-x86 qemu-utils busybox-static kmod linux-image-amd64 nfs-ganesha nfs-ganesha-vfs
-               chromium poppler-utils hyperfine rclone fuse3 tmux podman runc fuse-overlayfs uidmap)
+               chromium poppler-utils hyperfine rclone fuse3 tmux podman runc fuse-overlayfs uidmap mmdebstrap)
 fi
 
 sudo_cmd=()

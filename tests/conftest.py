@@ -5,11 +5,16 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from support.groups import xdist_group_of_nodeid
 from support.timing import ALONE, TIMING
+
+if TYPE_CHECKING:
+    from support.image import BuiltImage
 
 DATA = Path(__file__).parent / "data"
 HERE = Path(__file__).parent
@@ -71,6 +76,15 @@ def mb_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     env = dict(os.environ)
     env["MOUNTBENCH_DB"] = str(db)
     return env
+
+
+@pytest.fixture(scope="session")
+def mountbench_image(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BuiltImage]:
+    """mountbench's image, built once for the session with scripts/build-image.sh in a Podman state
+    directory of its own and removed at the end (tests/support/image.py); skips where it cannot be."""
+    from support.image import built
+
+    yield from built(tmp_path_factory.mktemp("image") / "state")
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -24,6 +24,7 @@ EXPECTED = {
     "clients_scaling.py": "wall time of the whole run",
     "container_fidelity.py": "alternating blocks: median ratio",
     "fidelity.py": "all workloads pooled",
+    "image_fidelity.py": "interleaved pairs",
     "jobfiles.py": "mountbench / plain fio, each job's IOPS",
     "lab_boot.py": "in guest: python",
     "overhead.py": "mountbench's own share",
@@ -78,8 +79,11 @@ def _prerequisites(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", _params())
-def test_bench_runs_in_smoke_mode(name: str, tmp_path: Path, mb_env: dict[str, str]) -> None:
+def test_bench_runs_in_smoke_mode(name: str, tmp_path: Path, mb_env: dict[str, str], request) -> None:
     _prerequisites(name)
+    if name == "image_fidelity.py":  # the session's image (tests/support/image.py), not one more build
+        built = request.getfixturevalue("mountbench_image")
+        mb_env = {**mb_env, "MOUNTBENCH_IMAGE": built.tag, "MOUNTBENCH_IMAGE_STATE": str(built.state)}
     proc = subprocess.run(
         [sys.executable, str(BENCH / name), "--smoke"],
         cwd=tmp_path,  # overhead.py measures the current directory

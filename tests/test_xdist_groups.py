@@ -57,6 +57,7 @@ def test_groups() -> None:
     assert xdist_group_of("test_bench_smoke.py", lab=True) == "lab"
     assert xdist_group_of("test_bench_smoke.py", lab=False) == "host"
     assert xdist_group_of("kinds/test_http.py", lab=False) == "host"
+    assert xdist_group_of("install/test_wheel.py", lab=False) == "host"  # fio runs from the installed wheel
     assert xdist_group_of("clients/test_ssh.py", lab=False) == "clients"
     assert xdist_group_of("clients/test_results.py", lab=False) is None
     assert xdist_group_of("report/test_report_html.py", lab=False) is None

@@ -94,6 +94,9 @@ class TargetInfo:
     device: str = ""  # the target directory's device, "major:minor"
     scratch_inode: int = 0  # the run's scratch directory's inode
     instance: str = ""  # which instance of the filesystem (host/fsinstance.py): the device number is reused
+    # inside a container, what the mount is there (host/container.py): "bind mount: /home/me of /dev/sda2",
+    # "named volume mbvol (...)", "the container's writable layer (...)"; "" on a host
+    mount_kind: str = ""
     # how much this target's results move between runs (analysis/runlevel.py); None: recorded before it
     # existed, and the analysis takes its filesystem type's default
     run_level: RunLevel | None = None

@@ -107,6 +107,8 @@ def test_fio_missing_names_the_package(target, tmp_path, mb_env):
     env = dict(mb_env, PATH=str(tmp_path / "empty-bin"))
     proc = mountbench("run", str(target), env=env)
     assert_one_line_error(proc, "fio is not installed", "apt-get install fio")
+    for command in ("dnf install fio", "zypper install fio", "pacman -S fio", "apk add fio", "brew install fio"):
+        assert command in proc.stderr
 
 
 def test_fio_too_old(target, tmp_path, mb_env):
@@ -117,6 +119,7 @@ def test_fio_too_old(target, tmp_path, mb_env):
     env = dict(mb_env, PATH=f"{fake}:{os.environ['PATH']}")
     proc = mountbench("run", str(target), env=env)
     assert_one_line_error(proc, "fio-2.2.10", "3.25 or newer")
+    assert "apt-get install fio" in proc.stderr and "apk add fio" in proc.stderr and "brew install fio" in proc.stderr
 
 
 def test_unknown_run_and_corrupt_database(tmp_path, mb_env):

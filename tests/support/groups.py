@@ -18,8 +18,10 @@ from __future__ import annotations
 # own), their targets are tmpfs mounts of their own, and the processes they look for carry their
 # run's marker, their ssh config or their servers' process groups, while the host's tests look
 # for none of theirs (nginx, fio by its job's directory, the cloud lab's by its work directory).
-# Files in ALONGSIDE (in-process statistics, rendering, records; a report or chromium at most)
-# take no group: either worker runs them. The tests that assert on speed (marker `timing`) and
+# tests/install (the wheel installed with pip, a throwaway user, the image built and run with
+# Podman) runs fio and mountbench sessions: group "host", by default. Files in ALONGSIDE
+# (in-process statistics, rendering, records; a report or chromium at most) take no group:
+# either worker runs them. The tests that assert on speed (marker `timing`) and
 # those in ALONE run afterwards, alone. xdist gives the group of the most tests to the first
 # worker, the next to the second and the third to the worker that is free first; the tests of no
 # group fill in after them. The groups come from the node ids (tests/conftest.py's scheduler):
@@ -54,6 +56,7 @@ ALONGSIDE = (
     "engine/test_plan.py",
     "engine/test_session.py",
     "host/test_outputs.py",
+    "host/test_container_mounts.py",
     "kinds/test_fio_sizes.py",
     "kinds/test_fio_sweeps.py",
     "kinds/test_fioclients.py",

@@ -10,10 +10,12 @@ import click
 from rich.table import Table
 
 from mountbench.cli.console import out
+from mountbench.engine.eviction import can_evict
 from mountbench.errors import ChecksFailed, MountbenchError, UsageError
 from mountbench.fio.binary import find_fio, fio_engines
-from mountbench.host import facts as hostinfo
+from mountbench.host import container
 from mountbench.host import targets as targets_mod
+from mountbench.host.facts import is_root
 from mountbench.labs.frame import Lab
 from mountbench.units import format_bytes
 
@@ -72,17 +74,26 @@ def doctor(
         )
     except MountbenchError as exc:
         report("fio", False, "not usable", str(exc))
-    root = hostinfo.is_root()
+    evict, how = can_evict()
     # not root is no problem: direct-I/O suites (the default, quick) need no cache drop, and a buffered
     # workload's numbers are marked 'caches not dropped' wherever they appear
     report(
         "cache dropping",
-        root,
-        "root: page caches can be dropped" if root else "not root: page caches cannot be dropped",
-        "fine for direct-I/O presets (quick, cdm, nine); for buffered ones (s1, tree, http, latency) run as root "
-        "(sudo) so caches are dropped between samples; otherwise those results are marked",
+        evict,
+        f"page caches can be dropped ({how})" if evict else f"page caches cannot be dropped ({how})",
+        "fine for direct-I/O presets (quick, cdm, nine); for buffered ones (s1, tree, http, latency) "
+        + (
+            "start the container with --privileged (its root then drops the host's page cache)"
+            if is_root()
+            else "run as root (sudo) so caches are dropped between samples"
+        )
+        + "; otherwise those results are marked",
         warn=True,
     )
+    inside = container.here()
+    if inside is not None:
+        report("container", True, f"{inside.said()}: each target's mount is said for what it is (bind mount, "
+                                  "volume, writable layer, tmpfs)")  # fmt: skip
     args = list(target or targets_mod.default_targets())
     usable = all([_doctor_target(arg, report) for arg in args])  # a list: every target gets its rows
     if presets:
@@ -165,7 +176,8 @@ def _doctor_target(arg: str, report: Callable[..., None]) -> bool:
         info = targets_mod.inspect_target(resolved, scratch)
     finally:
         targets_mod.remove_scratch(scratch, run_id)
-    report(f"target {resolved.label}", True, f"{info.fstype} from {info.mount_source}, writable")
+    kind = f"; {info.mount_kind}" if info.mount_kind else ""  # in a container: bind mount, volume, layer...
+    report(f"target {resolved.label}", True, f"{info.fstype} from {info.mount_source}, writable{kind}")
     report(
         f"  O_DIRECT on {resolved.label}",
         info.odirect,

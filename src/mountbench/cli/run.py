@@ -15,6 +15,8 @@ from mountbench.cli.console import command_line, err, out, print_run
 from mountbench.cli.options import debug_option, given_run_options, options_from_json, pop_run_options, run_options
 from mountbench.cli.progress import LearnedEta, Pace, ProgressEvents, clock, work_said
 from mountbench.engine import request as runrequest
+from mountbench.engine import upfront
+from mountbench.engine.eviction import can_evict
 from mountbench.engine.history import learnt_costs
 from mountbench.engine.session import Events, Session, check_space, plan_dry_run, run_to_end, sweep_leftovers
 from mountbench.errors import Interrupted, RunFailed, TargetError, UsageError
@@ -112,7 +114,8 @@ def run(
         _print_dry_run(request, db_path)
         return
     swept = sweep_leftovers(request.targets)
-    for notice in (*swept, *request.notes, *check_space(request.targets, request.workloads, request.runner_for)):
+    ahead = [*upfront.notes(db_path), *request.notes]  # said once, before the first sample
+    for notice in (*swept, *ahead, *check_space(request.targets, request.workloads, request.runner_for)):
         err.print(f"note: {notice}")
     with Store(db_path) as store:
         session = _session(request, store, events_output, json_output, handed=handed)
@@ -245,7 +248,7 @@ def _resume(
         json_output = outputs.check(json_out, "--json", protect) if json_out else None
         events_output = outputs.check(events_path, "--events", protect) if events_path else None
         request = runrequest.from_stored(run, find_fio())
-        for notice in sweep_leftovers(request.targets, run.id):
+        for notice in (*sweep_leftovers(request.targets, run.id), *upfront.notes(db)):
             err.print(f"note: {notice}", markup=False)
         session = _session(request, store, events_output, json_output, run_id=run.id)
         _execute(session, store, command=run.command, host=run.host, resume=True, per_client=per_client,
@@ -356,10 +359,11 @@ def _dry_run_checks(request: runrequest.RunRequest, plan: Sequence[PlanItem], db
     if took:
         lines.append(("✓", f"time: about {clock(took)}, as this machine took before (the plan's bounds: "
                       f"{clock(sum(item.estimate_s for item in plan))})"))  # fmt: skip
-    if hostinfo.is_root():
-        lines.append(("✓", "caches: root, page caches can be dropped"))
+    evict, how = can_evict()
+    if evict:
+        lines.append(("✓", f"caches: page caches can be dropped ({how})"))
     else:
-        lines.append(("!", "caches: not root, page caches cannot be dropped (buffered workloads are marked)"))
+        lines.append(("!", f"caches: page caches cannot be dropped ({how}; buffered workloads are marked)"))
     out.print("[bold]Checks[/bold] (as run and doctor make them; O_DIRECT is probed when the run starts):")
     style = {"✓": "green", "!": "yellow", "✗": "red"}
     for mark, text in lines:

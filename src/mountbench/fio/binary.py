@@ -15,7 +15,16 @@ from pathlib import Path
 from mountbench.errors import ToolMissing
 
 MIN_FIO_VERSION = (3, 25)
-FIO_PACKAGE_HINT = "install it with 'apt-get install fio' (Debian/Ubuntu), 'dnf install fio' or 'brew install fio'"
+# the install command of every packaging a user is likely to have (mountbench itself installs with pip)
+FIO_INSTALL = (
+    ("apt-get install fio", "Debian, Ubuntu"),
+    ("dnf install fio", "Fedora, RHEL"),
+    ("zypper install fio", "openSUSE"),
+    ("pacman -S fio", "Arch"),
+    ("apk add fio", "Alpine"),
+    ("brew install fio", "macOS"),
+)
+FIO_PACKAGE_HINT = "install it with " + ", ".join(f"'{command}' ({where})" for command, where in FIO_INSTALL)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import Any
 import psutil
 
 from mountbench import __version__
+from mountbench.host import container
 
 
 def cpu_model() -> str:
@@ -76,6 +77,7 @@ def recorded_elsewhere(host: dict[str, Any]) -> str:
 
 
 def collect(fio_version: str = "") -> dict[str, Any]:
+    inside = container.here()
     return {
         "hostname": socket.gethostname(),
         "machine_id": machine_id(),
@@ -91,4 +93,6 @@ def collect(fio_version: str = "") -> dict[str, Any]:
         "mountbench_version": __version__,
         "python_version": platform.python_version(),
         "root": is_root(),
+        # the engine of the container the run ran in, and what showed it ("" on a host: host/container.py)
+        "container": inside.said() if inside else "",
     }

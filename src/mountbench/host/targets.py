@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mountbench.errors import TargetError, UsageError
-from mountbench.host import fsinstance, odirect
+from mountbench.host import container, fsinstance, odirect
 from mountbench.host import scratch as scratch_mod
 from mountbench.model import Target, TargetContext, TargetInfo
 
@@ -34,6 +34,7 @@ class MountEntry:
     fstype: str
     source: str
     options: str
+    root: str = "/"  # the directory of the source filesystem mounted here (a bind mount's is not "/")
 
 
 def parse_target_arg(text: str) -> tuple[str | None, str]:
@@ -114,8 +115,10 @@ def resolve_targets(args: list[str]) -> list[Target]:
 def default_labels(paths: list[Path], taken: set[str] | frozenset[str] = frozenset()) -> list[str]:
     """Automatic labels for ``paths``: ``name (fstype)``, with as many parent directories as it
     takes to tell two apart (``x/data (ext4)``, ``y/data (ext4)``) or from a ``taken`` label;
-    characters that are not printable become '?'."""
-    types = [find_mount(path).fstype for path in paths]
+    characters that are not printable become '?'. In a container the kind of mount comes first
+    (``host (bind, ext4)``, ``vol (volume, ext4)``, ``tmp (layer, overlay)``: host/container.py)."""
+    inside = container.here() is not None
+    types = [container.label_type(find_mount(path), inside) for path in paths]
     depths = [1] * len(paths)
     longest = max((len(p.parts) for p in paths), default=1)
     while True:
@@ -179,7 +182,7 @@ def parse_mountinfo(text: str) -> list[MountEntry]:
         options = fields[5]
         super_options = rest[2] if len(rest) > 2 else ""
         merged = ",".join(dict.fromkeys(options.split(",") + [o for o in super_options.split(",") if o]))
-        entries.append(MountEntry(_unescape(fields[4]), rest[0], _unescape(rest[1]), merged))
+        entries.append(MountEntry(_unescape(fields[4]), rest[0], _unescape(rest[1]), merged, _unescape(fields[3])))
     return entries
 
 
@@ -357,6 +360,7 @@ def target_info(path: Path, usage_path: Path, direct_ok: bool, odirect_detail: s
     ``usage_path``, and what the O_DIRECT probe found (or why it was not run)."""
     mount = find_mount(path)
     usage = shutil.disk_usage(usage_path)
+    kind = container.classify(mount, container.here() is not None)
     return TargetInfo(
         device=device_of(path),
         instance=fsinstance.instance(path),
@@ -368,6 +372,7 @@ def target_info(path: Path, usage_path: Path, direct_ok: bool, odirect_detail: s
         total_bytes=usage.total,
         odirect=direct_ok,
         odirect_detail=odirect_detail,
+        mount_kind=kind.said if kind else "",
     )
 
 

@@ -168,6 +168,7 @@ def environment_fields(runs: Iterable[RunData], *, style: str = "") -> list[Fiel
             f"{format_bytes(host.get('ram_bytes', 0))} RAM",
             str(host.get("fio_version", "")),
             f"mountbench {host.get('mountbench_version', '?')}",
+            *([f"in a container: {host['container']}"] if host.get("container") else []),
             *run_facts(run),
         ]
         found.append(Fields(fields, style=style))
@@ -181,6 +182,7 @@ def environment_fields(runs: Iterable[RunData], *, style: str = "") -> list[Fiel
                     [
                         f"{record.target.label}: {record.target.path}",
                         f"{info.fstype} from {info.mount_source}",
+                        *([info.mount_kind] if info.mount_kind else []),
                         f"options {info.mount_options}",
                         direct,
                         f"{format_bytes(info.free_bytes)} free",

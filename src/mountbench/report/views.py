@@ -152,7 +152,7 @@ def host_rows(report: Report) -> list[list[str]]:
     return [
         [
             name,
-            str(host.get("os", "?")),
+            str(host.get("os", "?")) + (f"; in a container: {host['container']}" if host.get("container") else ""),
             str(host.get("cpu_model", "?")),
             str(host.get("cpu_count", "?")),
             format_bytes(float(host.get("ram_bytes") or 0)),
@@ -175,7 +175,7 @@ def target_rows(report: Report) -> list[list[str]]:
                 column.label,
                 column.host,
                 column.path,
-                info.fstype,
+                f"{info.fstype} ({info.mount_kind})" if info.mount_kind else info.fstype,
                 info.mount_source,
                 info.mount_options,
                 "accepted" if info.odirect else f"refused ({info.odirect_detail})",
