@@ -20,6 +20,7 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
 # script -> (a line its output must contain, its prerequisites as marks)
 EXPECTED = {
     "aa.py": "called faster/slower",
+    "aa_against.py": "pairs calling anything regressed",
     "clients_scaling.py": "wall time of the whole run",
     "container_fidelity.py": "alternating blocks: median ratio",
     "fidelity.py": "all workloads pooled",

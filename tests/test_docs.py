@@ -249,3 +249,16 @@ def test_the_link_checker_finds_a_missing_page_or_heading(tmp_path: Path) -> Non
         "a-1",
         "o_direct-is-probed-for-real",
     }
+
+
+def test_the_example_ci_workflow_runs_commands_the_cli_takes_as_regressions_md_shows_them() -> None:
+    """docs/regressions-workflow.yml (GitHub Actions) is not Markdown: its `mountbench` lines are read here,
+    checked as the pages' are, and are the ones docs/regressions.md quotes."""
+    workflow = (ROOT / "docs/regressions-workflow.yml").read_text()
+    steps = [line.strip().removeprefix("- ").removeprefix("run:").strip() for line in workflow.splitlines()]
+    commands = [words for line in steps if (words := command_words(line))]
+    assert {words[1] for words in commands} == {"run", "export"} and any("--against" in w for w in commands)
+    problems = [f"{' '.join(words)}: {problem}" for words in commands for problem in problems_of(words)]
+    assert not problems, "\n".join(problems)
+    quoted = {each.words for each in quoted_commands(ROOT / "docs/regressions.md")}
+    assert all(words in quoted for words in commands), "regressions.md shows the workflow's commands as they are"

@@ -74,3 +74,34 @@ def starved_run(extra: dict[tuple[str, str], list[float]] | None = None) -> RunD
     names = sorted({workload for _, workload in values})
     run = make_run(values, workloads=[fio_workload(name) for name in names])
     return dataclasses.replace(run, config=dataclasses.replace(run.config, until=0.05, max_repeat=12, budget=36.0))
+
+
+def history_runs(
+    levels: list[float],
+    *,
+    workloads: tuple[str, ...] = ("w1", "w2", "w3"),
+    seed: int = 0,
+    run_sd: float = 0.04,
+    sample_sd: float = 0.03,
+    samples: int = 3,
+    label: str = "ram",
+    start: float = 1.75e9,
+) -> list[RunData]:
+    """One run a day of ``label`` (path /label, tmpfs), run i at ``levels[i]`` × 1000 IOPS in every workload:
+    each run's level drawn around it (``run_sd``, log scale: what differs between runs) and its samples around
+    that (``sample_sd``); ids in time order. What `mountbench history` reads, made without fio."""
+    import dataclasses
+
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    runs = []
+    for index, level in enumerate(levels):
+        values = {}
+        for name in workloads:
+            own = 1000.0 * level * float(np.exp(rng.normal(0, run_sd)))
+            values[(label, name)] = [own * float(v) for v in np.exp(rng.normal(0, sample_sd, samples))]
+        run = make_run(values, run_id=f"2026110{index // 10}-{index % 10:02d}0000-hist", workloads=[
+            fio_workload(name) for name in workloads])  # fmt: skip
+        runs.append(dataclasses.replace(run, created_at=start + index * 86400, finished_at=start + index * 86400 + 60))
+    return runs

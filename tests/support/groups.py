@@ -43,6 +43,7 @@ ALONGSIDE = (
     "test_timing_list.py",
     "test_units.py",
     "cli/test_lazy_commands.py",
+    "cli/test_history_cli.py",
     "cli/test_options.py",
     "cli/test_progress.py",
     "clients/test_invocation.py",

@@ -10,7 +10,10 @@
 - ``drift`` (trend and step tests) and ``quality`` (the flags they raise on a cell);
 - ``sweeps``: where a sweep peaks, its knee, whether the best point is clear, and how a
   swept value is written (shared with fio/sweeps.py);
-- ``multiclient``: a multi-client sample's start skew and overlap (shared with clients/).
+- ``multiclient``: a multi-client sample's start skew and overlap (shared with clients/);
+- ``comparable`` (what refuses comparing two runs, which targets measured the same storage),
+  ``across`` (a run against a baseline run: `run --against`) and ``overtime`` (a storage's runs
+  over time and the steps between them: `mountbench history`).
 
 May import: model, errors, units. Imported by engine/, report/, records/, cli/, and by fio/
 and clients/ (the sweep and multi-client vocabulary they share with the report).

@@ -1,5 +1,6 @@
 """The command line, the top floor: one module per command (run, show, list, presets,
-probe, serve, lab, doctor, report, transfer for export/import), main.py (the group, and
+probe, serve, lab, doctor, report, history, transfer for export/import; against.py is run's
+--against), main.py (the group, and
 the one place that turns errors into exit codes), options.py (options shared by several
 commands, each declared once; the run options come from model.RunOptions, their flags and
 help from runflags.py), console.py

@@ -26,6 +26,7 @@ COMMANDS = {
     "doctor": ("mountbench.cli.doctor", "doctor"),
     "export": ("mountbench.cli.transfer", "export"),
     "forget": ("mountbench.cli.transfer", "forget"),
+    "history": ("mountbench.cli.history", "history_command"),
     "import": ("mountbench.cli.transfer", "import_runs"),
     "lab": ("mountbench.cli.lab", "lab"),
     "list": ("mountbench.cli.list", "list_runs"),

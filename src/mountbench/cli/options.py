@@ -302,6 +302,12 @@ def given_run_options(params: dict[str, Any]) -> list[str]:
     return [param for _, param, default in _flags() if params.get(param) not in ((), None, False, default)]
 
 
+def given_flags(params: dict[str, Any]) -> dict[str, str]:
+    """The run options given (as given_run_options): click parameter -> the flag that set it."""
+    given = ((), None, False)
+    return {param: flag.decl for flag, param, default in _flags() if params.get(param) not in (*given, default)}
+
+
 def options_from_json(text: str) -> RunOptions:
     from mountbench.records.codec import options_from_dict
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from mountbench.cli.against import against_options, pop_gate
 from mountbench.cli.console import command_line, err, out, print_run
 from mountbench.cli.options import (
     check_database,
@@ -30,7 +31,7 @@ from mountbench.host import contain, outputs
 from mountbench.host import facts as hostinfo
 from mountbench.host import targets as targets_mod
 from mountbench.kinds import host_facts
-from mountbench.model import PlanItem, RunOptions, Workload
+from mountbench.model import PlanItem, RunData, RunOptions, Workload
 from mountbench.records.events import EventLog, Fanout
 from mountbench.records.export import write_document
 from mountbench.report.document import make_document
@@ -42,6 +43,7 @@ from mountbench.units import format_seconds
 @click.command()
 @click.argument("target", nargs=-1)
 @run_options
+@against_options
 @click.option("--dry-run", is_flag=True, help="print the plan and the exact fio job files, then exit")
 @click.option("--resume", metavar="RUN", help="finish an interrupted or killed run")
 @click.option(
@@ -84,10 +86,12 @@ def run(
     Exit status: 0 when the run finished, even if some samples failed (they are
     counted in the last line and shown in their cells); 1 when every sample
     failed (status 'failed' in 'mountbench list'); 2 for bad input; 130 when
-    interrupted (resume it with --resume).
+    interrupted (resume it with --resume). With --against and --fail-on: 1 when
+    a comparison regressed beyond the threshold (docs/regressions.md).
     """
     per_client = bool(params.pop("per_client", False))
     db_path = db or default_db_path()
+    gate = pop_gate(params, target, db_path, outputs.database(db_path), resume=resume, options_json=options_json)
     if resume:
         if dry_run:
             raise UsageError(
@@ -98,7 +102,10 @@ def run(
             raise UsageError("--resume takes no targets, presets or job files: the run's own are used")
         _resume(resume, db_path, json_out, events_path, per_client)
         return
-    options = options_from_json(options_json) if options_json else pop_run_options(params, default_budget=True)
+    if gate is not None:
+        options, target = gate.options, gate.target_args
+    else:
+        options = options_from_json(options_json) if options_json else pop_run_options(params, default_budget=True)
     handed = _learnt_from_json(learnt_json)
     if per_client and not options.clients:
         raise UsageError("--per-client shows each client's figures of a run on several clients; add --client HOST "
@@ -109,6 +116,8 @@ def run(
     events_output = outputs.check(events_path, "--events", protect) if events_path else None
     fio = find_fio()
     request = runrequest.resolve(options, target, fio)
+    for notice in gate.check(request, fio) if gate is not None else ():
+        err.print(f"note: {notice}", markup=False)
     if dry_run:
         _print_dry_run(request, db_path)
         return
@@ -122,7 +131,10 @@ def run(
     with Store(db_path) as store:
         session = _session(request, store, events_output, json_output, handed=handed)
         host = hostinfo.collect(fio.version) | host_facts(request.runners)
-        _execute(session, store, command=command_line(), host=host, per_client=per_client, json_out=json_output)
+        finished = _execute(session, store, command=command_line(), host=host, per_client=per_client,
+                            json_out=json_output)  # fmt: skip
+    if gate is not None:
+        gate.finish(finished, err if json_output is not None and json_output.is_stdout else out)
 
 
 LEARN_FROM = 10  # the last complete runs on this machine the first ETA learns from
@@ -160,7 +172,7 @@ def _execute(
     resume: bool = False,
     per_client: bool = False,
     json_out: outputs.Output | None = None,
-) -> None:
+) -> RunData:
     fence = contain.containment()
     if not fence.contained:  # said before the first sample, and recorded in the run's facts
         err.print(f"warning: containment: {fence.fact()}", markup=False, highlight=False)
@@ -188,6 +200,7 @@ def _execute(
         )
     if status != "complete":
         raise Interrupted(session.run_id)
+    return run
 
 
 def _learnt_from_json(text: str | None) -> dict[tuple[str, str], float]:

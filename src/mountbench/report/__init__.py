@@ -21,7 +21,9 @@ How each format lays it out:
 - ``charts`` (the plan of every chart), ``bar_charts``, ``ratio_chart``; ``chartkit``: the
   public kit every chart draws with; ``chartkeys``: a chart without drawing it;
 - ``sections/``: the optional sections, one module (or package) each, in a registry the
-  renderers iterate.
+  renderers iterate;
+- ``gate`` (`run --against`'s tables, Markdown summary and JUnit XML), ``history`` and
+  ``history_chart`` (`mountbench history`'s tables, page and chart).
 
 May import: model, labfacts (a run's lab facts), errors, units, analysis, records, probe (and the
 package's __version__).
