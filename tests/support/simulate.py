@@ -99,7 +99,7 @@ class Simulated:
         """Round ``index`` for the (target, workload) pairs given (all of them when None)."""
         s = self.scenario
         wanted = pairs if pairs is not None else [(t, w.name) for w in s.workloads for t in s.targets()]
-        metric = {w.name: _metric(w) for w in s.workloads}
+        metric = {w.name: metric_of(w) for w in s.workloads}
         shared = {}
         for target, workload in wanted:
             sd = s.sd(target, workload)
@@ -130,7 +130,7 @@ class Simulated:
         )
 
 
-def _metric(workload: Workload) -> str:
+def metric_of(workload: Workload) -> str:
     """The headline metric of the direction the workload moves (a write job's is write.bw, not read.bw)."""
     moved = [m for m in workload.description.headline if m.split(".")[0] in workload.description.directions]
     return (moved or list(workload.description.headline) or ["read.iops"])[0]
@@ -188,7 +188,7 @@ def verdicts(run: RunData) -> Verdicts:
     decided = decide_runs([run], run.config.baseline)
     found, rounds = {}, {}
     for workload in run.workloads:
-        metric = _metric(workload)
+        metric = metric_of(workload)
         for record in run.targets:
             label = record.target.label
             key = (workload.name, metric, label)
