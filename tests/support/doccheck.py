@@ -33,6 +33,7 @@ FOREIGN_OPTIONS = {
     "--latency": "wrk",
     "--no-whole-file": "rsync",
     "--output-format": "fio",
+    "--preserve-fds": "podman run",
     "-o": "sshfs",
 }
 # a script that hands its arguments to one command (scripts/run-default.sh: `mountbench run "$@"`)

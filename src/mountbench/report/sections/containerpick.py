@@ -47,9 +47,10 @@ HOST = "host"
 CHECKS = (("rename_lower_dir", "rename dir from below"), ("chown", "chown"), ("xattr", "user xattr"),
           ("o_direct", "O_DIRECT"))  # fmt: skip
 LEGEND = (
-    f"{SCALE} · – not shared · ? not measured; performance against the host's own (good within 2×, fair within "
-    f"10×); shared good when a host write showed inside within {PROMPT_MS:g} ms and a container write showed on "
-    "the host; local-like: rename of a directory from below, chown, xattr, O_DIRECT all work"
+    f"{SCALE} · – not shared · ? not measured; performance: each workload's median against the host's median "
+    f"(good within 2×, fair within 10×); shared good when a host write showed inside within {PROMPT_MS:g} ms "
+    "and a container write showed on the host; local-like: rename of a directory from below, chown, xattr, "
+    "O_DIRECT all work"
 )
 
 
