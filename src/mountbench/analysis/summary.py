@@ -30,7 +30,7 @@ from mountbench import model
 from mountbench.analysis import plausible, quality, stats
 from mountbench.analysis.family import Family, decide_family
 from mountbench.analysis.metrics import MetricInfo, describe, headline_metrics, metric_matches
-from mountbench.analysis.multiclient import CLIENTS_LEFT_OUT, FEWER_CLIENTS
+from mountbench.analysis.multiclient import CLIENTS_LEFT_OUT, comparable
 from mountbench.analysis.reach import reach
 from mountbench.analysis.stats import (
     CONFIDENCE,
@@ -189,21 +189,16 @@ def _fallback_metrics(by_key: dict[tuple[str, str], list[Sample]], workload: str
     return []
 
 
-def _on_fewer_clients(sample: Sample) -> bool:
-    return any(c.code == FEWER_CLIENTS for c in sample.caveats)
-
-
 def _cell(label: str, samples: list[Sample], info: MetricInfo, baseline: bool, show: str) -> Cell:
     metric = info.name
     ok = sorted((s for s in samples if s.ok and metric in s.metrics), key=lambda s: (s.started_at, s.round))
     failed = [s for s in samples if not s.ok]
     # a client lost mid-run: the later samples' aggregate is over fewer clients, another quantity
     # than the earlier ones'. Where a cell has both, its statistics are over all its clients only.
-    fewer = [s for s in ok if _on_fewer_clients(s)]
+    ok, fewer = comparable(ok)
     left_out: tuple[Caveat, ...] = ()
-    if fewer and len(fewer) < len(ok):
-        ok = [s for s in ok if not _on_fewer_clients(s)]
-        left_out = (Caveat(CLIENTS_LEFT_OUT, f"{len(fewer)} sample(s) that ran on fewer clients than asked are left "
+    if fewer:
+        left_out = (Caveat(CLIENTS_LEFT_OUT, f"{fewer} sample(s) that ran on fewer clients than asked are left "
                                              f"out of these statistics (not comparable with those on all); "
                                              f"'{show}' lists them"),)  # fmt: skip
     values = tuple(float(s.metrics[metric]) for s in ok)
