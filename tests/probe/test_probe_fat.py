@@ -258,8 +258,8 @@ def test_the_deep_path_check_kills_the_daemon_last_and_every_output_says_so(tmp_
             assert len(swept.swept) == 1 and str(left) in swept.swept[0], swept.swept
             assert rm.tree_snapshot(target) == before  # nothing left behind
             # the oracle, by hand: 100-byte directories to within 100 bytes of PATH_MAX below the mount
-            # point, then files one byte longer at a time: one byte short of where the probe saw the daemon
-            # die a file is made, at that length the daemon dies
+            # point, then files 16 bytes longer at a time as the probe made them, until the daemon dies:
+            # within a step of where the probe saw it die
             work = target / "oracle"
             work.mkdir()
             fds = [os.open(work, os.O_RDONLY | os.O_DIRECTORY)]
@@ -268,12 +268,17 @@ def test_the_deep_path_check_kills_the_daemon_last_and_every_output_says_so(tmp_
                 os.mkdir("d" * 100, dir_fd=fds[-1])
                 fds.append(os.open("d" * 100, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
                 inside += 101
-            for n in range(1, died_at - inside - 1):
-                os.close(os.open("c" * n, os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fds[-1]))
+            died = None
+            for n in [*range(16, 4146 - inside - 1, 16), 4146 - inside - 1]:  # as the probe searched
+                try:
+                    os.close(os.open("c" * n, os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fds[-1]))
+                except OSError as exc:
+                    died = exc
+                    break
                 os.unlink("c" * n, dir_fd=fds[-1])
-            with pytest.raises(OSError) as died:
-                os.open("c" * (died_at - inside - 1), os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fds[-1])
-            assert died.value.errno == errno.ECONNABORTED
+            assert died is not None, "the daemon took every length"
+            assert abs((inside + 1 + n) - died_at) < 16  # the same limit, overshot by under a step either time
+            assert died.errno == errno.ECONNABORTED
             assert again.proc.wait(timeout=5) != 0
             for fd in fds:
                 os.close(fd)

@@ -853,11 +853,23 @@ def deep_paths(d: Path) -> Expect:
                 break
             fds.append(os.open("d" * 100, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
             inside += 101
-        longest = 0
-        for n in range(1, min(255, 4146 - inside - 1) + 1):
-            if refused(lambda n=n: os.close(os.open("c" * n, os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fds[-1]))):
-                break
+
+        def creates(n: int) -> bool:
+            if refused(lambda: os.close(os.open("c" * n, os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fds[-1]))):
+                return False
             os.unlink("c" * n, dir_fd=fds[-1])
+            return True
+
+        # 16 bytes longer at a time, then byte by byte (a FUSE daemon that dies past its limit dies there)
+        top, longest, failed_at = min(255, 4146 - inside - 1), 0, None
+        for n in [*range(16, top, 16), top]:
+            if not creates(n):
+                failed_at = n
+                break
+            longest = n
+        for n in range(longest + 1, failed_at or longest + 1):
+            if not creates(n):
+                break
             longest = n
         limit = inside + 1 + longest
         from_root = len(real) - _below_mount(d) + limit

@@ -37,6 +37,7 @@ PATH_MAX = 4096
 DEEP_NAME = 100  # bytes per directory name in the deep-path check
 DEEP_MARGIN = 100  # the search goes half this far past PATH_MAX within the mount
 SEARCH_TOP = PATH_MAX + DEEP_MARGIN // 2  # the longest path within the mount the deep-path search tries
+DEEP_STEP = 16  # the deep-path search's names grow this much at a time, then one byte at a time
 UTIME_OMIT = (1 << 30) - 2
 AT_FDCWD = -100
 AT_SYMLINK_NOFOLLOW = 0x100
@@ -476,9 +477,10 @@ def _mount_gone(work: Path) -> str | None:
 def probe_deep_paths(ctx: ProbeContext) -> Finding:
     """Where the deep-path limit really is, searched: mkdir 100-byte names one inside the other with
     relative (*at) calls to within ``DEEP_MARGIN`` of PATH_MAX within the mount (or until a mkdir fails);
-    then, in the deepest directory, the longest name a file can be created under, one byte longer at a
-    time up to ``SEARCH_TOP`` (past PATH_MAX), each try removed at once: the longest path a file can have
-    there; then a file (written and fsynced first, as an editor saves) renamed in under that name. A local filesystem
+    then, in the deepest directory, the longest name a file can be created under, searched upward to
+    ``SEARCH_TOP`` (past PATH_MAX: ``DEEP_STEP`` bytes at a time, then byte by byte), each try removed at
+    once: the longest path a file can have there; then a file (written and fsynced first, as an editor
+    saves) renamed in under that name. A local filesystem
     takes every path up to the top; a mount that hands full paths to a daemon stops short (sshfs counts
     its source directory's path too), or its daemon dies (fusefat's: the fsync has the mount write out
     what it holds first, so what is left can be removed once it is mounted again). Bounded in time."""
@@ -600,23 +602,45 @@ def _longest_name(
     dfd: int, top: int, deadline: float, failed: list[tuple[str, int, OSError]], limit: list[tuple[str, int, OSError]],
     base: int,
 ) -> int:  # fmt: skip
-    """The longest name (1..``top`` bytes) a file can be created under in ``dfd`` (0: none), tried one
-    byte longer at a time, each removed at once: the first refusal is exactly one byte past the limit,
-    and a daemon that dies past its limit dies there (a bisection would overshoot it first). Every
-    create that failed goes into ``failed`` in call order; that first refusal into ``limit`` too."""
-    for n in range(1, top + 1):
-        if time.monotonic() > deadline:
-            return n - 1
+    """The longest name (1..``top`` bytes) a file can be created under in ``dfd`` (0: none), searched
+    upward: ``DEEP_STEP`` bytes longer at a time, then one byte at a time from the last that worked, each
+    try removed at once. Upward, so a daemon that dies past its limit dies at most ``DEEP_STEP`` - 1
+    bytes past it (a bisection would first try far past it); in steps, so a mount that answers slowly
+    (a network's round trips) is searched in a few dozen tries. Every create that failed goes into
+    ``failed`` in call order; the refusal one byte past the longest into ``limit``."""
+
+    def creates(n: int) -> OSError | None:
         try:
             fd = os.open("c" * n, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644, dir_fd=dfd)
         except OSError as err:
             failed.append((DEEP_CREATE, base + 1 + n, err))
-            limit.append((DEEP_CREATE, base + 1 + n, err))
-            return n - 1
+            return err
         os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink("c" * n, dir_fd=dfd)
-    return top
+        return None
+
+    best, stepped = 0, None  # the longest that worked; the step that did not, and why
+    for n in [*range(DEEP_STEP, top, DEEP_STEP), top] if top >= 1 else []:
+        if time.monotonic() > deadline:
+            return best
+        err = creates(n)
+        if err is not None:
+            stepped = (n, err)
+            break
+        best = n
+    if stepped is None:
+        return best
+    for n in range(best + 1, stepped[0]):  # one byte at a time up to the step that failed
+        if time.monotonic() > deadline:
+            return best
+        err = creates(n)
+        if err is not None:
+            limit.append((DEEP_CREATE, base + 1 + n, err))
+            return best
+        best = n
+    limit.append((DEEP_CREATE, base + 1 + stepped[0], stepped[1]))  # the step was the first length refused
+    return best
 
 
 def _unwind(fds: list[int], name: str, leaf: str) -> None:
