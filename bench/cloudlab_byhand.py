@@ -12,9 +12,10 @@ The lab: ``mountbench cloudlab`` as a user runs it (its default: off, minimal, w
 
 Blocks alternate: by hand, the lab, by hand (``--blocks`` by-hand blocks around the lab runs). Then
 per mount and phase: the lab's figure in each round, its median, the by-hand samples' range, and
-whether the median falls inside it; per round of the lab: each cold figure over the median of the
-other rounds, their geometric mean with its 95 % interval (a round that collapsed, as round 2 did
-before, has an interval far from 1).
+whether the median falls inside it; per round of the lab: each cold figure over that mount's median
+of every round, their geometric mean with its 95 % interval (a round that collapsed, as round 2 did
+before, has an interval far from 1); per phase: the lab's median over the by-hand median, their
+geometric mean with its interval.
 
 usage: python bench/cloudlab_byhand.py [--blocks 2] [--per-block 1] [--lab-args "..."]
        python bench/cloudlab_byhand.py --smoke   (one mode at 0 ms, 4 MiB, one round: the script works)
@@ -123,18 +124,26 @@ def compare(runs: list[dict], hand: list[HandSample]) -> None:
         cold = {t: r for (t, p), r in figures.items() if p == "cold" and t != "local"}
         rounds_seen = sorted({r for values in cold.values() for r in values})
         for rnd in rounds_seen if len(rounds_seen) > 1 else []:
-            ratios = []
-            for values in cold.values():
-                others = [v for r, v in values.items() if r != rnd]
-                if rnd in values and others:
-                    ratios.append(values[rnd] / statistics.median(others))
+            # each mount's cold figure in this round over its median of every round (with 3 rounds, the
+            # median of the two others is their mean: one slow sample elsewhere would move it)
+            ratios = [values[rnd] / statistics.median(values.values()) for values in cold.values() if rnd in values]
             mean, low, high = geometric_interval(ratios)
             differs = not (low <= 1.0 <= high) if not math.isnan(low) else False
-            print(
-                f"run {index + 1} round {rnd + 1}: cold over the other rounds, geometric mean {mean:.3f} "
-                f"(95% CI {low:.3f}-{high:.3f}, {len(ratios)} mounts): "
-                f"{'DIFFERS from the others by more than its noise' if differs else 'within its noise'}"
-            )
+            print(f"run {index + 1} round {rnd + 1}: cold over each mount's median of every round, geometric mean "
+                  f"{mean:.3f} (95% CI {low:.3f}-{high:.3f}, {len(ratios)} mounts): "
+                  f"{'DIFFERS from the others by more than its noise' if differs else 'within its noise'}")  # fmt: skip
+        for phase in ("cold", "warm"):
+            ratios = []
+            for (target, p), rounds in figures.items():
+                hand_phase = phase if target.startswith("full-") else "cold"
+                values = by_hand.get((target, hand_phase), [])
+                if p == phase and target != "local" and values:
+                    ratios.append(statistics.median(rounds.values()) / statistics.median(values))
+            if ratios:
+                mean, low, high = geometric_interval(ratios)
+                print(f"run {index + 1} {phase}: the lab's median over the by-hand median, geometric mean {mean:.3f} "
+                      f"(95% CI {low:.3f}-{high:.3f}, {len(ratios)} mounts; each "
+                      f"{min(ratios):.2f}-{max(ratios):.2f})")  # fmt: skip
 
 
 def main() -> None:
