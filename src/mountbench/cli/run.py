@@ -379,7 +379,14 @@ def _dry_run_checks(request: runrequest.RunRequest, plan: Sequence[PlanItem], db
             lines.append(("✓", "space: every target has room for its working sets"))
     # what the runners choose once for the run (fio: the clock every job uses; the job files say it)
     for fact, value in host_facts(request.runners).items():
+        if isinstance(value, Mapping):  # a record the run fills in as it starts (its clients' facts): never raw
+            continue
         lines.append(("✓", f"{fact.replace('_', ' ')}: {value} (chosen now; the run chooses again as it starts)"))
+    if request.config.clients:
+        given = request.config.clients
+        said = (f"clients: {len(given)} given ({', '.join(given)}), not contacted in a dry run: the run checks each "
+                "before its first sample (reachable, the same fio, the shared directory)")  # fmt: skip
+        lines.append(("!", said))
     took = _time_taken_before(request, plan, db)
     if took:
         lines.append(("✓", f"time: about {clock(took)}, as this machine took before (the plan's bounds: "
