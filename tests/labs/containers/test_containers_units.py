@@ -138,28 +138,3 @@ def test_dry_run_prints_the_checks_the_exact_commands_and_the_plan_and_writes_no
     else:  # a machine without what the lab needs: said as a check, and the one-line refusal
         assert done.returncode == 2 and "✗" in out and "the lab would refuse to start" in done.stderr, done.stderr
     assert not (tmp_path / "cache" / "mountbench").exists() and not (tmp_path / "db.sqlite").exists()
-
-
-def test_a_childs_two_streams_reach_the_progress_line_by_line_never_cut(tmp_path: Path) -> None:
-    """Issue 49: the first container round's progress line began with a cut table border and U+FFFD
-    ("container: ┏━━…━�run … complete"): stdout (block-buffered, its table leaving in 8 KiB chunks cut
-    inside a character) and stderr (a line at a time) shared one pipe and were decoded by chunks. A real
-    child writes exactly that; every line arrives whole, stdout's and stderr's apart."""
-    from mountbench.labs.containers.run import _stream_host
-
-    child = tmp_path / "child.py"
-    # as a relay passes them on (conmon reads a container's stdout 8 KiB at a time; a block-buffered stdout
-    # leaves in such blocks): the table's first block ends inside a character, then a stderr line
-    child.write_text(
-        "import os\n"
-        "table = ('━' * 4000 + '\\n').encode()\n"
-        "os.write(1, table[:8192])\n"
-        "os.write(2, b'run 1 complete: 1 samples stored, 0 failed\\n')\n"
-        "os.write(1, table[8192:])\n"
-        "os.write(1, b'not utf-8: \\xff\\n')\n"
-    )
-    lines: list[str] = []
-    assert _stream_host([sys.executable, str(child)], lines.append) == 0
-    whole = [line for line in lines if not line.startswith("not utf-8")]
-    assert "\ufffd" not in "".join(whole), "a line was cut or mixed with the other stream's"
-    assert sorted(lines) == sorted(["━" * 4000, "run 1 complete: 1 samples stored, 0 failed", "not utf-8: \ufffd"])

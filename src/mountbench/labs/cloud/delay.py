@@ -228,7 +228,7 @@ class MemoryGuard:
                 self.peak = max(self.peak, rss)
                 if rss <= self.limit or self.tripped is not None:
                     continue
-                proc.kill()
+                procs.kill(proc)
                 self.tripped = (
                     f"the delay proxy (toxiproxy) reached {format_bytes(rss)} of memory, over its "
                     f"{format_bytes(self.limit)} bound, and was stopped; this sample is void"

@@ -17,7 +17,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from typing import Any
 
 import psutil
 
+from mountbench.host.process import stop_processes
 from mountbench.labs.cloud.netns import remove_named
 from mountbench.labs.leftovers import alive, mount_points, start_time, sweep_dead
 
@@ -102,19 +102,13 @@ class LabState:
         """Stop what the record names (mounts first, then processes), then remove the work
         directory; the problems met (a mount that would not go: the directory is then kept)."""
         problems = [p for p in (unmount(Path(m)) for m in reversed(self.mounts)) if p]
-        procs = []
+        recorded = []
         for entry in reversed(self.processes):
             pid, started = int(entry["pid"]), entry.get("started")
             if alive(pid, started):
                 with contextlib.suppress(psutil.Error):
-                    proc = psutil.Process(pid)
-                    proc.send_signal(signal.SIGTERM)
-                    procs.append(proc)
-        _, left = psutil.wait_procs(procs, timeout=5)
-        for proc in left:
-            with contextlib.suppress(psutil.Error):
-                proc.kill()
-        psutil.wait_procs(left, timeout=5)
+                    recorded.append(psutil.Process(pid))
+        stop_processes(recorded)
         # a mount whose rclone just died may only now be removable
         problems = [p for p in (unmount(Path(m)) for m in reversed(self.mounts)) if p]
         if self.network:

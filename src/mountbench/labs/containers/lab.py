@@ -32,7 +32,6 @@ from mountbench.labs.containers.mounts import MountType
 from mountbench.labs.containers.podman import RUNTIME, Podman, PodmanFailed
 from mountbench.labs.containers.podman import TIMEOUT_S as PODMAN_TIMEOUT_S
 from mountbench.labs.containers.prereq import DOCTOR_FLAG, lab_problems
-from mountbench.labs.containers.streams import follow
 from mountbench.labs.containers.workdir import LabDir, Names, sweep_dead, work_root
 from mountbench.labs.frame import LabContext, refuse
 
@@ -157,11 +156,8 @@ class ContainerLab(LabContext):
         status. Ctrl-C stops it (and the lab's close() stops the container)."""
         assert self.lab is not None
         podman = self.lab.podman
-        proc = subprocess.Popen(
-            podman.argv(["exec", self.lab.names.container, *argv]), env=podman.env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-            preexec_fn=procs.die_with_parent(signal.SIGKILL),
-        )  # fmt: skip
+        proc = procs.spawn(podman.argv(["exec", self.lab.names.container, *argv]), env=podman.env,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
         deadline = None if timeout is None else time.monotonic() + timeout
 
         def line_in_time(line: str) -> None:
@@ -170,7 +166,7 @@ class ContainerLab(LabContext):
                 raise MountbenchError(f"the container's command did not finish within {timeout:.0f} s")
 
         try:
-            follow(proc, line_in_time)  # stdout and stderr apart, line by line (streams.py)
+            procs.stream(proc, line_in_time)  # stdout and stderr apart, line by line
             return proc.wait()
         finally:
             if proc.poll() is None:

@@ -44,9 +44,8 @@ def bind_coherence(lab: ContainerLab, bind: MountType, python: str, timeout: flo
     podman = lab.lab.podman
     argv = podman.argv(["exec", lab.lab.names.container, python, "-m", INPROBE, "watch", bind.path, name, text,
                         str(timeout)])  # fmt: skip
-    proc = subprocess.Popen(argv, env=podman.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            preexec_fn=procs.die_with_parent(signal.SIGKILL))  # fmt: skip
+    proc = procs.spawn(argv, env=podman.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)  # fmt: skip
     result: dict[str, Any] = {"mount": bind.name, "timeout_s": timeout}
     try:
         assert proc.stdout is not None

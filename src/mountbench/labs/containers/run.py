@@ -34,7 +34,6 @@ from mountbench.labs.containers.lab import RESULTS, ContainerLab
 from mountbench.labs.containers.mounts import MOUNT_TYPES, MountType
 from mountbench.labs.containers.prereq import engines
 from mountbench.labs.containers.probe import probe_mounts
-from mountbench.labs.containers.streams import follow
 from mountbench.model import RunData, RunOptions, Target, TargetRecord
 from mountbench.records.codec import options_to_dict
 from mountbench.records.events import parse_event
@@ -219,16 +218,15 @@ class Progress:
 
 
 def _stream_host(argv: list[str], on_line: Callable[[str], None]) -> int:
-    # stopped as Ctrl-C stops it (SIGTERM: mountbench stops its fio and keeps what it took) should this die
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=procs.die_with_parent(signal.SIGTERM))  # fmt: skip
+    # in mountbench's own process group: a Ctrl-C at the terminal stops it as it stops mountbench (SIGINT:
+    # mountbench stops its fio and keeps what it took); SIGTERM should this die
+    proc = procs.spawn(argv, session=False, death_signal=signal.SIGTERM, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
     try:
-        follow(proc, on_line)  # stdout and stderr apart, line by line (streams.py)
+        procs.stream(proc, on_line)  # stdout and stderr apart, line by line
         return proc.wait()
     finally:
-        if proc.poll() is None:
-            proc.terminate()
-            proc.wait(timeout=30)
+        procs.stop_tree(proc, signal.SIGTERM, grace_s=30.0)
 
 
 def _renumbered(run: RunData, round_index: int) -> RunData:

@@ -497,7 +497,7 @@ class Guest(LabContext):
         self._qemu = procs.start(self.qemu_argv, stdout=subprocess.PIPE, log=logs / "qemu.log")
         self.started_pids.append(self._qemu.pid)
         assert self._qemu.stdout is not None
-        self._console = Console(self._qemu.stdout, logs / "console.log")
+        self._console = Console(self._qemu, logs / "console.log")
         timeout = self.boot_timeout or (BOOT_TIMEOUT_TCG if self.accel_choice.emulated else BOOT_TIMEOUT_KVM)
         deadline = self._t_qemu + timeout
         by_slug = {m.slug: m for m in self.mounts}
