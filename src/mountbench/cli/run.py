@@ -150,15 +150,16 @@ def _session(
 ) -> Session:
     """``handed``: costs learnt elsewhere (--learnt-json), for the pairs this database has not seen."""
     learnt = {**(handed or {}), **learnt_costs_here(store, request)}
+    log = _event_log(events_out)
     return Session(
         request.config,
         request.targets,
         request.workloads,
         request.runners,
         store,
-        _events(events_out, request.workloads, Pace.of(request.config), learnt),
+        _events(log, request.workloads, Pace.of(request.config), learnt),
         run_id=run_id,
-        on_saved=_exporter(store, json_out),
+        on_saved=_saved(_exporter(store, json_out), log),
         watch=request.watch,
     )
 
@@ -238,19 +239,38 @@ def learnt_costs_here(store: Store, request: runrequest.RunRequest) -> Mapping[t
     return learnt_costs([store.load_run(run_id) for run_id in recent], request.targets, request.workloads)
 
 
+def _event_log(events_out: outputs.Output | None) -> EventLog | None:
+    """The JSON-lines event log, when asked for (a lab reads it)."""
+    if events_out is None:
+        return None
+    # the file lives as long as the process; appended to, so it is opened where the checked path leads
+    stream = sys.stdout if events_out.is_stdout else open(events_out.real, "a", buffering=1)  # noqa: SIM115
+    return EventLog(stream)
+
+
 def _events(
-    events_out: outputs.Output | None,
+    log: EventLog | None,
     workloads: Sequence[Workload] = (),
     pace: Pace | None = None,
     learnt: Mapping[tuple[str, str], float] | None = None,
 ) -> Events:
-    """The progress bar, plus a JSON-lines event log when asked for (the lab reads it)."""
+    """The progress bar, plus the event log when there is one."""
     progress = ProgressEvents(err, workloads, pace, learnt)
-    if events_out is None:
-        return progress
-    # the file lives as long as the process; appended to, so it is opened where the checked path leads
-    stream = sys.stdout if events_out.is_stdout else open(events_out.real, "a", buffering=1)  # noqa: SIM115
-    return Fanout(progress, EventLog(stream))
+    return progress if log is None else Fanout(progress, log)
+
+
+def _saved(export: Callable[[str], None] | None, log: EventLog | None) -> Callable[[str], None] | None:
+    """After every stored sample: the JSON export rewritten, then the event log says so (a lab that
+    delegated the run reads the export then, and stores what it holds)."""
+    if log is None:
+        return export
+
+    def saved(run_id: str) -> None:
+        if export is not None:
+            export(run_id)
+        log.on_saved(run_id)
+
+    return saved
 
 
 def _resume(

@@ -20,7 +20,8 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from mountbench.probe.model import (
+from mountbench.probe.tools import summary_line, tool_notes, tool_verdicts
+from mountbench.probefacts import (
     DATA_LOSS,
     DIFFERS,
     HUNG,
@@ -38,7 +39,6 @@ from mountbench.probe.model import (
     TargetProbe,
     VisibilityResult,
 )
-from mountbench.probe.tools import summary_line, tool_notes, tool_verdicts
 from mountbench.units import format_bytes, format_seconds
 
 SYMBOL = {YES: "✓", NO: "✗", DIFFERS: "≠", HUNG: "hung", NEEDS_ROOT: "needs root", SKIPPED: "–"}

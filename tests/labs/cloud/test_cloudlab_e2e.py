@@ -20,7 +20,7 @@ import psutil
 import pytest
 
 from mountbench.labs.cloud import state as state_mod
-from mountbench.probe.remotesync import CloudProbe
+from mountbench.probefacts import CloudProbe
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("cloud_ready")]
 RTT_MS = 20

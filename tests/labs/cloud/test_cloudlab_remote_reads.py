@@ -23,11 +23,11 @@ from pathlib import Path
 
 import psutil
 import pytest
+from mountbench.labs.cloud.netns import can_isolate
 
 from mountbench.host import process as procs
-from mountbench.labs.cloud.lab import CloudLab
+from mountbench.labs.cloud.cloudlab import CloudLab
 from mountbench.labs.cloud.matrix import cloud_specs
-from mountbench.labs.cloud.netns import can_isolate
 from mountbench.labs.cloud.prereq import lab_problems
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("cloud_ready")]

@@ -1,4 +1,5 @@
-"""The cloud pick-two section on a synthetic run (no rclone): rows, verdicts and every format."""
+"""The cloud lab's pick two on a synthetic run (no rclone): rows, verdicts and every format, through
+the one pick-two section (report/sections/picktwo.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,9 @@ from rich.console import Console
 from support.synthetic import study_run
 
 from mountbench.labfacts import CloudLabFacts
-from mountbench.probe.remotesync import CloudMountProbe, CloudProbe, CloudTarget, SyncResult
+from mountbench.probefacts import CloudMountProbe, CloudProbe, CloudTarget, SyncResult
 from mountbench.report.content import build_report
-from mountbench.report.sections import cloudpick
-from mountbench.report.sections.base import Options
+from mountbench.report.sections import Options, picktwo
 
 
 def _sync(**values: object) -> SyncResult:
@@ -34,35 +34,47 @@ def _report():
         ),
         1, 6.0, {"rclone": "rclone v1.60.1"},
     )  # fmt: skip
-    config = dataclasses.replace(run.config, lab=CloudLabFacts(probe.to_dict()))
+    config = dataclasses.replace(run.config, lab=CloudLabFacts(probe))
     return build_report([dataclasses.replace(run, config=config)])
 
 
+def _said(row, prop: str) -> dict[str, str]:
+    return {m.measure: m.text for m in row.prop(prop).measures}
+
+
 def test_rows_say_what_each_mode_gets() -> None:
-    rows = {r.label: r for r in cloudpick.cloud_rows(_report())}
-    assert rows["native"].mode is None and rows["native"].gets == "the baseline"
+    (found,) = _report().pick_two
+    assert found.lab == "cloud"
+    rows = {r.label: r for r in found.rows}
+    assert rows["native"].baseline and rows["native"].gets == "the baseline"
     full, off = rows["virtiofs"], rows["9p"]
-    assert (full.consistency, full.durability, full.to_remote) == ("poor", "poor", "after 5.01 s")
-    assert (off.consistency, off.at_close, off.remote_change) == ("data loss", "yes", "torn (size and data disagree)")
-    assert off.reads == "30.0 ms / 2.00 µs" and off.round_trip_ms == 110.0
-    assert full.performance in ("good", "fair", "poor")
+    assert (full.verdict("consistency"), full.verdict("durability")) == ("poor", "poor")
+    assert _said(full, "consistency")["to_remote"] == "to remote: after 5.01 s"
+    assert (off.verdict("consistency"), _said(off, "consistency")["at_close"]) == ("data loss", "at close(): yes")
+    assert _said(off, "consistency")["remote_change"] == "remote change: torn (size and data disagree)"
+    about = {m.measure: m for m in off.about}
+    assert about["reads"].text == "first read / cached re-read 30.0 ms / 2.00 µs" and about["round_trip"].value == 110.0
+    assert about["wire"].text == "RTT 20 ms, 10000 KB/s each way"
+    assert full.verdict("performance") in ("good", "fair", "poor")
 
 
 def test_every_format_has_the_section() -> None:
     report = _report()
-    md = cloudpick.markdown(report, {}, Options())
-    assert md.startswith("## Cloud drive: pick two") and "| **9p** | off | 20 ms, 10000 KB/s each way | 110 ms" in md
-    assert "cloud-pick-two" in str(cloudpick.html(report, {}, Options(draw=False)))
-    (export,) = cloudpick.exports(report)
-    assert export.suffix == "-cloudpick" and [r["target"] for r in export.records] == ["native", "virtiofs", "9p"]
+    md = picktwo.markdown(report, {}, Options())
+    assert md.startswith("## Cloud drive: pick two")
+    assert "| **9p** | off<br>RTT 20 ms, 10000 KB/s each way<br>mkdir+rmdir 110 ms" in md, md
+    assert "cloud-pick-two" in str(picktwo.html(report, {}, Options(draw=False)))
+    (export,) = picktwo.exports(report)
+    assert export.suffix == "-picktwo" and {r["target"] for r in export.records} == {"native", "virtiofs", "9p"}
+    assert {r["lab"] for r in export.records} == {"cloud"}
     console = Console(width=200, record=True, file=io.StringIO())
-    for part in cloudpick.terminal(report, Options()):
+    for part in picktwo.terminal(report, Options()):
         console.print(part)
     text = console.export_text()
-    assert "durability at fsync()" in text and "‼ data loss" in text
+    assert "durability" in text and "‼ data loss" in text and "at close(): yes" in text
 
 
 def test_a_run_without_the_cloud_lab_has_no_section() -> None:
     report = build_report([study_run()])
-    assert cloudpick.cloud_rows(report) == [] and cloudpick.terminal(report, Options()) == []
-    assert cloudpick.markdown(report, {}, Options()) == "" and cloudpick.exports(report) == []
+    assert report.pick_two == () and picktwo.terminal(report, Options()) == []
+    assert picktwo.markdown(report, {}, Options()) == "" and picktwo.exports(report) == []

@@ -13,7 +13,7 @@ import pytest
 
 from mountbench.errors import UsageError
 from mountbench.labs.containers.mounts import MOUNT_TYPES
-from mountbench.labs.containers.run import HOST, mount_types, with_defaults
+from mountbench.labs.containers.rounds import HOST, mount_types, with_defaults
 from mountbench.labs.containers.workdir import LabDir, sweep_dead
 from mountbench.labs.leftovers import decode_mount_path
 from mountbench.labs.members import LABS
@@ -86,17 +86,25 @@ def test_mount_paths_are_decoded_as_the_kernel_escapes_them() -> None:
 
 
 def test_a_container_run_stores_its_own_facts_and_reads_them_back() -> None:
-    from mountbench.labfacts import ContainerLabFacts
+    from mountbench.labfacts import ContainerImage, ContainerLabFacts, ContainerMount
     from mountbench.model import RunConfig
     from mountbench.records.codec import config_from_dict, config_to_dict
 
-    facts = ContainerLabFacts(
-        {"engine": "podman 4.3.1", "image": {"id": "abc"}, "mounts": {"bind": {"fstype": "ext4"}}}
-    )
+    bind = ContainerMount("bind", "/mnt/bind", fstype="ext4", shares="both ways")
+    facts = ContainerLabFacts(engine="podman 4.3.1", image=ContainerImage(id="abc"), mounts=(bind,))
     config = RunConfig(repeat=3, seed=1, baseline="host", drop_caches="auto", lab=facts)
     stored = config_to_dict(config)
     assert stored["lab"]["name"] == "containers"
     assert config_from_dict(stored).lab == facts
+    # what the lab stored before issue 52 (one dict, its own in-container checks) reads as the same record
+    early = {"name": "containers", "facts": {"engine": "podman 4.3.1", "image": {"id": "abc"},
+             "mounts": {"bind": {"path": "/mnt/bind", "fstype": "ext4", "shares": "both ways"}},
+             "probe": {"capabilities": {"bind": {"xattr": {"ok": False, "errno": "ENOTSUP"}}}}}}  # fmt: skip
+    read = config_from_dict({**stored, "lab": early}).lab
+    assert isinstance(read, ContainerLabFacts) and read.mount("bind") == facts.mounts[0]
+    assert read.probe is not None and read.probe.mount("bind").shared
+    (xattr,) = read.probe.mount("bind").capabilities.results  # type: ignore[union-attr]
+    assert (xattr.capability, xattr.verdict, xattr.errno) == ("user_xattr", "no", "ENOTSUP")
 
 
 def test_podmans_network_configuration_and_caches_stay_in_the_labs_directory(tmp_path: Path) -> None:

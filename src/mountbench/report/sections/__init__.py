@@ -17,7 +17,7 @@ Never the renderers that iterate it (terminal, markdown, html, charts) and never
 from __future__ import annotations
 
 from mountbench.report.model import Report
-from mountbench.report.sections import clients, cloudpick, containerpick, costs, percentiles, picktwo, series, sweeps
+from mountbench.report.sections import clients, costs, percentiles, picktwo, series, sweeps
 from mountbench.report.sections.base import Export, Options, Section
 
 SECTIONS: tuple[Section, ...] = (
@@ -26,9 +26,7 @@ SECTIONS: tuple[Section, ...] = (
     sweeps,  # study S3: sweeps and grids
     series,  # within each sample (HTML only)
     clients,  # run --client: scaling and per-client figures
-    picktwo,  # lab --probe: performance, coherence, concurrency
-    cloudpick,  # cloudlab: performance, consistency with the remote, durability at fsync
-    containerpick,  # containers: performance, shared with the host, local-like semantics
+    picktwo,  # every lab's pick two: lab --probe, cloudlab, containers (picktwo/: each lab's judges)
 )  # type: ignore[assignment]
 
 

@@ -1,17 +1,13 @@
-""" "Pick two", measured: performance, coherence and concurrency of each lab mount, side by side.
-
-Study S3 summed up 9p's cache modes as "performance, reliability, concurrency: pick two".
-A lab run made with `mountbench lab --probe` holds what it takes to measure that instead
-of quoting it, per mount (and cache mode): picktwo/lab.py judges it once, when the report
-is built (Report.pick_two), on the scale both labs share (picktwo/scale.py).
-
-Each column gets a verdict (good, fair, poor; data loss; not shared: a virtual disk or the
-guest's own RAM has no second view; not measured). The section also carries the probe's
-own tables (what each mount supports, and every coherence check), rendered by probe.render.
-
-This module is the report's "pick two" section in every format: one table (a TableView)
-the terminal, Markdown and HTML lay out, CSV and JSON records, and the chart
-(picktwo/chart.py).
+""" "Pick two", measured, for every lab: its mounts down, its three properties across, each with a
+verdict (good, fair, poor; data loss; not shared; not measured) over what it stands on, and what
+each mount "gets". Study S3 summed up 9p's cache modes as "performance, reliability, concurrency:
+pick two"; each lab's run holds what it takes to measure its own three instead of quoting them.
+The report judges them once, when it is built (Report.pick_two: one per lab, picktwo/), and this
+one section shows each the same way in every format: the table (a TableView the terminal, Markdown
+and HTML lay out), its legend and notes, the lab's own tables (its mounts, what each supports), the
+probe's own tables where the lab's probe is probe/'s (rendered by probe.render), the chart where
+the lab draws one (picktwo/chart.py), and its records for CSV and JSON (one row per mount and
+measure, every lab's in one file).
 """
 
 from __future__ import annotations
@@ -28,131 +24,124 @@ from mountbench.probe import render as probe_render
 from mountbench.report.chartkeys import Chart
 from mountbench.report.csvexport import records_csv
 from mountbench.report.model import Report
-from mountbench.report.picktwo.chart import KEY, pick_two_figure
-from mountbench.report.picktwo.probed import PROPERTIES, TITLE, Measured, PickTwo
-from mountbench.report.picktwo.scale import LEGEND as SCALE
+from mountbench.report.picktwo.chart import pick_two_figure
+from mountbench.report.picktwo.rows import PickTwo
 from mountbench.report.picktwo.scale import verdict_cell
 from mountbench.report.sections.base import Export, Options
 from mountbench.report.tables import CellView, Line, RichLayout, TableView, md_text, note_links, rich_table
 from mountbench.report.tables import html as html_view
 from mountbench.report.tables import markdown as md_view
 
-LEGEND = f"{SCALE} · – not shared with the host · ? not measured"
+CSV_COLUMNS = ("lab", "target", "property", "property_verdict", "measure", "verdict", "text", "value", "unit",
+               "notes")  # fmt: skip
 
 
 def table(report: Report, found: PickTwo) -> TableView:
     """Mounts down, properties across: each property's verdict over what it stands on."""
+    about = [found.about_header] if found.about_header else []
     rows = []
     for row in found.rows:
-        cells = [CellView(row.mount, strong=True)]
-        for prop in PROPERTIES:
-            lines = [Line(m.marked, note_links(report.notes, m.notes)) for m in row.measures(prop)]
-            cells.append(verdict_cell(row.verdict(prop), lines))
+        cells = [CellView(row.label, strong=True)]
+        if about:
+            first, *rest = row.about or (None,)
+            cells.append(CellView(first.text if first else "–", lines=[Line(m.text, style="dim") for m in rest]))
+        for prop in row.properties:
+            lines = [Line(m.marked, note_links(report.notes, m.notes)) for m in prop.measures]
+            cells.append(verdict_cell(prop.verdict, lines))
         cells.append(CellView(row.gets))
         rows.append(cells)
-    return TableView(KEY, TITLE, ["mount", *PROPERTIES, "gets"], rows, numeric_from=1_000)
+    return TableView(found.key, found.title, [found.label_header, *about, *found.properties, "gets"], rows,
+                     numeric_from=1_000, caption=found.caption)  # fmt: skip
 
 
 # --- records: CSV and JSON -----------------------------------------------------------------------
 
-CSV_COLUMNS = ("mount", "property", "property_verdict", "measure", "verdict", "text", "value", "unit", "notes")
-_MEASURES = (
-    ("performance", "write", "sequential write at the best block size"),
-    ("performance", "tree", "tree"),
-    ("coherence", "visibility", "worst visibility delay"),
-    ("coherence", "stale", "reads right after a replace"),
-    ("concurrency", "locks", "locks across the views"),
-)
+
+def records(report: Report) -> list[dict[str, Any]]:
+    """One record per lab, mount and measure (JSON: `report --format json` adds them as pick_two)."""
+    out = []
+    for found in report.pick_two:
+        for row in found.rows:
+            parts = [("", "", m) for m in row.about]
+            parts += [(prop.name, prop.verdict, m) for prop in row.properties for m in prop.measures]
+            for name, verdict, measured in parts:
+                out.append(
+                    {
+                        "lab": found.lab,
+                        "target": row.label,
+                        "property": name,
+                        "property_verdict": verdict,
+                        "measure": measured.measure,
+                        "verdict": measured.verdict,
+                        "text": measured.text,
+                        "value": measured.value,
+                        "unit": measured.unit,
+                        "notes": "; ".join(report.notes[n - 1] for n in measured.notes),
+                    }
+                )
+    return out
 
 
 def exports(report: Report) -> list[Export]:
-    if report.pick_two is None:
+    found = records(report)
+    if not found:
         return []
-    note = "pick two: one row per mount and measure, with its verdict"
-    return [Export("pick_two", "-picktwo", note, records(report), records_csv(records(report), CSV_COLUMNS))]
-
-
-def records(report: Report) -> list[dict[str, Any]]:
-    """One record per mount and measure (JSON: `report --format json` adds them as pick_two)."""
-    found = report.pick_two
-    if found is None:
-        return []
-    out = []
-    for row in found.rows:
-        for prop, attr, _title in _MEASURES:
-            measured: Measured = getattr(row, attr)
-            out.append(
-                {
-                    "mount": row.mount,
-                    "property": prop,
-                    "property_verdict": row.verdict(prop),
-                    "measure": attr,
-                    "verdict": measured.verdict,
-                    "text": measured.text,
-                    "value": measured.value,
-                    "unit": measured.unit,
-                    "notes": "; ".join(report.notes[n - 1] for n in measured.notes),
-                }
-            )
-    return out
+    note = "pick two: one row per lab, mount and measure, with its verdict"
+    return [Export("pick_two", "-picktwo", note, found, records_csv(found, CSV_COLUMNS))]
 
 
 # --- terminal, Markdown, HTML ------------------------------------------------------------------------
 
 
 def terminal(report: Report, options: Options) -> list:
-    """The pick-two table, its notes, then the probe's own tables (nothing without lab --probe)."""
-    found = report.pick_two
-    if found is None:
-        return []
-    # the numbers' caveats are spelled out under the table, not marked in it
-    parts: list[RenderableType] = [
-        Text(""),
-        rich_table(table(report, found), layout=RichLayout(show_lines=True, marks=False)),
-    ]
-    parts.append(Text(LEGEND, style="dim"))
-    parts += [Text(line, style="dim") for line in found.notes]
-    parts += _caveat_lines(report, found)
-    for probe in found.probes:
-        parts += probe_render.render_document_terminal(probe.as_report())
-    return [Group(*parts)]
+    """Each lab's pick-two table, its legend and notes, its own tables, then the probe's tables."""
+    out: list[RenderableType] = []
+    for found in report.pick_two:
+        # the numbers' caveats are spelled out under the table (spell_caveats), else marked in it
+        layout = RichLayout(show_lines=True, marks=not found.spell_caveats)
+        parts: list[RenderableType] = [Text(""), rich_table(table(report, found), layout=layout)]
+        parts.append(Text(found.legend, style="dim"))
+        parts += [Text(line, style="dim") for line in found.notes]
+        if found.spell_caveats:
+            parts += _caveat_lines(report, found)
+        for view in found.terminal_tables or found.tables:
+            parts += [Text(""), rich_table(view)]
+        for probe in found.probes if found.probes_in_terminal else ():
+            parts += probe_render.render_document_terminal(probe.as_report())
+        out.append(Group(*parts))
+    return out
 
 
 def _caveat_lines(report: Report, found: PickTwo) -> list[Text]:
     """How the performance numbers were measured, spelled out under the table: 'caveat (on a, b)'."""
     on: dict[int, list[str]] = {}
     for row in found.rows:
-        for n in (*row.write.notes, *row.tree.notes):
-            if row.mount not in on.setdefault(n, []):
-                on[n].append(row.mount)
+        for prop in row.properties:
+            for n in (n for m in prop.measures for n in m.notes):
+                if row.label not in on.setdefault(n, []):
+                    on[n].append(row.label)
     return [Text(f"! {report.notes[n - 1]} (on {', '.join(on[n])})", style="yellow") for n in sorted(on)]
 
 
 def markdown(report: Report, charts: Mapping[str, str], options: Options) -> str:
-    """The section: heading, table, chart, notes, then the probe's tables ('' without --probe)."""
-    found = report.pick_two
-    if found is None:
-        return ""
-    parts = [f"## {md_text(TITLE)}", md_text(_intro(found)), md_view(table(report, found))]
-    if KEY in charts:
-        parts.append(f"![{md_text(TITLE)}]({charts[KEY]})")
-    parts.append(f"_{md_text(LEGEND)}_")
-    parts += [md_text(line) for line in found.notes]
-    for probe in found.probes:
-        parts.append(f"### {md_text(PROBE_HEADING)}")
-        parts.append(probe_render.render_document_markdown(probe.as_report()).rstrip())
-    return "\n\n".join(parts)
-
-
-PROBE_HEADING = "What each mount supports, and coherence in detail (lab --probe)"
-
-
-def _intro(found: PickTwo) -> str:
-    return (
-        "Study S3's trade-off for VM shared folders, measured on this run's mounts: performance from the benchmark "
-        f"run, coherence and concurrency from `lab --probe` ({found.repeat} repetitions, changes waited for up to "
-        f"{found.timeout_s:g} s). A mount 'gets' the properties judged good."
-    )
+    """Each lab's section: heading, intro, table, chart, legend, notes, its tables, the probe's tables."""
+    sections = []
+    for found in report.pick_two:
+        parts = [f"## {md_text(found.title)}"]
+        if found.intro:
+            parts.append(md_text(found.intro))
+        parts.append(md_view(table(report, found)))
+        if found.key in charts:
+            parts.append(f"![{md_text(found.title)}]({charts[found.key]})")
+        parts.append(f"_{md_text(found.legend)}_")
+        if found.notes:
+            parts.append("\n".join(f"- {md_text(line)}" for line in found.notes))
+        parts += [md_view(view) for view in found.tables]
+        for probe in found.probes:
+            parts.append(f"### {md_text(found.probe_heading)}")
+            parts.append(probe_render.render_document_markdown(probe.as_report()).rstrip())
+        sections.append("\n\n".join(parts))
+    return "\n\n".join(sections)
 
 
 CSS = """
@@ -165,41 +154,39 @@ CSS = """
 
 
 def html(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Options) -> Markup:
-    """The section as an HTML fragment ('' without --probe), its chart inline when drawn."""
-    found = report.pick_two
-    if found is None:
-        return Markup("")
+    """Each lab's section as an HTML fragment, its chart inline when drawn."""
     e = escape
-    out = [f'<section class="pick-two" id="{KEY}"><style>{CSS}{probe_render.PROBE_CSS}</style>']
-    out.append(f"<h2>{e(TITLE)}</h2><p>{e(_intro(found))}</p>")
-    out.append(str(html_view(table(report, found))))
-    if KEY in svgs:
-        out.append(f'<figure class="chart">{svgs[KEY][1]}</figure>')
-    out.append(f'<p class="legend">{e(LEGEND)}</p>')
-    out.append('<ul class="notes">' + "".join(f"<li>{e(line)}</li>" for line in found.notes) + "</ul>")
-    for probe in found.probes:
-        probed = probe.as_report()
-        out.append(f"<h3>{e(PROBE_HEADING)}</h3>")
-        lost = probe_render.data_loss(probed)
-        if lost:
-            out.append(
-                f'<div class="data-loss"><h4>‼ {e(probe_render.DATA_LOSS_TITLE)}</h4><ul>'
-                + "".join(f"<li>{e(line)}</li>" for line in lost)
-                + "</ul></div>"
-            )
-        if probed.targets:
-            out.append(probe_render.render_html_fragment(probed.targets, reference=probed.reference))
-        if probed.coherence:
-            out.append(
-                probe_render.render_coherence_html_fragment(probed.coherence, reference=probed.reference_coherence)
-            )
-    out.append("</section>")
+    out = []
+    for found in report.pick_two:
+        out.append(f'<section class="pick-two" id="{e(found.key)}"><style>{CSS}{probe_render.PROBE_CSS}</style>')
+        out.append(f"<h2>{e(found.title)}</h2>" + (f"<p>{e(found.intro)}</p>" if found.intro else ""))
+        out.append(str(html_view(table(report, found))))
+        if found.key in svgs:
+            out.append(f'<figure class="chart">{svgs[found.key][1]}</figure>')
+        out.append(f'<p class="legend">{e(found.legend)}</p>')
+        out.append('<ul class="notes">' + "".join(f"<li>{e(line)}</li>" for line in found.notes) + "</ul>")
+        out += [str(html_view(view)) for view in found.tables]
+        for probe in found.probes:
+            probed = probe.as_report()
+            out.append(f"<h3>{e(found.probe_heading)}</h3>")
+            lost = probe_render.data_loss(probed)
+            if lost:
+                out.append(
+                    f'<div class="data-loss"><h4>‼ {e(probe_render.DATA_LOSS_TITLE)}</h4><ul>'
+                    + "".join(f"<li>{e(line)}</li>" for line in lost)
+                    + "</ul></div>"
+                )
+            if probed.targets:
+                out.append(probe_render.render_html_fragment(probed.targets, reference=probed.reference))
+            if probed.coherence:
+                out.append(
+                    probe_render.render_coherence_html_fragment(probed.coherence, reference=probed.reference_coherence)
+                )
+        out.append("</section>")
     return Markup("\n".join(out))  # escaped above
 
 
 def charts(report: Report) -> list[Chart]:
-    """The pick-two chart, when the report holds a lab run made with --probe."""
-    found = report.pick_two
-    if found is None or not found.rows:
-        return []
-    return [Chart(KEY, "pick-two", TITLE, lambda: pick_two_figure(found))]
+    """Each lab's pick-two chart, where it draws one."""
+    return [Chart(found.key, "pick-two", found.title, lambda found=found: pick_two_figure(found))
+            for found in report.pick_two if found.chart and found.rows]  # fmt: skip
