@@ -211,3 +211,36 @@ def test_a_job_file_runs_in_the_container_and_podman_leaves_the_machines_own_sta
     assert "round 1/1 on the container" in said and "container · tmpfs · mine: ok" in said, said
     assert all(not events for events in seen.values()), seen
     assert_nothing_left(tmp_path)
+
+
+def test_a_killed_run_is_resumed_on_a_lab_made_again(tmp_path: Path) -> None:
+    """Every lab resumes (issue 52): `kill -9` once the first round is stored on both sides;
+    `containers --resume` makes the lab again (the same mount types, Podman and runtime), keeps what
+    was stored and takes only the sides' rounds that were not."""
+    import sqlite3
+
+    db = tmp_path / "db.sqlite"
+    killed = subprocess.Popen(
+        _command("--no-probe", "--mount", "tmpfs", "--only", "rnd4k-q1-read", "--repeat", "3", "--runtime", "1",
+                 "--size", "4M"),
+        env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    _wait_for(killed, "round 2/3 on the container")  # round 1 finished on both sides: stored
+    os.kill(killed.pid, signal.SIGKILL)
+    killed.wait(timeout=30)
+    with sqlite3.connect(db) as conn:
+        stored = conn.execute("SELECT run_id, target, round, started_at FROM samples").fetchall()
+    assert {(target, rnd) for _, target, rnd, _ in stored} == {("host", 0), ("tmpfs", 0)}, stored
+    run_id = stored[0][0]
+    out = tmp_path / "resumed.json"
+    done = subprocess.run(_command("--resume", run_id, "--json", str(out)), env=_env(tmp_path), capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"resuming run {run_id}: 4 side round(s) of 6 left" in done.stderr, done.stderr
+    (run,) = json.loads(out.read_text())["runs"]
+    assert run["status"] == "complete" and run["config"]["repeat"] == 3
+    taken = sorted((s["target"], s["round"]) for s in run["samples"] if s["ok"])
+    assert taken == sorted((t, r) for t in ("host", "tmpfs") for r in (0, 1, 2))
+    before = {(target, rnd): at for _, target, rnd, at in stored}
+    assert all(s["started_at"] == before[(s["target"], s["round"])] for s in run["samples"] if s["round"] == 0)
+    assert_nothing_left(tmp_path)
