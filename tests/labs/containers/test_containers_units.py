@@ -5,25 +5,88 @@ writes for itself, and mount paths as the kernel escapes them."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
 from mountbench.errors import UsageError
-from mountbench.labs.containers.mounts import MOUNT_TYPES
+from mountbench.labs.containers.mounts import MOUNT_TYPES, MountType
+from mountbench.labs.containers.mounts.containermount import PlainMount
 from mountbench.labs.containers.rounds import HOST, mount_types, with_defaults
-from mountbench.labs.containers.workdir import LabDir, sweep_dead
+from mountbench.labs.containers.workdir import LabDir, Names, sweep_dead
+from mountbench.labs.frame import Problem
 from mountbench.labs.leftovers import decode_mount_path
 from mountbench.labs.members import LABS
 from mountbench.model import RunOptions
 
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "containers.md"
 
-def test_the_registry_holds_the_five_mount_types_each_at_its_own_path() -> None:
-    assert list(MOUNT_TYPES) == ["bind", "volume", "layer", "tmpfs", "overlay"]
-    assert len({kind.path for kind in MOUNT_TYPES.values()}) == 5
+
+def docs_table_problems(types: Mapping[str, MountType]) -> list[str]:
+    """docs/containers.md's table of mount types against a registry: one row a type, in its order, at its
+    path inside; what differs, one line each (nothing: the page says what the lab mounts)."""
+    table = DOCS.read_text().split("| mount | inside at |", 1)[1].split("\n\n", 1)[0]
+    rows = re.findall(r"^\| `([^`]+)` \| `([^`]+)` \|", table, re.MULTILINE)
+    wanted = [(kind.name, kind.path) for kind in types.values()]
+    problems = [
+        f"docs/containers.md has no row for {name} at {path}" for name, path in wanted if (name, path) not in rows
+    ]
+    problems += [f"docs/containers.md lists {name} at {path}, not a mount type" for name, path in rows
+                 if (name, path) not in wanted]  # fmt: skip
+    if not problems and rows != wanted:
+        problems.append(f"docs/containers.md lists the mount types as {rows}, not in the registry's order")
+    return problems
+
+
+def test_the_registry_is_what_help_docs_and_the_lab_list_each_type_at_its_own_path() -> None:
+    from click.testing import CliRunner
+
+    from mountbench.cli.containers import containers
+
+    assert docs_table_problems(MOUNT_TYPES) == []
+    assert len({kind.path for kind in MOUNT_TYPES.values()}) == len(MOUNT_TYPES)
     assert LABS["containers"].variants is MOUNT_TYPES
+    said = " ".join(CliRunner().invoke(containers, ["--help"], terminal_width=200).output.split())
+    assert f"mount types, comma-separated or repeated: {', '.join(MOUNT_TYPES)}" in said, said
+
+
+class _Scratch(PlainMount):
+    """A throwaway mount type: what adding one takes (this class and one registry line)."""
+
+    name = "scratch"
+    path = "/mnt/scratch"
+    meaning = "a throwaway type that shows the registry is the list"
+    outlives = "no: a test's"
+
+    def prerequisites(self) -> list[Problem]:
+        return [Problem("no scratch tool", "apt-get install scratch")]
+
+    def run_args(self, lab: LabDir, names: Names) -> list[str]:
+        return ["--tmpfs", f"{self.path}:rw"]
+
+
+def test_a_mount_type_added_to_the_registry_is_chosen_checked_started_and_missed_by_the_docs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 52: adding a container mount type is one module and one registry line; the choice, the
+    checks, the container's options and the docs check follow from the registry (a throwaway type)."""
+    from mountbench.labs.containers.containerlab import run_options
+    from mountbench.labs.containers.containerplan import _stand_in
+
+    monkeypatch.setitem(MOUNT_TYPES, "scratch", _Scratch())
+    assert [t.name for t in mount_types(["scratch,bind"])] == ["bind", "scratch"]
+    assert [t.name for t in mount_types([])][-1] == "scratch"
+    with pytest.raises(UsageError, match=r"choose from: bind, volume, layer, tmpfs, overlay, scratch$"):
+        mount_types(["nfs"])
+    assert "no scratch tool" in [p.what for p in LABS["containers"].prerequisites(variants=["scratch"])]
+    assert "no scratch tool" not in [p.what for p in LABS["containers"].prerequisites(variants=["bind"])]
+    argv = run_options(_stand_in(), mount_types(["scratch"]))
+    assert argv[-2:] == ["--tmpfs", "/mnt/scratch:rw"]
+    assert docs_table_problems(MOUNT_TYPES) == ["docs/containers.md has no row for scratch at /mnt/scratch"]
 
 
 def test_mount_types_are_chosen_in_registry_order_and_unknown_ones_refused() -> None:
