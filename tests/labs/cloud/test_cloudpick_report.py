@@ -78,3 +78,18 @@ def test_a_run_without_the_cloud_lab_has_no_section() -> None:
     report = build_report([study_run()])
     assert report.pick_two == () and picktwo.terminal(report, Options()) == []
     assert picktwo.markdown(report, {}, Options()) == "" and picktwo.exports(report) == []
+
+
+def test_a_cold_figure_without_an_interval_still_shows_its_warm_figure_beside_it() -> None:
+    """One sample a side has no interval: the cold figure is 'not measured' against the baseline, and the
+    warm figure is shown beside it all the same (it was shown only when there was an interval)."""
+    from support.factories import make_run
+
+    from mountbench.report.picktwo.performance import headline_rows, judge_row
+
+    report = build_report([make_run({("native", "random-read"): [100.0], ("9p", "random-read"): [50.0]},
+                                    baseline="native")])  # fmt: skip
+    (row,) = headline_rows(report)
+    (judged,) = judge_row(report, row, ["9p"], None, "cold ", lambda label: f", warm {label}-figure").values()
+    assert judged.verdict == "not measured"
+    assert judged.text == "random-read: cold 50.0 IOPS (no interval), warm 9p-figure", judged.text

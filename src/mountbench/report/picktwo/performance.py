@@ -63,8 +63,9 @@ def judge_row(
         cell = row.cells[label]
         against = slower_than(row, label, report.summary.baseline, reference)
         if against is None:
-            found[label] = Measured(row.workload, f"{row.workload}: {phase}{shown} (no interval)", "not measured",
-                                    figures[label], row.metric.unit, report.measurement_marks(cell))  # fmt: skip
+            text = f"{row.workload}: {phase}{shown} (no interval){beside(label)}"  # a warm figure even so
+            found[label] = Measured(row.workload, text, "not measured", figures[label], row.metric.unit,
+                                    report.measurement_marks(cell))  # fmt: skip
             continue
         factor, near, far = against
         text = f"{row.workload}: {phase}{shown}{span(factor, near, far)}{beside(label)}"
