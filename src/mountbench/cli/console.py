@@ -51,9 +51,11 @@ def print_run(
     The report's modules (statistics, numpy) load here, not with the command: a command refused
     up front, and `run` in the lab's emulated guest until its end, go without them."""
     from mountbench.report.content import build_report
+    from mountbench.report.grid import one_unit
     from mountbench.report.terminal import render_run
 
-    report = build_report([run], baseline=baseline, metrics=metrics, unit=unit)
+    # the summary grid in the unit `show` uses, so that its notes have the numbers `show` names
+    report = build_report([run], baseline=baseline, metrics=metrics, unit=one_unit([run], unit, metrics))
     for part in render_run(report, per_client=per_client):
         (console or out).print(part)
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from markupsafe import Markup, escape
 
 from mountbench import __version__
-from mountbench.report import views
+from mountbench.report import tokens, views
 from mountbench.report.chartkeys import Chart
 from mountbench.report.chartkit import page_chart, page_css, page_jobs, render_all
 from mountbench.report.charts import plan_charts
@@ -93,8 +93,8 @@ def render_html(report: Report, *, with_charts: bool = True, per_client: bool = 
     svgs = _page_svgs(page_charts(report)) if with_charts else {}
     page = build_page(report, svgs, Options(per_client=per_client, draw=with_charts))
     html = environment().get_template("report.html.j2").render(page=page)
-    for phrase in OTHER_MEDIA:
-        html = html.replace(str(escape(phrase)), "").replace(phrase, "")
+    for phrase in OTHER_MEDIA:  # as the page wrote it: escaped, each option in its unbreakable span
+        html = html.replace(str(tokens.html(phrase)), "").replace(str(escape(phrase)), "").replace(phrase, "")
     return html.replace("</style>", page_css(html) + "</style>", 1)  # the colours every chart's ink names
 
 
@@ -182,14 +182,14 @@ def warning_groups(report: Report) -> list[WarningGroup]:
     for text in report.warnings:
         kind = _kind_of(text)
         group = groups.setdefault(("warning", kind), WarningGroup(kind, "warning", []))
-        group.items.append(WarningItem(Markup("{}").format(text)))
+        group.items.append(WarningItem(tokens.html(text)))
     for caveat in measurement_caveats(report):
         number = report.notes.index(caveat.text) + 1
         group = groups.setdefault(("caveat", caveat.code), WarningGroup(_kind_of(caveat.text), "caveat-note", []))
         group.items.append(
             WarningItem(
                 Markup('<a href="#note-{}">[{}]</a> {} — the highlighted cells carry this caveat.').format(
-                    number, number, caveat.text
+                    number, number, tokens.html(caveat.text)
                 )
             )
         )
