@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -240,9 +240,12 @@ class ProgressEvents:
         self.pending: list[PlanItem] = []
         self.eta = LearnedEta({w.name: w.kind for w in workloads}, learnt)
         self.started = self.last_end = time.monotonic()
-        # an item the plan did not have (a round --until or --budget added): the session's ETA at its
-        # start, and when that was
-        self.added_eta: tuple[float, float] | None = None
+        # under --until or a budget: the session's ETA at the start of the sample in flight (an upper bound: the
+        # rounds the run may still add, each at most, engine/session.py), and when that was; counted down
+        self.bound_eta: tuple[float, float] | None = None
+        # the most rounds a cell may get (the session's, as the budget fixes them): 'round 4 of at most 12'
+        self.at_most: Callable[[], int | None] = lambda: None
+        self.planned_said = False  # 'planned rounds taken' is said once
 
     def on_start(self, run_id: str, plan: list[PlanItem], pending: list[PlanItem]) -> None:
         self.total = len(plan)  # the bar counts warm-ups too: they take time
@@ -309,14 +312,19 @@ class ProgressEvents:
         """The planned items after ``item``; None for an item the plan did not have (an adaptive round)."""
         return self.pending[self.pending.index(item) + 1 :] if item in self.pending else None
 
+    def round_name(self, item: PlanItem) -> str:
+        """'round 4', and under --until or a budget 'round 4 of at most 12' (issue 48)."""
+        at_most = self.at_most() if self.pace.adds_rounds and not item.warmup else None
+        return f"{item.name} of at most {at_most}" if at_most else item.name
+
     def on_sample_start(self, item: PlanItem, done: int, total: int, eta_s: float) -> None:
-        description = f"{item.target} · {item.workload} ({item.name})"
+        description = f"{item.target} · {item.workload} ({self.round_name(item)})"
         self.total = max(self.total, total)  # rounds added by --until/--budget grow N: n never passes it
         left = self._left(item)
-        if left is not None:  # this item's own time (its setup already ran) plus what is left after it
+        if self.pace.adds_rounds:  # the session's bound: the planned rounds and every round it may add
+            self.bound_eta = (eta_s, time.monotonic())
+        elif left is not None:  # this item's own time (its setup already ran) plus what is left after it
             eta_s = self._eta(self.eta.remaining([item, *left]))
-        else:
-            self.added_eta = (eta_s, time.monotonic())
         if self.progress is not None:
             self.progress.update(self.task, description=description, completed=done, total=total, eta=eta_s,
                                  bound=self._bound())  # fmt: skip
@@ -329,8 +337,8 @@ class ProgressEvents:
         planned = self._left(item)
         left = planned or []
         eta = self._eta(self.eta.remaining(left))
-        if planned is None and self.added_eta is not None:  # an added round: the session's own ETA, counted down
-            eta = max(0.0, self.added_eta[0] - (now - self.added_eta[1]))
+        if self.bound_eta is not None:  # the session's bound, counted down
+            eta = max(0.0, self.bound_eta[0] - (now - self.bound_eta[1]))
         value = measured(sample, self.workloads.get(item.workload))
         if self.progress is not None:
             self.progress.update(self.task, completed=self.done, eta=eta, bound=self._bound())
@@ -344,10 +352,10 @@ class ProgressEvents:
         elapsed = clock(time.monotonic() - self.started)
         width = len(str(self.total))
         fields = [
-            f"{self.done:>{width}}/{self.total} {item.name}",
+            f"{self.done:>{width}}/{self.total} {self.round_name(item)}",
             item.target,
             f"{item.workload}: {value}",
-            f"{elapsed} elapsed, {self._after(eta, bool(left) or self.done < self.total)}",
+            f"{elapsed} elapsed, {self._after(eta, bool(left) or self.done < self.total, planned is not None)}",
         ]
         # one line per sample where it fits the width (80 columns piped); else wrapped between
         # its fields, never inside a number or a name (issue 37: piped lines reached 84 columns)
@@ -360,16 +368,16 @@ class ProgressEvents:
             return "planned samples taken: deciding whether a comparison needs another round, then cleaning up"
         return "every sample taken: removing the run's scratch directories"
 
-    def _after(self, eta: float, more_planned: bool) -> str:
-        """What follows the sample: an ETA, or, once the plan is done, what the run does next
-        (never "done" while rounds may still be added)."""
-        if more_planned:
-            return f"ETA {clock(eta)}"
+    def _after(self, eta: float, more: bool, planned: bool = True) -> str:
+        """What follows the sample: an ETA (under --until or a budget an upper bound, 'ETA ≤ 1m40s', counting
+        down), once the plan is done what the run does next, said once, and never "done": after its last
+        sample the run still cleans up and reports (issue 48: cdm said "done" 6.3 s before the end)."""
         if not self.pace.adds_rounds:
-            return "done"
-        if self._budget_left() is not None:
-            return f"planned rounds taken; rounds for undecided comparisons may follow, ETA {clock(eta)}"
-        return "planned rounds taken; rounds for undecided comparisons may follow"
+            return f"ETA {clock(eta)}" if more else "last sample taken"
+        if planned and not more and not self.planned_said:
+            self.planned_said = True
+            return f"planned rounds taken; rounds for undecided comparisons may follow, ETA ≤ {clock(eta)}"
+        return f"ETA ≤ {clock(eta)}"
 
     def on_finish(self, run_id: str, status: str) -> None:
         if self.progress is not None:

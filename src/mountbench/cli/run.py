@@ -21,7 +21,7 @@ from mountbench.fio.binary import find_fio
 from mountbench.host import facts as hostinfo
 from mountbench.host import outputs
 from mountbench.kinds import host_facts
-from mountbench.model import PlanItem, Workload
+from mountbench.model import PlanItem
 from mountbench.records.events import EventLog, Fanout
 from mountbench.records.export import write_document
 from mountbench.report.document import make_document
@@ -124,17 +124,20 @@ def _session(
 ) -> Session:
     """``handed``: costs learnt elsewhere (--learnt-json), for the pairs this database has not seen."""
     learnt = {**(handed or {}), **learnt_costs_here(store, request)}
-    return Session(
+    progress = ProgressEvents(err, request.workloads, Pace.of(request.config), learnt)
+    session = Session(
         request.config,
         request.targets,
         request.workloads,
         request.runners,
         store,
-        _events(events_out, request.workloads, Pace.of(request.config), learnt),
+        _events(events_out, progress),
         run_id=run_id,
         on_saved=_exporter(store, json_out),
         watch=request.watch,
     )
+    progress.at_most = session.rounds_at_most  # 'round 4 of at most 12', as the budget fixes the rounds
+    return session
 
 
 def _execute(
@@ -203,14 +206,8 @@ def learnt_costs_here(store: Store, request: runrequest.RunRequest) -> Mapping[t
     return learnt_costs([store.load_run(run_id) for run_id in recent], request.targets, request.workloads)
 
 
-def _events(
-    events_out: outputs.Output | None,
-    workloads: Sequence[Workload] = (),
-    pace: Pace | None = None,
-    learnt: Mapping[tuple[str, str], float] | None = None,
-) -> Events:
+def _events(events_out: outputs.Output | None, progress: ProgressEvents) -> Events:
     """The progress bar, plus a JSON-lines event log when asked for (the lab reads it)."""
-    progress = ProgressEvents(err, workloads, pace, learnt)
     if events_out is None:
         return progress
     # the file lives as long as the process; appended to, so it is opened where the checked path leads
