@@ -16,8 +16,9 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from mountbench.errors import TargetError, UsageError
 from mountbench.host import fsinstance, odirect
@@ -115,7 +116,14 @@ def default_labels(paths: list[Path], taken: set[str] | frozenset[str] = frozens
     """Automatic labels for ``paths``: ``name (fstype)``, with as many parent directories as it
     takes to tell two apart (``x/data (ext4)``, ``y/data (ext4)``) or from a ``taken`` label;
     characters that are not printable become '?'."""
-    types = [find_mount(path).fstype for path in paths]
+    return distinct_labels(paths, [find_mount(path).fstype for path in paths], taken)
+
+
+def distinct_labels(
+    paths: Sequence[PurePath], types: Sequence[str], taken: set[str] | frozenset[str] = frozenset()
+) -> list[str]:
+    """default_labels with each path's filesystem type given: the one way run, doctor and probe name a
+    target (issue 48: doctor named two directories both 'nr-newcomer (ext4)', probe cut one short)."""
     depths = [1] * len(paths)
     longest = max((len(p.parts) for p in paths), default=1)
     while True:
@@ -131,7 +139,7 @@ def _printable(text: str) -> str:
     return "".join(c if c.isprintable() else "?" for c in text)
 
 
-def _tail(path: Path, depth: int) -> str:
+def _tail(path: PurePath, depth: int) -> str:
     """The last ``depth`` parts of ``path`` ('/' for the root; the whole path when it has no more)."""
     parts = [p for p in path.parts if p != "/"]
     if not parts:
