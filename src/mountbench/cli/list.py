@@ -10,8 +10,8 @@ from pathlib import Path
 
 import click
 
+from mountbench.cli.common import db_option
 from mountbench.cli.console import out
-from mountbench.cli.options import db_option
 from mountbench.engine.workloads import DEFAULT_PRESET
 from mountbench.report.tokens import hold, release
 from mountbench.store import Store, default_db_path
