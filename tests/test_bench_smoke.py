@@ -23,6 +23,7 @@ EXPECTED = {
     "clients_scaling.py": "wall time of the whole run",
     "container_fidelity.py": "alternating blocks: median ratio",
     "fidelity.py": "all workloads pooled",
+    "first_eta.py": "first ETA",
     "jobfiles.py": "mountbench / plain fio, each job's IOPS",
     "lab_boot.py": "in guest: python",
     "overhead.py": "mountbench's own share",

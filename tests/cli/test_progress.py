@@ -281,3 +281,46 @@ def test_a_failed_layout_is_laid_out_again_by_the_next_sample_on_its_target():
     assert eta.owed == {}
     assert eta.expected(_item("sshfs", "write", 2.8, 1)) == pytest.approx(4.0)  # a timed part, not 139 s
     assert eta.expected(LaysOut(1, 0, "sshfs", "read", 137.0, layout_s=134.2)) == pytest.approx(139.0)
+
+
+def test_a_workload_with_no_runtime_of_its_own_is_paced_like_the_samples_taken():
+    """Issue 48: the tree preset's first ETA was 13m05s for 288 s: its churn jobs (fio, no runtime: 60 s
+    placeholders) kept their placeholders while the tree actions' pace was learnt. Until its own kind is
+    measured, a sample with no bound of its own is expected to take what the samples so far took (their
+    median), and the opening line says those have no runtime instead of calling a placeholder a bound."""
+    import io
+
+    from rich.console import Console
+
+    from mountbench.cli.progress import ProgressEvents
+    from mountbench.engine.workloads import assemble
+
+    workloads = assemble(["tree"], [])
+    stream = io.StringIO()
+    events = ProgressEvents(Console(file=stream, width=300), workloads)
+    plan = [_item("a", w.name, 60.0 if w.kind == "fio" else 3.1) for w in workloads]
+    events.on_start("r", plan, plan)
+    assert "none with a runtime of its own (their time is learnt from the first samples)" in stream.getvalue()
+    assert "at most" not in stream.getvalue()
+    first = plan[0]
+    events.eta.record(first, 0.8)
+    churn = next(item for item in plan if item.workload.startswith("churn"))
+    assert events.eta.expected(churn) == pytest.approx(0.8)  # not its 60 s placeholder
+    assert events.eta.remaining(plan[1:]) < 20
+
+
+def test_until_alone_says_the_planned_rounds_time_and_the_most_its_rounds_take():
+    """Issue 48: `--until 10%` said "about 45 s" (its planned rounds) for 218 s."""
+    import io
+
+    from rich.console import Console
+
+    from mountbench.cli.progress import Pace, ProgressEvents
+    from mountbench.model import RunOptions
+
+    stream = io.StringIO()
+    events = ProgressEvents(Console(file=stream, width=300), pace=Pace.of(RunOptions(until=0.1)))
+    plan = [_item(t, "seq", 1.0, r) for r in range(3) for t in ("a", "b")]
+    events.on_start("r", plan, plan)
+    said = stream.getvalue()
+    assert "the 3 planned rounds about 6 s" in said and "at most 24 s if comparisons stay undecided" in said

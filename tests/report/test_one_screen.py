@@ -71,3 +71,20 @@ def test_list_stays_within_80_columns_with_a_job_file_run_stored(tmp_path):
         row = next(line for line in listed if line.startswith(run_id))
         # a run's id, status and samples on one line, never wrapped away from each other
         assert "complete" in row and row.rstrip().endswith(samples), row
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_the_answer_is_said_again_last(name):
+    """Issue 48, item 13: after `run`'s hundred lines of detail the headline had scrolled away; the run ends
+    with it (cli/run.py prints report.terminal.answer after its notices), the busy machine left out."""
+    from mountbench.report.terminal import answer
+
+    runs = read_document(DATA / f"{name}.json")
+    report = build_report(runs)
+    console = Console(width=80, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
+    console.print(answer(report))
+    said = " ".join(console.export_text().split())
+    assert said.startswith("Answer: ▶")
+    for headline in report.headlines:
+        assert (" ".join(headline.text.split()) in said) == (headline.kind != "noise"), headline.text
+    assert f"mountbench show {runs[0].id}" in said

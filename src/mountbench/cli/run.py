@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from mountbench.cli.console import command_line, err, out, print_run
+from mountbench.cli.console import command_line, err, out, print_answer, print_run
 from mountbench.cli.options import debug_option, given_run_options, options_from_json, pop_run_options, run_options
 from mountbench.cli.progress import LearnedEta, Pace, ProgressEvents, clock, work_said
 from mountbench.engine import request as runrequest
@@ -152,13 +152,14 @@ def _execute(
 ) -> None:
     status = run_to_end(session, command=command, host=host, resume=resume)
     run = store.load_run(session.run_id)
-    if json_out is not None and json_out.is_stdout:  # the document alone on stdout; the tables go to stderr
-        print_run(run, per_client=per_client, console=err)
-        write_document(json_out, make_document([run]))
-    else:
-        print_run(run, per_client=per_client)
+    console = err if json_out is not None and json_out.is_stdout else out  # the document alone on stdout
+    report = print_run(run, per_client=per_client, console=console)
+    if console is err:
+        write_document(json_out, make_document([run], summary=report.summary, stops=report.stops))
     for notice in session.notices:
         err.print(f"warning: {notice}", markup=False)
+    if run.samples:
+        print_answer(report, console)  # last: the answer, not the detail, is what stays on the screen
     failed = sum(not sample.ok for sample in run.samples)
     err.print(f"run {run.id} {status}: {len(run.samples)} samples stored, {failed} failed", markup=False,
               highlight=False)  # fmt: skip

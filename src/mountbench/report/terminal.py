@@ -62,6 +62,23 @@ def headline_lines(report: Report) -> list[Fields]:
     ]
 
 
+def answer(report: Report) -> Group:
+    """What the run decided, said last (`run` ends with it): each target's headline, and where to see the
+    rest again."""
+    ids = report.runs[0].id if len(report.runs) == 1 else "RUN"
+    lines = [line for line, h in zip(headline_lines(report), report.headlines, strict=True) if h.kind != NOISE]
+    return Group(
+        Text("Answer:", style="bold"),
+        *lines,
+        Fields(
+            [f"the grid again: mountbench show {ids}", f"charts: mountbench report {ids} --out report.html"],
+            style="dim",
+            indent=2,
+            first_indent=2,
+        ),
+    )
+
+
 def render_report(report: Report) -> Group:
     """Everything `run`, `show` and `lab` print after a run."""
     parts: list = [_title(report)]
