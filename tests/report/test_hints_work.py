@@ -74,7 +74,7 @@ def _hinted_numbers(hint: str) -> set[int]:
 def test_show_names_commands_that_work_and_notes_detail_prints(imported, name):
     env, run_id, root = imported["env"], imported["ids"][name], imported["root"]
     short = mountbench("show", run_id, env=env).stdout
-    start = short.rindex("\n", 0, short.rindex("the detail")) + 1  # the hint: its last lines
+    start = short.rindex("\n", 0, short.rindex("detail")) + 1  # the hint: its last lines
     grid, hint = short[:start], " ".join(short[start:].split())
     commands = [c.strip() for c in re.findall(r"mountbench (?:show|report) [^;]+", hint)]
     assert f"mountbench show {run_id} --detail" in commands, hint

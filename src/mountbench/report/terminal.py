@@ -116,7 +116,7 @@ def render_short(report: Report) -> Group:
     cited = report.cited(report.grid.rows())
     if cited:
         said.append(f"{'notes' if len(cited) > 1 else 'note'} {number_ranges(cited)}")
-    lead = f"{' and '.join(said)} and the detail" if said else "the detail and how the run was made"
+    lead = f"{' and '.join(said)} and the detail" if said else "detail and run facts"
     parts.append(
         Fields(
             [f"{lead}: mountbench show {ids} --detail", f"charts: mountbench report {ids} --out report.html"],
