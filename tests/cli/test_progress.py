@@ -324,3 +324,15 @@ def test_until_alone_says_the_planned_rounds_time_and_the_most_its_rounds_take()
     events.on_start("r", plan, plan)
     said = stream.getvalue()
     assert "the 3 planned rounds about 6 s" in said and "at most 24 s if comparisons stay undecided" in said
+
+
+def test_a_first_sample_that_laid_out_its_files_paces_the_samples_with_no_runtime_too():
+    """The tree preset's first sample was its churn (fio, laying out its files): with no sample that laid out
+    nothing, the samples with no runtime of their own kept their placeholders (first ETA 8m34s for 50 s)."""
+    from mountbench.cli.progress import LearnedEta
+    from mountbench.engine.plan import LaysOut
+
+    eta = LearnedEta({"churn": "fio", "extract": "tree"}, unbounded=frozenset({"churn", "extract"}))
+    eta.record(LaysOut(0, 0, "a", "churn", 60.1, layout_s=0.1), 0.5)
+    assert eta.expected(_item("b", "extract", 3.1)) == pytest.approx(0.5)
+    assert eta.expected(LaysOut(0, 0, "b", "churn", 60.1, layout_s=0.1)) == pytest.approx(0.5)

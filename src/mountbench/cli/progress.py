@@ -172,9 +172,10 @@ class LearnedEta:
             # no bound, no pace of its kind yet: like the samples taken so far (the middle one, a layout's at its
             # planned pace beside), not its placeholder (issue 48: the tree preset's churn kept its 60 s each,
             # and its first ETA said 13m57s for 79 s)
-            taken = [t for (_target, _workload, laid), times in self.taken.items() if not laid for t in times]
+            unlaid = [t for (_target, _workload, laid), times in self.taken.items() if not laid for t in times]
+            taken = unlaid or [t for times in self.taken.values() for t in times]  # else those that laid out too
             if taken:
-                return statistics.median(taken) + (layout_of(item) + owed if lays else 0.0)
+                return statistics.median(taken) + (layout_of(item) + owed if lays and unlaid else 0.0)
         return estimate
 
     def remaining(self, items: Sequence[PlanItem]) -> float:
