@@ -25,6 +25,7 @@ EXPECTED = {
     "cloudlab_byhand.py": "lab medians within the by-hand range",
     "container_fidelity.py": "alternating blocks: median ratio",
     "fidelity.py": "all workloads pooled",
+    "first_eta.py": "first ETA",
     "image_fidelity.py": "interleaved pairs",
     "jobfiles.py": "mountbench / plain fio, each job's IOPS",
     "lab_boot.py": "in guest: python",

@@ -46,6 +46,9 @@ class Decided:
     family: Family[ComparisonKey]
     moderations: tuple[Moderation, ...] = ()
     run_levels: tuple[tuple[str, RunLevel], ...] = ()  # (target label, what its comparisons used)
+    # twin → the comparison it is the same measurement as (bandwidth and IOPS of one job): decided there, at
+    # that comparison's stage, so what its note advises is counted at that stage too
+    aliases: tuple[tuple[ComparisonKey, ComparisonKey], ...] = ()
 
     @classmethod
     def empty(cls) -> Decided:
@@ -53,6 +56,11 @@ class Decided:
 
     def run_level(self, target: str) -> RunLevel | None:
         return dict(self.run_levels).get(target)
+
+    def stage_of(self, key: ComparisonKey) -> int:
+        """The stage a comparison was decided at: its twin's, for the same measurement in another unit."""
+        source = dict(self.aliases).get(key, key)
+        return self.family.stage_of.get(source, HEADLINE)
 
 
 def usable_samples(samples: Sequence[Sample], metric: str, show: str = "") -> tuple[list[Sample], tuple[Caveat, ...]]:
@@ -172,7 +180,7 @@ def _decide(runs: Sequence[RunData], baseline: str) -> Decided:
     same = {key: min(same_share(c, max(1, int(comparisons[key].n))) for c in configs) for key in comparisons}
     family = decide_family(comparisons, shares, same_shares=same, stage_of=stages, aliases=aliases)
     used = tuple((label, levels[label]) for label in targets if label in levels)
-    return Decided(family, moderations, used)
+    return Decided(family, moderations, used, tuple(aliases.items()))
 
 
 TWIN_TOLERANCE = 1e-6  # per-round log ratios this close are one measurement (fio rounds bandwidth and IOPS apart)

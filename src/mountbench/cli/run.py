@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from mountbench.cli.against import against_options, pop_gate
-from mountbench.cli.console import command_line, err, out, print_run
+from mountbench.cli.console import command_line, err, out, print_answer, print_run
 from mountbench.cli.options import (
     check_database,
     debug_option,
@@ -24,14 +24,14 @@ from mountbench.cli.progress import LearnedEta, Pace, ProgressEvents, clock, wor
 from mountbench.engine import request as runrequest
 from mountbench.engine import upfront
 from mountbench.engine.history import learnt_costs
-from mountbench.engine.session import Events, Session, check_space, plan_dry_run, run_to_end, sweep_leftovers
+from mountbench.engine.session import Session, check_space, plan_dry_run, run_to_end, sweep_leftovers
 from mountbench.errors import Interrupted, RunFailed, TargetError, UsageError
 from mountbench.fio.binary import find_fio
 from mountbench.host import contain, outputs
 from mountbench.host import facts as hostinfo
 from mountbench.host import targets as targets_mod
 from mountbench.kinds import host_facts
-from mountbench.model import PlanItem, RunData, RunOptions, Workload
+from mountbench.model import PlanItem, RunData, RunOptions
 from mountbench.records.events import EventLog, Fanout
 from mountbench.records.export import write_document
 from mountbench.report.document import make_document
@@ -151,17 +151,20 @@ def _session(
     """``handed``: costs learnt elsewhere (--learnt-json), for the pairs this database has not seen."""
     learnt = {**(handed or {}), **learnt_costs_here(store, request)}
     log = _event_log(events_out)
-    return Session(
+    progress = ProgressEvents(err, request.workloads, Pace.of(request.config), learnt)
+    session = Session(
         request.config,
         request.targets,
         request.workloads,
         request.runners,
         store,
-        _events(log, request.workloads, Pace.of(request.config), learnt),
+        progress if log is None else Fanout(progress, log),  # the progress bar, and the event log when asked for
         run_id=run_id,
         on_saved=_saved(_exporter(store, json_out), log),
         watch=request.watch,
     )
+    progress.at_most = session.rounds_at_most  # 'round 4 of at most 12', as the budget fixes the rounds
+    return session
 
 
 def _execute(
@@ -179,13 +182,14 @@ def _execute(
         err.print(f"warning: containment: {fence.fact()}", markup=False, highlight=False)
     status = run_to_end(session, command=command, host=host, resume=resume)
     run = store.load_run(session.run_id)
-    if json_out is not None and json_out.is_stdout:  # the document alone on stdout; the tables go to stderr
-        print_run(run, per_client=per_client, console=err)
-        write_document(json_out, make_document([run]))
-    else:
-        print_run(run, per_client=per_client)
+    console = err if json_out is not None and json_out.is_stdout else out  # the document alone on stdout
+    report = print_run(run, per_client=per_client, console=console)
+    if console is err:
+        write_document(json_out, make_document([run], summary=report.summary, stops=report.stops))
     for notice in session.notices:
         err.print(f"warning: {notice}", markup=False)
+    if run.samples:
+        print_answer(report, console)  # last: the answer, not the detail, is what stays on the screen
     if session.export_failed and json_out is not None:
         raise RunFailed(
             f"run {run.id} is {status} and stored, but --json {json_out} could not be written "
@@ -246,17 +250,6 @@ def _event_log(events_out: outputs.Output | None) -> EventLog | None:
     # the file lives as long as the process; appended to, so it is opened where the checked path leads
     stream = sys.stdout if events_out.is_stdout else open(events_out.real, "a", buffering=1)  # noqa: SIM115
     return EventLog(stream)
-
-
-def _events(
-    log: EventLog | None,
-    workloads: Sequence[Workload] = (),
-    pace: Pace | None = None,
-    learnt: Mapping[tuple[str, str], float] | None = None,
-) -> Events:
-    """The progress bar, plus the event log when there is one."""
-    progress = ProgressEvents(err, workloads, pace, learnt)
-    return progress if log is None else Fanout(progress, log)
 
 
 def _saved(export: Callable[[str], None] | None, log: EventLog | None) -> Callable[[str], None] | None:

@@ -27,7 +27,7 @@ from mountbench.report.model import Report
 from mountbench.report.picktwo.chart import pick_two_figure
 from mountbench.report.picktwo.rows import PickTwo
 from mountbench.report.picktwo.scale import verdict_cell
-from mountbench.report.sections.base import Export, Options
+from mountbench.report.sections.base import Export, Options, nothing
 from mountbench.report.tables import CellView, Line, RichLayout, TableView, md_text, note_links, rich_table
 from mountbench.report.tables import html as html_view
 from mountbench.report.tables import markdown as md_view
@@ -190,3 +190,6 @@ def charts(report: Report) -> list[Chart]:
     """Each lab's pick-two chart, where it draws one."""
     return [Chart(found.key, "pick-two", found.title, lambda found=found: pick_two_figure(found))
             for found in report.pick_two if found.chart and found.rows]  # fmt: skip
+
+
+page_charts = nothing  # the page draws no chart of its own here
