@@ -5,6 +5,7 @@ two tests. Also: a killed run's leftovers are cleaned by the next run, and Ctrl-
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import signal
@@ -164,9 +165,12 @@ def test_cloudlab_compares_local_disk_with_cache_modes_at_two_rtts(compared: Com
     # the section in the other formats: Markdown and the CSV of its records
     md = compared.reports["md"]
     assert "Cloud drive: pick two" in md and "first read / cached re-read" in md
-    rows = (tmp_path / "r-cloudpick.csv").read_text().splitlines()
-    assert rows[0].startswith("target,mode,rtt_ms,bandwidth_kbps,round_trip_ms,first_read_ms")
-    assert len(rows) == 1 + len(labels)
+    with (tmp_path / "r-picktwo.csv").open(newline="") as rows:  # every lab's pick two, one row a measure
+        records = list(csv.DictReader(rows))
+    assert {r["lab"] for r in records} == {"cloud"} and {r["target"] for r in records} >= set(labels)
+    measured = {(r["target"], r["measure"]) for r in records}
+    assert all((label, "mode") in measured for label in labels)  # the local disk: the baseline, its mode alone
+    assert all((label, what) in measured for label in labels[1:] for what in ("wire", "round_trip", "reads"))
     assert_nothing_left(tmp_path)
     print(f"cloudlab end to end: {compared.took:.1f} s")
 
@@ -188,7 +192,7 @@ def test_every_format_says_which_phase_a_figure_is(compared: Compared) -> None:
         assert "(S4), cold" in shown and "(S4), warm" in shown, fmt
         assert "cold: each working file" in shown and "warm: read after" in shown, fmt
         assert "rated on the cold figures" in shown, fmt  # pick two says which it rates
-    pick = (tmp / "r-cloudpick.csv").read_text()
+    pick = (tmp / "r-picktwo.csv").read_text()
     assert "random-read: cold" in pick and ", warm" in pick
     assert "(S4), cold" in compared.reports["csv"] and "(S4), warm" in compared.reports["csv"]
 
