@@ -840,7 +840,7 @@ class FioRunner(RunnerDefaults):
         if done.timed_out:
             raise WorkloadFailed(hang_message(jobs_of(prepared.workload), timeout), raw)
         try:
-            parsed = parse_fio(load_fio_json(raw))
+            parsed = parse_fio(load_fio_json(raw), as_groups=True)  # what fio's group_reporting gives
         except FioOutputError as exc:
             message = fio_message(done.stderr) or str(exc)
             raise WorkloadFailed(f"fio failed (exit {done.returncode}): {message}", raw) from None
