@@ -111,3 +111,30 @@ def test_jobs_that_end_apart_give_fios_group_reporting_figure(tmp_path: Path, mb
     assert metrics["short/read.iops"] == pytest.approx(500, rel=0.05)  # each job's own rate, as fio gives it
     assert metrics["long/read.iops"] == pytest.approx(500, rel=0.05)
 
+
+TIOBENCH_SHAPED = (
+    "[global]\nioengine=psync\nbs=64k\nsize=6m\nnumjobs=2\nruntime=200ms\ntime_based=1\n"
+    "[f1]\nrw=write\n[f2]\nstonewall\nrw=randwrite\n[f3]\nstonewall\nrw=read\n[f4]\nstonewall\nrw=randread\n"
+)
+
+
+def test_sections_one_after_another_lay_out_their_files_one_at_a_time(tmp_path: Path, mb_env):
+    """Issue 49, item 19: tiobench's shape (four stonewalled sections, each two jobs with files of their
+    own) was refused on a filesystem that holds one section's files, since all four sections' files were
+    counted at once; mountbench measures them as four workloads and lays out one's files at a time
+    (another's are deleted first), so the run needs the largest one's room, and says so in the dry run."""
+    from support import realmounts
+
+    job = tmp_path / "tio.fio"
+    job.write_text(TIOBENCH_SHAPED)
+    out = tmp_path / "run.json"
+    with realmounts.tmpfs("32m") as small:  # one section: 2 x 6 MiB; all four: 48 MiB
+        dry = mountbench("run", str(small), "--job", str(job), "--dry-run", "--repeat", "2", env=mb_env)
+        assert dry.returncode == 0, dry.stderr
+        assert "at most 12.0 MiB at once" in " ".join(dry.stdout.split()), dry.stdout
+        proc = mountbench("run", str(small), "--job", str(job), "--repeat", "2", "--json", str(out), env=mb_env)
+        assert proc.returncode == 0, proc.stderr
+        assert [p.name for p in small.iterdir()] == []
+    (run,) = load_export(out)["runs"]
+    assert [w["name"] for w in run["workloads"]] == ["f1", "f2", "f3", "f4"]
+    assert len(run["samples"]) == 8 and all(s["ok"] for s in run["samples"]), [s["error"] for s in run["samples"]]
