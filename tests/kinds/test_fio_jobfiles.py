@@ -138,3 +138,39 @@ def test_sections_one_after_another_lay_out_their_files_one_at_a_time(tmp_path: 
     (run,) = load_export(out)["runs"]
     assert [w["name"] for w in run["workloads"]] == ["f1", "f2", "f3", "f4"]
     assert len(run["samples"]) == 8 and all(s["ok"] for s in run["samples"]), [s["error"] for s in run["samples"]]
+
+
+def test_every_engine_this_fio_lists_is_sorted():
+    """fio --enghelp's engines are each in fio/engines.py's table, so the reason a job is refused with
+    (or not) is the engine's own, never a guess."""
+    import subprocess
+
+    from mountbench.fio import engines
+
+    listed = subprocess.run(["fio", "--enghelp"], capture_output=True, text=True, timeout=30).stdout
+    names = {line.strip() for line in listed.splitlines()[1:] if line.strip()}
+    assert names and names <= engines.KNOWN, names - engines.KNOWN
+
+
+def test_a_path_a_job_names_is_placed_by_its_name_where_mountbench_measures(tmp_path: Path, mb_env, tmpfs_dir: Path):
+    """Issue 49, item 20, one rule for directory= and a path: filename=/tmp/... was refused ("use a relative
+    name") while directory= was replaced. Now both say what mountbench does: a job's files go in each
+    target's scratch directory, fio's logs in the run's work folder, and of a path only the name is kept.
+    Nothing is written where the file says; the file and the log land where mountbench measures."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    job = tmp_path / "paths.fio"
+    job.write_text(f"[global]\ndirectory={elsewhere}\n[w]\nioengine=psync\nrw=write\nbs=4k\nsize=1m\n"
+                   f"filename={elsewhere}/data\nwrite_bw_log={elsewhere}/bw\n"
+                   f"[r]\nstonewall\nioengine=psync\nrw=read\nbs=4k\nsize=1m\nfilename={elsewhere}/data\n")  # fmt: skip
+    out = tmp_path / "run.json"
+    dry = mountbench("run", str(tmpfs_dir), "--job", str(job), "--dry-run", "--repeat", "1", env=mb_env)
+    assert dry.returncode == 0, dry.stderr
+    assert f"; set by mountbench: filename={elsewhere}/data placed by its name (mountbench says where)" in dry.stdout
+    assert f"; set by mountbench: directory={elsewhere} replaced (mountbench says where)" in dry.stdout
+    proc = mountbench("run", str(tmpfs_dir), "--job", str(job), "--repeat", "1", "--json", str(out), env=mb_env)
+    assert proc.returncode == 0, proc.stderr
+    (run,) = load_export(out)["runs"]
+    assert [w["name"] for w in run["workloads"]] == ["paths"]  # one file still: write and read stay together
+    assert all(s["ok"] for s in run["samples"]), [s["error"] for s in run["samples"]]
+    assert list(elsewhere.iterdir()) == []

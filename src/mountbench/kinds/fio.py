@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -397,7 +398,7 @@ def with_job_options(workload: Workload, per_job: Sequence[Sequence[tuple[str, s
     if "sections" in workload.spec:
         extras = iter(per_job)
         sections = [
-            s if s.is_global else Section(s.name, (*s.options, *next(extras)))
+            s if s.is_global else replace(s, options=(*s.options, *next(extras)))
             for s in sections_from_spec(workload.spec["sections"])
         ]
         spec["sections"] = sections_to_spec(sections)
@@ -423,7 +424,8 @@ def _sections_spec(spec: Mapping[str, Any], extra: Sequence[tuple[str, str | Non
     if not spec.get("sections"):
         return {}
     sections = [
-        s if s.is_global else Section(section, (*s.options, *extra)) for s in sections_from_spec(spec["sections"])
+        s if s.is_global else replace(s, name=section, options=(*s.options, *extra))
+        for s in sections_from_spec(spec["sections"])
     ]
     return {"sections": sections_to_spec(sections)}
 
@@ -439,7 +441,7 @@ def _capped(sections: Sequence[Section]) -> tuple[Section, ...]:
             continue
         merged = FioJob(section.name, (*globals_seen, *section.options))
         extra = () if merged.get("runtime") is not None else (("runtime", str(JOB_FILE_RUNTIME_CAP_S)),)
-        out.append(Section(section.name, (*section.options, *extra)))
+        out.append(replace(section, options=(*section.options, *extra)))
     return tuple(out)
 
 
@@ -616,9 +618,10 @@ class FioRunner(RunnerDefaults):
         # (target, file group) -> the workloads that took a sample on the files as last laid out:
         # a workload coming back to them starts a new round, and the files are laid out anew
         self.layouts: dict[tuple[str, str], set[str]] = {}
-        # (target, job file) -> the file group whose files are laid out there, and its files: the one
-        # workload of the file whose files the target holds (space_needed, _make_room)
-        self.present: dict[tuple[str, str], tuple[str, list[fiofiles.WorkingFile]]] = {}
+        # (target, job file) -> each file group of the file's workloads laid out one at a time, its files
+        # (prepare); and the groups whose files the target may hold (space_needed, _make_room)
+        self.file_sets: dict[tuple[str, str], dict[str, list[fiofiles.WorkingFile]]] = {}
+        self.present: dict[tuple[str, str], set[str]] = {}
         self.placement = random.Random()  # the spacers' sizes (fiofiles.place_spacer); placement is never replayed
 
     @property
@@ -725,18 +728,21 @@ class FioRunner(RunnerDefaults):
         )
 
     def _make_room(self, prepared: Prepared, ctx: TargetContext) -> None:
-        """Before a workload's files are laid out, delete those another workload of its job file left
-        on this target (space_needed counts one at a time), and forget that layout: that workload
-        lays its files out anew when it comes back, as it does every round."""
+        """Before a workload's files are laid out, delete those the other workloads of its job file may
+        have left on this target (space_needed counts one at a time; at a run's first layout, or a
+        resumed run's, any of them may be there), and forget their layouts: each lays its files out
+        anew when it comes back, as it does every round."""
         if not self._one_at_a_time(prepared.workload):
             return
         mine = prepared.workload.description.space_group
         key = (ctx.target.label, prepared.workload.source)
-        held = self.present.get(key)
-        if held is not None and held[0] != mine:
-            fiofiles.remove(held[1], ctx.scratch)
-            self.layouts.pop((ctx.target.label, held[0]), None)
-        self.present[key] = (mine, list(prepared.payload.get("files") or ()))
+        sets = self.file_sets.get(key, {})
+        present = self.present.setdefault(key, set(sets))
+        for group in sorted(present - {mine}):
+            fiofiles.remove(sets.get(group, []), ctx.scratch)
+            self.layouts.pop((ctx.target.label, group), None)
+        present.clear()
+        present.add(mine)
 
     def prepare(self, workload: Workload, ctx: TargetContext, settings: RunSettings) -> Prepared:
         job = FioJob.from_spec(workload.spec)
@@ -783,6 +789,9 @@ class FioRunner(RunnerDefaults):
         text = render_workload(workload, overrides, comment)
         bound = workload.description.duration_bound_s
         files = _working_files(jobs, ctx.scratch)
+        if files and self._one_at_a_time(workload):
+            sets = self.file_sets.setdefault((ctx.target.label, workload.source), {})
+            sets[workload.description.space_group] = files
         precondition = None
         laid = [one for one in jobs if not _unlinks(one) and fiofiles.working_files(one, ctx.scratch, fio_variables())]
         if files and self.file_state in fiofiles.PRECONDITIONED and laid and len(laid) == len(_with_files(jobs)):
