@@ -84,3 +84,11 @@ def test_a_file_named_as_another_section_names_its_files_by_default_is_shared():
     """[b] names [a]'s own file (a.0.0, fio's default name): one file, one workload."""
     text = "[global]\nsize=1m\n[a]\nrw=write\n[b]\nstonewall\nrw=read\nfilename=./a.0.0\n[c]\nstonewall\nrw=read\n"
     assert groups(text) == [("a+b", ["global", "a", "b"]), ("c", ["global", "c"])]
+
+
+def test_a_donor_name_left_from_the_globals_binds_only_e4defrag_jobs():
+    """donorname= is e4defrag's option: a libaio job below the same [global] moves no donor file."""
+    text = (
+        "[global]\nioengine=e4defrag\ndonorname=d\nsize=1m\n[a]\nrw=write\n[b]\nstonewall\nioengine=libaio\nrw=read\n"
+    )
+    assert groups(text) == [("a", ["global", "a"]), ("b", ["global", "b"])]

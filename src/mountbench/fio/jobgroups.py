@@ -58,9 +58,11 @@ def _file_keys(job: FioJob) -> set[str]:
     the donor file e4defrag moves blocks with (``donorname=``), so that a section that names another's
     file, or shares its donor, is seen to work on it. A pattern with too many files (or one only fio
     can fill in) stands for them as a pattern."""
-    if engines.engine_name(job.get("ioengine")) in engines.NO_IO:
+    engine = engines.engine_name(job.get("ioengine"))
+    if engine in engines.NO_IO:
         return set()
-    keys = {posixpath.normpath(job.get("donorname") or "")} - {"."}
+    donor = job.get("donorname") if engine == "e4defrag" else None  # e4defrag's option: other engines drop it
+    keys = {posixpath.normpath(donor or "")} - {"."}
     if job.get("filename"):
         return keys | {posixpath.normpath(name) for name in (job.get("filename") or "").split(":") if name}
     pattern = (job.get("filename_format") or "$jobname.$jobnum.$filenum").replace(
