@@ -35,3 +35,12 @@ def test_every_engine_fio_has_is_sorted_once():
     for engine in engines.KNOWN:
         assert sum(engine in each for each in classes) == 1, engine
     assert frozenset().union(*classes) == engines.KNOWN
+
+
+def test_a_gpu_file_engines_own_options_pass_so_the_reason_given_is_the_engine_itself():
+    """libcufile's cuda_io= and gpu_dev_ids= (libhipfile's rocm_io=) choose how it moves files: they pass the
+    allowlist, so a job using it is refused, where fio lacks it, as "engine libcufile is not in this fio"."""
+    from mountbench.fio.jobfile import parse_sections
+
+    text = "[a]\nioengine=libcufile\ncuda_io=posix\ngpu_dev_ids=0\n[b]\nioengine=libhipfile\nrocm_io=posix\n"
+    assert [s.name for s in parse_sections(text)] == ["a", "b"]

@@ -364,7 +364,7 @@ disable_bw_measurement gtod_cpu unified_rw_reporting continue_on_error error_dum
 hugepage-size flow_id flow flow_sleep steadystate steadystate_duration steadystate_ramp_time
 userspace_reap cmdprio_percentage cmdprio_class cmdprio cmdprio_bssplit nowait hipri hipri_percentage
 fixedbufs registerfiles sqthread_poll sqthread_poll_cpu nonvectored uncached force_async thp
-stat_type inplace donorname cpuload cpumode cpuchunks exit_on_io_done
+stat_type inplace donorname cpuload cpumode cpuchunks exit_on_io_done gpu_dev_ids cuda_io rocm_io
 """
 ALLOWED = frozenset(_ALLOWED_NAMES.split())
 
