@@ -174,3 +174,50 @@ def test_a_path_a_job_names_is_placed_by_its_name_where_mountbench_measures(tmp_
     assert [w["name"] for w in run["workloads"]] == ["paths"]  # one file still: write and read stay together
     assert all(s["ok"] for s in run["samples"]), [s["error"] for s in run["samples"]]
     assert list(elsewhere.iterdir()) == []
+
+
+SHARED_BY_DEFAULT_NAME = (
+    "[global]\nioengine=psync\nbs=4k\nsize=256k\n"
+    "[a]\nrw=write\nverify=crc32c\ndo_verify=0\n"  # writes a.0.0 (fio's default name) with verify headers
+    "[b]\nstonewall\nrw=read\nfilename=./a.0.0\nverify=crc32c\n"  # reads [a]'s file back and checks it
+    "[c]\nstonewall\nrw=randread\n"  # a file of its own: independent
+)
+
+
+def test_stonewalled_sections_sharing_a_file_stay_together_in_order(tmp_path: Path, mb_env, tmpfs_dir: Path):
+    """Issue 49, item 20: [b] names [a]'s file as fio names it (a.0.0, `--debug=file` says both add it),
+    so they are one workload run as written, [a] first; split apart, [b] ran alone on files mountbench
+    laid out, in shuffled order, and its verify found no headers. [c] shares nothing: a workload of its own."""
+    import subprocess
+
+    job = tmp_path / "shared.fio"
+    job.write_text(SHARED_BY_DEFAULT_NAME)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    fio_view = subprocess.run(["fio", "--debug=file", f"--directory={plain}", str(job)], cwd=plain,
+                              capture_output=True, text=True, timeout=60, check=True).stdout  # fmt: skip
+    added = re.findall(r"add file (\S+)", fio_view)
+    assert [Path(name).name for name in added] == ["a.0.0", "a.0.0", "c.0.0"], added  # fio's own view: one file
+    out = tmp_path / "run.json"
+    proc = mountbench("run", str(tmpfs_dir), "--job", str(job), "--repeat", "2", "--json", str(out), env=mb_env)
+    assert proc.returncode == 0, proc.stderr
+    (run,) = load_export(out)["runs"]
+    assert sorted(w["name"] for w in run["workloads"]) == ["a+b", "c"]
+    samples = run["samples"]
+    assert len(samples) == 4 and all(s["ok"] for s in samples), [s["error"] for s in samples]
+    grouped = [s for s in samples if s["workload"] == "a+b"]
+    assert all(s["metrics"]["a/write.iops"] > 0 and s["metrics"]["b/read.iops"] > 0 for s in grouped)
+
+
+def test_an_engine_of_another_system_is_named_as_missing_not_as_a_device(tmp_path: Path, mb_env, tmpfs_dir: Path):
+    """Issue 49, item 20: windowsaio is Windows' file engine; it was refused as "drives a device". On this
+    fio it is refused for what is true: this fio was built without it (and nothing is written)."""
+    from support.runhelpers import assert_one_line_error
+
+    job = tmp_path / "win.fio"
+    job.write_text("[a]\nioengine=windowsaio\nrw=read\nsize=1m\n")
+    before = snapshot(tmpfs_dir)
+    proc = mountbench("run", str(tmpfs_dir), "--job", str(job), "--dry-run", env=mb_env)
+    line = assert_one_line_error(proc, "windowsaio", "not in this fio")
+    assert "device" not in line
+    assert snapshot(tmpfs_dir) == before
