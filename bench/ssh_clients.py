@@ -1,12 +1,14 @@
 """`mountbench run --client ssh://ns1 --client ssh://ns2 --client ssh://ns3 share=…` from a
-clean state: three network namespaces with a real sshd each (key-based, an ssh config in
-a temporary directory given through $MOUNTBENCH_SSH_CONFIG), a shared tmpfs, nothing
-started by hand. Prints the run's wall time against the sum of fio's runtimes, each
-sample's start skew and overlap (from each client's own timestamps), what the overlap
-check said, and whether anything mountbench started is still running afterwards. Root
+clean state: three (or ``--clients N``) network namespaces with a real sshd each (key-based, an
+ssh config in a temporary directory given through $MOUNTBENCH_SSH_CONFIG), a shared tmpfs, nothing
+started by hand. Prints the setup (from the command's start to its first sample: the SSH logins,
+the fio servers started and checked, the files laid out), the run's wall time against the sum of
+fio's runtimes, each sample's start skew and overlap (from each client's own timestamps), what the
+overlap check said, and whether anything mountbench started is still running afterwards. Root
 only (namespaces, tmpfs).
 
-    .venv/bin/python bench/ssh_clients.py [--preset NAME] [--repeat N] [--runtime S] [--size SIZE] [--smoke]
+    .venv/bin/python bench/ssh_clients.py [--clients N] [--preset NAME] [--repeat N] [--runtime S] [--size SIZE]
+    .venv/bin/python bench/ssh_clients.py --smoke
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from mountbench.store import Store
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--clients", type=int, default=3, help="client machines (network namespaces), default 3")
     parser.add_argument("--preset", help="a preset (default: run's own default)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--runtime", help="seconds per fio job (default: the preset's)")
@@ -45,16 +48,18 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="mountbench-bench-ssh-") as home, realmounts.tmpfs("1g") as share:
         cache = Path(home) / "cache"
         cache.mkdir()
-        with netns.clients(3) as spaces:
-            env_of = {i: {"XDG_CACHE_HOME": str(cache), "PATH": "/usr/local/bin:/usr/bin:/bin"} for i in range(3)}
+        with netns.clients(args.clients) as spaces:
+            env_of = {i: {"XDG_CACHE_HOME": str(cache), "PATH": "/usr/local/bin:/usr/bin:/bin"}
+                      for i in range(args.clients)}  # fmt: skip
             setup = sshd.setup(Path(home) / "keys", spaces, env_of)
             try:
                 env = dict(os.environ, MOUNTBENCH_DB=str(Path(home) / "results.sqlite"),
                            MOUNTBENCH_SSH_CONFIG=str(setup.config))  # fmt: skip
-                command = [sys.executable, "-m", "mountbench", "run", "--client", "ssh://ns1", "--client",
-                           "ssh://ns2", "--client", "ssh://ns3", f"share={share}", *extra]  # fmt: skip
-                print("$", " ".join(command[2:]).replace(f"{sys.executable} -m ", ""), flush=True)
-                t0 = time.monotonic()
+                given = [word for i in range(args.clients) for word in ("--client", f"ssh://ns{i + 1}")]
+                command = [sys.executable, "-m", "mountbench", "run", *given, f"share={share}", *extra]
+                print("$", " ".join(command[2:]).replace(f"{sys.executable} -m ", ""), f"({os.getloadavg()[0]:.2f} "
+                      "load)", flush=True)  # fmt: skip
+                t0, started = time.monotonic(), time.time()
                 done = subprocess.run(command, env=env, capture_output=True, text=True)
                 wall = time.monotonic() - t0
                 if done.returncode != 0:
@@ -67,6 +72,9 @@ def main() -> None:
                 sshd.stop(setup.servers)
         with Store(Path(env["MOUNTBENCH_DB"])) as store:
             run = store.load_run("last")
+    first = min(sample.started_at for sample in run.samples)
+    print(f"setup: the first sample began {first - started:.1f} s after the command started "
+          f"({args.clients} clients: SSH logins, fio servers started and checked, files laid out)")  # fmt: skip
     report(run, wall)
     print(f"left running on the clients: {len(left)} marked processes, {len(sessions)} ssh sessions; "
           f"remote run directories left: {len(leftover_dirs)}")  # fmt: skip

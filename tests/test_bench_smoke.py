@@ -22,8 +22,10 @@ EXPECTED = {
     "aa.py": "called faster/slower",
     "aa_against.py": "pairs calling anything regressed",
     "clients_scaling.py": "wall time of the whole run",
+    "cloudlab_byhand.py": "lab medians within the by-hand range",
     "container_fidelity.py": "alternating blocks: median ratio",
     "fidelity.py": "all workloads pooled",
+    "first_eta.py": "first ETA",
     "image_fidelity.py": "interleaved pairs",
     "jobfiles.py": "mountbench / plain fio, each job's IOPS",
     "lab_boot.py": "in guest: python",
@@ -74,6 +76,12 @@ def _prerequisites(name: str) -> None:
 
         if lab_problems():
             pytest.skip(f"bench/{name} needs the container lab: {lab_problems()[0]} ({lab_problems()[0].fix})")
+    if name == "cloudlab_byhand.py":
+        from mountbench.labs.cloud.prereq import lab_problems as cloud_problems
+
+        if cloud_problems() or os.geteuid() != 0:
+            why = f"{cloud_problems()[0]} ({cloud_problems()[0].fix})" if cloud_problems() else "root (drop_caches)"
+            pytest.skip(f"bench/{name} needs the cloud lab and {why}")
     if name in ("clients_scaling.py", "ssh_clients.py") and os.geteuid() != 0:
         pytest.skip(f"bench/{name} needs root (network namespaces, a tmpfs)")
 

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from mountbench.errors import UsageError
@@ -60,3 +62,25 @@ def test_rates_and_sizes_step_past_giga_and_round_up_a_step():
     assert format_rate(999.7e6) == "1.00 GB/s" and format_rate(500) == "0.500 kB/s"
     assert format_bytes(1023.9 * 1024) == "1.00 MiB" and format_bytes(5 * 1024**5) == "5.00 PiB"
     assert format_bytes(3 * 1024**6) == "3.00 EiB"
+
+
+@pytest.mark.parametrize("exponent", range(-60, 61, 1))
+def test_no_format_prints_a_long_string_of_digits(exponent):
+    """Issue 48: a note printed '0.0000000000000000000000000000000000000000157–6359999999999999985272673105858114'.
+    Whatever the magnitude, every format is short: sig3 counts in M…E past a million, says 1/N below 0.0001 and
+    a power of ten past 10²¹."""
+    from mountbench.units import sig3
+
+    value = 1.5734 * 10.0**exponent
+    for found in (sig3(value), format_count(value), format_bytes(value), format_rate(value), format_seconds(value)):
+        assert len(found) <= 16 and not re.search(r"\d{8}", found), found
+        assert "e+" not in found and "e-" not in found, found
+
+
+def test_sig3_keeps_its_plain_digits_in_between():
+    from mountbench.units import sig3
+
+    assert [sig3(v) for v in (0.000391, 0.0391, 6.2, 1243.0, 125_000.0)] == ["0.000391", "0.0391", "6.20", "1240",
+                                                                                  "125000"]  # fmt: skip
+    assert [sig3(v) for v in (999_990.0, 59_000_000.0, 1.69e-8, 6.36e36)] == ["1.00M", "59.0M", "1/59.2M",
+                                                                              "6.36×10³⁶"]  # fmt: skip

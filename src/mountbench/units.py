@@ -85,9 +85,14 @@ def _stepped(value: float, step: float, units: tuple[str, ...], space: str) -> s
         return f"{_sig3(value)}{space}{units[0]}"
     for power, unit in enumerate(units):
         text = _sig3(value / step**power)
-        if abs(float(text)) < step or power == len(units) - 1:
+        if power == len(units) - 1 or "1/" in text or (_is_plain(text) and abs(float(text)) < step):
             return f"{text}{space}{unit}"
     raise AssertionError("unreachable")
+
+
+def _is_plain(text: str) -> bool:
+    """Digits alone (not sig3's 1.00M, 1/25600 or 1.57×10²¹)."""
+    return bool(re.fullmatch(r"-?[\d.]+", text))
 
 
 def format_seconds(seconds: float) -> str:
@@ -100,15 +105,20 @@ def format_seconds(seconds: float) -> str:
         return f"{_sig3(seconds * 1e3)} ms"
     if seconds < 600:
         return f"{_sig3(seconds)} s"
+    if seconds >= 48 * 3600:  # never '277777777h46m': days, and sig3 keeps even those short
+        return f"{sig3(seconds / 86400)} days"
     minutes, secs = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
 
 
 def _sig3(value: float) -> str:
-    """Three significant figures without scientific notation (0.9996 is ``1.00``, not ``1.000``)."""
+    """Three significant figures without scientific notation (0.9996 is ``1.00``, not ``1.000``);
+    never a long string of digits (sig3's forms past a million and below 0.0001)."""
     if value == 0 or not math.isfinite(value):
         return f"{value:g}"
+    if not SIG3_SMALL <= abs(value) < SIG3_LARGE:
+        return sig3(value)
     magnitude = math.floor(math.log10(abs(value)))
     text = f"{value:.{max(0, 2 - magnitude)}f}"
     if abs(float(text)) >= 10 ** (magnitude + 1):  # rounded up to the next power of ten: one digit fewer
@@ -116,16 +126,48 @@ def _sig3(value: float) -> str:
     return text
 
 
+SIG3_LARGE = 1e6  # from here sig3 counts in M, G, T, P, E: never a string of digits (issue 48)
+SIG3_SMALL = 1e-4  # below this sig3 says 1/N: 0.0000000169 is 1/59.2M
+_SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
 def sig3(value: float) -> str:
-    """Three significant digits for people, never scientific notation: 0.0391, 6.20, 25.6, 201, 1240."""
+    """Three significant digits for people, never scientific notation and never a long string of
+    digits: 0.0391, 6.20, 25.6, 201, 1240, 125000; from a million on counted in M, G, T, P, E
+    (59.0M, as format_count counts); below 0.0001 as one over that (1/59.2M); past 10²¹ as a
+    power of ten (6.36×10³⁶). At most 11 characters, whatever the value."""
     if not math.isfinite(value):
         return "?"
     if value == 0:
         return "0"
+    if value < 0:
+        return "-" + sig3(-value)
+    if value < SIG3_SMALL:
+        return "1/" + sig3(1 / value)
+    text = _plain(value)
+    return _large(value) if value >= SIG3_LARGE or float(text) >= SIG3_LARGE else text
+
+
+def _plain(value: float) -> str:
+    """sig3's digits for a positive finite value, however large or small."""
     magnitude = math.floor(math.log10(abs(value)))
     if magnitude >= 2:
         return f"{round(value, 2 - magnitude):.0f}"
     text = f"{value:.{2 - magnitude}f}"
     if abs(float(text)) >= 10 ** (magnitude + 1):  # 9.996 rounds up to 10.00: one digit too many
-        return sig3(float(text))
+        return _plain(float(text))
     return text
+
+
+def _large(value: float) -> str:
+    """sig3 from a million on: 1.00M … 999E, then 1.00×10²¹ (a power of ten)."""
+    if value < 999.5e18:
+        for power, suffix in ((6, "M"), (9, "G"), (12, "T"), (15, "P"), (18, "E")):
+            text = _plain(value / 10**power)
+            if float(text) < 1000:  # 999.6M rounds to 1000M: one step up
+                return text + suffix
+    exponent = math.floor(math.log10(value))
+    mantissa = _plain(value / 10**exponent)
+    if float(mantissa) >= 10:
+        exponent, mantissa = exponent + 1, _plain(value / 10 ** (exponent + 1))
+    return f"{mantissa}×10{str(exponent).translate(_SUPERSCRIPTS)}"

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 import pytest
-from support.simulate import QUICK, Scenario, adaptive_run, fixed_run, verdicts
+from support.simulate import QUICK, Scenario, adaptive_run, fixed_run, metric_of, verdicts
 
 from mountbench.analysis.decided import decide_runs
 from mountbench.analysis.reach import reach
@@ -124,7 +124,7 @@ def test_projections_are_met_in_at_least_three_runs_of_four():
         first = fixed_run(scenario, rng)
         family = decide_runs([first], "a").family
         for workload in first.workloads:
-            comparison = family.comparisons.get((workload.name, workload.description.headline[0], "b"))
+            comparison = family.comparisons.get((workload.name, metric_of(workload), "b"))
             if comparison is None or comparison.verdict != "undecided":
                 continue
             step = family.step_alphas.get(1, 0.045)
@@ -132,7 +132,7 @@ def test_projections_are_met_in_at_least_three_runs_of_four():
             if found is None or found.sure_rounds is None or found.sure_rounds > 30:
                 continue
             again = adaptive_run(scenario, rng, 0.05, max_repeat=max(3, found.sure_rounds))
-            later = decide_runs([again], "a").family.comparisons[(workload.name, workload.description.headline[0], "b")]
+            later = decide_runs([again], "a").family.comparisons[(workload.name, metric_of(workload), "b")]
             asked += 1
             met += later.verdict != "undecided" or later.precise
     assert asked >= 30

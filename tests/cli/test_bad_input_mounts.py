@@ -109,3 +109,27 @@ def _fill(directory):
                 out.flush()
         except OSError:
             pass
+
+
+def test_dry_run_refuses_a_size_that_fills_the_target_and_names_one_that_fits(mb_env):
+    """Issue 48: `--size 64M` on a 64 MiB tmpfs: the dry run said "✓ space … a run would start", and the run
+    then failed all 18 samples with "working file has 64.0 MiB of 64.0 MiB; it was removed". Now both refuse
+    before the first write, naming a --size that fits; with it the dry run says go and the run takes its
+    samples."""
+    import re
+
+    realmounts.require_root()
+    with realmounts.tmpfs("64m") as small:
+        before = snapshot(small)
+        dry = mountbench("run", str(small), "--size", "64M", "--dry-run", env=mb_env)
+        run = mountbench("run", str(small), "--size", "64M", env=mb_env)
+        assert snapshot(small) == before
+        assert dry.returncode == 2 and "✗ space: not enough space" in " ".join(dry.stdout.split())
+        assert_one_line_error(run, "not enough space", "--size")
+        fits = re.search(r"--size (\d+)M fits", run.stderr)
+        assert fits, run.stderr
+        size = f"{fits.group(1)}M"
+        dry = mountbench("run", str(small), "--size", size, "--dry-run", env=mb_env)
+        assert dry.returncode == 0 and "a run would start" in dry.stdout, dry.stdout + dry.stderr
+        ran = mountbench("run", str(small), "--size", size, "--repeat", "1", "--only", "seq1m-q8-*", env=mb_env)
+        assert ran.returncode == 0 and "2 samples stored, 0 failed" in ran.stderr, ran.stderr

@@ -62,3 +62,20 @@ def test_an_unknown_preset_is_bad_input() -> None:
         "mountbench: error: unknown preset 'nope'; choose from " + proc.stderr.split("choose from ", 1)[1].strip()
     ]
     assert "quick" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_doctor_names_each_target_as_a_run_of_them_does(tmp_path: Path, mb_env: dict[str, str]) -> None:
+    """Issue 48: `doctor` labelled two different directories both 'nr-newcomer (ext4)' (each resolved alone),
+    while `run` told them apart ('a/nr-newcomer (ext4)', 'b/nr-newcomer (ext4)'): one labelling for both."""
+    import re
+
+    needs_fio()
+    dirs = [tmp_path / side / "nr-newcomer" for side in ("a", "b")]
+    for path in dirs:
+        path.mkdir(parents=True)
+    doctor = mountbench("doctor", *map(str, dirs), env={**mb_env, "COLUMNS": "200"})
+    dry = mountbench("run", *map(str, dirs), "--dry-run", env={**mb_env, "COLUMNS": "200"})
+    assert dry.returncode == 0, dry.stderr
+    run_labels = re.findall(r"^  target (.+): /", dry.stdout, flags=re.M)
+    doctor_labels = re.findall(r"^│ target (.+?) +│", doctor.stdout, flags=re.M)
+    assert len(set(run_labels)) == 2 and doctor_labels == run_labels, (doctor.stdout, run_labels)

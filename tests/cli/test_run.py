@@ -366,7 +366,13 @@ def test_a_plain_run_gives_its_ranked_answer_within_45_seconds(tmp_path, mb_env)
     assert wall < 45, wall
     (run,) = load_export(out)["runs"]
     assert run["config"]["budget"] == 36 and run["config"]["until"] == 0.05
-    assert proc.stdout.splitlines()[1].startswith("▶ ")
+    lines = proc.stdout.splitlines()
+    assert lines[1].startswith("▶ ")
+    # issue 48: the answer arrives last too, after a hundred lines of detail, and says what was decided
+    answer = proc.stdout[proc.stdout.rindex("Answer:") :]
+    assert lines[1] in answer and f"mountbench show {run['id']}" in answer
+    assert re.match(r"▶ .+? (is (faster|slower) than|vs .+?: (undecided|the same)) ", lines[1]), lines[1]
+    assert proc.stderr.splitlines()[0].startswith(f"run {run['id']}: 36 samples to take")
 
 
 def test_costs_handed_to_a_run_are_its_first_eta(tmp_path, mb_env):

@@ -163,6 +163,22 @@ def test_hosts_file_one_host_a_line(tmp_path):
         read_hosts_file(tmp_path / "missing")
 
 
+def test_hosts_file_comments_may_hold_any_bytes_and_a_byte_order_mark_is_skipped(tmp_path):
+    """Issue 49: a non-UTF-8 byte inside a comment, or a byte-order mark, made the file "not text". A comment
+    is a comment; what comes before '#' must still be text."""
+    from mountbench.clients.addresses import read_hosts_file
+
+    hosts = tmp_path / "hosts"
+    hosts.write_bytes(b"\xef\xbb\xbfnode1   # caf\xe9 (Latin-1), \x00 and \xff\xfe\n# \x80\x81 only a comment\nnode2\n")
+    assert read_hosts_file(hosts) == ("ssh://node1", "ssh://node2")
+    hosts.write_bytes(b"node\xe9  # a host name that is not UTF-8\n")
+    with pytest.raises(UsageError, match="line 1: not text"):
+        read_hosts_file(hosts)
+    hosts.write_bytes(b"node1\x07\n")
+    with pytest.raises(UsageError, match="control character"):
+        read_hosts_file(hosts)
+
+
 def test_hosts_file_on_the_command_line_dry_run_names_each_ssh_client(tmp_path):
     from support.runhelpers import mountbench
 
@@ -176,6 +192,10 @@ def test_hosts_file_on_the_command_line_dry_run_names_each_ssh_client(tmp_path):
     assert done.returncode == 0, done.stderr
     for label in ("ssh://node0", "ssh://node1", "ssh://me@node2:2222"):
         assert f"# --client={label} (through its SSH tunnel)" in done.stdout
+    # issue 49: the checks printed a raw record ("✓ clients: {} (chosen now; …)")
+    said = " ".join(done.stdout.split())
+    assert "clients: {}" not in said and "{}" not in said.split("Order")[0], said
+    assert "clients: 3 given (ssh://node0, ssh://node1, ssh://me@node2:2222), not contacted in a dry run" in said
     assert not list(target.iterdir())
     missing = mountbench("run", "--hosts-file", str(tmp_path / "nope"), f"share={target}", "--dry-run", env=env)
     assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1

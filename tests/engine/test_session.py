@@ -145,3 +145,86 @@ def test_a_given_budget_is_a_limit_and_says_so_once(tmp_path):
         run = store.load_run(session.run_id)
     assert len(run.samples) < 2 * 2 * 3
     assert sum("ran out" in notice for notice in session.notices) == 1
+
+
+def test_a_budget_that_took_every_planned_sample_never_says_samples_were_not_taken(tmp_path):
+    """Issue 48: 'the budget of 36.0 s ran out: samples that did not fit were not taken' with 36 of 36 samples
+    taken, printed twice per run. What the budget did is said once, and 'not taken' only of samples that were
+    not: a default budget takes every planned sample."""
+    three = [*two_targets(tmp_path), Target("c", str(tmp_path / "c"))]
+    (tmp_path / "c").mkdir()
+    with Store(tmp_path / "db.sqlite") as store:
+        session = _budgeted(three, FakeRunner(value=lambda t, w, call: 100.0 * (1 + 0.3 * (call % 3))), store,
+                            default_budget=True)  # fmt: skip
+        assert _run(session) == "complete"
+        run = store.load_run(session.run_id)
+    assert len(run.samples) == 3 * 2 * 3
+    budget = [notice for notice in session.notices if "budget" in notice]
+    assert len(budget) <= 1, budget
+    assert not any("not taken" in notice for notice in session.notices), session.notices
+
+
+def test_a_given_budget_says_how_many_planned_samples_it_left_out(tmp_path):
+    with Store(tmp_path / "db.sqlite") as store:
+        session = _budgeted(two_targets(tmp_path), FakeRunner(), store, default_budget=False)
+        assert _run(session) == "complete"
+        run = store.load_run(session.run_id)
+    (notice,) = [notice for notice in session.notices if "budget" in notice]
+    left_out = 2 * 2 * 3 - len(run.samples)
+    assert f"{left_out} of the 12 planned samples did not fit and were not taken" in notice, notice
+
+
+class _Paced(FakeRunner):
+    """A sample that takes about as long as the plan says (0.15 s), as fio's do."""
+
+    def prepare(self, workload, ctx, settings):
+        import dataclasses
+
+        return dataclasses.replace(super().prepare(workload, ctx, settings), estimate_s=0.15)
+
+    def run(self, prepared, ctx, settings):
+        import time
+
+        time.sleep(0.15)
+        return super().run(prepared, ctx, settings)
+
+
+def test_progress_under_until_says_the_round_of_at_most_and_an_eta_that_bounds_the_rest(tmp_path):
+    """Issue 48: under --until 'planned rounds taken' was printed 10 times, 'ETA 1–3 s' came and went while the
+    run grew from 36 to 114 samples, and cdm said "done" 6.3 s before the end. Each line names its round of
+    at most how many, 'planned rounds taken' is said once, every ETA is an upper bound of the time that was left,
+    counting down, and no line says "done"."""
+    import io
+    import re
+    import time
+
+    from rich.console import Console
+
+    from mountbench.cli.progress import Pace, ProgressEvents
+
+    stream = io.StringIO()
+    config = RunConfig(repeat=3, seed=5, baseline="a", until=0.05, max_repeat=6)
+    progress = ProgressEvents(Console(file=stream, width=200), [fake_workload("w1"), fake_workload("w2")],
+                              Pace.of(config))  # fmt: skip
+    noisy = _Paced(value=lambda target, workload, call: 100.0 * (1 + 0.4 * ((call * 7) % 5) / 4))
+    with Store(tmp_path / "db.sqlite") as store:
+        session = Session(config, two_targets(tmp_path), [fake_workload("w1"), fake_workload("w2")],
+                          {"fake": noisy}, store, progress)  # fmt: skip
+        progress.at_most = session.rounds_at_most
+        started = time.monotonic()
+        _run(session)
+        took = time.monotonic() - started
+        run = store.load_run(session.run_id)
+    lines = [line for line in stream.getvalue().splitlines() if "elapsed" in line]
+    assert len(lines) == len(run.samples) > 2 * 2 * 3, "the run added rounds"
+    assert sum("planned rounds taken" in line for line in lines) == 1
+    assert not any(re.search(r"\bdone\b", line) for line in lines), lines
+    for number, line in enumerate(lines):
+        said = re.search(r"round (\d+) of at most (\d+)", line)
+        assert said and int(said.group(1)) <= int(said.group(2)) <= 6, line
+        elapsed = int(re.search(r"(\d+) s elapsed", line).group(1))
+        eta = re.search(r"ETA ≤ (\d+) s", line)
+        assert eta, line
+        # from the second sample on, at the pace measured (the first is the plan's): the time that was left at most
+        if number:
+            assert took - elapsed <= int(eta.group(1)) * 1.25 + 1.5, f"{took - elapsed:.1f} s were left: {line}"

@@ -137,3 +137,12 @@ def test_every_lab_is_started_then_closed_and_a_failed_start_is_closed_first() -
     with pytest.raises(ToolMissing), refused:
         pass
     assert refused.done == ["checked"]  # nothing was begun, nothing to close
+
+
+def test_a_labs_wait_for_the_capability_probe_covers_every_capability() -> None:
+    """The lab's driver waits for a mount's capability probe as long as every capability may take (each
+    bounded by the timeout): a fixed count of 40 fell short once issue 49 took the probe to 42."""
+    from mountbench.labs.frame import capability_bound
+    from mountbench.probe.catalogue import CAPABILITIES
+
+    assert capability_bound(5.0) >= len(CAPABILITIES) * (5.0 + 2.0)

@@ -7,12 +7,14 @@ generic oracle matrix in test_probe_verdicts.py covers fusefat as well.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import errno
 import json
 import os
 import select
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -227,8 +229,8 @@ def test_the_deep_path_check_kills_the_daemon_last_and_every_output_says_so(tmp_
         said = " ".join(proc.stdout.split())  # the terminal wraps long lines
         assert proc.stdout.startswith("‼ Data loss or corruption found:")
         assert said.index("rename a directory: contents lost") < said.index("mountbench probe")
-        assert "deep paths against PATH_MAX: the mount's daemon died: rename a file into the deepest" in said
-        assert "the mount is gone after 'deep paths against PATH_MAX'" in said
+        assert "deep paths: where the limit is: the mount's daemon died: create a file in the deepest directory" in said
+        assert "the mount is gone after 'deep paths: where the limit is'" in said
         outputs = {}
         for fmt in ("md", "html", "json"):
             shown = mountbench("probe", "--show", "last", "--format", fmt, env=mb_env)
@@ -245,7 +247,8 @@ def test_the_deep_path_check_kills_the_daemon_last_and_every_output_says_so(tmp_
         (probed,) = doc["targets"]
         deep = next(r for r in probed["results"] if r["capability"] == "deep_paths")
         assert (deep["verdict"], deep["severity"], deep["errno"]) == ("differs", "data loss", "ECONNABORTED")
-        assert deep["step"] == "rename a file into the deepest directory"
+        assert deep["step"] == "create a file in the deepest directory"
+        died_at = int(deep["detail"].split(" bytes within the mount")[0].rsplit(" at ", 1)[1].replace(",", ""))
         assert probed["gone"] and "left" in probed["cleanup"] and doc["summary"][0]["gone"] == probed["gone"]
 
         with rm.fusefat(image=first.source) as again:  # the image, mounted again elsewhere
@@ -254,23 +257,84 @@ def test_the_deep_path_check_kills_the_daemon_last_and_every_output_says_so(tmp_
             swept = probe_target(target, timeout=5.0, capabilities=[by_id("fsync")])
             assert len(swept.swept) == 1 and str(left) in swept.swept[0], swept.swept
             assert rm.tree_snapshot(target) == before  # nothing left behind
-            # the oracle, by hand: 100-byte directories to within 100 bytes of PATH_MAX below the
-            # mount point, a file written and fsynced, renamed in 50 bytes past it: the daemon dies
+            # the oracle, by hand: 100-byte directories to within 100 bytes of PATH_MAX below the mount
+            # point, then files 16 bytes longer at a time as the probe made them, until the daemon dies:
+            # within a step of where the probe saw it die
             work = target / "oracle"
             work.mkdir()
-            (work / "f").write_bytes(b"deep")
-            fd = os.open(work / "f", os.O_RDWR)
-            os.fsync(fd)
-            os.close(fd)
             fds = [os.open(work, os.O_RDONLY | os.O_DIRECTORY)]
             inside = len("/target/oracle")
             while inside + 101 <= 4096 - 100:
                 os.mkdir("d" * 100, dir_fd=fds[-1])
                 fds.append(os.open("d" * 100, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
                 inside += 101
-            with pytest.raises(OSError) as died:
-                os.rename("f", "g" * (4096 + 50 - inside - 1), src_dir_fd=fds[0], dst_dir_fd=fds[-1])
-            assert died.value.errno == errno.ECONNABORTED
+            died = None
+            for n in [*range(16, 4146 - inside - 1, 16), 4146 - inside - 1]:  # as the probe searched
+                try:
+                    os.close(os.open("c" * n, os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fds[-1]))
+                except OSError as exc:
+                    died = exc
+                    break
+                os.unlink("c" * n, dir_fd=fds[-1])
+            assert died is not None, "the daemon took every length"
+            assert abs((inside + 1 + n) - died_at) < 16  # the same limit, overshot by under a step either time
+            assert died.errno == errno.ECONNABORTED
             assert again.proc.wait(timeout=5) != 0
             for fd in fds:
                 os.close(fd)
+
+
+def test_what_a_hand_check_found_on_fat_is_in_the_verdicts(fat, oracle_dir: Path) -> None:
+    """Issue 49, items 9-11, each next to the plain system calls that show it: a read after unlink of an
+    open file returns other bytes for sizes that are not a multiple of 4 KiB; a write, O_TRUNC or
+    posix_fallocate moves neither mtime nor ctime, nor an unlink the directory's; 1970 reads back as 2098;
+    one process's O_APPEND is refused on a small file and cuts an 8 KiB one; a file cannot grow by
+    truncate; mknod is EIO; a too-long name looked up is ENOENT."""
+    probe = fat[1]
+    unlinked = probe.result("unlink_open")
+    assert (unlinked.verdict, unlinked.severity) == ("differs", "data loss"), unlinked
+    data = os.urandom(13)
+    fd = os.open(oracle_dir / "u", os.O_CREAT | os.O_RDWR, 0o644)
+    os.write(fd, data)
+    os.unlink(oracle_dir / "u")
+    assert os.pread(fd, 14, 0) != data and "13 bytes:" in unlinked.detail
+    os.close(fd)
+
+    times = probe.result("content_times")
+    assert times.verdict == "differs" and "mtime unchanged by write" in times.detail, times
+    (oracle_dir / "in").write_bytes(b"one\n")
+    before = os.stat(oracle_dir / "in").st_mtime_ns
+    time.sleep(2.1)
+    with open(oracle_dir / "in", "r+b") as f:  # echo two > in, without the truncation fusefat also ignores
+        f.write(b"two\n")
+    assert os.stat(oracle_dir / "in").st_mtime_ns == before
+
+    stamped = probe.result("time_range")
+    assert "1970-01-01 00:00:00" in stamped.detail and "read back as 2098-01-01" in stamped.detail, stamped
+    os.utime(oracle_dir / "in", (0, 0))
+    assert time.gmtime(os.stat(oracle_dir / "in").st_mtime).tm_year == 2098
+
+    appended = probe.result("append_one")
+    assert (appended.verdict, appended.severity) == ("differs", "data loss"), appended
+    base = os.urandom(8192)
+    (oracle_dir / "log").write_bytes(base)
+    fd = os.open(oracle_dir / "log", os.O_WRONLY | os.O_APPEND)
+    with contextlib.suppress(OSError):
+        os.write(fd, b"+" * 10)
+    with contextlib.suppress(OSError):
+        os.close(fd)
+    assert (oracle_dir / "log").read_bytes() != base + b"+" * 10
+
+    grown = probe.result("truncate_grow")
+    assert (grown.verdict, grown.errno) == ("no", "EPERM"), grown
+    with pytest.raises(PermissionError):
+        os.truncate(oracle_dir / "in", 8192)
+    node = probe.result("mknod")
+    assert (node.verdict, node.errno) == ("no", "EIO"), node
+    with pytest.raises(OSError) as refused:
+        os.mknod(oracle_dir / "null", stat.S_IFCHR | 0o600, os.makedev(1, 3))
+    assert refused.value.errno == errno.EIO
+    codes = probe.result("errno")
+    assert "look up a 256-byte name: ENOENT, not ENAMETOOLONG" in codes.detail, codes
+    with pytest.raises(FileNotFoundError):
+        os.stat(oracle_dir / ("n" * 256))

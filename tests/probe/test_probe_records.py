@@ -462,3 +462,20 @@ def test_delays_between_two_machines_are_shown_as_what_the_clocks_allow() -> Non
     assert "(×3, clocks ±900 µs)" in md.splitlines()[0] and "matched over" in md
     assert "matched over" in render_coherence_html_fragment(across)
     assert "clocks ±" not in render_coherence_markdown(coherence())  # one machine: no such column note
+
+
+def test_the_summary_sentence_names_each_target_whole_as_a_run_does():
+    """Issue 48: probe's summary sentence cut a name to 'mnt-newcome… (ext4)'. A sentence has room: each target
+    is named as a run names it (host/targets.distinct_labels), whole."""
+    from mountbench.host.targets import distinct_labels
+    from mountbench.probe.render import LIKE_LOCAL, summary_lines
+
+    paths = ["/srv/a/mnt-newcomer-with-a-long-name", "/srv/b/mnt-newcomer-with-a-long-name"]
+    probes = tuple(target(path, "ext4", ProbeResult("o_direct", "O_DIRECT", "yes")) for path in paths)
+    (line,) = summary_lines(ProbeReport(targets=probes))
+    assert LIKE_LOCAL in line and "…" not in line
+    from pathlib import PurePosixPath
+
+    named = distinct_labels([PurePosixPath(p) for p in paths], ["ext4", "ext4"])
+    assert named == ["a/mnt-newcomer-with-a-long-name (ext4)", "b/mnt-newcomer-with-a-long-name (ext4)"]
+    assert line.startswith(", ".join(named) + ":"), line

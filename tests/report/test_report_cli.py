@@ -23,12 +23,13 @@ def mountbench(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
 
 
-def assert_one_line_error(proc: subprocess.CompletedProcess, *fragments: str) -> None:
+def assert_one_line_error(proc: subprocess.CompletedProcess, *fragments: str) -> str:
     assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
     for fragment in fragments:
         assert fragment in lines[0], lines[0]
+    return lines[0]
 
 
 @pytest.fixture
@@ -158,6 +159,41 @@ def test_pdf_is_the_html_printed_by_chromium_and_unknown_suffixes_are_refused(st
     if shutil.which("pdftotext"):
         text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
         assert "virtiofs is slower than native" in text and "Summary" in text
+
+
+def test_pdf_under_a_memory_limit_says_chromium_died_of_what_and_what_to_do(stored, tmp_path):
+    """Issue 48: under `ulimit -v 6000000` the error quoted a line of Debian's launcher script ('/usr/bin/chromium:
+    9: [: 25276424192: unexpected operator') while Chromium had died of SIGTRAP (exit 133). It says the real
+    exit, the limit and how to raise it, in one line; nothing is written."""
+    import resource
+
+    from support.chromium import find_chromium
+
+    if find_chromium() is None:
+        pytest.skip("no chromium to print the PDF (apt-get install chromium)")
+    pdf = tmp_path / "r.pdf"
+    limit = 6_000_000 * 1024  # bytes, as `ulimit -v 6000000` (KiB)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mountbench", "report", "--out", str(pdf)], capture_output=True, text=True, env=stored,
+        timeout=300, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)),
+    )  # fmt: skip
+    line = assert_one_line_error(proc, "Chromium could not print the report", "ulimit -v")
+    assert "unexpected operator" not in line and "/usr/bin/" not in line, line
+    assert re.search(r"\((it died of SIG[A-Z]+ \(exit -?\d+\)|exit \d+)", line), line
+    assert not pdf.exists()
+
+
+def test_a_launcher_scripts_line_is_never_the_cause():
+    from mountbench.cli.pdf import failure
+
+    stderr = (
+        "/usr/bin/chromium: 9: [: 25276424192: unexpected operator\n"
+        "[1234:1234:1129/101500.123456:ERROR:zygote_host_impl_linux.cc(100)] No usable sandbox! Update your kernel\n"
+    )
+    said = failure(-5, stderr)
+    assert "SIGTRAP (exit -5)" in said and "No usable sandbox" in said and "sandbox could not start" in said
+    assert "unexpected operator" not in said
+    assert "SIGTRAP (exit 133)" in failure(133, "/usr/bin/chromium: 9: [: 1: unexpected operator\n")
 
 
 def test_charts_dir_writes_every_chart_as_png_and_svg_for_any_format(stored, tmp_path):

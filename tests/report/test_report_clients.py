@@ -108,3 +108,38 @@ def test_scaling_chart_draws(tmp_path):
     planned = [c for c in charts.plan_charts(report) if c.kind == "scaling"]
     assert [c.key for c in planned] == ["scaling-1-rnd4k-q1-read-read-iops"]
     assert chartkit.render(planned[0], "svg").startswith(b"<?xml")
+
+
+def test_after_a_lost_client_the_per_client_columns_stand_on_the_aggregates_samples():
+    """Issue 49: after a lost client, the per-client columns were medians that took in the later samples on
+    fewer clients (they summed to 3.14 GB/s) while the aggregate beside them stood on the samples on all
+    clients only (2.78 GB/s). Both now stand on the same samples, so the columns add up to the aggregate,
+    and the table says how many samples it left out."""
+    from mountbench.analysis.multiclient import FEWER_CLIENTS
+    from mountbench.model import Caveat
+
+    job = next(w for w in load_preset("quick").workloads if w.name == "rnd4k-q1-read")
+    (workload,) = client_workloads([job], CLIENTS, ())
+    full = tuple(ClientResult(label, {"read.iops": 100.0}) for label in LABELS)
+    later = (ClientResult(LABELS[0], {"read.iops": 150.0}), ClientResult(LABELS[1], {"read.iops": 150.0}))
+    lost = Caveat(FEWER_CLIENTS, "ran on 2 of 3 clients: <node4>:9000 lost earlier in the run")
+    samples = (
+        Sample("share", workload.name, 0, True, {"read.iops": 300.0}, clients=full),
+        Sample("share", workload.name, 1, True, {"read.iops": 300.0}, caveats=(lost,), clients=later),
+        Sample("share", workload.name, 2, True, {"read.iops": 300.0}, caveats=(lost,), clients=later),
+    )
+    run = RunData(
+        "r2", 1.7e9, 1.7e9 + 60, "complete", "mountbench run --client ...", RunConfig(repeat=3, seed=1,
+        baseline="share"), {"hostname": "ctl"}, (TargetRecord(Target("share", "/mnt/share"), None),), (workload,),
+        samples,
+    )  # fmt: skip
+    (figure,) = client_figures([run])
+    assert figure.aggregate == 300.0 and figure.left_out == 2
+    assert dict(figure.clients) == {LABELS[0]: 100.0, LABELS[1]: 100.0, LABELS[2]: 100.0}
+    assert sum(v for _, v in figure.clients) == figure.aggregate
+    report = build_report([run])
+    (cell,) = [row.cells["share"] for row in report.summary.rows if row.metric.name == "read.iops"]
+    assert cell.summary is not None and cell.summary.median == figure.aggregate  # the summary's own median
+    wide = render_markdown(report, per_client=True)
+    assert "| read IOPS · share | 100 IOPS | 100 IOPS | 100 IOPS | 300 IOPS |" in wide, wide
+    assert "2 samples on fewer clients left out" in wide

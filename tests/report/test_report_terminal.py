@@ -149,7 +149,7 @@ def test_piped_progress_fits_80_columns_however_long_the_label():
     lines = console.file.getvalue().splitlines()
     assert lines[1].strip() == "1/1 round 1 ·" and all(len(line) <= 80 for line in lines), lines
     joined = "".join(line.strip() for line in lines[2:])
-    assert joined.startswith(f"{long}· x: ok · 0 s elapsed, done"), lines
+    assert joined.startswith(f"{long}· x: ok · 0 s elapsed, last sample taken"), lines
 
 
 def test_every_note_is_referenced_at_80_and_120_columns():

@@ -110,7 +110,12 @@ def test_in_a_tmux_window_nothing_is_cut(tmp_path, width):
                    capture_output=True)  # fmt: skip
     done = tmp_path / "done"
     session = f"mb-widths-{os.getpid()}-{width}"
-    command = f"{sys.executable} -m mountbench show --detail; {sys.executable} -m mountbench show; touch {done}"
+    # a detached window starts at 80 columns and takes its size a moment later, and its shell exports the
+    # COLUMNS it started with (which rich reads first): wait for the size, then let the programs read it
+    ready = f"until [ \"$(stty size | cut -d' ' -f2)\" = {width} ]; do sleep 0.05; done; unset COLUMNS LINES"
+    command = (
+        f"{ready}; {sys.executable} -m mountbench show --detail; {sys.executable} -m mountbench show; touch {done}"
+    )
     subprocess.run(["tmux", "-L", session, "new-session", "-d", "-s", session, "-x", str(width), "-y", "50",
                     "-e", f"MOUNTBENCH_DB={db}", command + "; sleep 60"], check=True)  # fmt: skip
     try:

@@ -130,7 +130,7 @@ def test_the_headline_counts_and_leads_with_the_majority():
     assert line.kind == "worse"
     assert line.text == (
         "disk is slower than ram in 3 of 6 workloads (from 2.00× to 25.0×, median 6.00×); faster in 1 (1.30×); "
-        "the same (within ±5%) in 1; undecided in 1 (within 1.11× either way)"
+        "the same (within ±5%) in 1; undecided in 1 (within 1.11× either way; more rounds would decide it)"
     )
 
 

@@ -34,6 +34,7 @@ FOREIGN_OPTIONS = {
     "--no-whole-file": "rsync",
     "--output-format": "fio",
     "--privileged": "docker, podman",
+    "--preserve-fds": "podman run",
     "-o": "sshfs",
 }
 # a script that hands its arguments to one command (scripts/run-default.sh: `mountbench run "$@"`)

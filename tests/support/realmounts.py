@@ -238,6 +238,30 @@ def ext4_loop(size_mb: int = 64, mkfs_options: Sequence[str] = (), in_ram: bool 
             _unmount(mp)
 
 
+FROM_LOWER = "from-lower"  # a directory an overlay() mount shows from its lower layer, at its top
+
+
+@contextmanager
+def overlay(redirect_dir: str = "off") -> Iterator[Path]:
+    """An overlay mount over directories of the host's (lower, upper, work), its lower layer holding a
+    directory ``FROM_LOWER`` with a file in it: a directory the mount did not create. ``redirect_dir``
+    decides whether it can be renamed (off: EXDEV, as Podman's layers on this kernel)."""
+    require_root()
+    with host_dir("overlay") as base, _mountpoint("overlay") as mp:
+        for sub in ("lower", "upper", "work"):
+            (base / sub).mkdir()
+        (base / "lower" / FROM_LOWER).mkdir()
+        (base / "lower" / FROM_LOWER / "seed").write_bytes(b"a file of the lower layer\n")
+        options = (
+            f"lowerdir={base / 'lower'},upperdir={base / 'upper'},workdir={base / 'work'},redirect_dir={redirect_dir}"
+        )
+        _check(["mount", "-t", "overlay", "overlay", "-o", options, str(mp)])
+        try:
+            yield mp
+        finally:
+            _unmount(mp)
+
+
 @contextmanager
 def bind_mount(source: Path) -> Iterator[Path]:
     """``mount --bind source`` elsewhere: a second view of the same filesystem (coherent)."""

@@ -39,6 +39,8 @@ QUICK = (  # the quick preset's shape: two large-block workloads, four small-blo
     ("q1-write", "randwrite", "4k"),
 )
 INTERVALS = 5  # a 0.5 s sample in fio's 100 ms intervals
+# fio's JSON has both directions; the one a job did not move is 0 (a write job's read.bw)
+OTHER_DIRECTION = {"write.bw": {"read.bw": 0.0}, "write.iops": {"read.iops": 0.0}}
 METRIC = {"read": "read.bw", "write": "write.bw", "randread": "read.iops", "randwrite": "write.iops"}
 
 
@@ -97,7 +99,7 @@ class Simulated:
         """Round ``index`` for the (target, workload) pairs given (all of them when None)."""
         s = self.scenario
         wanted = pairs if pairs is not None else [(t, w.name) for w in s.workloads for t in s.targets()]
-        metric = {w.name: _metric(w) for w in s.workloads}
+        metric = {w.name: metric_of(w) for w in s.workloads}
         shared = {}
         for target, workload in wanted:
             sd = s.sd(target, workload)
@@ -109,9 +111,8 @@ class Simulated:
             value = math.exp(level + float(np.mean(intervals)))
             series = {metric[workload]: [math.exp(level + v) for v in intervals], "interval_s": [0.1]}
             self.clock += 1
-            self.samples.append(
-                Sample(target, workload, index, True, {metric[workload]: value}, started_at=self.clock, series=series)
-            )
+            metrics = {metric[workload]: value, **OTHER_DIRECTION.get(metric[workload], {})}
+            self.samples.append(Sample(target, workload, index, True, metrics, started_at=self.clock, series=series))
 
     def data(self, status: str = "complete") -> RunData:
         s = self.scenario
@@ -129,8 +130,10 @@ class Simulated:
         )
 
 
-def _metric(workload: Workload) -> str:
-    return workload.description.headline[0] if workload.description.headline else "read.iops"
+def metric_of(workload: Workload) -> str:
+    """The headline metric of the direction the workload moves (a write job's is write.bw, not read.bw)."""
+    moved = [m for m in workload.description.headline if m.split(".")[0] in workload.description.directions]
+    return (moved or list(workload.description.headline) or ["read.iops"])[0]
 
 
 def config(rounds: int = 3, until: float | None = None, max_repeat: int = 12, looks: tuple[int, ...] = ()) -> RunConfig:
@@ -185,7 +188,7 @@ def verdicts(run: RunData) -> Verdicts:
     decided = decide_runs([run], run.config.baseline)
     found, rounds = {}, {}
     for workload in run.workloads:
-        metric = _metric(workload)
+        metric = metric_of(workload)
         for record in run.targets:
             label = record.target.label
             key = (workload.name, metric, label)

@@ -15,6 +15,7 @@ TIMING = (
     "engine/test_default_run_evidence.py::test_under_two_cpu_hogs_the_far_pair_names_the_noise_and_is_never_confidently_wrong",
     "cli/test_drift_real.py",
     "clients/test_serve.py::test_the_probe_session_runs_steps_only_in_probe_scratch_directories",
+    "clients/test_ssh_setup_time.py",
     "probe/test_probe_coherence.py",
     "probe/test_probe_agent.py::test_the_clock_is_matched_to_within_half_a_round_trip",
     "probe/test_probe_agent.py::test_a_directory_seen_from_both_sides_of_the_channel_is_coherent",
@@ -25,6 +26,7 @@ TIMING = (
     "probe/test_probe_sandbox.py::test_death_is_seen_even_while_a_helper_holds_the_pipe",
     "labs/cloud/test_cloudlab_remote_reads.py::test_a_cold_read_on_every_mode_is_a_read_from_the_remote",
     "labs/cloud/test_cloudlab_remote_reads.py::test_sigterm_stops_the_lab_within_five_seconds",
+    "report/test_report_speed.py::test_reports_of_a_three_target_default_run_are_fast",
 )
 
 # Tests that need the page cache left alone while they run, marked `alone`: on the two workers,

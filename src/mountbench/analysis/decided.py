@@ -28,7 +28,7 @@ from mountbench.analysis import evidence as ev
 from mountbench.analysis.evidence import Evidence, Moderation
 from mountbench.analysis.family import COST, HEADLINE, OTHER, Family, decide_family
 from mountbench.analysis.metrics import COST_METRICS, split_metric
-from mountbench.analysis.multiclient import CLIENTS_LEFT_OUT, FEWER_CLIENTS
+from mountbench.analysis.multiclient import CLIENTS_LEFT_OUT, comparable
 from mountbench.analysis.runlevel import access_class, default_for, level_variance, paired_variance
 from mountbench.analysis.stats import look_share, precision_of, same_share
 from mountbench.model import Caveat, RunData, RunLevel, Sample, Workload
@@ -46,6 +46,9 @@ class Decided:
     family: Family[ComparisonKey]
     moderations: tuple[Moderation, ...] = ()
     run_levels: tuple[tuple[str, RunLevel], ...] = ()  # (target label, what its comparisons used)
+    # twin → the comparison it is the same measurement as (bandwidth and IOPS of one job): decided there, at
+    # that comparison's stage, so what its note advises is counted at that stage too
+    aliases: tuple[tuple[ComparisonKey, ComparisonKey], ...] = ()
 
     @classmethod
     def empty(cls) -> Decided:
@@ -54,21 +57,25 @@ class Decided:
     def run_level(self, target: str) -> RunLevel | None:
         return dict(self.run_levels).get(target)
 
+    def stage_of(self, key: ComparisonKey) -> int:
+        """The stage a comparison was decided at: its twin's, for the same measurement in another unit."""
+        source = dict(self.aliases).get(key, key)
+        return self.family.stage_of.get(source, HEADLINE)
+
 
 def usable_samples(samples: Sequence[Sample], metric: str, show: str = "") -> tuple[list[Sample], tuple[Caveat, ...]]:
     """A cell's successful samples with ``metric``, in the order they were taken, and the caveat of those
     left out: a client lost mid-run makes the later samples' aggregate one over fewer clients, another
-    quantity; where a cell has both, its statistics are over all its clients only."""
+    quantity (analysis/multiclient.comparable: the rule the per-client figures follow too)."""
     ok = sorted((s for s in samples if s.ok and metric in s.metrics), key=lambda s: (s.started_at, s.round))
-    fewer = [s for s in ok if any(c.code == FEWER_CLIENTS for c in s.caveats)]
-    if not fewer or len(fewer) == len(ok):
-        return ok, ()
-    kept = [s for s in ok if s not in fewer]
+    kept, fewer = comparable(ok)
+    if not fewer:
+        return kept, ()
     listed = f"; '{show}' lists them" if show else ""
     return kept, (
         Caveat(
             CLIENTS_LEFT_OUT,
-            f"{len(fewer)} sample(s) that ran on fewer clients than asked are left out of these statistics (not "
+            f"{fewer} sample(s) that ran on fewer clients than asked are left out of these statistics (not "
             f"comparable with those on all){listed}",
         ),
     )
@@ -173,7 +180,7 @@ def _decide(runs: Sequence[RunData], baseline: str) -> Decided:
     same = {key: min(same_share(c, max(1, int(comparisons[key].n))) for c in configs) for key in comparisons}
     family = decide_family(comparisons, shares, same_shares=same, stage_of=stages, aliases=aliases)
     used = tuple((label, levels[label]) for label in targets if label in levels)
-    return Decided(family, moderations, used)
+    return Decided(family, moderations, used, tuple(aliases.items()))
 
 
 TWIN_TOLERANCE = 1e-6  # per-round log ratios this close are one measurement (fio rounds bandwidth and IOPS apart)

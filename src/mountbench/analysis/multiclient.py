@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from mountbench.model import ClientResult
+from mountbench.model import ClientResult, Sample
 
 OVERLAP_FLOOR = 0.9  # clients together for less of the sample than this: their sum overstates
 LOW_OVERLAP = "clients-overlap"  # caveat code
@@ -39,3 +39,19 @@ def overlap_of(results: Sequence[ClientResult]) -> tuple[float | None, float | N
     if len(spans) < 2:
         return None, None
     return max(start for start, _ in spans.values()), overlap(spans)
+
+
+def on_fewer_clients(sample: Sample) -> bool:
+    """The sample ran on fewer clients than asked (one was lost earlier in the run)."""
+    return any(c.code == FEWER_CLIENTS for c in sample.caveats)
+
+
+def comparable(samples: Sequence[Sample]) -> tuple[list[Sample], int]:
+    """The samples a cell's statistics stand on, and how many were left out: where a cell has samples on
+    all its clients and some on fewer (a client lost mid-run), those on fewer are another quantity and
+    are left out; a cell with none on all keeps them (under their caveat). The summary's median and the
+    per-client medians both read this, so the per-client figures add up to the aggregate beside them."""
+    fewer = [s for s in samples if on_fewer_clients(s)]
+    if fewer and len(fewer) < len(samples):
+        return [s for s in samples if not on_fewer_clients(s)], len(fewer)
+    return list(samples), 0

@@ -52,6 +52,19 @@ class Noise:
             f"{self.measured}){detail}: that widens the intervals; a quieter machine may decide more"
         )
 
+    def brief(self) -> str:
+        """The sentence in a line, for `show`'s one screen: 'busy in 91 % of samples (others used 70 % of the
+        CPU): wider intervals' (the hypervisor's share when others used little); empty when not worth saying."""
+        if not self.worth_saying:
+            return ""
+        if self.others_median_pct is not None and self.others_median_pct >= BUSY_OTHERS_PCT:
+            detail = f" (others used {self.others_median_pct:.0f} % of the CPU)"
+        elif self.steal_max_pct is not None and self.steal_max_pct >= BUSY_STEAL_PCT:
+            detail = f" (the hypervisor took up to {self.steal_max_pct:.0f} %)"
+        else:
+            detail = ""
+        return f"busy in {100 * self.busy_share:.0f} % of samples{detail}: wider intervals"
+
 
 def is_busy(sample: Sample) -> bool | None:
     """None when the sample recorded no noise (failed, or stored before it was recorded)."""

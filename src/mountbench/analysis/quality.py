@@ -207,7 +207,7 @@ def level_text(level: float) -> str:
     return f"{level * 100:.8g}%"
 
 
-def _what_it_would_take(shown: Shown, precision: float) -> str:
+def _what_it_would_take(shown: Shown, precision: float, too_wide: bool = False) -> str:
     """'what it shows: b is within 0.75–1.33× of a (no difference beyond 1.33× either way); ±5% would take
     about 9–14 rounds at the spread measured (11 more, about 2m40s), beyond --max-repeat 12: …'. The rounds
     are a range: at the spread measured, and at its upper 80 % bound (enough in about 80 % of runs); the
@@ -215,8 +215,8 @@ def _what_it_would_take(shown: Shown, precision: float) -> str:
     found = shown.reach
     if found is None:
         return "more rounds decide it (one round a side measures no spread)"
-    if found.bound > stats.TOO_WIDE_SPAN:
-        said = f"what it shows: nothing yet ({shown.target} against {shown.baseline} spans more than 100×)"
+    if too_wide or found.bound > stats.TOO_WIDE_SPAN:  # too wide to rank: no digits, as every format says it
+        said = "what it shows: nothing yet"
     else:
         bound = sig3(found.bound)
         said = (
@@ -236,11 +236,14 @@ def _what_it_would_take(shown: Shown, precision: float) -> str:
     cost = ""
     if shown.per_round_s and found.more:
         cost = f", about {format_seconds(found.more * shown.per_round_s)}"
-    need = f"{wanted} would take about {found.range_text} at the spread measured ({found.more} more{cost})"
+    more = f" ({found.more} more{cost})" if found.more is not None else ""
+    need = f"{wanted} would take about {found.range_text} at the spread measured{more}"
     if not found.within_max_repeat:
+        # with no upper bound of the spread (too few degrees of freedom), the rounds are its estimate's alone
+        odds = "in about 80 % of runs" if found.sure_rounds is not None else "about half the time"
         return (
             f"{said}; {need}, beyond --max-repeat {found.max_repeat}: out of reach in this run "
-            f"(--until {precision * 100:g}% --max-repeat {sure} would get there in about 80 % of runs)"
+            f"(--until {precision * 100:g}% --max-repeat {sure} would get there {odds})"
         )
     if shown.adaptive:
         return f"{said}; {need}, within --max-repeat {found.max_repeat}: a larger --budget gives them time"
@@ -280,7 +283,7 @@ def undecided_caveat(comparison: Comparison, shown: Shown | None = None) -> Cave
             "--budget gives them time; or --repeat N)"
         )
     else:
-        then = _what_it_would_take(shown, comparison.precision)
+        then = _what_it_would_take(shown, comparison.precision, comparison.too_wide)
     return Caveat(model.WIDE_RATIO, f"undecided: {how}, so neither a difference nor sameness is shown; {then}")
 
 

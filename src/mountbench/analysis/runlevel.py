@@ -187,7 +187,10 @@ def _one_run(run: RunData, workload: Workload) -> tuple[float, float, float, flo
     if len(labels) != 2:
         return None
     first, second = labels
-    metric = next((m for m in workload.description.headline if any(m in s.metrics for s in run.samples if s.ok)), None)
+    mine = [s for s in run.samples if s.ok and s.workload == workload.name]
+    metric = next(  # the headline metric it moved (a write job's samples carry read.bw = 0 too)
+        (m for m in workload.description.headline if any(s.metrics.get(m, 0) > 0 for s in mine)), None
+    )
     if metric is None:
         return None
     values: dict[str, dict[int, float]] = {first: {}, second: {}}

@@ -30,7 +30,7 @@ from mountbench.analysis import plausible, quality, stats
 from mountbench.analysis.decided import ComparisonKey, Decided, decide_runs, usable_samples
 from mountbench.analysis.family import Family
 from mountbench.analysis.metrics import MetricInfo, describe, headline_metrics, metric_matches
-from mountbench.analysis.reach import reach
+from mountbench.analysis.reach import Reach, reach
 from mountbench.analysis.stats import Comparison, Summary, last_look_share, precision_of, summarize
 from mountbench.errors import UsageError
 from mountbench.model import Caveat, RunData, Sample
@@ -47,6 +47,8 @@ class Cell:
     values: tuple[float, ...]  # in the order they were measured
     rounds: tuple[int, ...] = ()  # the round of each value
     wall_s: float | None = None  # the median sample's wall time (what another round of this cell costs)
+    # an undecided comparison's reach (analysis/reach.py), as its note says it: the headline says the same
+    reach: Reach | None = None
 
     @property
     def drifted(self) -> bool:
@@ -131,7 +133,7 @@ def summarize_runs(
         done = {}
         for label, cell in cells.items():
             key = (workload.name, info.name, label)
-            level_last = _advised_level(family, family.stage_of.get(key, 1), repeat)
+            level_last = _advised_level(family, decided.stage_of(key), repeat)
             odds = Odds(precision_of(configs), max_repeat, level_last, adaptive=adaptive)
             comparison = family.comparisons.get(key)
             done[label] = _with_comparison(cell, base, chosen_baseline, comparison, odds, info.higher_is_better,
@@ -273,6 +275,7 @@ def _with_comparison(
     if cell.target == baseline or not cell.values or not base.values:
         return cell
     shown = None
+    found = None
     if comparison is not None and comparison.verdict == stats.UNDECIDED and odds is not None:
         found = reach(comparison, odds.precision, odds.max_repeat, odds.level_last)
         per_round = (cell.wall_s or 0.0) + (base.wall_s or 0.0)
@@ -287,7 +290,7 @@ def _with_comparison(
         tests=ratio_tests,
         threshold=threshold,
     )
-    return dataclasses.replace(cell, comparison=comparison, caveats=cell.caveats + extra)
+    return dataclasses.replace(cell, comparison=comparison, caveats=cell.caveats + extra, reach=found)
 
 
 def _merge_caveats(groups: Iterable[Iterable[Caveat]]) -> tuple[Caveat, ...]:

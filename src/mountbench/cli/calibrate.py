@@ -10,8 +10,8 @@ from pathlib import Path
 
 import click
 
+from mountbench.cli.common import db_option, debug_option
 from mountbench.cli.console import command_line, err, out
-from mountbench.cli.options import db_option, debug_option
 from mountbench.cli.progress import Pace, ProgressEvents
 from mountbench.engine import calibrate as calibration
 from mountbench.errors import UsageError

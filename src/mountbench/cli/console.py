@@ -9,13 +9,16 @@ import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import click
 from rich.console import Console
 
 from mountbench.host import outputs
 from mountbench.model import RunData
+
+if TYPE_CHECKING:  # the report's modules load in print_run, not on import
+    from mountbench.report.model import Report
 
 MIN_WIDTH = 40  # narrower (COLUMNS=3, a tiny pane) and tables lose every column: wrap at 40 instead
 
@@ -46,16 +49,27 @@ def print_run(
     unit: str = "auto",
     per_client: bool = False,
     console: Console | None = None,
-) -> None:
+) -> Report:
     """The answer and the comparison tables, then each report section the run has (sweeps, clients, pick two).
     The report's modules (statistics, numpy) load here, not with the command: a command refused
     up front, and `run` in the lab's emulated guest until its end, go without them."""
     from mountbench.report.content import build_report
+    from mountbench.report.grid import one_unit
     from mountbench.report.terminal import render_run
 
-    report = build_report([run], baseline=baseline, metrics=metrics, unit=unit)
+    # the summary grid in the unit `show` uses, so that its notes have the numbers `show` names
+    report = build_report([run], baseline=baseline, metrics=metrics, unit=one_unit([run], unit, metrics))
     for part in render_run(report, per_client=per_client):
         (console or out).print(part)
+    return report
+
+
+def print_answer(report: Report, console: Console | None = None) -> None:
+    """The answer again, last, after the detail and the run's notices (issue 48: after a run the headline had
+    scrolled off the screen under a hundred lines of detail; hyperfine ends with its summary too)."""
+    from mountbench.report.terminal import answer
+
+    (console or out).print(answer(report))
 
 
 def command_line() -> str:

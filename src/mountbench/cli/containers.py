@@ -17,8 +17,10 @@ from mountbench.cli.options import (
     probe_options,
     run_options,
 )
+from mountbench.errors import TargetError
 from mountbench.host import outputs
-from mountbench.labs.containers.mounts import MOUNT_TYPES
+from mountbench.labs.containers.mounts import MOUNT_TYPES, MountType
+from mountbench.model import RunOptions
 from mountbench.records.export import write_document
 from mountbench.report.document import make_document
 from mountbench.store import Store, default_db_path
@@ -35,11 +37,13 @@ from mountbench.store import Store, default_db_path
     on=True,
     timeout=(0.5, 5.0, "seconds a host change may take to show in the container"),
 )
+@click.option("--dry-run", is_flag=True, help="print the checks, the lab's exact commands and the plan, then exit")
 @debug_option
 def containers(
     mounts: tuple[str, ...],
     probe_mounts: bool,
     probe_timeout: float,
+    dry_run: bool,
     db: Path | None,
     json_out: Path | None,
     debug: bool,
@@ -56,15 +60,19 @@ def containers(
 
     \b
     mountbench containers                                  host vs bind, volume, layer, tmpfs, overlay
+    mountbench containers --dry-run                        the checks, exact commands and plan; nothing runs
     mountbench containers --mount bind,volume --preset tree --tree small
     mountbench containers --repeat 5 --runtime 2 --size 256M
     """
     from mountbench.labs.containers.run import ContainerOptions, mount_types, run_containers, with_defaults
 
-    mount_types(mounts)  # bad names fail here, before anything starts
+    chosen = mount_types(mounts)  # bad names fail here, before anything starts
     options = pop_run_options(params)
     params.pop("per_client", None)
     with_defaults(options)  # options the lab refuses fail here too
+    if dry_run:
+        _dry_run(chosen, with_defaults(options))
+        return
     db_path = db or default_db_path()
     check_database(db_path)  # before the image is built and the rounds run, not after
     protect = [*outputs.database(db_path), *outputs.inputs(options.job_files, "one of the run's job files")]
@@ -78,3 +86,18 @@ def containers(
         print_run(run)  # with the container section (report/sections/containerpick.py): pick two, the mounts
     if stopped:
         raise stopped
+
+
+def _dry_run(chosen: list[MountType], options: RunOptions) -> None:
+    """The checks, the lab's commands and the plan; nothing started, nothing written. A lab that
+    would refuse to start says so last, as a one-line error (exit 2)."""
+    from mountbench.labs.containers.plan import check_lines, lab_lines, round_lines
+
+    checks, problems = check_lines(chosen)
+    click.echo("Checks:")
+    for line in checks:
+        click.echo(line)
+    for line in [*lab_lines(chosen), *round_lines(chosen, options)]:
+        click.echo(line)
+    if problems:
+        raise TargetError(f"the lab would refuse to start: {problems[0]} (fix: {problems[0].fix})")

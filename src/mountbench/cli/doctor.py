@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import click
 from rich.table import Table
@@ -17,6 +17,7 @@ from mountbench.host import contain, container
 from mountbench.host import targets as targets_mod
 from mountbench.host.facts import is_root
 from mountbench.labs.frame import Lab
+from mountbench.model import Target
 from mountbench.units import format_bytes
 
 
@@ -106,7 +107,8 @@ def doctor(
         report("container", True, f"{inside.said()}: each target's mount is said for what it is (bind mount, "
                                   "volume, writable layer, tmpfs)")  # fmt: skip
     args = list(target or targets_mod.default_targets())
-    usable = all([_doctor_target(arg, report) for arg in args])  # a list: every target gets its rows
+    together = _resolved_together(args)
+    usable = all([_doctor_target(arg, report, together.get(arg)) for arg in args])  # a list: every target's rows
     if presets:
         _doctor_presets(presets, args if usable else [], report)
     if lab_checks or cloud_checks or container_checks:
@@ -169,11 +171,21 @@ def _doctor_presets(presets: tuple[str, ...], target_args: list[str], report: Ca
     report(f"{name}: room on the targets", not notices, "; ".join(notices) or "the working sets fit", warn=True)
 
 
-def _doctor_target(arg: str, report: Callable[..., None]) -> bool:
-    """The target's checks; whether it is usable."""
+def _resolved_together(args: Sequence[str]) -> dict[str, Target]:
+    """Each target as a run of all of them would name it (issue 48: resolved one at a time, two directories
+    named alike were both 'nr-newcomer (ext4)' here and 'a/nr-newcomer (ext4)', 'b/…' in the run); {} when
+    they cannot be resolved together (each then says why on its own row)."""
+    try:
+        return dict(zip(args, targets_mod.resolve_targets(list(args)), strict=True))
+    except MountbenchError:
+        return {}
+
+
+def _doctor_target(arg: str, report: Callable[..., None], resolved: Target | None = None) -> bool:
+    """The target's checks (``resolved``: as a run of every target names it); whether it is usable."""
     _label, path_text = targets_mod.parse_target_arg(arg)
     try:
-        resolved = targets_mod.resolve_targets([arg])[0]
+        resolved = resolved or targets_mod.resolve_targets([arg])[0]
     except MountbenchError as exc:
         report(f"target {path_text}", False, "unusable", str(exc))
         return False

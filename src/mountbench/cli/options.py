@@ -23,6 +23,10 @@ from typing import Any, TypeVar
 import click
 from click.core import ParameterSource
 
+from mountbench.cli.common import DB_HELP as DB_HELP
+from mountbench.cli.common import db_option as db_option
+from mountbench.cli.common import debug_option as debug_option
+from mountbench.cli.common import metric_options as metric_options
 from mountbench.cli.runflags import RUN_FLAGS
 from mountbench.clients.addresses import parse_clients, parse_counts, read_hosts_file
 from mountbench.errors import UsageError
@@ -35,8 +39,6 @@ from mountbench.store import check_writable
 from mountbench.units import parse_seconds, parse_working_set
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-DB_HELP = "results database (default: $MOUNTBENCH_DB or the user data dir)"
 
 
 class Seconds(click.ParamType):
@@ -157,27 +159,6 @@ def probe_options(
         return click.option("--probe/--no-probe", "probe_mounts", default=on, show_default=True, help=help)(function)
 
     return decorate
-
-
-def metric_options(verb: str) -> Callable[[F], F]:
-    """`report`'s and `show`'s choice of figures: --metric (repeatable) and --unit."""
-
-    def decorate(function: F) -> F:
-        unit = "the summary's unit for every workload: MB/s, IOPS or µs (mean latency; us works too)"
-        function = click.option("--unit", metavar="UNIT", help=unit)(function)
-        metric = f"metric to {verb}: iops, bw, lat-mean, lat-p99, read.lat_p99.9 …"
-        return click.option("--metric", "metrics", multiple=True, help=metric)(function)
-
-    return decorate
-
-
-def db_option(function: F) -> F:
-    return click.option("--db", type=click.Path(path_type=Path), help=DB_HELP)(function)
-
-
-def debug_option(function: F) -> F:
-    """--debug after the command's name too; cli.main reads it from the arguments."""
-    return click.option("--debug", is_flag=True, hidden=True)(function)
 
 
 # --- from the command line's values to a RunOptions ------------------------------------------

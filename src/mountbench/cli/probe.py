@@ -11,8 +11,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from mountbench.cli.common import db_option, debug_option
 from mountbench.cli.console import command_line, out, write_or_print
-from mountbench.cli.options import db_option, debug_option
 from mountbench.engine.session import new_run_id
 from mountbench.errors import TargetError, UsageError
 from mountbench.host import facts as hostinfo

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -86,9 +86,15 @@ class LearnedEta:
     """
 
     def __init__(
-        self, kinds: dict[str, str] | None = None, learnt: Mapping[tuple[str, str], float] | None = None
+        self,
+        kinds: dict[str, str] | None = None,
+        learnt: Mapping[tuple[str, str], float] | None = None,
+        unbounded: frozenset[str] = frozenset(),
     ) -> None:
         self.kinds = kinds or {}  # workload name -> kind
+        # workloads whose plan estimate is no bound but a placeholder (no runtime of their own: a tree
+        # action, a size-bound fio job such as the tree preset's churn, 60 s each)
+        self.unbounded = unbounded
         self.learnt = dict(learnt or {})  # (target, workload) -> its cost on this machine before
         self.kind_learnt: dict[str, float] = {}  # kind -> cost before ÷ plan estimate (plan())
         # keyed by (..., whether the sample lays out working files)
@@ -162,6 +168,14 @@ class LearnedEta:
             return estimate * statistics.median(alike)
         if kind in self.kind_learnt:
             return estimate * self.kind_learnt[kind]
+        if item.workload in self.unbounded:
+            # no bound, no pace of its kind yet: like the samples taken so far (the middle one, a layout's at its
+            # planned pace beside), not its placeholder (issue 48: the tree preset's churn kept its 60 s each,
+            # and its first ETA said 13m57s for 79 s)
+            unlaid = [t for (_target, _workload, laid), times in self.taken.items() if not laid for t in times]
+            taken = unlaid or [t for times in self.taken.values() for t in times]  # else those that laid out too
+            if taken:
+                return statistics.median(taken) + (layout_of(item) + owed if lays and unlaid else 0.0)
         return estimate
 
     def remaining(self, items: Sequence[PlanItem]) -> float:
@@ -170,11 +184,19 @@ class LearnedEta:
         return sum(self.expected(item, owed.pop((item.target, item.round), 0.0)) for item in items)
 
 
-def work_said(items: Sequence[PlanItem]) -> str:
+def work_said(items: Sequence[PlanItem], unbounded: frozenset[str] = frozenset()) -> str:
     """The plan's estimates said: '302 s of I/O', and what of them is laying out working files
     (engine/session.py with_layouts) apart, at the paces it assumed (engine/plan.py layout_pace):
     '302 s of I/O and 27m08s laying out working files (at 2 MB/s on a network, VM or FUSE mount,
-    50 MB/s on a local disk, 500 MB/s in RAM)' (the QEMU lab's default)."""
+    50 MB/s on a local disk, 500 MB/s in RAM)' (the QEMU lab's default). Samples of ``unbounded`` workloads
+    (no runtime of their own: a placeholder, no bound) are said apart, as what the first samples will tell."""
+    guessed = [item for item in items if item.workload in unbounded]
+    if guessed:
+        bounded = [item for item in items if item.workload not in unbounded]
+        if not bounded:
+            return "none with a runtime of its own (their time is learnt from the first samples)"
+        rest = f"{len(guessed)} samples with no runtime of their own (their time is learnt from the first ones)"
+        return f"{work_said(bounded)} and {rest}"
     total = sum(item.estimate_s for item in items)
     layouts = sum(layout_of(item) for item in items)
     if layouts <= 0:
@@ -215,10 +237,12 @@ class Pace:
     adds_rounds: bool = False  # --until or --budget (the default budget too)
     budget_s: float | None = None
     default_budget: bool = False  # the preset's default: the planned rounds are all taken
+    rounds: int = 0  # the planned rounds (--repeat)
+    max_repeat: int = 0  # the most rounds --until may give a cell
 
     @classmethod
     def of(cls, config: RunOptions) -> Pace:
-        return cls(config.until is not None, config.budget, config.default_budget)
+        return cls(config.until is not None, config.budget, config.default_budget, config.repeat, config.max_repeat)
 
 
 class ProgressEvents:
@@ -238,11 +262,15 @@ class ProgressEvents:
         self.total = 0
         self.done = 0
         self.pending: list[PlanItem] = []
-        self.eta = LearnedEta({w.name: w.kind for w in workloads}, learnt)
+        self.unbounded = frozenset(w.name for w in workloads if w.description.duration_bound_s is None)
+        self.eta = LearnedEta({w.name: w.kind for w in workloads}, learnt, self.unbounded)
         self.started = self.last_end = time.monotonic()
-        # an item the plan did not have (a round --until or --budget added): the session's ETA at its
-        # start, and when that was
-        self.added_eta: tuple[float, float] | None = None
+        # under --until or a budget: the session's ETA at the start of the sample in flight (an upper bound: the
+        # rounds the run may still add, each at most, engine/session.py), and when that was; counted down
+        self.bound_eta: tuple[float, float] | None = None
+        # the most rounds a cell may get (the session's, as the budget fixes them): 'round 4 of at most 12'
+        self.at_most: Callable[[], int | None] = lambda: None
+        self.planned_said = False  # 'planned rounds taken' is said once
 
     def on_start(self, run_id: str, plan: list[PlanItem], pending: list[PlanItem]) -> None:
         self.total = len(plan)  # the bar counts warm-ups too: they take time
@@ -257,7 +285,7 @@ class ProgressEvents:
         self.console.print(
             f"run {run_id}: {len(pending) - warmups} samples to take{warm_text}"
             f"{f' ({stored} already stored)' if stored else ''}, "
-            f"{'about' if self.eta.knows else 'at most'} {work_said(pending)}"  # nothing ran here: bounds
+            f"{self._work_said(pending)}"
             f"{self._time_said(expected if self.eta.learnt else None)}",
             # wrapped at the width, piped too (80 columns): with the layouts' paces it outgrew one line;
             # the per-sample lines below are the ones kept whole for logs and grep
@@ -279,9 +307,26 @@ class ProgressEvents:
                 "starting", total=self.total, completed=self.done, eta=self._eta(expected), bound=self._bound()
             )
 
+    def _work_said(self, pending: Sequence[PlanItem]) -> str:
+        """'about 3m45s of I/O' (as this machine took before), 'at most 302 s of I/O' (the plan's bounds), and
+        how many samples have no runtime of their own: their time is learnt from the first ones."""
+        if self.eta.knows:
+            return f"about {work_said(pending)}"
+        said = work_said(pending, self.unbounded)
+        return said if all(item.workload in self.unbounded for item in pending) else f"at most {said}"
+
     def _time_said(self, learnt: float | None = None) -> str:
         """How long the run will take, said before it starts (``learnt``: as this machine took before)."""
         pace = self.pace
+        if pace.budget_s is None and pace.adds_rounds and pace.rounds and pace.max_repeat > pace.rounds:
+            # --until alone: the planned rounds, then up to --max-repeat for comparisons still undecided
+            planned = learnt if learnt else sum(item.estimate_s for item in self.pending)
+            most = planned * pace.max_repeat / pace.rounds
+            how = "as this machine took before" if learnt else "at the plan's bounds"
+            return (
+                f"; the {pace.rounds} planned rounds about {clock(planned)} ({how}), and at most {clock(most)} if "
+                f"comparisons stay undecided to --max-repeat {pace.max_repeat}"
+            )
         if pace.budget_s is None:
             return f"; about {clock(learnt)} as this machine took before" if learnt else ""
         if pace.default_budget:
@@ -305,18 +350,45 @@ class ProgressEvents:
         budget_left = self._budget_left()
         return planned_left if budget_left is None else max(planned_left, budget_left)
 
+    def _planned_bound(self, items: Sequence[PlanItem]) -> float:
+        """Under --until or a budget, what the run takes at most from ``items`` (the planned ones left) on: them,
+        then every round up to the most a cell may get, each a planned round's learnt cost (a layout's
+        pace apart from a timed part's: LearnedEta), never past the budget, except for the planned rounds a
+        default budget takes all of."""
+        planned = self.eta.remaining(items)
+        measured = [item for item in self.pending if not item.warmup]
+        rounds = sorted({item.round for item in measured})
+        at_most = self.at_most() or self.pace.max_repeat
+        later = [item for item in measured if item.round == rounds[-1]] if rounds else []
+        budget_left = self._budget_left()
+        if not at_most:  # how many rounds may follow is not known: up to the budget, if there is one
+            return max(planned, budget_left) if budget_left is not None else planned
+        bound = planned + max(0, at_most - len(rounds)) * self.eta.remaining(later)
+        if budget_left is not None:
+            bound = min(bound, budget_left)
+            if self.pace.default_budget:
+                bound = max(bound, planned)
+        return bound
+
     def _left(self, item: PlanItem) -> list[PlanItem] | None:
         """The planned items after ``item``; None for an item the plan did not have (an adaptive round)."""
         return self.pending[self.pending.index(item) + 1 :] if item in self.pending else None
 
+    def round_name(self, item: PlanItem) -> str:
+        """'round 4', and under --until or a budget 'round 4 of at most 12' (issue 48)."""
+        at_most = self.at_most() if self.pace.adds_rounds and not item.warmup else None
+        return f"{item.name} of at most {at_most}" if at_most else item.name
+
     def on_sample_start(self, item: PlanItem, done: int, total: int, eta_s: float) -> None:
-        description = f"{item.target} · {item.workload} ({item.name})"
+        description = f"{item.target} · {item.workload} ({self.round_name(item)})"
         self.total = max(self.total, total)  # rounds added by --until/--budget grow N: n never passes it
         left = self._left(item)
-        if left is not None:  # this item's own time (its setup already ran) plus what is left after it
+        if self.pace.adds_rounds:  # an upper bound: the planned rounds and every round the run may add
+            if left is not None:
+                eta_s = self._planned_bound([item, *left])
+            self.bound_eta = (eta_s, time.monotonic())  # an added round's: the session's own
+        elif left is not None:  # this item's own time (its setup already ran) plus what is left after it
             eta_s = self._eta(self.eta.remaining([item, *left]))
-        else:
-            self.added_eta = (eta_s, time.monotonic())
         if self.progress is not None:
             self.progress.update(self.task, description=description, completed=done, total=total, eta=eta_s,
                                  bound=self._bound())  # fmt: skip
@@ -329,8 +401,8 @@ class ProgressEvents:
         planned = self._left(item)
         left = planned or []
         eta = self._eta(self.eta.remaining(left))
-        if planned is None and self.added_eta is not None:  # an added round: the session's own ETA, counted down
-            eta = max(0.0, self.added_eta[0] - (now - self.added_eta[1]))
+        if self.bound_eta is not None:  # the session's bound, counted down
+            eta = max(0.0, self.bound_eta[0] - (now - self.bound_eta[1]))
         value = measured(sample, self.workloads.get(item.workload))
         if self.progress is not None:
             self.progress.update(self.task, completed=self.done, eta=eta, bound=self._bound())
@@ -344,10 +416,10 @@ class ProgressEvents:
         elapsed = clock(time.monotonic() - self.started)
         width = len(str(self.total))
         fields = [
-            f"{self.done:>{width}}/{self.total} {item.name}",
+            f"{self.done:>{width}}/{self.total} {self.round_name(item)}",
             item.target,
             f"{item.workload}: {value}",
-            f"{elapsed} elapsed, {self._after(eta, bool(left) or self.done < self.total)}",
+            f"{elapsed} elapsed, {self._after(eta, bool(left) or self.done < self.total, planned is not None)}",
         ]
         # one line per sample where it fits the width (80 columns piped); else wrapped between
         # its fields, never inside a number or a name (issue 37: piped lines reached 84 columns)
@@ -360,16 +432,16 @@ class ProgressEvents:
             return "planned samples taken: deciding whether a comparison needs another round, then cleaning up"
         return "every sample taken: removing the run's scratch directories"
 
-    def _after(self, eta: float, more_planned: bool) -> str:
-        """What follows the sample: an ETA, or, once the plan is done, what the run does next
-        (never "done" while rounds may still be added)."""
-        if more_planned:
-            return f"ETA {clock(eta)}"
+    def _after(self, eta: float, more: bool, planned: bool = True) -> str:
+        """What follows the sample: an ETA (under --until or a budget an upper bound, 'ETA ≤ 1m40s', counting
+        down), once the plan is done what the run does next, said once, and never "done": after its last
+        sample the run still cleans up and reports (issue 48: cdm said "done" 6.3 s before the end)."""
         if not self.pace.adds_rounds:
-            return "done"
-        if self._budget_left() is not None:
-            return f"planned rounds taken; rounds for undecided comparisons may follow, ETA {clock(eta)}"
-        return "planned rounds taken; rounds for undecided comparisons may follow"
+            return f"ETA {clock(eta)}" if more else "last sample taken"
+        if planned and not more and not self.planned_said:
+            self.planned_said = True
+            return f"planned rounds taken; rounds for undecided comparisons may follow, ETA ≤ {clock(eta)}"
+        return f"ETA ≤ {clock(eta)}"
 
     def on_finish(self, run_id: str, status: str) -> None:
         if self.progress is not None:

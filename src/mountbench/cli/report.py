@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from mountbench.cli.options import db_option, debug_option, metric_options
+from mountbench.cli.common import db_option, debug_option, metric_options
 from mountbench.errors import UsageError
 from mountbench.host import outputs
 from mountbench.model import RunData
@@ -135,14 +135,15 @@ def report(
 
         if output is None:
             raise UsageError("--format pdf needs --out FILE.pdf: a PDF is not written to the terminal")
-        output.write_bytes(html_to_pdf(render_html(built, per_client=per_client), output))
+        output.write_bytes(html_to_pdf(render_html(built, per_client=per_client, phone=False), output))
         _note(f"wrote {output}")
     elif fmt == "csv":
         _write_csv(built, output, samples)
     else:
         from mountbench.report.sections import exports
 
-        document = make_document(list(built.runs), summary=built.summary)  # runs relabelled as in the summary
+        # runs relabelled as in the summary, and the rounds' reasons the report already has
+        document = make_document(list(built.runs), summary=built.summary, stops=built.stops)
         for section in exports(built):  # sweeps, pick two: each section's records
             document[section.name] = section.records
         if output is None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from mountbench.cli.against import against_options, pop_gate
-from mountbench.cli.console import command_line, err, out, print_run
+from mountbench.cli.console import command_line, err, out, print_answer, print_run
 from mountbench.cli.options import (
     check_database,
     debug_option,
@@ -39,7 +39,7 @@ from mountbench.host import contain, outputs
 from mountbench.host import facts as hostinfo
 from mountbench.host import targets as targets_mod
 from mountbench.kinds import host_facts
-from mountbench.model import PlanItem, RunData, RunOptions, Workload
+from mountbench.model import PlanItem, RunData, RunOptions
 from mountbench.records.events import EventLog, Fanout
 from mountbench.records.export import write_document
 from mountbench.report.document import make_document
@@ -158,17 +158,20 @@ def _session(
 ) -> Session:
     """``handed``: costs learnt elsewhere (--learnt-json), for the pairs this database has not seen."""
     learnt = {**(handed or {}), **learnt_costs_here(store, request)}
-    return Session(
+    progress = ProgressEvents(err, request.workloads, Pace.of(request.config), learnt)
+    session = Session(
         request.config,
         request.targets,
         request.workloads,
         request.runners,
         store,
-        _events(events_out, request.workloads, Pace.of(request.config), learnt),
+        _events(events_out, progress),
         run_id=run_id,
         on_saved=_exporter(store, json_out),
         watch=request.watch,
     )
+    progress.at_most = session.rounds_at_most  # 'round 4 of at most 12', as the budget fixes the rounds
+    return session
 
 
 def _execute(
@@ -186,13 +189,14 @@ def _execute(
         err.print(f"warning: containment: {fence.fact()}", markup=False, highlight=False)
     status = run_to_end(session, command=command, host=host, resume=resume)
     run = store.load_run(session.run_id)
-    if json_out is not None and json_out.is_stdout:  # the document alone on stdout; the tables go to stderr
-        print_run(run, per_client=per_client, console=err)
-        write_document(json_out, make_document([run]))
-    else:
-        print_run(run, per_client=per_client)
+    console = err if json_out is not None and json_out.is_stdout else out  # the document alone on stdout
+    report = print_run(run, per_client=per_client, console=console)
+    if console is err:
+        write_document(json_out, make_document([run], summary=report.summary, stops=report.stops))
     for notice in session.notices:
         err.print(f"warning: {notice}", markup=False)
+    if run.samples:
+        print_answer(report, console)  # last: the answer, not the detail, is what stays on the screen
     if session.export_failed and json_out is not None:
         raise RunFailed(
             f"run {run.id} is {status} and stored, but --json {json_out} could not be written "
@@ -246,14 +250,8 @@ def learnt_costs_here(store: Store, request: runrequest.RunRequest) -> Mapping[t
     return learnt_costs([store.load_run(run_id) for run_id in recent], request.targets, request.workloads)
 
 
-def _events(
-    events_out: outputs.Output | None,
-    workloads: Sequence[Workload] = (),
-    pace: Pace | None = None,
-    learnt: Mapping[tuple[str, str], float] | None = None,
-) -> Events:
+def _events(events_out: outputs.Output | None, progress: ProgressEvents) -> Events:
     """The progress bar, plus a JSON-lines event log when asked for (the lab reads it)."""
-    progress = ProgressEvents(err, workloads, pace, learnt)
     if events_out is None:
         return progress
     # the file lives as long as the process; appended to, so it is opened where the checked path leads
@@ -390,7 +388,14 @@ def _dry_run_checks(request: runrequest.RunRequest, plan: Sequence[PlanItem], db
             )
     # what the runners choose once for the run (fio: the clock every job uses; the job files say it)
     for fact, value in host_facts(request.runners).items():
+        if isinstance(value, Mapping):  # a record the run fills in as it starts (its clients' facts): never raw
+            continue
         lines.append(("✓", f"{fact.replace('_', ' ')}: {value} (chosen now; the run chooses again as it starts)"))
+    if request.config.clients:
+        given = request.config.clients
+        said = (f"clients: {len(given)} given ({', '.join(given)}), not contacted in a dry run: the run checks each "
+                "before its first sample (reachable, the same fio, the shared directory)")  # fmt: skip
+        lines.append(("!", said))
     took = _time_taken_before(request, plan, db)
     if took:
         lines.append(("✓", f"time: about {clock(took)}, as this machine took before (the plan's bounds: "

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
+from mountbench.cli.common import db_option, metric_options
 from mountbench.cli.console import out, print_run
-from mountbench.cli.options import db_option, metric_options
 from mountbench.report.content import build_report
 from mountbench.report.grid import one_unit, parse_unit
 from mountbench.report.terminal import render_samples, render_short

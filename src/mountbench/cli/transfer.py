@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from mountbench.cli.options import db_option, debug_option
+from mountbench.cli.common import db_option, debug_option
 from mountbench.host import outputs
 from mountbench.records.export import read_document, write_document
 from mountbench.report.content import unique_runs

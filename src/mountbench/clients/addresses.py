@@ -9,6 +9,7 @@ receives ``LOG.HOSTNAME``, so the name must hold no ``/``: :func:`fio_cwd`)."""
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import socket
@@ -189,11 +190,15 @@ def _parse_ssh(text: str) -> ClientSpec:
 
 def read_hosts_file(path: Path) -> tuple[str, ...]:
     """``--hosts-file``: one client a line, as --client takes it; blank lines and ``#``
-    comments are skipped. A bare host name means ``ssh://HOST`` (mountbench starts it)."""
+    comments are skipped (a comment may hold any bytes; a UTF-8 byte-order mark at the start is
+    skipped too). A bare host name means ``ssh://HOST`` (mountbench starts it)."""
     fix = "give a text file with one host a line"
-    data = read_bounded(path, HOSTS_FILE_LIMIT, "--hosts-file", fix)
+    data = read_bounded(path, HOSTS_FILE_LIMIT, "--hosts-file", fix).removeprefix(codecs.BOM_UTF8)
     hosts = []
     for number, raw in enumerate(data.split(b"\n"), 1):
+        # a comment is a comment whatever its bytes (a '#' byte is never part of a UTF-8 character):
+        # only what comes before it must be text
+        raw = raw.split(b"#", 1)[0]
         try:
             line = raw.decode()
         except UnicodeDecodeError:

@@ -117,6 +117,24 @@ def identify(fio_path: str, client: ClientSpec, timeout: float = FIO_CALL_TIMEOU
     return ServerIdentity(match["hostname"], match["os"], match["arch"], match["fio"])
 
 
+def identify_all(fio_path: str, clients: list[ClientSpec], timeout: float = FIO_CALL_TIMEOUT_S) -> list[str] | None:
+    """One ``fio --client=A --client=B …`` with a job that does no I/O on each: the fio version of every
+    probe reply, or None when fewer replied than there are clients or one speaks another protocol
+    (fio's replies do not say which client they came from: :func:`identify` then asks each alone)."""
+    with tempfile.TemporaryDirectory(prefix="mountbench-identify-") as tmp:
+        job = Path(tmp) / "identify.fio"
+        job.write_text(_NULL_JOB)
+        try:
+            output = run_client_job(fio_path, [(c, job) for c in clients], output_format="normal", timeout=timeout,
+                                    cwd=Path(tmp))  # fmt: skip
+        except UsageError:
+            return None
+    versions = [m["fio"] for m in _PROBE_LINE.finditer(output)]
+    if len(versions) != len(clients) or _PROTOCOL_MISMATCH.search(output):
+        return None
+    return versions
+
+
 def run_client_job(
     fio_path: str,
     jobs: list[tuple[ClientSpec, Path]],

@@ -40,7 +40,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -58,6 +58,9 @@ START_TIMEOUT_S = 30.0
 HEARTBEAT_S = 2.0  # the controller tells each watcher it is still there this often
 CHECK_S = 20.0  # a watcher that heard nothing for this long (to twice this) stops its fio server
 STOP_TIMEOUT_S = 15.0
+# clients set up at a time: their logins, commands and fio processes are CPU work on this machine too
+# (16 at once on 2 CPUs only queue); each goes through its steps without waiting for the others
+AT_ONCE = 8
 T = TypeVar("T")
 
 
@@ -125,30 +128,18 @@ class SshClients:
 
     # --- starting ------------------------------------------------------------------------------
 
-    def start(self) -> dict[str, ClientSpec]:
+    def start(self, paths: Sequence[str] = ()) -> dict[str, ClientSpec]:
         """Log in to every client, check its fio, start its server and tunnel: label -> the
-        client as fio reaches it. Raises UsageError naming every client that failed (and
-        then stops whatever was started)."""
+        client as fio reaches it. ``paths``: the target paths, whose facts on each client come
+        with its host facts (one command, not two). Each client goes through its steps on its
+        own, ``AT_ONCE`` clients at a time (a login, its facts, its server, its tunnel and clock
+        do not wait for the slowest client's step before), the ssh processes started from this
+        thread (sshconn: PR_SET_PDEATHSIG). Raises UsageError naming every client that failed
+        (and then stops whatever was started)."""
         try:
-            for server in self.servers.values():  # from this thread: see sshconn (PDEATHSIG)
-                server.conn.start()
-            self._each(lambda s: s.conn.wait_ready())
-            self._each(self._check_facts)
+            self._bounded(lambda s: s.conn.start(), lambda s: self._logged_in(s, paths))
             refuse_one_machine_twice(self.facts)  # before anything is started there
-            for server in self.servers.values():
-                server.session = server.conn.start_session(
-                    sshscripts.SERVE_SCRIPT, server.token, str(int(CHECK_S)), env={WATCH_VAR: server.token}
-                )
-            self._each(self._await_server)
-            for index, server in enumerate(self.servers.values()):
-                remote = f"{server.directory}/{sshscripts.SOCKET_NAME}"
-                local = self.control / f"{index}-{server.client.dirname[:40]}.fio"
-                server.conn.forward_socket(str(local), remote)
-                server.dialed = server.client.dialed(str(local))
-                self.facts[server.client.label]["fio_server"] = (
-                    f"unix socket {remote} there (0700 directory), reached through ssh -L to a 0600 socket here"
-                )
-            self._each(self._clock)
+            self._bounded(self._start_server, self._served)
             self._heartbeat.start()
         except BaseException:
             self.stop()
@@ -158,8 +149,55 @@ class SshClients:
                 self.notices.append(f"client {server.client.label}: {line}")
         return {label: s.dialed for label, s in self.servers.items() if s.dialed is not None}
 
-    def _check_facts(self, server: RemoteServer) -> None:
-        facts = describe(server.conn, [])
+    def _logged_in(self, server: RemoteServer, paths: Sequence[str]) -> None:
+        server.conn.wait_ready()
+        self._check_facts(server, paths)
+
+    def _start_server(self, server: RemoteServer) -> None:
+        server.session = server.conn.start_session(
+            sshscripts.SERVE_SCRIPT, server.token, str(int(CHECK_S)), env={WATCH_VAR: server.token}
+        )
+
+    def _served(self, server: RemoteServer) -> None:
+        """Its server up, tunnelled here, and its clock compared."""
+        self._await_server(server)
+        index = list(self.servers.values()).index(server)
+        remote = f"{server.directory}/{sshscripts.SOCKET_NAME}"
+        local = self.control / f"{index}-{server.client.dirname[:40]}.fio"
+        server.conn.forward_socket(str(local), remote)
+        server.dialed = server.client.dialed(str(local))
+        with self._lock:
+            self.facts[server.client.label]["fio_server"] = (
+                f"unix socket {remote} there (0700 directory), reached through ssh -L to a 0600 socket here"
+            )
+        self._clock(server)
+
+    def _bounded(self, spawn: Callable[[RemoteServer], None], step: Callable[[RemoteServer], None]) -> None:
+        """For every client: ``spawn`` (from this thread: it starts ssh processes), then ``step`` in a
+        worker; at most ``AT_ONCE`` clients between the two at a time. One UsageError naming every
+        client that failed."""
+        problems: list[str] = []
+
+        def guarded(server: RemoteServer) -> None:
+            try:
+                step(server)
+            except MountbenchError as exc:
+                problems.append(str(exc))
+
+        submitted: list[Future[None]] = []
+        with ThreadPoolExecutor(max_workers=AT_ONCE) as pool:
+            for server in self.servers.values():
+                while sum(not f.done() for f in submitted) >= AT_ONCE:
+                    wait([f for f in submitted if not f.done()], return_when=FIRST_COMPLETED)
+                spawn(server)
+                submitted.append(pool.submit(guarded, server))
+            for future in submitted:
+                future.result()  # anything but a client's own failure is raised here
+        if problems:
+            raise UsageError("; ".join(problems))
+
+    def _check_facts(self, server: RemoteServer, paths: Sequence[str] = ()) -> None:
+        facts = describe(server.conn, list(paths))
         theirs = str(facts.get("fio_version") or "")
         label = server.client.label
         if not theirs:
@@ -228,14 +266,16 @@ class SshClients:
                                                     "clock_uncertainty_ms": round(best[0] / 2, 3)}  # fmt: skip
 
     def add_path_facts(self, paths: Sequence[str]) -> None:
-        """What each target path is on each client, as it sees it."""
+        """What each target path is on each client, as it sees it (already there when ``start``
+        was given the same paths)."""
 
         def one(server: RemoteServer) -> None:
             described = describe(server.conn, list(paths)).get("paths", {})
             with self._lock:
                 self.facts.setdefault(server.client.label, {})["paths"] = described
 
-        self._each(one)
+        if any(set(self.facts.get(label, {}).get("paths", {})) != set(paths) for label in self.servers):
+            self._each(one)
 
     # --- while running -------------------------------------------------------------------------
 
@@ -296,7 +336,7 @@ class SshClients:
             return None
 
         servers = list(self.servers.values())
-        with ThreadPoolExecutor(max_workers=min(16, max(1, len(servers)))) as pool:
+        with ThreadPoolExecutor(max_workers=min(AT_ONCE, max(1, len(servers)))) as pool:
             problems = [str(p) for p in pool.map(guarded, servers) if p is not None]
         if problems:
             raise UsageError("; ".join(problems))

@@ -114,12 +114,17 @@ def check_space(
             notices.append(f"{labels}: the filesystem reports no size; free space not checked")
             continue
         needed = sum(per_target[t.label] for t in sharing)
-        if needed > usage.free:
+        margin = space_margin(needed) if needed else 0
+        if needed + margin > usage.free:
             where = f"target {labels}" if len(sharing) == 1 else f"the filesystem shared by targets {labels}"
+            hint = _shrink_hint(workloads, runner_for)
+            largest = max((runner_for(w).space_needed(w)[1] or 0 for w in workloads), default=0)
+            fits = _fitting_size(largest, needed, usage.free) if "--size" in hint else None
             raise TargetError(
-                f"not enough space on {where}: the planned working set needs {format_bytes(needed)}, "
-                f"{format_bytes(usage.free)} free{_leftover_note(sharing, needed - usage.free)}; "
-                f"{_shrink_hint(workloads, runner_for)} or free space"
+                f"not enough space on {where}: the planned working set needs {format_bytes(needed)} and "
+                f"{format_bytes(margin)} beside it (the scratch directory, the filesystem's own blocks), "
+                f"{format_bytes(usage.free)} free{_leftover_note(sharing, needed + margin - usage.free)}; "
+                f"{hint}{f' (--size {fits}M fits)' if fits else ''} or free space"
             )
     return notices
 
@@ -133,6 +138,26 @@ def planned_space(workloads: Sequence[Workload], runner_for: Callable[[Workload]
         if needed is not None:
             groups[group] = max(groups[group], needed)
     return sum(groups.values())
+
+
+SPACE_MARGIN = 1 << 20  # beside a working set: the scratch directory, its marker, job files
+SPACE_SHARE = 0.01  # and the filesystem's own blocks for the files (ext4's extent trees, tmpfs's pages)
+
+
+def space_margin(needed: int) -> int:
+    """What a run writes beside its working set, at most: issue 48's 64 MiB tmpfs passed the check with
+    --size 64M (64.0 MiB needed, 64.0 MiB free) and every sample failed ('has 64.0 MiB of 64.0 MiB')."""
+    return SPACE_MARGIN + int(needed * SPACE_SHARE)
+
+
+def _fitting_size(largest: int, needed: int, free: int) -> int | None:
+    """The largest --size in MiB whose working set (the same share of ``needed`` as ``largest`` of it) fits
+    in ``free`` with its margin; None when not even 1 MiB does."""
+    if largest <= 0 or needed <= 0:
+        return None
+    scale = (free - SPACE_MARGIN) / (needed * (1 + SPACE_SHARE))
+    fits = int(largest * scale) >> 20
+    return fits if fits >= 1 else None
 
 
 def _leftover_note(targets: Sequence[Target], shortfall: int) -> str:
@@ -167,6 +192,7 @@ def _shrink_hint(workloads: Sequence[Workload], runner_for: Callable[[Workload],
 
 
 LOOK_MARGIN = 1.1  # a round after the planned ones costs this much more than one of them (its look's analysis)
+BUDGET_NOTICE = "the budget of "  # how every notice of what the budget did begins (one of them is said)
 
 
 class _Clock:
@@ -212,17 +238,25 @@ class _Clock:
                 left -= cost
         return kept
 
-    def eta(self, items: Sequence[PlanItem], adaptive: bool = False) -> float:
-        """Seconds left. A budgeted adaptive run goes on to its deadline while any comparison is
-        undecided, so its ETA is the time to the deadline (it ends sooner when all are decided)."""
-        left = remaining_estimate(items, self.spent, self.spent_estimate)
+    def eta(self, items: Sequence[PlanItem], after_s: float = 0.0, keep_all: bool = False) -> float:
+        """Seconds left, at most: ``items`` at the pace so far, then ``after_s`` (the rounds an adaptive run may
+        still add, each at most: Session.rounds_at_most), and never past the deadline, except for the items a
+        default budget takes all of (``keep_all``). Issue 48: under --until the ETA said only what the current
+        round had left ('ETA 1 s' coming and going while the run went on for minutes)."""
+        mine = remaining_estimate(items, self.spent, self.spent_estimate)
+        left = mine + after_s
         if self.deadline is not None:
-            to_deadline = max(0.0, self.deadline - time.monotonic())
-            left = to_deadline if adaptive else min(left, to_deadline)
+            left = min(left, max(0.0, self.deadline - time.monotonic()))
+            if keep_all:
+                left = max(left, mine)
         return left
 
-    def ran_out_notice(self) -> str:
-        return f"the budget of {format_seconds(self.budget or 0)} ran out: samples that did not fit were not taken"
+    def ran_out_notice(self, not_taken: int, of: int) -> str:
+        """Planned samples the budget left out: said only when some were."""
+        return (
+            f"the budget of {format_seconds(self.budget or 0)} ran out: {not_taken} of the {of} planned samples "
+            "did not fit and were not taken"
+        )
 
 
 class Session:
@@ -331,7 +365,7 @@ class Session:
         status = "interrupted"
         self._clock = _Clock(self.config.budget, total=len(plan), done=len(plan) - len(pending))
         try:
-            self._run_items(pending, planned=True)
+            self._run_items(pending, planned=True, after=self._after_planned(pending))
             if self.config.until is not None:
                 self._adaptive_rounds()
             status = self._final_status()
@@ -353,10 +387,20 @@ class Session:
         stored, ok = self.store.sample_counts(self.run_id)
         return "failed" if stored and not ok else "complete"
 
-    def _run_items(self, items: Sequence[PlanItem], *, planned: bool = False) -> bool:
+    def rounds_at_most(self) -> int:
+        """The most rounds a cell of this run gets: its last look under --until or a budget (the rounds the
+        budget fits, once the planned rounds fixed them; --max-repeat before), else its --repeat."""
+        if self.config.until is None:
+            return self.config.repeat
+        return stats.planned_looks(self.config)[-1]
+
+    def _run_items(
+        self, items: Sequence[PlanItem], *, planned: bool = False, after: Callable[[], float] = lambda: 0.0
+    ) -> bool:
         """Take and store each item; False when the budget ran out before all were taken. The
         planned rounds under a default budget are all taken (the budget then bounds only the
-        rounds added for undecided comparisons): a default run never leaves a cell with 1-2 samples."""
+        rounds added for undecided comparisons): a default run never leaves a cell with 1-2 samples.
+        ``after``: what the rounds that may follow these items take at most (the ETA counts them)."""
         clock = self._clock
         keep_all = planned and self.config.default_budget
         for index, item in enumerate(items):
@@ -364,9 +408,13 @@ class Session:
             # bound (with_layouts: at a slow mount's pace, that would refuse a --budget 60s run's first sample)
             timed_s = item.estimate_s - layout_of(item)
             if not keep_all and not clock.fits(timed_s):
-                self._notice_once(clock.ran_out_notice())
+                left = [i for i in items[index:] if not i.warmup]
+                if planned and left:
+                    self._budget_notice(clock.ran_out_notice(len(left), sum(not i.warmup for i in items)))
+                elif left:
+                    self._budget_notice(self._undecided_notice(f"during round {item.round + 1}"))
                 return False
-            eta = clock.eta(items[index:], adaptive=self.config.until is not None)
+            eta = clock.eta(items[index:], after(), keep_all)
             start = functools.partial(self.events.on_sample_start, item, clock.done, clock.total, eta)
             began = time.monotonic()  # the clock counts the untimed setup too (a layout per round)
             sample = self._take(item, start)
@@ -410,22 +458,49 @@ class Session:
                 pairs = list(dict.fromkeys(pair for group in pairs for pair in group))
             if not pairs:
                 if any(d.state == sequential.UNDECIDED for d in decisions):
-                    self._notice_once(self._clock.ran_out_notice())
+                    self._budget_notice(self._undecided_notice(f"after round {next_round}"))
                 return
             items = extra_round(next_round, pairs, self.config.seed, estimates)
             items = with_layouts(items, self.prepared, self.runners, laid, layout_paces(self.contexts))
             self._clock.total += len(items)
-            if not self._run_items(items):
+            later = last - next_round - 1  # rounds that may follow this one, each at most this one's pairs
+            per_round = sum(estimates.get(pair, 0.0) for pair in pairs)
+            if not self._run_items(items, after=lambda n=later, cost=per_round: n * cost * self._clock.factor()):
                 return
 
     def _last_look_notice(self, decisions: Sequence[sequential.Decision], last: int) -> None:
         """At the last look a budget fits (before --max-repeat), what is still undecided, said once."""
         open_ = sum(1 for d in decisions if d.state == sequential.UNDECIDED)
         if open_ and self.config.budget is not None and last < self.config.max_repeat:
-            self._notice_once(
+            self._budget_notice(
                 f"the budget of {format_seconds(self.config.budget)} fits {last} rounds: {open_} comparison(s) are "
                 "still undecided at that last look (a larger --budget gives them more rounds)"
             )
+
+    def _undecided_notice(self, when: str) -> str:
+        """The budget ended the added rounds ``when``: how many comparisons it left undecided."""
+        run = self.store.load_run(self.run_id)
+        open_ = sum(1 for d in sequential.decide(run, self.config.until or 0.05) if d.state == sequential.UNDECIDED)
+        return (
+            f"the budget of {format_seconds(self.config.budget or 0)} ran out {when}: {open_} comparison(s) are still "
+            "undecided (a larger --budget gives them more rounds)"
+        )
+
+    def _budget_notice(self, notice: str) -> None:
+        """What the budget did to the run, said once: a later notice of it replaces an earlier one (issue 48:
+        'ran out' printed twice per run, and when every planned sample had been taken)."""
+        self.notices = [n for n in self.notices if not n.startswith(BUDGET_NOTICE)]
+        self.notices.append(notice)
+
+    def _after_planned(self, pending: Sequence[PlanItem]) -> Callable[[], float]:
+        """What an adaptive run's added rounds take at most, after its planned ones: each of the rounds up to
+        rounds_at_most, every pair in it, at the pace so far; nothing for a fixed run."""
+        if self.config.until is None:
+            return lambda: 0.0
+        measured = [item for item in pending if not item.warmup]
+        rounds = max(1, len({item.round for item in measured}))
+        per_round = sum(item.estimate_s - layout_of(item) for item in measured) / rounds
+        return lambda: max(0, self.rounds_at_most() - self.config.repeat) * per_round * self._clock.factor()
 
     def _fix_looks(self) -> None:
         """The looks of this adaptive run (analysis/stats.look_share spends the error over them), fixed now,

@@ -16,8 +16,9 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from mountbench.errors import TargetError, UsageError
 from mountbench.host import container, fsinstance, odirect
@@ -154,7 +155,14 @@ def default_labels(paths: list[Path], taken: set[str] | frozenset[str] = frozens
     characters that are not printable become '?'. In a container the kind of mount comes first
     (``host (bind, ext4)``, ``vol (volume, ext4)``, ``tmp (layer, overlay)``: host/container.py)."""
     inside = container.here() is not None
-    types = [container.label_type(find_mount(path), inside) for path in paths]
+    return distinct_labels(paths, [container.label_type(find_mount(path), inside) for path in paths], taken)
+
+
+def distinct_labels(
+    paths: Sequence[PurePath], types: Sequence[str], taken: set[str] | frozenset[str] = frozenset()
+) -> list[str]:
+    """default_labels with each path's filesystem type given: the one way run, doctor and probe name a
+    target (issue 48: doctor named two directories both 'nr-newcomer (ext4)', probe cut one short)."""
     depths = [1] * len(paths)
     longest = max((len(p.parts) for p in paths), default=1)
     while True:
@@ -170,7 +178,7 @@ def _printable(text: str) -> str:
     return "".join(c if c.isprintable() else "?" for c in text)
 
 
-def _tail(path: Path, depth: int) -> str:
+def _tail(path: PurePath, depth: int) -> str:
     """The last ``depth`` parts of ``path`` ('/' for the root; the whole path when it has no more)."""
     parts = [p for p in path.parts if p != "/"]
     if not parts:

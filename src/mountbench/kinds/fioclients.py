@@ -279,9 +279,9 @@ class FioClientsRunner(RunnerDefaults):
         if not self.clients:
             return
         try:
-            self._start_ssh_clients()
-            preflight.refuse_one_machine_twice(self.facts)  # an ssh:// client and a `serve` on it
             paths = [ctx.target.path for ctx in contexts]
+            self._start_ssh_clients(paths)
+            preflight.refuse_one_machine_twice(self.facts)  # an ssh:// client and a `serve` on it
             preflight.add_path_facts(self.facts, [c for c in self.clients if not c.ssh], paths)
             if self.ssh is not None:
                 self.ssh.add_path_facts(paths)
@@ -299,16 +299,15 @@ class FioClientsRunner(RunnerDefaults):
             self.close()
             raise
 
-    def _start_ssh_clients(self) -> None:
+    def _start_ssh_clients(self, paths: Sequence[str]) -> None:
         remote = [c for c in self.clients if c.ssh]
         if not remote:
             return
         self.ssh = SshClients(self.fio, remote)
-        self.dial.update(self.ssh.start())
-        dialed = [self.dial[c.label] for c in remote]
-        checked = preflight.check_clients(self.fio, dialed)  # fio's own probe through the tunnel
-        for label, facts in checked.items():
-            self.facts[label] = {**facts, **{k: v for k, v in self.ssh.facts[label].items() if v != preflight.UNKNOWN}}
+        self.dial.update(self.ssh.start(paths))
+        preflight.check_tunnels(self.fio, [self.dial[c.label] for c in remote])  # fio's own probe through each
+        for client in remote:
+            self.facts[client.label] = {k: v for k, v in self.ssh.facts[client.label].items() if v != preflight.UNKNOWN}
 
     def close(self) -> list[str]:
         """Stop everything started on the ssh:// clients (idempotent); what the user should know."""

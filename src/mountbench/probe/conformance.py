@@ -10,8 +10,8 @@ depend on and a mount may quietly get wrong:
 - setting one timestamp alone (``UTIME_OMIT``), and a symbolic link's own times;
 - a directory's contents kept through a rename; a file read after its name was unlinked;
 - the error codes tools branch on (ENAMETOOLONG, ENOTEMPTY, EEXIST, EXDEV);
-- how deep a path can go against PATH_MAX. A mount's daemon may die or hang on that one
-  (fusefat does), so it runs last, bounded like every probe, and its verdict says so.
+- where the deep-path limit really is (searched to past PATH_MAX). A mount's daemon may die or hang
+  on that one (fusefat does), so it runs last, bounded like every probe, and its verdict says so.
 
 Every finding names the call that failed and the errno seen.
 """
@@ -35,7 +35,9 @@ from mountbench.probe.sandbox import Child, errno_name
 OTHER_UID = 65534  # "nobody" on Linux: an unprivileged user that owns nothing here
 PATH_MAX = 4096
 DEEP_NAME = 100  # bytes per directory name in the deep-path check
-DEEP_MARGIN = 100  # the chain stops this far below PATH_MAX (within the mount), the file goes this far past
+DEEP_MARGIN = 100  # the search goes half this far past PATH_MAX within the mount
+SEARCH_TOP = PATH_MAX + DEEP_MARGIN // 2  # the longest path within the mount the deep-path search tries
+DEEP_STEP = 16  # the deep-path search's names grow this much at a time, then one byte at a time
 UTIME_OMIT = (1 << 30) - 2
 AT_FDCWD = -100
 AT_SYMLINK_NOFOLLOW = 0x100
@@ -335,40 +337,61 @@ def probe_dir_rename_contents(ctx: ProbeContext) -> Finding:
     return Finding(YES, "mkdir d; echo x > d/f; mv d e: e/f holds x")
 
 
+UNLINK_SIZES = (13, 4095, 4096, 5000, 65536)  # not all multiples of 4 KiB: fusefat reads those back wrong
+
+
 def probe_unlink_open(ctx: ProbeContext) -> Finding:
-    path = ctx.work / "f"
-    data = os.urandom(64 << 10)
-    with helper("create a test file"):
-        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+    """Files of ``UNLINK_SIZES`` bytes, each written through its descriptor, unlinked while open, then
+    read back through the descriptor; and what the directory lists meanwhile and after."""
+    datas = {size: os.urandom(size) for size in UNLINK_SIZES}
+    fds: dict[int, int] = {}
+    got: dict[int, bytes] = {}
     try:
-        with helper("write 64 KiB through the descriptor"):
-            os.write(fd, data)
-        with step("unlink the open file"):
-            os.unlink(path)
-        with step("pread after unlink"):
-            got = os.pread(fd, len(data) + 1, 0)
-        with helper("list the directory while the file is open"):
+        for size, data in datas.items():
+            with helper(f"create a {size:,}-byte test file"):
+                fds[size] = os.open(ctx.work / f"f{size}", os.O_CREAT | os.O_RDWR, 0o644)
+                os.write(fds[size], data)
+        for size in datas:
+            with step("unlink the open file"):
+                os.unlink(ctx.work / f"f{size}")
+        for size, data in datas.items():
+            with step("pread after unlink"):
+                got[size] = os.pread(fds[size], len(data) + 1, 0)
+        with helper("list the directory while the files are open"):
             listed = os.listdir(ctx.work)
     finally:
-        os.close(fd)
+        for fd in fds.values():
+            os.close(fd)
     with helper("list the directory after close"):
         later = os.listdir(ctx.work)
-    if got != data:
-        what = "zero bytes" if not got else f"{len(got)} bytes" + (", other data" if data[: len(got)] != got else "")
+    sizes = ", ".join(f"{size:,}" for size in UNLINK_SIZES)
+    wrong = {size: back for size, back in got.items() if back != datas[size]}
+    if wrong:
+
+        def what(size: int, back: bytes) -> str:
+            if not back:
+                return f"{size:,} bytes: nothing"
+            other = datas[size][: len(back)] != back[:size]
+            return f"{size:,} bytes: {len(back):,} bytes" + (", other data" if other else "")
+
+        kept = [f"{s:,}" for s in UNLINK_SIZES if s not in wrong]
         return Finding(
             DIFFERS,
-            f"wrote 64 KiB through a descriptor, unlinked the name, pread returned {what}",
+            f"wrote {sizes} bytes through descriptors, unlinked the names, pread returned wrong data for "
+            f"{'; '.join(what(s, b) for s, b in wrong.items())}"
+            + (f" ({', '.join(kept)} bytes read back)" if kept else ""),
             severity=DATA_LOSS,
             step="pread after unlink",
         )
     if listed or later:
         return Finding(
             DIFFERS,
-            f"the data reads back, but while the file is open the directory lists {sorted(listed)}"
+            f"the data reads back ({sizes} bytes), but while the files are open the directory lists "
+            f"{sorted(listed)}"
             + (f", and after close {sorted(later)}" if later else " (gone after close)")
             + ": removing the directory meanwhile fails (rm -r)",
         )
-    return Finding(YES, "64 KiB read back through the descriptor after unlink; the name is gone at once")
+    return Finding(YES, f"{sizes} bytes read back through their descriptors after unlink; the names are gone at once")
 
 
 # -- error codes -------------------------------------------------------------------------------------
@@ -396,6 +419,7 @@ def probe_errno(ctx: ProbeContext) -> Finding:
         _write(w / "file", b"x")
     checks: list[tuple[str, str, Any]] = [
         (f"create a {long_len}-byte name", "ENAMETOOLONG", lambda: _write(w / ("n" * long_len), b"")),
+        (f"look up a {long_len}-byte name", "ENAMETOOLONG", lambda: os.stat(w / ("n" * long_len))),
         ("rmdir a non-empty directory", "ENOTEMPTY", lambda: os.rmdir(w / "full")),
         ("rename a directory onto a non-empty one", "ENOTEMPTY", lambda: os.rename(w / "full2", w / "full")),
         ("mkdir an existing name", "EEXIST", lambda: os.mkdir(w / "file")),
@@ -451,36 +475,48 @@ def _mount_gone(work: Path) -> str | None:
 
 
 def probe_deep_paths(ctx: ProbeContext) -> Finding:
-    """How deep a path can go: mkdir 100-byte names one inside the other with relative (*at)
-    calls until the path within the mount nears PATH_MAX, then rename a file (written and
-    fsynced first, as an editor saves) into the deepest under a name that takes the path past
-    PATH_MAX. A local filesystem takes it; a mount that hands full paths to a daemon may refuse
-    it, or its daemon may die (fusefat's does: the fsync has the mount write out what it holds
-    first, so what is left can be removed once it is mounted again)."""
+    """Where the deep-path limit really is, searched: mkdir 100-byte names one inside the other with
+    relative (*at) calls to within ``DEEP_MARGIN`` of PATH_MAX within the mount (or until a mkdir fails);
+    then, in the deepest directory, the longest name a file can be created under, searched upward to
+    ``SEARCH_TOP`` (past PATH_MAX: ``DEEP_STEP`` bytes at a time, then byte by byte), each try removed at
+    once: the longest path a file can have there; then a file (written and fsynced first, as an editor
+    saves) renamed in under that name. A local filesystem
+    takes every path up to the top; a mount that hands full paths to a daemon stops short (sshfs counts
+    its source directory's path too), or its daemon dies (fusefat's: the fsync has the mount write out
+    what it holds first, so what is left can be removed once it is mounted again). Bounded in time."""
     real = os.path.realpath(ctx.work)
     inside = _mount_root_len(ctx.work)  # bytes of the work directory's path below the mount point
+    deadline = time.monotonic() + ctx.timeout * 0.6
     name = "d" * DEEP_NAME
-    levels = max(0, (PATH_MAX - DEEP_MARGIN - inside) // (DEEP_NAME + 1))
-    deepest = inside + levels * (DEEP_NAME + 1)
-    leaf = min(255, max(1, PATH_MAX + DEEP_MARGIN // 2 - deepest - 1))
     with helper("create the file to rename"):
         _write(ctx.work / "f", b"deep\n")
     with helper("open the work directory"):
         wfd = os.open(ctx.work, os.O_RDONLY | os.O_DIRECTORY)
     fds = [wfd]
-    failed: tuple[str, OSError] | None = None
-    reached = inside
+    failed: list[tuple[str, int, OSError]] = []  # every call that failed, in order: (step, path within the mount, why)
+    at_limit: list[tuple[str, int, OSError]] = []  # the create refused one byte past the longest path found
+    best, renamed, levels, base = 0, False, 0, inside
+    cut = False  # the time bound ended the search
     try:
-        for level in range(1, levels + 1):
+        # the chain stays DEEP_MARGIN below PATH_MAX within the mount; the names tried in its deepest
+        # directory go from there to SEARCH_TOP, a byte at a time
+        while inside + len(fds) * (DEEP_NAME + 1) <= PATH_MAX - DEEP_MARGIN:
+            if time.monotonic() > deadline:
+                cut = True
+                break
+            length = inside + len(fds) * (DEEP_NAME + 1)
             try:
                 os.mkdir(name, dir_fd=fds[-1])
                 fds.append(os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
             except OSError as err:
-                failed = (f"mkdir at level {level}", err)
-                reached = inside + level * (DEEP_NAME + 1)
+                failed.append((DEEP_MKDIR, length, err))
                 break
-        if failed is None:
-            reached = deepest + 1 + leaf
+        levels = len(fds) - 1
+        base = inside + levels * (DEEP_NAME + 1)  # the deepest directory's path within the mount
+        top = min(255, SEARCH_TOP - base - 1)
+        if _mount_gone(ctx.work) is None:
+            best = _longest_name(fds[-1], top, deadline, failed, at_limit, base)
+        if best and _mount_gone(ctx.work) is None:
             with helper("fsync the file to rename"):
                 ffd = os.open("f", os.O_RDWR, dir_fd=wfd)
                 try:
@@ -488,50 +524,123 @@ def probe_deep_paths(ctx: ProbeContext) -> Finding:
                 finally:
                     os.close(ffd)
             try:
-                os.rename("f", "g" * leaf, src_dir_fd=wfd, dst_dir_fd=fds[-1])
-                with open(os.open("g" * leaf, os.O_RDONLY, dir_fd=fds[-1]), "rb") as f:
+                os.rename("f", "g" * best, src_dir_fd=wfd, dst_dir_fd=fds[-1])
+                renamed = True
+                with open(os.open("g" * best, os.O_RDONLY, dir_fd=fds[-1]), "rb") as f:
                     moved = f.read()
                 if moved != b"deep\n":
-                    failed = ("read the renamed file", OSError(0, f"read back {moved!r}"))
+                    failed.append((DEEP_RENAME, base + 1 + best, OSError(0, f"read back {moved!r}")))
             except OSError as err:
-                failed = ("rename a file into the deepest directory", err)
+                failed.append((DEEP_RENAME, base + 1 + best, err))
         if _mount_gone(ctx.work) is None:
-            _unwind(fds, name, "g" * leaf)
+            _unwind(fds, name, "g" * best if renamed else "")
     finally:
         for fd in fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
-    from_root = len(real) - inside + reached
-    where = f"{from_root:,} bytes from /, {reached:,} within the mount"
-    if failed is None:
-        return Finding(
-            YES,
-            f"{levels} levels of {DEEP_NAME}-byte names made with relative calls, and a file renamed into "
-            f"them: a path of {where} (PATH_MAX {PATH_MAX:,})",
-            value=from_root,
-            unit="bytes",
-        )
-    what, err = failed
+    limit = base + 1 + best if best else base  # the longest path within the mount a file was made at
+    from_root = len(real) - inside + limit
+    where = f"{limit:,} bytes within the mount ({from_root:,} from /)"
     gone = _mount_gone(ctx.work)
     if gone is not None:
+        # the call in flight when the daemon died: the first that got its connection's end
+        what, at, err = next((f for f in failed if errno_name(f[2].errno) in GONE), failed[-1] if failed else
+                             ("a call", limit, OSError(0, "no answer")))  # fmt: skip
         return Finding(
             DIFFERS,
-            f"the mount's daemon died: {what} ({where}) got {_text(err)}; the mount is gone ({gone}): "
-            "every file open on it is cut off and its unwritten data lost",
+            f"the mount's daemon died: {what} at {at:,} bytes within the mount got {_text(err)}; the mount is gone "
+            f"({gone}): every file open on it is cut off and its unwritten data lost",
             errno=errno_name(err.errno),
             step=what,
             severity=DATA_LOSS,
+            value=from_root,
+            unit="bytes",
         )
-    side = "within" if from_root <= PATH_MAX else "past"
+    renaming = [f for f in failed if f[0] == DEEP_RENAME]
+    if renaming:
+        what, at, err = renaming[0]
+        return Finding(
+            DIFFERS,
+            f"files were made at paths up to {where}, but renaming one in there ({at:,} bytes, as an editor saves) "
+            f"failed: {_text(err)}",
+            errno=errno_name(err.errno),
+            step=what,
+            value=from_root,
+            unit="bytes",
+        )
+    stop = at_limit[0] if at_limit else (failed[0] if failed else None)
+    if stop is not None:
+        what, at, err = stop
+        side = "within" if len(real) - inside + at <= PATH_MAX else "past"
+        return Finding(
+            DIFFERS,
+            f"paths end at {where}: {what} at {at:,} bytes ({side} PATH_MAX {PATH_MAX:,} from /) got {_text(err)}; "
+            "a local filesystem takes paths past PATH_MAX with relative calls",
+            errno=errno_name(err.errno),
+            step=what,
+            value=from_root,
+            unit="bytes",
+        )
+    if cut:
+        return Finding(DIFFERS, f"searched up to {where} within the probe's time, no further: no limit found "
+                                "so far", value=from_root, unit="bytes")  # fmt: skip
     return Finding(
-        DIFFERS,
-        f"{what} ({where}: {side} PATH_MAX {PATH_MAX:,} from /) failed: {_text(err)}; "
-        "a local filesystem takes paths past PATH_MAX with relative calls",
-        errno=errno_name(err.errno),
-        step=what,
+        YES,
+        f"no limit up to {where}, past PATH_MAX {PATH_MAX:,} with relative calls: {levels} levels of "
+        f"{DEEP_NAME}-byte names, files made at every length tried and one renamed in at the deepest",
         value=from_root,
         unit="bytes",
     )
+
+
+DEEP_MKDIR = "mkdir one level deeper"
+DEEP_CREATE = "create a file in the deepest directory"
+DEEP_RENAME = "rename a file into the deepest directory"
+
+
+def _longest_name(
+    dfd: int, top: int, deadline: float, failed: list[tuple[str, int, OSError]], limit: list[tuple[str, int, OSError]],
+    base: int,
+) -> int:  # fmt: skip
+    """The longest name (1..``top`` bytes) a file can be created under in ``dfd`` (0: none), searched
+    upward: ``DEEP_STEP`` bytes longer at a time, then one byte at a time from the last that worked, each
+    try removed at once. Upward, so a daemon that dies past its limit dies at most ``DEEP_STEP`` - 1
+    bytes past it (a bisection would first try far past it); in steps, so a mount that answers slowly
+    (a network's round trips) is searched in a few dozen tries. Every create that failed goes into
+    ``failed`` in call order; the refusal one byte past the longest into ``limit``."""
+
+    def creates(n: int) -> OSError | None:
+        try:
+            fd = os.open("c" * n, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644, dir_fd=dfd)
+        except OSError as err:
+            failed.append((DEEP_CREATE, base + 1 + n, err))
+            return err
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink("c" * n, dir_fd=dfd)
+        return None
+
+    best, stepped = 0, None  # the longest that worked; the step that did not, and why
+    for n in [*range(DEEP_STEP, top, DEEP_STEP), top] if top >= 1 else []:
+        if time.monotonic() > deadline:
+            return best
+        err = creates(n)
+        if err is not None:
+            stepped = (n, err)
+            break
+        best = n
+    if stepped is None:
+        return best
+    for n in range(best + 1, stepped[0]):  # one byte at a time up to the step that failed
+        if time.monotonic() > deadline:
+            return best
+        err = creates(n)
+        if err is not None:
+            limit.append((DEEP_CREATE, base + 1 + n, err))
+            return best
+        best = n
+    limit.append((DEEP_CREATE, base + 1 + stepped[0], stepped[1]))  # the step was the first length refused
+    return best
 
 
 def _unwind(fds: list[int], name: str, leaf: str) -> None:

@@ -266,7 +266,8 @@ class CloudTarget(PlainRecord):
 class TreeLag(PlainRecord):
     """A tree of ``files`` written through one mount: when its last file was closed, how long
     until the remote held every file (None: not within ``timeout_s``), and how many the remote
-    held at that last close and at the end of the wait."""
+    held at that last close and at the end of the wait. ``alone``: written through this mount
+    alone (False: runs before issue 49 wrote through every mount of the run at once, on one proxy)."""
 
     label: str
     files: int
@@ -275,6 +276,7 @@ class TreeLag(PlainRecord):
     at_close: int
     on_remote: int
     timeout_s: float
+    alone: bool = False
 
 
 @dataclass(frozen=True)

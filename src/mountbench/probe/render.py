@@ -20,6 +20,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from mountbench.host.targets import distinct_labels
 from mountbench.probe.model import (
     DATA_LOSS,
     DIFFERS,
@@ -144,8 +145,8 @@ def summary_lines(report: ProbeReport) -> list[str]:
     if not targets:
         return []
     if behaves_locally(targets):
-        names = short_names([p.path for p in targets])
-        labels = [f"{n} ({p.fs.fstype or '?'})" for n, p in zip(names, targets, strict=True)]
+        # named as a run names them, whole (issue 48: 'mnt-newcome… (ext4)'): a sentence has room
+        labels = distinct_labels([PurePosixPath(p.path) for p in targets], [p.fs.fstype or "?" for p in targets])
         return [f"{', '.join(labels)}: {LIKE_LOCAL}; {TOOLS_ALL_WORK}."]
     lines = []
     for p in targets:

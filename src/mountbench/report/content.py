@@ -73,7 +73,7 @@ def build_report(
         marks=marks,
         grids=found.grids,
         grid=grid,
-        stops=stop_reasons(runs, columns),
+        stops=stop_reasons(runs, columns, None if metrics else summary),  # its rule reads the headline metrics
     )
     return dataclasses.replace(report, pick_two=pick_two(report))  # it reads the notes and sweeps above
 

@@ -82,16 +82,27 @@ def _finite_values(record: dict[str, Any]) -> dict[str, Any]:
     return {k: _finite(v) if isinstance(v, float) else v for k, v in record.items()}
 
 
-def make_document(runs: list[RunData], *, with_raw: bool = False, summary: RunSummary | None = None) -> dict[str, Any]:
+def make_document(
+    runs: list[RunData],
+    *,
+    with_raw: bool = False,
+    summary: RunSummary | None = None,
+    stops: Mapping[tuple[str, str], Stop] | None = None,
+) -> dict[str, Any]:
     """The export document: the runs, and the summary every report shows (run_summary's, unless
-    the caller already built it from these very runs, as `report` does)."""
-    summary = summary or run_summary(runs)
+    the caller already built it from these very runs, as `report` does, with its ``stops``). The runs
+    are summarised once: `run --json` writes this after every sample."""
+    if summary is None:
+        summary = run_summary(runs)
+        stops = None
+    if stops is None:
+        stops = _stops(runs, summary)
     return {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
         "exported_at": time.time(),
         "runs": [run_to_dict(run, with_raw=with_raw) for run in runs],
-        "summary": summary_rows(summary, _target_hosts(runs), _stops(runs)) if summary else [],
+        "summary": summary_rows(summary, _target_hosts(runs), stops) if summary else [],
     }
 
 
@@ -105,12 +116,13 @@ def run_summary(runs: list[RunData]) -> RunSummary | None:
         return None
 
 
-def _stops(runs: list[RunData]) -> dict[tuple[str, str], Stop]:
-    """Why each cell got its rounds, with the columns named as in run_summary."""
+def _stops(runs: list[RunData], summary: RunSummary | None = None) -> dict[tuple[str, str], Stop]:
+    """Why each cell got its rounds, with the columns named as in run_summary (``summary``: that summary,
+    reused where it is the run's own)."""
     try:
         unique = unique_runs(runs)
         _labelled, columns = label_columns(unique)
-        return stop_reasons(unique, columns)
+        return stop_reasons(unique, columns, summary)
     except UsageError:
         return {}
 

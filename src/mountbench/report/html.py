@@ -14,6 +14,7 @@ only display strings; the template (templates/report.html.j2) only lays them out
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from markupsafe import Markup, escape
 
 from mountbench import __version__
-from mountbench.report import views
+from mountbench.report import tokens, views
 from mountbench.report.chartkeys import Chart
 from mountbench.report.chartkit import page_chart, page_css, page_jobs, render_all
 from mountbench.report.charts import plan_charts
@@ -88,23 +89,27 @@ class Page:
     rounds_legend: str = ""
 
 
-def render_html(report: Report, *, with_charts: bool = True, per_client: bool = False) -> str:
-    """The whole page as one string."""
-    svgs = _page_svgs(page_charts(report)) if with_charts else {}
+def render_html(report: Report, *, with_charts: bool = True, per_client: bool = False, phone: bool = True) -> str:
+    """The whole page as one string. ``phone``: with each chart's drawing for a phone's width too (False for
+    the page printed to PDF, whose print rules show the wide drawings alone: half the charts to draw)."""
+    svgs = _page_svgs(page_charts(report), phone=phone) if with_charts else {}
     page = build_page(report, svgs, Options(per_client=per_client, draw=with_charts))
     html = environment().get_template("report.html.j2").render(page=page)
-    for phrase in OTHER_MEDIA:
-        html = html.replace(str(escape(phrase)), "").replace(phrase, "")
+    for phrase in OTHER_MEDIA:  # as the page wrote it: escaped, each option in its unbreakable span
+        html = html.replace(str(tokens.html(phrase)), "").replace(str(escape(phrase)), "").replace(phrase, "")
     return html.replace("</style>", page_css(html) + "</style>", 1)  # the colours every chart's ink names
 
 
-def _page_svgs(charts: Sequence[Chart]) -> dict[str, tuple[Chart, Markup]]:
+def _page_svgs(charts: Sequence[Chart], *, phone: bool = True) -> dict[str, tuple[Chart, Markup]]:
     """Each chart as the page shows it (chartkit.page_chart), every drawing rendered at once
-    (chartkit.render_all: in parallel where a CPU is free)."""
+    (chartkit.render_all: in parallel where a CPU is free); without ``phone``, the wide drawings alone."""
+    charts = [chart if phone else dataclasses.replace(chart, narrow=None) for chart in charts]
     jobs = [page_jobs(chart) for chart in charts]
     rendered = iter(render_all([job for chart_jobs in jobs for job in chart_jobs]))
     drawn = [[next(rendered) for _ in chart_jobs] for chart_jobs in jobs]
-    return {chart.key: (chart, Markup(page_chart(chart, svgs=svgs))) for chart, svgs in zip(charts, drawn, strict=True)}
+    said = {} if phone else {"note": ""}  # printed: no word of what a phone would show
+    pairs = zip(charts, drawn, strict=True)
+    return {chart.key: (chart, Markup(page_chart(chart, svgs=svgs, **said))) for chart, svgs in pairs}
 
 
 def page_charts(report: Report) -> list[Chart]:
@@ -114,7 +119,7 @@ def page_charts(report: Report) -> list[Chart]:
     charts = plan_charts(report)
     if any(chart.kind == "overview" for chart in charts):
         charts = [chart for chart in charts if chart.kind != "bars"]
-    return charts
+    return charts + [chart for section in SECTIONS for chart in section.page_charts(report)]
 
 
 def build_page(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Options | None = None) -> Page:
@@ -182,14 +187,14 @@ def warning_groups(report: Report) -> list[WarningGroup]:
     for text in report.warnings:
         kind = _kind_of(text)
         group = groups.setdefault(("warning", kind), WarningGroup(kind, "warning", []))
-        group.items.append(WarningItem(Markup("{}").format(text)))
+        group.items.append(WarningItem(tokens.html(text)))
     for caveat in measurement_caveats(report):
         number = report.notes.index(caveat.text) + 1
         group = groups.setdefault(("caveat", caveat.code), WarningGroup(_kind_of(caveat.text), "caveat-note", []))
         group.items.append(
             WarningItem(
                 Markup('<a href="#note-{}">[{}]</a> {} — the highlighted cells carry this caveat.').format(
-                    number, number, caveat.text
+                    number, number, tokens.html(caveat.text)
                 )
             )
         )

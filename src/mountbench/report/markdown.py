@@ -19,7 +19,8 @@ from mountbench.report.grid import unit_name
 from mountbench.report.labels import host_of_run
 from mountbench.report.methodology import cache_actions, methodology, repetitions, run_facts
 from mountbench.report.model import Report
-from mountbench.report.phrasing import UNDECIDED_LEGEND, interval_legend, same_legend
+from mountbench.report.notes import in_words
+from mountbench.report.phrasing import NOISE, UNDECIDED_LEGEND, interval_legend, same_legend
 from mountbench.report.rounds import rounds_legend
 from mountbench.report.sections import SECTIONS, Options
 from mountbench.report.tables import markdown as md_view
@@ -67,7 +68,11 @@ def _heading(report: Report) -> str:
 
 
 def _headlines(report: Report) -> str:
-    return "\n".join(f"- **{md_text(h.text)}**" for h in report.headlines)
+    """A headline per target in bold; the busy machine under them in italics (issue 48: the answer is the
+    strongest type on the page)."""
+    answer = "\n".join(f"- **{md_text(h.text)}**" for h in report.headlines if h.kind != NOISE)
+    busy = "\n\n".join(f"_{md_text(h.text)}_" for h in report.headlines if h.kind == NOISE)
+    return "\n\n".join(part for part in (answer, busy) if part)
 
 
 def _intro(report: Report, with_charts: bool) -> str:
@@ -163,5 +168,5 @@ def _notes(report: Report) -> str:
     if not report.notes:
         return ""
     return "## Notes\n\n" + "\n".join(
-        f'{i}. <a id="note-{i}"></a>{md_text(text)}' for i, text in enumerate(report.notes, 1)
+        f'{i}. <a id="note-{i}"></a>{md_text(in_words(text, report.runs))}' for i, text in enumerate(report.notes, 1)
     )

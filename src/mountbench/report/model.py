@@ -23,7 +23,7 @@ from mountbench.analysis.summary import Cell, Row, RunSummary
 from mountbench.analysis.sweeps import SweepOptimum
 from mountbench.model import RunData, TargetInfo
 from mountbench.report.grid import Grid
-from mountbench.report.phrasing import Headline, headlines
+from mountbench.report.phrasing import NOISE, Headline, headlines
 
 if TYPE_CHECKING:  # the type only: picktwo/ reads a Report to make one
     from mountbench.report.picktwo.probed import PickTwo
@@ -135,7 +135,12 @@ class Report:
         """One sentence per compared target over the grid's comparisons."""
         found = headlines(self.grid.rows(), self.summary.targets, self.summary.baseline)
         busy = noise_of(s for run in self.runs for s in run.samples).sentence()
-        return [*found, Headline("", busy[0].upper() + busy[1:], "noise")] if busy else found
+        return [*found, Headline("", busy[0].upper() + busy[1:], NOISE)] if busy else found
+
+    @property
+    def busy_brief(self) -> str:
+        """The busy machine in a line (`show`'s one screen); '' when it was not busy."""
+        return noise_of(s for run in self.runs for s in run.samples).brief()
 
     @property
     def multi_host(self) -> bool:
@@ -156,6 +161,19 @@ class Report:
 
     def _number(self, text: str) -> int:
         return self.notes.index(text) + 1 if text in self.notes else 0
+
+    def cited(self, rows: Sequence[Row]) -> list[int]:
+        """The note numbers ``rows`` show, on their values and on their comparisons: what a view that shows
+        those rows prints as its notes (no note that nothing it shows refers to)."""
+        found: set[int] = set()
+        for row in rows:
+            for target in self.summary.targets:
+                if target not in row.cells:
+                    continue
+                found.update(self.cell_marks(row, target))
+                if target != self.summary.baseline:
+                    found.update(self.ratio_marks(row, target))
+        return sorted(found)
 
     def column_marks(self, rows: Sequence[Row], target: str) -> list[int]:
         """Note numbers of how a target's cells among ``rows`` were measured (for a column heading)."""

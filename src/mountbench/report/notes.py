@@ -81,10 +81,12 @@ def noted_rows(
     groups: Sequence[MetricGroup], curves: Sequence[PercentileCurve], sweeps: Sequence[Sweep | SweepGrid],
     first: Sequence[Row] = (),
 ) -> list[Row]:  # fmt: skip
-    """Every row whose cells carry note marks, in the order the documents show them."""
+    """Every row whose cells carry note marks: the summary grid's and the tables', in the order the
+    documents show them, then the percentile curves' (the terminal shows no curve: numbered last, their
+    own notes follow every note it prints, and it leaves them out without a gap)."""
     rows = list(first) + [row for group in groups for row in group.rows]
-    rows += [row for curve in curves for row in curve.rows]
-    return rows + [row for sweep in sweeps for row in sweep.rows]
+    rows += [row for sweep in sweeps for row in sweep.rows]
+    return rows + [row for curve in curves for row in curve.rows]
 
 
 def shared_caveats(rows: Sequence[Row], targets: Sequence[str]) -> tuple[str, ...]:
@@ -144,3 +146,13 @@ def measurement_caveats(report: Report) -> list[Caveat]:
     return sorted(
         (c for c in seen if c.text in report.notes), key=lambda c: report.notes.index(c.text)
     )  # a caveat every cell shares is among the warnings, not a note
+
+
+OTHER_MEDIUM = "'mountbench report --format html' draws it"  # stored with a sample's caveat (kinds/fioseries.py)
+
+
+def in_words(note: str, runs: Sequence[RunData]) -> str:
+    """A note as the terminal and Markdown say it: a command it names works as written for the run shown
+    (issue 48: 'mountbench report --format html' printed 695 KB of HTML into the terminal, of the last run)."""
+    ids = runs[0].id if len(runs) == 1 else "RUN"
+    return note.replace(OTHER_MEDIUM, f"'mountbench report {ids} --out report.html' draws it")

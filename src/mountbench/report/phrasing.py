@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from mountbench.analysis import stats
 from mountbench.analysis.metrics import MetricInfo
 from mountbench.analysis.quality import level_text
+from mountbench.analysis.reach import Reach
 from mountbench.analysis.stats import Comparison
 from mountbench.analysis.summary import Row, RunSummary
 from mountbench.units import sig3
@@ -36,6 +37,7 @@ BETTER, WORSE, SAME, UNKNOWN = "better", "worse", "same", "unknown"
 UNDECIDED = "undecided"  # the interval contains 1 but reaches beyond ±precision: neither shown
 TOO_WIDE_TEXT = "too wide to rank"
 BASELINE = "baseline"  # the baseline's own cells: nothing to compare
+NOISE = "noise"  # the headline under the others: the machine was busy (subordinate in every format)
 SPEED_UNITS = frozenset({"IOPS", "B/s", "s", "1/s"})
 
 
@@ -95,6 +97,7 @@ class Standing:
     too_wide: bool = False  # undecided with an interval spanning more than 100×
     precision: float = stats.DEFAULT_PRECISION  # "the same" is within ±precision
     within: bool = False  # a difference shown within ±precision too: real, and too small to matter
+    precise: bool = False  # undecided, yet no wider than ±precision (stats.Comparison.precise): "known to ±5%"
 
     @property
     def bounded(self) -> bool:
@@ -188,7 +191,10 @@ def standing(comparison: Comparison, metric: MetricInfo) -> Standing:
     verdict = comparison.verdict
     if verdict in (stats.SAME, stats.UNDECIDED):
         kind = SAME if verdict == stats.SAME else UNDECIDED
-        return Standing(kind, speed, speed_low, speed_high, good, comparison.too_wide, comparison.precision)
+        return Standing(
+            kind, speed, speed_low, speed_high, good, comparison.too_wide, comparison.precision,
+            precise=comparison.precise,
+        )  # fmt: skip
     kind = (BETTER if speed >= 1 else WORSE) if verdict == stats.DIFFERS else UNKNOWN
     within = verdict == stats.DIFFERS and comparison.same is True
     if speed >= 1:
@@ -275,6 +281,7 @@ def _things(rows: Sequence[Row]) -> str:
 
 def _headline(rows: Sequence[Row], target: str, baseline: str, things: str) -> Headline:
     by_kind: dict[str, list[Standing]] = {WORSE: [], BETTER: [], SAME: [], UNDECIDED: [], UNKNOWN: []}
+    reaches: list[Reach | None] = []  # each undecided comparison's reach, as its note says it
     missing = 0
     for row in rows:
         found = cell_standing(row, target)
@@ -282,6 +289,8 @@ def _headline(rows: Sequence[Row], target: str, baseline: str, things: str) -> H
             missing += 1
         else:
             by_kind[found.kind].append(found)
+            if found.kind == UNDECIDED:
+                reaches.append(row.cells[target].reach)
     speed_only = all(r.metric.unit in SPEED_UNITS and "cpu" not in r.metric.name for r in rows)
     good, bad = ("faster", "slower") if speed_only else ("better", "worse")
     # (count, kind, what, detail): "slower" "(from 2.10× to 25.6×, median 6.20×)"
@@ -293,7 +302,7 @@ def _headline(rows: Sequence[Row], target: str, baseline: str, things: str) -> H
         precision = by_kind[SAME][0].precision * 100
         clauses.append((len(by_kind[SAME]), SAME, f"the same (within ±{precision:g}%)", ""))
     if by_kind[UNDECIDED]:
-        clauses.append((len(by_kind[UNDECIDED]), UNDECIDED, "undecided", _bounded(by_kind[UNDECIDED])))
+        clauses.append((len(by_kind[UNDECIDED]), UNDECIDED, "undecided", _bounded(by_kind[UNDECIDED], reaches)))
     if by_kind[UNKNOWN]:
         clauses.append((len(by_kind[UNKNOWN]), UNKNOWN, "too few samples to tell", ""))
     if missing:
@@ -312,20 +321,56 @@ def _headline(rows: Sequence[Row], target: str, baseline: str, things: str) -> H
     return Headline(target, "; ".join(parts), kind)
 
 
-def _bounded(items: Sequence[Standing]) -> str:
-    """What undecided comparisons did show, exactly as their notes say it: '(each within 1.50× either
-    way)', the widest of their intervals folded to a symmetric bound (analysis/reach.py); those whose
-    interval spans more than 100× bound nothing and are counted as such ('(2 within 1.50× either way, 1 too
-    wide to rank)'); '(too wide to rank)' when none bounds anything, and '(no interval yet)' when none has
-    one. Never a promise of rounds: the notes say what would decide each, and whether anything could."""
+def _bounded(items: Sequence[Standing], reaches: Sequence[Reach | None] = ()) -> str:
+    """What undecided comparisons did show and what would decide them, exactly as their notes say it
+    (analysis/quality.py): '(each within 1.50× either way; more rounds would decide them)', the widest of
+    their intervals folded to a symmetric bound (analysis/reach.py); those whose interval spans more than
+    100× bound nothing and are counted as such ('2 within 1.50× either way, 1 too wide to rank'). Then what
+    the notes say would decide them: more rounds (within --max-repeat, or no spread measured yet), ±5% out of
+    reach in this run (beyond --max-repeat), or out of reach in any number of rounds (the run level, or the
+    spread measured, alone is wider); 'known to ±5%' for one no wider than that. Never a promise the notes
+    do not make."""
     bounds = [max(s.high, 1 / s.low) for s in items if not s.too_wide and s.low > 0 and math.isfinite(s.high * s.low)]
     wide = sum(1 for s in items if s.too_wide)
     if not bounds:
-        return "(too wide to rank)" if wide else "(no interval yet)"
-    widest = factor_text(max(bounds))
-    if wide:
-        return f"({len(bounds)} within {widest} either way, {wide} too wide to rank)"
-    return f"(each within {widest} either way)" if len(items) > 1 else f"(within {widest} either way)"
+        shown = "too wide to rank" if wide else "no interval yet"
+    else:
+        widest = factor_text(max(bounds))
+        if wide:
+            shown = f"{len(bounds)} within {widest} either way, {wide} too wide to rank"
+        else:
+            shown = f"each within {widest} either way" if len(items) > 1 else f"within {widest} either way"
+    decides = _what_decides(items, reaches)
+    return f"({shown}; {decides})" if decides else f"({shown})"
+
+
+def _what_decides(items: Sequence[Standing], reaches: Sequence[Reach | None]) -> str:
+    """What the undecided comparisons' notes say would decide them, counted (quality._what_it_would_take)."""
+    if len(reaches) != len(items):
+        return ""
+    precision = f"±{items[0].precision * 100:g}%" if items else "±5%"
+    more = never = beyond = known = 0
+    for said, found in zip(items, reaches, strict=True):
+        if said.precise:
+            known += 1
+        elif found is None or found.within_max_repeat:
+            more += 1
+        elif found.rounds is None or found.run_level_bound:
+            never += 1
+        else:
+            beyond += 1
+    total = len(items)
+    parts = []
+    if more:
+        them = "it" if total == 1 else "them" if more == total else str(more)
+        parts.append(f"more rounds would decide {them}")
+    if never or beyond:
+        where = "in any number of rounds" if not beyond else "in this run"
+        count = "" if never + beyond == total else f" for {never + beyond}"
+        parts.append(f"{precision} out of reach {where}{count}")
+    if known:
+        parts.append(f"{'known' if known == total else f'{known} known'} to {precision}")
+    return "; ".join(parts)
 
 
 def _all_or_some(n: int, total: int, things: str) -> str:

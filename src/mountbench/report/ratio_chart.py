@@ -6,6 +6,7 @@ and "undecided"; on a phone, the legend over the plot and labels wrapped shorter
 from __future__ import annotations
 
 import math
+import re
 
 import matplotlib.colors
 from matplotlib.figure import Figure
@@ -104,7 +105,8 @@ def ratio_figure(report: Report, width: float = WIDE_IN) -> Figure:
         "bars: ratio of geometric means, turned so that right is better; error bars: "
         f"{level_text(report.summary.family.level)} confidence interval (all the run's comparisons together); "
         f"faded: ≈ same (the interval lies within ±5%{_same_level(report)}) or undecided (it contains 1 but "
-        "reaches further; too wide to rank: no error bar for an interval over 100× wide); ?: too few samples for an "
+        "reaches further; too wide to rank: no error bar for an interval over 100× wide); at least N×: a "
+        "difference whose interval is over 100× wide, its bar to the interval's near end; ?: too few samples for an "
         "interval"
     )
     if narrow:
@@ -140,7 +142,7 @@ def _narrow_ratio_layout(figure: Figure, ax, report: Report, rows, subtitle: str
     for label in labels:  # kept inside the plot by widening its axis, so the layout need not measure them
         label.set_in_layout(False)
     renderer = renderer_for(figure)  # once: widening the axis for the labels moves nothing the layout placed
-    for _ in range(3):
+    for _ in range(6):
         if not widen_for(ax, ax.get_window_extent(renderer), renderer, labels, log=True, both_sides=True):
             break
     _decade_ticks(figure, ax, (good, bad), 7.5, lines=2)
@@ -177,6 +179,9 @@ def _better_x(said, row: Row) -> tuple[float, float, float]:
     """(point, low, high) on the 'times better' axis: above 1 better, below 1 worse."""
     if said.too_wide:
         return said.factor, math.nan, math.nan  # no error bar: it would span the whole axis
+    if said.bounded:  # 'at least 4.07× slower': the bar to its near end, what it shows; no far end, no estimate
+        near = said.low if said.word == words(row.metric)[0] else 1 / said.low
+        return near, near, near
     if said.kind in (SAME, UNDECIDED):
         return said.factor, said.low, said.high  # the speed ratio itself
     good = words(row.metric)[0]
@@ -193,7 +198,10 @@ def _times(value: float, good: str, bad: str) -> str:
     if abs(value - 1) < 1e-9:
         return "same"
     factor = value if value > 1 else 1 / value
-    return f"{float(sig3(factor)):g}× {good if value > 1 else bad}"  # 100× slower, 2.5× faster
+    text = sig3(factor)
+    if re.fullmatch(r"\d+\.\d*", text):  # 2.50 → 2.5 on an axis; 1.00M stays as sig3 says it
+        text = text.rstrip("0").rstrip(".")
+    return f"{text}× {good if value > 1 else bad}"  # 100× slower, 2.5× faster
 
 
 def _finite_or(value: float, fallback: float) -> float:

@@ -141,13 +141,19 @@ def md_image(charts: Mapping[str, str], key: str, alt: str) -> str:
 def environment():  # -> jinja2.Environment; imported here only when HTML is made
     import jinja2
 
-    return jinja2.Environment(
+    from mountbench.report import tokens
+
+    env = jinja2.Environment(
         loader=jinja2.PackageLoader("mountbench.report", "templates"),
         autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
+    # text in the page: a number and its unit, an option and its value never apart (tokens.py); Markup (a
+    # chart, a table already laid out) passes through
+    env.filters["nw"] = lambda value: value if isinstance(value, Markup) else tokens.html(str(value))
+    return env
 
 
 def html(view: TableView) -> Markup:
@@ -182,9 +188,12 @@ class RichLayout:
     overflow: Literal["fold", "ellipsis"] = "ellipsis"  # ... else what a word too long for its column does
 
 
-def rich_table(view: TableView, title: str = "", layout: RichLayout = RichLayout()):  # -> rich.table.Table
+def rich_table(
+    view: TableView, title: str = "", layout: RichLayout = RichLayout(), widths: Sequence[int] = ()
+):  # -> rich.table.Table
     """The view as a rich table for the terminal: numeric columns right-aligned, notes as [n],
-    each cell in its style (``strong``: bold) with its lines under it."""
+    each cell in its style (``strong``: bold) with its lines under it. ``widths``: each column's, its
+    cells already wrapped to it (terminal_tables.fitted): rich wraps nothing again."""
     from rich.table import Table
 
     table = Table(
@@ -197,11 +206,14 @@ def rich_table(view: TableView, title: str = "", layout: RichLayout = RichLayout
     for i, header in enumerate(view.headers):
         shown = rich_cell(view.header_cells[i]) if view.header_cells else header
         justify = "right" if view.numeric(i) else "left"
+        fixed = {"width": widths[i], "no_wrap": True} if widths else {}
         if i == 0:
-            table.add_column(shown, justify=justify, style=layout.label_style, no_wrap=layout.label_no_wrap,
-                             overflow=layout.overflow)  # fmt: skip
+            table.add_column(shown, justify=justify, style=layout.label_style,
+                             **({"no_wrap": layout.label_no_wrap, "overflow": layout.overflow} | fixed))  # fmt: skip
         else:
-            table.add_column(shown, justify=justify, no_wrap=layout.no_wrap, overflow=layout.overflow)
+            table.add_column(
+                shown, justify=justify, **({"no_wrap": layout.no_wrap, "overflow": layout.overflow} | fixed)
+            )
     for index, row in enumerate(view.rows):
         if index in view.breaks:
             table.add_section()

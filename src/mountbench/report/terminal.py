@@ -13,7 +13,7 @@ Also every sample of a run, for 'show RUN --samples'.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import partial
 
 from rich.console import Group
@@ -25,12 +25,21 @@ from mountbench.report.cells import format_value
 from mountbench.report.grid import unit_name
 from mountbench.report.methodology import run_facts
 from mountbench.report.model import Report
-from mountbench.report.phrasing import UNDECIDED_LEGEND, interval_legend, same_legend
+from mountbench.report.notes import in_words
+from mountbench.report.phrasing import NOISE, UNDECIDED_LEGEND, interval_legend, same_legend
 from mountbench.report.rounds import rounds_legend
 from mountbench.report.sections import SECTIONS, Options
 from mountbench.report.tables import CellView, RichLayout, TableView, rich_table
 from mountbench.report.terminal_layout import Adaptive, Fields, Words
-from mountbench.report.terminal_tables import MARK_STYLE, STYLES, detail_layouts, grid_layouts, rounds_table
+from mountbench.report.terminal_tables import (
+    MARK_STYLE,
+    STYLES,
+    compact_grid,
+    detail_layouts,
+    grid_layouts,
+    rounds_table,
+)
+from mountbench.report.tokens import hold
 from mountbench.units import format_bytes, format_seconds
 
 
@@ -40,12 +49,40 @@ def render_run(report: Report, *, per_client: bool = False) -> list:
     return [render_report(report), *(part for section in SECTIONS for part in section.terminal(report, options))]
 
 
+def headline_lines(report: Report) -> list[Fields]:
+    """A headline per target in bold, in its verdict's colour; the busy machine under them, dim (issue 48:
+    the answer is the strongest type on the page, what widened it is subordinate)."""
+    return [
+        Fields(["·", *hold(h.text).split(" ")], style="dim", indent=2, separator="")
+        if h.kind == NOISE
+        else Fields(
+            ["▶", *hold(h.text).split(" ")], style=f"bold {STYLES.get(h.kind, '')}".strip(), indent=2, separator=""
+        )
+        for h in report.headlines
+    ]
+
+
+def answer(report: Report) -> Group:
+    """What the run decided, said last (`run` ends with it): each target's headline, and where to see the
+    rest again."""
+    ids = report.runs[0].id if len(report.runs) == 1 else "RUN"
+    lines = [line for line, h in zip(headline_lines(report), report.headlines, strict=True) if h.kind != NOISE]
+    return Group(
+        Text("Answer:", style="bold"),
+        *lines,
+        Fields(
+            [f"the grid again: mountbench show {ids}", f"charts: mountbench report {ids} --out report.html"],
+            style="dim",
+            indent=2,
+            first_indent=2,
+        ),
+    )
+
+
 def render_report(report: Report) -> Group:
     """Everything `run`, `show` and `lab` print after a run."""
     parts: list = [_title(report)]
-    parts += [
-        Fields(["▶", *h.text.split()], style=STYLES.get(h.kind, ""), indent=2, separator="") for h in report.headlines
-    ]
+    parts += headline_lines(report)
     parts += [Fields(["⚠", *w.split()], style="yellow", indent=2, separator="") for w in report.warnings]
     if report.grid.sections:
         parts.append(Text(""))
@@ -67,22 +104,22 @@ def render_short(report: Report) -> Group:
     103 lines for two targets), like CrystalDiskMark's one window: the title, a headline per
     target, how many warnings and notes there are, the summary grid, and where the rest is."""
     parts: list = [_title(report)]
-    parts += [
-        Fields(["▶", *h.text.split()], style=STYLES.get(h.kind, ""), indent=2, separator="") for h in report.headlines
-    ]
+    parts += [line for line, h in zip(headline_lines(report), report.headlines, strict=True) if h.kind != NOISE]
+    if report.busy_brief:
+        parts.append(Fields(["·", *hold(report.busy_brief).split(" ")], style="dim", indent=2, separator=""))
     if report.grid.sections:
-        parts.append(Text(f"Summary ({_short_unit_phrase(report)}):", style="bold"))
-        parts += [Adaptive(partial(grid_layouts, report, section)) for section in report.grid.sections]
+        parts.append(Adaptive(partial(_short_grid, report)))
     ids = report.runs[0].id if len(report.runs) == 1 else "RUN"
     said = []
     if report.warnings:
         said.append(f"{len(report.warnings)} warning{'s' if len(report.warnings) != 1 else ''}")
-    if report.notes:
-        said.append(f"notes [1]–[{len(report.notes)}]" if len(report.notes) > 1 else "note [1]")
-    lead = f"{' and '.join(said)}, the detail" if said else "The detail"
+    cited = report.cited(report.grid.rows())
+    if cited:
+        said.append(f"{'notes' if len(cited) > 1 else 'note'} {number_ranges(cited)}")
+    lead = f"{' and '.join(said)} and the detail" if said else "detail and run facts"
     parts.append(
         Fields(
-            [f"{lead} and how the run was made: mountbench show {ids} --detail", f"charts: mountbench report {ids}"],
+            [f"{lead}: mountbench show {ids} --detail", f"charts: mountbench report {ids} --out report.html"],
             style="dim",
             separator=";",
         )
@@ -90,10 +127,24 @@ def render_short(report: Report) -> Group:
     return Group(*parts)
 
 
-def _short_unit_phrase(report: Report) -> str:
-    if report.grid.unit == "auto":
-        return "medians; --unit MB/s, IOPS or µs for one unit throughout"
-    return f"medians, --unit {unit_name(report.grid.unit)}"
+def number_ranges(numbers: Sequence[int]) -> str:
+    """[1]–[8], [10]: note numbers as runs of consecutive ones."""
+    runs: list[list[int]] = []
+    for number in sorted(numbers):
+        if runs and number == runs[-1][-1] + 1:
+            runs[-1].append(number)
+        else:
+            runs.append([number])
+    return ", ".join(f"[{r[0]}]" if len(r) == 1 else f"[{r[0]}]–[{r[-1]}]" for r in runs)
+
+
+def _short_grid(report: Report, width: int) -> list:
+    """The compact grid where it fits the width, else the summary's own layouts, section by section."""
+    full = Group(
+        Text(f"Summary ({_unit_phrase(report)}):", style="bold"),
+        *(Adaptive(partial(grid_layouts, report, section)) for section in report.grid.sections),
+    )
+    return [compact_grid(report, width), full]
 
 
 # --- pieces --------------------------------------------------------------------------------
@@ -115,7 +166,7 @@ def _title(report: Report) -> Text:
 def _unit_phrase(report: Report) -> str:
     if report.grid.unit == "auto":
         return "medians; --unit MB/s, IOPS or µs for one unit throughout"
-    return f"--unit {unit_name(report.grid.unit)}"
+    return f"medians, --unit {unit_name(report.grid.unit)}"
 
 
 def _legend(report: Report) -> list[str]:
@@ -131,13 +182,21 @@ def _legend(report: Report) -> list[str]:
     ]
 
 
+def shown_rows(report: Report) -> list:
+    """The rows the terminal shows with their marks: the summary grid's, then the detail tables'."""
+    return report.grid.rows() + [row for group in report.groups for row in group.rows]
+
+
 def _notes(report: Report) -> Text:
+    """The notes the terminal's tables refer to (a percentile curve's, which it does not show, are left
+    out: they are numbered after these, so the numbers run without a gap)."""
     quality = _quality_notes(report)
     text = Text()
-    for number, note in enumerate(report.notes, 1):
-        if number > 1:
+    for index, number in enumerate(report.cited(shown_rows(report))):
+        if index:
             text.append("\n")
         text.append(f"[{number}] ", style=MARK_STYLE)
+        note = in_words(report.notes[number - 1], report.runs)
         text.append(note, style="magenta" if number in quality else MARK_STYLE)
     return text
 

@@ -1,7 +1,8 @@
 """Terminal layout that fits the width it is given: the first of several table layouts that
 fits (Adaptive), phrases wrapped between fields and never inside one (Fields), styled words
 wrapped between words and never inside one (Words: a number, unit, mark or name stays
-whole), and a target's label wrapped between its parts (wrap_label)."""
+whole), and a target's label wrapped between its parts (wrap_label). Neither breaks a number
+from its unit or an option from its value (tokens.hold)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
+
+from mountbench.report.tokens import hold, release
 
 _BREAK_AFTER = "/:@=,_-. "
 
@@ -105,10 +108,15 @@ class Fields:
         self.separator = separator
 
     def lines(self, width: int) -> list[str]:
+        """The fields wrapped to ``width``; a number and its unit, an option and its value never apart
+        (tokens.hold)."""
+        return [release(line) for line in self._lines(width)]
+
+    def _lines(self, width: int) -> list[str]:
         lines: list[str] = []
         current = " " * self.first_indent
         fresh = True
-        for i, field in enumerate(self.fields):
+        for i, field in enumerate(hold(field) for field in self.fields):
             piece = field + (self.separator if i < len(self.fields) - 1 else "")
             candidate = current + ("" if fresh else " ") + piece
             if len(candidate) <= width:
@@ -144,7 +152,9 @@ class Words:
     def __init__(self, pieces: Sequence[Text], *, first_indent: int = 0, indent: int = 4) -> None:
         self.words: list[Text] = []
         for piece in pieces:
-            for line in piece.split("\n"):
+            held = piece.copy()
+            held.plain = hold(piece.plain)  # one character for one: the styles keep their places
+            for line in held.split("\n"):
                 self.words += [word for word in line.split(" ") if word.plain]
         self.first_indent = first_indent
         self.indent = indent
@@ -167,7 +177,46 @@ class Words:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         for line in self.lines(options.max_width):
             line.overflow = "fold"
+            line.plain = release(line.plain)
             yield line
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         return Measurement(1, options.max_width)
+
+
+def wrap_text(text: Text, width: int) -> Text:
+    """``text`` wrapped to ``width`` between words, each of its own lines apart; a number and its unit, an
+    option and its value, an interval never apart (tokens.hold). A word wider than ``width`` stays whole
+    (the caller made ``width`` at least its longest: fit_columns)."""
+    out: list[Text] = []
+    for line in text.split("\n"):
+        out += Words([line], indent=0).lines(max(1, width)) if line.plain else [Text("")]
+    for line in out:
+        line.plain = release(line.plain)
+    return Text("\n").join(out)
+
+
+def longest_word(text: Text) -> int:
+    """The widest thing ``text`` may not be broken inside: a word, or a number with its unit (tokens.hold)."""
+    return max((len(word) for word in hold(text.plain).replace("\n", " ").split(" ")), default=0)
+
+
+def longest_line(text: Text) -> int:
+    return max((len(line) for line in text.plain.split("\n")), default=0)
+
+
+def fit_columns(columns: Sequence[Sequence[Text]], fixed: Sequence[bool], room: int) -> list[int] | None:
+    """Each column's width (its cells and header in ``columns``) so that together they take at most ``room``:
+    each as wide as its widest line where that fits, else narrowed, the one with the most to spare first,
+    never below its longest word (``fixed`` columns never narrowed); None when even that is too wide.
+    rich narrows a table's widest columns first, below their longest word ('(0.0263–1.01×' over ')')."""
+    widest = [max((longest_line(text) for text in cells), default=1) for cells in columns]
+    least = [w if keep else max([1] + [longest_word(text) for text in cells]) for w, keep, cells in
+             zip(widest, fixed, columns, strict=True)]  # fmt: skip
+    if sum(least) > room:
+        return None
+    widths = list(widest)
+    while sum(widths) > room:
+        spare = max(range(len(widths)), key=lambda i: widths[i] - least[i])
+        widths[spare] -= 1
+    return widths

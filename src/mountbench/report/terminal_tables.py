@@ -15,6 +15,8 @@ so that no number, unit, mark or name is cut. A table's workload names never wra
 
 from __future__ import annotations
 
+import itertools
+import textwrap
 from collections.abc import Iterable, Sequence
 
 from rich.console import Group
@@ -27,8 +29,8 @@ from mountbench.report.cells import format_spread, format_value
 from mountbench.report.grid import GridSection
 from mountbench.report.model import MetricGroup, Report, group_heading
 from mountbench.report.phrasing import BETTER, SAME, UNDECIDED, WORSE, cell_standing
-from mountbench.report.tables import CellView, RichLayout, TableView, rich_table
-from mountbench.report.terminal_layout import Adaptive, Words, wrap_label
+from mountbench.report.tables import CellView, RichLayout, TableView, rich_cell, rich_table
+from mountbench.report.terminal_layout import Adaptive, Words, fit_columns, wrap_label, wrap_text
 
 STYLES = {BETTER: "green", WORSE: "red", SAME: "dim", UNDECIDED: "yellow", "unknown": "yellow", "none": "dim"}
 MARK_STYLE = "yellow"
@@ -36,6 +38,26 @@ MARK_STYLE = "yellow"
 SIDE_BY_SIDE = RichLayout(title_style="italic", label_style="bold", label_no_wrap=True, no_wrap=True)
 STACKED = RichLayout(title_style="italic", label_style="bold", label_no_wrap=True, overflow="fold")
 ROUNDS = RichLayout(title_style="italic", overflow="fold")
+
+
+def fitted(view: TableView, layout: RichLayout, width: int) -> list[Table]:
+    """The view as a rich table no wider than ``width``, its columns narrowed where they can spare it and
+    its cells wrapped here, between words, never inside a number and its unit or an interval (rich alone
+    narrowed the widest columns below their longest word: '(0.0263–1.01×' over ')'); [] when it cannot fit."""
+    headers = view.header_cells or [CellView(h) for h in view.headers]
+    columns = [[rich_cell(headers[i]), *(rich_cell(row[i]) for row in view.rows)] for i in range(len(view.headers))]
+    chrome = (len(columns) + 1) + 2 * len(columns)  # borders, and a space each side of every cell
+    fixed = [layout.label_no_wrap if i == 0 else layout.no_wrap for i in range(len(columns))]
+    widths = fit_columns(columns, fixed, width - chrome)
+    if widths is None:
+        return []
+    wrapped = [[wrap_text(text, w) for text in cells] for cells, w in zip(columns, widths, strict=True)]
+    body = zip(*(cells[1:] for cells in wrapped), strict=True)
+    rows = [[CellView(text.plain, rich=text) for text in row] for row in body]
+    held = TableView(view.id, view.heading, view.headers, rows, numeric_from=view.numeric_from,
+                     text_from=view.text_from, align=view.align, breaks=view.breaks,
+                     header_cells=[CellView(cells[0].plain, rich=cells[0]) for cells in wrapped])  # fmt: skip
+    return [rich_table(held, layout=layout, widths=widths)]
 
 
 def rounds_table(report: Report) -> Adaptive:
@@ -46,7 +68,7 @@ def rounds_table(report: Report) -> Adaptive:
     def layouts(width: int) -> list:
         labels = [_card_label(report, target) for target in report.summary.targets]
         body = [[Text(cell.text) for cell in row[1:]] for row in view.rows]
-        return [rich_table(view, layout=ROUNDS), _cards(view.heading, labels, [row[0].text for row in view.rows], body)]
+        return [*fitted(view, ROUNDS, width), _cards(view.heading, labels, [row[0].text for row in view.rows], body)]
 
     return Adaptive(layouts)
 
@@ -136,10 +158,102 @@ def grid_layouts(report: Report, section: GridSection, width: int) -> list[Table
         _header(report, target, width=_widest(r[index] for r in body))
         for index, target in enumerate(report.summary.targets)
     ]
-    layouts.append(rich_table(_view(section.heading, headers, titles, body), layout=STACKED))
+    layouts += fitted(_view(section.heading, headers, titles, body), STACKED, width)
     labels = [_card_label(report, target) for target in report.summary.targets]
     layouts.append(_cards(section.heading, labels, titles, body))
     return layouts
+
+
+def compact_grid(report: Report, width: int) -> Group:
+    """`show`'s one screen (issue 48: three targets took 30 lines, the tree preset 48): a table per
+    section without rules, its heading in the workload column's header, a line per workload and
+    direction, each cell its median, its notes and its comparison ('923 2.88× slower'; a difference
+    known by its near end as '≥4.07× slower'). A cell that makes the table wider than ``width`` puts its
+    comparison under its median, and a title longer than its column wraps between words. Wider than the
+    screen all the same, Adaptive takes the summary's own layouts instead."""
+    return Group(*(_compact_section(report, section, width) for section in report.grid.sections))
+
+
+def _compact_section(report: Report, section: GridSection, width: int) -> Table:
+    targets = report.summary.targets
+    titles: list[str] = []
+    body: list[list[tuple[Text, Text]]] = []  # per line, per target: (median and notes, comparison)
+    for line in section.lines:
+        for direction in section.directions:
+            row = line.row(direction)
+            if row is None:
+                continue
+            titles.append(f"{line.title} {direction}" if direction and len(line.rows) > 1 else line.title)
+            body.append([_compact_cell(report, section, row, target) for target in targets])
+    one = [max([len(t)] + [_joined(cells[i]).cell_len for cells in body]) for i, t in enumerate(targets)]
+    two = [max([len(t)] + [max(v.cell_len, c.cell_len) for v, c in (cells[i] for cells in body)])
+           for i, t in enumerate(targets)]  # fmt: skip
+    widths, room = _compact_widths(section.heading, titles, [[_joined(c).cell_len for c in cells] for cells in body],
+                                   one, two, width)  # fmt: skip
+    table = Table(box=None, header_style="bold", pad_edge=False, padding=(0, 1), collapse_padding=True)
+    table.add_column(Text(section.heading, style="italic"), width=room, style="bold")
+    for target, column in zip(targets, widths, strict=True):
+        table.add_column(Text(target, style="bold"), width=column, justify="right", no_wrap=True)
+    for title, cells in zip(titles, body, strict=True):
+        shown = []
+        for (value, comparison), column in zip(cells, widths, strict=True):
+            joined = _joined((value, comparison))
+            shown.append(joined if joined.cell_len <= column else Text("\n").join([value, comparison]))
+        table.add_row(title, *shown)
+    return table
+
+
+def _compact_widths(
+    heading: str,
+    titles: Sequence[str],
+    lengths: Sequence[Sequence[int]],
+    one: Sequence[int],
+    two: Sequence[int],
+    width: int,
+) -> tuple[list[int], int]:
+    """Each target column's width (its cells on one line, or the comparison under the median) and the workload
+    column's: the choice that takes the fewest lines, its titles wrapped between words in what is left (a
+    space between columns); on a tie the fewest columns of two lines."""
+    least = max([8] + [len(word) for text in (heading, *titles) for word in text.split()])
+    wanted = max([len(heading)] + [len(t) for t in titles])
+    best: tuple[tuple[int, int], list[int], int] | None = None
+    choices = (
+        itertools.product((False, True), repeat=len(one))
+        if len(one) <= 8
+        else [(False,) * len(one), (True,) * len(one)]
+    )
+    for split in choices:
+        widths = [b if s else a for a, b, s in zip(one, two, split, strict=True)]
+        room = max(least, min(wanted, width - sum(widths) - len(widths)))
+        lines = len(textwrap.wrap(heading, room)) + sum(
+            max([len(textwrap.wrap(title, room)) or 1] + [2 if n > w else 1 for n, w in zip(row, widths, strict=True)])
+            for title, row in zip(titles, lengths, strict=True)
+        )
+        key = (lines, sum(split))
+        if best is None or key < best[0]:
+            best = (key, widths, room)
+    assert best is not None
+    return best[1], best[2]
+
+
+def _compact_cell(report: Report, section: GridSection, row: Row, target: str) -> tuple[Text, Text]:
+    """(the median and its notes, the comparison and its notes): 'at least 4.07× slower' said '≥4.07× slower'."""
+    cell = row.cells[target]
+    value = _value(report, row, target, formatted=section.scale.format(cell.summary.median) if cell.summary else None)
+    if target == report.summary.baseline or cell.comparison is None:
+        return value, Text("")
+    said = cell_standing(row, target)
+    if said is None:
+        return value, Text("")
+    words = f"≥{said.short[len('at least ') :]}" if said.bounded else said.short
+    comparison = Text(words, style=STYLES.get(said.kind, ""))
+    comparison.append(marks_text(report.ratio_marks(row, target)), style=MARK_STYLE)
+    return value, comparison
+
+
+def _joined(cell: tuple[Text, Text]) -> Text:
+    value, comparison = cell
+    return Text(" ").join([value, comparison]) if comparison.plain else value
 
 
 def _label_width(width: int, titles: Iterable[str], columns: int, cells: int) -> int:
@@ -234,9 +348,9 @@ def detail_layouts(report: Report, group: MetricGroup, width: int) -> list[Table
     body = _detail_body(report, group, wide=False)
     labels = [_card_label(report, target) for target in report.summary.targets]
     return [
-        _detail_table(report, group, width, wide=True),
-        _detail_table(report, group, width, wide=False),
-        _detail_table(report, group, width, wide=False, tall=True),
+        *_detail_table(report, group, width, wide=True),
+        *_detail_table(report, group, width, wide=False),
+        *_detail_table(report, group, width, wide=False, tall=True),
         _cards(group_heading(group), labels, [row.title for row in group.rows], body),
     ]
 
@@ -251,7 +365,7 @@ def _columns(report: Report, wide: bool) -> list[tuple[str, bool]]:
     return columns
 
 
-def _detail_table(report: Report, group: MetricGroup, width: int, *, wide: bool, tall: bool = False) -> Table:
+def _detail_table(report: Report, group: MetricGroup, width: int, *, wide: bool, tall: bool = False) -> list[Table]:
     columns = _columns(report, wide)
     body = _detail_body(report, group, wide=wide, tall=tall)
     titles = [row.title for row in group.rows]
@@ -259,7 +373,7 @@ def _detail_table(report: Report, group: MetricGroup, width: int, *, wide: bool,
     for index, (target, is_comparison) in enumerate(columns):
         room = _label_width(width, titles, len(columns), _widest(r[index] for r in body))
         headers.append(Text("vs baseline", style="dim") if is_comparison else _header(report, target, width=room))
-    return rich_table(_view(group_heading(group), headers, titles, body), layout=STACKED)
+    return fitted(_view(group_heading(group), headers, titles, body), STACKED, width)
 
 
 def _detail_body(report: Report, group: MetricGroup, *, wide: bool, tall: bool = False) -> list[list[Text]]:

@@ -3,6 +3,7 @@ run's leftovers by its state record (with a real process)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pytest
 from mountbench.errors import UsageError
 from mountbench.host import process as procs
 from mountbench.labs.cloud import state as state_mod
+from mountbench.labs.cloud import treelag
 from mountbench.labs.cloud.caveats import mode_caveats
 from mountbench.labs.cloud.delay import DelayProxy, MemoryGuard, toxics, toxiproxy_binary
 from mountbench.labs.cloud.matrix import DEFAULT_BANDWIDTH_KBPS, cloud_specs, parse_rtts
@@ -24,7 +26,7 @@ from mountbench.labs.cloud.treelag import TREE_DIR, measure_all
 from mountbench.labs.cloud.uploaded import not_on_remote
 from mountbench.model import RunOptions
 from mountbench.presets import load_preset
-from mountbench.probe.remotesync import CloudMountProbe, CloudProbe, CloudTarget, SyncResult
+from mountbench.probe.remotesync import CloudMountProbe, CloudProbe, CloudTarget, SyncResult, TreeLag
 from mountbench.report.sections import SECTIONS, cloudpick
 
 
@@ -213,6 +215,41 @@ def test_a_trees_upload_lag_on_a_directory_that_is_its_own_remote(tmp_path: Path
     assert errors == []
     assert (lag.files, lag.at_close, lag.on_remote, lag.lag_s) == (40, 40, 40, 0.0)
     assert not (tmp_path / TREE_DIR).exists()  # removed afterwards
+
+
+def test_a_trees_upload_lag_is_measured_one_mount_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 49: written through all 8 mounts at once (one proxy, one wire), 300 files took 26-29 s to
+    reach the remote where one mount alone takes 14 s, and nothing said so. Each mount's tree is now
+    written and waited for before the next one's begins, and the record says it was alone."""
+    spans: list[tuple[float, float]] = []
+    real = treelag.measure
+
+    def timed(*args: object, **kwargs: object) -> object:
+        start = time.monotonic()
+        time.sleep(0.2)  # long enough that mounts measured at once would overlap
+        found = real(*args, **kwargs)  # type: ignore[arg-type]
+        spans.append((start, time.monotonic()))
+        return found
+
+    monkeypatch.setattr(treelag, "measure", timed)
+    dirs = [tmp_path / name for name in ("a", "b", "c")]
+    for d in dirs:
+        d.mkdir()
+    lags, errors = measure_all([(d.name, d, d) for d in dirs], timeout=5, files=20)
+    assert errors == [] and [lag.label for lag in lags] == ["a", "b", "c"]
+    assert all(lag.alone for lag in lags)
+    spans.sort()
+    assert all(end <= start for (_, end), (start, _) in itertools.pairwise(spans)), f"measured at once: {spans}"
+
+
+def test_a_lag_measured_through_every_mount_at_once_says_so() -> None:
+    """A run stored before issue 49 wrote its tree through every mount at once: its durability words say so;
+    a lag measured alone needs no such words."""
+    shared = TreeLag("full-0ms", 300, 1.0, 27.0, 0, 300, 300.0)
+    alone = TreeLag("full-0ms", 300, 1.0, 14.0, 0, 300, 300.0, alone=True)
+    assert "every mount at once" in cloudpick._durability(_sync(), shared)[1]
+    assert "every mount at once" not in cloudpick._durability(_sync(), alone)[1]
+    assert TreeLag.from_dict({k: v for k, v in alone.to_dict().items() if k != "alone"}).alone is False
 
 
 def test_what_a_mount_shows_that_its_remote_does_not_hold_at_its_size(tmp_path: Path) -> None:

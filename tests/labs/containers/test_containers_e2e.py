@@ -6,6 +6,7 @@ Each run is one short workload, one round, a 4 MiB file: what is tested is the l
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -100,19 +101,55 @@ def test_every_mount_kind_gives_a_sample_and_the_probe_sees_overlay_exdev_and_bi
     assert coherence["host_to_container_inotify"] is True
     assert coherence["container_to_host"] is True
     assert "EXDEV" in done.stdout  # the mounts table says it too
+    # the rounds' progress lines arrive whole (issue 49: "container: ┏━━…━�run … complete")
+    said = done.stdout + done.stderr
+    assert "\ufffd" not in said and "container: ┏" not in said and "host: ┏" not in said
     assert_nothing_left(tmp_path)
 
 
-def test_kill_9_leaves_the_container_the_next_run_sweeps_it_and_ctrl_c_leaves_nothing(tmp_path: Path) -> None:
-    """One killed run, then the next: it sweeps what the first left, and a Ctrl-C in its container
-    round leaves nothing either (two lab starts instead of three: the tests stay short)."""
-    killed = _start(tmp_path, "--no-probe")
-    _wait_for(killed, "container with")
-    os.killpg(killed.pid, signal.SIGKILL)
-    killed.wait(timeout=30)
+def _container_pidns(left: Path) -> str:
+    """The PID namespace of the lab's container under ``left``: its first process's, a child of its conmon."""
+    for proc in psutil.process_iter(["name", "cmdline"]):
+        if proc.info["name"] == "conmon" and str(left) in " ".join(proc.info["cmdline"] or []):
+            for child in proc.children():
+                with contextlib.suppress(OSError):
+                    return os.readlink(f"/proc/{child.pid}/ns/pid")
+    raise AssertionError(f"no container of {left} is running")
+
+
+def _in_pidns(namespace: str) -> list[str]:
+    found = []
+    for proc in psutil.process_iter(["name", "status"]):
+        with contextlib.suppress(OSError):
+            if os.readlink(f"/proc/{proc.pid}/ns/pid") == namespace and proc.info["status"] != psutil.STATUS_ZOMBIE:
+                found.append(f"{proc.pid} {proc.info['name']}")
+    return found
+
+
+def test_kill_9_ends_the_container_and_its_fio_the_next_run_sweeps_it_and_ctrl_c_leaves_nothing(tmp_path: Path) -> None:
+    """Issue 49: after `kill -9` of `mountbench containers` the round inside the container ran fio on for up
+    to a minute. Its container now ends with it: no fio of that run (nothing in its PID namespace) is left
+    within seconds. Then the next run sweeps the directory, and a Ctrl-C in its container round leaves
+    nothing either (two lab starts instead of three: the tests stay short)."""
+    killed = subprocess.Popen(
+        _command("--no-probe", "--mount", "tmpfs", "--only", "rnd4k-q1-read", "--repeat", "3", "--runtime", "20",
+                 "--size", "4M"),
+        env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    _wait_for(killed, "round 1/3 on the container")
     (left,) = list(_root(tmp_path).iterdir())
-    assert _processes_under(left), "a killed run leaves its container running"
-    assert _mounted_under(left), "and its storage mounted"
+    namespace = _container_pidns(left)
+    deadline = time.monotonic() + 60
+    while not [p for p in _in_pidns(namespace) if p.endswith(" fio")]:
+        assert time.monotonic() < deadline, f"no fio ran in the container: {_in_pidns(namespace)}"
+        time.sleep(0.1)
+    os.kill(killed.pid, signal.SIGKILL)  # mountbench alone, as `kill -9 PID` does
+    killed.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while _in_pidns(namespace) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _in_pidns(namespace) == [], "the container's processes (its fio) outlived the killed run"
+    assert left.exists(), "the killed run's directory is left for the next run to sweep"
     proc = _start(tmp_path, "--no-probe", "--mount", "tmpfs")
     seen = "".join(_wait_for(proc, "on the container"))
     assert f"cleaned what a killed container-lab run left: {left}" in seen.replace("\n", "")

@@ -108,3 +108,58 @@ def test_podmans_network_configuration_and_caches_stay_in_the_labs_directory(tmp
     assert (lab.path / "network").is_dir() and lab.path.stat().st_mode & 0o777 == 0o700
     ((source, target),) = lab.podman.system_binds()
     assert source == str(lab.path / "system") and target in ("/var/lib/containers", "/var/lib")
+
+
+def test_dry_run_prints_the_checks_the_exact_commands_and_the_plan_and_writes_nothing(tmp_path: Path) -> None:
+    """Issue 49: `run` and `cloudlab` had --dry-run, `containers` did not. It checks what the lab needs,
+    prints every Podman command with the lab's own configuration, each round's command on each side and
+    the plan; it makes no directory, image, container or database."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "MOUNTBENCH_DB": str(tmp_path / "db.sqlite")}
+    done = subprocess.run([sys.executable, "-m", "mountbench", "containers", "--dry-run", "--mount", "bind,volume",
+                           "--repeat", "2", "--only", "rnd4k-q1-read"], env=env, capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    out = done.stdout
+    assert "Checks:" in out and "image: built from this host's fio" in out, out
+    root = tmp_path / "cache" / "mountbench" / "containers" / "<id>"
+    assert f"CONTAINERS_CONF={root}/containers.conf" in out.replace("'", "")
+    assert f"import --quiet --change 'LABEL mountbench.lab=<id>' {root}/image/rootfs.tar" in out.replace(
+        f"'{root}/image/rootfs.tar'", f"{root}/image/rootfs.tar"
+    )
+    assert "volume create --label 'mountbench.lab=<id>' 'mountbench-<id>-volume'" in out
+    assert "--volume 'mountbench-<id>-volume:/mnt/volume'" in out and ":/mnt/bind'" in out
+    assert "--preserve-fds 1 'localhost/mountbench-lab:<id>' sh -c 'exec cat <&3 >/dev/null'" in out
+    assert (
+        "Plan: 3 targets (host, bind, volume; host is the baseline) × 1 workloads (rnd4k-q1-read) × 2 rounds = 6" in out
+    )
+    assert "  host: " in out and "-m mountbench run 'host=" in out
+    assert "exec 'mountbench-<id>' " in out and " bind=/mnt/bind volume=/mnt/volume --options-json" in out
+    if done.returncode == 0:
+        assert "✓ root, podman, runc" in out
+    else:  # a machine without what the lab needs: said as a check, and the one-line refusal
+        assert done.returncode == 2 and "✗" in out and "the lab would refuse to start" in done.stderr, done.stderr
+    assert not (tmp_path / "cache" / "mountbench").exists() and not (tmp_path / "db.sqlite").exists()
+
+
+def test_a_childs_two_streams_reach_the_progress_line_by_line_never_cut(tmp_path: Path) -> None:
+    """Issue 49: the first container round's progress line began with a cut table border and U+FFFD
+    ("container: ┏━━…━�run … complete"): stdout (block-buffered, its table leaving in 8 KiB chunks cut
+    inside a character) and stderr (a line at a time) shared one pipe and were decoded by chunks. A real
+    child writes exactly that; every line arrives whole, stdout's and stderr's apart."""
+    from mountbench.labs.containers.run import _stream_host
+
+    child = tmp_path / "child.py"
+    # as a relay passes them on (conmon reads a container's stdout 8 KiB at a time; a block-buffered stdout
+    # leaves in such blocks): the table's first block ends inside a character, then a stderr line
+    child.write_text(
+        "import os\n"
+        "table = ('━' * 4000 + '\\n').encode()\n"
+        "os.write(1, table[:8192])\n"
+        "os.write(2, b'run 1 complete: 1 samples stored, 0 failed\\n')\n"
+        "os.write(1, table[8192:])\n"
+        "os.write(1, b'not utf-8: \\xff\\n')\n"
+    )
+    lines: list[str] = []
+    assert _stream_host([sys.executable, str(child)], lines.append) == 0
+    whole = [line for line in lines if not line.startswith("not utf-8")]
+    assert "\ufffd" not in "".join(whole), "a line was cut or mixed with the other stream's"
+    assert sorted(lines) == sorted(["━" * 4000, "run 1 complete: 1 samples stored, 0 failed", "not utf-8: \ufffd"])

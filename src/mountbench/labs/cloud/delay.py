@@ -14,11 +14,20 @@ proxy per RTT. Its toxics, in the order data meets them:
   that held 2–23 GB here. Requests are small, and their direction closes cleanly.
 
 Toxiproxy adds its own copy through user space even at 0 ms, so every mount goes through a
-proxy, the 0 ms one included: the RTTs differ only by the delay. Its memory is watched all the
-time (:class:`MemoryGuard`): past ``MEMORY_LIMIT`` it is killed and at once started again on the
-same ports (by the guard itself: a sample whose reads hang on the dead proxy must not wait for the
-end of the sample, which may never come, to get it back; every mount then hung on it), and the
-sample in flight fails with that reason.
+proxy, the 0 ms one included: the RTTs differ only by the delay.
+
+Toxiproxy keeps some memory of every connection a client left mid-answer, with or without toxics
+(rclone's abandoned range reads): ~17 MiB more after each 5-second random-read sample here, never
+given back. It used to run under a Go soft memory limit (``GOMEMLIMIT=96MiB``) and be started
+afresh only past 128 MiB; between the two the Go runtime collected all the time to stay under its
+limit, and its CPU per 5-second sample went from 0.5 s to 5 s: every cloud mount slowed in the
+samples that fell there (issue 49). So it runs with no memory limit (a ``GOMEMLIMIT`` in the
+environment is not passed on), and the lab starts it afresh before every sample on a cloud mount
+(CloudLab.fresh_delay, 0.06 s): every sample meets the same fresh proxy. Its memory is still
+watched all the time (:class:`MemoryGuard`): past ``MEMORY_LIMIT``, far above what one sample
+adds, it is killed and at once started again on the same ports (by the guard itself: a sample
+whose reads hang on the dead proxy must not wait for the end of the sample, which may never come,
+to get it back; every mount then hung on it), and the sample in flight fails with that reason.
 """
 
 from __future__ import annotations
@@ -48,9 +57,8 @@ TOXIPROXY_FIX = (
     "build toxiproxy: scripts/install.sh --test (or GOBIN=$PWD/.venv/bin go install "
     "github.com/Shopify/toxiproxy/v2/cmd/server@latest && mv .venv/bin/server .venv/bin/toxiproxy-server)"
 )
-MEMORY_LIMIT = 256 * 1024**2  # the delay's resident memory may not pass this
+MEMORY_LIMIT = 256 * 1024**2  # the delay's resident memory may not pass this (one sample adds ~17 MiB)
 WATCH_INTERVAL_S = 0.1
-GO_SOFT_LIMIT = 96 * 1024**2
 
 
 def toxiproxy_candidates() -> list[Path]:
@@ -118,8 +126,8 @@ class DelayProxy:
 
     def start(self) -> subprocess.Popen[bytes]:
         argv = self.network.argv([str(self.binary), "-host", "127.0.0.1", "-port", str(self.api_port)])
-        # the Go runtime collects sooner as the heap nears this (a soft limit; the guard is the hard one)
-        env = {**os.environ, "GOMEMLIMIT": f"{GO_SOFT_LIMIT // 1024**2}MiB"}
+        # no soft memory limit: near one, the Go runtime collects all the time and slows the delay (issue 49)
+        env = {key: value for key, value in os.environ.items() if key != "GOMEMLIMIT"}
         self.proc = procs.start(argv, log=self.log, env=env)
         up = procs.wait_until(lambda: self.network.call(lambda: procs.port_open(self.api_port)), 20.0, self.proc)
         if not up:

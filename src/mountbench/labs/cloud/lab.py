@@ -35,7 +35,7 @@ from mountbench.host import process as procs
 from mountbench.host.scratch import rename_beneath, unlink_beneath
 from mountbench.labs.cloud import netns
 from mountbench.labs.cloud import state as state_mod
-from mountbench.labs.cloud.delay import MEMORY_LIMIT, DelayProxy, MemoryGuard
+from mountbench.labs.cloud.delay import DelayProxy, MemoryGuard
 from mountbench.labs.cloud.matrix import LOCAL, CloudSpec
 from mountbench.labs.cloud.mounts import Wire
 from mountbench.labs.cloud.prereq import DOCTOR_FLAG, lab_problems
@@ -54,11 +54,6 @@ UPLOAD_STALL_S = 20.0  # uploads that have not moved for this long (past the 5 s
 # with every file the mount shows on the remote, uploads still counted after this long (plus 4 RTTs: rclone's
 # answer from the remote) never go up
 UPLOAD_QUIET_S = 1.0
-# toxiproxy keeps some memory of every connection a client left mid-answer (rclone's abandoned range
-# reads: ~100 MiB after 1,200 random reads here, with or without toxics), so it grows through a run until
-# its guard stops it mid-sample (after ~5 min of 16 MiB random reads on 8 mounts); past this, it is
-# started afresh between samples instead, when nothing is in flight
-DELAY_REFRESH_BYTES = MEMORY_LIMIT // 2
 
 
 def work_root() -> Path:
@@ -75,6 +70,7 @@ class CloudMount:
     proc: subprocess.Popen[bytes]
     options: tuple[str, ...]
     rc: RemoteControl
+    cache: Path  # rclone's --cache-dir for this mount
     error: str | None = None
     stuck_uploads: int = 0  # uploads the probe left that rclone never finishes (settle waits for the rest)
 
@@ -106,6 +102,8 @@ class CloudLab(LabContext):
         self._state: state_mod.LabState | None = None
         self._tempdir_before: str | None = None
         self._delay_lock = threading.Lock()  # one restart of the delay at a time (its guard's thread, or ours)
+        self.delay_starts = 0  # the delay started afresh before a sample (fresh_delay)
+        self.delay_trips = 0  # ... by its memory guard, mid-sample (that sample is void)
 
     # --- up ---------------------------------------------------------------------------
 
@@ -134,7 +132,9 @@ class CloudLab(LabContext):
         self._proxy = DelayProxy(self._remote.port, self.workdir / "log" / "toxiproxy.log", self.network, self.ports)
         self._state.add_process(self._proxy.start().pid, "toxiproxy")
         self._proxy.guard = MemoryGuard(self._proxy, on_trip=self._restart_delay).start()
-        self.tools["toxiproxy"] = f"toxiproxy {self._proxy.version()}"
+        # the stored facts say how the delay ran (the report's notes show them in every format)
+        self.tools["toxiproxy"] = (f"toxiproxy {self._proxy.version()}, no memory limit, started afresh before "
+                                   "every sample on a cloud mount")  # fmt: skip
         for spec in self.specs:
             if spec.rtt_ms not in self.wires:
                 url = self._proxy.add(f"rtt{spec.rtt_ms}", spec.rtt_ms, spec.bandwidth_kbps)
@@ -172,7 +172,7 @@ class CloudLab(LabContext):
         self._state.add_mount(mountpoint)  # before it exists: a kill in between still gets it unmounted
         proc = procs.start(self.network.argv(argv), log=log, env=env)
         self._state.add_process(proc.pid, f"rclone mount {spec.label}")
-        mount = CloudMount(spec, mountpoint, self.remote_dir / spec.label, proc, spec.mode.options(), rc)
+        mount = CloudMount(spec, mountpoint, self.remote_dir / spec.label, proc, spec.mode.options(), rc, cache)
         if not state_mod.wait_mounted(mountpoint, MOUNT_WAIT_S, lambda: proc.poll() is None):
             mount.error = f"rclone mount did not come up: {procs.log_tail(log, 3) or f'exit {proc.poll()}'}"
         return mount
@@ -275,14 +275,34 @@ class CloudLab(LabContext):
                 return  # started again already
             state.add_process(proxy.restart().pid, "toxiproxy")
 
-    def refresh_delay(self, limit: int = DELAY_REFRESH_BYTES) -> bool:
-        """Between samples, after every mount's uploads are done: start the delay afresh when its
-        memory is past ``limit``, so that its guard does not have to stop it in a sample. Whether it was."""
-        rss = self.delay_resident_bytes()
-        if rss is None or rss <= limit or self._proxy is None:
-            return False
+    def fresh_delay(self) -> None:
+        """Before a sample on a cloud mount, after every mount's uploads are done (nothing in flight):
+        the delay started afresh on the same ports (0.06 s), so every sample meets the same proxy
+        and none the memory earlier samples left in it (delay.py). Counted in ``delay_starts``."""
+        if self._proxy is None:
+            return
         self._restart_delay(self._proxy.proc)
-        return True
+        self.delay_starts += 1
+
+    def evict_cached(self, mount: CloudMount, scratch: Path) -> str | None:
+        """Only rclone's cache files of the working files at the top of ``scratch`` leave the page
+        cache (written back first): a warm read is then served by rclone's cache from its disk, as
+        the local disk's samples read from the disk, and nothing else the page cache holds is
+        dropped. Why it could not, or None."""
+        relative = scratch.relative_to(mount.path)
+        try:
+            names = [p.name for p in scratch.iterdir() if p.is_file() and not p.name.startswith(".")]
+            for name in names:
+                for cached in (mount.cache / "vfs").glob(f"*/{mount.label}/{relative}/{name}"):
+                    fd = os.open(cached, os.O_RDONLY)
+                    try:
+                        os.fdatasync(fd)
+                        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                    finally:
+                        os.close(fd)
+        except OSError as exc:
+            return f"could not evict {mount.label}'s cache files from the page cache: {exc}"
+        return None
 
     def delay_trouble(self) -> str | None:
         """Why the delay failed the sample just taken (its memory bound tripped; the guard has
@@ -293,6 +313,7 @@ class CloudLab(LabContext):
         why, _ = proxy.guard.take()
         if why is None:
             return None
+        self.delay_trips += 1
         if proxy.proc is None or proxy.proc.poll() is not None:
             with contextlib.suppress(MountbenchError):
                 self._restart_delay()

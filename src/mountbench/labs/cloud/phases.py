@@ -6,16 +6,19 @@ working files out through the mount), :class:`PhasedRunner`
 
 1. waits until every mount has uploaded everything written through it (rclone's remote control),
    so no upload of an earlier sample competes with this one and every file is on the remote
-   (before a sample on the local disk too); then the delay is started afresh if its memory has
-   grown past half its bound (CloudLab.refresh_delay), while nothing is in flight;
+   (before a sample on the local disk too); then, on a cloud mount, the delay is started afresh
+   (CloudLab.fresh_delay, while nothing is in flight): every sample meets the same fresh proxy;
 2. for a read workload (one that only reads: its description's directions), makes each working
    file one that only the remote has (CloudLab.make_cold: the mount's cache entry is dropped):
    **cold**, the first read crosses the wire, whatever the cache mode;
 3. for the workload's **warm** twin (``NAME-warm``, added when a cache mode of the run keeps
    reads), runs the workload once more, untimed, before the timed run: **warm**, what the
-   cache serves after a read. A mode without a read cache has no warm phase of its own: its
-   warm sample skips that untimed read (it would change nothing but the time taken), reads
-   from the remote as the cold one does, and says so.
+   cache serves after a read. Between that read and the timed one only rclone's cache files of
+   the working files leave the page cache (CloudLab.evict_cached), never the whole page cache
+   (the session's drop is not asked for): rclone's cache serves the timed reads from its disk,
+   as the local disk's samples read from the disk. A mode without a read cache has no warm
+   phase of its own: its warm sample skips that untimed read (it would change nothing but the
+   time taken), reads from the remote as the cold one does (the page cache dropped), and says so.
 
 Every such sample carries a caveat naming its phase (``cloud-cold``, ``cloud-warm``), and the
 titles say it, so each format shows which figure is which. After each sample on a cloud
@@ -39,6 +42,7 @@ WARM_SUFFIX = "-warm"
 COLD = "cloud-cold"  # caveat codes
 WARM = "cloud-warm"
 SETTLE_TIMEOUT_S = 600.0  # a mount's uploads may take this long before a sample fails
+EVICTED_ONLY = "warm phase: only rclone's cache files of the working files were evicted from the page cache"
 
 
 def reads_only(workload: Workload) -> bool:
@@ -70,7 +74,10 @@ def phase_caveat(phase: str, caches_reads: bool, mode: str) -> Caveat:
                             "done, the mount's cache entry dropped): the first read crosses the wire")  # fmt: skip
     if caches_reads:
         return Caveat(WARM, f"warm: read after the same workload read these files once (untimed); vfs-cache-mode "
-                            f"{mode} serves from its disk cache what that read fetched")  # fmt: skip
+                            f"{mode} serves from its disk cache what that read fetched. Only rclone's cache files of "
+                            "the working files were evicted from the page cache before the timed read (the page "
+                            "cache was not dropped): its cache is read from the disk, as the local disk's samples "
+                            "are")  # fmt: skip
     return Caveat(WARM, f"warm: vfs-cache-mode {mode} keeps no read cache, so a warm read is a read from the "
                         "remote as the cold one (no untimed read was made first)")  # fmt: skip
 
@@ -98,7 +105,18 @@ class PhasedRunner:
         self.inner.ready(contexts)
 
     def prepare(self, workload: Workload, ctx: TargetContext, settings: RunSettings) -> Prepared:
-        return self.inner.prepare(workload, ctx, settings)
+        prepared = self.inner.prepare(workload, ctx, settings)
+        if self._warm_from_cache(workload.name, ctx.target.label) and prepared.buffered:
+            # the whole page cache is not dropped between the untimed read and the timed one: only
+            # rclone's cache files of the working files leave it (setup)
+            return dataclasses.replace(prepared, buffered=False, uncached_why=EVICTED_ONLY)
+        return prepared
+
+    def _warm_from_cache(self, workload: str, label: str) -> bool:
+        """A warm sample on a mount that keeps reads: its cache serves it after an untimed read."""
+        mount = next((m for m in self.lab.mounts if m.label == label), None)
+        phase = self.phases.get(workload, "")
+        return mount is not None and phase.startswith("warm") and mount.spec.mode.caches_reads
 
     def layout_bytes(self, prepared: Prepared, first_in_round: bool, first_in_run: bool) -> int:
         return self.inner.layout_bytes(prepared, first_in_round, first_in_run)
@@ -115,12 +133,13 @@ class PhasedRunner:
             return
         why = self.lab.settle(mount, SETTLE_TIMEOUT_S) or next((w for w in waits if w), None)
         if why is None:
-            self.lab.refresh_delay()  # nothing in flight now: its memory goes before its guard must stop it
+            self.lab.fresh_delay()  # nothing in flight now: every sample meets the same fresh proxy
         phase = self.phases.get(prepared.workload.name)
         if why is None and phase is not None:
             why = self.lab.make_cold(mount, ctx.scratch)
-        if why is None and phase is not None and phase.startswith("warm") and mount.spec.mode.caches_reads:
+        if why is None and self._warm_from_cache(prepared.workload.name, mount.label):
             self._inner_run(prepared, ctx, settings)  # the read the warm phase comes after (untimed)
+            why = self.lab.evict_cached(mount, ctx.scratch)
         why = self.lab.delay_trouble() or why
         if why is not None:
             raise WorkloadFailed(why)

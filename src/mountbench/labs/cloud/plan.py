@@ -40,8 +40,9 @@ def lab_lines(specs: Sequence[CloudSpec]) -> list[str]:
     lines.append("Commands:")
     lines.append(f"  rclone serve webdav {workdir}/remote --addr 127.0.0.1:<port> --dir-cache-time 0s  "
                  "(user and password in its environment)")  # fmt: skip
-    lines.append(f"  {toxiproxy_binary() or 'toxiproxy-server'} -host 127.0.0.1 -port <api>  "
-                 f"(memory watched: stopped past {format_bytes(MEMORY_LIMIT)}, the sample fails)")  # fmt: skip
+    lines.append(f"  {toxiproxy_binary() or 'toxiproxy-server'} -host 127.0.0.1 -port <api>  (no memory limit; "
+                 "started afresh before every sample on a mount; memory watched: stopped past "
+                 f"{format_bytes(MEMORY_LIMIT)}, the sample fails)")  # fmt: skip
     for rtt in dict.fromkeys(s.rtt_ms for s in specs):
         spec = next(s for s in specs if s.rtt_ms == rtt)
         names = ", ".join(f"{t['type']} {t['stream']} {t['attributes']}" for t in toxics(rtt, spec.bandwidth_kbps))
@@ -73,6 +74,7 @@ def workload_lines(specs: Sequence[CloudSpec], options: RunOptions, warm: bool =
     rounds = options.repeat
     lines.append(f"Samples: {len(labels)} targets x {len(workloads)} workloads x {rounds} rounds = "
                  f"{len(labels) * len(workloads) * rounds}, after the probe and the tree's upload lag")  # fmt: skip
-    lines.append("Before each sample on a mount: its uploads finish; a read workload's files are made remote-only "
-                 "(cold); a warm one reads them once first")  # fmt: skip
+    lines.append("Before each sample on a mount: its uploads finish; the delay is started afresh; a read workload's "
+                 "files are made remote-only (cold); a warm one reads them once first, then only rclone's cache "
+                 "files of them leave the page cache")  # fmt: skip
     return lines

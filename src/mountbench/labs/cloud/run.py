@@ -54,6 +54,17 @@ class CloudOptions:
     warm: bool = True  # a warm twin of each read workload where a mode caches reads; off only to wait less (the tests)
 
 
+DELAY_NOTE = "cloudlab: the delay (toxiproxy, no memory limit) is started afresh before every sample on a cloud mount"
+
+
+def delay_count(lab: CloudLab) -> str:
+    """What the output says at the end: every start of the delay during the samples."""
+    trips = (f"; its memory guard stopped it {lab.delay_trips} time(s) mid-sample (each such sample void, said in "
+             "its cell)" if lab.delay_trips else "; its memory guard never had to stop it")  # fmt: skip
+    return f"cloudlab: the delay was started afresh {lab.delay_starts} time(s), once before each sample on a cloud " \
+           f"mount{trips}"  # fmt: skip
+
+
 def with_defaults(options: RunOptions) -> RunOptions:
     """The clouddrive preset at 64 MiB unless presets, job files or a size were given; the
     local disk is always the baseline."""
@@ -131,12 +142,14 @@ def run_cloudlab(
         ]
         facts = CloudProbe(tuple(described), tuple(probes), options.probe_repeat, options.probe_timeout_s,
                            dict(lab.tools), tuple(errors), phases, tuple(lags))  # fmt: skip
+        on_note(DELAY_NOTE)
         config = dataclasses.replace(request.config, lab=CloudLabFacts(facts.to_dict()))
         host = hostinfo.collect(fio.version) | host_facts(request.runners) | {"cloudlab": dict(lab.tools)}
         learnt = learnt_costs_here(store, request.targets, request.workloads, described)
         events = progress(request.workloads, learnt)
         session = _session(lab, dataclasses.replace(request, config=config), store, events, on_saved, phases=phases)
         status = run_to_end(session, command=command, host=host)
+        on_note(delay_count(lab))
     return session.run_id, status
 
 
@@ -172,7 +185,10 @@ def resume_cloudlab(
         for target in request.targets:
             store.move_target(run.id, target.label, target.path)
         session = _session(lab, request, store, events, on_saved, run_id=run.id, phases=probe.phases)
-        return run_to_end(session, command=run.command, host=run.host, resume=True)
+        on_note(DELAY_NOTE)
+        status = run_to_end(session, command=run.command, host=run.host, resume=True)
+        on_note(delay_count(lab))
+        return status
 
 
 def _session(

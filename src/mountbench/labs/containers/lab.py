@@ -6,7 +6,8 @@ type, and commands run in it; all of it gone when the block ends, however it end
 
 On entry the lab first sweeps what killed runs left (workdir.py), then builds its image,
 prepares each mount (a volume, the overlay's lower directory) and starts the container
-(``sleep infinity``, no network). The container gets the host's Python and mountbench
+(no network; its first process lives only as long as this one: ``LIFELINE``, so a ``kill -9`` of
+mountbench ends the container and everything running in it). The container gets the host's Python and mountbench
 read-only at the paths the host has them, and the results directory; everything it runs
 is started with ``podman exec``. On exit the container, volume and image are removed, every
 mount under the lab directory unmounted and the directory deleted.
@@ -15,6 +16,7 @@ mount under the lab directory unmounted and the directory deleted.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import subprocess
 import time
@@ -27,12 +29,35 @@ from mountbench.errors import MountbenchError
 from mountbench.host import process as procs
 from mountbench.labs.containers.image import Image, build_image, python_paths
 from mountbench.labs.containers.mounts import MountType
-from mountbench.labs.containers.podman import RUNTIME, PodmanFailed
+from mountbench.labs.containers.podman import RUNTIME, Podman, PodmanFailed
+from mountbench.labs.containers.podman import TIMEOUT_S as PODMAN_TIMEOUT_S
 from mountbench.labs.containers.prereq import DOCTOR_FLAG, lab_problems
-from mountbench.labs.containers.workdir import LabDir, sweep_dead, work_root
+from mountbench.labs.containers.streams import follow
+from mountbench.labs.containers.workdir import LabDir, Names, sweep_dead, work_root
 from mountbench.labs.frame import LabContext, refuse
 
 RESULTS = "/results"  # the lab's results directory as the container sees it
+# the container's first process: it lives as long as the pipe's write end in mountbench (``_run_with_lifeline``)
+LIFELINE = "exec cat <&3 >/dev/null"
+
+
+def run_options(lab: LabDir, mount_types: Sequence[MountType]) -> list[str]:
+    """``podman run``'s arguments for the lab's container, up to its image (``with_lifeline`` adds the rest)."""
+    names = lab.names
+    argv = ["run", "--detach", "--name", names.container, "--label", names.label, "--network", "none",
+            "--env", "HOME=/root", "--env", f"TMPDIR={RESULTS}/tmp", "--env", "PYTHONDONTWRITEBYTECODE=1",
+            "--env", "PYTHONIOENCODING=utf-8",
+            "--volume", f"{lab.path / 'results'}:{RESULTS}"]  # fmt: skip
+    for path in python_paths():
+        argv += ["--volume", f"{path}:{path}:ro"]
+    for mount_type in mount_types:
+        argv += mount_type.run_args(lab, names)
+    return argv
+
+
+def with_lifeline(argv: list[str], names: Names) -> list[str]:
+    """``podman run ARGV`` completed: the pipe's read end kept at fd 3, the image, and its first process."""
+    return [*argv, "--preserve-fds", "1", names.image, "sh", "-c", LIFELINE]
 
 
 @dataclass
@@ -44,6 +69,7 @@ class ContainerLab(LabContext):
     image: Image | None = None
     facts: dict[str, Any] = field(default_factory=dict)
     _pid: int | None = None
+    _lifeline: int | None = None  # the write end of the pipe the container's first process reads (LIFELINE)
 
     # --- up ---------------------------------------------------------------------------
 
@@ -61,20 +87,34 @@ class ContainerLab(LabContext):
         for mount_type in self.mount_types:
             mount_type.prepare(lab, podman)
         (lab.path / "results" / "tmp").mkdir(exist_ok=True)
-        argv = ["run", "--detach", "--name", names.container, "--label", names.label, "--network", "none",
-                "--env", "HOME=/root", "--env", f"TMPDIR={RESULTS}/tmp", "--env", "PYTHONDONTWRITEBYTECODE=1",
-                "--env", "PYTHONIOENCODING=utf-8",
-                "--volume", f"{lab.path / 'results'}:{RESULTS}"]  # fmt: skip
-        for path in python_paths():
-            argv += ["--volume", f"{path}:{path}:ro"]
-        for mount_type in self.mount_types:
-            argv += mount_type.run_args(lab, names)
-        podman.run([*argv, names.image, "sleep", "infinity"])
+        self._run_with_lifeline(podman, run_options(lab, self.mount_types))
         pid = podman.run(["inspect", "--format", "{{.State.Pid}}", names.container]).strip()
         self._pid = int(pid) if pid.isdigit() and int(pid) > 0 else None
         if self._pid is None:
             raise PodmanFailed(f"the lab's container did not start (state pid {pid!r})")
         self.facts = self._describe()
+
+    def _run_with_lifeline(self, podman: Podman, argv: list[str]) -> None:
+        """``podman run`` of the container, its first process reading a pipe whose write end only this
+        process holds (non-inheritable): when mountbench ends, however it ends (``kill -9`` too), that
+        process reads end-of-file and exits, and the kernel kills everything else in the container's
+        PID namespace with it (the in-container run, its fio). Podman keeps the pipe's read end at
+        fd 3 in the container (``--preserve-fds 1``)."""
+        assert self.lab is not None
+        read_end, self._lifeline = os.pipe()
+        at_fd3 = 'exec "$@"' if read_end == 3 else f'exec "$@" 3<&{read_end} {read_end}<&-'
+        command = podman.argv(with_lifeline(argv, self.lab.names))
+        try:
+            done = subprocess.run(["sh", "-c", at_fd3, "sh", *command], env=podman.env, pass_fds=(read_end,),
+                                  stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                  timeout=PODMAN_TIMEOUT_S)  # fmt: skip
+        except subprocess.TimeoutExpired:
+            raise PodmanFailed(f"podman run did not finish within {PODMAN_TIMEOUT_S:.0f} s") from None
+        finally:
+            os.close(read_end)
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+            raise PodmanFailed(f"podman run failed: {last}")
 
     def _describe(self) -> dict[str, Any]:
         assert self.lab is not None and self.image is not None
@@ -119,16 +159,18 @@ class ContainerLab(LabContext):
         podman = self.lab.podman
         proc = subprocess.Popen(
             podman.argv(["exec", self.lab.names.container, *argv]), env=podman.env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace", start_new_session=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
             preexec_fn=procs.die_with_parent(signal.SIGKILL),
         )  # fmt: skip
         deadline = None if timeout is None else time.monotonic() + timeout
+
+        def line_in_time(line: str) -> None:
+            on_line(line)
+            if deadline is not None and time.monotonic() > deadline:
+                raise MountbenchError(f"the container's command did not finish within {timeout:.0f} s")
+
         try:
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                on_line(line.rstrip("\n"))
-                if deadline is not None and time.monotonic() > deadline:
-                    raise MountbenchError(f"the container's command did not finish within {timeout:.0f} s")
+            follow(proc, line_in_time)  # stdout and stderr apart, line by line (streams.py)
             return proc.wait()
         finally:
             if proc.poll() is None:
@@ -153,6 +195,9 @@ class ContainerLab(LabContext):
 
     def close(self) -> None:
         """Remove the container, volume, image and the lab directory. Idempotent."""
+        if self._lifeline is not None:
+            os.close(self._lifeline)  # the container's first process ends, and everything in it
+            self._lifeline = None
         if self.lab is None:
             return
         problems = self.lab.remove()

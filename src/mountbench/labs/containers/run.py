@@ -34,6 +34,7 @@ from mountbench.labs.containers.lab import RESULTS, ContainerLab
 from mountbench.labs.containers.mounts import MOUNT_TYPES, MountType
 from mountbench.labs.containers.prereq import engines
 from mountbench.labs.containers.probe import probe_mounts
+from mountbench.labs.containers.streams import follow
 from mountbench.model import RunData, RunOptions, Target, TargetRecord
 from mountbench.records.codec import options_to_dict
 from mountbench.records.events import parse_event
@@ -219,12 +220,10 @@ class Progress:
 
 def _stream_host(argv: list[str], on_line: Callable[[str], None]) -> int:
     # stopped as Ctrl-C stops it (SIGTERM: mountbench stops its fio and keeps what it took) should this die
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, errors="replace", preexec_fn=procs.die_with_parent(signal.SIGTERM))  # fmt: skip
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=procs.die_with_parent(signal.SIGTERM))  # fmt: skip
     try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            on_line(line.rstrip("\n"))
+        follow(proc, on_line)  # stdout and stderr apart, line by line (streams.py)
         return proc.wait()
     finally:
         if proc.poll() is None:

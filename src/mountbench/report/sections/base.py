@@ -64,4 +64,9 @@ class Section(Protocol):
         """The charts Markdown writes next to the document and HTML inlines."""
         ...
 
+    def page_charts(self, report: Report) -> list[Chart]:
+        """The charts the page alone draws (not Markdown's files): drawn with the page's others, in one go
+        (chartkit.render_all, in parallel where a CPU is free), and handed to ``html`` in its ``svgs``."""
+        ...
+
     def exports(self, report: Report) -> list[Export]: ...

@@ -285,3 +285,4 @@ def exports(report: Report) -> list[Export]:
 
 
 charts = nothing
+page_charts = nothing  # the page draws no chart of its own here

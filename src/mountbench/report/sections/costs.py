@@ -240,3 +240,4 @@ def _panel(ax, report: Report, row: Row) -> set[int]:
 
 
 terminal = exports = nothing  # parts this section does not have
+page_charts = nothing  # the page draws no chart of its own here

@@ -164,3 +164,4 @@ def _percentile_label(position: float) -> str:
 
 
 terminal = exports = nothing  # parts this section does not have
+page_charts = nothing  # the page draws no chart of its own here

@@ -32,7 +32,7 @@ from mountbench.report.picktwo.chart import KEY, pick_two_figure
 from mountbench.report.picktwo.probed import PROPERTIES, TITLE, Measured, PickTwo
 from mountbench.report.picktwo.scale import LEGEND as SCALE
 from mountbench.report.picktwo.scale import verdict_cell
-from mountbench.report.sections.base import Export, Options
+from mountbench.report.sections.base import Export, Options, nothing
 from mountbench.report.tables import CellView, Line, RichLayout, TableView, md_text, note_links, rich_table
 from mountbench.report.tables import html as html_view
 from mountbench.report.tables import markdown as md_view
@@ -203,3 +203,6 @@ def charts(report: Report) -> list[Chart]:
     if found is None or not found.rows:
         return []
     return [Chart(KEY, "pick-two", TITLE, lambda: pick_two_figure(found))]
+
+
+page_charts = nothing  # the page draws no chart of its own here

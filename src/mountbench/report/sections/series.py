@@ -175,9 +175,7 @@ def series_figure(report: Report, cases: Sequence[SeriesCase], width: float = 8.
 def html(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Options) -> Markup:
     if not options.draw:
         return Markup("")
-    from mountbench.report.chartkit import page_chart
-
-    drawn = figures(report)
+    drawn = [svgs[chart.key][1] for chart in figures(report) if chart.key in svgs]  # drawn with the page's others
     if not drawn:
         return Markup("")
     more = series_cases(report)[1]
@@ -188,11 +186,12 @@ def html(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Opti
         "  <p class=\"muted\">Bandwidth or IOPS over each sample's time, from fio's per-interval logs: a ramp, a cliff",
         f"  or throttling shows here as a shape.{more_text}</p>",
     ]
-    for chart in drawn:  # the title is in the chart: no caption repeating it
-        out += ['  <figure class="chart">', f"    {page_chart(chart, note='Drawn for wider screens.')}", "  </figure>"]
+    for svg in drawn:  # the title is in the chart: no caption repeating it
+        out += ['  <figure class="chart">', f"    {svg}", "  </figure>"]
     out.append("</section>")
     return Markup("\n".join(out))
 
 
 terminal = charts = exports = nothing  # parts this section does not have
+page_charts = figures  # drawn into the page alone
 markdown = no_text

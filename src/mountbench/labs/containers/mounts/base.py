@@ -27,6 +27,9 @@ class MountType(Protocol):
     def prepare(self, lab: LabDir, podman: Podman) -> None:
         """Make what the container's option names, before the container starts (a volume)."""
 
+    def prepare_text(self, lab: LabDir, podman: Podman) -> list[str]:
+        """What :meth:`prepare` does, as the commands a person would type (``containers --dry-run``)."""
+
     def run_args(self, lab: LabDir, names: Names) -> list[str]:
         """podman run's options that give the container this mount."""
 
@@ -54,6 +57,9 @@ class PlainMount:
 
     def prepare(self, lab: LabDir, podman: Podman) -> None:
         return None
+
+    def prepare_text(self, lab: LabDir, podman: Podman) -> list[str]:
+        return []
 
     def probe_seed(self, lab: LabDir) -> str | None:
         return None

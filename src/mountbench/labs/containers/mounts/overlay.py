@@ -3,6 +3,8 @@ the lower layer, the container's writes in an upper layer of its own that the ho
 
 from __future__ import annotations
 
+import shlex
+
 from mountbench.labs.containers.mounts.base import SHARED_HOST_TO_CONTAINER, PlainMount
 from mountbench.labs.containers.podman import Podman
 from mountbench.labs.containers.workdir import LabDir, Names
@@ -25,6 +27,11 @@ class OverlayMount(PlainMount):
         seed = lab.path / "lower" / FROM_LOWER
         seed.mkdir(exist_ok=True)
         (seed / "seed").write_text("a file of the lower directory\n")
+
+    def prepare_text(self, lab: LabDir, podman: Podman) -> list[str]:
+        seed = lab.path / "lower" / FROM_LOWER
+        return [f"mkdir {shlex.quote(str(seed))} && echo 'a file of the lower directory' > "
+                f"{shlex.quote(str(seed / 'seed'))}"]  # fmt: skip
 
     def run_args(self, lab: LabDir, names: Names) -> list[str]:
         return ["--volume", f"{lab.path / 'lower'}:{self.path}:O"]

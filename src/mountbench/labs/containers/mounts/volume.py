@@ -3,6 +3,8 @@ directory in the container storage bind-mounted in."""
 
 from __future__ import annotations
 
+import shlex
+
 from mountbench.labs.containers.mounts.base import PlainMount
 from mountbench.labs.containers.podman import Podman
 from mountbench.labs.containers.workdir import LabDir, Names
@@ -15,7 +17,13 @@ class NamedVolume(PlainMount):
     meaning = "a directory Podman keeps, outliving the container: databases and node_modules that need no host edits"
 
     def prepare(self, lab: LabDir, podman: Podman) -> None:
-        podman.run(["volume", "create", "--label", lab.names.label, lab.names.volume])
+        podman.run(self._create(lab))
+
+    def prepare_text(self, lab: LabDir, podman: Podman) -> list[str]:
+        return [shlex.join(podman.argv(self._create(lab)))]
+
+    def _create(self, lab: LabDir) -> list[str]:
+        return ["volume", "create", "--label", lab.names.label, lab.names.volume]
 
     def run_args(self, lab: LabDir, names: Names) -> list[str]:
         return ["--volume", f"{names.volume}:{self.path}"]

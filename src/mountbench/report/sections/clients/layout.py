@@ -69,7 +69,10 @@ def slowest_text(figure: ClientFigure) -> str:
 
 
 def failures_text(figure: ClientFigure) -> str:
-    return "; ".join(f"{label} failed in {n} sample{'s' if n != 1 else ''}" for label, n in figure.failures)
+    said = [f"{label} failed in {n} sample{'s' if n != 1 else ''}" for label, n in figure.failures]
+    if figure.left_out:
+        said.append(f"{figure.left_out} sample{'s' if figure.left_out != 1 else ''} on fewer clients left out")
+    return "; ".join(said)
 
 
 # --- tables: built once, laid out by every format ----------------------------------------------

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mountbench.analysis.metrics import MetricInfo, describe
-from mountbench.analysis.multiclient import FEWER_CLIENTS, OVERLAP_FLOOR, overlap_of
+from mountbench.analysis.multiclient import FEWER_CLIENTS, OVERLAP_FLOOR, comparable, overlap_of
 from mountbench.model import RunData, Sample, Workload
 
 SWEEP_OPTION = "clients"
@@ -27,6 +27,7 @@ class ClientFigure:
     clients: tuple[tuple[str, float | None], ...]  # (client, median of its own figures)
     failures: tuple[tuple[str, int], ...]  # (client, samples in which it failed)
     samples: int
+    left_out: int = 0  # samples on fewer clients (one lost earlier) left out of the figures
 
     @property
     def slowest(self) -> tuple[str, float] | None:
@@ -108,7 +109,10 @@ def _metrics_of(workload: Workload, samples: Sequence[Sample], every: bool) -> l
 
 
 def figure_for(workload: Workload, metric: str, target: str, samples: Sequence[Sample]) -> ClientFigure:
-    ok = [s for s in samples if s.ok and metric in s.metrics]
+    """The aggregate and each client's median over the same samples: those the cell's statistics stand on
+    (analysis.multiclient.comparable: a lost client's later samples, on fewer clients, are left out where
+    the cell has samples on all), so the clients' figures add up to the aggregate beside them."""
+    ok, left_out = comparable([s for s in samples if s.ok and metric in s.metrics])
     labels = workload.description.clients
     per_client = []
     failures = []
@@ -127,6 +131,7 @@ def figure_for(workload: Workload, metric: str, target: str, samples: Sequence[S
         clients=tuple(per_client),
         failures=tuple(failures),
         samples=len(ok),
+        left_out=left_out,
     )
 
 

@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from mountbench.report.chartkeys import Chart
 from mountbench.report.model import Report
-from mountbench.report.sections.base import Export, Options
+from mountbench.report.sections.base import Export, Options, nothing
 from mountbench.report.sections.sweeps.figures import grid_figure, sweep_figure
 from mountbench.report.sections.sweeps.layout import grid_tables, render_terminal, sweep_table, tables
 from mountbench.report.sections.sweeps.records import sweep_records, sweeps_csv
@@ -80,3 +80,6 @@ def exports(report: Report) -> list[Export]:
         return []
     note = "one row per sweep point and target, with each target's optimum and knee"
     return [Export("sweeps", "-sweeps", note, sweep_records(report), sweeps_csv(report))]
+
+
+page_charts = nothing  # the page draws no chart of its own here
