@@ -221,3 +221,20 @@ def test_an_engine_of_another_system_is_named_as_missing_not_as_a_device(tmp_pat
     line = assert_one_line_error(proc, "windowsaio", "not in this fio")
     assert "device" not in line
     assert snapshot(tmpfs_dir) == before
+
+
+def test_size_shrinks_a_file_of_many_jobs_in_the_dry_runs_plan(tmp_path: Path, mb_env):
+    """Issue 49, item 19, as a user sees it: fio's 1mbs_clients (32 jobs of 32 MiB, 1 GiB run together) at
+    --size 256M planned 8 GiB (every job made 256 MiB); the dry run now plans 256 MiB, 8 MiB a job."""
+    job = tmp_path / "clients.fio"
+    job.write_text("[global]\nsize=32m\nrw=read\nrate=1250\n" + "".join(f"[file{i}]\n" for i in range(32)))
+    target = tmp_path / "target"
+    target.mkdir()
+    dry = mountbench("run", str(target), "--job", str(job), "--size", "256M", "--dry-run", "--repeat", "1",
+                     env=mb_env)  # fmt: skip
+    assert dry.returncode == 0, dry.stderr
+    flat = " ".join(dry.stdout.split())
+    assert "at most 256 MiB at once" in flat, dry.stdout
+    set_sizes = re.findall(r"^size=(\S+)$", dry.stdout, re.MULTILINE)
+    assert set_sizes.count("8388608") >= 32 and set(set_sizes) == {"32m", "8388608"}, set_sizes  # as written; set
+    assert list(target.iterdir()) == []
