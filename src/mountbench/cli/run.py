@@ -24,7 +24,14 @@ from mountbench.cli.progress import LearnedEta, Pace, ProgressEvents, clock, wor
 from mountbench.engine import request as runrequest
 from mountbench.engine import upfront
 from mountbench.engine.history import learnt_costs
-from mountbench.engine.session import Session, check_space, plan_dry_run, run_to_end, sweep_leftovers
+from mountbench.engine.session import (
+    Session,
+    check_space,
+    plan_dry_run,
+    planned_space,
+    run_to_end,
+    sweep_leftovers,
+)
 from mountbench.errors import Interrupted, RunFailed, TargetError, UsageError
 from mountbench.fio.binary import find_fio
 from mountbench.host import contain, outputs
@@ -37,7 +44,7 @@ from mountbench.records.export import write_document
 from mountbench.report.document import make_document
 from mountbench.report.terminal_layout import Fields
 from mountbench.store import Store, default_db_path
-from mountbench.units import format_seconds
+from mountbench.units import format_bytes, format_seconds
 
 
 @click.command()
@@ -389,7 +396,10 @@ def _dry_run_checks(request: runrequest.RunRequest, plan: Sequence[PlanItem], db
     else:
         lines += [("!", f"space: {notice}") for notice in notices]
         if not notices:
-            lines.append(("✓", "space: every target has room for its working sets"))
+            planned = format_bytes(planned_space(request.workloads, request.runner_for))
+            lines.append(
+                ("✓", f"space: every target has room for its working sets (at most {planned} at once on each)")
+            )
     # what the runners choose once for the run (fio: the clock every job uses; the job files say it)
     for fact, value in host_facts(request.runners).items():
         if isinstance(value, Mapping):  # a record the run fills in as it starts (its clients' facts): never raw
