@@ -122,7 +122,8 @@ class Capability:
 # -- small helpers (unlabelled: callers label them) -----------------------------------------
 
 
-def _write(path: Path, data: bytes, flags: int = 0) -> None:
+def write_file(path: Path, data: bytes, flags: int = 0) -> None:
+    """``data`` as the whole of the file at ``path`` (made 0644, truncated), written to the end."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | flags, 0o644)
     try:
         view = memoryview(data)
@@ -201,7 +202,7 @@ def probe_fdatasync(ctx: ProbeContext) -> Finding:
 def probe_chmod(ctx: ProbeContext) -> Finding:
     path = ctx.work / "f"
     with helper("create a test file"):
-        _write(path, b"x")
+        write_file(path, b"x")
     wrong = []
     for mode in (0o600, 0o751, 0o644):
         with step(f"chmod {mode:o}"):
@@ -222,7 +223,7 @@ def _other_id(current: int) -> int:
 def _chown_probe(ctx: ProbeContext, which: str) -> Finding:
     path = ctx.work / "f"
     with helper("create a test file"):
-        _write(path, b"x")
+        write_file(path, b"x")
     with helper("stat the test file"):
         st = os.stat(path)
     current = st.st_uid if which == "uid" else st.st_gid
@@ -251,7 +252,7 @@ def probe_chown_gid(ctx: ProbeContext) -> Finding:
 def probe_user_xattr(ctx: ProbeContext) -> Finding:
     path = ctx.work / "f"
     with helper("create a test file"):
-        _write(path, b"x")
+        write_file(path, b"x")
     name, value = "user.mountbench", b"probe-value\x00\xff"
     with step(f"setxattr {name}"):
         os.setxattr(path, name, value)
@@ -298,7 +299,7 @@ SAMPLE_ACL = [
 def probe_posix_acl(ctx: ProbeContext) -> Finding:
     path = ctx.work / "f"
     with helper("create a test file"):
-        _write(path, b"x")
+        write_file(path, b"x")
     with step(f"setxattr {ACL_XATTR} (user:4242:r--, mask rw-)"):
         os.setxattr(path, ACL_XATTR, acl_xattr(SAMPLE_ACL))
     with step(f"getxattr {ACL_XATTR}"):
@@ -318,7 +319,7 @@ def probe_posix_acl(ctx: ProbeContext) -> Finding:
 
 def probe_symlink(ctx: ProbeContext) -> Finding:
     with helper("create the link's target file"):
-        _write(ctx.work / "target", b"through the link")
+        write_file(ctx.work / "target", b"through the link")
     link = ctx.work / "link"
     with step("symlink"):
         os.symlink("target", link)
@@ -343,7 +344,7 @@ def probe_symlink(ctx: ProbeContext) -> Finding:
 def probe_hardlink(ctx: ProbeContext) -> Finding:
     a, b = ctx.work / "a", ctx.work / "b"
     with helper("create a test file"):
-        _write(a, b"first")
+        write_file(a, b"first")
     with step("link"):
         os.link(a, b)
     with helper("stat both names"):
@@ -416,9 +417,9 @@ def _rename_reader(path: str, seconds: float) -> dict[str, Any]:
 def probe_rename_over(ctx: ProbeContext) -> Finding:
     target = ctx.work / "target"
     with helper("create the file to replace"):
-        _write(target, b"%08d" % 0 * 64)
+        write_file(target, b"%08d" % 0 * 64)
     with helper("create its replacement"):
-        _write(ctx.work / "new0", b"%08d" % 1 * 64)
+        write_file(ctx.work / "new0", b"%08d" % 1 * 64)
     with step("rename over an existing file"):
         os.rename(ctx.work / "new0", target)
     with helper("read the file after the rename"):
@@ -435,7 +436,7 @@ def probe_rename_over(ctx: ProbeContext) -> Finding:
         version += 1
         tmp = ctx.work / f"new{version}"
         with helper(f"write replacement {version}"):
-            _write(tmp, b"%08d" % version * 64)
+            write_file(tmp, b"%08d" % version * 64)
         with step("rename over the file while another process reads it"):
             os.rename(tmp, target)
     outcome = reader.wait(ctx.timeout / 3)
@@ -458,7 +459,7 @@ def probe_rename_dir(ctx: ProbeContext) -> Finding:
     with helper("mkdir d1"):
         os.mkdir(d1)
     with helper("create d1/f"):
-        _write(d1 / "f", b"inside")
+        write_file(d1 / "f", b"inside")
     with step("rename a directory"):
         os.rename(d1, d2)
     with helper("look at the renamed directory"):
@@ -495,7 +496,7 @@ def probe_rename_dir(ctx: ProbeContext) -> Finding:
 def probe_case_sensitive(ctx: ProbeContext) -> Finding:
     upper, lower = ctx.work / "Case.txt", ctx.work / "case.txt"
     with helper("create 'Case.txt'"):
-        _write(upper, b"upper")
+        write_file(upper, b"upper")
     with helper("look up 'case.txt'"):
         found = os.path.lexists(lower)
     if found:
@@ -507,7 +508,7 @@ def probe_case_sensitive(ctx: ProbeContext) -> Finding:
         preserved = "; the name is kept as 'Case.txt'" if names == ["Case.txt"] else f"; the directory lists {names}"
         return Finding(DIFFERS, f"case-insensitive: 'case.txt' opens 'Case.txt' ({what}){preserved}")
     with step("create 'case.txt' next to 'Case.txt'"):
-        _write(lower, b"lower")
+        write_file(lower, b"lower")
     with helper("list the directory and read 'Case.txt'"):
         names = sorted(os.listdir(ctx.work))
         content = _read(upper)
@@ -523,7 +524,7 @@ NFD_NAME = unicodedata.normalize("NFD", "caf\u00e9")
 def probe_unicode_names(ctx: ProbeContext) -> Finding:
     nfc, nfd = ctx.work / NFC_NAME, ctx.work / NFD_NAME
     with step("create a file with an NFC name"):
-        _write(nfc, b"nfc")
+        write_file(nfc, b"nfc")
     with helper("list the directory"):
         listed = os.listdir(ctx.work)
     if listed != [NFC_NAME]:
@@ -534,7 +535,7 @@ def probe_unicode_names(ctx: ProbeContext) -> Finding:
     if nfd_found:
         return Finding(DIFFERS, "the NFD spelling finds the NFC file: lookups normalise names")
     with step("create a file with the NFD name"):
-        _write(nfd, b"nfd")
+        write_file(nfd, b"nfd")
     with helper("list the directory and read the NFC file"):
         listed = os.listdir(ctx.work)
         content = _read(nfc)
@@ -919,7 +920,7 @@ def _one_writer(ctx: ProbeContext) -> Finding | None:
     two processes have nothing to show (issue 49: fusefat's ‼ here read as a two-process problem)."""
     path = ctx.work / "one"
     with helper("write a 13-byte file"):
-        _write(path, b"0123456789abc")
+        write_file(path, b"0123456789abc")
     failed = append_bytes(path, b"+" * 10)
     with helper("read it back"):
         got = _read(path)
@@ -993,7 +994,7 @@ def probe_o_append(ctx: ProbeContext) -> Finding:
 def probe_mmap_shared(ctx: ProbeContext) -> Finding:
     path = ctx.work / "mapped"
     with helper("create an 8 KiB file"):
-        _write(path, b"\0" * 8192)
+        write_file(path, b"\0" * 8192)
     with helper("open the file twice"):
         fd = os.open(path, os.O_RDWR)
         reader = os.open(path, os.O_RDONLY)
@@ -1041,7 +1042,7 @@ def try_lock(path: str, kind: str, blocking: bool) -> dict[str, Any]:
 def _lock_probe(ctx: ProbeContext, kind: str) -> Finding:
     path = ctx.work / "lockfile"
     with helper("create a test file"):
-        _write(path, b"lock")
+        write_file(path, b"lock")
     with helper("open the test file"):
         fd = os.open(path, os.O_RDWR)
     try:
@@ -1152,7 +1153,7 @@ def _mtimes_from_writes(path: Path) -> str:
 def probe_mtime_granularity(ctx: ProbeContext) -> Finding:
     path = ctx.work / "f"
     with helper("create a test file"):
-        _write(path, b"x")
+        write_file(path, b"x")
     set_ns = [MTIME_BASE_NS + off for off in MTIME_OFFSETS_NS]
     got_ns = []
     for value in set_ns:
@@ -1189,7 +1190,7 @@ def probe_inotify(ctx: ProbeContext) -> Finding:
         f, g = ctx.work / "f", ctx.work / "g"
         # Each change in one call that limited filesystems accept (no appends, no chmod).
         with helper("create and write 'f'"):
-            _write(f, b"one")
+            write_file(f, b"one")
         with helper("utimensat 'f' (for IN_ATTRIB)"):
             os.utime(f, ns=(MTIME_BASE_NS, MTIME_BASE_NS))
         with helper("rename 'f' to 'g'"):

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mountbench.host.targets import mount_of, read_mounts
-from mountbench.probe.capabilities import ProbeContext, helper, step
+from mountbench.probe.capabilities import ProbeContext, helper, step, write_file
 from mountbench.probe.sandbox import Child, errno_name
 from mountbench.probefacts import DATA_LOSS, DIFFERS, NO, YES, Finding
 
@@ -50,14 +50,6 @@ GONE = ("ENOTCONN", "ECONNABORTED")  # a FUSE mount whose daemon has died
 
 def _text(err: OSError) -> str:
     return f"{err.strerror or err} ({errno_name(err.errno)})" if err.errno else str(err)
-
-
-def _write(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
 
 
 def _try(call: Any) -> str | None:
@@ -120,7 +112,7 @@ def probe_other_uid(ctx: ProbeContext) -> Finding:
     owned, shared = ctx.work / "owned", ctx.work / "shared"
     os.umask(0)
     with helper("create a 0644 file owned by this user"):
-        _write(owned, b"owned by the probing user\n")
+        write_file(owned, b"owned by the probing user\n")
     with helper("mkdir a 0777 directory"):
         os.mkdir(shared, 0o777)
     with helper("stat the test file"):
@@ -177,7 +169,7 @@ def probe_ctime(ctx: ProbeContext) -> Finding:
     files = {n: ctx.work / n for n in names}
     for n, f in files.items():
         with helper(f"create the test file for {n}"):
-            _write(f, b"c")
+            write_file(f, b"c")
     with helper("stat the test files"):
         before = {n: os.stat(f).st_ctime_ns for n, f in files.items()}
     # ctime must be able to move: past the filesystem's clock step (whole seconds on sshfs, 2 s on FAT)
@@ -252,7 +244,7 @@ def _which(ns: int, kept_s: int, set_s: int, now_s: float) -> str:
 def probe_utime_one(ctx: ProbeContext) -> Finding:
     path = ctx.work / "f"
     with helper("create a test file"):
-        _write(path, b"t")
+        write_file(path, b"t")
     problems, said = [], []
     for which in ("mtime", "atime"):
         with helper("utimensat setting both times"):
@@ -287,7 +279,7 @@ def _said(which: str) -> str:
 def probe_symlink_times(ctx: ProbeContext) -> Finding:
     target, link = ctx.work / "target", ctx.work / "link"
     with helper("create the link's target"):
-        _write(target, b"t")
+        write_file(target, b"t")
     with helper("set the target's times"):
         os.utime(target, (TIME_A_S, TIME_A_S))
     with helper("symlink"):
@@ -317,7 +309,7 @@ def probe_dir_rename_contents(ctx: ProbeContext) -> Finding:
     with helper("mkdir d"):
         os.mkdir(d)
     with helper("write d/f"):
-        _write(d / "f", b"x\n")
+        write_file(d / "f", b"x\n")
     with step("rename d to e"):
         os.rename(d, e)
     with helper("list and read e"):
@@ -413,12 +405,12 @@ def probe_errno(ctx: ProbeContext) -> Finding:
     long_len = min(max(256, namemax + 1), 4095)
     with helper("mkdir a directory holding a file, and an empty one"):
         os.mkdir(w / "full")
-        _write(w / "full" / "f", b"x")
+        write_file(w / "full" / "f", b"x")
         os.mkdir(w / "full2")
-        _write(w / "full2" / "f", b"x")
-        _write(w / "file", b"x")
+        write_file(w / "full2" / "f", b"x")
+        write_file(w / "file", b"x")
     checks: list[tuple[str, str, Any]] = [
-        (f"create a {long_len}-byte name", "ENAMETOOLONG", lambda: _write(w / ("n" * long_len), b"")),
+        (f"create a {long_len}-byte name", "ENAMETOOLONG", lambda: write_file(w / ("n" * long_len), b"")),
         (f"look up a {long_len}-byte name", "ENAMETOOLONG", lambda: os.stat(w / ("n" * long_len))),
         ("rmdir a non-empty directory", "ENOTEMPTY", lambda: os.rmdir(w / "full")),
         ("rename a directory onto a non-empty one", "ENOTEMPTY", lambda: os.rename(w / "full2", w / "full")),
@@ -489,7 +481,7 @@ def probe_deep_paths(ctx: ProbeContext) -> Finding:
     deadline = time.monotonic() + ctx.timeout * 0.6
     name = "d" * DEEP_NAME
     with helper("create the file to rename"):
-        _write(ctx.work / "f", b"deep\n")
+        write_file(ctx.work / "f", b"deep\n")
     with helper("open the work directory"):
         wfd = os.open(ctx.work, os.O_RDONLY | os.O_DIRECTORY)
     fds = [wfd]

@@ -21,21 +21,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mountbench.host.targets import mount_of, read_mounts
-from mountbench.probe.capabilities import ProbeContext, append_bytes, helper, step
+from mountbench.probe.capabilities import ProbeContext, append_bytes, helper, step, write_file
 from mountbench.probefacts import DATA_LOSS, DIFFERS, NO, YES, Finding
 
 UMASK = 0o002  # not the usual 022: a mount that applies its own mask shows
 OVERLAY_MODULE = Path("/sys/module/overlay/parameters/redirect_dir")
-
-
-def _write(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
 
 
 def _read(path: Path) -> bytes:
@@ -53,7 +43,7 @@ def probe_append_one(ctx: ProbeContext) -> Finding:
         path = ctx.work / f"log-{size}"
         base = os.urandom(size)
         with helper(f"write a {size:,}-byte file"):
-            _write(path, base)
+            write_file(path, base)
         failed = append_bytes(path, b"+" * 10)
         with helper("read the file back"):
             got = _read(path)
@@ -90,7 +80,7 @@ def probe_truncate_grow(ctx: ProbeContext) -> Finding:
     path = ctx.work / "f"
     base = os.urandom(13)
     with helper("write a 13-byte file"):
-        _write(path, base)
+        write_file(path, base)
     with helper("open it"):
         fd = os.open(path, os.O_RDWR)
     try:
@@ -165,7 +155,7 @@ def probe_hardlink_attrs(ctx: ProbeContext) -> Finding:
     long until stat through the other name shows each."""
     a, b = ctx.work / "a", ctx.work / "b"
     with helper("create a test file"):
-        _write(a, b"h")
+        write_file(a, b"h")
     with step("link"):
         os.link(a, b)
     with helper("stat through the first name"):

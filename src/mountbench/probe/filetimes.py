@@ -16,7 +16,7 @@ import os
 import time
 from pathlib import Path
 
-from mountbench.probe.capabilities import ProbeContext, helper
+from mountbench.probe.capabilities import ProbeContext, helper, write_file
 from mountbench.probe.sandbox import errno_name
 from mountbench.probefacts import DIFFERS, NO, YES, Finding
 
@@ -30,14 +30,6 @@ TIMES_S: tuple[tuple[int, str], ...] = (
     (4_041_964_800, "late in FAT's range, which ends in 2107"),
     (2**32 + 86_400, "past unsigned 32-bit seconds"),
 )
-
-
-def _write(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
 
 
 def _errno(err: OSError) -> str:
@@ -95,10 +87,10 @@ def probe_content_times(ctx: ProbeContext) -> Finding:
     files = {"write": w / "write", "O_TRUNC": w / "trunc", "ftruncate": w / "shrink", "posix_fallocate": w / "grow"}
     with helper("create the test files"):
         for name, path in files.items():
-            _write(path, b"xx" if name == "ftruncate" else b"x")
+            write_file(path, b"xx" if name == "ftruncate" else b"x")
         os.mkdir(w / "made-in")
         os.mkdir(w / "gone-from")
-        _write(w / "gone-from" / "f", b"g")
+        write_file(w / "gone-from" / "f", b"g")
     dirs = {"a create in it": w / "made-in", "an unlink in it": w / "gone-from"}
     with helper("stat the test files and directories"):
         before = {n: os.stat(p) for n, p in {**files, **dirs}.items()}
@@ -108,7 +100,7 @@ def probe_content_times(ctx: ProbeContext) -> Finding:
         "O_TRUNC": lambda: os.close(os.open(files["O_TRUNC"], os.O_WRONLY | os.O_TRUNC)),
         "ftruncate": lambda: _shrink(files["ftruncate"]),
         "posix_fallocate": lambda: _grow(files["posix_fallocate"]),
-        "a create in it": lambda: _write(dirs["a create in it"] / "new", b"n"),
+        "a create in it": lambda: write_file(dirs["a create in it"] / "new", b"n"),
         "an unlink in it": lambda: os.unlink(dirs["an unlink in it"] / "f"),
     }
     refused: dict[str, str] = {}
@@ -158,7 +150,7 @@ def probe_time_range(ctx: ProbeContext) -> Finding:
     """Set a file's times to each of ``TIMES_S`` and read them back: what a file can carry."""
     path = ctx.work / "f"
     with helper("create a test file"):
-        _write(path, b"t")
+        write_file(path, b"t")
     wrong, kept, refused = [], [], []
     for seconds, meaning in TIMES_S:
         try:
