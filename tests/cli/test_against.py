@@ -161,9 +161,10 @@ def test_baselines_measured_otherwise_are_refused_before_anything_runs(shm_dir, 
         path.write_text(json.dumps(copy))
         return path
 
-    def size(run: dict) -> None:
+    def size(run: dict) -> None:  # as a run at --size 8M stores it: its spec and its kind's description
         for workload in run["workloads"]:
             workload["spec"]["options"].append(["size", "8388608"])
+            workload["description"]["options"].append("size=8388608")
 
     cases = {
         "machine": (lambda run: run["host"].update(machine_id="0000000000000000", hostname="elsewhere"),
