@@ -24,20 +24,22 @@ GROUND = frozenset({"model", "labfacts", "errors", "units", "mountbench"})
 # <- store <- engine <- report, labs <- cli.
 RULES: dict[str, frozenset[str]] = {
     "analysis": frozenset(),
+    "blocks": frozenset(),
     "fio": frozenset({"analysis"}),
     "host": frozenset(),
-    "probe": frozenset({"host"}),
+    "probe": frozenset({"blocks", "host"}),
     "clients": frozenset({"analysis", "host", "fio", "probe"}),
     "kinds": frozenset({"analysis", "fio", "host", "clients"}),
     "presets": frozenset({"fio", "kinds"}),
     "records": frozenset({"host", "kinds"}),
     "store": frozenset({"records"}),
     "engine": frozenset({"analysis", "kinds", "fio", "host", "clients", "presets", "store", "records"}),
-    "report": frozenset({"analysis", "records", "probe"}),
+    "report": frozenset({"analysis", "blocks", "records", "probe"}),
     "labs": frozenset({"engine", "fio", "host", "kinds", "probe", "store", "records"}),
     "cli": frozenset(
         [
             "analysis",
+            "blocks",
             "clients",
             "engine",
             "fio",
@@ -108,7 +110,7 @@ def all_imports() -> list[Import]:
 
 
 def unit(module: str) -> str:
-    """The package (or ground-floor module) a module belongs to: mountbench.report.tables -> report."""
+    """The package (or ground-floor module) a module belongs to: mountbench.report.views -> report."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "mountbench"
 

@@ -20,6 +20,10 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from mountbench.blocks.table import CellView, Line, TableView
+from mountbench.blocks.to_html import html as html_view
+from mountbench.blocks.to_markdown import markdown as md_view
+from mountbench.blocks.to_terminal import Column, RichLayout, rich_table
 from mountbench.host.targets import distinct_labels
 from mountbench.probe.model import (
     DATA_LOSS,
@@ -310,32 +314,44 @@ def render_terminal(
     print below it at the console's width rather than the table's.
     """
     probes = _many(probes)
+    view = matrix_view(probes, reference=reference, diff=diff, details=details)
+    view.caption = "\n".join(matrix_caption(probes, details=details, reference=reference, diff=diff))
+    layout = RichLayout(title_justify="center", show_lines=details, label_style="bold", no_wrap=not details,
+                        caption=caption, columns=((0, Column(ratio=1, min_width=16)),))  # fmt: skip
+    return rich_table(view, layout=layout)
+
+
+def matrix_view(
+    probes: Sequence[TargetProbe], *, reference: TargetProbe | None = None, diff: bool = False, details: bool = False
+) -> TableView:
+    """Capabilities down, targets across (then the reference): each cell's verdict in its colour, its
+    detail as its tooltip (and, ``details``, on a line under it). The headers name each target whole
+    (target_label); the terminal's header cells are the short name over the filesystem type."""
     columns = _columns(probes, reference)
-    rows = _matrix_rows(probes, reference, diff)
-    caption_text = "\n".join(matrix_caption(probes, details=details, reference=reference, diff=diff))
-    table = Table(
-        title="mountbench probe",
-        caption=caption_text if caption else None,
-        caption_justify="left",
-        show_lines=details,
-    )
-    table.add_column("capability", style="bold", ratio=1, min_width=16)
-    for probe, name, fstype in columns:
-        style = "italic" if probe is reference else ""  # 'a (ext4)', as run labels a target
-        table.add_column(f"{name}\n({fstype})", header_style=f"bold {style}".strip(), no_wrap=not details)
-    for cap, title in rows:
-        cells: list[Text | str] = [title]
-        for probe, _name, _fs in columns:
-            r = _lookup(probe, cap)
-            if r is None:
-                cells.append(Text("", style="dim"))
-                continue
-            text = Text(cell_text(r), style=cell_style(r))
-            if details and r.detail and r.verdict != YES:
-                text.append(f"\n{r.detail}", style="dim")
-            cells.append(text)
-        table.add_row(*cells)
-    return table
+    headers = ["capability", *(target_label(p) for p in probes)]
+    if reference is not None:
+        headers.append(f"{REFERENCE_NAME}: {target_label(reference)}")
+    short = [CellView("capability")] + [
+        CellView(f"{name}\n({fstype})", style="bold italic" if probe is reference else "bold")
+        for probe, name, fstype in columns  # the reference in italics: 'a (ext4)', as run labels a target
+    ]
+    rows = [
+        [CellView(title), *(_matrix_cell(_lookup(probe, cap), details) for probe, _name, _fs in columns)]
+        for cap, title in _matrix_rows(probes, reference, diff)
+    ]
+    return TableView("", "mountbench probe", headers, rows, numeric_from=1_000, header_cells=short)
+
+
+def _matrix_cell(result: ProbeResult | None, details: bool) -> CellView:
+    if result is None:
+        return CellView("", style="dim", classes="verdict-none")
+    classes = "verdict-" + result.verdict.replace(" ", "-")
+    lost = result.severity == DATA_LOSS
+    under = [Line(result.detail, style="dim")] if details and result.detail and result.verdict != YES else []
+    if lost:
+        classes += " severity-data-loss"
+    return CellView(cell_text(result), style=cell_style(result), classes=classes, notes=result.detail, strong=lost,
+                    lines=under)  # fmt: skip
 
 
 def _matrix_rows(probes: Sequence[TargetProbe], reference: TargetProbe | None, diff: bool) -> list[tuple[str, str]]:
@@ -366,49 +382,21 @@ def _md_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
-def _md_cell(result: ProbeResult | None) -> str:
-    if result is None:
-        return ""
-    text = _md_escape(cell_text(result))
-    return f"**{text}**" if result.severity == DATA_LOSS else text
-
-
 def render_markdown(
     probes: Sequence[TargetProbe] | TargetProbe, *, reference: TargetProbe | None = None, diff: bool = False
 ) -> str:
     """The capability matrix as a Markdown table, then the legend and the notes."""
     probes = _many(probes)
-    columns = [*probes, *([reference] if reference else [])]
-    head = ["capability", *(target_label(p) for p in probes)]
-    if reference is not None:
-        head.append(f"{REFERENCE_NAME}: {target_label(reference)}")
-    lines = [
-        "| " + " | ".join(_md_escape(h) for h in head) + " |",
-        "|" + "---|" * len(head),
-    ]
-    rows = _matrix_rows(probes, reference, diff)
-    for cap, title in rows:
-        cells = [_md_escape(title), *(_md_cell(_lookup(p, cap)) for p in columns)]
-        lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", f"_{LEGEND}_"]
+    view = matrix_view(probes, reference=reference, diff=diff)
+    lines = [md_view(view), "", f"_{LEGEND}_"]
     if reference is not None:
         lines += ["", f"_{REFERENCE_NAME}: the same probes on a local directory, measured during the same command._"]
     if diff:
-        lines += ["", f"_Only the {len(rows)} capabilities on which the columns disagree (--diff)._"]
+        lines += ["", f"_Only the {len(view.rows)} capabilities on which the columns disagree (--diff)._"]
     found = notes(probes, reference)
     if found:
         lines += ["", "Notes:", ""] + [f"- {_md_escape(n)}" for n in found]
     return "\n".join(lines) + "\n"
-
-
-def _html_cell(result: ProbeResult | None) -> str:
-    e = html.escape
-    if result is None:
-        return '<td class="verdict-none"></td>'
-    cls = "verdict-" + result.verdict.replace(" ", "-")
-    if result.severity == DATA_LOSS:
-        cls += " severity-data-loss"
-    return f'<td class="{cls}" title="{e(result.detail)}">{e(cell_text(result))}</td>'
 
 
 def render_html_fragment(
@@ -416,23 +404,13 @@ def render_html_fragment(
 ) -> str:
     """The capability matrix as an HTML fragment (a div with a table and notes; no <html>)."""
     probes = _many(probes)
-    columns = [*probes, *([reference] if reference else [])]
+    view = matrix_view(probes, reference=reference, diff=diff)
     e = html.escape
-    out = ['<div class="mountbench-probe">', '<table class="mountbench-probe-matrix">']
-    heads = "".join(f"<th>{e(target_label(p))}</th>" for p in probes)
-    if reference is not None:
-        heads += f'<th class="reference">{e(REFERENCE_NAME)}: {e(target_label(reference))}</th>'
-    out.append(f"<thead><tr><th>capability</th>{heads}</tr></thead>")
-    out.append("<tbody>")
-    rows = _matrix_rows(probes, reference, diff)
-    for cap, title in rows:
-        out.append(
-            f'<tr><th scope="row">{e(title)}</th>' + "".join(_html_cell(_lookup(p, cap)) for p in columns) + "</tr>"
-        )
-    out.append("</tbody></table>")
-    out.append(f'<p class="legend">{e(LEGEND)}</p>')
+    out = ['<div class="mountbench-probe">', str(html_view(view)), f'<p class="legend">{e(LEGEND)}</p>']
     if diff:
-        out.append(f'<p class="legend">Only the {len(rows)} capabilities on which the columns disagree (--diff).</p>')
+        out.append(
+            f'<p class="legend">Only the {len(view.rows)} capabilities on which the columns disagree (--diff).</p>'
+        )
     found = notes(probes, reference)
     if found:
         out.append('<ul class="notes">' + "".join(f"<li>{e(n)}</li>" for n in found) + "</ul>")
@@ -709,18 +687,34 @@ def render_coherence_terminal(
     """Checks down, view pairs across (then the local reference), coloured by severity.
     ``caption=False``: none (see :func:`coherence_caption`)."""
     results = _many(results)
-    caption_text = "\n".join(coherence_caption(results, reference))
-    table = Table(
-        title="mountbench coherence (A → B)", caption=caption_text if caption else None, caption_justify="left"
-    )
-    table.add_column("check", style="bold")
-    for r in results:
-        table.add_column(f"{pair_label(r)}\n×{r.repeat}, timeout {_timeout_text(r.timeout_s)}{_clocks_text(r)}")
+    view = coherence_view(results, reference=reference, diff=diff)
+    view.caption = "\n".join(coherence_caption(results, reference))
+    return rich_table(view, layout=RichLayout(title_justify="center", label_style="bold", caption=caption))
+
+
+def coherence_view(
+    results: Sequence[CoherenceResult], *, reference: CoherenceResult | None = None, diff: bool = False
+) -> TableView:
+    """Checks down, view pairs across (then the local reference): each cell with its severity's mark,
+    in its colour. The terminal's header cells add the timeout."""
+    short = [CellView("check")]
+    short += [CellView(f"{pair_label(r)}\n×{r.repeat}, timeout {_timeout_text(r.timeout_s)}{_clocks_text(r)}")
+              for r in results]  # fmt: skip
     if reference is not None:
-        table.add_column(f"{REFERENCE_NAME}\n×{reference.repeat}", header_style="bold italic")
-    for title, cells in _coherence_table(results, reference, diff):
-        table.add_row(title, *(Text(c.marked, style=SEVERITY_STYLE[c.severity]) for c in cells))
-    return table
+        short.append(CellView(f"{REFERENCE_NAME}\n×{reference.repeat}", style="bold italic"))
+    rows = [
+        [CellView(title), *(_coherence_cell(c) for c in cells)]
+        for title, cells in _coherence_table(results, reference, diff)
+    ]
+    headers = ["check", *_coherence_headers(results, reference)]
+    return TableView("", "mountbench coherence (A → B)", headers, rows, numeric_from=1_000, header_cells=short)
+
+
+def _coherence_cell(cell: Cell) -> CellView:
+    classes = f"severity-{cell.severity.replace(' ', '-')}"
+    return CellView(
+        cell.marked, style=SEVERITY_STYLE[cell.severity], classes=classes, strong=cell.severity == DATA_LOSS
+    )
 
 
 def render_coherence_markdown(
@@ -731,15 +725,7 @@ def render_coherence_markdown(
 ) -> str:
     """Checks down, view pairs across, as a Markdown table with severity marks, then the notes."""
     results = _many(results)
-    head = ["check", *_coherence_headers(results, reference)]
-    lines = [
-        "| " + " | ".join(_md_escape(h) for h in head) + " |",
-        "|" + "---|" * len(head),
-    ]
-    for title, cells in _coherence_table(results, reference, diff):
-        marked = [f"**{_md_escape(c.marked)}**" if c.severity == DATA_LOSS else _md_escape(c.marked) for c in cells]
-        lines.append("| " + " | ".join([_md_escape(title), *marked]) + " |")
-    lines += ["", f"_{COHERENCE_LEGEND}_"]
+    lines = [md_view(coherence_view(results, reference=reference, diff=diff)), "", f"_{COHERENCE_LEGEND}_"]
     if any(r.clock_resolution_ms is not None for r in results):
         lines += ["", f"_{TWO_CLOCKS}._"]
     if reference is not None:
@@ -759,16 +745,10 @@ def render_coherence_html_fragment(
     """Checks down, view pairs across, as an HTML fragment (a div; no <html>)."""
     results = _many(results)
     e = html.escape
-    out = ['<div class="mountbench-coherence">', "<table>"]
-    out.append(
-        "<thead><tr><th>check</th>"
-        + "".join(f"<th>{e(h)}</th>" for h in _coherence_headers(results, reference))
-        + "</tr></thead><tbody>"
-    )
-    for title, cells in _coherence_table(results, reference, diff):
-        tds = "".join(f'<td class="severity-{c.severity.replace(" ", "-")}">{e(c.marked)}</td>' for c in cells)
-        out.append(f'<tr><th scope="row">{e(title)}</th>{tds}</tr>')
-    out.append("</tbody></table>")
+    out = [
+        '<div class="mountbench-coherence">',
+        str(html_view(coherence_view(results, reference=reference, diff=diff))),
+    ]
     out.append(f'<p class="legend">{e(COHERENCE_LEGEND)}</p>')
     if any(r.clock_resolution_ms is not None for r in results):
         out.append(f'<p class="legend">{e(TWO_CLOCKS)}.</p>')

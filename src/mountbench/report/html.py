@@ -23,7 +23,10 @@ from dataclasses import dataclass
 from markupsafe import Markup, escape
 
 from mountbench import __version__
-from mountbench.report import tokens, views
+from mountbench.blocks import tokens
+from mountbench.blocks.table import Mark, TableView, note_links
+from mountbench.blocks.to_html import environment
+from mountbench.report import views
 from mountbench.report.chartkeys import Chart
 from mountbench.report.chartkit import page_chart, page_css, page_jobs, render_all
 from mountbench.report.charts import plan_charts
@@ -35,7 +38,6 @@ from mountbench.report.notes import measurement_caveats
 from mountbench.report.phrasing import UNDECIDED_LEGEND, interval_legend, same_legend
 from mountbench.report.rounds import rounds_legend
 from mountbench.report.sections import SECTIONS, Options
-from mountbench.report.tables import Mark, TableView, environment, note_links
 from mountbench.report.verdicts import verdicts
 
 
@@ -94,7 +96,7 @@ def render_html(report: Report, *, with_charts: bool = True, per_client: bool = 
     the page printed to PDF, whose print rules show the wide drawings alone: half the charts to draw)."""
     svgs = _page_svgs(page_charts(report), phone=phone) if with_charts else {}
     page = build_page(report, svgs, Options(per_client=per_client, draw=with_charts))
-    html = environment().get_template("report.html.j2").render(page=page)
+    html = environment("mountbench.report").get_template("report.html.j2").render(page=page)
     for phrase in OTHER_MEDIA:  # as the page wrote it: escaped, each option in its unbreakable span
         html = html.replace(str(tokens.html(phrase)), "").replace(str(escape(phrase)), "").replace(phrase, "")
     return html.replace("</style>", page_css(html) + "</style>", 1)  # the colours every chart's ink names

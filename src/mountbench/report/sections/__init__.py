@@ -6,7 +6,7 @@ __init__, what they are made of beside them) giving its parts for every format
 (CSV files and JSON records); a part is empty when the report has nothing for it. The
 renderers (terminal.py, markdown.py, html.py, charts.py, cli/report.py) iterate SECTIONS and
 wire none by hand. Adding a section = one module here + one line in SECTIONS. Every table a
-section shows is a TableView (tables.py), laid out by the terminal, Markdown and HTML alike.
+section shows is a TableView (blocks/table.py), laid out by the terminal, Markdown and HTML alike.
 
 May import: model, labfacts, errors, units, analysis, probe (its results and their rendering), and the
 report modules below the renderers (model, labels, cells, chartkeys, tables, phrasing,

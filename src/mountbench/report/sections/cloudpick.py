@@ -31,6 +31,11 @@ from markupsafe import Markup
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from mountbench.blocks.table import CellView, Line, TableView
+from mountbench.blocks.to_html import html_section
+from mountbench.blocks.to_markdown import markdown as md_view
+from mountbench.blocks.to_markdown import md_text
+from mountbench.blocks.to_terminal import RichLayout, rich_table
 from mountbench.labfacts import CloudLabFacts
 from mountbench.probe.remotesync import CloudProbe, SyncResult, TreeLag
 from mountbench.report.cells import format_value
@@ -48,8 +53,6 @@ from mountbench.report.picktwo.scale import (
     worst,
 )
 from mountbench.report.sections.base import Export, Options, nothing
-from mountbench.report.tables import CellView, Line, RichLayout, TableView, html_section, md_text, rich_table
-from mountbench.report.tables import markdown as md_view
 from mountbench.units import format_seconds
 
 TITLE = "Cloud drive: pick two (performance, consistency with the remote, durability at fsync)"

@@ -33,6 +33,11 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from mountbench.analysis.summary import Row
+from mountbench.blocks.table import CellView, Line, TableView
+from mountbench.blocks.to_html import html_section
+from mountbench.blocks.to_markdown import markdown as md_view
+from mountbench.blocks.to_markdown import md_text
+from mountbench.blocks.to_terminal import RichLayout, rich_table
 from mountbench.labfacts import ContainerLabFacts
 from mountbench.report.cells import format_value
 from mountbench.report.chartkeys import Chart
@@ -41,8 +46,6 @@ from mountbench.report.model import Report
 from mountbench.report.picktwo.scale import LEGEND as SCALE
 from mountbench.report.picktwo.scale import PROMPT_MS, interval_verdict, slower_than, verdict_cell, worst
 from mountbench.report.sections.base import Export, Options, nothing
-from mountbench.report.tables import CellView, Line, RichLayout, TableView, html_section, md_text, rich_table
-from mountbench.report.tables import markdown as md_view
 
 TITLE = "Containers: pick two (performance, shared with the host, local-like semantics)"
 HOST = "host"

@@ -19,12 +19,14 @@ from markupsafe import Markup
 
 from mountbench.analysis.metrics import COST_METRICS
 from mountbench.analysis.summary import Row
+from mountbench.blocks.table import TableView, noted
+from mountbench.blocks.to_html import html_section
+from mountbench.blocks.to_markdown import markdown as md_view
+from mountbench.blocks.to_markdown import md_image, md_text
 from mountbench.report.cells import format_value
 from mountbench.report.chartkeys import Chart, bars_key, slug
 from mountbench.report.model import MetricGroup, Report
 from mountbench.report.sections.base import Options, nothing
-from mountbench.report.tables import TableView, html_section, md_image, md_text, noted
-from mountbench.report.tables import markdown as md_view
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING
 
 from markupsafe import Markup
 
+from mountbench.blocks.table import CellView, TableView, note_links
+from mountbench.blocks.to_html import html_section
+from mountbench.blocks.to_markdown import markdown as md_view
+from mountbench.blocks.to_markdown import md_image, md_text
 from mountbench.report.chartkeys import Chart, slug
 from mountbench.report.model import PercentileCurve, Report, column_heading
 from mountbench.report.sections.base import Options, nothing
-from mountbench.report.tables import CellView, TableView, html_section, md_image, md_text, note_links
-from mountbench.report.tables import markdown as md_view
 from mountbench.units import format_seconds
 
 if TYPE_CHECKING:

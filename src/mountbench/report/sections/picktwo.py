@@ -24,6 +24,11 @@ from markupsafe import Markup
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from mountbench.blocks.table import CellView, Line, TableView, note_links
+from mountbench.blocks.to_html import html as html_view
+from mountbench.blocks.to_markdown import markdown as md_view
+from mountbench.blocks.to_markdown import md_text
+from mountbench.blocks.to_terminal import RichLayout, rich_table
 from mountbench.probe import render as probe_render
 from mountbench.report.chartkeys import Chart
 from mountbench.report.csvexport import records_csv
@@ -33,9 +38,6 @@ from mountbench.report.picktwo.probed import PROPERTIES, TITLE, Measured, PickTw
 from mountbench.report.picktwo.scale import LEGEND as SCALE
 from mountbench.report.picktwo.scale import verdict_cell
 from mountbench.report.sections.base import Export, Options, nothing
-from mountbench.report.tables import CellView, Line, RichLayout, TableView, md_text, note_links, rich_table
-from mountbench.report.tables import html as html_view
-from mountbench.report.tables import markdown as md_view
 
 LEGEND = f"{SCALE} · – not shared with the host · ? not measured"
 

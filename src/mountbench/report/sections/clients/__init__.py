@@ -28,6 +28,10 @@ from collections.abc import Mapping, Sequence
 from markupsafe import Markup
 
 from mountbench.analysis.multiclient import OVERLAP_FLOOR
+from mountbench.blocks.table import TableView
+from mountbench.blocks.to_html import html_section
+from mountbench.blocks.to_markdown import markdown as md_view
+from mountbench.blocks.to_markdown import md_image, md_text
 from mountbench.report.chartkeys import Chart
 from mountbench.report.model import Report
 from mountbench.report.sections.base import Options, nothing
@@ -35,8 +39,6 @@ from mountbench.report.sections.clients.figure import scaling_figure, scaling_ke
 from mountbench.report.sections.clients.layout import tables
 from mountbench.report.sections.clients.machines import client_host_warnings
 from mountbench.report.sections.clients.measures import scaling_curves
-from mountbench.report.tables import TableView, html_section, md_image, md_text
-from mountbench.report.tables import markdown as md_view
 
 TITLE = "Clients"
 INTRO = (
@@ -58,7 +60,7 @@ SKEW_NOTE = (
 
 def terminal(report: Report, options: Options) -> list:
     """rich renderables for the end of `run` and `show` (nothing for single-machine runs)."""
-    from mountbench.report.tables import rich_table
+    from mountbench.blocks.to_terminal import rich_table
 
     views = tables(report.runs, options)
     if not views:

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from markupsafe import Markup
 
 from mountbench.analysis.metrics import MetricInfo
+from mountbench.blocks.table import CellView, TableView
 from mountbench.model import RunData
 from mountbench.report.cells import format_value
 from mountbench.report.chartkeys import Chart
@@ -27,7 +28,6 @@ from mountbench.report.sections.clients.measures import (
     skew_figures,
     skew_flag_text,
 )
-from mountbench.report.tables import CellView, TableView
 
 SKEW_HEADERS = ["workload", "target", "median start skew", "worst start skew", "least overlap", "flagged"]
 

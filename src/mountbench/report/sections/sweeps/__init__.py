@@ -15,6 +15,9 @@ from collections.abc import Mapping
 
 from markupsafe import Markup
 
+from mountbench.blocks.to_html import html_section
+from mountbench.blocks.to_markdown import markdown as md_view
+from mountbench.blocks.to_markdown import md_image, md_text
 from mountbench.report.chartkeys import Chart
 from mountbench.report.model import Report
 from mountbench.report.sections.base import Export, Options, nothing
@@ -30,8 +33,6 @@ from mountbench.report.sections.sweeps.words import (
     heading,
     sweep_key,
 )
-from mountbench.report.tables import html_section, md_image, md_text
-from mountbench.report.tables import markdown as md_view
 
 # --- the section's parts -------------------------------------------------------------------------
 

@@ -10,6 +10,8 @@ from markupsafe import Markup
 from rich.console import Group
 from rich.text import Text
 
+from mountbench.blocks.table import CellView, TableView, note_links
+from mountbench.blocks.to_terminal import RichLayout, rich_table
 from mountbench.model import QUALITY_CODES
 from mountbench.report.chartkeys import Chart
 from mountbench.report.model import Report, Sweep, SweepGrid, column_heading
@@ -28,7 +30,6 @@ from mountbench.report.sections.sweeps.words import (
     point_text,
     sweep_key,
 )
-from mountbench.report.tables import CellView, RichLayout, TableView, note_links, rich_table
 
 # --- tables: one builder for Markdown and HTML -----------------------------------------------------
 
