@@ -330,7 +330,7 @@ def test_data_loss_comes_first_in_every_output() -> None:
     assert md.startswith("## ‼ Data loss or corruption found")
     assert md.index("torn 2/3") < md.index("| capability")
     page = render_document_html(report, title="t")
-    assert page.index('class="data-loss"') < page.index('class="mountbench-probe"')
+    assert page.index('<ul class="loss">') < page.index("<table")  # the findings before the matrix
     doc = document_json(report, "probe-x")
     assert next(iter(doc)) == "data_loss" and doc["data_loss"] == found
     assert ProbeReport.from_dict(json.loads(json.dumps(doc))) == report

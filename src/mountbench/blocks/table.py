@@ -1,12 +1,13 @@
 """A table as every output shows it, built once: display strings, note numbers, sort keys and
 styles per cell (as hyperfine's exporters share one table builder). Markdown (to_markdown), the
-page (to_html) and the terminal (to_terminal) lay it out; nothing here knows any of them."""
+page (to_html) and the terminal (to_terminal) lay it out; RichLayout says how the terminal does,
+as data (its frame, title, caption, which columns wrap)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from markupsafe import Markup
 
@@ -77,3 +78,42 @@ def note_tooltip(notes: Sequence[str], numbers: Sequence[int]) -> str:
 def noted(text: str, notes: Sequence[str], numbers: Sequence[int], **view: str) -> CellView:
     """A cell whose value carries the notes ``numbers``: linked, and as its tooltip."""
     return CellView(text, notes=note_tooltip(notes, numbers), links=note_links(notes, numbers), **view)  # type: ignore[arg-type]
+
+
+# --- how the terminal lays a table out ---------------------------------------------------------------
+
+Overflow = Literal["fold", "ellipsis"]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column laid out unlike the others: its share of spare width, its least width, whether it wraps."""
+
+    width: int | None = None
+    ratio: int | None = None
+    min_width: int | None = None
+    no_wrap: bool | None = None
+    overflow: Overflow | None = None
+
+
+@dataclass(frozen=True)
+class RichLayout:
+    """How the terminal lays a view out: the label column (the first), the value columns'
+    wrapping, rules between rows, whether notes show as [n]; the frame (rich.box's name, edges)
+    and whether the view's caption goes under it."""
+
+    show_title: bool = True  # False: the view's heading is printed above it, not as its title
+    title_style: str | None = None  # None: rich's (italic)
+    title_justify: Literal["left", "center"] = "left"
+    show_lines: bool = False
+    marks: bool = True
+    label_style: str = ""
+    label_no_wrap: bool = False
+    no_wrap: bool = False  # the value columns never wrap ...
+    overflow: Overflow = "ellipsis"  # ... else what a word too long for its column does
+    caption: bool = False  # the view's caption under the table, left-aligned
+    box: str | None = "HEAVY_HEAD"  # rich.box's name; None: no frame at all
+    show_edge: bool = True
+    pad_edge: bool = True
+    collapse_padding: bool = False
+    columns: tuple[tuple[int, Column], ...] = ()  # (index, its own layout)

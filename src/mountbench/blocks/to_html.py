@@ -1,15 +1,18 @@
-"""The page's HTML: a TableView as a sortable table (templates/blocks.html.j2, the one macro every
-page uses), and the Jinja environment pages are made with: a page's own templates (its package's
-templates/) beside these, its text held together where a line may not break (tokens.py)."""
+"""The page's HTML: a TableView as a sortable table and blocks (parts.py) as the page shows them
+(templates/blocks.html.j2, the macros every page uses), and the Jinja environment pages are made
+with: a page's own templates (its package's templates/) beside these, its text held together where
+a line may not break (tokens.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from markupsafe import Markup
 
 from mountbench.blocks import tokens
+from mountbench.blocks.parts import Block, Chapter
 from mountbench.blocks.table import TableView
 
 
@@ -46,3 +49,24 @@ def html_section(
 ) -> Markup:
     """A page section of tables: heading, intro, each table with its heading and caption, warnings."""
     return Markup(_macros().section(id, title, list(views), intro, list(warnings)))  # type: ignore[attr-defined]
+
+
+# --- blocks ------------------------------------------------------------------------------------------
+
+TONE_CLASS = {"caption": "muted", "legend": "legend", "note": "notes", "warning": "warning", "caveat": "caveat-line",
+              "good": "good", "bad": "bad", "loss": "loss", "strong": "strong"}  # fmt: skip
+
+
+def blocks_html(blocks: Sequence[Block], svgs: Mapping[str, tuple[object, Markup]] | None = None) -> Markup:
+    """Blocks as the page shows them (templates/blocks.html.j2); ``svgs``: chart key -> (chart, inline
+    <svg>), a figure without one left out."""
+    return Markup(_macros().blocks(list(blocks), svgs or {}, TONE_CLASS))  # type: ignore[attr-defined]
+
+
+def chapter_html(chapter: Chapter, svgs: Mapping[str, tuple[object, Markup]] | None = None) -> Markup:
+    """A chapter as a ``<section>`` of the page ('' when it is its figures and none is drawn)."""
+    svgs = svgs or {}
+    if chapter.figures_only and not any(key in svgs for key in chapter.figures()):
+        return Markup("")
+    styled = dataclasses.replace(chapter, style=Markup(chapter.style))  # the chapter's own rules, as written
+    return Markup(_macros().chapter(styled, svgs, TONE_CLASS))  # type: ignore[attr-defined]

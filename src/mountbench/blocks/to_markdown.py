@@ -1,11 +1,12 @@
-"""Markdown (GitHub's): the escaping every Markdown part uses (md_text, md_code, md_marks) and a
-TableView as a GFM table."""
+"""Markdown (GitHub's): the escaping every Markdown part uses (md_text, md_code, md_marks), a
+TableView as a GFM table, and blocks (parts.py) as Markdown."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
 
+from mountbench.blocks.parts import Block, Chapter, Heading, Items, Paragraph, Table
 from mountbench.blocks.table import CellView, TableView
 
 _SPECIAL = "\\`*[]<"
@@ -74,3 +75,46 @@ def md_image(charts: Mapping[str, str], key: str, alt: str) -> str:
     """``![alt](path)`` when ``charts`` (key -> path) has the chart, else ''."""
     path = charts.get(key)
     return f"![{md_text(alt)}]({path})" if path else ""
+
+
+# --- blocks ------------------------------------------------------------------------------------------
+
+_WRAP = {"legend": "_{}_", "good": "_{}_", "strong": "**{}**", "bad": "**{}**", "loss": "**{}**",
+         "warning": "**warning**: {}"}  # fmt: skip
+_ITEM_WRAP = {"loss": "**{}**", "warning": "**warning**: {}"}  # a list's entries: only these stand out
+
+
+def blocks_markdown(blocks: Sequence[Block], images: Mapping[str, str] | None = None) -> str:
+    """Blocks as Markdown, a blank line between them; ``images``: chart key -> image path (a figure
+    without one is left out)."""
+    parts = [_block(block, images or {}) for block in blocks]
+    return "\n\n".join(part for part in parts if part)
+
+
+def chapter_markdown(chapter: Chapter, images: Mapping[str, str] | None = None) -> str:
+    """A chapter under its ``##`` heading ('' when it is its figures and none is drawn)."""
+    images = images or {}
+    if chapter.figures_only and not any(key in images for key in chapter.figures()):
+        return ""
+    return blocks_markdown([Heading(chapter.title, 2), *chapter.blocks], images)
+
+
+def _block(block: Block, images: Mapping[str, str]) -> str:
+    if isinstance(block, Heading):
+        return f"{'#' * block.level} {md_text(block.text)}"
+    if isinstance(block, Paragraph):
+        return _WRAP.get(block.tone, "{}").format(md_text(block.text))
+    if isinstance(block, Items):
+        form = _ITEM_WRAP.get(block.tone, "{}")
+        return "\n".join(
+            line
+            for item in block.items
+            for line in (f"- {form.format(_one_line(item.text))}", *(f"  - {_one_line(sub)}" for sub in item.under))
+        )
+    if isinstance(block, Table):
+        return markdown(block.view)
+    return md_image(images, block.key, block.alt)
+
+
+def _one_line(text: str) -> str:
+    return md_text(text).replace("\n", " ")

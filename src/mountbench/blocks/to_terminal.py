@@ -1,49 +1,14 @@
-"""The terminal (rich): a TableView as a rich table, each cell in its style with its lines under it.
-How a table is laid out there (its box, title, caption, which columns wrap) is a RichLayout."""
+"""The terminal (rich): a TableView as a rich table, each cell in its style with its lines under it
+(how, a RichLayout says: its frame, title, caption, which columns wrap), and blocks (parts.py) as
+rich renderables."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from mountbench.blocks.table import CellView, Mark, TableView
-
-Overflow = Literal["fold", "ellipsis"]
-
-
-@dataclass(frozen=True)
-class Column:
-    """One column laid out unlike the others: its share of spare width, its least width, whether it wraps."""
-
-    width: int | None = None
-    ratio: int | None = None
-    min_width: int | None = None
-    no_wrap: bool | None = None
-    overflow: Overflow | None = None
-
-
-@dataclass(frozen=True)
-class RichLayout:
-    """How the terminal lays a view out: the label column (the first), the value columns'
-    wrapping, rules between rows, whether notes show as [n]; the frame (rich.box's name, edges)
-    and whether the view's caption goes under it."""
-
-    show_title: bool = True  # False: the view's heading is printed above it, not as its title
-    title_style: str | None = None  # None: rich's (italic)
-    title_justify: Literal["left", "center"] = "left"
-    show_lines: bool = False
-    marks: bool = True
-    label_style: str = ""
-    label_no_wrap: bool = False
-    no_wrap: bool = False  # the value columns never wrap ...
-    overflow: Overflow = "ellipsis"  # ... else what a word too long for its column does
-    caption: bool = False  # the view's caption under the table, left-aligned
-    box: str | None = "HEAVY_HEAD"  # rich.box's name; None: no frame at all
-    show_edge: bool = True
-    pad_edge: bool = True
-    collapse_padding: bool = False
-    columns: tuple[tuple[int, Column], ...] = ()  # (index, its own layout)
+from mountbench.blocks.parts import Block, Heading, Items, Paragraph, Table
+from mountbench.blocks.table import CellView, Column, Mark, RichLayout, TableView
 
 
 def rich_table(
@@ -108,3 +73,44 @@ def rich_cell(cell: CellView, *, marks: bool = True):  # -> rich.text.Text
 
 def _plain_marks(links: Sequence[Mark]) -> str:
     return f" [{','.join(str(m.number) for m in links)}]" if links else ""
+
+
+# --- blocks ------------------------------------------------------------------------------------------
+
+TONE_STYLE = {"caption": "dim", "legend": "dim", "note": "dim", "warning": "yellow", "caveat": "yellow",
+              "good": "green", "bad": "bold red", "loss": "bold white on red", "strong": "bold"}  # fmt: skip
+# a list's entries: a mark before each, and a style of their own, where the tone has them (data lost: each
+# finding in bold red under the heading's white on red)
+BULLET = {"loss": "  ‼ "}
+ITEM_STYLE = {"loss": "bold red"}
+
+
+def renderables(blocks: Sequence[Block]) -> list:
+    """Blocks as rich renderables, one after another: a heading bold after a blank line, a paragraph or
+    a list in its tone's style, a table as rich_table lays it out; figures are a document's."""
+    from rich.text import Text
+
+    out: list = []
+    for block in blocks:
+        if isinstance(block, Heading):
+            out += [Text(""), Text(block.text, style=TONE_STYLE.get(block.tone, "bold"))]
+        elif isinstance(block, Paragraph):
+            out.append(_toned(block.text, block.tone))
+        elif isinstance(block, Items):
+            for item in block.items:
+                text = BULLET.get(block.tone, "") + item.text
+                out.append(
+                    Text(text, style=ITEM_STYLE[block.tone]) if block.tone in ITEM_STYLE else _toned(text, block.tone)
+                )
+                out += [Text(f"  · {sub}", style="dim") for sub in item.under]
+        elif isinstance(block, Table):
+            out.append(rich_table(block.view, block.title, block.layout))
+    return out
+
+
+def _toned(text: str, tone: str):  # -> rich.text.Text
+    from rich.text import Text
+
+    if tone == "warning":
+        return Text.assemble(("warning:", TONE_STYLE[tone]), f" {text}")
+    return Text(text, style=TONE_STYLE.get(tone, ""))

@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 import click
 from rich.text import Text
 
-from mountbench.blocks.table import CellView, TableView
-from mountbench.blocks.to_terminal import RichLayout, rich_table
+from mountbench.blocks.table import CellView, RichLayout, TableView
+from mountbench.blocks.to_terminal import rich_table
 from mountbench.cli.console import out
 from mountbench.engine.eviction import can_drop_machine_caches
 from mountbench.errors import ChecksFailed, MountbenchError, UsageError

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from mountbench.blocks.table import CellView, TableView
-from mountbench.blocks.to_terminal import RichLayout, rich_table
+from mountbench.blocks.table import CellView, RichLayout, TableView
+from mountbench.blocks.to_terminal import rich_table
 from mountbench.cli.console import out
 from mountbench.engine.workloads import DEFAULT_PRESET
 from mountbench.presets import load_preset, preset_names

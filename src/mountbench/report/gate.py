@@ -21,9 +21,9 @@ from mountbench.analysis.across import IMPROVED, NO_DATA, REGRESSED, UNDECIDED, 
 from mountbench.analysis.comparable import Difference
 from mountbench.analysis.metrics import describe
 from mountbench.analysis.noise import noise_of
-from mountbench.blocks.table import CellView, TableView
+from mountbench.blocks.table import CellView, Column, RichLayout, TableView
 from mountbench.blocks.to_markdown import md_table
-from mountbench.blocks.to_terminal import Column, RichLayout, rich_table
+from mountbench.blocks.to_terminal import rich_table
 from mountbench.model import ACCESS_CLASSES, RunData, RunLevel
 from mountbench.report.cells import format_value
 from mountbench.report.phrasing import factor_text, standing

@@ -18,8 +18,8 @@ from rich.text import Text
 from mountbench import __version__
 from mountbench.analysis.metrics import describe
 from mountbench.analysis.overtime import ALPHA, MIN_RUNS, History, Point, Series, Step
-from mountbench.blocks.table import CellView, TableView
-from mountbench.blocks.to_terminal import Column, RichLayout, rich_table
+from mountbench.blocks.table import CellView, Column, RichLayout, TableView
+from mountbench.blocks.to_terminal import rich_table
 from mountbench.model import DEFAULT_PRECISION
 from mountbench.report.cells import format_value
 from mountbench.report.history_chart import history_chart, step_words

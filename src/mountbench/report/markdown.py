@@ -13,8 +13,8 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
+from mountbench.blocks.to_markdown import chapter_markdown, md_code, md_image, md_text
 from mountbench.blocks.to_markdown import markdown as md_view
-from mountbench.blocks.to_markdown import md_code, md_image, md_text
 from mountbench.blocks.to_markdown import md_marks as _marks
 from mountbench.report import views
 from mountbench.report.chartkeys import bars_key
@@ -43,7 +43,7 @@ def render_markdown(report: Report, charts: Mapping[str, str] | None = None, *, 
         _summary(report),
         _verdicts(report),
         _results(report, charts),
-        *(section.markdown(report, charts, options) for section in SECTIONS),
+        *(chapter_markdown(chapter, charts) for section in SECTIONS if (chapter := section.document(report, options))),
         _environment(report),
         _methodology(report),
         _notes(report),

@@ -20,8 +20,8 @@ from rich.console import Group
 from rich.text import Text
 
 from mountbench.analysis.metrics import describe
-from mountbench.blocks.table import CellView, TableView
-from mountbench.blocks.to_terminal import RichLayout, rich_table
+from mountbench.blocks.table import CellView, RichLayout, TableView
+from mountbench.blocks.to_terminal import renderables, rich_table
 from mountbench.blocks.tokens import hold
 from mountbench.model import QUALITY_CODES, RunData
 from mountbench.report.cells import format_value
@@ -47,7 +47,10 @@ from mountbench.units import format_bytes, format_seconds
 def render_run(report: Report, *, per_client: bool = False) -> list:
     """Everything `run`, `show` and `lab` print after a run: the report, then each section's part."""
     options = Options(per_client=per_client)
-    return [render_report(report), *(part for section in SECTIONS for part in section.terminal(report, options))]
+    return [
+        render_report(report),
+        *renderables([block for section in SECTIONS for block in section.screen(report, options)]),
+    ]
 
 
 def headline_lines(report: Report) -> list[Fields]:

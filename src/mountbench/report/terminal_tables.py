@@ -24,8 +24,8 @@ from rich.table import Table
 from rich.text import Text
 
 from mountbench.analysis.summary import Row
-from mountbench.blocks.table import CellView, TableView
-from mountbench.blocks.to_terminal import Column, RichLayout, rich_cell, rich_table
+from mountbench.blocks.table import CellView, Column, RichLayout, TableView
+from mountbench.blocks.to_terminal import rich_cell, rich_table
 from mountbench.report import views
 from mountbench.report.cells import format_spread, format_value
 from mountbench.report.grid import GridSection

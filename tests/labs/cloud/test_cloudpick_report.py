@@ -8,6 +8,9 @@ import io
 from rich.console import Console
 from support.synthetic import study_run
 
+from mountbench.blocks.to_html import chapter_html
+from mountbench.blocks.to_markdown import chapter_markdown
+from mountbench.blocks.to_terminal import renderables
 from mountbench.labfacts import CloudLabFacts
 from mountbench.probe.remotesync import CloudMountProbe, CloudProbe, CloudTarget, SyncResult
 from mountbench.report.content import build_report
@@ -50,13 +53,13 @@ def test_rows_say_what_each_mode_gets() -> None:
 
 def test_every_format_has_the_section() -> None:
     report = _report()
-    md = cloudpick.markdown(report, {}, Options())
+    md = chapter_markdown(cloudpick.document(report, Options()))
     assert md.startswith("## Cloud drive: pick two") and "| **9p** | off | 20 ms, 10000 KB/s each way | 110 ms" in md
-    assert "cloud-pick-two" in str(cloudpick.html(report, {}, Options(draw=False)))
+    assert "cloud-pick-two" in str(chapter_html(cloudpick.document(report, Options())))
     (export,) = cloudpick.exports(report)
     assert export.suffix == "-cloudpick" and [r["target"] for r in export.records] == ["native", "virtiofs", "9p"]
     console = Console(width=200, record=True, file=io.StringIO())
-    for part in cloudpick.terminal(report, Options()):
+    for part in renderables(cloudpick.screen(report, Options())):
         console.print(part)
     text = console.export_text()
     assert "durability at fsync()" in text and "‼ data loss" in text
@@ -64,5 +67,5 @@ def test_every_format_has_the_section() -> None:
 
 def test_a_run_without_the_cloud_lab_has_no_section() -> None:
     report = build_report([study_run()])
-    assert cloudpick.cloud_rows(report) == [] and cloudpick.terminal(report, Options()) == []
-    assert cloudpick.markdown(report, {}, Options()) == "" and cloudpick.exports(report) == []
+    assert cloudpick.cloud_rows(report) == [] and cloudpick.screen(report, Options()) == []
+    assert cloudpick.document(report, Options()) is None and cloudpick.exports(report) == []

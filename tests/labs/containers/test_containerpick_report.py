@@ -9,6 +9,9 @@ import io
 from rich.console import Console
 from support.factories import make_run
 
+from mountbench.blocks.to_html import chapter_html
+from mountbench.blocks.to_markdown import chapter_markdown
+from mountbench.blocks.to_terminal import renderables
 from mountbench.labfacts import ContainerLabFacts
 from mountbench.report.content import build_report
 from mountbench.report.sections import containerpick
@@ -67,13 +70,13 @@ def test_a_host_write_never_seen_inside_makes_the_bind_mount_poorly_shared() -> 
 def test_every_format_shows_pick_two_and_the_mounts() -> None:
     report = _report()
     console = Console(file=io.StringIO(), width=160)
-    for part in containerpick.terminal(report, Options()):
+    for part in renderables(containerpick.screen(report, Options())):
         console.print(part)
     text = console.file.getvalue()  # type: ignore[attr-defined]
     assert "Containers: pick two" in text and "EXDEV" in text and "not measured: Docker" in text
-    markdown = containerpick.markdown(report, {}, Options())
+    markdown = chapter_markdown(containerpick.document(report, Options()))
     assert "| **bind** |" in markdown and "abc123" in markdown
-    assert "container-pick-two" in containerpick.html(report, {}, Options())
+    assert "container-pick-two" in chapter_html(containerpick.document(report, Options()))
     (export,) = containerpick.exports(report)
     assert export.name == "container_pick_two" and export.csv.startswith("mount,performance,")
     assert containerpick.container_rows(build_report([make_run({("a", "w"): [1.0]})])) == []

@@ -1,15 +1,15 @@
-"""What a report section is: the parts it gives for every format (sections/__init__.py
-lists them). A section is a module with these functions; each returns nothing ('' / [] /
-None) when the report has nothing for it."""
+"""What a report section is: a module giving its parts (sections/__init__.py lists them), in no
+format's terms. A section says what it shows in blocks (blocks/parts.py: headings, paragraphs,
+lists, tables, figures), once for documents (a Chapter: Markdown, the HTML page, the PDF and any
+format added later lay it out) and once for the screen after run, show and lab; its charts and
+its records for CSV and JSON. Each part is empty (None, []) when the report has nothing for it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from markupsafe import Markup
-
+from mountbench.blocks.parts import Block, Chapter
 from mountbench.report.chartkeys import Chart
 from mountbench.report.model import Report
 
@@ -29,44 +29,39 @@ class Export:
 
 @dataclass(frozen=True)
 class Options:
-    """What the caller asked for that changes a section: --per-client, and whether an HTML
-    page draws its charts."""
+    """What the caller asked for that changes a section: --per-client."""
 
     per_client: bool = False
-    draw: bool = True
 
 
 def nothing(report: Report, *_: object) -> list:
-    """A part a section does not have (its terminal part, charts or exports)."""
+    """A part a section does not have (its screen blocks, charts or exports)."""
     return []
 
 
-def no_text(report: Report, *_: object) -> str:
-    """A Markdown part a section does not have."""
-    return ""
+def no_chapter(report: Report, *_: object) -> None:
+    """A section that shows nothing in documents."""
+    return None
 
 
 class Section(Protocol):
     """One optional part of every report (a module; see sections/__init__.py)."""
 
-    def terminal(self, report: Report, options: Options) -> list:  # rich renderables
+    def document(self, report: Report, options: Options) -> Chapter | None:
+        """What every document shows: a titled chapter of blocks, its figures by their chart keys."""
         ...
 
-    def markdown(self, report: Report, charts: Mapping[str, str], options: Options) -> str:
-        """``charts``: chart key -> image path relative to the document."""
-        ...
-
-    def html(self, report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Options) -> Markup:
-        """``svgs``: chart key -> (chart, inline <svg>)."""
+    def screen(self, report: Report, options: Options) -> list[Block]:
+        """What the terminal shows after run, show and lab."""
         ...
 
     def charts(self, report: Report) -> list[Chart]:
-        """The charts Markdown writes next to the document and HTML inlines."""
+        """The charts a document shows (Markdown's files, the page's inline drawings)."""
         ...
 
     def page_charts(self, report: Report) -> list[Chart]:
         """The charts the page alone draws (not Markdown's files): drawn with the page's others, in one go
-        (chartkit.render_all, in parallel where a CPU is free), and handed to ``html`` in its ``svgs``."""
+        (chartkit.render_all, in parallel where a CPU is free)."""
         ...
 
     def exports(self, report: Report) -> list[Export]: ...

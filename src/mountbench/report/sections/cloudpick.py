@@ -27,19 +27,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from markupsafe import Markup
-from rich.console import Group, RenderableType
-from rich.text import Text
-
-from mountbench.blocks.table import CellView, Line, TableView
-from mountbench.blocks.to_html import html_section
-from mountbench.blocks.to_markdown import markdown as md_view
-from mountbench.blocks.to_markdown import md_text
-from mountbench.blocks.to_terminal import RichLayout, rich_table
+from mountbench.blocks.parts import Block, Chapter, Heading, Items, Paragraph, Table
+from mountbench.blocks.table import CellView, Line, RichLayout, TableView
 from mountbench.labfacts import CloudLabFacts
 from mountbench.probe.remotesync import CloudProbe, SyncResult, TreeLag
 from mountbench.report.cells import format_value
-from mountbench.report.chartkeys import Chart
 from mountbench.report.csvexport import records_csv
 from mountbench.report.model import Report
 from mountbench.report.picktwo.scale import LEGEND as SCALE
@@ -406,42 +398,31 @@ def terminal_table(rows: Sequence[CloudRow]) -> TableView:
     return TableView("cloud-pick-two", TITLE, headers, cells, numeric_from=1_000)
 
 
-def terminal(report: Report, options: Options) -> list:
+def screen(report: Report, options: Options) -> list[Block]:
     rows = cloud_rows(report)
     if not rows:
         return []
-    parts: list[RenderableType] = [Text(""), rich_table(terminal_table(rows), layout=RichLayout(show_lines=True))]
-    parts.append(Text(LEGEND, style="dim"))
-    parts += [Text(line, style="dim") for line in notes(report)]
+    blocks: list[Block] = [Paragraph(""), Table(terminal_table(rows), RichLayout(show_lines=True)),
+                           Paragraph(LEGEND, "legend"), Items.of(notes(report), "note")]  # fmt: skip
     caps = capability_table(rows)
     if caps is not None:
-        parts += [Text(""), rich_table(caps)]
+        blocks += [Paragraph(""), Table(caps)]
     for view in percentile_tables(report):
-        parts += [Text(""), rich_table(view)]
-    return [Group(*parts)]
+        blocks += [Paragraph(""), Table(view)]
+    return blocks
 
 
-def markdown(report: Report, charts: Mapping[str, str], options: Options) -> str:
+def document(report: Report, options: Options) -> Chapter | None:
     rows = cloud_rows(report)
     if not rows:
-        return ""
-    out = [f"## {md_text(TITLE)}", "", md_view(table(rows)), "", md_text(LEGEND), ""]
-    out += [f"- {md_text(line)}" for line in notes(report)]
+        return None
+    view = table(rows)
+    blocks: list[Block] = [Paragraph(view.caption, "caption"), Table(view), Paragraph(LEGEND, "legend"),
+                           Items.of(notes(report), "note")]  # fmt: skip
     caps = capability_table(rows)
     if caps is not None:
-        out += ["", md_view(caps)]
-    return "\n".join(out) + "\n"
-
-
-def html(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Options) -> Markup:
-    rows = cloud_rows(report)
-    if not rows:
-        return Markup("")
-    views = [table(rows)]
-    caps = capability_table(rows)
-    if caps is not None:
-        views.append(caps)
-    return html_section("cloud-pick-two", TITLE, views, LEGEND, notes(report))
+        blocks += [Heading(caps.heading), Table(caps)]
+    return Chapter("cloud-pick-two", TITLE, tuple(blocks))
 
 
 def records(report: Report) -> list[dict[str, Any]]:

@@ -28,19 +28,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from markupsafe import Markup
-from rich.console import Group, RenderableType
-from rich.text import Text
-
 from mountbench.analysis.summary import Row
-from mountbench.blocks.table import CellView, Line, TableView
-from mountbench.blocks.to_html import html_section
-from mountbench.blocks.to_markdown import markdown as md_view
-from mountbench.blocks.to_markdown import md_text
-from mountbench.blocks.to_terminal import RichLayout, rich_table
+from mountbench.blocks.parts import Chapter, Heading, Items, Paragraph, Table
+from mountbench.blocks.table import CellView, Line, RichLayout, TableView
 from mountbench.labfacts import ContainerLabFacts
 from mountbench.report.cells import format_value
-from mountbench.report.chartkeys import Chart
 from mountbench.report.csvexport import records_csv
 from mountbench.report.model import Report
 from mountbench.report.picktwo.scale import LEGEND as SCALE
@@ -229,34 +221,25 @@ def notes(facts: Mapping[str, Any]) -> list[str]:
 # --- parts -------------------------------------------------------------------------------------
 
 
-def terminal(report: Report, options: Options) -> list:
+def screen(report: Report, options: Options) -> list:
     rows = container_rows(report)
     if not rows:
         return []
     facts = container_facts(report)
-    parts: list[RenderableType] = [Text(""), rich_table(table(rows), layout=RichLayout(show_lines=True))]
-    parts.append(Text(LEGEND, style="dim"))
-    parts += [Text(""), rich_table(mounts_table(facts, compact=True))]
-    parts += [Text(line, style="dim") for line in notes(facts)]
-    return [Group(*parts)]
+    return [Paragraph(""), Table(table(rows), RichLayout(show_lines=True)), Paragraph(LEGEND, "legend"),
+            Paragraph(""), Table(mounts_table(facts, compact=True)), Items.of(notes(facts), "note")]  # fmt: skip
 
 
-def markdown(report: Report, charts: Mapping[str, str], options: Options) -> str:
+def document(report: Report, options: Options) -> Chapter | None:
     rows = container_rows(report)
     if not rows:
-        return ""
+        return None
     facts = container_facts(report)
-    out = [f"## {md_text(TITLE)}", "", md_view(table(rows)), "", md_text(LEGEND), "", md_view(mounts_table(facts)), ""]
-    out += [f"- {md_text(line)}" for line in notes(facts)]
-    return "\n".join(out) + "\n"
-
-
-def html(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Options) -> Markup:
-    rows = container_rows(report)
-    if not rows:
-        return Markup("")
-    facts = container_facts(report)
-    return html_section("container-pick-two", TITLE, [table(rows), mounts_table(facts)], LEGEND, notes(facts))
+    mounts = mounts_table(facts)
+    view = table(rows)
+    blocks = (Paragraph(view.caption, "caption"), Table(view), Paragraph(LEGEND, "legend"), Heading(mounts.heading),
+              Table(mounts), Items.of(notes(facts), "note"))  # fmt: skip
+    return Chapter("container-pick-two", TITLE, blocks)
 
 
 def records(report: Report) -> list[dict[str, Any]]:

@@ -9,26 +9,16 @@ Each column gets a verdict (good, fair, poor; data loss; not shared: a virtual d
 guest's own RAM has no second view; not measured). The section also carries the probe's
 own tables (what each mount supports, and every coherence check), rendered by probe.render.
 
-This module is the report's "pick two" section in every format: one table (a TableView)
-the terminal, Markdown and HTML lay out, CSV and JSON records, and the chart
-(picktwo/chart.py).
+This module is the report's "pick two" section: one table (a TableView) in blocks every format
+lays out, CSV and JSON records, and the chart (picktwo/chart.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from html import escape
 from typing import Any
 
-from markupsafe import Markup
-from rich.console import Group, RenderableType
-from rich.text import Text
-
-from mountbench.blocks.table import CellView, Line, TableView, note_links
-from mountbench.blocks.to_html import html as html_view
-from mountbench.blocks.to_markdown import markdown as md_view
-from mountbench.blocks.to_markdown import md_text
-from mountbench.blocks.to_terminal import RichLayout, rich_table
+from mountbench.blocks.parts import Block, Chapter, Figure, Heading, Items, Paragraph, Table
+from mountbench.blocks.table import CellView, Line, RichLayout, TableView, note_links
 from mountbench.probe import render as probe_render
 from mountbench.report.chartkeys import Chart
 from mountbench.report.csvexport import records_csv
@@ -99,51 +89,43 @@ def records(report: Report) -> list[dict[str, Any]]:
     return out
 
 
-# --- terminal, Markdown, HTML ------------------------------------------------------------------------
+# --- the screen and every document ----------------------------------------------------------------
 
 
-def terminal(report: Report, options: Options) -> list:
+def screen(report: Report, options: Options) -> list[Block]:
     """The pick-two table, its notes, then the probe's own tables (nothing without lab --probe)."""
     found = report.pick_two
     if found is None:
         return []
     # the numbers' caveats are spelled out under the table, not marked in it
-    parts: list[RenderableType] = [
-        Text(""),
-        rich_table(table(report, found), layout=RichLayout(show_lines=True, marks=False)),
-    ]
-    parts.append(Text(LEGEND, style="dim"))
-    parts += [Text(line, style="dim") for line in found.notes]
-    parts += _caveat_lines(report, found)
+    laid = RichLayout(show_lines=True, marks=False)
+    blocks: list[Block] = [Paragraph(""), Table(table(report, found), laid), Paragraph(LEGEND, "legend"),
+                           Items.of(found.notes, "note"), *_caveat_lines(report, found)]  # fmt: skip
     for probe in found.probes:
-        parts += probe_render.render_document_terminal(probe.as_report())
-    return [Group(*parts)]
+        blocks += probe_render.screen_blocks(probe.as_report())
+    return blocks
 
 
-def _caveat_lines(report: Report, found: PickTwo) -> list[Text]:
+def _caveat_lines(report: Report, found: PickTwo) -> list[Paragraph]:
     """How the performance numbers were measured, spelled out under the table: 'caveat (on a, b)'."""
     on: dict[int, list[str]] = {}
     for row in found.rows:
         for n in (*row.write.notes, *row.tree.notes):
             if row.mount not in on.setdefault(n, []):
                 on[n].append(row.mount)
-    return [Text(f"! {report.notes[n - 1]} (on {', '.join(on[n])})", style="yellow") for n in sorted(on)]
+    return [Paragraph(f"! {report.notes[n - 1]} (on {', '.join(on[n])})", "caveat") for n in sorted(on)]
 
 
-def markdown(report: Report, charts: Mapping[str, str], options: Options) -> str:
-    """The section: heading, table, chart, notes, then the probe's tables ('' without --probe)."""
+def document(report: Report, options: Options) -> Chapter | None:
+    """The chapter: the table, its chart, how it was judged, then each probe's tables (None without --probe)."""
     found = report.pick_two
     if found is None:
-        return ""
-    parts = [f"## {md_text(TITLE)}", md_text(_intro(found)), md_view(table(report, found))]
-    if KEY in charts:
-        parts.append(f"![{md_text(TITLE)}]({charts[KEY]})")
-    parts.append(f"_{md_text(LEGEND)}_")
-    parts += [md_text(line) for line in found.notes]
+        return None
+    blocks: list[Block] = [Paragraph(_intro(found)), Table(table(report, found)), Figure(KEY, TITLE),
+                           Paragraph(LEGEND, "legend"), Items.of(found.notes, "note")]  # fmt: skip
     for probe in found.probes:
-        parts.append(f"### {md_text(PROBE_HEADING)}")
-        parts.append(probe_render.render_document_markdown(probe.as_report()).rstrip())
-    return "\n\n".join(parts)
+        blocks += [Heading(PROBE_HEADING), *probe_render.document_blocks(probe.as_report(), level=4)]
+    return Chapter(KEY, TITLE, tuple(blocks), style=CSS + probe_render.VERDICT_CSS)
 
 
 PROBE_HEADING = "What each mount supports, and coherence in detail (lab --probe)"
@@ -157,46 +139,13 @@ def _intro(found: PickTwo) -> str:
     )
 
 
-CSS = """
-.pick-two td { vertical-align: top; }
-.pick-two .v-good { color: #1a7f37; } .pick-two .v-fair { color: #9a6700; } .pick-two .v-poor { color: #cf222e; }
-.pick-two .v-data-loss { background: #cf222e; color: #fff; font-weight: bold; }
-.pick-two .v-not-shared { color: #6e7781; } .pick-two .v-not-measured { color: #8250df; }
-.pick-two .measure { display: block; font-size: .9em; color: #444; }
+CSS = f"""
+#{KEY} td {{ vertical-align: top; }}
+#{KEY} .v-good {{ color: #1a7f37; }} #{KEY} .v-fair {{ color: #9a6700; }} #{KEY} .v-poor {{ color: #cf222e; }}
+#{KEY} .v-data-loss {{ background: #cf222e; color: #fff; font-weight: bold; }}
+#{KEY} .v-not-shared {{ color: #6e7781; }} #{KEY} .v-not-measured {{ color: #8250df; }}
+#{KEY} .measure {{ display: block; font-size: .9em; color: #444; }}
 """
-
-
-def html(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Options) -> Markup:
-    """The section as an HTML fragment ('' without --probe), its chart inline when drawn."""
-    found = report.pick_two
-    if found is None:
-        return Markup("")
-    e = escape
-    out = [f'<section class="pick-two" id="{KEY}"><style>{CSS}{probe_render.PROBE_CSS}</style>']
-    out.append(f"<h2>{e(TITLE)}</h2><p>{e(_intro(found))}</p>")
-    out.append(str(html_view(table(report, found))))
-    if KEY in svgs:
-        out.append(f'<figure class="chart">{svgs[KEY][1]}</figure>')
-    out.append(f'<p class="legend">{e(LEGEND)}</p>')
-    out.append('<ul class="notes">' + "".join(f"<li>{e(line)}</li>" for line in found.notes) + "</ul>")
-    for probe in found.probes:
-        probed = probe.as_report()
-        out.append(f"<h3>{e(PROBE_HEADING)}</h3>")
-        lost = probe_render.data_loss(probed)
-        if lost:
-            out.append(
-                f'<div class="data-loss"><h4>‼ {e(probe_render.DATA_LOSS_TITLE)}</h4><ul>'
-                + "".join(f"<li>{e(line)}</li>" for line in lost)
-                + "</ul></div>"
-            )
-        if probed.targets:
-            out.append(probe_render.render_html_fragment(probed.targets, reference=probed.reference))
-        if probed.coherence:
-            out.append(
-                probe_render.render_coherence_html_fragment(probed.coherence, reference=probed.reference_coherence)
-            )
-    out.append("</section>")
-    return Markup("\n".join(out))  # escaped above
 
 
 def charts(report: Report) -> list[Chart]:
