@@ -9,5 +9,5 @@ Below probe/, so that the probe, `doctor`, `presets` and every report lay out th
 - ``to_terminal``: a TableView as a rich table (RichLayout: how the terminal lays it out);
 - ``tokens``: what a line may never break (a number and its unit, an option and its value).
 
-May import: the ground floor (model, labfacts, errors, units) only.
+May import: the ground floor (model, labfacts, errors, units; nothing else).
 """

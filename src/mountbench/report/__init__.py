@@ -25,8 +25,8 @@ How each format lays it out:
 - ``gate`` (`run --against`'s tables, Markdown summary and JUnit XML), ``history`` and
   ``history_chart`` (`mountbench history`'s tables, page and chart).
 
-May import: model, labfacts (a run's lab facts), errors, units, analysis, blocks, records, probe (and
-the package's __version__).
+May import: the ground floor (a run's lab facts, the package's __version__), analysis/, blocks/,
+records/ and probe/.
 analysis/ computes every statistic, never this package; records/ gives the readers' types
 and the export format's constants; probe/ gives pick two its results. Never engine/, cli/,
 host/, fio/, clients/, kinds/ or the labs: the report reads what was stored, not how it was run.

@@ -13,6 +13,7 @@ The cloud lab's measures (performance, consistency with the remote, durability a
 are in sections/cloudpick.py, on the same scale. Each section (sections/picktwo.py,
 sections/cloudpick.py) lays out its table through the shared table builder (blocks/table.py).
 
-May import: the ground floor, analysis/, probe/ (the results it judges), and report modules
+Of report/'s sub-packages it may import: none.
+Beside that: the ground floor, analysis/, probe/ (the results it judges), and report modules
 below the sections (model, labels, tables, chartkit inside the chart function).
 """
