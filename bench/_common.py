@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import statistics
 import subprocess
 import sys
@@ -44,6 +45,18 @@ def median_interval(values: list[float], level: float = 0.95) -> tuple[float, fl
     if rank < 1:
         return statistics.median(ordered), float("nan"), float("nan")
     return statistics.median(ordered), ordered[rank - 1], ordered[count - rank]
+
+
+def geometric_interval(ratios: list[float]) -> tuple[float, float, float]:
+    """Geometric mean of ratios with its 95 % t-interval (nan bounds with fewer than two)."""
+    from scipy.special import stdtrit
+
+    logs = [math.log(r) for r in ratios]
+    mean = statistics.fmean(logs)
+    if len(logs) < 2:
+        return math.exp(mean), float("nan"), float("nan")
+    half = stdtrit(len(logs) - 1, 0.975) * statistics.stdev(logs) / math.sqrt(len(logs))
+    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
 
 
 def load() -> str:

@@ -38,8 +38,7 @@ from pathlib import Path
 
 import _cloudhand
 from _cloudhand import HandLab, HandSample, sample
-from _common import MOUNTBENCH, check, load, timed
-from scipy.special import stdtrit
+from _common import MOUNTBENCH, check, geometric_interval, load, timed
 
 WORKLOAD = "random-read"
 METRIC = "read.iops"
@@ -74,15 +73,6 @@ def lab_run(work: Path, lab_args: list[str], index: int) -> tuple[dict, float, s
     check(done)
     (run,) = json.loads(out.read_text())["runs"]
     return run, took, done.stderr
-
-
-def geometric_interval(ratios: list[float]) -> tuple[float, float, float]:
-    logs = [math.log(r) for r in ratios]
-    mean = statistics.fmean(logs)
-    if len(logs) < 2:
-        return math.exp(mean), float("nan"), float("nan")
-    half = stdtrit(len(logs) - 1, 0.975) * statistics.stdev(logs) / math.sqrt(len(logs))
-    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
 
 
 def lab_figures(run: dict) -> dict[tuple[str, str], dict[int, float]]:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import subprocess
 import sys
@@ -27,8 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import MOUNTBENCH, check, load_runs, median_interval, timed
-from scipy.special import stdtrit
+from _common import MOUNTBENCH, check, geometric_interval, load_runs, median_interval, timed
 
 from mountbench.fio.jobfile import FioJob
 from mountbench.kinds.fiofiles import precondition_job
@@ -96,15 +94,6 @@ def mountbench_block(workload: str, repeat: int, runtime: float, work: Path, ind
     return values, wall
 
 
-def pooled(ratios: list[float]) -> tuple[float, float, float]:
-    logs = [math.log(r) for r in ratios]
-    mean = statistics.fmean(logs)
-    if len(logs) < 2:
-        return math.exp(mean), float("nan"), float("nan")
-    half = stdtrit(len(logs) - 1, 0.975) * statistics.stdev(logs) / math.sqrt(len(logs))
-    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--blocks", type=int, default=4, help="blocks of each side")
@@ -137,7 +126,7 @@ def main() -> None:
             print(f"block {block + 1}/{args.blocks} ({order}): {metric} mountbench {ours:,.0f} vs by hand "
                   f"{theirs:,.0f} -> ratio {ratio:.3f} (its mountbench run: {wall:.0f} s)")  # fmt: skip
     middle, low, high = median_interval(ratios)
-    mean, mean_low, mean_high = pooled(ratios)
+    mean, mean_low, mean_high = geometric_interval(ratios)
     inside = BAND[0] <= low and high <= BAND[1]
     verdict = "within" if inside else "not shown within"
     print(f"{args.workload} {metric} in the container's bind mount, mountbench / fio by hand over {args.blocks} "

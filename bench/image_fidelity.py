@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import math
 import os
 import shutil
 import statistics
@@ -35,8 +34,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from _common import MOUNTBENCH, check, load, load_runs, median_interval, timed
-from scipy.special import stdtrit
+from _common import MOUNTBENCH, check, geometric_interval, load, load_runs, median_interval, timed
 
 from mountbench.labs.containers.podman import Podman
 
@@ -118,16 +116,6 @@ def in_container(args: argparse.Namespace, podman: Podman, tag: str, work: Path,
     return run, wall
 
 
-def geometric(values: list[float]) -> tuple[float, float, float]:
-    """Geometric mean with its 95 % t-interval (nan with fewer than two values)."""
-    logs = [math.log(v) for v in values]
-    mean = statistics.fmean(logs)
-    if len(logs) < 2:
-        return math.exp(mean), float("nan"), float("nan")
-    half = stdtrit(len(logs) - 1, 0.975) * statistics.stdev(logs) / math.sqrt(len(logs))
-    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=6, help="pairs of runs (host and container)")
@@ -162,7 +150,7 @@ def main() -> None:
                 ratios = {cell: inside[cell] / host[cell] for cell in host if cell in inside and host[cell] > 0}
                 for cell, ratio in ratios.items():
                     cell_ratios.setdefault(cell, []).append(ratio)
-                pair, _, _ = geometric(list(ratios.values()))
+                pair, _, _ = geometric_interval(list(ratios.values()))
                 pair_ratios.append(pair)
                 by_target = "; ".join(
                     f"{target} " + ", ".join(f"{w} {r:.3f}" for (t, w), r in sorted(ratios.items()) if t == target)
@@ -178,7 +166,7 @@ def main() -> None:
     for (target, workload), ratios in sorted(cell_ratios.items()):
         middle, low, high = median_interval(ratios)
         print(f"  {target:<7} {workload:<16} {middle:.3f} ({low:.3f}-{high:.3f}) from {len(ratios)} pairs")
-    mean, low, high = geometric(pair_ratios)
+    mean, low, high = geometric_interval(pair_ratios)
     middle, m_low, m_high = median_interval(pair_ratios)
     inside_band = BAND[0] <= low and high <= BAND[1]
     verdict = "within" if inside_band else "not shown within"

@@ -11,6 +11,7 @@ from support.factories import INFO, history_runs
 
 from mountbench.analysis import overtime
 from mountbench.analysis.comparable import Storage
+from mountbench.kinds import make_workload
 from mountbench.model import RunLevel, TargetRecord
 
 STEP = [1.0] * 5 + [0.6] * 5  # ten runs, the level 1.67× lower from the sixth on
@@ -61,7 +62,8 @@ def test_a_workload_whose_options_changed_is_a_new_segment_of_its_own():
         if i >= 4:
             first = run.workloads[0]
             spec = {**first.spec, "options": [*first.spec["options"], ["size", "1G"]]}
-            run = dataclasses.replace(run, workloads=(dataclasses.replace(first, spec=spec), *run.workloads[1:]))
+            again = make_workload(first.name, first.kind, first.title, first.source, spec)  # described anew
+            run = dataclasses.replace(run, workloads=(again, *run.workloads[1:]))
         changed.append(run)
     found = _history(changed)
     assert found.cuts == ()

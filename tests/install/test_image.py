@@ -50,8 +50,9 @@ def test_a_run_in_the_image_compares_bind_volume_and_layer_and_keeps_its_results
     assert f"bind mount: {here} of " in out
     assert "named volume mbvol (a directory in the engine's storage: " in out
     assert "the container's writable layer (overlay over the image; its data goes with the container)" in out
-    # said once before the first sample: the page cache cannot be evicted in the container
-    assert err.count("the page cache cannot be evicted before a sample") == 1, err[-2000:]
+    # said once before the first sample: a sample's own files are evicted, the machine's caches cannot be dropped
+    assert err.count("the machine's caches cannot be dropped") == 1, err[-2000:]
+    assert "the files a buffered sample reads are evicted (no root needed)" in err
     assert "read-only here, as /proc/sys is in a container that is not privileged" in err
     assert "18 samples stored, 0 failed" in err
 

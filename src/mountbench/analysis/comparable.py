@@ -95,9 +95,9 @@ def _machine(then: Mapping[str, Any], now: Mapping[str, Any]) -> list[Difference
 
 
 def signature(workload: Workload) -> str:
-    """What a workload measures, as text: two workloads with one signature run alike (its kind and its spec:
-    every fio option, size and runtime included)."""
-    return json.dumps([workload.kind, workload.spec], sort_keys=True)
+    """What a workload measures, as text: two workloads with one signature run alike (its kind and every
+    option its kind describes it by: every fio option, size and runtime included)."""
+    return json.dumps([workload.kind, list(workload.description.options)])
 
 
 def _workloads(
@@ -128,11 +128,13 @@ def _first_option_change(old: Workload, new: Workload) -> tuple[str, str]:
 
 
 def _options(workload: Workload) -> dict[str, str]:
-    """A fio workload's options as fio reads them (a later one replaces an earlier one); {} for others."""
-    options = workload.spec.get("options") if isinstance(workload.spec, dict) else None
-    if not isinstance(options, list):
-        return {}
-    return {str(pair[0]): str(pair[1]) for pair in options if isinstance(pair, list | tuple) and len(pair) == 2}
+    """A workload's options as its kind describes them, read as fio reads them (a later one replaces an
+    earlier one); an option without a value (a flag, a section's header) stands for itself."""
+    found: dict[str, str] = {}
+    for option in workload.description.options:
+        key, _, value = option.partition("=")
+        found[key.strip()] = value.strip()
+    return found
 
 
 def _kind_options(then: RunConfig, now: RunConfig) -> list[Difference]:

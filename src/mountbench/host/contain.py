@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mountbench.host.libc import libc as load_libc
+
 ENV = "MOUNTBENCH_CONTAIN"
 LANDLOCK = "landlock"
 NAMESPACE = "mount-namespace"
@@ -160,21 +162,9 @@ def _identity(path: str) -> tuple[int, int] | None:
 # --- what this machine offers --------------------------------------------------------------
 
 
-@functools.cache
-def _libc() -> Any:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-    except OSError:
-        return None
-    libc.syscall.restype = ctypes.c_long
-    return libc
-
-
 def landlock_abi() -> int:
     """The Landlock ABI this kernel offers (0: none, or Landlock disabled at boot)."""
-    libc = _libc()
+    libc = load_libc()
     if libc is None:
         return 0
     abi = libc.syscall(
@@ -263,7 +253,7 @@ def _handled_rights(abi: int) -> int:
 
 def _landlock_fence(fence: Fence) -> None:
     """Restrict the calling thread (and every child it starts from now on) to ``fence``."""
-    libc = _libc()
+    libc = load_libc()
     abi = landlock_abi()
     if libc is None or abi < MIN_LANDLOCK_ABI:
         raise ContainmentError(0, f"Landlock ABI {abi} is not enough")
@@ -300,7 +290,7 @@ def _landlock_fence(fence: Fence) -> None:
 
 
 def _mount(source: str | None, target: str, flags: int) -> None:
-    libc = _libc()
+    libc = load_libc()
     _check(
         libc.mount(source.encode() if source else None, target.encode(), None, ctypes.c_ulong(flags), None),
         f"mount {target}",
@@ -336,7 +326,7 @@ def _unescape(text: str) -> str:
 def _namespace_fence(fence: Fence) -> None:
     """Give the calling thread a private mount namespace in which every mount is read-only but
     the fence's directories (each bound onto itself first, so it is a mount of its own)."""
-    libc = _libc()
+    libc = load_libc()
     if libc is None:
         raise ContainmentError(0, "no libc")
     _check(libc.unshare(_CLONE_NEWNS), "unshare(CLONE_NEWNS)")
@@ -515,7 +505,7 @@ def _binds_said(binds: Sequence[tuple[str, str]]) -> str:
 
 
 def _private_view(binds: tuple[tuple[str, str], ...]) -> None:
-    libc = _libc()
+    libc = load_libc()
     if libc is None:
         raise ContainmentError(0, "no libc")
     _check(libc.unshare(_CLONE_NEWNS), "unshare(CLONE_NEWNS)")

@@ -40,14 +40,12 @@ import ctypes
 import dataclasses
 import errno
 import fcntl
-import functools
 import json
 import os
 import re
 import shutil
 import socket
 import stat
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -56,6 +54,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import psutil
+
+from mountbench.host.libc import libc as load_libc
 
 PREFIX = ".mountbench-"
 PROBE_PREFIX = ".mountbench-probe-"
@@ -425,19 +425,6 @@ def _parts(scratch: Path | str, path: Path | str) -> list[str]:
     return parts
 
 
-@functools.cache
-def _libc() -> Any:
-    """libc, for syscall(openat2) (Linux 5.6 and newer); None off Linux."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-    except OSError:
-        return None
-    libc.syscall.restype = ctypes.c_long
-    return libc
-
-
 class _OpenHow(ctypes.Structure):
     _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
 
@@ -448,7 +435,7 @@ def _open_directory_beneath(root: int, names: list[str], scratch: Path | str, pa
     ``O_NOFOLLOW`` directory at a time; a symbolic link on the way is refused."""
     if not names:
         return os.dup(root)
-    libc = _libc()
+    libc = load_libc()
     if libc is not None:
         how = _OpenHow(_DIR_FLAGS & ~os.O_NOFOLLOW, 0, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS)
         fd = libc.syscall(

@@ -57,7 +57,7 @@ TOXIPROXY_FIX = (
     "build toxiproxy: scripts/install.sh --test (or GOBIN=$PWD/.venv/bin go install "
     "github.com/Shopify/toxiproxy/v2/cmd/server@latest && mv .venv/bin/server .venv/bin/toxiproxy-server)"
 )
-MEMORY_LIMIT = 256 * 1024**2  # the delay's resident memory may not pass this (one sample adds ~17 MiB)
+MEMORY_LIMIT = 1024**3  # the delay's resident memory may not pass this (a 256 MiB sequential read adds ~260 MiB)
 WATCH_INTERVAL_S = 0.1
 
 

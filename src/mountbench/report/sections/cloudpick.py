@@ -154,20 +154,18 @@ def _performance(
             if label not in medians:
                 found[label].append(("poor" if label in row.cells else "not measured", f"{row.workload}: failed"))
                 continue
-            value = medians[label]
-            shown = format_value(value, row.metric)
+            shown = format_value(medians[label], row.metric)
+            warm_cell = warm_row.cells.get(label) if warm_row is not None else None
+            warm = ""  # the warm figure beside the cold one, never rated (with or without an interval)
+            if warm_row is not None and warm_cell is not None and warm_cell.summary is not None:
+                warm = f", warm {format_value(warm_cell.summary.median, warm_row.metric)}"
             against = slower_than(row, label, report.summary.baseline, fastest)
             if against is None:
-                found[label].append(("not measured", f"{row.workload}: {phase}{shown} (no interval)"))
+                found[label].append(("not measured", f"{row.workload}: {phase}{shown} (no interval){warm}"))
                 continue
             factor, near, far = against  # judged from the run's intervals (picktwo.scale.interval_verdict)
-            verdict = interval_verdict(near, far)
             span = "" if far <= 1.0 else f" ({factor:.3g}×, {near:.3g}–{far:.3g}×)"
-            text = f"{row.workload}: {phase}{shown}{span}"
-            warm_cell = warm_row.cells.get(label) if warm_row is not None else None
-            if warm_row is not None and warm_cell is not None and warm_cell.summary is not None:
-                text += f", warm {format_value(warm_cell.summary.median, warm_row.metric)}"
-            found[label].append((verdict, text))
+            found[label].append((interval_verdict(near, far), f"{row.workload}: {phase}{shown}{span}{warm}"))
     return {label: (worst(*(v for v, _ in items)), tuple(t for _, t in items)) for label, items in found.items()}
 
 
