@@ -12,7 +12,7 @@ from support.synthetic import study_run
 
 from mountbench.blocks.parts import Figure, Heading, Items, Paragraph, Table
 from mountbench.cli.formats import FORMATS
-from mountbench.cli.formats.base import Format, Request, Written
+from mountbench.cli.formats.plugin import Format, Request, Written
 from mountbench.cli.main import main
 from mountbench.records.export import write_document
 from mountbench.report.document import make_document

@@ -42,7 +42,7 @@ from mountbench.report.content import build_report
 from mountbench.report.document import make_document
 from mountbench.report.html import render_html
 from mountbench.report.markdown import render_markdown
-from mountbench.report.picktwo.lab import write_sweep
+from mountbench.report.picktwo.qemupick import write_sweep
 from mountbench.report.sections import Options, picktwo
 
 NONE, LOOSE, VFS, DISK = "9p cache=none", "9p cache=loose", "virtiofs cache=auto", "disk"

@@ -16,7 +16,7 @@ import click
 
 from mountbench.cli.common import db_option, debug_option, metric_options
 from mountbench.cli.formats import FORMATS
-from mountbench.cli.formats.base import Request
+from mountbench.cli.formats.plugin import Request
 from mountbench.errors import UsageError
 from mountbench.host import outputs
 from mountbench.model import RunData

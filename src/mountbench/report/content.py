@@ -6,7 +6,7 @@ Report (model.py) from its parts:
   (grid.py) and one headline per compared target (phrasing.headlines);
 - latency percentile curves (percentile_curves.py) and sweeps (sweep_discovery.py);
 - warnings and numbered notes (notes.py); rounds per cell (rounds.py);
-- pick two, measured, when the runs hold a lab probe (picktwo/lab.py).
+- pick two, measured, when the runs hold a lab probe (picktwo/qemupick.py).
 
 Statistics come from analysis/; nothing here computes any. Pure: RunData in, Report out;
 renderers only format a Report.
@@ -33,7 +33,7 @@ from mountbench.report.notes import (
     workload_warnings,
 )
 from mountbench.report.percentile_curves import percentile_curves
-from mountbench.report.picktwo.lab import pick_two
+from mountbench.report.picktwo.qemupick import pick_two
 from mountbench.report.rounds import stop_reasons
 from mountbench.report.sweep_discovery import find_sweeps
 

@@ -123,7 +123,7 @@ class Report:
     grid: Grid = field(default_factory=lambda: Grid("auto", ()), compare=False)  # the summary at a glance
     # (workload, target) → rounds and why no more (sequential.stop_reasons)
     stops: dict[tuple[str, str], sequential.Stop] = field(default_factory=dict, compare=False)
-    pick_two: PickTwo | None = field(default=None, compare=False)  # lab --probe runs only (picktwo/lab.py)
+    pick_two: PickTwo | None = field(default=None, compare=False)  # lab --probe runs only (picktwo/qemupick.py)
 
     @property
     def adaptive(self) -> bool:

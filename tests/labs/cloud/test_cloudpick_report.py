@@ -15,7 +15,7 @@ from mountbench.labfacts import CloudLabFacts
 from mountbench.probe.remotesync import CloudMountProbe, CloudProbe, CloudTarget, SyncResult
 from mountbench.report.content import build_report
 from mountbench.report.sections import cloudpick
-from mountbench.report.sections.base import Options
+from mountbench.report.sections.section import Options
 
 
 def _sync(**values: object) -> SyncResult:

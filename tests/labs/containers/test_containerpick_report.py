@@ -15,7 +15,7 @@ from mountbench.blocks.to_terminal import renderables
 from mountbench.labfacts import ContainerLabFacts
 from mountbench.report.content import build_report
 from mountbench.report.sections import containerpick
-from mountbench.report.sections.base import Options
+from mountbench.report.sections.section import Options
 
 OK = {"ok": True, "detail": ""}
 EXDEV = {"ok": False, "errno": "EXDEV", "detail": "Invalid cross-device link"}

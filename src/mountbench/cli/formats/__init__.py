@@ -1,5 +1,5 @@
 """The report's formats, as plug-ins (hyperfine's exporters are the model): each format is one
-module here giving a ``FORMAT`` (a formats.base.Format: its name, its file suffixes, what it
+module here giving a ``FORMAT`` (a formats.plugin.Format: its name, its file suffixes, what it
 writes), and FORMATS lists them. `report --format`'s choices, the suffixes --out is read by and
 their checks all follow from FORMATS; cli/report.py names no format. Adding a format = one
 module here + one line in FORMATS. A document format lays out the sections' blocks
@@ -11,7 +11,7 @@ Imports what cli/ may (it is part of it). Of cli/'s sub-packages it may import: 
 from __future__ import annotations
 
 from mountbench.cli.formats import as_csv, as_html, as_json, as_md, as_pdf
-from mountbench.cli.formats.base import Format, Written
+from mountbench.cli.formats.plugin import Format, Written
 
 FORMATS: dict[str, Format] = {
     format.name: format

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mountbench.cli.formats.base import Format, Request, Written, print_text
+from mountbench.cli.formats.plugin import Format, Request, Written, print_text
 
 if TYPE_CHECKING:
     from mountbench.host.outputs import Output

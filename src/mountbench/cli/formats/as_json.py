@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from mountbench.cli.formats.base import Format, Request, Written
+from mountbench.cli.formats.plugin import Format, Request, Written
 
 if TYPE_CHECKING:
     from mountbench.host.outputs import Output

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mountbench.cli.formats.base import Format, Request, Written
+from mountbench.cli.formats.plugin import Format, Request, Written
 from mountbench.errors import UsageError
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 Each section is one module (sweeps/ and clients/ are packages: the section's parts in their
 __init__, what they are made of beside them) giving its parts in no format's terms
-(sections/base.Section): ``document`` (a Chapter of blocks, blocks/parts.py, that Markdown, the
+(sections/section.Section): ``document`` (a Chapter of blocks, blocks/parts.py, that Markdown, the
 page and any format added later lay out), ``screen`` (the blocks the terminal shows after run),
 ``charts`` and ``exports`` (CSV files and JSON records); a part is empty when the report has
 nothing for it. The renderers (terminal.py, markdown.py, html.py, charts.py, cli/formats/)
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from mountbench.report.model import Report
 from mountbench.report.sections import clients, cloudpick, containerpick, costs, percentiles, picktwo, series, sweeps
-from mountbench.report.sections.base import Export, Options, Section
+from mountbench.report.sections.section import Export, Options, Section
 
 SECTIONS: tuple[Section, ...] = (
     costs,  # study S1: host cost per case (--watch, lab)

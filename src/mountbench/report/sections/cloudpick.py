@@ -44,7 +44,7 @@ from mountbench.report.picktwo.scale import (
     verdict_cell,
     worst,
 )
-from mountbench.report.sections.base import Export, Options, nothing
+from mountbench.report.sections.section import Export, Options, nothing
 from mountbench.units import format_seconds
 
 TITLE = "Cloud drive: pick two (performance, consistency with the remote, durability at fsync)"

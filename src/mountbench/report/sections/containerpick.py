@@ -37,7 +37,7 @@ from mountbench.report.csvexport import records_csv
 from mountbench.report.model import Report
 from mountbench.report.picktwo.scale import LEGEND as SCALE
 from mountbench.report.picktwo.scale import PROMPT_MS, interval_verdict, slower_than, verdict_cell, worst
-from mountbench.report.sections.base import Export, Options, nothing
+from mountbench.report.sections.section import Export, Options, nothing
 
 TITLE = "Containers: pick two (performance, shared with the host, local-like semantics)"
 HOST = "host"

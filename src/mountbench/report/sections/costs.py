@@ -21,7 +21,7 @@ from mountbench.blocks.table import TableView, noted
 from mountbench.report.cells import format_value
 from mountbench.report.chartkeys import Chart, bars_key, slug
 from mountbench.report.model import MetricGroup, Report
-from mountbench.report.sections.base import Options, nothing
+from mountbench.report.sections.section import Options, nothing
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -12,7 +12,7 @@ from mountbench.blocks.parts import Block, Chapter, Figure, Heading, Table
 from mountbench.blocks.table import CellView, TableView, note_links
 from mountbench.report.chartkeys import Chart, slug
 from mountbench.report.model import PercentileCurve, Report, column_heading
-from mountbench.report.sections.base import Options, nothing
+from mountbench.report.sections.section import Options, nothing
 from mountbench.units import format_seconds
 
 if TYPE_CHECKING:

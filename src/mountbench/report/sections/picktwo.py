@@ -2,7 +2,7 @@
 
 Study S3 summed up 9p's cache modes as "performance, reliability, concurrency: pick two".
 A lab run made with `mountbench lab --probe` holds what it takes to measure that instead
-of quoting it, per mount (and cache mode): picktwo/lab.py judges it once, when the report
+of quoting it, per mount (and cache mode): picktwo/qemupick.py judges it once, when the report
 is built (Report.pick_two), on the scale both labs share (picktwo/scale.py).
 
 Each column gets a verdict (good, fair, poor; data loss; not shared: a virtual disk or the
@@ -27,7 +27,7 @@ from mountbench.report.picktwo.chart import KEY, pick_two_figure
 from mountbench.report.picktwo.probed import PROPERTIES, TITLE, Measured, PickTwo
 from mountbench.report.picktwo.scale import LEGEND as SCALE
 from mountbench.report.picktwo.scale import verdict_cell
-from mountbench.report.sections.base import Export, Options, nothing
+from mountbench.report.sections.section import Export, Options, nothing
 
 LEGEND = f"{SCALE} · – not shared with the host · ? not measured"
 

@@ -19,7 +19,7 @@ from mountbench.blocks.parts import Chapter, Figure, Paragraph
 from mountbench.model import UNSTEADY, RunData, Sample
 from mountbench.report.chartkeys import Chart
 from mountbench.report.model import Report
-from mountbench.report.sections.base import Options, nothing
+from mountbench.report.sections.section import Options, nothing
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

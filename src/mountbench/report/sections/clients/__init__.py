@@ -29,11 +29,11 @@ from mountbench.analysis.multiclient import OVERLAP_FLOOR
 from mountbench.blocks.parts import Block, Chapter, Figure, Heading, Items, Paragraph, Table
 from mountbench.report.chartkeys import Chart
 from mountbench.report.model import Report
-from mountbench.report.sections.base import Options, nothing
 from mountbench.report.sections.clients.figure import scaling_figure, scaling_key, scaling_title
 from mountbench.report.sections.clients.layout import tables
 from mountbench.report.sections.clients.machines import client_host_warnings
 from mountbench.report.sections.clients.measures import scaling_curves
+from mountbench.report.sections.section import Options, nothing
 
 TITLE = "Clients"
 INTRO = (

@@ -9,7 +9,6 @@ from mountbench.analysis.metrics import MetricInfo
 from mountbench.blocks.table import CellView, TableView
 from mountbench.model import RunData
 from mountbench.report.cells import format_value
-from mountbench.report.sections.base import Options
 from mountbench.report.sections.clients.machines import CLIENT_FACT_HEADERS, client_facts_rows
 from mountbench.report.sections.clients.measures import (
     ClientFigure,
@@ -23,6 +22,7 @@ from mountbench.report.sections.clients.measures import (
     skew_figures,
     skew_flag_text,
 )
+from mountbench.report.sections.section import Options
 
 SKEW_HEADERS = ["workload", "target", "median start skew", "worst start skew", "least overlap", "flagged"]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from mountbench.blocks.parts import Block, Chapter
 from mountbench.report.chartkeys import Chart
 from mountbench.report.model import Report
-from mountbench.report.sections.base import Export, Options, nothing
+from mountbench.report.sections.section import Export, Options, nothing
 from mountbench.report.sections.sweeps.figures import grid_figure, sweep_figure
 from mountbench.report.sections.sweeps.layout import document_blocks, screen_blocks
 from mountbench.report.sections.sweeps.records import sweep_records, sweeps_csv
