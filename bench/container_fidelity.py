@@ -30,7 +30,7 @@ from _common import MOUNTBENCH, check, geometric_interval, load_runs, median_int
 
 from mountbench.fio.jobfile import FioJob
 from mountbench.kinds.fiofiles import precondition_job
-from mountbench.labs.containers.lab import ContainerLab
+from mountbench.labs.containers.containerlab import ContainerLab
 from mountbench.labs.containers.mounts import MOUNT_TYPES
 from mountbench.presets import load_preset
 

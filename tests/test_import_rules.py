@@ -20,7 +20,7 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src" / "mountbench"
 
 # "mountbench": the package root (__version__)
-GROUND = frozenset({"model", "labfacts", "errors", "units", "mountbench"})
+GROUND = frozenset({"model", "labfacts", "probefacts", "plain", "errors", "units", "mountbench"})
 
 # What each package may import besides the ground floor (which every package may import).
 # The floors: ground <- analysis, fio, host <- probe <- clients <- kinds <- presets, records
@@ -57,10 +57,12 @@ RULES: dict[str, frozenset[str]] = {
         ]
     ),
 }
-# The ground floor's own rule: units may use errors; labfacts (each lab's facts record) nothing;
-# model may use errors, units and labfacts (RunConfig.lab); nothing above.
+# The ground floor's own rule: units may use errors; plain (records as JSON) nothing; probefacts (what a
+# probe found) plain; labfacts (each lab's facts record) plain and probefacts; model may use errors, units
+# and labfacts (RunConfig.lab); nothing above.
 GROUND_RULES: dict[str, frozenset[str]] = {"errors": frozenset(), "units": frozenset({"errors"}),
-                                           "labfacts": frozenset(),
+                                           "plain": frozenset(), "probefacts": frozenset({"plain"}),
+                                           "labfacts": frozenset({"plain", "probefacts"}),
                                            "model": frozenset({"errors", "units", "labfacts"})}  # fmt: skip
 
 

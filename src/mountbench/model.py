@@ -536,7 +536,7 @@ class RunOptions:
     repeat: int = run_option(3, span=Span(1, 1000))
     warmup: int = run_option(0, span=Span(0, 100))
     runtime: float | None = run_option(None, span=Span(0.1))  # seconds, every fio job
-    size: int | None = run_option(None, span=Span(1))  # bytes, the largest job of each suite
+    size: int | None = run_option(None, span=Span(1))  # bytes, each suite's largest workload, all its jobs
     seed: int | None = run_option(None)  # None: chosen at random when the run starts, then recorded
     drop_caches: str = run_option("auto")
     # adaptive: add rounds until every comparison is decided at this precision

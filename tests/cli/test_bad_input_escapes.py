@@ -3,7 +3,8 @@ broke the store or hung (issue 47's cases, one test each): each is now refused u
 line and exit 2, writes nothing anywhere, and finishes quickly. Nothing here starts a run: this
 file runs alongside the host's tests (tests/support/groups.py's REFUSALS), and every test ends by
 checking that no run began. What the kernel fences when a check is bypassed is in
-tests/kinds/test_fio_contained.py and tests/host/test_contain.py."""
+tests/kinds/test_fio_contained.py and tests/host/test_contain.py; a path a job names (filename=/tmp/x,
+../x) is placed by its name where mountbench measures (tests/kinds/test_fio_jobfiles.py)."""
 
 from __future__ import annotations
 
@@ -87,19 +88,19 @@ def test_include_in_any_spelling_is_refused(victim, tmp_path, mb_env, included, 
 @pytest.mark.parametrize(
     ("line", "fragments"),
     [
-        ("write_bw_log=${HOME}/x", ["write_bw_log=${HOME}/x", "environment", "outside the scratch directory"]),
-        ("write_lat_log=${MB_OUTSIDE}/lat", ["${MB_OUTSIDE}", "environment"]),
+        ("filename=${MB_DEVICE}", ["filename=${MB_DEVICE}", "environment", "names a device"]),
+        ("write_lat_log=${MB_OUTSIDE}/", ["${MB_OUTSIDE}", "environment", "names a directory"]),
         ("${EVILKEY}=touch {pwned}", ["${EVILKEY}", "exec_prerun", "environment"]),
         ("write_iops_log=$HOME/iops", ["$HOME", "environment"]),
         ("size=${MB_NOT_SET_ANYWHERE}", ["${MB_NOT_SET_ANYWHERE}", "not set"]),
         ("size=${MB_UNCLOSED", ["${MB_UNCLOSED", "no closing"]),
     ],
-    ids=["home", "outside", "key", "dollar", "unset", "unclosed"],
+    ids=["device", "directory", "key", "dollar", "unset", "unclosed"],
 )
 def test_environment_variables_are_put_in_before_the_check(victim, tmp_path, mb_env, included, line, fragments):
     _, pwned = included
     text = f"[x]\nrw=read\nsize=1m\n{line.replace('{pwned}', str(pwned))}\n"
-    env = dict(mb_env, EVILKEY="exec_prerun", MB_OUTSIDE=str(tmp_path), HOME=str(tmp_path))
+    env = dict(mb_env, EVILKEY="exec_prerun", MB_OUTSIDE=str(tmp_path), HOME=str(tmp_path), MB_DEVICE="/dev/sda")
     proc = mountbench("run", str(victim), "--job", str(_job(tmp_path, text)), "--runtime", "0.3", "--repeat", "1",
                       env=env)  # fmt: skip
     assert_one_line_error(proc, *fragments)
@@ -243,7 +244,7 @@ def test_a_stored_run_can_be_forgotten(tmp_path, mb_env):
         ("startdelay=99999999999", "startdelay"),
         ("filename=.", "filename=."),
         ("filename=..", "filename=.."),
-        ("filename=a/../../x", "filename=a/../../x"),
+        ("filename=a/../..", "filename=a/../.."),
         ("nrfiles=10000000", "nrfiles"),
         ("numjobs=1000000", "numjobs"),
         ("size=9**9**9", "size=9**9**9"),

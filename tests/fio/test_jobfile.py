@@ -5,6 +5,7 @@ import pytest
 from mountbench.errors import UsageError
 from mountbench.fio.jobfile import (
     FioJob,
+    Section,
     duration_bound_s,
     evaluate_size,
     load_job_file,
@@ -14,9 +15,12 @@ from mountbench.fio.jobfile import (
     parse_sections,
     render_job,
     render_sections,
+    sections_from_spec,
+    sections_to_spec,
     wants_direct,
     working_set_bytes,
 )
+from mountbench.fio.jobgroups import group_sections
 
 S0_JOB = """
 [global]
@@ -113,12 +117,7 @@ def test_buffered_zero_means_direct_and_the_last_of_the_two_wins():
     [
         ("rw=read\n", "option before any"),
         ("[global]\nbs=4k\n", "no job sections"),
-        ("[a]\nfilename=/etc/passwd\n", "outside the scratch directory"),
-        ("[a]\nfilename=../x\n", "outside the scratch directory"),
         ("[a]\ninclude other.fio\n", "include"),
-        ("[global]\nfilename=../../victim\n[a]\nfilename=ok\n", "outside the scratch directory"),
-        ("[a]\nfilename_format=../../x.$jobnum\n", "outside the scratch directory"),
-        ("[a]\nwrite_bw_log=/tmp/bw\n", "outside the scratch directory"),
         ("[a]\nopendir=/etc\n", "opendir= is not allowed"),
         ("[a]\nexec_prerun=rm -rf /\n", "exec_prerun= is not allowed"),
         ("[a]\nioengine=exec\n", "ioengine=exec is not allowed"),
@@ -131,7 +130,11 @@ def test_buffered_zero_means_direct_and_the_last_of_the_two_wins():
         ("[a]\nioengine=rbd\n", "object store"),
         ("[server]\nioengine=net\nfilename=localhost/8888\n", "over the network"),
         ("[a]\nioengine=sg\nfilename=/dev/sg0\n", "drives a device"),
-        ("[a]\nioengine=e4defrag\ndonorname=../donor\n", "outside the scratch directory"),
+        ("[a]\nfilename=/dev/sda\n", "names a device"),
+        ("[a]\nfilename=data.bin:/dev/nvme0n1\n", "names a device"),
+        ("[a]\nfilename=/tmp/\n", "names a directory"),
+        ("[a]\nfilename=/tmp/a/data\n[b]\nfilename=/tmp/b/data\n", "would be one file"),
+        ("[a]\nfilename=data\n[b]\nfilename=/tmp/data\n", "would be one file"),
     ],
 )
 def test_bad_job_files_get_a_one_line_reason(text, message):
@@ -175,7 +178,8 @@ def test_sections_keep_their_globals_where_they_are_written():
 def test_the_file_renders_as_written_with_overrides_after_each_jobs_own_options():
     sections = parse_sections("[global]\ndirectory=/work\nbs=4k\n[a]\nrw=read\nruntime=5\n[b]\nrw=write\n")
     lines = render_sections(sections, [("directory", "/scratch"), ("runtime", "1")], "hi").splitlines()
-    assert lines == ["; hi", "[global]", "bs=4k", "; set by mountbench", "directory=/scratch",
+    assert lines == ["; hi", "[global]", "; set by mountbench: directory=/work replaced (mountbench says where)",
+                     "bs=4k", "; set by mountbench", "directory=/scratch",
                      "[a]", "rw=read", "runtime=5", "; set by mountbench",
                      "directory=/scratch", "runtime=1", "[b]", "rw=write", "; set by mountbench",
                      "directory=/scratch", "runtime=1"]  # fmt: skip
@@ -200,3 +204,46 @@ def test_a_filename_given_in_global_is_placed_in_the_target_by_real_fio(tmp_path
 def test_startdelay_counts_in_the_bound_at_the_top_of_its_range():
     assert duration_bound_s(FioJob("x", (("runtime", "2"), ("startdelay", "1-5")))) == 7
     assert duration_bound_s(FioJob("x", (("runtime", "2"), ("ramp_time", "1"), ("startdelay", "3s")))) == 6
+
+
+PLACED = [
+    ("filename=/tmp/data", "filename", "data"),
+    ("filename=../x", "filename", "x"),
+    ("filename=~/x:/var/tmp/y:z", "filename", "x:y:z"),
+    ("filename_format=/scratch/$jobname.$jobnum", "filename_format", "$jobname.$jobnum"),
+    ("donorname=../donor", "donorname", "donor"),
+    ("write_bw_log=/tmp/bw", "write_bw_log", "bw"),
+    ("filename=sub/data", "filename", "sub/data"),  # inside the scratch directory already: as written
+]
+
+
+@pytest.mark.parametrize(("line", "key", "placed"), PLACED)
+def test_every_file_a_job_names_goes_where_mountbench_puts_it(line: str, key: str, placed: str):
+    """Issue 49, item 20, one rule for directory= and a path: where a job's files go is mountbench's (each
+    target's scratch directory; fio's logs: the run's work folder); of a path, only its name is kept."""
+    (section,) = parse_sections(f"[a]\nioengine=e4defrag\n{line}\n")
+    assert dict(section.options)[key] == placed
+    written = line.partition("=")[2]
+    rendered = render_sections([section], [("directory", "/scratch")]).splitlines()
+    if placed != written:
+        note = rendered.index(f"{key}={placed}") - 1
+        assert rendered[note] == f"; set by mountbench: {key}={written} placed by its name (mountbench says where)"
+    else:
+        assert f"{key}={placed}" in rendered and not any("placed by its name" in line for line in rendered)
+
+
+def test_directory_is_mountbenchs_and_a_shared_absolute_name_stays_one_file():
+    sections = parse_sections("[global]\ndirectory=/data1\n[w]\nrw=write\nfilename=/tmp/data\n[v]\nstonewall\n"
+                              "rw=read\nfilename=/tmp/data\n")  # fmt: skip
+    rendered = render_sections(sections, [("directory", "/scratch")])
+    read_by_fio = [line for line in rendered.splitlines() if not line.startswith(";")]
+    assert "directory=/data1" not in read_by_fio and read_by_fio.count("filename=data") == 2
+    assert "; set by mountbench: directory=/data1 replaced (mountbench says where)" in rendered
+    assert group_sections(sections, "/x/m.fio")[0].name == "m"  # one file still: the two phases stay together
+
+
+def test_placement_survives_the_stored_spec():
+    (section,) = parse_sections("[a]\nfilename=/tmp/data\n")
+    (back,) = sections_from_spec(sections_to_spec([section]))
+    assert back == section
+    assert sections_from_spec([["a", [["rw", "read"]]]]) == [Section("a", (("rw", "read"),))]  # stored before

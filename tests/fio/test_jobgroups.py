@@ -54,3 +54,41 @@ def test_the_timeline_counts_phases_wait_for_and_startdelay():
     )
     assert timeline_bound_s(jobs) == 13  # max(2, 4+3) + 1 + 5
     assert timeline_bound_s(merged_jobs(parse_sections("[a]\nrw=read\n"))) is None
+
+
+def test_sections_that_share_a_donor_file_stay_together_in_order():
+    """Issue 49, item 20: e4defrag2's sections share donorname=file.def across stonewalls; they were split
+    and run in shuffled order. A donor file is a file the sections work on: they stay one workload, in order."""
+    text = (
+        "[global]\nioengine=e4defrag\nsize=1m\nbs=32k\ndonorname=file.def\n"
+        "[parallel]\nrw=write\nnumjobs=4\n"
+        "[e1]\nstonewall\nrw=write\ndonorname=e2\n[e2]\nrw=write\ndonorname=e1\n"
+        "[fuzzer]\nstonewall\nrw=randwrite\nfilename=file\n"
+    )
+    found = group_sections(parse_sections(text), "/x/e4.fio")
+    assert [(g.name, [s.name for s in g.sections]) for g in found] == [
+        ("parallel+fuzzer", ["global", "parallel", "fuzzer"]),
+        ("e1+e2", ["global", "e1", "e2"]),
+    ]
+    assert "[fuzzer] works on the files of [parallel]" in found[0].reason
+
+
+def test_a_donor_that_is_another_sections_file_joins_them():
+    text = (
+        "[global]\nioengine=e4defrag\nsize=1m\n[a]\nrw=write\nfilename=one\n[b]\nstonewall\nrw=write\ndonorname=one\n"
+    )
+    assert groups(text) == [("mine", ["global", "a", "b"])]
+
+
+def test_a_file_named_as_another_section_names_its_files_by_default_is_shared():
+    """[b] names [a]'s own file (a.0.0, fio's default name): one file, one workload."""
+    text = "[global]\nsize=1m\n[a]\nrw=write\n[b]\nstonewall\nrw=read\nfilename=./a.0.0\n[c]\nstonewall\nrw=read\n"
+    assert groups(text) == [("a+b", ["global", "a", "b"]), ("c", ["global", "c"])]
+
+
+def test_a_donor_name_left_from_the_globals_binds_only_e4defrag_jobs():
+    """donorname= is e4defrag's option: a libaio job below the same [global] moves no donor file."""
+    text = (
+        "[global]\nioengine=e4defrag\ndonorname=d\nsize=1m\n[a]\nrw=write\n[b]\nstonewall\nioengine=libaio\nrw=read\n"
+    )
+    assert groups(text) == [("a", ["global", "a"]), ("b", ["global", "b"])]

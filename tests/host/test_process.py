@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 from support.tools import needs_fio
 
 from mountbench.host.contain import Fence
-from mountbench.host.process import die_with_parent, last_lines, run_child, stop_tree, tcp_listeners
+from mountbench.host.process import die_with_parent, last_lines, run_child, spawn, stop_tree, stream, tcp_listeners
 
 
 def _fio(directory: Path) -> list[str]:
@@ -127,3 +128,28 @@ def test_a_child_whose_parent_died_before_its_death_signal_was_set_ends_at_once(
     assert _exit_code_of_forked(child) == 0
     # a grandchild's parent is not the noted one, as an orphan's is not (reparented to init)
     assert _exit_code_of_forked(lambda: _exit_code_of_forked(child)) == 1
+
+
+def test_a_childs_two_streams_reach_the_progress_line_by_line_never_cut(tmp_path: Path) -> None:
+    """Issue 49: the first container round's progress line began with a cut table border and U+FFFD
+    ("container: ┏━━…━�run … complete"): stdout (block-buffered, its table leaving in 8 KiB chunks cut
+    inside a character) and stderr (a line at a time) shared one pipe and were decoded by chunks. A real
+    child writes exactly that; every line arrives whole, stdout's and stderr's apart."""
+    child = tmp_path / "child.py"
+    # as a relay passes them on (conmon reads a container's stdout 8 KiB at a time; a block-buffered stdout
+    # leaves in such blocks): the table's first block ends inside a character, then a stderr line
+    child.write_text(
+        "import os\n"
+        "table = ('━' * 4000 + '\\n').encode()\n"
+        "os.write(1, table[:8192])\n"
+        "os.write(2, b'run 1 complete: 1 samples stored, 0 failed\\n')\n"
+        "os.write(1, table[8192:])\n"
+        "os.write(1, b'not utf-8: \\xff\\n')\n"
+    )
+    lines: list[str] = []
+    proc = spawn([sys.executable, str(child)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    stream(proc, lines.append)
+    assert proc.wait() == 0
+    whole = [line for line in lines if not line.startswith("not utf-8")]
+    assert "\ufffd" not in "".join(whole), "a line was cut or mixed with the other stream's"
+    assert sorted(lines) == sorted(["━" * 4000, "run 1 complete: 1 samples stored, 0 failed", "not utf-8: \ufffd"])

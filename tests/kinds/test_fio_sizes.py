@@ -1,6 +1,8 @@
-"""--size on a user's job file (kinds/fio.py with_size): size, filesize and io_size scaled by one
-factor and rounded to the job's block size, a filesize alone scaled too, fill_device replaced
-and said; --runtime replacing the file's runtime said. In-process: the workloads, not fio."""
+"""--size on a user's job file (kinds/fio.py with_size): the largest workload's whole working set
+(every job and clone) becomes the size asked, size, filesize and io_size scaled by one factor and
+rounded to the job's block size, a filesize alone scaled too, fill_device replaced and said;
+--runtime replacing the file's runtime said; --fsync-writes' variants answering --only by the names
+shown. In-process: the workloads, not fio."""
 
 from __future__ import annotations
 
@@ -36,8 +38,64 @@ def test_a_size_below_a_mib_keeps_its_own_block(tmp_path: Path):
 
 
 def test_sections_run_together_keep_their_proportions(tmp_path: Path):
-    big, small = one(tmp_path, "[big]\nrw=read\nsize=64m\n[small]\nrw=read\nsize=16m\n", size=8 << 20)
+    big, small = one(tmp_path, "[big]\nrw=read\nsize=64m\n[small]\nrw=read\nsize=16m\n", size=10 << 20)
     assert (int(big.get("size") or 0), int(small.get("size") or 0)) == (8 << 20, 2 << 20)
+
+
+def test_size_is_the_whole_working_set_and_never_grows_a_file_of_many_jobs(tmp_path: Path):
+    """Issue 49, item 19: fio's 1mbs_clients runs 32 jobs of 32 MiB at once (1 GiB); --size 256M set
+    the largest job's size, so every job grew to 256 MiB and the run planned 8 GiB."""
+    job = tmp_path / "clients.fio"
+    job.write_text(
+        "[global]\nsize=32m\nrw=read\nrate=1250\n" + "".join(f"[file{i}]\nstartdelay={4 * i}\n" for i in range(32))
+    )
+    (workload,) = assemble([], [job], size=256 << 20)
+    assert workload.description.space_bytes == 256 << 20
+    assert {int(j.get("size") or 0) for j in jobs_of(workload)} == {8 << 20}
+
+
+def test_size_counts_every_clone_of_numjobs(tmp_path: Path):
+    (job,) = one(tmp_path, "[clones]\nrw=read\nsize=32m\nnumjobs=32\n", size=256 << 20)
+    assert int(job.get("size") or 0) == 8 << 20  # 32 clones of 8 MiB: 256 MiB, not 32 of 256 MiB
+
+
+def test_a_file_shared_by_two_sections_is_counted_once(tmp_path: Path):
+    text = "[w]\nrw=write\nfilename=f\nsize=64m\n[v]\nstonewall\nrw=read\nfilename=f\nsize=64m\n"
+    write, verify = one(tmp_path, text, size=16 << 20)
+    assert int(write.get("size") or 0) == int(verify.get("size") or 0) == 16 << 20
+
+
+def test_workloads_of_one_file_keep_their_proportions_to_the_largest(tmp_path: Path):
+    """tiobench's shape, one workload a section: the largest workload gets --size, the others their share."""
+    job = tmp_path / "phases.fio"
+    job.write_text("[global]\nstonewall\nrw=read\n[a]\nsize=512m\nnumjobs=4\n[b]\nsize=256m\nnumjobs=4\n")
+    a, b = assemble([], [job], size=256 << 20)
+    assert (a.description.space_bytes, b.description.space_bytes) == (256 << 20, 128 << 20)
+
+
+def test_fsync_variants_answer_to_the_names_shown(tmp_path: Path):
+    """Issue 49, item 19: --fsync-writes adds file1-fsync, and --only file1-fsync was refused ("matches no
+    workload; the workloads are: file1"): --only chose before the variants existed."""
+    from mountbench.engine.workloads import from_options
+    from mountbench.errors import UsageError
+    from mountbench.model import RunOptions
+
+    job = tmp_path / "one.fio"
+    job.write_text("[file1]\nrw=write\nsize=1m\n")
+
+    def names(*only: str) -> list[str]:
+        options = RunOptions(job_files=(str(job),), only=only, fsync_writes=True)
+        return [w.name for w in from_options(options)]
+
+    assert names("file1-fsync") == ["file1-fsync"]
+    assert names("file1") == ["file1", "file1-fsync"]  # a variant answers to its workload's name too
+    assert names("*fsync") == ["file1-fsync"]
+    try:
+        names("nothing")
+    except UsageError as exc:
+        assert "the workloads are: file1, file1-fsync" in str(exc)
+    else:
+        raise AssertionError("--only nothing was not refused")
 
 
 def test_fill_device_becomes_the_size_asked_and_says_so(tmp_path: Path):

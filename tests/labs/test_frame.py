@@ -1,5 +1,5 @@
 """The lab frame (labs/frame.py): one Problem type refused one way, the members' registries,
-and each lab's runs stored with its own facts and resumed by its own command (or not yet)."""
+and each lab's runs stored with its own facts and resumed by its own command."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from support.factories import make_run
 
 from mountbench.errors import ToolMissing, UsageError
-from mountbench.labfacts import LAB_FACTS, CloudLabFacts, QemuLabFacts
+from mountbench.labfacts import LAB_FACTS, CloudLabFacts, ContainerLabFacts, QemuLabFacts
 from mountbench.labs.cloud.mounts import CACHE_MODES
 from mountbench.labs.containers.mounts import MOUNT_TYPES as CONTAINER_MOUNT_TYPES
 from mountbench.labs.frame import LabContext, Problem, refuse, registry, variant_problems
@@ -61,25 +61,29 @@ def test_every_lab_is_a_member_with_its_own_facts_record_and_registry() -> None:
         assert all(isinstance(p, Problem) for p in lab.prerequisites(optional=True))
 
 
-def _run(lab: QemuLabFacts | CloudLabFacts | None) -> RunData:
+def _run(lab: QemuLabFacts | CloudLabFacts | ContainerLabFacts | None) -> RunData:
     run = make_run({("a", "w"): [1.0]}, run_id="r9")
     return dataclasses.replace(run, status="interrupted", config=dataclasses.replace(run.config, lab=lab))
 
 
-def test_a_lab_run_is_resumed_by_its_own_command_or_not_yet() -> None:
-    plain, qemu, cloud = _run(None), _run(QemuLabFacts(accel="tcg")), _run(CloudLabFacts({"targets": []}))
+def test_a_lab_run_is_resumed_by_its_own_command() -> None:
+    plain, qemu, cloud = _run(None), _run(QemuLabFacts(accel="tcg")), _run(CloudLabFacts())
+    containers = _run(ContainerLabFacts())
     assert lab_of(plain) is None and lab_of(qemu) is LABS["qemu"] and lab_of(cloud) is LABS["cloud"]
+    assert lab_of(containers) is LABS["containers"]
     refuse_plain_resume(plain)
-    with pytest.raises(UsageError, match=r"resume it with 'mountbench cloudlab --resume r9'$"):
-        refuse_plain_resume(cloud)
-    with pytest.raises(UsageError, match=r"'mountbench lab' cannot resume a run yet: start a new one$"):
-        refuse_plain_resume(qemu)
+    for run, command in ((cloud, "cloudlab"), (qemu, "lab"), (containers, "containers")):
+        with pytest.raises(UsageError, match=rf"resume it with 'mountbench {command} --resume r9'$"):
+            refuse_plain_resume(run)
     assert resume_advice(plain) == "resume it with 'mountbench run --resume r9'"
 
 
-def test_the_qemu_lab_says_it_cannot_resume_yet() -> None:
-    with pytest.raises(UsageError, match="run r9 ran in the QEMU lab, which cannot resume a run yet"):
-        LABS["qemu"].resume(_run(QemuLabFacts()), None, None, print)  # type: ignore[arg-type]
+def test_a_run_of_another_lab_is_refused_by_each_labs_resume_in_one_line() -> None:
+    """Every lab resumes (issue 52): each one's resume refuses, before it makes anything, a run it did not make."""
+    for lab in LABS.values():
+        other = next(facts for name, facts in LAB_FACTS.items() if name != lab.name)()
+        with pytest.raises(UsageError, match=r"run r9 is not a .* run; resume it with 'mountbench run --resume r9'"):
+            lab.resume(_run(other), None, None, print)  # type: ignore[arg-type]
 
 
 def test_doctor_checks_each_lab_asked_for_through_its_member(tmp_path: Path) -> None:
@@ -119,8 +123,8 @@ class _Recorded(LabContext):
 
 def test_every_lab_is_started_then_closed_and_a_failed_start_is_closed_first() -> None:
     """LabContext: what the three labs' running parts (Guest, CloudLab, ContainerLab) share."""
-    from mountbench.labs.cloud.lab import CloudLab
-    from mountbench.labs.containers.lab import ContainerLab
+    from mountbench.labs.cloud.cloudlab import CloudLab
+    from mountbench.labs.containers.containerlab import ContainerLab
     from mountbench.labs.qemu.guest import Guest
 
     assert all(issubclass(running, LabContext) for running in (Guest, CloudLab, ContainerLab))

@@ -36,8 +36,8 @@ from mountbench.probe import (
 )
 from mountbench.probe.capabilities import MTIME_BASE_NS, MTIME_OFFSETS_NS, mtime_step_ns
 from mountbench.probe.inotify import IN_CREATE, IN_MOVED_TO, parse_events
-from mountbench.probe.model import summarize_delays
 from mountbench.probe.render import _coherence_rows, differing_capabilities, short_names
+from mountbench.probefacts import summarize_delays
 
 
 def target(path: str, fstype: str, *results: ProbeResult, cleanup: str = "removed") -> TargetProbe:

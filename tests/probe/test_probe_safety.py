@@ -23,8 +23,8 @@ from mountbench.host.scratch import Marker, Owner
 from mountbench.probe import ChildCrashed, probe_target, remove_scratch, render_markdown
 from mountbench.probe.capabilities import Capability, ProbeContext, helper, step
 from mountbench.probe.catalogue import by_id
-from mountbench.probe.model import YES, Finding
 from mountbench.probe.sandbox import KILL_GRACE_S, reap_stragglers, run_isolated
+from mountbench.probefacts import YES, Finding
 
 pytestmark = [pytest.mark.root, rm.requires_root]
 

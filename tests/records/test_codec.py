@@ -143,16 +143,16 @@ def test_sweeps_survive_config_and_options_and_old_runs_have_none():
 
 def test_a_lab_runs_probe_survives_the_codec_and_older_lab_runs_have_none():
     from mountbench.labfacts import QemuLabFacts
-    from mountbench.probe.model import LabProbe, MountProbe
+    from mountbench.probefacts import LabProbe, MountProbe
 
     probe = LabProbe((MountProbe("9p cache=none", "/mnt/9p", True, errors=("x",)),), repeat=2, timeout_s=1.5)
-    lab = QemuLabFacts(accel="tcg", probe=probe.to_dict())
+    lab = QemuLabFacts(accel="tcg", probe=probe)
     config = RunConfig(repeat=1, seed=1, baseline="9p", lab=lab, kind_options=DEFAULTS)
     stored = json.loads(json.dumps(config_to_dict(config)))
     assert stored["lab"]["name"] == "qemu" and "cloud" not in stored["lab"]
     again = config_from_dict(stored)
     assert again == config and isinstance(again.lab, QemuLabFacts)
-    assert LabProbe.from_dict(again.lab.probe or {}) == probe
+    assert again.lab.probe == probe
     older = config_to_dict(RunConfig(repeat=1, seed=1, baseline="9p", lab=QemuLabFacts(accel="tcg")))
     assert "probe" not in older["lab"]  # a lab run without --probe is stored as before
     assert config_from_dict(older).lab.probe is None  # type: ignore[union-attr]
@@ -160,11 +160,13 @@ def test_a_lab_runs_probe_survives_the_codec_and_older_lab_runs_have_none():
 
 def test_a_cloud_lab_run_stores_its_own_facts_and_none_of_the_qemu_labs():
     from mountbench.labfacts import CloudLabFacts
+    from mountbench.probefacts import CloudProbe
 
-    probe = {"targets": [{"label": "off-0ms", "mode": "off", "rtt_ms": 0}], "probes": [], "tools": {"rclone": "v1"}}
+    probe = CloudProbe.from_dict({"targets": [{"label": "off-0ms", "mode": "off", "rtt_ms": 0}], "mounts": [],
+                                  "repeat": 1, "timeout_s": 5.0, "tools": {"rclone": "v1"}})  # fmt: skip
     config = RunConfig(repeat=1, seed=1, baseline="local", lab=CloudLabFacts(probe), kind_options=DEFAULTS)
     stored = json.loads(json.dumps(config_to_dict(config)))
-    assert stored["lab"] == {"name": "cloud", "probe": probe}
+    assert stored["lab"] == {"name": "cloud", "probe": probe.to_dict()}
     assert config_from_dict(stored) == config
 
 
@@ -180,18 +182,22 @@ OLD_CLOUD_LAB = {"accel": None, "accel_reason": None, "emulated": None, "kernel"
 
 
 def test_lab_facts_stored_in_the_old_layout_are_read_as_the_lab_that_made_them():
-    from mountbench.labfacts import CloudLabFacts, QemuLabFacts
+    from mountbench.labfacts import CloudLabFacts, GuestMountFacts, QemuLabFacts
+    from mountbench.probefacts import CloudProbe, LabProbe
 
     base = {"version": 2, "repeat": 1, "seed": 1, "baseline": "9p"}
     qemu = config_from_dict({**base, "lab": OLD_QEMU_LAB}).lab
     assert isinstance(qemu, QemuLabFacts)
     assert (qemu.accel, qemu.emulated, qemu.cpus, qemu.root_server) == ("tcg", True, 2, "rust virtiofsd 1.10.1")
-    assert qemu.boot == {"qemu_s": 0.1, "kernel_s": 2.5} and qemu.mounts == ({"label": "9p cache=none", "tag": "mb0"},)
-    assert qemu.probe == OLD_QEMU_LAB["probe"]
+    assert qemu.boot == {"qemu_s": 0.1, "kernel_s": 2.5}
+    assert qemu.mounts == (GuestMountFacts(label="9p cache=none", extra={"tag": "mb0"}),)
+    assert qemu.mounts[0].to_dict()["tag"] == "mb0"  # stored as it was: what a mount type added beside the rest
+    assert qemu.probe == LabProbe.from_dict(OLD_QEMU_LAB["probe"])  # type: ignore[arg-type]
     cloud = config_from_dict({**base, "lab": OLD_CLOUD_LAB}).lab
-    assert cloud == CloudLabFacts(OLD_CLOUD_LAB["cloud"])  # type: ignore[arg-type]
+    old_probe = CloudProbe.from_dict(OLD_CLOUD_LAB["cloud"])  # type: ignore[arg-type]
+    assert cloud == CloudLabFacts(old_probe) and [t.label for t in old_probe.targets] == ["local"]
     again = config_to_dict(config_from_dict({**base, "lab": OLD_CLOUD_LAB}))
-    assert again["lab"] == {"name": "cloud", "probe": OLD_CLOUD_LAB["cloud"]}  # written back in the new layout
+    assert again["lab"] == {"name": "cloud", "probe": old_probe.to_dict()}  # written back in the new layout
 
 
 def test_lab_facts_of_a_lab_this_version_does_not_know_are_refused():

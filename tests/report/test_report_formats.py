@@ -36,7 +36,7 @@ def _lay_out(block) -> str:
 
 
 def write_text(report, output, request: Request) -> Written:
-    chapters = [c for section in SECTIONS if (c := section.document(report, Options(request.per_client)))]
+    chapters = [c for section in SECTIONS for c in section.chapters(report, Options(request.per_client))]
     text = "\n\n".join(
         "\n\n".join([f"== {chapter.title} ==", *(_lay_out(block) for block in chapter.blocks)]) for chapter in chapters
     )

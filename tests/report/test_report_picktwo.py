@@ -24,7 +24,7 @@ from mountbench.kinds.fio import KIND as FIO
 from mountbench.labfacts import QemuLabFacts
 from mountbench.model import RunData, Sample
 from mountbench.presets import load_preset
-from mountbench.probe.model import (
+from mountbench.probefacts import (
     CoherenceResult,
     FsInfo,
     InotifyResult,
@@ -42,7 +42,7 @@ from mountbench.report.content import build_report
 from mountbench.report.document import make_document
 from mountbench.report.html import render_html
 from mountbench.report.markdown import render_markdown
-from mountbench.report.picktwo.qemupick import write_sweep
+from mountbench.report.picktwo.vmshares import KEY, TITLE, write_sweep
 from mountbench.report.sections import Options, picktwo
 
 NONE, LOOSE, VFS, DISK = "9p cache=none", "9p cache=loose", "virtiofs cache=auto", "disk"
@@ -128,7 +128,7 @@ def lab_run(probe: LabProbe | None = None, run_id: str = "20261122-101010-abcd")
         dataclasses.replace(record, target=dataclasses.replace(record.target, label=t, path=f"/mnt/{i}"))
         for i, t in enumerate((NONE, LOOSE, VFS, DISK))
     )
-    lab = QemuLabFacts(accel="tcg", emulated=True, probe=probe.to_dict() if probe else None)
+    lab = QemuLabFacts(accel="tcg", emulated=True, probe=probe)
     config = dataclasses.replace(base_run.config, baseline=DISK, lab=lab)
     return dataclasses.replace(
         base_run, targets=targets, workloads=(*points, extract), samples=tuple(samples), config=config
@@ -140,15 +140,22 @@ def report():
     return build_report([lab_run(lab_probe())])
 
 
+def _rows(report):
+    (found,) = report.pick_two
+    return {row.label: row for row in found.rows}
+
+
+def _measure(row, name: str):
+    return next(m for p in row.properties for m in p.measures if m.measure == name)
+
+
 # --- the verdicts -------------------------------------------------------------------------------
 
 
 def test_each_mount_gets_a_verdict_per_property(report) -> None:
-    found = report.pick_two
-    assert found is not None
-    rows = {row.mount: row for row in found.rows}
+    rows = _rows(report)
     assert list(rows) == [NONE, LOOSE, VFS, DISK]  # the report's column order
-    verdicts = {m: (r.performance, r.coherence, r.concurrency) for m, r in rows.items()}
+    verdicts = {m: tuple(r.verdict(p) for p in ("performance", "coherence", "concurrency")) for m, r in rows.items()}
     assert verdicts == {
         NONE: ("poor", "good", "poor"),  # 20x slower writes; prompt; locks do not cross
         LOOSE: ("good", "poor", "fair"),  # appends never shown; flock only
@@ -162,26 +169,28 @@ def test_each_mount_gets_a_verdict_per_property(report) -> None:
 
 
 def test_the_measures_say_what_they_stand_on(report) -> None:
-    rows = {row.mount: row for row in report.pick_two.rows}  # type: ignore[union-attr]
-    assert rows[DISK].write.text == "1.00 GB/s at bs=256k (the fastest)"  # the knee's point is within noise of 1M's
-    assert (
-        rows[NONE].write.text.startswith("50.0 MB/s at bs=") and "20× slower than the fastest" in rows[NONE].write.text
+    rows = _rows(report)
+    write, tree, visibility, stale, locks = (
+        {label: _measure(row, m) for label, row in rows.items()}
+        for m in ("write", "tree", "visibility", "stale", "locks")
     )
-    assert rows[NONE].tree.text == "6.00 s (6× slower than the fastest)" and rows[NONE].tree.verdict == "fair"
-    assert rows[NONE].write.notes  # the emulation caveat's note number, as on every other number
+    assert write[DISK].text == "1.00 GB/s at bs=256k (the fastest)"  # the knee's point is within noise of 1M's
+    assert write[NONE].text.startswith("50.0 MB/s at bs=") and "20× slower than the fastest" in write[NONE].text
+    assert tree[NONE].text == "6.00 s (6× slower than the fastest)" and tree[NONE].verdict == "fair"
+    assert write[NONE].notes  # the emulation caveat's note number, as on every other number
     # across the VM boundary the clocks are matched to ±2 ms: a 1.5 ms worst is known as "≤ 3.5 ms"
-    assert rows[NONE].visibility.text == "every change shown; slowest: create host → guest, ≤ 3.50 ms"
-    assert rows[LOOSE].visibility.text == "not seen within 2 s: append both ways; rename host → guest"
-    assert rows[LOOSE].stale.text == "stale: stale 4/8 (host → guest)"
-    assert rows[LOOSE].locks.text == "only some block: flock: host → guest, guest → host; fcntl: host → guest"
-    assert rows[VFS].visibility.verdict == "fair" and "900 ms" in rows[VFS].visibility.text
-    assert rows[VFS].stale.text == "torn or missing: torn 4/8 (both ways)"
-    assert rows[NONE].locks.text == "neither flock nor fcntl held on one side blocks the other"
-    assert rows[VFS].locks.text == "flock and fcntl held on one side block the other, both ways"
+    assert visibility[NONE].text == "every change shown; slowest: create host → guest, ≤ 3.50 ms"
+    assert visibility[LOOSE].text == "not seen within 2 s: append both ways; rename host → guest"
+    assert stale[LOOSE].text == "stale: stale 4/8 (host → guest)"
+    assert locks[LOOSE].text == "only some block: flock: host → guest, guest → host; fcntl: host → guest"
+    assert visibility[VFS].verdict == "fair" and "900 ms" in visibility[VFS].text
+    assert stale[VFS].text == "torn or missing: torn 4/8 (both ways)"
+    assert locks[NONE].text == "neither flock nor fcntl held on one side blocks the other"
+    assert locks[VFS].text == "flock and fcntl held on one side block the other, both ways"
 
 
 def test_the_notes_say_how_it_was_judged_and_what_limits_it(report) -> None:
-    notes = " ".join(report.pick_two.notes)  # type: ignore[union-attr]
+    notes = " ".join(report.pick_two[0].notes)
     assert "SEQ write + end_fsync" in notes and "good when shown within 2×, poor when shown beyond 10×" in notes
     assert "emulated (TCG)" in notes and "an example error of the probe as a whole" in notes
 
@@ -206,11 +215,11 @@ def test_a_sweep_that_measured_the_page_cache_is_the_last_choice() -> None:
 
 def test_runs_without_probe_have_no_such_section() -> None:
     plain = build_report([lab_run(None)])
-    assert plain.pick_two is None
-    assert picktwo.screen(plain, Options()) == []
+    assert plain.pick_two == ()
+    assert renderables(picktwo.screen(plain, Options())) == []
     assert "Pick two" not in render_markdown(plain)
     assert "pick-two" not in render_html(plain, with_charts=False)
-    assert picktwo.records(plain) == [] and all(c.key != picktwo.KEY for c in charts.plan_charts(plain))
+    assert picktwo.records(plain) == [] and all(c.key != KEY for c in charts.plan_charts(plain))
 
 
 # --- every format ----------------------------------------------------------------------------------
@@ -221,7 +230,7 @@ def test_terminal_shows_the_table_its_notes_and_the_probes_tables(report) -> Non
     for part in renderables(picktwo.screen(report, Options())):
         console.print(part)
     text = console.export_text()
-    assert picktwo.TITLE in text and "‼ data loss" in text and "– not shared" in text
+    assert TITLE in text and "‼ data loss" in text and "– not shared" in text
     assert "performance + concurrency" in text
     assert "! emulated guest (TCG)" in text  # the numbers' caveat, spelled out
     assert "mountbench probe" in text and "mountbench coherence (A → B)" in text  # the probe's own tables
@@ -229,13 +238,13 @@ def test_terminal_shows_the_table_its_notes_and_the_probes_tables(report) -> Non
 
 
 def test_markdown_section_sits_after_the_sweeps_with_its_chart(report) -> None:
-    text = render_markdown(report, {picktwo.KEY: "r-pick-two.png"})
+    text = render_markdown(report, {KEY: "r-pick-two.png"})
     section = text[text.index("## Pick two") : text.index("## Environment")]
     assert text.index("## Sweeps") < text.index("## Pick two")
     assert "| mount | performance | coherence | concurrency | gets |" in section
     assert "**‼ data loss**" in section and "![Pick two, measured" in section and "(r-pick-two.png)" in section
     assert "≤ 3.50 ms" in section and "### What each mount supports" in section
-    note = report.pick_two.rows[0].write.notes[0]  # type: ignore[union-attr]
+    note = _measure(report.pick_two[0].rows[0], "write").notes[0]
     assert f"the fastest) [\\[{note}\\]](#note-{note})" in section  # linked to its note
 
 
@@ -253,9 +262,10 @@ def test_csv_and_json_records(report) -> None:
     records = picktwo.records(report)
     assert len(records) == 4 * 5
     json.dumps(records)
-    vfs_stale = next(r for r in records if r["mount"] == VFS and r["measure"] == "stale")
+    assert {r["lab"] for r in records} == {"qemu"}
+    vfs_stale = next(r for r in records if r["target"] == VFS and r["measure"] == "stale")
     assert (vfs_stale["verdict"], vfs_stale["property_verdict"], vfs_stale["value"]) == ("data loss", "data loss", 4.0)
-    write = next(r for r in records if r["mount"] == DISK and r["measure"] == "write")
+    write = next(r for r in records if r["target"] == DISK and r["measure"] == "write")
     assert (write["value"], write["unit"]) == (1.0e9, "B/s") and "emulated guest" in write["notes"]
     (export,) = picktwo.exports(report)
     rows = list(csv.DictReader(io.StringIO(export.csv)))
@@ -263,7 +273,7 @@ def test_csv_and_json_records(report) -> None:
 
 
 def test_chart_draws_one_cell_per_mount_and_property(report) -> None:
-    (chart,) = [c for c in charts.plan_charts(report) if c.key == picktwo.KEY]
+    (chart,) = [c for c in charts.plan_charts(report) if c.key == KEY]
     svg = chartkit.render(chart, "svg").decode()
     for text in ("performance", "coherence", "concurrency", NONE, "data loss", "not shared"):
         assert text in svg, text

@@ -24,7 +24,6 @@ TIMING = (
     "probe/test_probe_safety.py::test_fuse_server_freezing_mid_probe",
     "probe/test_probe_sandbox.py::test_hang_is_cut_at_the_timeout_and_kills_helpers",
     "probe/test_probe_sandbox.py::test_death_is_seen_even_while_a_helper_holds_the_pipe",
-    "labs/cloud/test_cloudlab_remote_reads.py::test_a_cold_read_on_every_mode_is_a_read_from_the_remote",
     "labs/cloud/test_cloudlab_remote_reads.py::test_sigterm_stops_the_lab_within_five_seconds",
     "report/test_report_speed.py::test_reports_of_a_three_target_default_run_are_fast",
 )

@@ -101,8 +101,8 @@ def cloudlab(
     mountbench cloudlab --rtt 0,10,50 --mode off,full --preset latency --size 256M
     mountbench cloudlab --job s4.fio --rtt 50 --bandwidth 10000
     """
+    from mountbench.labs.cloud.cloudrun import CloudOptions, run_cloudlab, with_defaults
     from mountbench.labs.cloud.matrix import DEFAULT_BANDWIDTH_KBPS, cloud_specs
-    from mountbench.labs.cloud.run import CloudOptions, run_cloudlab, with_defaults
 
     if resume:
         if modes or rtts or bandwidth or given_run_options(params):
@@ -118,7 +118,7 @@ def cloudlab(
     params.pop("per_client", None)
     with_defaults(options)  # options the cloud lab refuses fail here, before anything starts
     if dry_run:
-        from mountbench.labs.cloud.plan import lab_lines, workload_lines
+        from mountbench.labs.cloud.cloudplan import lab_lines, workload_lines
 
         for line in [*lab_lines(specs), *workload_lines(specs, with_defaults(options), warm=not cold_only)]:
             click.echo(line)

@@ -8,21 +8,20 @@ from pathlib import Path
 import click
 
 from mountbench.cli.console import command_line, print_run
-from mountbench.cli.labresume import note
+from mountbench.cli.labresume import exporter, note, resume_lab_run
 from mountbench.cli.options import (
     check_database,
     debug_option,
+    given_run_options,
     mount_choice,
     pop_run_options,
     probe_options,
     run_options,
 )
-from mountbench.errors import TargetError
+from mountbench.errors import TargetError, UsageError
 from mountbench.host import outputs
 from mountbench.labs.containers.mounts import MOUNT_TYPES, MountType
 from mountbench.model import RunOptions
-from mountbench.records.export import write_document
-from mountbench.report.document import make_document
 from mountbench.store import Store, default_db_path
 
 
@@ -37,12 +36,14 @@ from mountbench.store import Store, default_db_path
     on=True,
     timeout=(0.5, 5.0, "seconds a host change may take to show in the container"),
 )
+@click.option("--resume", metavar="RUN", help="finish an interrupted or killed containers run (its lab is made again)")
 @click.option("--dry-run", is_flag=True, help="print the checks, the lab's exact commands and the plan, then exit")
 @debug_option
 def containers(
     mounts: tuple[str, ...],
     probe_mounts: bool,
     probe_timeout: float,
+    resume: str | None,
     dry_run: bool,
     db: Path | None,
     json_out: Path | None,
@@ -64,8 +65,15 @@ def containers(
     mountbench containers --mount bind,volume --preset tree --tree node
     mountbench containers --repeat 5 --runtime 2 --size 256M
     """
-    from mountbench.labs.containers.run import ContainerOptions, mount_types, run_containers, with_defaults
+    from mountbench.labs.containers.rounds import ContainerOptions, mount_types, run_containers, with_defaults
 
+    if resume:
+        if mounts or given_run_options(params):
+            raise UsageError("--resume takes no --mount or run options: the run's own are used")
+        from mountbench.labs.containers.member import LAB
+
+        resume_lab_run(LAB, resume, db or default_db_path(), json_out, keep=False)
+        return
     chosen = mount_types(mounts)  # bad names fail here, before anything starts
     options = pop_run_options(params)
     params.pop("per_client", None)
@@ -76,14 +84,16 @@ def containers(
     db_path = db or default_db_path()
     check_database(db_path)  # before the image is built and the rounds run, not after
     protect = [*outputs.database(db_path), *outputs.inputs(options.job_files, "one of the run's job files")]
-    json_output = outputs.check(json_out, "--json", protect) if json_out else None
-    run, stopped = run_containers(ContainerOptions(mounts, options, probe_mounts, probe_timeout), note, command_line())
+    if json_out:
+        outputs.check(json_out, "--json", protect)
     with Store(db_path) as store:
-        store.import_run(run)
-        if json_output:
-            write_document(json_output, make_document([run]))
+        export = exporter(store, json_out)
+        run_id, stopped = run_containers(ContainerOptions(mounts, options, probe_mounts, probe_timeout), store, note,
+                                         command_line(), export)  # fmt: skip
+        export(run_id)
+        run = store.load_run(run_id)
     if run.samples:
-        print_run(run)  # with the container section (report/sections/containerpick.py): pick two, the mounts
+        print_run(run)  # with the lab's pick-two section (report/sections/picktwo.py)
     if stopped:
         raise stopped
 
@@ -91,7 +101,7 @@ def containers(
 def _dry_run(chosen: list[MountType], options: RunOptions) -> None:
     """The checks, the lab's commands and the plan; nothing started, nothing written. A lab that
     would refuse to start says so last, as a one-line error (exit 2)."""
-    from mountbench.labs.containers.plan import check_lines, lab_lines, round_lines
+    from mountbench.labs.containers.containerplan import check_lines, lab_lines, round_lines
 
     checks, problems = check_lines(chosen)
     click.echo("Checks:")

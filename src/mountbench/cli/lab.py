@@ -7,7 +7,15 @@ from pathlib import Path
 import click
 
 from mountbench.cli.console import err, print_run
-from mountbench.cli.options import debug_option, mount_choice, pop_run_options, probe_options, run_options
+from mountbench.cli.labresume import exporter, note
+from mountbench.cli.options import (
+    check_database,
+    debug_option,
+    mount_choice,
+    pop_run_options,
+    probe_options,
+    run_options,
+)
 from mountbench.engine import request as runrequest
 from mountbench.engine import workloads as workloads_mod
 from mountbench.errors import UsageError
@@ -15,8 +23,6 @@ from mountbench.fio.binary import find_fio
 from mountbench.host import outputs
 from mountbench.kinds import RunnerSetup, make_runners
 from mountbench.labs.qemu.mounts import MOUNT_TYPES
-from mountbench.records.export import write_document
-from mountbench.report.document import make_document
 from mountbench.store import Store, default_db_path
 
 
@@ -41,7 +47,7 @@ from mountbench.store import Store, default_db_path
     ),
     repeat=(100, None, "--probe: coherence repetitions [default: 3]"),
 )
-@click.option("--resume", metavar="RUN", help="finish an interrupted lab run (not supported yet: says so)")
+@click.option("--resume", metavar="RUN", help="finish an interrupted or killed lab run (its guest is made again)")
 @debug_option
 def lab(
     mounts: tuple[str, ...],
@@ -70,9 +76,8 @@ def lab(
     mountbench lab --mount disk:format=qcow2,cache=writeback --mount disk:cache=none --preset nine --size 1G
     mountbench lab --mount 9p --mount 9p:cache=loose --mount virtiofs --mount nfs --mount disk --preset s3 --probe
     """
-    from mountbench.labs.qemu.guestprobe import ProbeOptions
-    from mountbench.labs.qemu.history import earlier_lab_runs
-    from mountbench.labs.qemu.run import LabOptions, check_prerequisites, lab_specs, lab_timeout, run_lab
+    from mountbench.labs.insideprobe import ProbeOptions
+    from mountbench.labs.qemu.guestrun import QemuOptions, check_prerequisites, lab_timeout, mount_specs, run_qemu
 
     if resume:
         from mountbench.cli.labresume import resume_lab_run
@@ -82,14 +87,16 @@ def lab(
         return
     if params.get("clients") or params.get("hosts_file") or params.get("client_counts_text"):
         raise UsageError("--client and --clients are for 'mountbench run': the lab measures mounts inside one guest")
-    specs = lab_specs(mounts)  # bad specs fail here, before anything boots
+    specs = mount_specs(mounts)  # bad specs fail here, before anything boots
     if not probe_mounts and (probe_repeat is not None or probe_timeout is not None):
         raise UsageError("--probe-repeat and --probe-timeout apply to --probe; add --probe or drop them")
     check_prerequisites(specs)
     options = pop_run_options(params)
     db_path = db or default_db_path()
+    check_database(db_path)  # before minutes of booting, not after
     protect = [*outputs.database(db_path), *outputs.inputs(options.job_files, "one of the run's job files")]
-    json_output = outputs.check(json_out, "--json", protect) if json_out else None  # before minutes of booting
+    if json_out:
+        outputs.check(json_out, "--json", protect)  # before minutes of booting
     if options.watch:
         raise UsageError(
             "--watch is for 'mountbench run': the lab measures the host processes serving each mount itself"
@@ -98,16 +105,15 @@ def lab(
     runrequest.check_workloads(workloads, make_runners({w.kind for w in workloads}, RunnerSetup(find_fio())))
     timeout = lab_timeout(workloads, options.repeat + options.warmup, len(specs))
     probing = ProbeOptions(probe_repeat or 3, probe_timeout or 5.0) if probe_mounts else None
-    earlier = tuple(earlier_lab_runs(db_path))  # the guest's first ETA learns from this machine's lab runs
-    lab_options = LabOptions(
-        tuple(mounts), options, accel, cpus, memory, kernel, keep_guest, timeout, probing, earlier, tuple(workloads)
+    lab_options = QemuOptions(
+        tuple(mounts), options, accel, cpus, memory, kernel, keep_guest, timeout, probing, tuple(workloads)
     )
     err.print("booting the lab guest (under TCG this takes a minute)...")
-    run, stopped = run_lab(lab_options, on_output=lambda line: err.print(line, markup=False, highlight=False))
     with Store(db_path) as store:
-        store.import_run(run)
-        if json_output:
-            write_document(json_output, make_document([run]))
+        export = exporter(store, json_out)
+        run_id, stopped = run_qemu(lab_options, store, note, export)  # each sample stored as it comes
+        export(run_id)
+        run = store.load_run(run_id)
     if run.samples:
         print_run(run)
     if stopped:

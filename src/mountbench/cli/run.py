@@ -24,7 +24,14 @@ from mountbench.cli.progress import LearnedEta, Pace, ProgressEvents, clock, wor
 from mountbench.engine import request as runrequest
 from mountbench.engine import upfront
 from mountbench.engine.history import learnt_costs
-from mountbench.engine.session import Events, Session, check_space, plan_dry_run, run_to_end, sweep_leftovers
+from mountbench.engine.session import (
+    Session,
+    check_space,
+    plan_dry_run,
+    planned_space,
+    run_to_end,
+    sweep_leftovers,
+)
 from mountbench.errors import Interrupted, RunFailed, TargetError, UsageError
 from mountbench.fio.binary import find_fio
 from mountbench.host import contain, outputs
@@ -37,7 +44,7 @@ from mountbench.records.export import write_document
 from mountbench.report.document import make_document
 from mountbench.report.terminal_layout import Fields
 from mountbench.store import Store, default_db_path
-from mountbench.units import format_seconds
+from mountbench.units import format_bytes, format_seconds
 
 
 @click.command()
@@ -150,6 +157,7 @@ def _session(
 ) -> Session:
     """``handed``: costs learnt elsewhere (--learnt-json), for the pairs this database has not seen."""
     learnt = {**(handed or {}), **learnt_costs_here(store, request)}
+    log = _event_log(events_out)
     progress = ProgressEvents(err, request.workloads, Pace.of(request.config), learnt)
     session = Session(
         request.config,
@@ -157,9 +165,9 @@ def _session(
         request.workloads,
         request.runners,
         store,
-        _events(events_out, progress),
+        progress if log is None else Fanout(progress, log),  # the progress bar, and the event log when asked for
         run_id=run_id,
-        on_saved=_exporter(store, json_out),
+        on_saved=_saved(_exporter(store, json_out), log),
         watch=request.watch,
     )
     progress.at_most = session.rounds_at_most  # 'round 4 of at most 12', as the budget fixes the rounds
@@ -242,13 +250,27 @@ def learnt_costs_here(store: Store, request: runrequest.RunRequest) -> Mapping[t
     return learnt_costs([store.load_run(run_id) for run_id in recent], request.targets, request.workloads)
 
 
-def _events(events_out: outputs.Output | None, progress: ProgressEvents) -> Events:
-    """The progress bar, plus a JSON-lines event log when asked for (the lab reads it)."""
+def _event_log(events_out: outputs.Output | None) -> EventLog | None:
+    """The JSON-lines event log, when asked for (a lab reads it)."""
     if events_out is None:
-        return progress
+        return None
     # the file lives as long as the process; appended to, so it is opened where the checked path leads
     stream = sys.stdout if events_out.is_stdout else open(events_out.real, "a", buffering=1)  # noqa: SIM115
-    return Fanout(progress, EventLog(stream))
+    return EventLog(stream)
+
+
+def _saved(export: Callable[[str], None] | None, log: EventLog | None) -> Callable[[str], None] | None:
+    """After every stored sample: the JSON export rewritten, then the event log says so (a lab that
+    delegated the run reads the export then, and stores what it holds)."""
+    if log is None:
+        return export
+
+    def saved(run_id: str) -> None:
+        if export is not None:
+            export(run_id)
+        log.on_saved(run_id)
+
+    return saved
 
 
 def _resume(
@@ -374,7 +396,10 @@ def _dry_run_checks(request: runrequest.RunRequest, plan: Sequence[PlanItem], db
     else:
         lines += [("!", f"space: {notice}") for notice in notices]
         if not notices:
-            lines.append(("✓", "space: every target has room for its working sets"))
+            planned = format_bytes(planned_space(request.workloads, request.runner_for))
+            lines.append(
+                ("✓", f"space: every target has room for its working sets (at most {planned} at once on each)")
+            )
     # what the runners choose once for the run (fio: the clock every job uses; the job files say it)
     for fact, value in host_facts(request.runners).items():
         if isinstance(value, Mapping):  # a record the run fills in as it starts (its clients' facts): never raw

@@ -20,7 +20,9 @@ RUN_FLAGS: dict[str, tuple[Flag, ...]] = {
     "warmup": (Flag("--warmup", "rounds run before the measured ones and thrown away, like hyperfine --warmup"),),
     "runtime": (Flag("--runtime", "runtime of every fio job and of every http load, e.g. 2.5 or 1s (wrk: whole "
                      "seconds)", "SECONDS"),),
-    "size": (Flag("--size", "working-set size, e.g. 1G (largest job of each suite)", "SIZE", "size_text"),),
+    "size": (Flag("--size", "working set of each suite's largest workload, all its jobs and clones together, "
+                  "e.g. 1G; every job scaled by one factor (the dry run says the space planned)", "SIZE",
+                  "size_text"),),
     "seed": (Flag("--seed", "seed of the interleaved order (default: random, recorded)"),),
     "drop_caches": (Flag("--drop-caches", "drop page caches before samples (auto: before buffered workloads, as "
                          "root)", choices=DROP_MODES),),

@@ -10,9 +10,7 @@ fio port is tried each few seconds, and an unreachable one ends the sample, by n
 
 from __future__ import annotations
 
-import contextlib
 import errno
-import os
 import signal
 import subprocess
 import time
@@ -25,6 +23,7 @@ from mountbench.clients.addresses import ClientSpec
 from mountbench.clients.fioprobe import connect
 from mountbench.host import contain
 from mountbench.host.contain import Fence
+from mountbench.host.process import send_signal
 
 STOP_GRACE_S = 10.0  # after Ctrl-C, how long fio's client may take to stop every server's job
 CHECK_EVERY_S = 5.0
@@ -82,8 +81,7 @@ def run_watched(
                 return Finished(proc.returncode, "", lost=lost, killed=True)
             next_check = time.monotonic() + CHECK_EVERY_S
     except BaseException:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGINT)
+        send_signal(proc.pid, signal.SIGINT, group=True)
         try:
             proc.communicate(timeout=STOP_GRACE_S)
         except subprocess.TimeoutExpired:
@@ -119,6 +117,5 @@ def why_unreachable(client: ClientSpec) -> str:
 
 
 def _kill(proc: subprocess.Popen) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
+    send_signal(proc.pid, signal.SIGKILL, group=True)
     proc.communicate()

@@ -23,8 +23,8 @@ from mountbench.clients.addresses import ClientSpec, parse_client
 from mountbench.errors import TargetError, UsageError
 from mountbench.probe.agent import AgentError, AgentLink, AgentSilent, RemotePending, RemoteSide
 from mountbench.probe.coherence import View, measure_views
-from mountbench.probe.model import CoherenceResult
 from mountbench.probe.sandbox import Outcome
+from mountbench.probefacts import CoherenceResult
 
 HELLO_TIMEOUT_S = 10.0
 

@@ -22,7 +22,6 @@ import ipaddress
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -37,7 +36,7 @@ from mountbench.clients.addresses import AGENT_PORT_OFFSET, FIO_PORT
 from mountbench.clients.sshscripts import BARRIER_SH
 from mountbench.errors import MountbenchError, UsageError
 from mountbench.fio.binary import FioInfo
-from mountbench.host.process import die_with_parent, last_lines, stop_tree, tcp_listeners
+from mountbench.host.process import bind_error, last_lines, spawn, stop_tree, tcp_listeners
 
 DEFAULT_BIND = "127.0.0.1"
 HOME_PREFIX = "mountbench-serve-"
@@ -108,15 +107,8 @@ def serving(fio: FioInfo, bind: str = DEFAULT_BIND, port: int = FIO_PORT) -> Ite
     barrier = home / "barrier.sh"
     barrier.write_text(BARRIER_SH)
     try:
-        proc = subprocess.Popen(
-            [fio.path, fio_server_arg(bind, port)],
-            cwd=home,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=die_with_parent(signal.SIGTERM),
-        )
+        proc = spawn([fio.path, fio_server_arg(bind, port)], death_signal=signal.SIGTERM, cwd=home,
+                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
         try:
             _wait_listening(proc, bind, port)
             server = agent.serve_agent(agent.Agent(port, fio.version, barrier=str(barrier)), bind,
@@ -196,21 +188,18 @@ def _wait_listening(proc: subprocess.Popen, bind: str, port: int) -> None:
 def _refuse_taken(bind: str, port: int, what: str) -> None:
     """A one-line error when anything listens on ``bind:port`` already. The trial socket sets
     no SO_REUSEPORT, so a fio server there (which sets it) makes the bind fail too."""
-    family = socket.AF_INET6 if ":" in bind else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((bind, port))
-        except OSError as exc:
-            if exc.errno == errno.EADDRNOTAVAIL:
-                raise UsageError(
-                    f"--bind {bind} is not an address of this machine ({exc.strerror}); give one it has, "
-                    "e.g. 127.0.0.1 ('ip -brief address' lists them)"
-                ) from None
-            raise UsageError(
-                f"{what} cannot listen on {bind}:{port} ({exc.strerror}); choose another --port "
-                f"(fio takes PORT, the agent PORT + {AGENT_PORT_OFFSET})"
-            ) from None
+    exc = bind_error(bind, port)
+    if exc is None:
+        return
+    if exc.errno == errno.EADDRNOTAVAIL:
+        raise UsageError(
+            f"--bind {bind} is not an address of this machine ({exc.strerror}); give one it has, "
+            "e.g. 127.0.0.1 ('ip -brief address' lists them)"
+        )
+    raise UsageError(
+        f"{what} cannot listen on {bind}:{port} ({exc.strerror}); choose another --port "
+        f"(fio takes PORT, the agent PORT + {AGENT_PORT_OFFSET})"
+    )
 
 
 def _new_home() -> Path:

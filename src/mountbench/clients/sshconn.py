@@ -22,7 +22,8 @@ from pathlib import Path
 
 from mountbench.clients.addresses import ClientSpec
 from mountbench.errors import UsageError
-from mountbench.host.process import die_with_parent, last_lines, stop_tree
+from mountbench.host.process import last_lines, stop_tree
+from mountbench.host.process import spawn as process_spawn
 
 CONTROL_PREFIX = "mb-ssh-"
 CONFIG_ENV = "MOUNTBENCH_SSH_CONFIG"  # an ssh config file used instead of ~/.ssh/config (tests)
@@ -194,7 +195,7 @@ def remote_command(script: str, *args: str) -> str:
 def spawn(argv: list[str], **kwargs) -> subprocess.Popen:
     """An ssh process in its own session (Ctrl-C at the terminal is mountbench's to handle)
     that the kernel ends should mountbench die without ending it."""
-    return subprocess.Popen(argv, start_new_session=True, preexec_fn=die_with_parent(signal.SIGTERM), **kwargs)
+    return process_spawn(argv, death_signal=signal.SIGTERM, **kwargs)
 
 
 def stop(proc: subprocess.Popen) -> None:

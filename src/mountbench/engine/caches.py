@@ -20,6 +20,7 @@ from pathlib import Path
 
 from mountbench import model
 from mountbench.host.facts import is_root
+from mountbench.host.process import kill, spawn
 from mountbench.host.scratch import OutsideScratch, open_beneath
 from mountbench.model import Caveat
 
@@ -100,14 +101,14 @@ def drop_page_cache() -> tuple[bool, str]:
         return False, "not root (run as root to drop caches)"
     # sync(2) in a child with a time limit: a hung network mount must not hang mountbench
     try:
-        child = subprocess.Popen(["sync"], stdin=subprocess.DEVNULL)
+        child = spawn(["sync"], session=False, death_signal=None, stdin=subprocess.DEVNULL)
     except OSError:
         os.sync()
     else:
         try:
             child.wait(timeout=SYNC_TIMEOUT_S)
         except subprocess.TimeoutExpired:
-            child.kill()  # not waited for: a sync stuck in the kernel cannot die until the mount answers
+            kill(child)  # not waited for: a sync stuck in the kernel cannot die until the mount answers
             return False, f"sync did not finish within {SYNC_TIMEOUT_S:.0f} s (is a mount hung?)"
     try:
         _DROP_FILE.write_text("3\n")

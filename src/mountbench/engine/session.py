@@ -96,18 +96,12 @@ def check_space(
 
     Returns notices for what could not be checked."""
     notices = []
-    per_target: dict[str, int] = {}
+    per_target = {target.label: planned_space(workloads, runner_for) for target in targets}
     unknown = []
     for workload in workloads:
         if runner_for(workload).space_needed(workload)[1] is None:
             unknown.append(workload.name)
     for target in targets:
-        groups: dict[str, int] = defaultdict(int)
-        for workload in workloads:
-            group, needed = runner_for(workload).space_needed(workload)
-            if needed is not None:
-                groups[group] = max(groups[group], needed)
-        per_target[target.label] = sum(groups.values())
         if unknown:
             notices.append(f"{target.label}: space needed by {', '.join(unknown)} unknown; not checked")
     by_device: dict[int, list[Target]] = defaultdict(list)
@@ -133,6 +127,17 @@ def check_space(
                 f"{hint}{f' (--size {fits}M fits)' if fits else ''} or free space"
             )
     return notices
+
+
+def planned_space(workloads: Sequence[Workload], runner_for: Callable[[Workload], Runner]) -> int:
+    """Bytes of working files a target holds at most at once: each file group's largest (workloads of
+    one group share their files, or lay theirs out one at a time: Runner.space_needed), summed."""
+    groups: dict[str, int] = defaultdict(int)
+    for workload in workloads:
+        group, needed = runner_for(workload).space_needed(workload)
+        if needed is not None:
+            groups[group] = max(groups[group], needed)
+    return sum(groups.values())
 
 
 SPACE_MARGIN = 1 << 20  # beside a working set: the scratch directory, its marker, job files

@@ -7,7 +7,7 @@ for a workload is up to its kind (kinds/)."""
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from mountbench.errors import UsageError
@@ -41,22 +41,26 @@ def from_options(options: RunOptions) -> list[Workload]:
         sweeps=options.sweeps,
         options=options.kind_options,
     )
-    selected = select(workloads, options.only)
+    if not options.fsync_writes:
+        selected = select(workloads, options.only)
+    else:  # --only chooses among the names the run shows, the variants' among them
+        variants = _fsync_variants(workloads)
+        selected = select(
+            [w for pair in variants for w in pair if w is not None],
+            options.only,
+            also={variant.name: workload.name for workload, variant in variants if variant is not None},
+        )
+        if not any(w is variant for _, variant in variants for w in selected):
+            raise UsageError("--fsync-writes: no workload here writes without syncing already; drop --fsync-writes")
     if options.sweeps and not any(w.description.sweep for w in selected):
         _no_sweepable_workload()
-    return with_fsync_variants(selected) if options.fsync_writes else selected
+    return selected
 
 
-def with_fsync_variants(workloads: Sequence[Workload]) -> list[Workload]:
-    """Each workload, then its kind's fsync-terminated variant where it has one (--fsync-writes):
+def _fsync_variants(workloads: Sequence[Workload]) -> list[tuple[Workload, Workload | None]]:
+    """Each workload with its kind's fsync-terminated variant where it has one (--fsync-writes):
     the durable rate beside the rate a volatile cache may absorb (analysis/plausible.py)."""
-    out: list[Workload] = []
-    for workload in workloads:
-        variant = kind_of(workload.kind).fsync_variant(workload)
-        out += [workload, variant] if variant is not None else [workload]
-    if len(out) == len(workloads):
-        raise UsageError("--fsync-writes: no workload here writes without syncing already; drop --fsync-writes")
-    return out
+    return [(workload, kind_of(workload.kind).fsync_variant(workload)) for workload in workloads]
 
 
 def assemble(
@@ -123,14 +127,17 @@ def _sweep(workloads: list[tuple[Workload, tuple[SweepAxis, ...]]], asked: bool)
     return out
 
 
-def select(workloads: list[Workload], patterns: Sequence[str]) -> list[Workload]:
+def select(workloads: list[Workload], patterns: Sequence[str], also: Mapping[str, str] | None = None) -> list[Workload]:
     """Keep the workloads whose name matches one of the glob patterns (all when none). A swept
-    workload (``seq1m-q8-read@bs=4k``) also answers to the name it was swept from."""
+    workload (``seq1m-q8-read@bs=4k``) also answers to the name it was swept from, and a workload
+    named in ``also`` to the name given there (an fsync variant to its workload's)."""
     if not patterns:
         return workloads
+    also = also or {}
 
     def matches(name: str, pattern: str) -> bool:
-        return fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(name.split("@", 1)[0], pattern)
+        names = (name, name.split("@", 1)[0], *([also[name]] if name in also else []))
+        return any(fnmatch.fnmatchcase(each, pattern) for each in names)
 
     kept = [w for w in workloads if any(matches(w.name, p) for p in patterns)]
     if not kept:

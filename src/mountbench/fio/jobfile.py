@@ -74,10 +74,13 @@ def _canonical(key: str) -> str:
 
 @dataclass(frozen=True)
 class Section:
-    """One section of a job file as written: ``[global]`` or a job, its own options only."""
+    """One section of a job file as written: ``[global]`` or a job, its own options only, each path
+    placed where mountbench says (:data:`PLACEMENT_RULE`); ``placed`` holds (the option's index, the
+    value as written) of those it changed, said where the file is rendered."""
 
     name: str
     options: tuple[Option, ...]
+    placed: tuple[tuple[int, str], ...] = ()
 
     @property
     def is_global(self) -> bool:
@@ -140,19 +143,72 @@ def parse_sections(text: str, origin: str = "<job file>", environ: Mapping[str, 
         key, sep, value = expanded.partition("=")
         sections[-1][2].append((key.strip(), value.strip() if sep else None))
         sections[-1][3].append(_Line(lineno, line))
-    found = [Section(name, tuple(options)) for name, _, options, _ in sections]
-    jobs = merged_jobs(found)
+    jobs = merged_jobs(Section(name, tuple(options)) for name, _, options, _ in sections)
     if not jobs:
         raise UsageError(f"{origin}: no job sections; add at least one [jobname] section")
     for job in jobs:
         check_job(job, origin)
+    found = []
+    names: dict[str, set[str]] = {}  # a file's name in the scratch directory -> the paths written for it
     for name, _, options, lines in sections:
+        kept: list[Option] = []
+        placed: list[tuple[int, str]] = []
         for (key, value), where in zip(options, lines, strict=True):
             said = "" if where.raw == _joined(key, value) else f" (written {where.raw!r}: the environment put in)"
+            if value is not None and canonical(key) in _PATH_OPTIONS:
+                new, problem = place(key, value)
+                if problem:
+                    raise UsageError(f"{origin}:{where.number}: [{_shown(name)}] {problem}{said}")
+                if new != value:
+                    placed.append((len(kept), value))
+                if canonical(key) in _DATA_FILE_OPTIONS:
+                    for written, there in zip(_parts(key, value), _parts(key, new), strict=True):
+                        names.setdefault(there, set()).add(os.path.normpath(written))
+                value = new
             problem = option_problem(key, value)
             if problem:
                 raise UsageError(f"{origin}:{where.number}: [{_shown(name)}] {problem}{said}")
+            kept.append((key, value))
+        found.append(Section(name, tuple(kept), tuple(placed)))
+    for there, written in names.items():
+        if len(written) > 1:
+            raise UsageError(
+                f"{origin}: {' and '.join(sorted(written))} would be one file ({there}) where fio has "
+                f"{len(written)}: {PLACEMENT_RULE}; give them different names"
+            )
     return found
+
+
+PLACEMENT_RULE = (
+    "mountbench puts every file a job names where it measures (the job's files in each target's scratch "
+    "directory, fio's logs in the run's work folder): directory= is its own, and of a path only the name "
+    "is kept (filename=/tmp/data is data there)"
+)
+_DATA_FILE_OPTIONS = ("filename", "filename_format", "donorname")  # names of the files a job works on
+
+
+def _parts(key: str, value: str) -> list[str]:
+    """The names a value holds: a filename= lists several, separated by ':'."""
+    return [part.strip() for part in value.split(":")] if canonical(key) == "filename" else [value.strip()]
+
+
+def place(key: str, value: str) -> tuple[str, str]:
+    """The value as mountbench runs it (:data:`PLACEMENT_RULE`): each path that leads outside the
+    scratch directory (absolute, ``~``, ``..``) reduced to its name, a relative name kept as written;
+    and the problem ('' when none): a device (/dev/...) or a path that names no file."""
+    out = []
+    for piece in _parts(key, value):
+        if piece == "/dev" or piece.startswith("/dev/"):
+            return value, f"{key}={value} names a device ({piece}), not a file: {PLACEMENT_RULE}; give a file name"
+        steps = [step for step in piece.split("/") if step not in ("", ".")]
+        if not (piece.startswith(("/", "~")) or ".." in steps):
+            out.append(piece)
+            continue
+        name = steps[-1] if steps and not piece.endswith("/") else ""
+        if not name or name == ".." or name.startswith("~"):
+            return value, f"{key}={value} names a directory, not a file: {PLACEMENT_RULE}; give a file name"
+        out.append(name)
+    return ":".join(out), ""
 
 
 def _joined(key: str, value: str | None) -> str:
@@ -308,7 +364,7 @@ disable_bw_measurement gtod_cpu unified_rw_reporting continue_on_error error_dum
 hugepage-size flow_id flow flow_sleep steadystate steadystate_duration steadystate_ramp_time
 userspace_reap cmdprio_percentage cmdprio_class cmdprio cmdprio_bssplit nowait hipri hipri_percentage
 fixedbufs registerfiles sqthread_poll sqthread_poll_cpu nonvectored uncached force_async thp
-stat_type inplace donorname cpuload cpumode cpuchunks exit_on_io_done
+stat_type inplace donorname cpuload cpumode cpuchunks exit_on_io_done gpu_dev_ids cuda_io rocm_io
 """
 ALLOWED = frozenset(_ALLOWED_NAMES.split())
 
@@ -346,7 +402,7 @@ _FORBIDDEN_OPTIONS = {
     "merge_blktrace_file": "writes a merged trace by a path of its own",
     "verify_state_load": "reads fio's verify state left by an earlier run outside the scratch directory",
 }
-_FORBIDDEN_ENGINES = ("exec", "external")
+_FORBIDDEN_ENGINES = tuple(sorted(engines.RUNS_PROGRAMS))
 _MEM_KINDS = ("malloc", "shm", "shmhuge", "mmap", "mmaphuge", "mmapshared", "cudamalloc")
 
 # Bounds of what a job may ask for (each refused with one line above it)
@@ -425,10 +481,8 @@ def _path_problem(name: str, value: str) -> str:
         piece = part.strip()
         steps = [step for step in piece.split("/") if step]
         if piece.startswith(("/", "~")) or ".." in steps:
-            return (
-                "points outside the scratch directory; use a relative name (mountbench sets directory= to each "
-                "target's scratch directory)"
-            )
+            # a job file's paths are placed (place()); this is what fio itself read another way
+            return f"points outside the scratch directory: {PLACEMENT_RULE}; give the file's name"
         if name == "filename" and (not steps or all(step == "." for step in steps)):
             return "names the scratch directory itself, not a file in it; give a file name"
         rest = piece
@@ -710,9 +764,13 @@ def render_sections(sections: Iterable[Section], overrides: Iterable[Option], co
     lines = [f"; {line}" for line in comment.splitlines()]
     for section in sections:
         lines.append(f"[{section.name}]")
-        for key, value in section.options:
+        written = dict(section.placed)
+        for index, (key, value) in enumerate(section.options):
             if _canonical(key) in _PLACEMENT_KEYS:
+                lines.append(f"; set by mountbench: {_joined(key, value)} replaced (mountbench says where)")
                 continue
+            if index in written:
+                lines.append(f"; set by mountbench: {key}={written[index]} placed by its name (mountbench says where)")
             lines.append(key if value is None else f"{key}={value}")
         added = placement if section.is_global else overrides
         if added:
@@ -722,8 +780,17 @@ def render_sections(sections: Iterable[Section], overrides: Iterable[Option], co
 
 
 def sections_to_spec(sections: Iterable[Section]) -> list:
-    return [[s.name, [[k, v] for k, v in s.options]] for s in sections]
+    """``[name, options]``, and the placed names' written values when mountbench placed any."""
+    return [
+        [s.name, [[k, v] for k, v in s.options], *([[[i, w] for i, w in s.placed]] if s.placed else [])]
+        for s in sections
+    ]
 
 
 def sections_from_spec(data: Iterable) -> list[Section]:
-    return [Section(name, tuple((k, v) for k, v in options)) for name, options in data]
+    """Sections back from :func:`sections_to_spec` (also as stored before names were placed)."""
+    found = []
+    for name, options, *placed in data:
+        written = tuple((int(i), str(w)) for i, w in placed[0]) if placed else ()
+        found.append(Section(name, tuple((k, v) for k, v in options), written))
+    return found

@@ -12,12 +12,21 @@ measured as a workload each, as mountbench did for every section before.
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 
 from mountbench.errors import UsageError
 from mountbench.fio import engines
-from mountbench.fio.jobfile import FioJob, Section, duration_bound_s, merged_jobs, truthy
+from mountbench.fio.jobfile import (
+    FioJob,
+    Section,
+    duration_bound_s,
+    evaluate_count,
+    fio_variables_bounded,
+    merged_jobs,
+    truthy,
+)
 
 _BARRIERS = ("stonewall", "wait_for_previous")
 
@@ -40,14 +49,34 @@ def _barrier(job: FioJob) -> bool:
     return any(truthy(job.get(key)) for key in _BARRIERS)
 
 
+_EXPANDED_NAMES = 4096  # files of one job named one by one; beyond, the job's name pattern stands for them
+
+
 def _file_keys(job: FioJob) -> set[str]:
-    """Names that identify the files a job works on (patterns kept as patterns)."""
-    if engines.engine_name(job.get("ioengine")) in engines.NO_IO:
+    """The names of the files a job works on: its data files (``filename=``, or the names fio gives
+    from ``filename_format``, by default ``$jobname.$jobnum.$filenum``, for every clone and file) and
+    the donor file e4defrag moves blocks with (``donorname=``), so that a section that names another's
+    file, or shares its donor, is seen to work on it. A pattern with too many files (or one only fio
+    can fill in) stands for them as a pattern."""
+    engine = engines.engine_name(job.get("ioengine"))
+    if engine in engines.NO_IO:
         return set()
+    donor = job.get("donorname") if engine == "e4defrag" else None  # e4defrag's option: other engines drop it
+    keys = {posixpath.normpath(donor or "")} - {"."}
     if job.get("filename"):
-        return {name for name in (job.get("filename") or "").split(":") if name}
-    pattern = job.get("filename_format") or "$jobname.$jobnum.$filenum"
-    return {pattern.replace("$jobname", job.section)}
+        return keys | {posixpath.normpath(name) for name in (job.get("filename") or "").split(":") if name}
+    pattern = (job.get("filename_format") or "$jobname.$jobnum.$filenum").replace(
+        "$jobname", job.get("name") or job.section
+    )
+    variables = fio_variables_bounded()
+    clones = evaluate_count(job.get("numjobs") or "1", variables) or 1
+    files = evaluate_count(job.get("nrfiles") or "1", variables) or 1
+    if "$clientuid" in pattern or clones * files > _EXPANDED_NAMES:
+        return keys | {pattern}
+    named = (
+        pattern.replace("$jobnum", str(j)).replace("$filenum", str(f)) for j in range(clones) for f in range(files)
+    )
+    return keys | {posixpath.normpath(name) for name in named}
 
 
 class _Union:

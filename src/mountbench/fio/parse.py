@@ -41,22 +41,26 @@ def load_fio_json(text: str) -> dict:
         raise FioOutputError(f"fio's JSON output is truncated or invalid ({exc.msg})") from None
 
 
-def parse_fio(document: dict) -> FioParsed:
+def parse_fio(document: dict, *, as_groups: bool = False) -> FioParsed:
+    """The document's metrics. ``as_groups``: each direction's rates are what fio's
+    ``group_reporting`` gives (:func:`_group_rates`), whatever the job file asked; otherwise the
+    entries' own rates are added (the clients' aggregate: machines that each ran for their own time),
+    phases one after another aside."""
     try:
-        return _parse_fio(document)
+        return _parse_fio(document, as_groups)
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
         raise FioOutputError(f"fio's JSON output has an unexpected shape ({type(exc).__name__}: {exc})") from None
 
 
-def _parse_fio(document: dict) -> FioParsed:
+def _parse_fio(document: dict, as_groups: bool) -> FioParsed:
     jobs = document.get("jobs") or []
     if not jobs:
         raise FioOutputError("fio's JSON output has no jobs")
     metrics: dict[str, float] = {}
     for direction in DIRECTIONS:
         metrics.update(_direction_metrics(direction, [job[direction] for job in jobs if direction in job]))
-        metrics.update(_phased_rates(direction, jobs))
-    files = _files_per_s(jobs)
+        metrics.update(_group_rates(direction, jobs) if as_groups else _phased_rates(direction, jobs))
+    files = _files_per_s(jobs, as_groups)
     if files:
         metrics["files_per_s"] = files
     metrics["cpu.usr"] = sum(float(job.get("usr_cpu", 0.0)) for job in jobs) / len(jobs)
@@ -65,10 +69,13 @@ def _parse_fio(document: dict) -> FioParsed:
     return FioParsed(metrics, errors, str(document.get("fio version", "")))
 
 
-def _files_per_s(jobs: list[dict]) -> float:
+def _files_per_s(jobs: list[dict], as_groups: bool = False) -> float:
     """Files handled per second for jobs over many small files (``nrfiles``): the
-    small-file churn view. fio's own job runtime, so its start-up is not counted."""
+    small-file churn view. fio's own job runtime, so its start-up is not counted. ``as_groups``:
+    as fio's group_reporting counts rates (:func:`_group_rates`), a group's files over its longest
+    job's runtime, groups one after another over their summed times."""
     total = 0.0
+    phases: dict[int, list[float]] = {}  # group -> [files, its longest runtime in ms]
     for job in jobs:
         options = job.get("job options", {})
         runtime_ms = float(job.get("job_runtime", 0) or 0)
@@ -76,10 +83,43 @@ def _files_per_s(jobs: list[dict]) -> float:
             continue
         try:
             clones = parse_size(options.get("numjobs", "1")) if options.get("group_reporting") else 1
-            total += parse_size(options["nrfiles"]) * clones / (runtime_ms / 1000)
+            files = parse_size(options["nrfiles"]) * clones
         except UsageError:  # a variable or an expression: no honest count
             return 0.0
+        total += files / (runtime_ms / 1000)
+        phase = phases.setdefault(int(job.get("groupid", 0) or 0), [0.0, 0.0])
+        phase[0] += files
+        phase[1] = max(phase[1], runtime_ms)
+    if as_groups and phases:
+        return sum(files for files, _ in phases.values()) / (sum(ms for _, ms in phases.values()) / 1000)
     return total
+
+
+def _group_rates(direction: str, jobs: list[dict]) -> dict[str, float]:
+    """The direction's rates as fio's ``group_reporting`` gives them (fio's stat.c): the I/Os and
+    bytes of all the jobs of a group (fio's ``groupid``: the jobs between two stonewalls) over the
+    group's longest runtime in that direction, not the jobs' own rates added (a job that ended first
+    would count its rate over time it did not run). Groups that move the direction one after another
+    (phases) give all their I/Os over their summed times. fio's arithmetic: IOPS ``1000.0 * ios / ms``,
+    bandwidth in whole bytes per second. {} when the direction moved no data."""
+    groups: dict[int, list[dict]] = {}
+    for job in jobs:
+        if int(job.get(direction, {}).get("io_bytes", 0) or 0) > 0:
+            groups.setdefault(int(job.get("groupid", 0) or 0), []).append(job)
+    if not groups:
+        return {}
+    ms = sum(max(_runtime_ms(job, direction) for job in members) for members in groups.values())
+    if ms <= 0:
+        return {}
+    members = [job[direction] for group in groups.values() for job in group]
+    ios = sum(int(stats.get("total_ios", 0) or 0) for stats in members)
+    moved = sum(int(stats.get("io_bytes", 0) or 0) for stats in members)
+    return {f"{direction}.iops": 1000.0 * ios / ms, f"{direction}.bw": float(1000 * moved // ms)}
+
+
+def _runtime_ms(job: dict, direction: str) -> int:
+    """The job's runtime in the direction (fio's ``runtime``, ms), else its whole runtime."""
+    return int(job[direction].get("runtime", 0) or job.get("job_runtime", 0) or 0)
 
 
 def _phased_rates(direction: str, jobs: list[dict]) -> dict[str, float]:

@@ -2,12 +2,19 @@
 
 - an engine run to completion (fio, tar, git): :func:`run_child`, :func:`run_timed`, each born
   inside a fence (host/contain.py: it can write only beneath the directories it is given);
-- a long-lived process (a lab's daemons, QEMU, rclone, nginx): :func:`start`, in a session of
-  its own (a Ctrl-C on the terminal reaches only Python, which stops it in order) and killed by
-  the kernel should mountbench die without stopping it (:func:`die_with_parent`);
-- stopping any of them with everything they started: :func:`stop_tree`;
-- the ports and logs around them: :func:`free_port`, :func:`port_open`, :func:`wait_until`,
-  :func:`log_tail`, :func:`tree_pids`.
+- any other child: :func:`spawn`, the one call that starts a process (host/contain.py's spawner
+  aside, through which a fenced child is born); a long-lived one (a lab's daemons, QEMU, rclone,
+  nginx): :func:`start`, in a session of its own (a Ctrl-C on the terminal reaches only Python,
+  which stops it in order) and killed by the kernel should mountbench die without stopping it
+  (:func:`die_with_parent`);
+- a child's output line by line to a callback: :func:`stream`;
+- stopping any of them with everything they started: :func:`stop_tree`; processes known by their
+  PID only: :func:`stop_processes`, :func:`send_signal`, :func:`kill`;
+- the ports and logs around them: :func:`free_port`, :func:`port_open`, :func:`bind_error`,
+  :func:`wait_until`, :func:`log_tail`, :func:`tree_pids`.
+
+tests/host/test_process_guard.py keeps it so: no other module starts, signals or port-checks a
+process by itself.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -143,6 +151,33 @@ def _wait_gone(members: list, limit_s: float) -> list:
         time.sleep(0.02)
 
 
+def stop_processes(members: list, grace_s: float = 5.0) -> list:
+    """Stop processes known only by their PID (psutil.Process objects, which check the PID was not
+    reused: a dead run's recorded servers): SIGTERM, then SIGKILL to those left after ``grace_s``.
+    Those still running after that."""
+    _signal_all(members, signal.SIGTERM)
+    left = _wait_gone(members, grace_s)
+    _signal_all(left, signal.SIGKILL)
+    return _wait_gone(left, grace_s)
+
+
+def send_signal(pid: int, sig: signal.Signals, *, group: bool = False) -> bool:
+    """``sig`` to the process ``pid`` (``group``: to its process group); False when there is none
+    (or it is not ours to signal)."""
+    try:
+        (os.killpg if group else os.kill)(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def kill(proc: subprocess.Popen[Any]) -> None:
+    """SIGKILL to ``proc`` itself at once, nothing else: for a child that must not wait (a sync stuck
+    in the kernel, a decompressor stopped early, a server past its memory bound). Not waited for."""
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
+
+
 def _text(data: bytes | None) -> str:
     return data.decode(errors="replace") if data else ""
 
@@ -243,6 +278,27 @@ def die_with_parent(sig: signal.Signals) -> Callable[[], None]:
     return set_in_child
 
 
+def spawn(
+    argv: Sequence[str],
+    *,
+    fence: Fence | None = None,
+    session: bool = True,
+    death_signal: signal.Signals | None = signal.SIGKILL,
+    **popen: Any,
+) -> subprocess.Popen[Any]:
+    """Start ``argv`` (``popen``: subprocess.Popen's own arguments): in a session of its own unless
+    ``session`` is False (a Ctrl-C at the terminal is then mountbench's to pass on), getting
+    ``death_signal`` should mountbench die (:func:`die_with_parent`; None: none), and with ``fence``
+    born inside it (host/contain.py). Stop it with :func:`stop_tree`."""
+    if session:
+        popen["start_new_session"] = True
+    if death_signal is not None:
+        popen["preexec_fn"] = die_with_parent(death_signal)  # only a prctl call: safe enough with threads
+    if fence is not None:
+        return contain.popen(list(argv), fence, **popen)
+    return subprocess.Popen(list(argv), **popen)
+
+
 def start(
     argv: Sequence[str],
     *,
@@ -254,23 +310,58 @@ def start(
     death_signal: signal.Signals = signal.SIGKILL,
     fence: Fence | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Start ``argv`` in a session of its own that gets ``death_signal`` should mountbench die
-    (:func:`die_with_parent`); stderr (and stdout unless given) go to ``log``. Stop it with
+    """Start a long-lived ``argv`` (:func:`spawn`: a session of its own, ``death_signal`` should
+    mountbench die); stderr (and stdout unless given) go to ``log``. Stop it with
     :func:`stop_tree`; stopping it twice is harmless. With ``fence``, it is born inside it
     (host/contain.py; a daemon that mounts, as rclone and QEMU's helpers do, cannot be)."""
     logf: int | IO[bytes] = log.open("ab") if log is not None else subprocess.DEVNULL
     try:
-        kwargs: dict[str, Any] = {
-            "cwd": cwd, "stdin": stdin, "stdout": stdout if stdout is not None else logf, "stderr": logf,
-            "start_new_session": True, "env": env,
-            "preexec_fn": die_with_parent(death_signal),  # only a prctl call: safe enough with threads
-        }  # fmt: skip
-        if fence is not None:
-            return contain.popen(list(argv), fence, **kwargs)
-        return subprocess.Popen(list(argv), **kwargs)
+        return spawn(argv, fence=fence, death_signal=death_signal, cwd=cwd, stdin=stdin,
+                     stdout=stdout if stdout is not None else logf, stderr=logf, env=env)  # fmt: skip
     finally:
         if not isinstance(logf, int):
             logf.close()
+
+
+def decoded(raw: bytes) -> str:
+    """One line of a child's output: UTF-8, any byte that is not shown as U+FFFD (a line is whole
+    here, so only bytes that were never UTF-8 are), without its line ending."""
+    return raw.rstrip(b"\r\n").decode("utf-8", errors="replace")
+
+
+def stream(proc: subprocess.Popen[bytes], on_line: Callable[[str], None]) -> None:
+    """Every line of ``proc``'s stdout and stderr (those that are binary pipes) to ``on_line``, one at a
+    time, until both end. The two are read apart, each split into lines as bytes and each line decoded
+    on its own: one pipe for both (``stderr=STDOUT``) mixes them where the writes fall, not where the
+    lines end (a child's block-buffered stdout leaves in 8 KiB chunks cut anywhere, even inside a
+    character, while its stderr is written line by line: "container: ┏━━…━�run … complete", issue 49).
+    Read apart, a line is never split or mixed with the other stream's. stdout is read in this thread:
+    a KeyboardInterrupt, or an ``on_line`` that raises, ends the wait at once (the caller then stops
+    the child, and the other stream's reader ends with it)."""
+    lock = threading.Lock()
+    failed: list[BaseException] = []
+
+    def pump(pipe: IO[bytes]) -> None:
+        for raw in iter(pipe.readline, b""):
+            with lock:
+                on_line(decoded(raw))
+
+    def pump_aside(pipe: IO[bytes]) -> None:
+        try:
+            pump(pipe)
+        except BaseException as exc:  # raised in the caller's thread below
+            failed.append(exc)
+
+    pipes = [p for p in (proc.stdout, proc.stderr) if p is not None]
+    aside = [threading.Thread(target=pump_aside, args=(p,), daemon=True, name="child-output") for p in pipes[1:]]
+    for thread in aside:
+        thread.start()
+    if pipes:
+        pump(pipes[0])
+    for thread in aside:
+        thread.join()
+    if failed:
+        raise failed[0]
 
 
 def tree_pids(pid: int) -> list[int]:
@@ -321,6 +412,20 @@ def port_open(port: int, host: str = "127.0.0.1") -> bool:
             return True
     except OSError:
         return False
+
+
+def bind_error(host: str, port: int) -> OSError | None:
+    """Why a server could not listen on ``host:port`` now (an address this machine lacks, a port
+    taken), or None. The trial socket sets no SO_REUSEPORT, so a server there that sets it (fio's)
+    makes the bind fail too."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as trial:
+        trial.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            trial.bind((host, port))
+        except OSError as exc:
+            return exc
+    return None
 
 
 def wait_until(

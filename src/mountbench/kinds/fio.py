@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from mountbench.fio.jobfile import (
     Section,
     check_placement,
     duration_bound_s,
+    evaluate_count,
     evaluate_size,
     fio_variables,
     fio_view_problem,
@@ -85,6 +87,7 @@ _OPTION_ALIASES = {"blocksize": "bs", "readwrite": "rw", "timeout": "runtime"}
 
 
 CLOCK_FACT = "fio_clocksource"  # the run's host facts: the clock every fio job used
+ONE_AT_A_TIME = "one-at-a-time:"  # the space group of a job file's workloads laid out one at a time
 
 
 METHOD = "fio does the I/O and reports in JSON; mountbench only plans, parses and stores."
@@ -181,24 +184,30 @@ class FioKind:
         return with_caveat(adjusted, said)
 
     def declared_size(self, workload: Workload) -> int | None:
-        sizes = [own_size(job) for job in jobs_of(workload)]
-        known = [size for size in sizes if size]
-        return max(known) if known else None
+        """The workload's whole working set as written: every set of files its jobs lay out, each
+        once, with all its clones (numjobs); None when no job's size can be told."""
+        known = [size for size, _ in _file_sets(jobs_of(workload)) if size]
+        return sum(known) if known else None
 
     def with_size(self, workload: Workload, size: int) -> Workload:
-        """A new size for the workload's largest job, the others (and every ``filesize``, ``io_size``
-        beside them) scaled by the same factor and rounded to the job's block size, so a job of many
-        files (study S1's ten 80–100 MiB files) or of several sections keeps its shape at any
-        --size. ``fill_device=1`` (fill the whole filesystem) becomes that size, and says so."""
-        declared = self.declared_size(workload)
-        factor = size / declared if declared else 1.0
-        per_job = [sized_options(job, size, factor) for job in jobs_of(workload)]
-        resized = with_job_options(workload, per_job)
-        filled = [job.section for job in jobs_of(workload) if truthy(job.get("fill_device"))]
+        """The workload's whole working set made ``size`` (every job and every clone together, not
+        its largest job: a file of 32 jobs of 32 MiB at --size 256M gets 8 MiB a job, never 256 MiB
+        a job), each job (and every ``filesize``, ``io_size`` beside it) scaled by one factor and
+        rounded to its block size, so a job of many files (study S1's ten 80–100 MiB files) or of
+        several sections keeps its shape at any --size. A job with no size of its own
+        (``fill_device=1``: fill the whole filesystem) gets its clones' share, and says so."""
+        jobs = jobs_of(workload)
+        sets = _file_sets(jobs)
+        known = sum(bytes_ for bytes_, _ in sets if bytes_)
+        unknown_clones = sum(clones for bytes_, clones in sets if not bytes_)
+        each_unknown = max(1, size // max(1, sum(clones for _, clones in sets))) if unknown_clones else size
+        factor = (size - each_unknown * unknown_clones) / known if known else 1.0
+        resized = with_job_options(workload, [sized_options(job, each_unknown, factor) for job in jobs])
+        filled = [job.section for job in jobs if truthy(job.get("fill_device"))]
         if filled:
             text = (
-                f"fill_device=1 of [{', '.join(filled)}] replaced by size={size} (--size): mountbench writes a "
-                "sized working set, never the whole filesystem"
+                f"fill_device=1 of [{', '.join(filled)}] replaced by size={each_unknown} (--size): mountbench writes "
+                "a sized working set, never the whole filesystem"
             )
             resized = with_caveat(resized, Caveat(model.SIZE_REPLACED, text))
         return resized
@@ -389,7 +398,7 @@ def with_job_options(workload: Workload, per_job: Sequence[Sequence[tuple[str, s
     if "sections" in workload.spec:
         extras = iter(per_job)
         sections = [
-            s if s.is_global else Section(s.name, (*s.options, *next(extras)))
+            s if s.is_global else replace(s, options=(*s.options, *next(extras)))
             for s in sections_from_spec(workload.spec["sections"])
         ]
         spec["sections"] = sections_to_spec(sections)
@@ -415,7 +424,8 @@ def _sections_spec(spec: Mapping[str, Any], extra: Sequence[tuple[str, str | Non
     if not spec.get("sections"):
         return {}
     sections = [
-        s if s.is_global else Section(section, (*s.options, *extra)) for s in sections_from_spec(spec["sections"])
+        s if s.is_global else replace(s, name=section, options=(*s.options, *extra))
+        for s in sections_from_spec(spec["sections"])
     ]
     return {"sections": sections_to_spec(sections)}
 
@@ -431,8 +441,27 @@ def _capped(sections: Sequence[Section]) -> tuple[Section, ...]:
             continue
         merged = FioJob(section.name, (*globals_seen, *section.options))
         extra = () if merged.get("runtime") is not None else (("runtime", str(JOB_FILE_RUNTIME_CAP_S)),)
-        out.append(Section(section.name, (*section.options, *extra)))
+        out.append(replace(section, options=(*section.options, *extra)))
     return tuple(out)
+
+
+def _file_sets(jobs: Sequence[FioJob]) -> list[tuple[int | None, int]]:
+    """Each set of files the jobs lay out, once (sections that name one file share it): its bytes
+    (None when only fio can tell) and the clones that lay it out (numjobs; one for a named file, which
+    the clones share). Jobs that move no data lay out nothing."""
+    seen: set[str] = set()
+    found = []
+    for job in jobs:
+        if engines.engine_name(job.get("ioengine")) in engines.NO_IO:
+            continue
+        key = job.get("filename") or job.get("filename_format") or f"{job.section}.$jobnum.$filenum"
+        if key in seen:
+            continue
+        seen.add(key)
+        clones = 1 if job.get("filename") else evaluate_count(job.get("numjobs") or "1", fio_variables()) or 1
+        each = own_size(job)
+        found.append((each * clones if each else None, clones))
+    return found
 
 
 def own_size(job: FioJob) -> int | None:
@@ -589,6 +618,10 @@ class FioRunner(RunnerDefaults):
         # (target, file group) -> the workloads that took a sample on the files as last laid out:
         # a workload coming back to them starts a new round, and the files are laid out anew
         self.layouts: dict[tuple[str, str], set[str]] = {}
+        # (target, job file) -> each file group of the file's workloads laid out one at a time, its files
+        # (prepare); and the groups whose files the target may hold (space_needed, _make_room)
+        self.file_sets: dict[tuple[str, str], dict[str, list[fiofiles.WorkingFile]]] = {}
+        self.present: dict[tuple[str, str], set[str]] = {}
         self.placement = random.Random()  # the spacers' sizes (fiofiles.place_spacer); placement is never replayed
 
     @property
@@ -677,8 +710,39 @@ class FioRunner(RunnerDefaults):
 
     def space_needed(self, workload: Workload) -> tuple[str, int | None]:
         """Jobs sharing a ``filename_format``/``filename`` reuse one file set (fio extends,
-        never truncates, an existing file); others each lay out their own."""
+        never truncates, an existing file); others each lay out their own. The workloads of one job
+        file (sections fio runs one after another, measured apart) lay out one at a time when their
+        files are laid out anew anyway (``per-round``, ``fresh``): one group, the largest counted."""
+        if self._one_at_a_time(workload):
+            return f"{ONE_AT_A_TIME}{workload.source}", workload.description.space_bytes
         return workload.description.space_group, workload.description.space_bytes
+
+    def _one_at_a_time(self, workload: Workload) -> bool:
+        """Does this workload share the target's room with the other workloads of its job file: their
+        files deleted before its own are laid out (``_make_room``)? Only where every round lays the
+        files out anew anyway, and mountbench knows their names."""
+        return (
+            workload.source.startswith("job:")
+            and self.file_state in ("per-round", "fresh")
+            and _working_files(jobs_of(workload), Path(".")) is not None
+        )
+
+    def _make_room(self, prepared: Prepared, ctx: TargetContext) -> None:
+        """Before a workload's files are laid out, delete those the other workloads of its job file may
+        have left on this target (space_needed counts one at a time; at a run's first layout, or a
+        resumed run's, any of them may be there), and forget their layouts: each lays its files out
+        anew when it comes back, as it does every round."""
+        if not self._one_at_a_time(prepared.workload):
+            return
+        mine = prepared.workload.description.space_group
+        key = (ctx.target.label, prepared.workload.source)
+        sets = self.file_sets.get(key, {})
+        present = self.present.setdefault(key, set(sets))
+        for group in sorted(present - {mine}):
+            fiofiles.remove(sets.get(group, []), ctx.scratch)
+            self.layouts.pop((ctx.target.label, group), None)
+        present.clear()
+        present.add(mine)
 
     def prepare(self, workload: Workload, ctx: TargetContext, settings: RunSettings) -> Prepared:
         job = FioJob.from_spec(workload.spec)
@@ -725,6 +789,9 @@ class FioRunner(RunnerDefaults):
         text = render_workload(workload, overrides, comment)
         bound = workload.description.duration_bound_s
         files = _working_files(jobs, ctx.scratch)
+        if files and self._one_at_a_time(workload):
+            sets = self.file_sets.setdefault((ctx.target.label, workload.source), {})
+            sets[workload.description.space_group] = files
         precondition = None
         laid = [one for one in jobs if not _unlinks(one) and fiofiles.working_files(one, ctx.scratch, fio_variables())]
         if files and self.file_state in fiofiles.PRECONDITIONED and laid and len(laid) == len(_with_files(jobs)):
@@ -759,6 +826,7 @@ class FioRunner(RunnerDefaults):
         files: list[fiofiles.WorkingFile] | None = prepared.payload.get("files")
         if not files:
             return
+        self._make_room(prepared, ctx)
         if self.file_state == "fresh":
             fiofiles.remove(files, ctx.scratch)  # this sample lays them out anew
             return
@@ -840,7 +908,7 @@ class FioRunner(RunnerDefaults):
         if done.timed_out:
             raise WorkloadFailed(hang_message(jobs_of(prepared.workload), timeout), raw)
         try:
-            parsed = parse_fio(load_fio_json(raw))
+            parsed = parse_fio(load_fio_json(raw), as_groups=True)  # what fio's group_reporting gives
         except FioOutputError as exc:
             message = fio_message(done.stderr) or str(exc)
             raise WorkloadFailed(f"fio failed (exit {done.returncode}): {message}", raw) from None

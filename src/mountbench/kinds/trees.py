@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from mountbench.errors import ToolMissing, UsageError
+from mountbench.host.process import kill, spawn
 from mountbench.units import format_bytes
 
 GENERATOR_VERSION = 1
@@ -165,12 +166,13 @@ def _unzstd_bounded(tarball: Path, plain: Path) -> None:
     """zstd's output copied through the same bound as gzip's and xz's: a bomb is stopped at
     :data:`TARBALL_LIMIT` (zstd killed), not written until the disk is full."""
     with tempfile.TemporaryFile() as errors, open(plain, "wb") as out:
-        proc = subprocess.Popen(["zstd", "-dc", str(tarball)], stdout=subprocess.PIPE, stderr=errors)
+        proc = spawn(["zstd", "-dc", str(tarball)], session=False, death_signal=None, stdout=subprocess.PIPE,
+                     stderr=errors)  # fmt: skip
         assert proc.stdout is not None
         try:
             _copy_bounded(proc.stdout, out, tarball)
         except BaseException:
-            proc.kill()  # stopped early: zstd would block on a full pipe for ever
+            kill(proc)  # stopped early: zstd would block on a full pipe for ever
             raise
         finally:
             proc.stdout.close()

@@ -22,12 +22,15 @@ with every lab alike (``doctor``, ``run --resume`` of a lab's run) goes through 
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, ClassVar, Protocol, Self, TypeVar
 
-from mountbench.errors import ToolMissing, UsageError
+from mountbench.errors import ExitCode, MountbenchError, ToolMissing
+from mountbench.host import process as procs
 
 if TYPE_CHECKING:
     from mountbench.engine.session import Events
@@ -90,6 +93,15 @@ def variant_problems(variants: Mapping[str, MountVariant], names: Iterable[str] 
     return list(problems)
 
 
+class Stopped(MountbenchError):
+    """A lab's run ended early (Ctrl-C, its time limit, a side that failed); what finished was
+    kept and stored. ``exit_code`` says how the command ends."""
+
+    def __init__(self, message: str, code: ExitCode) -> None:
+        super().__init__(message)
+        self.exit_code = code
+
+
 # --- up and down -----------------------------------------------------------------------------
 
 
@@ -123,6 +135,31 @@ class LabContext:
         self.close()
 
 
+def start_daemon(
+    argv: Sequence[str],
+    log: Path,
+    *,
+    ready: Callable[[], bool],
+    failure: str,
+    error: Callable[[str], Exception],
+    timeout: float = 10.0,
+    env: dict[str, str] | None = None,
+    started: Callable[[subprocess.Popen[bytes]], None] | None = None,
+) -> subprocess.Popen[bytes]:
+    """A lab's daemon (a virtiofsd, an sshd, rclone's server, the delay proxy) started with its output
+    in ``log`` and waited for until ``ready()`` (``timeout`` seconds at most, or until it exits).
+    ``started`` is told of it at once (the lab's close() stops what it was told of). A daemon that
+    is not ready is stopped, and ``error("<failure>: <the log's last lines>")`` raised."""
+    proc = procs.start(argv, log=log, env=env)
+    if started is not None:
+        started(proc)
+    if not procs.wait_until(ready, timeout, proc):
+        tail = procs.log_tail(log, 3)
+        procs.stop_tree(proc)
+        raise error(f"{failure}: {tail or 'no output'}")
+    return proc
+
+
 # --- probe -----------------------------------------------------------------------------------
 
 CAPABILITIES_ROOM = 10  # capabilities past those the probe (probe.target) checks now: room to spare
@@ -154,11 +191,7 @@ class Lab:
     # every missing piece for the lab and these variants (default: all); with optional=True, also what
     # the lab works without but is better with
     problems: Callable[[bool, Iterable[str] | None], list[Problem]]
-    resumer: Resume | None = None  # finishes an interrupted run; None: the lab cannot yet
-
-    @property
-    def resumes(self) -> bool:
-        return self.resumer is not None
+    resumer: Resume  # finishes an interrupted or killed run on the lab made again
 
     def prerequisites(self, optional: bool = False, variants: Iterable[str] | None = None) -> list[Problem]:
         return self.problems(optional, variants)
@@ -172,11 +205,6 @@ class Lab:
         on_saved: Callable[[str], None] | None = None,
         keep: bool = False,
     ) -> str:
-        """Finish an interrupted run of this lab and return its final status, or raise
-        UsageError saying that this lab cannot."""
-        if self.resumer is None:
-            raise UsageError(
-                f"run {run.id} ran in {self.title}, which cannot resume a run yet; start a new one with "
-                f"'mountbench {self.command}'"
-            )
+        """Finish an interrupted or killed run of this lab (the lab is made again as the run recorded
+        it) and return its final status."""
         return self.resumer(run, store, events, on_note, on_saved, keep)

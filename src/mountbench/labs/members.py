@@ -22,18 +22,15 @@ def lab_of(run: RunData) -> Lab | None:
 
 
 def resume_advice(run: RunData) -> str:
-    """How this run can be resumed: by the command that made it, or not yet."""
+    """How this run can be resumed: by the command that made it."""
     lab = lab_of(run)
-    if lab is None:
-        return f"resume it with 'mountbench run --resume {run.id}'"
-    if lab.resumes:
-        return f"resume it with 'mountbench {lab.command} --resume {run.id}'"
-    return f"'mountbench {lab.command}' cannot resume a run yet: start a new one"
+    command = "run" if lab is None else lab.command
+    return f"resume it with 'mountbench {command} --resume {run.id}'"
 
 
 def refuse_plain_resume(run: RunData) -> None:
     """A lab run cannot be resumed by `mountbench run --resume`: its mounts went with the lab.
-    Say which command can (or that its lab cannot)."""
+    Say which command can."""
     lab = lab_of(run)
     if lab is not None:
         raise UsageError(f"run {run.id} ran in 'mountbench {lab.command}', whose mounts are gone; {resume_advice(run)}")

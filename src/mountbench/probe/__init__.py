@@ -25,18 +25,6 @@ May import: the ground floor (model, labfacts, errors, units), blocks/ (its tabl
 from mountbench.probe.capabilities import Capability
 from mountbench.probe.catalogue import CAPABILITIES, CAPABILITY_IDS
 from mountbench.probe.coherence import measure_coherence
-from mountbench.probe.model import (
-    VERDICTS,
-    CoherenceResult,
-    FsInfo,
-    InotifyResult,
-    LockResult,
-    ProbeReport,
-    ProbeResult,
-    StaleReadResult,
-    TargetProbe,
-    VisibilityResult,
-)
 from mountbench.probe.render import (
     data_loss,
     document_json,
@@ -52,6 +40,18 @@ from mountbench.probe.render import (
 )
 from mountbench.probe.sandbox import ChildCrashed
 from mountbench.probe.target import probe_target, remove_scratch
+from mountbench.probefacts import (
+    VERDICTS,
+    CoherenceResult,
+    FsInfo,
+    InotifyResult,
+    LockResult,
+    ProbeReport,
+    ProbeResult,
+    StaleReadResult,
+    TargetProbe,
+    VisibilityResult,
+)
 
 __all__ = [
     "CAPABILITIES",

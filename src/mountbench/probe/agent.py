@@ -1,11 +1,13 @@
 """A probe agent on another machine (the lab's guest) and the Side that speaks to it.
 
-The coherence checks across the VM boundary need steps run in the guest while the host
-acts, and the reverse. The guest runs this module's agent (``python -m
-mountbench.probe.agent --channel /dev/ttyS1``: the host's own mountbench, since the
-guest's root is the host's). It reads one JSON request per line from the channel (the
-lab's control serial port, not a share under test) and answers each with one line on
-its standard output, which reaches the host on the guest's console:
+The coherence checks across a lab's boundary need steps run inside (the QEMU guest, the
+container lab's container) while the host acts, and the reverse; and what a mount supports is
+probed where it is mounted. The inside runs this module's agent (``python -m
+mountbench.probe.agent --channel /dev/ttyS1``: the host's own mountbench, since the guest's
+root is the host's; in the container, ``--channel -``, its standard input through ``podman exec
+-i``). It reads one JSON request per line from the channel (the guest's control serial port, the
+exec's standard input: never a mount under test) and answers each with one line on its standard
+output, which reaches the host on the guest's console (the exec's output):
 
     MB-AGENT {"id": 3, "outcome": {"status": "ok", "value": {...}, ...}}
 
@@ -209,9 +211,14 @@ def confine(step: str, args: list[Any]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="mountbench.probe.agent", description=__doc__)
-    parser.add_argument("--channel", required=True, help="where requests come from (the lab: /dev/ttyS1)")
+    parser.add_argument("--channel", required=True,
+                        help="where requests come from: the QEMU lab's /dev/ttyS1, or - (standard input: the "
+                             "container lab's podman exec -i)")  # fmt: skip
     parser.add_argument("--idle", type=float, default=IDLE_EXIT_S, help="leave after this many idle seconds")
     args = parser.parse_args(argv)
+    if args.channel == "-":
+        serve(sys.stdin.fileno(), sys.stdout, agent_steps(), args.idle)
+        return
     fd = os.open(args.channel, os.O_RDONLY | os.O_NOCTTY)
     try:
         serve(fd, sys.stdout, agent_steps(), args.idle)

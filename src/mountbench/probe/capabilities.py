@@ -42,8 +42,8 @@ from typing import Any
 
 from mountbench.host import odirect
 from mountbench.probe import inotify
-from mountbench.probe.model import DATA_LOSS, DIFFERS, NO, YES, Finding
 from mountbench.probe.sandbox import Child, errno_name
+from mountbench.probefacts import DATA_LOSS, DIFFERS, NO, YES, Finding
 
 
 @dataclass(frozen=True)

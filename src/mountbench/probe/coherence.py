@@ -38,13 +38,6 @@ from mountbench.errors import TargetError
 from mountbench.host import scratch as scratch_mod
 from mountbench.probe import inotify
 from mountbench.probe.capabilities import try_lock
-from mountbench.probe.model import (
-    CoherenceResult,
-    InotifyResult,
-    LockResult,
-    StaleReadResult,
-    VisibilityResult,
-)
 from mountbench.probe.sandbox import Outcome
 from mountbench.probe.sides import LocalSide, Pending, Side, Signals
 from mountbench.probe.target import (
@@ -55,6 +48,13 @@ from mountbench.probe.target import (
     new_scratch_name,
     remove_probe_scratch,
     sweep_leftovers,
+)
+from mountbench.probefacts import (
+    CoherenceResult,
+    InotifyResult,
+    LockResult,
+    StaleReadResult,
+    VisibilityResult,
 )
 
 OPERATIONS = ("create", "append", "truncate", "rename", "delete")

@@ -29,8 +29,8 @@ from typing import Any
 
 from mountbench.host.targets import mount_of, read_mounts
 from mountbench.probe.capabilities import ProbeContext, helper, step
-from mountbench.probe.model import DATA_LOSS, DIFFERS, NO, YES, Finding
 from mountbench.probe.sandbox import Child, errno_name
+from mountbench.probefacts import DATA_LOSS, DIFFERS, NO, YES, Finding
 
 OTHER_UID = 65534  # "nobody" on Linux: an unprivileged user that owns nothing here
 PATH_MAX = 4096

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from mountbench.host.targets import mount_of, read_mounts
 from mountbench.probe.capabilities import ProbeContext, append_bytes, helper, step
-from mountbench.probe.model import DATA_LOSS, DIFFERS, NO, YES, Finding
+from mountbench.probefacts import DATA_LOSS, DIFFERS, NO, YES, Finding
 
 UMASK = 0o002  # not the usual 022: a mount that applies its own mask shows
 OVERLAY_MODULE = Path("/sys/module/overlay/parameters/redirect_dir")

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 from mountbench.probe.capabilities import ProbeContext, helper
-from mountbench.probe.model import DIFFERS, NO, YES, Finding
 from mountbench.probe.sandbox import errno_name
+from mountbench.probefacts import DIFFERS, NO, YES, Finding
 
 # A time read back within this many seconds of the one set is that time (FAT keeps mtime to 2 s).
 SAME_TIME_S = 2.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from mountbench.host.targets import mount_of, read_mounts
-from mountbench.probe.model import FsInfo
+from mountbench.probefacts import FsInfo
 
 STATVFS_FIELDS = (
     "f_bsize",

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mountbench.probe.coherence import measure_coherence
-from mountbench.probe.model import ProbeReport
 from mountbench.probe.target import probe_target
+from mountbench.probefacts import ProbeReport
 
 
 def default_reference_dir() -> Path:

@@ -26,7 +26,8 @@ from mountbench.blocks.to_html import blocks_html
 from mountbench.blocks.to_markdown import blocks_markdown
 from mountbench.blocks.to_terminal import renderables, rich_table
 from mountbench.host.targets import distinct_labels
-from mountbench.probe.model import (
+from mountbench.probe.tools import summary_line, tool_notes, tool_verdicts
+from mountbench.probefacts import (
     DATA_LOSS,
     DIFFERS,
     HUNG,
@@ -44,7 +45,6 @@ from mountbench.probe.model import (
     TargetProbe,
     VisibilityResult,
 )
-from mountbench.probe.tools import summary_line, tool_notes, tool_verdicts
 from mountbench.units import format_bytes, format_seconds
 
 SYMBOL = {YES: "✓", NO: "✗", DIFFERS: "≠", HUNG: "hung", NEEDS_ROOT: "needs root", SKIPPED: "–"}

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mountbench.host.process import die_with_parent
+from mountbench.host.process import die_with_parent, send_signal
 
 Status = Literal["ok", "oserror", "signal", "hung", "crash"]
 
@@ -104,7 +104,7 @@ class Child:
         """Wait at most ``timeout`` seconds (from now) for the child's answer; kill it if none."""
         outcome = self.poll(timeout)
         if outcome is None:
-            self.kill(f"no answer within {timeout:g} s")
+            self.stop(f"no answer within {timeout:g} s")
             assert self._outcome is not None
             return self._outcome
         return outcome
@@ -128,7 +128,7 @@ class Child:
         self._outcome = outcome
         return outcome
 
-    def kill(self, why: str = "killed") -> None:
+    def stop(self, why: str = "killed") -> None:
         """Kill the child (and its group) unless it has already answered."""
         if self._outcome is None:
             self._kill()
@@ -222,13 +222,8 @@ class Child:
             time.sleep(0.002)
 
     def _kill(self, *, already_exiting: bool = False) -> None:
-        try:
-            if self.new_group:
-                os.killpg(self.pid, signal.SIGKILL)
-            elif not already_exiting:
-                os.kill(self.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        if self.new_group or not already_exiting:
+            send_signal(self.pid, signal.SIGKILL, group=self.new_group)
         if self._wait_exit(time.monotonic() + KILL_GRACE_S) is None:
             # Stuck in the kernel (an unkillable wait); never block on it.
             _UNREAPED.add(self.pid)

@@ -35,7 +35,8 @@ from mountbench.probe.capabilities import (
 from mountbench.probe.catalogue import CAPABILITIES
 from mountbench.probe.conformance import GONE
 from mountbench.probe.fsinfo import fs_info, statvfs_dict
-from mountbench.probe.model import (
+from mountbench.probe.sandbox import ChildCrashed, Outcome, run_isolated
+from mountbench.probefacts import (
     DIFFERS,
     HUNG,
     NEEDS_ROOT,
@@ -45,7 +46,6 @@ from mountbench.probe.model import (
     ProbeResult,
     TargetProbe,
 )
-from mountbench.probe.sandbox import ChildCrashed, Outcome, run_isolated
 
 PING_TIMEOUT_S = 2.0
 

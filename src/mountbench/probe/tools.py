@@ -4,7 +4,7 @@ Each tool lists the capabilities it relies on and what goes wrong for it without
 tool "works" where all of them are ✓, is at risk of data loss ("‼") where one of them lost
 data, and "≠" otherwise, naming each capability that is not ✓ with its errno and what it
 breaks. Capabilities not tried (needs root, skipped) are left out, and said to be. Pure
-functions of a :class:`~mountbench.probe.model.TargetProbe`.
+functions of a :class:`~mountbench.probefacts.TargetProbe`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mountbench.probe.model import DATA_LOSS, HUNG, NEEDS_ROOT, NO, SKIPPED, YES, ProbeResult, TargetProbe
+from mountbench.probefacts import DATA_LOSS, HUNG, NEEDS_ROOT, NO, SKIPPED, YES, ProbeResult, TargetProbe
 
 Status = Literal["works", "differs", "data loss"]
 MARK: dict[str, str] = {"works": "✓", "differs": "≠", "data loss": "‼"}

@@ -70,6 +70,10 @@ class EventLog:
         moved = sum(v for k, v in sample.metrics.items() if k.endswith(".bytes"))
         self._emit(event="done", **_item(item), ok=sample.ok, bytes=moved, cpu_busy_s=busy)
 
+    def on_saved(self, run_id: str) -> None:
+        """A sample is stored, and the run's JSON export (when asked for) rewritten with it."""
+        self._emit(event="saved", run=run_id)
+
     def on_finish(self, run_id: str, status: str) -> None:
         self._emit(event="finish", run=run_id, status=status)
 

@@ -6,7 +6,7 @@ Report (model.py) from its parts:
   (grid.py) and one headline per compared target (phrasing.headlines);
 - latency percentile curves (percentile_curves.py) and sweeps (sweep_discovery.py);
 - warnings and numbered notes (notes.py); rounds per cell (rounds.py);
-- pick two, measured, when the runs hold a lab probe (picktwo/qemupick.py).
+- pick two, measured, for each lab the runs are of (picktwo/).
 
 Statistics come from analysis/; nothing here computes any. Pure: RunData in, Report out;
 renderers only format a Report.
@@ -33,7 +33,7 @@ from mountbench.report.notes import (
     workload_warnings,
 )
 from mountbench.report.percentile_curves import percentile_curves
-from mountbench.report.picktwo.qemupick import pick_two
+from mountbench.report.picktwo import pick_twos
 from mountbench.report.rounds import stop_reasons
 from mountbench.report.sweep_discovery import find_sweeps
 
@@ -75,7 +75,7 @@ def build_report(
         grid=grid,
         stops=stop_reasons(runs, columns, None if metrics else summary),  # its rule reads the headline metrics
     )
-    return dataclasses.replace(report, pick_two=pick_two(report))  # it reads the notes and sweeps above
+    return dataclasses.replace(report, pick_two=pick_twos(report))  # it reads the notes and sweeps above
 
 
 def group_by_metric(summary: RunSummary) -> tuple[MetricGroup, ...]:

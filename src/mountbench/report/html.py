@@ -142,7 +142,8 @@ def build_page(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options
         sections=[
             (chapter.title, part)
             for section in SECTIONS
-            if (chapter := section.document(report, options)) and (part := chapter_html(chapter, svgs))
+            for chapter in section.chapters(report, options)
+            if (part := chapter_html(chapter, svgs))
         ],
         hosts=views.host_rows(report),
         runs=_runs(report),

@@ -26,7 +26,7 @@ from mountbench.report.grid import Grid
 from mountbench.report.phrasing import NOISE, Headline, headlines
 
 if TYPE_CHECKING:  # the type only: picktwo/ reads a Report to make one
-    from mountbench.report.picktwo.probed import PickTwo
+    from mountbench.report.picktwo.rows import PickTwo
 
 # Caveats about the statistics rather than the measurement: error bars already show them.
 QUALITY_CODES = model.QUALITY_CODES
@@ -123,7 +123,7 @@ class Report:
     grid: Grid = field(default_factory=lambda: Grid("auto", ()), compare=False)  # the summary at a glance
     # (workload, target) → rounds and why no more (sequential.stop_reasons)
     stops: dict[tuple[str, str], sequential.Stop] = field(default_factory=dict, compare=False)
-    pick_two: PickTwo | None = field(default=None, compare=False)  # lab --probe runs only (picktwo/qemupick.py)
+    pick_two: tuple[PickTwo, ...] = field(default=(), compare=False)  # each lab's, of its runs (picktwo/)
 
     @property
     def adaptive(self) -> bool:

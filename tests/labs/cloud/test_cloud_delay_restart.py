@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from mountbench.labs.cloud.cloudlab import CloudLab
 from mountbench.labs.cloud.delay import MEMORY_LIMIT
-from mountbench.labs.cloud.lab import CloudLab
 from mountbench.labs.cloud.matrix import cloud_specs
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("cloud_ready")]

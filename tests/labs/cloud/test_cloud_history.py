@@ -11,9 +11,10 @@ from pathlib import Path
 from support.factories import fio_workload, make_run
 
 from mountbench.labfacts import CloudLabFacts
-from mountbench.labs.cloud.history import learnt_costs_here, moved_here
+from mountbench.labs import history
+from mountbench.labs.cloud.cloudrun import learnt_here
 from mountbench.model import RunData, Sample, Target
-from mountbench.probe.remotesync import CloudProbe, CloudTarget
+from mountbench.probefacts import CloudProbe, CloudTarget
 from mountbench.store import Store
 
 WORKLOAD = fio_workload("random-read")
@@ -33,7 +34,7 @@ def _earlier_run(tmp: Path, described: tuple[CloudTarget, ...] = THEN) -> RunDat
     targets = tuple(dataclasses.replace(r, target=Target(r.target.label, str(tmp / "old" / r.target.label)))
                     for r in run.targets)  # fmt: skip
     probe = CloudProbe(described, (), 1, 10.0)
-    config = dataclasses.replace(run.config, lab=CloudLabFacts(probe.to_dict()))
+    config = dataclasses.replace(run.config, lab=CloudLabFacts(probe))
     host = {**run.host, "hostname": socket.gethostname()}  # this machine's
     return dataclasses.replace(run, command="mountbench cloudlab", config=config, targets=targets, host=host,
                                samples=tuple(samples))  # fmt: skip
@@ -43,24 +44,20 @@ def _now(tmp: Path) -> list[Target]:
     return [Target(t.label, str(tmp / "new" / t.label)) for t in THEN]
 
 
-def test_an_earlier_runs_mounts_are_this_runs_when_made_alike(tmp_path: Path) -> None:
-    run = _earlier_run(tmp_path)
-    moved = moved_here(run, _now(tmp_path), {t.label: t for t in THEN})
-    assert moved is not None
-    assert {r.target.label: r.target.path for r in moved.targets} == {t.label: t.path for t in _now(tmp_path)}
-    other_wire = {t.label: dataclasses.replace(t, bandwidth_kbps=None) for t in THEN}  # --bandwidth 0 this time
-    moved = moved_here(run, _now(tmp_path), other_wire)
-    assert moved is not None and [r.target.label for r in moved.targets] == ["local"]
-    plain = dataclasses.replace(run, config=dataclasses.replace(run.config, lab=None))
-    assert moved_here(plain, _now(tmp_path), {t.label: t for t in THEN}) is None  # not a cloud-lab run
-
-
-def test_the_first_eta_learns_each_mounts_cost_from_the_stored_runs(tmp_path: Path) -> None:
+def test_the_first_eta_learns_each_mounts_cost_from_the_stored_runs_made_alike(tmp_path: Path) -> None:
     db = tmp_path / "db.sqlite"
-    assert learnt_costs_here(Store(db), _now(tmp_path), [WORKLOAD], THEN) == {}  # no database: none made
+    assert learnt_here(Store(db), _now(tmp_path), [WORKLOAD], THEN) == {}  # no database: none made
     assert not db.exists()
     with Store(db) as store:
         store.import_run(_earlier_run(tmp_path))
-        learnt = learnt_costs_here(store, _now(tmp_path), [WORKLOAD], THEN)
-    assert learnt == {("local", "random-read"): 2.0, ("off-20ms", "random-read"): 35.0,
-                      ("full-20ms", "random-read"): 13.0}  # fmt: skip
+        plain = dataclasses.replace(_earlier_run(tmp_path), id="plain", config=dataclasses.replace(
+            _earlier_run(tmp_path).config, lab=None))  # fmt: skip
+        store.import_run(plain)  # a run stored by the cloudlab command without its facts: not learnt from
+        assert [run.id for run in history.earlier_runs(store, "cloud", "cloudlab")] == [_earlier_run(tmp_path).id]
+        learnt = learnt_here(store, _now(tmp_path), [WORKLOAD], THEN)
+        assert learnt == {("local", "random-read"): 2.0, ("off-20ms", "random-read"): 35.0,
+                          ("full-20ms", "random-read"): 13.0}  # fmt: skip
+        other_wire = tuple(dataclasses.replace(t, bandwidth_kbps=None) for t in THEN)  # --bandwidth 0 this time
+        # a mount made otherwise is not the one measured before: only the local disk's cost is its own then
+        otherwise = learnt_here(store, _now(tmp_path), [WORKLOAD], other_wire)
+        assert otherwise == {(t.label, "random-read"): 2.0 for t in THEN}

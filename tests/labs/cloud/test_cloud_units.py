@@ -17,17 +17,17 @@ from mountbench.host import process as procs
 from mountbench.labs.cloud import state as state_mod
 from mountbench.labs.cloud import treelag
 from mountbench.labs.cloud.caveats import mode_caveats
+from mountbench.labs.cloud.cloudrun import with_defaults
 from mountbench.labs.cloud.delay import DelayProxy, MemoryGuard, toxics, toxiproxy_binary
 from mountbench.labs.cloud.matrix import DEFAULT_BANDWIDTH_KBPS, cloud_specs, parse_rtts
 from mountbench.labs.cloud.mounts import CACHE_MODES
 from mountbench.labs.cloud.phases import with_phases
-from mountbench.labs.cloud.run import with_defaults
 from mountbench.labs.cloud.treelag import TREE_DIR, measure_all
 from mountbench.labs.cloud.uploaded import not_on_remote
 from mountbench.model import RunOptions
 from mountbench.presets import load_preset
-from mountbench.probe.remotesync import CloudMountProbe, CloudProbe, CloudTarget, SyncResult, TreeLag
-from mountbench.report.sections import SECTIONS, cloudpick
+from mountbench.probefacts import CloudMountProbe, CloudProbe, CloudTarget, SyncResult, TreeLag
+from mountbench.report.picktwo import JUDGES, clouddrives
 
 
 def test_modes_registry_has_the_four_cache_modes_in_order() -> None:
@@ -37,7 +37,7 @@ def test_modes_registry_has_the_four_cache_modes_in_order() -> None:
         and CACHE_MODES["writes"].caches_writes
         and not CACHE_MODES["off"].caches_writes
     )
-    assert cloudpick in SECTIONS
+    assert clouddrives.pick_two in JUDGES
 
 
 def test_specs_are_every_mode_at_every_rtt_labelled_with_both() -> None:
@@ -86,19 +86,24 @@ def test_records_round_trip_through_json() -> None:
     assert again == probe
 
 
+def _said(prop) -> tuple[str, ...]:
+    """A property's verdict and what each of its measures says after its name."""
+    return (prop.verdict, *(m.text.split(": ", 1)[1] for m in prop.measures))
+
+
 def test_consistency_and_durability_verdicts() -> None:
-    verdict, at_close, to_remote, from_remote, change = cloudpick._consistency(_sync(), 6.0)
+    verdict, at_close, to_remote, from_remote, change = _said(clouddrives._consistency(_sync(), 6.0))
     assert (verdict, at_close, to_remote) == ("poor", "yes", "at close")
     assert from_remote == "not within 6 s" and change == "stale for over 6 s"
-    torn = cloudpick._consistency(_sync(remote_change=("torn",)), 6.0)
-    assert torn[0] == "data loss"
+    torn = clouddrives._consistency(_sync(remote_change=("torn",)), 6.0)
+    assert torn.verdict == "data loss"
     prompt = _sync(remote_create_ms=(20.0,), remote_change=("fresh",), remote_change_fresh_ms=(0.0,))
-    assert cloudpick._consistency(prompt, 6.0)[0] == "good"
+    assert clouddrives._consistency(prompt, 6.0).verdict == "good"
     late = _sync(at_close=(False,), close_delay_ms=(5020.0,), remote_create_ms=(20.0,), remote_change=("fresh",))
-    assert cloudpick._consistency(late, 6.0)[:3] == ("fair", "no", "after 5.02 s")
-    assert cloudpick._durability(_sync())[0] == "poor"
-    assert cloudpick._durability(_sync(at_fsync=(True,)))[0] == "good"
-    assert cloudpick._durability(None)[0] == "not measured"
+    assert _said(clouddrives._consistency(late, 6.0))[:3] == ("fair", "no", "after 5.02 s")
+    assert clouddrives._durability(_sync()).verdict == "poor"
+    assert clouddrives._durability(_sync(at_fsync=(True,))).verdict == "good"
+    assert clouddrives._durability(None).verdict == "not measured"
 
 
 def test_a_dead_runs_leftovers_are_cleaned_by_its_record_only(tmp_path: Path) -> None:
@@ -247,8 +252,8 @@ def test_a_lag_measured_through_every_mount_at_once_says_so() -> None:
     a lag measured alone needs no such words."""
     shared = TreeLag("full-0ms", 300, 1.0, 27.0, 0, 300, 300.0)
     alone = TreeLag("full-0ms", 300, 1.0, 14.0, 0, 300, 300.0, alone=True)
-    assert "every mount at once" in cloudpick._durability(_sync(), shared)[1]
-    assert "every mount at once" not in cloudpick._durability(_sync(), alone)[1]
+    assert "every mount at once" in clouddrives._durability(_sync(), shared).measures[0].text
+    assert "every mount at once" not in clouddrives._durability(_sync(), alone).measures[0].text
     assert TreeLag.from_dict({k: v for k, v in alone.to_dict().items() if k != "alone"}).alone is False
 
 
@@ -335,7 +340,7 @@ def test_the_labs_directory_is_private_whatever_the_umask(tmp_path: Path) -> Non
     mounts' caches and the local baseline."""
     import os
 
-    from mountbench.labs.cloud.lab import CloudLab
+    from mountbench.labs.cloud.cloudlab import CloudLab
 
     lab = CloudLab(cloud_specs(["off"], ["0"]), root=tmp_path / "root")
     old = os.umask(0o022)

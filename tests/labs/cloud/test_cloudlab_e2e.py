@@ -5,6 +5,7 @@ two tests. Also: a killed run's leftovers are cleaned by the next run, and Ctrl-
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import signal
@@ -20,7 +21,7 @@ import psutil
 import pytest
 
 from mountbench.labs.cloud import state as state_mod
-from mountbench.probe.remotesync import CloudProbe
+from mountbench.probefacts import CloudProbe
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("cloud_ready")]
 RTT_MS = 20
@@ -109,8 +110,10 @@ def test_cloudlab_compares_local_disk_with_cache_modes_at_two_rtts(compared: Com
         assert label in text
     # the comparison, the pick-two columns and the latency percentiles
     assert "random-read 4k QD1 (S4)" in text and "extract" in text
-    for column in ("performance", "consistency with the remote", "durability at fsync()"):
-        assert column in text
+    # the one pick-two section (report/sections/picktwo.py): its title names the properties, its columns short
+    assert "Cloud drive: pick two (performance, consistency with the remote, durability at fsync)" in text
+    for column in ("performance", "consistency", "durability"):
+        assert f" {column} " in text
     assert "latency percentiles" in text and "p99.9" in text and "p50" in text
 
     lab = run["config"]["lab"]
@@ -164,9 +167,12 @@ def test_cloudlab_compares_local_disk_with_cache_modes_at_two_rtts(compared: Com
     # the section in the other formats: Markdown and the CSV of its records
     md = compared.reports["md"]
     assert "Cloud drive: pick two" in md and "first read / cached re-read" in md
-    rows = (tmp_path / "r-cloudpick.csv").read_text().splitlines()
-    assert rows[0].startswith("target,mode,rtt_ms,bandwidth_kbps,round_trip_ms,first_read_ms")
-    assert len(rows) == 1 + len(labels)
+    with (tmp_path / "r-picktwo.csv").open(newline="") as rows:  # every lab's pick two, one row a measure
+        records = list(csv.DictReader(rows))
+    assert {r["lab"] for r in records} == {"cloud"} and {r["target"] for r in records} >= set(labels)
+    measured = {(r["target"], r["measure"]) for r in records}
+    assert all((label, "mode") in measured for label in labels)  # the local disk: the baseline, its mode alone
+    assert all((label, what) in measured for label in labels[1:] for what in ("wire", "round_trip", "reads"))
     assert_nothing_left(tmp_path)
     print(f"cloudlab end to end: {compared.took:.1f} s")
 
@@ -188,7 +194,7 @@ def test_every_format_says_which_phase_a_figure_is(compared: Compared) -> None:
         assert "(S4), cold" in shown and "(S4), warm" in shown, fmt
         assert "cold: each working file" in shown and "warm: read after" in shown, fmt
         assert "rated on the cold figures" in shown, fmt  # pick two says which it rates
-    pick = (tmp / "r-cloudpick.csv").read_text()
+    pick = (tmp / "r-picktwo.csv").read_text()
     assert "random-read: cold" in pick and ", warm" in pick
     assert "(S4), cold" in compared.reports["csv"] and "(S4), warm" in compared.reports["csv"]
 

@@ -87,19 +87,26 @@ def test_every_mount_kind_gives_a_sample_and_the_probe_sees_overlay_exdev_and_bi
     ok = {(s["target"], s["workload"]) for s in run["samples"] if s["ok"]}
     assert ok == {(target, "rnd4k-q1-read") for target in ("host", *KINDS)}
     assert run["config"]["baseline"] == "host"
-    facts = run["config"]["lab"]["facts"]
+    facts = run["config"]["lab"]
     assert facts["image"]["id"] and facts["rootless"] is False and facts["storage_driver"] == "overlay"
-    assert {facts["mounts"][k]["fstype"] for k in ("layer", "overlay")} == {"overlay"}
-    assert facts["mounts"]["tmpfs"]["fstype"] == "tmpfs"
-    caps = facts["probe"]["capabilities"]
+    mounts = {m["name"]: m for m in facts["mounts"]}
+    assert {mounts[k]["fstype"] for k in ("layer", "overlay")} == {"overlay"}
+    assert mounts["tmpfs"]["fstype"] == "tmpfs"
+    # probe/'s own capability probe, run by its agent inside the container, on every mount
+    probed = {m["label"]: m for m in facts["probe"]["mounts"]}
+    assert set(probed) == set(KINDS) and not facts["probe"]["errors"], facts["probe"]["errors"]
+    verdicts = {k: {r["capability"]: r for r in probed[k]["capabilities"]["results"]} for k in KINDS}
     # a directory from below (the image, the lower directory) cannot be renamed on overlayfs
-    assert caps["layer"]["rename_lower_dir"]["errno"] == "EXDEV"
-    assert caps["overlay"]["rename_lower_dir"]["errno"] == "EXDEV"
-    assert all(caps[k]["rename_new_dir"]["ok"] for k in KINDS)
-    coherence = facts["probe"]["coherence"]
-    assert coherence["host_to_container_s"] is not None and coherence["host_to_container_s"] < 5.0
-    assert coherence["host_to_container_inotify"] is True
-    assert coherence["container_to_host"] is True
+    assert verdicts["layer"]["lower_dir_rename"]["errno"] == "EXDEV"
+    assert verdicts["overlay"]["lower_dir_rename"]["errno"] == "EXDEV"
+    assert all(verdicts[k]["rename_dir"]["verdict"] == "yes" for k in KINDS)
+    assert facts["probe"]["reference"]["fs"]["fstype"] == "tmpfs"  # the container's own /dev/shm
+    # the bind mount, the host's directory itself, measured across both ways: every change seen at once
+    for way in ("to_guest", "to_host"):
+        result = probed["bind"][way]
+        assert result is not None and result["error"] is None, result
+        assert all(None not in v["delays_ms"] and max(v["delays_ms"]) < 5000 for v in result["visibility"]), result
+    assert all(probed[k]["to_guest"] is None for k in KINDS if k != "bind")  # not the host's own directory
     assert "EXDEV" in done.stdout  # the mounts table says it too
     # the rounds' progress lines arrive whole (issue 49: "container: ┏━━…━�run … complete")
     said = done.stdout + done.stderr
@@ -203,4 +210,37 @@ def test_a_job_file_runs_in_the_container_and_podman_leaves_the_machines_own_sta
     said = done.stdout + done.stderr
     assert "round 1/1 on the container" in said and "container · tmpfs · mine: ok" in said, said
     assert all(not events for events in seen.values()), seen
+    assert_nothing_left(tmp_path)
+
+
+def test_a_killed_run_is_resumed_on_a_lab_made_again(tmp_path: Path) -> None:
+    """Every lab resumes (issue 52): `kill -9` once the first round is stored on both sides;
+    `containers --resume` makes the lab again (the same mount types, Podman and runtime), keeps what
+    was stored and takes only the sides' rounds that were not."""
+    import sqlite3
+
+    db = tmp_path / "db.sqlite"
+    killed = subprocess.Popen(
+        _command("--no-probe", "--mount", "tmpfs", "--only", "rnd4k-q1-read", "--repeat", "3", "--runtime", "1",
+                 "--size", "4M"),
+        env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    _wait_for(killed, "round 2/3 on the container")  # round 1 finished on both sides: stored
+    os.kill(killed.pid, signal.SIGKILL)
+    killed.wait(timeout=30)
+    with sqlite3.connect(db) as conn:
+        stored = conn.execute("SELECT run_id, target, round, started_at FROM samples").fetchall()
+    assert {(target, rnd) for _, target, rnd, _ in stored} == {("host", 0), ("tmpfs", 0)}, stored
+    run_id = stored[0][0]
+    out = tmp_path / "resumed.json"
+    done = subprocess.run(_command("--resume", run_id, "--json", str(out)), env=_env(tmp_path), capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"resuming run {run_id}: 4 side round(s) of 6 left" in done.stderr, done.stderr
+    (run,) = json.loads(out.read_text())["runs"]
+    assert run["status"] == "complete" and run["config"]["repeat"] == 3
+    taken = sorted((s["target"], s["round"]) for s in run["samples"] if s["ok"])
+    assert taken == sorted((t, r) for t in ("host", "tmpfs") for r in (0, 1, 2))
+    before = {(target, rnd): at for _, target, rnd, at in stored}
+    assert all(s["started_at"] == before[(s["target"], s["round"])] for s in run["samples"] if s["round"] == 0)
     assert_nothing_left(tmp_path)

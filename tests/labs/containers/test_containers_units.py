@@ -5,25 +5,88 @@ writes for itself, and mount paths as the kernel escapes them."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
 from mountbench.errors import UsageError
-from mountbench.labs.containers.mounts import MOUNT_TYPES
-from mountbench.labs.containers.run import HOST, mount_types, with_defaults
-from mountbench.labs.containers.workdir import LabDir, sweep_dead
+from mountbench.labs.containers.mounts import MOUNT_TYPES, MountType
+from mountbench.labs.containers.mounts.containermount import PlainMount
+from mountbench.labs.containers.rounds import HOST, mount_types, with_defaults
+from mountbench.labs.containers.workdir import LabDir, Names, sweep_dead
+from mountbench.labs.frame import Problem
 from mountbench.labs.leftovers import decode_mount_path
 from mountbench.labs.members import LABS
 from mountbench.model import RunOptions
 
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "containers.md"
 
-def test_the_registry_holds_the_five_mount_types_each_at_its_own_path() -> None:
-    assert list(MOUNT_TYPES) == ["bind", "volume", "layer", "tmpfs", "overlay"]
-    assert len({kind.path for kind in MOUNT_TYPES.values()}) == 5
+
+def docs_table_problems(types: Mapping[str, MountType]) -> list[str]:
+    """docs/containers.md's table of mount types against a registry: one row a type, in its order, at its
+    path inside; what differs, one line each (nothing: the page says what the lab mounts)."""
+    table = DOCS.read_text().split("| mount | inside at |", 1)[1].split("\n\n", 1)[0]
+    rows = re.findall(r"^\| `([^`]+)` \| `([^`]+)` \|", table, re.MULTILINE)
+    wanted = [(kind.name, kind.path) for kind in types.values()]
+    problems = [
+        f"docs/containers.md has no row for {name} at {path}" for name, path in wanted if (name, path) not in rows
+    ]
+    problems += [f"docs/containers.md lists {name} at {path}, not a mount type" for name, path in rows
+                 if (name, path) not in wanted]  # fmt: skip
+    if not problems and rows != wanted:
+        problems.append(f"docs/containers.md lists the mount types as {rows}, not in the registry's order")
+    return problems
+
+
+def test_the_registry_is_what_help_docs_and_the_lab_list_each_type_at_its_own_path() -> None:
+    from click.testing import CliRunner
+
+    from mountbench.cli.containers import containers
+
+    assert docs_table_problems(MOUNT_TYPES) == []
+    assert len({kind.path for kind in MOUNT_TYPES.values()}) == len(MOUNT_TYPES)
     assert LABS["containers"].variants is MOUNT_TYPES
+    said = " ".join(CliRunner().invoke(containers, ["--help"], terminal_width=200).output.split())
+    assert f"mount types, comma-separated or repeated: {', '.join(MOUNT_TYPES)}" in said, said
+
+
+class _Scratch(PlainMount):
+    """A throwaway mount type: what adding one takes (this class and one registry line)."""
+
+    name = "scratch"
+    path = "/mnt/scratch"
+    meaning = "a throwaway type that shows the registry is the list"
+    outlives = "no: a test's"
+
+    def prerequisites(self) -> list[Problem]:
+        return [Problem("no scratch tool", "apt-get install scratch")]
+
+    def run_args(self, lab: LabDir, names: Names) -> list[str]:
+        return ["--tmpfs", f"{self.path}:rw"]
+
+
+def test_a_mount_type_added_to_the_registry_is_chosen_checked_started_and_missed_by_the_docs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 52: adding a container mount type is one module and one registry line; the choice, the
+    checks, the container's options and the docs check follow from the registry (a throwaway type)."""
+    from mountbench.labs.containers.containerlab import run_options
+    from mountbench.labs.containers.containerplan import _stand_in
+
+    monkeypatch.setitem(MOUNT_TYPES, "scratch", _Scratch())
+    assert [t.name for t in mount_types(["scratch,bind"])] == ["bind", "scratch"]
+    assert [t.name for t in mount_types([])][-1] == "scratch"
+    with pytest.raises(UsageError, match=r"choose from: bind, volume, layer, tmpfs, overlay, scratch$"):
+        mount_types(["nfs"])
+    assert "no scratch tool" in [p.what for p in LABS["containers"].prerequisites(variants=["scratch"])]
+    assert "no scratch tool" not in [p.what for p in LABS["containers"].prerequisites(variants=["bind"])]
+    argv = run_options(_stand_in(), mount_types(["scratch"]))
+    assert argv[-2:] == ["--tmpfs", "/mnt/scratch:rw"]
+    assert docs_table_problems(MOUNT_TYPES) == ["docs/containers.md has no row for scratch at /mnt/scratch"]
 
 
 def test_mount_types_are_chosen_in_registry_order_and_unknown_ones_refused() -> None:
@@ -86,17 +149,25 @@ def test_mount_paths_are_decoded_as_the_kernel_escapes_them() -> None:
 
 
 def test_a_container_run_stores_its_own_facts_and_reads_them_back() -> None:
-    from mountbench.labfacts import ContainerLabFacts
+    from mountbench.labfacts import ContainerImage, ContainerLabFacts, ContainerMount
     from mountbench.model import RunConfig
     from mountbench.records.codec import config_from_dict, config_to_dict
 
-    facts = ContainerLabFacts(
-        {"engine": "podman 4.3.1", "image": {"id": "abc"}, "mounts": {"bind": {"fstype": "ext4"}}}
-    )
+    bind = ContainerMount("bind", "/mnt/bind", fstype="ext4", shares="both ways")
+    facts = ContainerLabFacts(engine="podman 4.3.1", image=ContainerImage(id="abc"), mounts=(bind,))
     config = RunConfig(repeat=3, seed=1, baseline="host", drop_caches="auto", lab=facts)
     stored = config_to_dict(config)
     assert stored["lab"]["name"] == "containers"
     assert config_from_dict(stored).lab == facts
+    # what the lab stored before issue 52 (one dict, its own in-container checks) reads as the same record
+    early = {"name": "containers", "facts": {"engine": "podman 4.3.1", "image": {"id": "abc"},
+             "mounts": {"bind": {"path": "/mnt/bind", "fstype": "ext4", "shares": "both ways"}},
+             "probe": {"capabilities": {"bind": {"xattr": {"ok": False, "errno": "ENOTSUP"}}}}}}  # fmt: skip
+    read = config_from_dict({**stored, "lab": early}).lab
+    assert isinstance(read, ContainerLabFacts) and read.mount("bind") == facts.mounts[0]
+    assert read.probe is not None and read.probe.mount("bind").shared
+    (xattr,) = read.probe.mount("bind").capabilities.results  # type: ignore[union-attr]
+    assert (xattr.capability, xattr.verdict, xattr.errno) == ("user_xattr", "no", "ENOTSUP")
 
 
 def test_podmans_network_configuration_and_caches_stay_in_the_labs_directory(tmp_path: Path) -> None:
@@ -138,28 +209,3 @@ def test_dry_run_prints_the_checks_the_exact_commands_and_the_plan_and_writes_no
     else:  # a machine without what the lab needs: said as a check, and the one-line refusal
         assert done.returncode == 2 and "✗" in out and "the lab would refuse to start" in done.stderr, done.stderr
     assert not (tmp_path / "cache" / "mountbench").exists() and not (tmp_path / "db.sqlite").exists()
-
-
-def test_a_childs_two_streams_reach_the_progress_line_by_line_never_cut(tmp_path: Path) -> None:
-    """Issue 49: the first container round's progress line began with a cut table border and U+FFFD
-    ("container: ┏━━…━�run … complete"): stdout (block-buffered, its table leaving in 8 KiB chunks cut
-    inside a character) and stderr (a line at a time) shared one pipe and were decoded by chunks. A real
-    child writes exactly that; every line arrives whole, stdout's and stderr's apart."""
-    from mountbench.labs.containers.run import _stream_host
-
-    child = tmp_path / "child.py"
-    # as a relay passes them on (conmon reads a container's stdout 8 KiB at a time; a block-buffered stdout
-    # leaves in such blocks): the table's first block ends inside a character, then a stderr line
-    child.write_text(
-        "import os\n"
-        "table = ('━' * 4000 + '\\n').encode()\n"
-        "os.write(1, table[:8192])\n"
-        "os.write(2, b'run 1 complete: 1 samples stored, 0 failed\\n')\n"
-        "os.write(1, table[8192:])\n"
-        "os.write(1, b'not utf-8: \\xff\\n')\n"
-    )
-    lines: list[str] = []
-    assert _stream_host([sys.executable, str(child)], lines.append) == 0
-    whole = [line for line in lines if not line.startswith("not utf-8")]
-    assert "\ufffd" not in "".join(whole), "a line was cut or mixed with the other stream's"
-    assert sorted(lines) == sorted(["━" * 4000, "run 1 complete: 1 samples stored, 0 failed", "not utf-8: \ufffd"])

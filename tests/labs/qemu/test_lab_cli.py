@@ -81,7 +81,11 @@ def test_lab_probe_options_without_probe_fail_before_booting(mb_env: dict[str, s
     assert not Path(mb_env["MOUNTBENCH_DB"]).exists()
 
 
-def test_lab_resume_says_in_one_line_that_the_qemu_lab_cannot_resume_yet(mb_env: dict[str, str]) -> None:
+def test_a_lab_run_is_resumed_by_lab_resume_alone_and_one_it_cannot_make_again_is_refused_in_one_line(
+    mb_env: dict[str, str],
+) -> None:
+    """Every lab resumes (issue 52); a QEMU-lab run that does not record how its mounts were made is
+    refused before anything boots, in one line."""
     import dataclasses
 
     from support.factories import make_run
@@ -93,9 +97,11 @@ def test_lab_resume_says_in_one_line_that_the_qemu_lab_cannot_resume_yet(mb_env:
     config = dataclasses.replace(run.config, lab=QemuLabFacts(accel="tcg", emulated=True))
     with Store(Path(mb_env["MOUNTBENCH_DB"])) as store:
         store.import_run(dataclasses.replace(run, status="interrupted", config=config))
-    for args in (("lab", "--resume", "r7"), ("run", "--resume", "r7")):
+    said = {}
+    for args in (("lab", "--resume", "r7"), ("run", "--resume", "r7"), ("cloudlab", "--resume", "r7")):
         proc = mountbench(*args, env=mb_env, timeout=60)
-        assert proc.returncode == 2, proc.stderr
-        assert len(proc.stderr.strip().splitlines()) == 1 and "cannot resume a run yet" in proc.stderr, proc.stderr
-    proc = mountbench("cloudlab", "--resume", "r7", env=mb_env, timeout=60)
-    assert proc.returncode == 2 and "run r7 is not a cloudlab run; 'mountbench lab' cannot resume" in proc.stderr
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        said[args[0]] = proc.stderr
+    assert "run r7 cannot be resumed: it does not record how each of its mounts was made" in said["lab"]
+    assert "resume it with 'mountbench lab --resume r7'" in said["run"]
+    assert "run r7 is not a cloudlab run; resume it with 'mountbench lab --resume r7'" in said["cloudlab"]

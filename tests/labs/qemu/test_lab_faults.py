@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from support.labhelpers import assert_all_gone, lab_root
 
-from mountbench.labs.qemu import Guest, LabBootError, LabMount, parse_mount_spec
+from mountbench.labs.qemu import BootError, Guest, GuestMount, parse_mount_spec
 from mountbench.labs.qemu.kernel import find_kernel
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
@@ -31,7 +31,7 @@ def make_guest(**kw: object) -> Guest:
 
 def test_boot_timeout(lab_ready: None) -> None:
     guest = make_guest(boot_timeout=2)
-    with pytest.raises(LabBootError) as info:
+    with pytest.raises(BootError) as info:
         guest.start()
     text = str(info.value)
     assert "did not become ready within 2 s" in text
@@ -45,7 +45,7 @@ def test_qemu_fails_to_start(lab_ready: None, tmp_path: Path) -> None:
     bogus = tmp_path / f"vmlinuz-{real.version}"  # right modules, unbootable image
     bogus.write_bytes(os.urandom(64 * 1024))
     guest = make_guest(kernel=bogus)
-    with pytest.raises(LabBootError) as info, guest:
+    with pytest.raises(BootError) as info, guest:
         pass
     text = str(info.value)
     assert "QEMU exited before the guest was ready" in text
@@ -58,14 +58,14 @@ def test_mount_fails_in_guest(lab_ready: None, monkeypatch: pytest.MonkeyPatch) 
 
     real = guest_module.mount_command
 
-    def broken(m: LabMount, *args: object) -> str:
+    def broken(m: GuestMount, *args: object) -> str:
         if m.type_name == "virtiofs":  # a tag no device carries
             return f"mb_mount {m.slug} virtiofs no-such-tag rw"
         return real(m, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(guest_module, "mount_command", broken)
     guest = make_guest()
-    with pytest.raises(LabBootError) as info, guest:
+    with pytest.raises(BootError) as info, guest:
         pass
     text = str(info.value)
     assert "the guest could not mount virtiofs cache=auto: mount -t virtiofs no-such-tag" in text

@@ -6,14 +6,14 @@ minutes of sampling; sshfs failed twice laying out its files), stored in tests/d
 from __future__ import annotations
 
 import dataclasses
-import socket
 from pathlib import Path
 
 from mountbench.cli.progress import LearnedEta
+from mountbench.labs.history import earlier_runs
 from mountbench.labs.qemu import DEFAULT_MOUNTS, parse_mount_spec
-from mountbench.labs.qemu.history import earlier_lab_runs, learnt_for_guest, learnt_json
-from mountbench.labs.qemu.mounts.base import LabMount
-from mountbench.labs.qemu.plan import assign_slugs
+from mountbench.labs.qemu.guestrun import learnt_for_guest, learnt_json, stored_here
+from mountbench.labs.qemu.mounts.guestmount import GuestMount
+from mountbench.labs.qemu.mountscript import assign_slugs
 from mountbench.model import PlanItem
 from mountbench.records.export import read_document
 from mountbench.store import Store
@@ -23,20 +23,22 @@ EXPORTS = Path(__file__).parents[2] / "data" / "exports"
 
 def _here(run):
     """The run as this machine's own: brought home by a lab on this host."""
-    return dataclasses.replace(run, host={**run.host, "hostname": f"lab guest on {socket.gethostname()}"})
+    return dataclasses.replace(run, host={**run.host, "hostname": stored_here()})
+
+
+def _earlier(db):
+    return earlier_runs(Store(db, writer=False), "qemu", "lab", stored_here())
 
 
 def test_only_this_machines_lab_runs_are_read_and_a_missing_database_is_not_made(tmp_path):
     db = tmp_path / "results.sqlite"
-    assert earlier_lab_runs(db) == [] and not db.exists()
+    assert _earlier(db) == [] and not db.exists()
     (lab,) = read_document(EXPORTS / "lab-run.json")
     (tree,) = read_document(EXPORTS / "tree-run.json")
     with Store(db) as store:
         store.import_run(_here(lab))
-        store.import_run(
-            dataclasses.replace(tree, host={**tree.host, "hostname": f"lab guest on {socket.gethostname()}"})
-        )
-    assert [run.id for run in earlier_lab_runs(db)] == [lab.id]  # a plain run is no lab run
+        store.import_run(dataclasses.replace(_here(tree), command="mountbench lab --preset tree"))
+    assert [run.id for run in _earlier(db)] == [lab.id]  # a plain run is no lab run, whatever its command says
 
 
 def test_the_guest_runs_first_eta_is_what_the_lab_took_before():
@@ -44,7 +46,7 @@ def test_the_guest_runs_first_eta_is_what_the_lab_took_before():
     5h12m (+1020 %) for about 30 minutes of sampling. Learnt from the earlier run, it is within
     ±50 % before any sample; the failed samples are no cost of their workload."""
     (run,) = read_document(EXPORTS / "lab-run.json")
-    mounts = [LabMount(spec, slug, "tag") for spec, slug in assign_slugs(DEFAULT_MOUNTS)]
+    mounts = [GuestMount(spec, slug, "tag") for spec, slug in assign_slugs(DEFAULT_MOUNTS)]
     learnt = learnt_for_guest([run], mounts, run.workloads)
     assert {target for target, _ in learnt} == {m.slug for m in mounts}
     assert len(learnt) == len(mounts) * len(run.workloads)
@@ -64,11 +66,11 @@ def test_a_mount_with_other_options_learns_nothing_of_its_own():
     """A mount is the same mount when its label (type and every option) is: 9p with another
     msize is not the 9p measured before, and learns from the same workload on any mount only."""
     (run,) = read_document(EXPORTS / "lab-run.json")
-    mounts = [LabMount(spec, slug, "tag") for spec, slug in assign_slugs(DEFAULT_MOUNTS)]
+    mounts = [GuestMount(spec, slug, "tag") for spec, slug in assign_slugs(DEFAULT_MOUNTS)]
     other = parse_mount_spec("9p:msize=65536")  # at the same guest path as the 9p measured, /mnt/9p
     assert other.label != mounts[0].label and mounts[0].slug == "9p"
     same = learnt_for_guest([run], mounts, run.workloads)
-    moved = learnt_for_guest([run], [LabMount(other, "9p", "tag"), *mounts[1:]], run.workloads)
+    moved = learnt_for_guest([run], [GuestMount(other, "9p", "tag"), *mounts[1:]], run.workloads)
     assert set(same) == set(moved)
     for workload in run.workloads:
         assert moved[("9p", workload.name)] != same[("9p", workload.name)]  # the other mounts' mean

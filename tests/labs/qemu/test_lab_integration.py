@@ -17,7 +17,7 @@ import pytest
 from support import listeners
 from support.labhelpers import assert_all_gone, lab_root
 
-from mountbench.labs.qemu import DEFAULT_MOUNTS, Guest, LabError, LabTimeout
+from mountbench.labs.qemu import DEFAULT_MOUNTS, Guest, GuestError, GuestTimeout
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
@@ -120,10 +120,10 @@ def test_default_mounts_in_the_guest(lab_ready: None, tmp_path: Path) -> None:
         pids = guest.all_pids()
         lab_dir = guest.lab_dir
         assert guest.run_in_guest("exit 7") == 7
-        with pytest.raises(LabTimeout, match="did not finish within 2"):
+        with pytest.raises(GuestTimeout, match="did not finish within 2"):
             guest.run_in_guest("sleep 60", timeout=2)
         assert not guest.ready
-        with pytest.raises(LabError, match="not ready"):
+        with pytest.raises(GuestError, match="not ready"):
             guest.run_in_guest("true")
 
     # --- everything stopped and removed; results came back through /results

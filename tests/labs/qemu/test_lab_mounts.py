@@ -20,9 +20,9 @@ from mountbench.labs.qemu.accel import EMULATED_TEXT, AccelChoice
 from mountbench.labs.qemu.caveats import EMULATED_GUEST_CPU, emulation_caveat, host_cache_caveat
 from mountbench.labs.qemu.initramfs import init_script
 from mountbench.labs.qemu.kernel import ROOT_MODULES, wanted_modules
-from mountbench.labs.qemu.mounts import HostService, LabHost, Option, guest_modules
-from mountbench.labs.qemu.mounts.base import LabMount
-from mountbench.labs.qemu.plan import mount_command, mount_script
+from mountbench.labs.qemu.mounts import HostService, MountHost, Option, guest_modules
+from mountbench.labs.qemu.mounts.guestmount import GuestMount
+from mountbench.labs.qemu.mountscript import mount_command, mount_script
 from mountbench.labs.qemu.qemu import Device
 
 pytestmark = pytest.mark.lab
@@ -30,9 +30,9 @@ pytestmark = pytest.mark.lab
 SRC = Path(__file__).resolve().parents[2] / "src" / "mountbench"
 
 
-def lab_mount(text: str, slug: str | None = None, tag: str = "mb0", host_path: str | None = None) -> LabMount:
+def lab_mount(text: str, slug: str | None = None, tag: str = "mb0", host_path: str | None = None) -> GuestMount:
     spec = parse_mount_spec(text)
-    return LabMount(spec, slug or spec.slug, tag, Path(host_path) if host_path else None)
+    return GuestMount(spec, slug or spec.slug, tag, Path(host_path) if host_path else None)
 
 
 # ----- the registry ----------------------------------------------------------------------
@@ -91,10 +91,10 @@ class _Loopback(MountType):
     guest_helpers = 'mb_loopfs() {  # SLUG ADDR PORT\n    mb_failed "$1" unreachable\n}\n'
     guest_cpu_bound = "it checksums every block in the guest"
 
-    def attach(self, mount: LabMount, host: LabHost) -> list[Device]:
+    def attach(self, mount: GuestMount, host: MountHost) -> list[Device]:
         raise NotImplementedError  # the boot tests cover real daemons (sshd, virtiofsd)
 
-    def mount_command(self, mount: LabMount) -> str:
+    def mount_command(self, mount: GuestMount) -> str:
         assert mount.service is not None
         return f"mb_loopfs {mount.slug} 10.0.2.2 {mount.service.port}"
 
@@ -111,7 +111,7 @@ def test_a_new_mount_type_needs_only_its_module_and_a_registry_line(monkeypatch:
     )
     with pytest.raises(UsageError, match=re.escape("use vers=3|4.2")):
         parse_mount_spec("loopfs:vers=2")
-    mount = LabMount(spec, spec.slug, "mb0", service=HostService(20490))
+    mount = GuestMount(spec, spec.slug, "mb0", service=HostService(20490))
     assert mount_command(mount) == "mb_loopfs loopfs-rsize-1m 10.0.2.2 20490"
     assert "nfsv4" in wanted_modules()
     assert emulation_caveat(spec, emulated=True).code == EMULATED_GUEST_CPU  # type: ignore[union-attr]

@@ -27,7 +27,7 @@ from support.labhelpers import assert_all_gone, lab_root, require_lab
 
 from mountbench.host.scratch import PROBE_PREFIX
 from mountbench.labs.qemu import Guest, parse_mount_spec
-from mountbench.labs.qemu.guestprobe import ProbeOptions, probe_lab
+from mountbench.labs.qemu.guestprobe import ProbeOptions, probe_guest
 from mountbench.probe.coherence import OPERATIONS
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
@@ -130,7 +130,7 @@ def test_probe_across_the_vm_boundary_9p_without_and_with_the_loose_cache(lab_re
     specs = [parse_mount_spec("9p"), parse_mount_spec("9p:cache=loose")]
     lines: list[str] = []
     with Guest(specs, accel="tcg", root=lab_root()) as guest:
-        probed = probe_lab(guest, ProbeOptions(repeat=1, timeout_s=1.5), lines.append)
+        probed = probe_guest(guest, ProbeOptions(repeat=1, timeout_s=1.5), lines.append)
         # the coherence checks removed their scratch directories from the host's directories
         # (a capability probe's may stay if removing it hung in the emulated guest: it says so)
         for m, found in zip(guest.mounts, probed.mounts, strict=True):

@@ -6,7 +6,7 @@ import pytest
 
 from mountbench.errors import UsageError
 from mountbench.labs.qemu import DEFAULT_MOUNTS, MountSpec, parse_mount_spec
-from mountbench.labs.qemu.mounts.base import format_size
+from mountbench.labs.qemu.mounts.guestmount import format_size
 from mountbench.units import parse_size
 
 pytestmark = pytest.mark.lab

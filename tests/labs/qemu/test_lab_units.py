@@ -16,12 +16,12 @@ import pytest
 from mountbench.errors import ToolMissing
 from mountbench.labs.qemu import AccelChoice, parse_mount_spec, probe_accel
 from mountbench.labs.qemu.console import parse_line
-from mountbench.labs.qemu.faults import LabBootError, likely_cause
+from mountbench.labs.qemu.faults import BootError, likely_cause
 from mountbench.labs.qemu.initramfs import CpioWriter, _is_static, init_script
 from mountbench.labs.qemu.kernel import bzimage_version
 from mountbench.labs.qemu.mounts import HostService
-from mountbench.labs.qemu.mounts.base import LabMount
-from mountbench.labs.qemu.plan import assign_slugs, mount_command, mount_script
+from mountbench.labs.qemu.mounts.guestmount import GuestMount
+from mountbench.labs.qemu.mountscript import assign_slugs, mount_command, mount_script
 from mountbench.labs.qemu.qemu import Disk, QemuConfig, Share9p, UserNet, VhostUserFs, kernel_cmdline, qemu_argv
 from mountbench.labs.qemu.virtiofsd import Virtiofsd
 
@@ -121,18 +121,18 @@ def test_slugs_are_unique() -> None:
 
 
 def test_mount_commands() -> None:
-    nine = LabMount(parse_mount_spec("9p:cache=loose,msize=65536"), "9p-x", "mb0", Path("/lab/m/9p x"))
+    nine = GuestMount(parse_mount_spec("9p:cache=loose,msize=65536"), "9p-x", "mb0", Path("/lab/m/9p x"))
     assert mount_command(nine) == ("mb_mount 9p-x 9p mb0 trans=virtio,version=9p2000.L,cache=loose,msize=65536")
-    vfs = LabMount(parse_mount_spec("virtiofs"), "virtiofs", "mb1", Path("/lab/m/v"))
+    vfs = GuestMount(parse_mount_spec("virtiofs"), "virtiofs", "mb1", Path("/lab/m/v"))
     assert mount_command(vfs) == "mb_mount virtiofs virtiofs mb1 rw"
-    disk = LabMount(parse_mount_spec("disk"), "disk", "mbdisk2", Path("/lab/images/disk.img"))
+    disk = GuestMount(parse_mount_spec("disk"), "disk", "mbdisk2", Path("/lab/images/disk.img"))
     assert mount_command(disk) == "mb_disk disk mbdisk2"
-    ssh = LabMount(parse_mount_spec("sshfs"), "sshfs", "mb3", Path("/lab/m/ss h"))
+    ssh = GuestMount(parse_mount_spec("sshfs"), "sshfs", "mb3", Path("/lab/m/ss h"))
     with pytest.raises(ValueError):
         mount_command(ssh)  # no sshd yet
     ssh.service = HostService(2222, "root")
     assert mount_command(ssh) == ("mb_sshfs sshfs 2222 root '/lab/m/ss h' /run/mbctl/ssh/id_ed25519")
-    tmp = LabMount(parse_mount_spec("guest-tmpfs:size=256M"), "guest-tmpfs", "tmpfs")
+    tmp = GuestMount(parse_mount_spec("guest-tmpfs:size=256M"), "guest-tmpfs", "tmpfs")
     assert mount_command(tmp) == "mb_mount guest-tmpfs tmpfs tmpfs mode=1777,size=256M"
     assert tmp.guest_path == "/mnt/guest-tmpfs"
     script = mount_script([mount_command(vfs), mount_command(disk)])
@@ -140,7 +140,7 @@ def test_mount_commands() -> None:
 
 
 def test_lab_mount_reads_proc_mounts() -> None:
-    m = LabMount(parse_mount_spec("9p:cache=loose"), "9p-cache-loose", "mb1")
+    m = GuestMount(parse_mount_spec("9p:cache=loose"), "9p-cache-loose", "mb1")
     m.proc_mounts = "mb1 /mnt/9p-cache-loose 9p rw,dirsync,relatime,loose,access=client,msize=512000,trans=virtio 0 0"
     assert m.fstype == "9p"
     assert "loose" in m.mount_options.split(",")
@@ -279,7 +279,7 @@ def test_likely_cause() -> None:
     assert "no working /init" in likely_cause(["Failed to execute /init (error -40)"], accel="tcg", root="9p")
     assert "modules do not match" in likely_cause(["MB-LAB warn insmod ext4 failed"], accel="tcg", root="9p")
     assert "QEMU failed: boom" in likely_cause(["x"], accel="tcg", root="9p", qemu_log="a\nboom\n")
-    err = LabBootError("no boot", ["line 1", "line 2"])
+    err = BootError("no boot", ["line 1", "line 2"])
     assert "no boot" in str(err) and "| line 2" in str(err)
     assert err.console_tail == ["line 1", "line 2"]
 
@@ -323,7 +323,7 @@ def test_probe_accel_auto_falls_back_and_caches(tmp_path: Path, monkeypatch: pyt
 def test_sweep_stale_lab_dirs(tmp_path: Path) -> None:
     import psutil
 
-    from mountbench.labs.qemu.guest import OWNER_FILE, sweep_stale_lab_dirs
+    from mountbench.labs.qemu.guest import OWNER_FILE, sweep_stale_guest_dirs
 
     dead = subprocess.Popen(["true"])
     dead.wait()
@@ -340,7 +340,7 @@ def test_sweep_stale_lab_dirs(tmp_path: Path) -> None:
         (tmp_path / name).mkdir()
         if owner is not None:
             (tmp_path / name / OWNER_FILE).write_text(owner + "\n")
-    removed = sweep_stale_lab_dirs(tmp_path)
+    removed = sweep_stale_guest_dirs(tmp_path)
     assert sorted(p.name for p in removed) == ["mountbench-lab-dead", "mountbench-lab-reused"]
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "mountbench-lab-alive",
@@ -356,7 +356,7 @@ def test_the_labs_own_network_namespace_holds_its_servers_and_goes_with_it(tmp_p
     import socket
     import sys
 
-    from mountbench.labs.qemu import netns
+    from mountbench.labs import netns
 
     if netns.why_not():
         pytest.skip(netns.why_not())
@@ -367,7 +367,7 @@ def test_the_labs_own_network_namespace_holds_its_servers_and_goes_with_it(tmp_p
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
         script = f"import socket,time; s=socket.create_server(('127.0.0.1', {port})); time.sleep(60)"
-        server = subprocess.Popen([*net.prefix(), sys.executable, "-c", script])
+        server = subprocess.Popen(net.argv([sys.executable, "-c", script]))
         deadline = time.monotonic() + 20
         while not net.listening(port):
             assert time.monotonic() < deadline and server.poll() is None

@@ -8,15 +8,10 @@ import sys
 
 import pytest
 
+from mountbench.labs.insideprobe import ProbeOptions, capability_bound, coherence_bound
 from mountbench.labs.qemu import MOUNT_TYPES
-from mountbench.labs.qemu.guestprobe import (
-    ProbeOptions,
-    agent_command,
-    agent_timeout,
-    capability_bound,
-    coherence_bound,
-)
-from mountbench.probe.model import (
+from mountbench.labs.qemu.guestprobe import agent_command, agent_timeout
+from mountbench.probefacts import (
     CoherenceResult,
     FsInfo,
     InotifyResult,

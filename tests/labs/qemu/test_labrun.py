@@ -1,5 +1,6 @@
 """Bringing a lab run home, without a guest: the guest's CPU time per sample (from the
-events the guest prints) and the caveats each mount's cells carry."""
+events the guest prints), the caveats each mount's cells carry, and the run handed back to a
+guest to resume in its own terms."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ import pytest
 from support.factories import make_run
 
 from mountbench import model
+from mountbench.labfacts import QemuLabFacts
 from mountbench.labs.qemu import parse_mount_spec
 from mountbench.labs.qemu.caveats import EMULATED_GUEST_CPU
-from mountbench.labs.qemu.mounts.base import LabMount
-from mountbench.labs.qemu.run import _bring_home, guest_cpu_s, mount_facts
+from mountbench.labs.qemu.guestrun import Homecoming, guest_cpu_s
+from mountbench.labs.qemu.mounts.guestmount import GuestMount
 from mountbench.model import PlanItem, Sample
 from mountbench.records.events import EventLog, busy_cpu_seconds, machine_busy_cpu_s, parse_event
 
@@ -56,11 +58,11 @@ def test_guest_cpu_s_needs_both_ends() -> None:
     assert guest_cpu_s({"cpu_busy_s": 12.5}, {"cpu_busy_s": 12.0}) == 0.0  # never negative
 
 
-def _mounts(*texts: str) -> list[LabMount]:
+def _mounts(*texts: str) -> list[GuestMount]:
     out = []
     for index, text in enumerate(texts):
         spec = parse_mount_spec(text)
-        out.append(LabMount(spec, spec.slug, f"mb{index}", Path(f"/lab/mounts/{spec.slug}")))
+        out.append(GuestMount(spec, spec.slug, f"mb{index}", Path(f"/lab/mounts/{spec.slug}")))
     return out
 
 
@@ -70,8 +72,11 @@ def test_bring_home_gives_each_mount_its_caveats_and_guest_cpu(emulated: bool) -
     mounts[3].guest_error = "mkfs.ext4 /dev/vda: failed"
     values = {(m.slug, "extract"): [1.0, 1.1] for m in mounts[:3]}
     run = make_run(values, "wall", baseline="guest-tmpfs")
-    extra = {(m.slug, "extract", r): {"host.cpu_s": 0.5, "guest.cpu_s": 1.5} for m in mounts[:3] for r in (0, 1)}
-    home = _bring_home(run, {"emulated": emulated}, extra, mount_facts(mounts, emulated), "guest-tmpfs")
+    homecoming = Homecoming(None, mounts, QemuLabFacts(emulated=emulated), mounts[2].label, "mountbench lab")  # type: ignore[arg-type]
+    homecoming.extra = {
+        (m.slug, "extract", r): {"host.cpu_s": 0.5, "guest.cpu_s": 1.5} for m in mounts[:3] for r in (0, 1)
+    }
+    home = homecoming.home(run)
 
     codes = {}
     for sample in home.samples:
@@ -88,3 +93,9 @@ def test_bring_home_gives_each_mount_its_caveats_and_guest_cpu(emulated: bool) -
         assert codes == {nine: {model.HOST_CACHE}, ssh: {model.HOST_CACHE}, tmpfs: set(), disk: set()}
     failed = [s for s in home.samples if s.target == disk]
     assert failed and all(not s.ok and "mount failed in the guest: mkfs.ext4" in (s.error or "") for s in failed)
+
+    # handed back to a guest made again (a resume): the guest's own labels, none of the failed mount's cells
+    back = homecoming.handed_back(home)
+    assert {r.target.label for r in back.targets} == {m.slug for m in mounts[:3]}
+    assert {s.target for s in back.samples} == {m.slug for m in mounts[:3]}
+    assert back.config.baseline == "guest-tmpfs" and back.config.lab is None and "lab_host" not in back.host

@@ -6,7 +6,7 @@ A cache mode declares what it keeps locally (labs/cloud/mounts: ``caches_reads``
 
 from __future__ import annotations
 
-from mountbench.labs.cloud.mounts.base import CacheMode
+from mountbench.labs.cloud.mounts.cachemode import CacheMode
 from mountbench.model import Caveat
 
 CLOUD_CACHE = "cloud-cache"  # caveat code: rclone's VFS cache (on local disk) may serve these

@@ -50,7 +50,8 @@ import psutil
 
 from mountbench.errors import ToolMissing
 from mountbench.host import process as procs
-from mountbench.labs.cloud.netns import HostNetwork, Network, PortPool
+from mountbench.labs.frame import start_daemon
+from mountbench.labs.netns import HostLoopback, Network, PortPool
 from mountbench.units import format_bytes
 
 TOXIPROXY_FIX = (
@@ -117,7 +118,7 @@ class DelayProxy:
         self.binary = require_toxiproxy()
         self.upstream_port = upstream_port
         self.log = log
-        self.network: Network = network or HostNetwork()
+        self.network: Network = network or HostLoopback()
         self.ports = ports or PortPool()
         self.api_port = self.ports.take()
         self.proc: subprocess.Popen[bytes] | None = None
@@ -128,12 +129,10 @@ class DelayProxy:
         argv = self.network.argv([str(self.binary), "-host", "127.0.0.1", "-port", str(self.api_port)])
         # no soft memory limit: near one, the Go runtime collects all the time and slows the delay (issue 49)
         env = {key: value for key, value in os.environ.items() if key != "GOMEMLIMIT"}
-        self.proc = procs.start(argv, log=self.log, env=env)
-        up = procs.wait_until(lambda: self.network.call(lambda: procs.port_open(self.api_port)), 20.0, self.proc)
-        if not up:
-            tail = procs.log_tail(self.log, 5)
-            self.stop()
-            raise ToolMissing(f"toxiproxy did not start: {tail or 'no output'}; {TOXIPROXY_FIX}")
+        self.proc = start_daemon(
+            argv, self.log, env=env, timeout=20.0, ready=lambda: self.network.listening(self.api_port),
+            failure="toxiproxy did not start", error=lambda why: ToolMissing(f"{why}; {TOXIPROXY_FIX}"),
+        )  # fmt: skip
         return self.proc
 
     def version(self) -> str:
@@ -228,7 +227,7 @@ class MemoryGuard:
                 self.peak = max(self.peak, rss)
                 if rss <= self.limit or self.tripped is not None:
                     continue
-                proc.kill()
+                procs.kill(proc)
                 self.tripped = (
                     f"the delay proxy (toxiproxy) reached {format_bytes(rss)} of memory, over its "
                     f"{format_bytes(self.limit)} bound, and was stopped; this sample is void"

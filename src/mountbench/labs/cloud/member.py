@@ -12,7 +12,7 @@ from mountbench.labs.frame import Lab
 
 
 def _resume(*args: Any) -> str:
-    from mountbench.labs.cloud.run import resume_cloudlab  # the engine, only when a run resumes
+    from mountbench.labs.cloud.cloudrun import resume_cloudlab  # the engine, only when a run resumes
 
     return resume_cloudlab(*args)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from mountbench.host import process as procs
 from mountbench.labs.frame import capability_bound
-from mountbench.probe.remotesync import CloudMountProbe
+from mountbench.probefacts import CloudMountProbe
 
 CHECK_WAITS = 6  # waits of one sync repetition bounded by the timeout
 

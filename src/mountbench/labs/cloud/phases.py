@@ -35,7 +35,7 @@ from typing import Any
 
 from mountbench.kinds import kind_of
 from mountbench.kinds.runner import Runner
-from mountbench.labs.cloud.lab import CloudLab
+from mountbench.labs.cloud.cloudlab import CloudLab
 from mountbench.model import Caveat, Outcome, Prepared, RunSettings, TargetContext, Workload, WorkloadFailed
 
 WARM_SUFFIX = "-warm"

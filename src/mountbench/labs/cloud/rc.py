@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mountbench.labs.cloud.netns import Network
+from mountbench.labs.netns import Network
 
 RC_USER = "mountbench"
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from mountbench.errors import ToolMissing
 from mountbench.host import process as procs
-from mountbench.labs.cloud.netns import HostNetwork, Network
+from mountbench.labs.frame import start_daemon
+from mountbench.labs.netns import HostLoopback, Network
 
 RCLONE_FIX = "install rclone and fuse3: apt-get install rclone fuse3 (or scripts/install.sh --test)"
 
@@ -48,7 +49,7 @@ class WebdavRemote:
     ) -> None:
         self.directory = directory
         self.log = log
-        self.network: Network = network or HostNetwork()
+        self.network: Network = network or HostLoopback()
         self.password = password
         self.port = port or procs.free_port()
         self.proc: subprocess.Popen[bytes] | None = None
@@ -63,12 +64,9 @@ class WebdavRemote:
         argv = [rclone_binary(), "serve", "webdav", str(self.directory), "--addr", f"127.0.0.1:{self.port}",
                 "--dir-cache-time", "0s"]  # fmt: skip
         env = {**os.environ, "RCLONE_USER": self.USER, "RCLONE_PASS": self.password} if self.password else None
-        self.proc = procs.start(self.network.argv(argv), log=self.log, env=env)
-        up = procs.wait_until(lambda: self.network.call(lambda: procs.port_open(self.port)), 20.0, self.proc)
-        if not up:
-            tail = procs.log_tail(self.log, 5)
-            self.stop()
-            raise ToolMissing(f"rclone serve webdav did not start: {tail or 'no output'}")
+        self.proc = start_daemon(self.network.argv(argv), self.log, env=env, timeout=20.0, error=ToolMissing,
+                                 ready=lambda: self.network.listening(self.port),
+                                 failure="rclone serve webdav did not start")  # fmt: skip
         return self.proc
 
     def stop(self) -> None:

@@ -6,9 +6,9 @@ with the owner's PID and start time. A later run looks at the work directories o
 runs whose owner is gone (a PID that is dead, or alive with another start time: reused)
 and cleans them by that record alone, never by a process name: it kills the recorded
 processes still alive with their recorded start times, unmounts the recorded FUSE mount
-points still mounted (``fusermount3 -u``, lazily when busy), removes the run's network
-namespace (by the name it recorded) and removes the directory, with the workloads' temporary
-files in it (the trees' sources: the lab points Python's tempdir there).
+points still mounted (``fusermount3 -u``, lazily when busy) and removes the directory, with the
+workloads' temporary files in it (the trees' sources: the lab points Python's tempdir there). The
+run's network namespace needs no sweep: it ended with its holder process (labs/netns.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -26,10 +25,11 @@ from typing import Any
 
 import psutil
 
-from mountbench.labs.cloud.netns import remove_named
+from mountbench.host.process import stop_processes
 from mountbench.labs.leftovers import alive, mount_points, start_time, sweep_dead
 
 STATE = "state.json"
+OLD_NAMESPACE = "mountbench-cloudlab-"  # what a run's named namespace was called before issue 52
 
 
 def mounted(path: Path) -> bool:
@@ -60,7 +60,7 @@ class LabState:
     owner_started: float | None = None
     processes: list[dict[str, Any]] = field(default_factory=list)
     mounts: list[str] = field(default_factory=list)
-    network: str = ""  # the run's network namespace (netns.py), when it made one
+    network: str = ""  # a named namespace a run before issue 52 made (ip netns add): removed with the rest
 
     def __post_init__(self) -> None:
         if self.owner_started is None:
@@ -68,10 +68,6 @@ class LabState:
 
     def add_process(self, pid: int, what: str) -> None:
         self.processes.append({"pid": pid, "started": start_time(pid), "what": what})
-        self.save()
-
-    def set_network(self, name: str) -> None:
-        self.network = name
         self.save()
 
     def add_mount(self, path: Path) -> None:
@@ -102,23 +98,17 @@ class LabState:
         """Stop what the record names (mounts first, then processes), then remove the work
         directory; the problems met (a mount that would not go: the directory is then kept)."""
         problems = [p for p in (unmount(Path(m)) for m in reversed(self.mounts)) if p]
-        procs = []
+        recorded = []
         for entry in reversed(self.processes):
             pid, started = int(entry["pid"]), entry.get("started")
             if alive(pid, started):
                 with contextlib.suppress(psutil.Error):
-                    proc = psutil.Process(pid)
-                    proc.send_signal(signal.SIGTERM)
-                    procs.append(proc)
-        _, left = psutil.wait_procs(procs, timeout=5)
-        for proc in left:
-            with contextlib.suppress(psutil.Error):
-                proc.kill()
-        psutil.wait_procs(left, timeout=5)
+                    recorded.append(psutil.Process(pid))
+        stop_processes(recorded)
         # a mount whose rclone just died may only now be removable
         problems = [p for p in (unmount(Path(m)) for m in reversed(self.mounts)) if p]
-        if self.network:
-            remove_named(self.network)
+        if self.network.startswith(OLD_NAMESPACE) and "/" not in self.network:
+            subprocess.run(["ip", "netns", "delete", self.network], capture_output=True, timeout=20, check=False)
         if not problems and not any(mounted(Path(m)) for m in self.mounts):
             shutil.rmtree(self.workdir, ignore_errors=True)
         return problems

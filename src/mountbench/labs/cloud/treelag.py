@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from mountbench.probe.remotesync import TreeLag
+from mountbench.probefacts import TreeLag
 
 TREE_FILES = 300
 FILE_BYTES = 2048

@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 
 from mountbench.errors import MountbenchError
-from mountbench.probe.remotesync import CloudMountProbe, measure_sync
+from mountbench.probe.remotesync import measure_sync
 from mountbench.probe.target import probe_target
+from mountbench.probefacts import CloudMountProbe
 
 
 def probe_one(

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import mountbench
 from mountbench.errors import ToolMissing
+from mountbench.labfacts import ContainerImage
 from mountbench.labs.containers.podman import Podman
 
 # what the workloads run inside the container: fio, the tree workloads' tools, a shell, and what
@@ -27,7 +28,6 @@ from mountbench.labs.containers.podman import Podman
 TOOLS = ("fio", "sh", "tar", "cp", "rm", "find", "cat", "dd", "mkdir", "sleep", "sync")
 OPTIONAL_TOOLS = ("git", "rsync")  # the tree preset's git and rsync workloads, where the host has them
 LAYER_DIR = "/layer"  # the target on the container's writable layer: a directory of the image
-FROM_IMAGE = "from-image"  # a directory shipped in the image under LAYER_DIR: the probe renames it
 _LDD_PATH = re.compile(r"(/\S+)")
 
 
@@ -38,8 +38,8 @@ class Image:
     digest: str
     tools: tuple[str, ...]
 
-    def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "id": self.image_id, "digest": self.digest, "tools": list(self.tools)}
+    def facts(self) -> ContainerImage:
+        return ContainerImage(self.name, self.image_id, self.digest, self.tools)
 
 
 def tool_paths() -> dict[str, str]:
@@ -107,7 +107,7 @@ def python_paths() -> list[str]:
 
 def build_rootfs(tools: dict[str, str], out: Path) -> Path:
     """A tarball of the image's files: each tool at /usr/bin/NAME, each library at its own
-    path, an empty /tmp and /root, and the writable layer's target with a directory in it."""
+    path, an empty /tmp and /root, and the writable layer's target."""
     mounted = python_paths()
     libs = {
         lib
@@ -116,8 +116,7 @@ def build_rootfs(tools: dict[str, str], out: Path) -> Path:
     }
     archive = out / "rootfs.tar"
     with tarfile.open(archive, "w") as tar:
-        for name in ("usr", "usr/bin", "tmp", "root", "etc", "mnt", LAYER_DIR.strip("/"),
-                     f"{LAYER_DIR.strip('/')}/{FROM_IMAGE}"):  # fmt: skip
+        for name in ("usr", "usr/bin", "tmp", "root", "etc", "mnt", LAYER_DIR.strip("/")):
             info = tarfile.TarInfo(name)
             info.type, info.mode = tarfile.DIRTYPE, 0o1777 if name == "tmp" else 0o755
             tar.addfile(info)
@@ -129,9 +128,6 @@ def build_rootfs(tools: dict[str, str], out: Path) -> Path:
             tar.add(path, arcname=f"usr/bin/{name}")
         for lib in sorted(libs):
             tar.add(str(Path(lib).resolve()), arcname=lib.lstrip("/"))
-        seed = out / "seed"
-        seed.write_text("a file of the image\n")
-        tar.add(str(seed), arcname=f"{LAYER_DIR.strip('/')}/{FROM_IMAGE}/seed")
         passwd = out / "passwd"
         passwd.write_text("root:x:0:0:root:/root:/bin/sh\n")
         tar.add(str(passwd), arcname="etc/passwd")

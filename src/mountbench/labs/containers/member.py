@@ -1,12 +1,21 @@
-"""The container lab as a member of the labs (labs/frame.py): what `doctor` and `run --resume`
-ask of it. It cannot resume a run yet: its container and volume go with the run."""
+"""The container lab as a member of the labs (labs/frame.py): what `doctor`, `run --resume` and
+`containers --resume` ask of it."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from mountbench.labfacts import ContainerLabFacts
 from mountbench.labs.containers.mounts import MOUNT_TYPES
 from mountbench.labs.containers.prereq import DOCTOR_FLAG, lab_problems
 from mountbench.labs.frame import Lab
+
+
+def _resume(*args: Any) -> str:
+    from mountbench.labs.containers.rounds import resume_containers  # the lab, only when a run resumes
+
+    return resume_containers(*args)
+
 
 LAB = Lab(
     name=ContainerLabFacts.name,
@@ -16,4 +25,5 @@ LAB = Lab(
     needs="rootful Podman with runc, fio and the overlay filesystem",
     variants=MOUNT_TYPES,
     problems=lab_problems,
+    resumer=_resume,
 )

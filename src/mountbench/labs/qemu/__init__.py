@@ -9,10 +9,10 @@ registry MOUNT_TYPES. The lab's member of the frame (labs/frame.py) is labs/qemu
 """
 
 from mountbench.labs.qemu.accel import AccelChoice, probe_accel
-from mountbench.labs.qemu.faults import LabBootError, LabError, LabTimeout
+from mountbench.labs.qemu.faults import BootError, GuestError, GuestTimeout
 from mountbench.labs.qemu.guest import BootTimes, CommandRun, Guest
 from mountbench.labs.qemu.mounts import MOUNT_TYPES, MountType
-from mountbench.labs.qemu.mounts.base import LabMount, MountSpec
+from mountbench.labs.qemu.mounts.guestmount import GuestMount, MountSpec
 from mountbench.labs.qemu.mountspec import DEFAULT_MOUNTS, parse_mount_spec
 from mountbench.labs.qemu.prereq import lab_problems
 
@@ -20,13 +20,13 @@ __all__ = [
     "DEFAULT_MOUNTS",
     "MOUNT_TYPES",
     "AccelChoice",
+    "BootError",
     "BootTimes",
     "CommandRun",
     "Guest",
-    "LabBootError",
-    "LabError",
-    "LabMount",
-    "LabTimeout",
+    "GuestError",
+    "GuestMount",
+    "GuestTimeout",
     "MountSpec",
     "MountType",
     "lab_problems",

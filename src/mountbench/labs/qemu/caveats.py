@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from mountbench import model
 from mountbench.labs.qemu.accel import EMULATED_TEXT
-from mountbench.labs.qemu.mounts.base import MountSpec
+from mountbench.labs.qemu.mounts.guestmount import MountSpec
 from mountbench.model import Caveat
 
 EMULATED_GUEST_CPU = model.EMULATED_GUEST_CPU

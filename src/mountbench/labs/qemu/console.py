@@ -14,7 +14,12 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import TYPE_CHECKING
+
+from mountbench.host import process as procs
+
+if TYPE_CHECKING:
+    import subprocess
 
 MARKER_RE = re.compile(r"MB-LAB ([a-z0-9-]+)(?: (.*))?$")
 
@@ -38,28 +43,31 @@ def parse_line(t: float, raw: str) -> ConsoleLine:
 
 
 class Console:
-    """Reads a QEMU stdout pipe; keeps a log file and the last lines for error messages."""
+    """Reads QEMU's stdout (a pipe: the guest's console); keeps a log file and the last lines for
+    error messages."""
 
-    def __init__(self, stream: IO[bytes], log_path: Path, tail: int = 60) -> None:
+    def __init__(self, qemu: subprocess.Popen[bytes], log_path: Path, tail: int = 60) -> None:
         self.lines: queue.Queue[ConsoleLine | None] = queue.Queue()
         self.log_path = log_path
         self._tail: deque[str] = deque(maxlen=tail)
-        self._stream = stream
+        self._qemu = qemu
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="mountbench-lab-console", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         with self.log_path.open("a", encoding="utf-8", errors="replace") as log:
+
+            def take(line: str) -> None:
+                text, t = line.replace("\r", ""), time.monotonic()
+                log.write(text + "\n")
+                log.flush()
+                with self._lock:
+                    self._tail.append(text)
+                self.lines.put(parse_line(t, text))
+
             try:
-                for raw in self._stream:
-                    text = raw.decode("utf-8", errors="replace").rstrip("\r\n").replace("\r", "")
-                    t = time.monotonic()
-                    log.write(text + "\n")
-                    log.flush()
-                    with self._lock:
-                        self._tail.append(text)
-                    self.lines.put(parse_line(t, text))
+                procs.stream(self._qemu, take)
             except (OSError, ValueError):
                 pass
             finally:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from mountbench.errors import MountbenchError
 
 
-class LabError(MountbenchError):
+class GuestError(MountbenchError):
     """The lab guest failed: did not boot, died, or a command ran out of time."""
 
     def __init__(self, message: str, console_tail: Sequence[str] = ()) -> None:
@@ -21,11 +21,11 @@ class LabError(MountbenchError):
         return text
 
 
-class LabBootError(LabError):
+class BootError(GuestError):
     """The guest did not become ready (boot timeout, QEMU failure, failed mounts)."""
 
 
-class LabTimeout(LabError):
+class GuestTimeout(GuestError):
     """A command in the guest did not finish in time; the guest was stopped."""
 
 

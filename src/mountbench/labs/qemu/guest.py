@@ -26,30 +26,30 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import psutil
 
 from mountbench.errors import ToolMissing, UsageError
 from mountbench.host import process as procs
+from mountbench.labfacts import GuestMountFacts, QemuLabFacts
 from mountbench.labs import leftovers
-from mountbench.labs.frame import LabContext
+from mountbench.labs.frame import LabContext, start_daemon
+from mountbench.labs.netns import Namespace, private_network
+from mountbench.labs.netns import why_not as network_why_not
 from mountbench.labs.qemu.accel import AccelChoice, probe_accel
 from mountbench.labs.qemu.console import Console, ConsoleLine
-from mountbench.labs.qemu.faults import LabBootError, LabError, LabTimeout, likely_cause
+from mountbench.labs.qemu.faults import BootError, GuestError, GuestTimeout, likely_cause
 from mountbench.labs.qemu.initramfs import build_initramfs, init_script
 from mountbench.labs.qemu.kernel import Kernel, find_kernel
-from mountbench.labs.qemu.mounts.base import MountSpec
-from mountbench.labs.qemu.mountspec import DEFAULT_MOUNTS
-from mountbench.labs.qemu.netns import PrivateNetwork, private_network
-from mountbench.labs.qemu.netns import why_not as network_why_not
-from mountbench.labs.qemu.plan import (
+from mountbench.labs.qemu.mounts.guestmount import MountSpec
+from mountbench.labs.qemu.mountscript import (
     GUEST_RESULTS,
-    LabMount,
+    GuestMount,
     assign_slugs,
     mount_command,
     mount_script,
 )
+from mountbench.labs.qemu.mountspec import DEFAULT_MOUNTS
 from mountbench.labs.qemu.qemu import (
     QEMU,
     Device,
@@ -110,10 +110,10 @@ class _Daemon:
 
 @dataclass
 class _MountHost:
-    """The LabHost a mount type wires one mount's host side through (see labs/qemu/mounts/base.py)."""
+    """The MountHost a mount type wires one mount's host side through (see labs/qemu/mounts/base.py)."""
 
     guest: Guest
-    mount: LabMount
+    mount: GuestMount
     index: int
 
     @property
@@ -167,7 +167,7 @@ class _MountHost:
         self.guest._adopt(role, proc, log, self.mount.slug, stop)
 
     def network_prefix(self) -> list[str]:
-        return self.guest._net.prefix() if self.guest._net is not None else []
+        return self.guest._net.argv([]) if self.guest._net is not None else []
 
     def listening(self, port: int) -> bool:
         return self.guest._net.listening(port) if self.guest._net is not None else procs.port_open(port)
@@ -217,7 +217,7 @@ class Guest(LabContext):
     kernel_args: Sequence[str] = ()
 
     # state, filled by start()
-    mounts: list[LabMount] = field(default_factory=list, init=False)
+    mounts: list[GuestMount] = field(default_factory=list, init=False)
     accel_choice: AccelChoice | None = field(default=None, init=False)
     kernel_info: Kernel | None = field(default=None, init=False)
     root_transport: str = field(default="", init=False)
@@ -239,7 +239,7 @@ class Guest(LabContext):
             raise UsageError(f"--memory {self.memory} is too small; use at least 256M")
         self._memory_mib = mem >> 20
         self._qemu: subprocess.Popen[bytes] | None = None
-        self._net: PrivateNetwork | None = None  # the lab's own network namespace, when it has one
+        self._net: Namespace | None = None  # the lab's own network namespace, when it has one
         self.network_note = ""  # why it has none (when a mount needs the network)
         self._results: Path | None = None
         self._console: Console | None = None
@@ -280,8 +280,8 @@ class Guest(LabContext):
     def ready(self) -> bool:
         return self._state == "ready"
 
-    def mount(self, key: MountSpec | str) -> LabMount:
-        """The LabMount for a spec, a slug or a label."""
+    def mount(self, key: MountSpec | str) -> GuestMount:
+        """The GuestMount for a spec, a slug or a label."""
         for m in self.mounts:
             if key in (m.spec, m.slug, m.label):
                 return m
@@ -316,35 +316,29 @@ class Guest(LabContext):
                 pids += procs.tree_pids(p.pid)
         return pids
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> QemuLabFacts:
         """The lab's environment, for the run record."""
         accel = self.accel_choice
-        return {
-            "accel": accel.accel if accel else None,
-            "accel_reason": accel.reason if accel else None,
-            "emulated": accel.emulated if accel else None,
-            "kernel": self.kernel_info.version if self.kernel_info else None,
-            "kernel_image": str(self.kernel_info.image) if self.kernel_info else None,
-            "qemu": qemu_version(),
-            "cpus": self.cpus,
-            "memory_mib": self._memory_mib,
-            "root": self.root_transport,
-            "root_server": self.root_server,
-            "boot": vars(self.times).copy(),
-            "mounts": [
-                {
-                    "label": m.label,
-                    "spec": m.spec.spec_text,
-                    "slug": m.slug,
-                    "guest_path": m.guest_path,
-                    "host_path": str(m.host_path) if m.host_path else None,
-                    "served_by": m.served_by,
-                    "proc_mounts": m.proc_mounts,
-                    **m.extra,
-                }
-                for m in self.mounts
-            ],
-        }
+        return QemuLabFacts(
+            accel=accel.accel if accel else None,
+            accel_reason=accel.reason if accel else None,
+            emulated=accel.emulated if accel else None,
+            kernel=self.kernel_info.version if self.kernel_info else None,
+            kernel_image=str(self.kernel_info.image) if self.kernel_info else None,
+            qemu=qemu_version(),
+            cpus=self.cpus,
+            memory_mib=self._memory_mib,
+            root=self.root_transport,
+            root_server=self.root_server,
+            boot=vars(self.times).copy(),
+            mounts=tuple(self._mount_facts(m) for m in self.mounts),
+        )
+
+    @staticmethod
+    def _mount_facts(m: GuestMount) -> GuestMountFacts:
+        host_path = str(m.host_path) if m.host_path else None
+        return GuestMountFacts(m.label, m.spec.spec_text, m.slug, m.guest_path, host_path, m.served_by, m.proc_mounts,
+                               dict(m.extra))  # fmt: skip
 
     def console_tail(self, n: int = 25) -> list[str]:
         return self._console.tail(n) if self._console is not None else []
@@ -358,7 +352,7 @@ class Guest(LabContext):
 
     def _before_start(self) -> None:
         if self._state != "new":
-            raise LabError("this Guest was already started; make a new one")
+            raise GuestError("this Guest was already started; make a new one")
         self._state = "starting"
 
     def _start(self) -> None:
@@ -377,7 +371,7 @@ class Guest(LabContext):
         initrd = build_initramfs(self.kernel_info)
         parent = Path(self.workdir) if self.workdir is not None else Path(tempfile.gettempdir())
         parent.mkdir(parents=True, exist_ok=True)
-        sweep_stale_lab_dirs(parent)
+        sweep_stale_guest_dirs(parent)
         self.lab_dir = Path(tempfile.mkdtemp(prefix=LAB_PREFIX, dir=parent))
         lab = self.lab_dir
         me = psutil.Process()
@@ -410,7 +404,7 @@ class Guest(LabContext):
                 self._net = private_network(logs / "netns.log")
                 self.started_pids.append(self._net.holder.pid)
         for index, (spec, slug) in enumerate(assign_slugs(self.specs)):
-            m = LabMount(spec, slug, tag=f"mb{index}")
+            m = GuestMount(spec, slug, tag=f"mb{index}")
             self.mounts.append(m)
             mount_type = spec.mount_type
             devices += mount_type.attach(m, _MountHost(self, m, index))
@@ -431,7 +425,7 @@ class Guest(LabContext):
             append=kernel_cmdline(self.root_transport, net=need_net, extra=tuple(self.kernel_args)),
             devices=tuple(devices),
         )
-        self.qemu_argv = (self._net.prefix() if self._net is not None else []) + qemu_argv(self._cfg)
+        self.qemu_argv = self._net.argv(qemu_argv(self._cfg)) if self._net is not None else qemu_argv(self._cfg)
         (lab / "qemu.cmdline").write_text(" ".join(self.qemu_argv) + "\n")
 
     def _root_device(self, logs: Path) -> Device:
@@ -471,11 +465,9 @@ class Guest(LabContext):
         failure: str,
         timeout: float = 10.0,
     ) -> subprocess.Popen[bytes]:
-        proc = procs.start(argv, log=log)
-        self._adopt(role, proc, log, slug)
-        if not procs.wait_until(ready, timeout, proc):
-            raise LabBootError(f"{failure}: {procs.log_tail(log, 3) or 'no output'}; see {log}")
-        return proc
+        return start_daemon(argv, log, ready=ready, failure=failure, timeout=timeout,
+                            started=lambda proc: self._adopt(role, proc, log, slug),
+                            error=lambda why: BootError(f"{why}; see {log}"))  # fmt: skip
 
     def _adopt(
         self,
@@ -497,7 +489,7 @@ class Guest(LabContext):
         self._qemu = procs.start(self.qemu_argv, stdout=subprocess.PIPE, log=logs / "qemu.log")
         self.started_pids.append(self._qemu.pid)
         assert self._qemu.stdout is not None
-        self._console = Console(self._qemu.stdout, logs / "console.log")
+        self._console = Console(self._qemu, logs / "console.log")
         timeout = self.boot_timeout or (BOOT_TIMEOUT_TCG if self.accel_choice.emulated else BOOT_TIMEOUT_KVM)
         deadline = self._t_qemu + timeout
         by_slug = {m.slug: m for m in self.mounts}
@@ -533,7 +525,7 @@ class Guest(LabContext):
         failed = [m for m in self.mounts if m.guest_error or not m.proc_mounts]
         if failed:
             detail = "; ".join(f"{m.label}: {m.guest_error or 'not mounted'}" for m in failed)
-            raise LabBootError(
+            raise BootError(
                 f"the guest could not mount {detail}{self._where()}",
                 self.console_tail(15),
             )
@@ -555,7 +547,7 @@ class Guest(LabContext):
             self.on_console(_raw(line))
         return line
 
-    def _boot_error(self, message: str, exited: bool = False) -> LabBootError:
+    def _boot_error(self, message: str, exited: bool = False) -> BootError:
         assert self.accel_choice is not None
         if exited and self._qemu is not None:  # stdout closed: QEMU is exiting
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -570,7 +562,7 @@ class Guest(LabContext):
             qemu_log=qemu_log,
             events=self._events,
         )
-        return LabBootError(f"{message}; likely cause: {cause}{self._where()}", self.console_tail(15))
+        return BootError(f"{message}; likely cause: {cause}{self._where()}", self.console_tail(15))
 
     def _where(self) -> str:
         if self.keep:
@@ -590,12 +582,12 @@ class Guest(LabContext):
         The command runs in the chroot of the host's root (so host binaries work),
         from /, with stdin from /dev/null and stdout+stderr merged, not a tty.
         Each output line goes to `on_line` as it arrives. On timeout the guest is
-        stopped and LabTimeout raised (the Guest is then unusable). The command
+        stopped and GuestTimeout raised (the Guest is then unusable). The command
         ends when its output closes: a process it leaves in the background must
         redirect its output. Files meant for the host go to /results.
         """
         if self._state != "ready":
-            raise LabError(f"the guest is not ready (state: {self._state})")
+            raise GuestError(f"the guest is not ready (state: {self._state})")
         assert self.lab_dir is not None and self._ctl is not None
         cmd_id = f"c{len(self.commands) + 1}-{secrets.token_hex(4)}"
         run = CommandRun(cmd_id, command)
@@ -615,7 +607,7 @@ class Guest(LabContext):
                 self._state = "broken"
                 tail = self.console_tail(15)
                 self._stop_qemu(grace=2.0)
-                raise LabTimeout(f"the guest command did not finish within {timeout} s", tail)
+                raise GuestTimeout(f"the guest command did not finish within {timeout} s", tail)
             if line is _EOF:
                 raise self._dead("QEMU exited during the command")
             assert isinstance(line, ConsoleLine)
@@ -644,12 +636,12 @@ class Guest(LabContext):
         if "\n" in line:
             raise ValueError("one line at a time")
         if self._state != "busy" or self._ctl is None:
-            raise LabError(f"no command is running in the guest (state: {self._state})")
+            raise GuestError(f"no command is running in the guest (state: {self._state})")
         self._ctl.sendall(line.encode() + b"\n")
 
-    def _dead(self, message: str) -> LabError:
+    def _dead(self, message: str) -> GuestError:
         self._state = "broken"
-        return LabError(f"{message}{self._where()}", self.console_tail(15))
+        return GuestError(f"{message}{self._where()}", self.console_tail(15))
 
     # ----- teardown --------------------------------------------------------
 
@@ -728,7 +720,7 @@ OWNER_FILE = "owner"
 
 
 @dataclass(frozen=True)
-class StaleLabDir:
+class StaleGuestDir:
     """A lab work directory as its owner file tells it: which process made it, and when."""
 
     path: Path
@@ -736,7 +728,7 @@ class StaleLabDir:
     started: float
 
     @classmethod
-    def read(cls, path: Path) -> StaleLabDir | None:
+    def read(cls, path: Path) -> StaleGuestDir | None:
         """None for a directory that is not a lab's, has no owner file yet, or was kept on purpose."""
         if not path.name.startswith(LAB_PREFIX):
             return None
@@ -754,13 +746,13 @@ class StaleLabDir:
         return []
 
 
-def sweep_stale_lab_dirs(parent: Path) -> list[Path]:
+def sweep_stale_guest_dirs(parent: Path) -> list[Path]:
     """Remove lab work dirs left by a lab whose process was killed (kill -9, power loss).
 
     Only directories with an owner file naming a process that no longer exists
     and that were not kept on purpose (keep=True) are removed.
     """
-    return [path for path, _ in leftovers.sweep_dead(parent, StaleLabDir.read)]
+    return [path for path, _ in leftovers.sweep_dead(parent, StaleGuestDir.read)]
 
 
 def _raw(line: ConsoleLine) -> str:

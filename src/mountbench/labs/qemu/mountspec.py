@@ -11,7 +11,7 @@ from typing import Final
 
 from mountbench.errors import UsageError
 from mountbench.labs.qemu.mounts import MOUNT_TYPES
-from mountbench.labs.qemu.mounts.base import MountSpec, Option, format_size
+from mountbench.labs.qemu.mounts.guestmount import MountSpec, Option, format_size
 from mountbench.units import parse_size
 
 

@@ -2,8 +2,8 @@
 
 Each section is one module (sweeps/ and clients/ are packages: the section's parts in their
 __init__, what they are made of beside them) giving its parts in no format's terms
-(sections/section.Section): ``document`` (a Chapter of blocks, blocks/parts.py, that Markdown, the
-page and any format added later lay out), ``screen`` (the blocks the terminal shows after run),
+(sections/section.Section): ``chapters`` (titled runs of blocks, blocks/parts.py, that Markdown,
+the page and any format added later lay out), ``screen`` (the blocks the terminal shows after run),
 ``charts`` and ``exports`` (CSV files and JSON records); a part is empty when the report has
 nothing for it. The renderers (terminal.py, markdown.py, html.py, charts.py, cli/formats/)
 iterate SECTIONS and wire none by hand. Adding a section = one module here + one line in
@@ -19,7 +19,7 @@ Never the renderers that iterate it (terminal, markdown, html, charts) and never
 from __future__ import annotations
 
 from mountbench.report.model import Report
-from mountbench.report.sections import clients, cloudpick, containerpick, costs, percentiles, picktwo, series, sweeps
+from mountbench.report.sections import clients, costs, percentiles, picktwo, series, sweeps
 from mountbench.report.sections.section import Export, Options, Section
 
 SECTIONS: tuple[Section, ...] = (
@@ -28,9 +28,7 @@ SECTIONS: tuple[Section, ...] = (
     sweeps,  # study S3: sweeps and grids
     series,  # within each sample (HTML only)
     clients,  # run --client: scaling and per-client figures
-    picktwo,  # lab --probe: performance, coherence, concurrency
-    cloudpick,  # cloudlab: performance, consistency with the remote, durability at fsync
-    containerpick,  # containers: performance, shared with the host, local-like semantics
+    picktwo,  # every lab's pick two: lab --probe, cloudlab, containers (picktwo/: each lab's judges)
 )  # type: ignore[assignment]
 
 

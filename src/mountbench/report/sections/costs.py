@@ -116,12 +116,12 @@ def intro() -> str:
 # --- the section's parts -------------------------------------------------------------------------
 
 
-def document(report: Report, options: Options) -> Chapter | None:
+def chapters(report: Report, options: Options) -> list[Chapter]:
     """Per case, a table (per target, what it reached and what it cost, with the cells' notes) and its
     chart; nginx's requests/s after them."""
     cases = cost_cases(report)
     if not cases:
-        return None
+        return []
     blocks: list[Block] = [Paragraph(intro())]
     for index, case in enumerate(cases, 1):
         view = case_table(report, index, case)
@@ -130,7 +130,7 @@ def document(report: Report, options: Options) -> Chapter | None:
     requests = requests_group(report)
     if requests is not None:
         blocks.append(Figure(bars_key(requests), "nginx requests/s per target"))
-    return Chapter("host-cost", TITLE, tuple(blocks))
+    return [Chapter("host-cost", TITLE, tuple(blocks))]
 
 
 # --- the chart ------------------------------------------------------------------------------------

@@ -49,15 +49,15 @@ def tables(report: Report) -> list[TableView]:
     return views
 
 
-def document(report: Report, options: Options) -> Chapter | None:
+def chapters(report: Report, options: Options) -> list[Chapter]:
     """Per workload and direction: percentiles down, targets across, and the curve."""
     if not report.percentiles:
-        return None
+        return []
     blocks: list[Block] = []
     for curve, view in zip(report.percentiles, tables(report), strict=True):
         alt = f"{curve.title}: {curve.direction} latency percentiles"
         blocks += [Heading(view.heading), Table(view), Figure(key(curve), alt)]
-    return Chapter("percentiles", TITLE, tuple(blocks))
+    return [Chapter("percentiles", TITLE, tuple(blocks))]
 
 
 def charts(report: Report) -> list[Chart]:

@@ -1,16 +1,13 @@
-""" "Pick two", measured: performance, coherence and concurrency of each lab mount, side by side.
-
-Study S3 summed up 9p's cache modes as "performance, reliability, concurrency: pick two".
-A lab run made with `mountbench lab --probe` holds what it takes to measure that instead
-of quoting it, per mount (and cache mode): picktwo/qemupick.py judges it once, when the report
-is built (Report.pick_two), on the scale both labs share (picktwo/scale.py).
-
-Each column gets a verdict (good, fair, poor; data loss; not shared: a virtual disk or the
-guest's own RAM has no second view; not measured). The section also carries the probe's
-own tables (what each mount supports, and every coherence check), rendered by probe.render.
-
-This module is the report's "pick two" section: one table (a TableView) in blocks every format
-lays out, CSV and JSON records, and the chart (picktwo/chart.py).
+""" "Pick two", measured, for every lab: its mounts down, its three properties across, each with a
+verdict (good, fair, poor; data loss; not shared; not measured) over what it stands on, and what
+each mount "gets". Study S3 summed up 9p's cache modes as "performance, reliability, concurrency:
+pick two"; each lab's run holds what it takes to measure its own three instead of quoting them.
+The report judges them once, when it is built (Report.pick_two: one per lab, picktwo/), and this
+one section shows each the same way in every format, in blocks: the table (a TableView every format
+lays out), its legend and notes, the lab's own tables (its mounts, what each supports), the
+probe's own tables where the lab's probe is probe/'s (rendered by probe.render), the chart where
+the lab draws one (picktwo/chart.py), and its records for CSV and JSON (one row per mount and
+measure, every lab's in one file).
 """
 
 from __future__ import annotations
@@ -23,86 +20,86 @@ from mountbench.probe import render as probe_render
 from mountbench.report.chartkeys import Chart
 from mountbench.report.csvexport import records_csv
 from mountbench.report.model import Report
-from mountbench.report.picktwo.chart import KEY, pick_two_figure
-from mountbench.report.picktwo.probed import PROPERTIES, TITLE, Measured, PickTwo
-from mountbench.report.picktwo.scale import LEGEND as SCALE
+from mountbench.report.picktwo.chart import pick_two_figure
+from mountbench.report.picktwo.rows import PickTwo
 from mountbench.report.picktwo.scale import verdict_cell
 from mountbench.report.sections.section import Export, Options, nothing
 
-LEGEND = f"{SCALE} · – not shared with the host · ? not measured"
+CSV_COLUMNS = ("lab", "target", "property", "property_verdict", "measure", "verdict", "text", "value", "unit",
+               "notes")  # fmt: skip
 
 
 def table(report: Report, found: PickTwo) -> TableView:
     """Mounts down, properties across: each property's verdict over what it stands on."""
+    about = [found.about_header] if found.about_header else []
     rows = []
     for row in found.rows:
-        cells = [CellView(row.mount, strong=True)]
-        for prop in PROPERTIES:
-            lines = [Line(m.marked, note_links(report.notes, m.notes)) for m in row.measures(prop)]
-            cells.append(verdict_cell(row.verdict(prop), lines))
+        cells = [CellView(row.label, strong=True)]
+        if about:
+            first, *rest = row.about or (None,)
+            cells.append(CellView(first.text if first else "–", lines=[Line(m.text, style="dim") for m in rest]))
+        for prop in row.properties:
+            lines = [Line(m.marked, note_links(report.notes, m.notes)) for m in prop.measures]
+            cells.append(verdict_cell(prop.verdict, lines))
         cells.append(CellView(row.gets))
         rows.append(cells)
-    return TableView(KEY, TITLE, ["mount", *PROPERTIES, "gets"], rows, numeric_from=1_000)
+    return TableView(found.key, found.title, [found.label_header, *about, *found.properties, "gets"], rows,
+                     numeric_from=1_000, caption=found.caption)  # fmt: skip
 
 
 # --- records: CSV and JSON -----------------------------------------------------------------------
 
-CSV_COLUMNS = ("mount", "property", "property_verdict", "measure", "verdict", "text", "value", "unit", "notes")
-_MEASURES = (
-    ("performance", "write", "sequential write at the best block size"),
-    ("performance", "tree", "tree"),
-    ("coherence", "visibility", "worst visibility delay"),
-    ("coherence", "stale", "reads right after a replace"),
-    ("concurrency", "locks", "locks across the views"),
-)
+
+def records(report: Report) -> list[dict[str, Any]]:
+    """One record per lab, mount and measure (JSON: `report --format json` adds them as pick_two)."""
+    out = []
+    for found in report.pick_two:
+        for row in found.rows:
+            parts = [("", "", m) for m in row.about]
+            parts += [(prop.name, prop.verdict, m) for prop in row.properties for m in prop.measures]
+            for name, verdict, measured in parts:
+                out.append(
+                    {
+                        "lab": found.lab,
+                        "target": row.label,
+                        "property": name,
+                        "property_verdict": verdict,
+                        "measure": measured.measure,
+                        "verdict": measured.verdict,
+                        "text": measured.text,
+                        "value": measured.value,
+                        "unit": measured.unit,
+                        "notes": "; ".join(report.notes[n - 1] for n in measured.notes),
+                    }
+                )
+    return out
 
 
 def exports(report: Report) -> list[Export]:
-    if report.pick_two is None:
+    found = records(report)
+    if not found:
         return []
-    note = "pick two: one row per mount and measure, with its verdict"
-    return [Export("pick_two", "-picktwo", note, records(report), records_csv(records(report), CSV_COLUMNS))]
-
-
-def records(report: Report) -> list[dict[str, Any]]:
-    """One record per mount and measure (JSON: `report --format json` adds them as pick_two)."""
-    found = report.pick_two
-    if found is None:
-        return []
-    out = []
-    for row in found.rows:
-        for prop, attr, _title in _MEASURES:
-            measured: Measured = getattr(row, attr)
-            out.append(
-                {
-                    "mount": row.mount,
-                    "property": prop,
-                    "property_verdict": row.verdict(prop),
-                    "measure": attr,
-                    "verdict": measured.verdict,
-                    "text": measured.text,
-                    "value": measured.value,
-                    "unit": measured.unit,
-                    "notes": "; ".join(report.notes[n - 1] for n in measured.notes),
-                }
-            )
-    return out
+    note = "pick two: one row per lab, mount and measure, with its verdict"
+    return [Export("pick_two", "-picktwo", note, found, records_csv(found, CSV_COLUMNS))]
 
 
 # --- the screen and every document ----------------------------------------------------------------
 
 
 def screen(report: Report, options: Options) -> list[Block]:
-    """The pick-two table, its notes, then the probe's own tables (nothing without lab --probe)."""
-    found = report.pick_two
-    if found is None:
-        return []
-    # the numbers' caveats are spelled out under the table, not marked in it
-    laid = RichLayout(show_lines=True, marks=False)
-    blocks: list[Block] = [Paragraph(""), Table(table(report, found), laid), Paragraph(LEGEND, "legend"),
-                           Items.of(found.notes, "note"), *_caveat_lines(report, found)]  # fmt: skip
-    for probe in found.probes:
-        blocks += probe_render.screen_blocks(probe.as_report())
+    """Each lab's pick-two table, its legend and notes, its own tables, then the probe's tables."""
+    blocks: list[Block] = []
+    for found in report.pick_two:
+        # the numbers' caveats are spelled out under the table (spell_caveats), else marked in it
+        layout = RichLayout(show_lines=True, marks=not found.spell_caveats)
+        blocks += [Paragraph(""), Table(table(report, found), layout), Paragraph(found.legend, "legend"),
+                   Items.of(found.notes, "note")]  # fmt: skip
+        if found.spell_caveats:
+            blocks += _caveat_lines(report, found)
+        for view in found.terminal_tables or found.tables:
+            blocks += [Paragraph(""), Table(view)]
+        for probe in found.probes if found.probes_in_terminal else ():
+            blocks += probe_render.screen_blocks(probe.as_report())
     return blocks
 
 
@@ -110,50 +107,41 @@ def _caveat_lines(report: Report, found: PickTwo) -> list[Paragraph]:
     """How the performance numbers were measured, spelled out under the table: 'caveat (on a, b)'."""
     on: dict[int, list[str]] = {}
     for row in found.rows:
-        for n in (*row.write.notes, *row.tree.notes):
-            if row.mount not in on.setdefault(n, []):
-                on[n].append(row.mount)
+        for prop in row.properties:
+            for n in (n for m in prop.measures for n in m.notes):
+                if row.label not in on.setdefault(n, []):
+                    on[n].append(row.label)
     return [Paragraph(f"! {report.notes[n - 1]} (on {', '.join(on[n])})", "caveat") for n in sorted(on)]
 
 
-def document(report: Report, options: Options) -> Chapter | None:
-    """The chapter: the table, its chart, how it was judged, then each probe's tables (None without --probe)."""
-    found = report.pick_two
-    if found is None:
-        return None
-    blocks: list[Block] = [Paragraph(_intro(found)), Table(table(report, found)), Figure(KEY, TITLE),
-                           Paragraph(LEGEND, "legend"), Items.of(found.notes, "note")]  # fmt: skip
-    for probe in found.probes:
-        blocks += [Heading(PROBE_HEADING), *probe_render.document_blocks(probe.as_report(), level=4)]
-    return Chapter(KEY, TITLE, tuple(blocks), style=CSS + probe_render.VERDICT_CSS)
+def chapters(report: Report, options: Options) -> list[Chapter]:
+    """A chapter per lab: intro, table, chart, legend, notes, its own tables, then the probe's tables."""
+    out = []
+    for found in report.pick_two:
+        blocks: list[Block] = [Paragraph(found.intro)] if found.intro else []
+        blocks += [Table(table(report, found)), Figure(found.key, found.title), Paragraph(found.legend, "legend"),
+                   Items.of(found.notes, "note"), *(Table(view) for view in found.tables)]  # fmt: skip
+        for probe in found.probes:
+            blocks += [Heading(found.probe_heading), *probe_render.document_blocks(probe.as_report(), level=4)]
+        out.append(Chapter(found.key, found.title, tuple(blocks), style=css(found.key) + probe_render.VERDICT_CSS))
+    return out
 
 
-PROBE_HEADING = "What each mount supports, and coherence in detail (lab --probe)"
-
-
-def _intro(found: PickTwo) -> str:
-    return (
-        "Study S3's trade-off for VM shared folders, measured on this run's mounts: performance from the benchmark "
-        f"run, coherence and concurrency from `lab --probe` ({found.repeat} repetitions, changes waited for up to "
-        f"{found.timeout_s:g} s). A mount 'gets' the properties judged good."
-    )
-
-
-CSS = f"""
-#{KEY} td {{ vertical-align: top; }}
-#{KEY} .v-good {{ color: #1a7f37; }} #{KEY} .v-fair {{ color: #9a6700; }} #{KEY} .v-poor {{ color: #cf222e; }}
-#{KEY} .v-data-loss {{ background: #cf222e; color: #fff; font-weight: bold; }}
-#{KEY} .v-not-shared {{ color: #6e7781; }} #{KEY} .v-not-measured {{ color: #8250df; }}
-#{KEY} .measure {{ display: block; font-size: .9em; color: #444; }}
+def css(key: str) -> str:
+    """The verdicts' colours, scoped to one lab's chapter (its id)."""
+    return f"""
+#{key} td {{ vertical-align: top; }}
+#{key} .v-good {{ color: #1a7f37; }} #{key} .v-fair {{ color: #9a6700; }} #{key} .v-poor {{ color: #cf222e; }}
+#{key} .v-data-loss {{ background: #cf222e; color: #fff; font-weight: bold; }}
+#{key} .v-not-shared {{ color: #6e7781; }} #{key} .v-not-measured {{ color: #8250df; }}
+#{key} .measure {{ display: block; font-size: .9em; color: #444; }}
 """
 
 
 def charts(report: Report) -> list[Chart]:
-    """The pick-two chart, when the report holds a lab run made with --probe."""
-    found = report.pick_two
-    if found is None or not found.rows:
-        return []
-    return [Chart(KEY, "pick-two", TITLE, lambda: pick_two_figure(found))]
+    """Each lab's pick-two chart, where it draws one."""
+    return [Chart(found.key, "pick-two", found.title, lambda found=found: pick_two_figure(found))
+            for found in report.pick_two if found.chart and found.rows]  # fmt: skip
 
 
 page_charts = nothing  # the page draws no chart of its own here

@@ -1,6 +1,6 @@
 """What a report section is: a module giving its parts (sections/__init__.py lists them), in no
 format's terms. A section says what it shows in blocks (blocks/parts.py: headings, paragraphs,
-lists, tables, figures), once for documents (a Chapter: Markdown, the HTML page, the PDF and any
+lists, tables, figures), once for documents (Chapters: Markdown, the HTML page, the PDF and any
 format added later lay it out) and once for the screen after run, show and lab; its charts and
 its records for CSV and JSON. Each part is empty (None, []) when the report has nothing for it."""
 
@@ -35,20 +35,15 @@ class Options:
 
 
 def nothing(report: Report, *_: object) -> list:
-    """A part a section does not have (its screen blocks, charts or exports)."""
+    """A part a section does not have (its chapters, screen blocks, charts or exports)."""
     return []
-
-
-def no_chapter(report: Report, *_: object) -> None:
-    """A section that shows nothing in documents."""
-    return None
 
 
 class Section(Protocol):
     """One optional part of every report (a module; see sections/__init__.py)."""
 
-    def document(self, report: Report, options: Options) -> Chapter | None:
-        """What every document shows: a titled chapter of blocks, its figures by their chart keys."""
+    def chapters(self, report: Report, options: Options) -> list[Chapter]:
+        """What every document shows: titled chapters of blocks (pick two: one per lab), figures by chart key."""
         ...
 
     def screen(self, report: Report, options: Options) -> list[Block]:

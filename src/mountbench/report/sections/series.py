@@ -171,19 +171,19 @@ def series_figure(report: Report, cases: Sequence[SeriesCase], width: float = 8.
 # --- the section's parts -------------------------------------------------------------------------
 
 
-def document(report: Report, options: Options) -> Chapter | None:
+def chapters(report: Report, options: Options) -> list[Chapter]:
     """The page's chart of every sample's series (left out where it is not drawn: Markdown, a page
     without charts)."""
     cases, more = series_cases(report)
     if not cases:
-        return None
+        return []
     more_text = f" {more} more workloads have these series in the JSON export." if more else ""
     said = (
         "Bandwidth or IOPS over each sample's time, from fio's per-interval logs: a ramp, a cliff or throttling "
         f"shows here as a shape.{more_text}"
     )  # the title is in the chart: no caption repeating it
     blocks = (Paragraph(said, "caption"), Figure("series", SERIES_TITLE))
-    return Chapter("within-samples", "Within each sample", blocks, figures_only=True)
+    return [Chapter("within-samples", "Within each sample", blocks, figures_only=True)]
 
 
 screen = charts = exports = nothing  # parts this section does not have

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from mountbench.labs.cloud.mounts.base import CacheMode, Wire
+from mountbench.labs.cloud.mounts.cachemode import CacheMode, Wire
 from mountbench.labs.cloud.mounts.full import Full
 from mountbench.labs.cloud.mounts.minimal import Minimal
 from mountbench.labs.cloud.mounts.off import Off

@@ -1,7 +1,7 @@
 """``--vfs-cache-mode full``: reads and writes go through the local cache; reads fetch
 only the parts asked for and keep them; writes are uploaded after close as in writes."""
 
-from mountbench.labs.cloud.mounts.base import CacheMode
+from mountbench.labs.cloud.mounts.cachemode import CacheMode
 
 
 class Full(CacheMode):

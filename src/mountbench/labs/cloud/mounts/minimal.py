@@ -1,7 +1,7 @@
 """``--vfs-cache-mode minimal``: like off, but files opened for reading and writing at
 once are kept in the cache (so more applications work)."""
 
-from mountbench.labs.cloud.mounts.base import CacheMode
+from mountbench.labs.cloud.mounts.cachemode import CacheMode
 
 
 class Minimal(CacheMode):

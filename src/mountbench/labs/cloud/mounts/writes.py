@@ -1,7 +1,7 @@
 """``--vfs-cache-mode writes``: written files go to the local cache first and are
 uploaded after close (``--vfs-write-back``, 5 s by default); reads go to the remote."""
 
-from mountbench.labs.cloud.mounts.base import CacheMode
+from mountbench.labs.cloud.mounts.cachemode import CacheMode
 
 
 class Writes(CacheMode):

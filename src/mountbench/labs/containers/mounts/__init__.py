@@ -4,7 +4,7 @@ order runs, help and reports list them. Adding one: a module with its TYPE, one 
 from __future__ import annotations
 
 from mountbench.labs.containers.mounts import bind, layer, overlay, tmpfs, volume
-from mountbench.labs.containers.mounts.base import MountType
+from mountbench.labs.containers.mounts.containermount import MountType
 from mountbench.labs.frame import registry
 
 MOUNT_TYPES: dict[str, MountType] = registry(

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from mountbench.labs.containers.mounts.base import SHARED_BOTH_WAYS, PlainMount, host_dir
+from pathlib import Path
+
+from mountbench.labfacts import SHARED_BOTH_WAYS
+from mountbench.labs.containers.mounts.containermount import PlainMount, host_dir
 from mountbench.labs.containers.workdir import LabDir, Names
 
 
@@ -15,6 +18,9 @@ class BindMount(PlainMount):
 
     def run_args(self, lab: LabDir, names: Names) -> list[str]:
         return ["--volume", f"{host_dir(lab)}:{self.path}"]
+
+    def host_path(self, lab: LabDir) -> Path:
+        return host_dir(lab)
 
 
 TYPE = BindMount()

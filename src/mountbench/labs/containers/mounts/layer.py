@@ -3,8 +3,8 @@ container's root filesystem (overlayfs over the image's layers)."""
 
 from __future__ import annotations
 
-from mountbench.labs.containers.image import FROM_IMAGE, LAYER_DIR
-from mountbench.labs.containers.mounts.base import PlainMount
+from mountbench.labs.containers.image import LAYER_DIR
+from mountbench.labs.containers.mounts.containermount import PlainMount
 from mountbench.labs.containers.workdir import LabDir, Names
 
 
@@ -17,9 +17,6 @@ class WritableLayer(PlainMount):
 
     def run_args(self, lab: LabDir, names: Names) -> list[str]:
         return []
-
-    def probe_seed(self, lab: LabDir) -> str | None:
-        return f"{self.path}/{FROM_IMAGE}"
 
 
 TYPE = WritableLayer()

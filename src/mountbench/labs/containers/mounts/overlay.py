@@ -3,13 +3,11 @@ the lower layer, the container's writes in an upper layer of its own that the ho
 
 from __future__ import annotations
 
-import shlex
+from pathlib import Path
 
-from mountbench.labs.containers.mounts.base import SHARED_HOST_TO_CONTAINER, PlainMount
-from mountbench.labs.containers.podman import Podman
+from mountbench.labfacts import SHARED_HOST_TO_CONTAINER
+from mountbench.labs.containers.mounts.containermount import PlainMount
 from mountbench.labs.containers.workdir import LabDir, Names
-
-FROM_LOWER = "from-lower"  # a directory of the lower (host) directory: the probe renames it
 
 
 class OverlayMount(PlainMount):
@@ -23,21 +21,11 @@ class OverlayMount(PlainMount):
         "(build inputs a container may scribble on)"
     )
 
-    def prepare(self, lab: LabDir, podman: Podman) -> None:
-        seed = lab.path / "lower" / FROM_LOWER
-        seed.mkdir(exist_ok=True)
-        (seed / "seed").write_text("a file of the lower directory\n")
-
-    def prepare_text(self, lab: LabDir, podman: Podman) -> list[str]:
-        seed = lab.path / "lower" / FROM_LOWER
-        return [f"mkdir {shlex.quote(str(seed))} && echo 'a file of the lower directory' > "
-                f"{shlex.quote(str(seed / 'seed'))}"]  # fmt: skip
-
     def run_args(self, lab: LabDir, names: Names) -> list[str]:
-        return ["--volume", f"{lab.path / 'lower'}:{self.path}:O"]
+        return ["--volume", f"{self.host_path(lab)}:{self.path}:O"]
 
-    def probe_seed(self, lab: LabDir) -> str | None:
-        return f"{self.path}/{FROM_LOWER}"
+    def host_path(self, lab: LabDir) -> Path:
+        return lab.path / "lower"
 
 
 TYPE = OverlayMount()

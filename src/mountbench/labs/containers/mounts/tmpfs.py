@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mountbench.labs.containers.mounts.base import PlainMount
+from mountbench.labs.containers.mounts.containermount import PlainMount
 from mountbench.labs.containers.workdir import LabDir, Names
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shlex
 
-from mountbench.labs.containers.mounts.base import PlainMount
+from mountbench.labs.containers.mounts.containermount import PlainMount
 from mountbench.labs.containers.podman import Podman
 from mountbench.labs.containers.workdir import LabDir, Names
 

@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from typing import Final
 
 from mountbench.labs.frame import registry
-from mountbench.labs.qemu.mounts.base import HOST_FROM_GUEST, HostService, LabHost, MountType, Option, Problem
 from mountbench.labs.qemu.mounts.disk import VirtualDisk
 from mountbench.labs.qemu.mounts.guest_tmpfs import GuestTmpfs
+from mountbench.labs.qemu.mounts.guestmount import HOST_FROM_GUEST, HostService, MountHost, MountType, Option, Problem
 from mountbench.labs.qemu.mounts.nfs import Nfs
 from mountbench.labs.qemu.mounts.ninep import NineP
 from mountbench.labs.qemu.mounts.sshfs import Sshfs
@@ -43,7 +43,7 @@ __all__ = [
     "HOST_FROM_GUEST",
     "MOUNT_TYPES",
     "HostService",
-    "LabHost",
+    "MountHost",
     "MountType",
     "Option",
     "Problem",

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import ClassVar
 
 from mountbench.errors import ToolMissing
-from mountbench.labs.qemu.faults import LabBootError
-from mountbench.labs.qemu.mounts.base import LabHost, LabMount, MountSpec, MountType, Option, Problem
+from mountbench.labs.qemu.faults import BootError
+from mountbench.labs.qemu.mounts.guestmount import GuestMount, MountHost, MountSpec, MountType, Option, Problem
 from mountbench.labs.qemu.qemu import Device, Disk
 
 # mb_disk SLUG SERIAL: format the virtio disk with that serial as ext4 and mount it.
@@ -77,7 +77,7 @@ class VirtualDisk(MountType):
             )
         return problems
 
-    def attach(self, mount: LabMount, host: LabHost) -> list[Device]:
+    def attach(self, mount: GuestMount, host: MountHost) -> list[Device]:
         mount.tag = f"mbdisk{host.index}"  # the disk's serial: at most 20 characters
         fmt = mount.spec.get("format") or "raw"
         path = host.image_path(f"{mount.slug}.{'qcow2' if fmt == 'qcow2' else 'img'}")
@@ -89,13 +89,13 @@ class VirtualDisk(MountType):
             raise ToolMissing("qemu-img is missing; run: apt-get install qemu-utils")
         out = subprocess.run(args, capture_output=True, text=True, check=False)
         if out.returncode != 0:
-            raise LabBootError(f"qemu-img could not create {path}: {out.stderr.strip()}")
+            raise BootError(f"qemu-img could not create {path}: {out.stderr.strip()}")
         mount.host_path = path
         cache = mount.spec.get("cache") or "none"
         mount.served_by = f"qemu virtio-blk ({fmt}, cache={cache})"
         return [Disk(path, mount.tag, fmt, cache)]
 
-    def mount_command(self, mount: LabMount) -> str:
+    def mount_command(self, mount: GuestMount) -> str:
         return shlex.join(["mb_disk", mount.slug, mount.tag])
 
     def host_cache(self, spec: MountSpec) -> str | None:

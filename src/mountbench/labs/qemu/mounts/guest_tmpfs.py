@@ -6,7 +6,7 @@ import shlex
 from collections.abc import Mapping
 from typing import ClassVar
 
-from mountbench.labs.qemu.mounts.base import LabHost, LabMount, MountSpec, MountType, Option
+from mountbench.labs.qemu.mounts.guestmount import GuestMount, MountHost, MountSpec, MountType, Option
 from mountbench.labs.qemu.qemu import Device
 
 
@@ -23,10 +23,10 @@ class GuestTmpfs(MountType):
     }
     reference = True
 
-    def attach(self, mount: LabMount, host: LabHost) -> list[Device]:
+    def attach(self, mount: GuestMount, host: MountHost) -> list[Device]:
         mount.tag = "tmpfs"
         mount.served_by = "guest RAM"
         return []
 
-    def mount_command(self, mount: LabMount) -> str:
+    def mount_command(self, mount: GuestMount) -> str:
         return shlex.join(["mb_mount", mount.slug, "tmpfs", "tmpfs", tmpfs_options(mount.spec)])

@@ -25,11 +25,11 @@ from mountbench.labs.qemu.ganesha import (
     ganesha_argv,
     rpcbind_running,
 )
-from mountbench.labs.qemu.mounts.base import (
+from mountbench.labs.qemu.mounts.guestmount import (
     HOST_FROM_GUEST,
+    GuestMount,
     HostService,
-    LabHost,
-    LabMount,
+    MountHost,
     MountSpec,
     MountType,
     Option,
@@ -114,7 +114,7 @@ class Nfs(MountType):
             )
         return problems
 
-    def attach(self, mount: LabMount, host: LabHost) -> list[Device]:
+    def attach(self, mount: GuestMount, host: MountHost) -> list[Device]:
         binary = find_ganesha()
         if binary is None or find_vfs_fsal() is None:
             raise ToolMissing(
@@ -151,7 +151,7 @@ class Nfs(MountType):
             mount.extra["nfs_mount_port"] = str(mount_port)
         return []  # the network device comes with needs_network
 
-    def mount_command(self, mount: LabMount) -> str:
+    def mount_command(self, mount: GuestMount) -> str:
         if mount.service is None or mount.host_path is None:
             raise ValueError("an nfs mount needs the server's port and a host directory")
         v3 = mount.spec.get("vers") == "3"

@@ -6,7 +6,7 @@ import shlex
 from collections.abc import Mapping
 from typing import ClassVar
 
-from mountbench.labs.qemu.mounts.base import LabHost, LabMount, MountSpec, MountType, Option
+from mountbench.labs.qemu.mounts.guestmount import GuestMount, MountHost, MountSpec, MountType, Option
 from mountbench.labs.qemu.qemu import Device, Share9p
 
 
@@ -26,13 +26,13 @@ class NineP(MountType):
     }
     guest_modules = ("9pnet_virtio", "9p")
 
-    def attach(self, mount: LabMount, host: LabHost) -> list[Device]:
+    def attach(self, mount: GuestMount, host: MountHost) -> list[Device]:
         mount.host_path = host.mount_dir()
         model = mount.spec.get("security_model") or "mapped-xattr"
         mount.served_by = f"qemu 9p (security_model={model})"
         return [Share9p(mount.tag, mount.host_path, model)]
 
-    def mount_command(self, mount: LabMount) -> str:
+    def mount_command(self, mount: GuestMount) -> str:
         return shlex.join(["mb_mount", mount.slug, "9p", mount.tag, ninep_options(mount.spec)])
 
     def host_cache(self, spec: MountSpec) -> str | None:

@@ -8,12 +8,12 @@ import os
 import shlex
 import shutil
 
-from mountbench.labs.qemu.mounts.base import (
+from mountbench.labs.qemu.mounts.guestmount import (
     GUEST_CTL,
     HOST_FROM_GUEST,
+    GuestMount,
     HostService,
-    LabHost,
-    LabMount,
+    MountHost,
     MountSpec,
     MountType,
     Problem,
@@ -69,7 +69,7 @@ class Sshfs(MountType):
             )
         return problems
 
-    def attach(self, mount: LabMount, host: LabHost) -> list[Device]:
+    def attach(self, mount: GuestMount, host: MountHost) -> list[Device]:
         mount.host_path = host.mount_dir()
         key = host.control_dir / "ssh" / "id_ed25519"  # one key for every sshfs mount of the lab
         if not key.exists():
@@ -83,7 +83,7 @@ class Sshfs(MountType):
                            f"{host.network_reach()}")  # fmt: skip
         return []  # the network device comes with needs_network
 
-    def mount_command(self, mount: LabMount) -> str:
+    def mount_command(self, mount: GuestMount) -> str:
         if mount.service is None or mount.host_path is None:
             raise ValueError("an sshfs mount needs the sshd port and a host directory")
         port, user = mount.service.port, mount.service.user or "root"

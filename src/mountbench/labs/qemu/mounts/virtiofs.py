@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from mountbench.errors import ToolMissing
 from mountbench.host import facts as hostinfo
-from mountbench.labs.qemu.mounts.base import LabHost, LabMount, MountSpec, MountType, Option, Problem
+from mountbench.labs.qemu.mounts.guestmount import GuestMount, MountHost, MountSpec, MountType, Option, Problem
 from mountbench.labs.qemu.qemu import Device, VhostUserFs
 from mountbench.labs.qemu.virtiofsd import find_virtiofsd
 
@@ -33,7 +33,7 @@ class Virtiofs(MountType):
             Problem("no virtiofsd (virtiofs mounts)", "apt-get install qemu-system-x86 (ships /usr/lib/qemu/virtiofsd)")
         ]
 
-    def attach(self, mount: LabMount, host: LabHost) -> list[Device]:
+    def attach(self, mount: GuestMount, host: MountHost) -> list[Device]:
         mount.host_path = host.mount_dir()
         choice = mount.spec.get("daemon") or "auto"
         daemon = find_virtiofsd(host.virtiofsd if choice == "auto" else choice)
@@ -64,7 +64,7 @@ class Virtiofs(MountType):
         mount.extra["virtiofsd_argv"] = " ".join(argv[1:])
         return [VhostUserFs(mount.tag, sock)]
 
-    def mount_command(self, mount: LabMount) -> str:
+    def mount_command(self, mount: GuestMount) -> str:
         return shlex.join(["mb_mount", mount.slug, "virtiofs", mount.tag, "rw"])
 
     def host_cache(self, spec: MountSpec) -> str | None:

@@ -66,12 +66,12 @@ def screen(report: Report, options: Options) -> list[Block]:
     return [*blocks, Items.of(client_host_warnings(report.runs), "warning")]
 
 
-def document(report: Report, options: Options) -> Chapter | None:
+def chapters(report: Report, options: Options) -> list[Chapter]:
     """The "Clients" chapter (None for single-machine runs): each table, the scaling charts, the start
     skew's reading under its table, and warnings where the clients differ."""
     views = tables(report.runs, options)
     if not views:
-        return None
+        return []
     curves = enumerate(scaling_curves(report.runs), 1)
     figures = {f"scaling-{i}": Figure(scaling_key(i, c), scaling_title(c)) for i, c in curves}
     blocks: list[Block] = [Paragraph(INTRO)]
@@ -82,7 +82,7 @@ def document(report: Report, options: Options) -> Chapter | None:
         if view.id in figures:
             blocks.append(figures[view.id])
     blocks.append(Items.of(client_host_warnings(report.runs), "warning"))
-    return Chapter("clients", TITLE, tuple(blocks))
+    return [Chapter("clients", TITLE, tuple(blocks))]
 
 
 def charts(report: Report) -> list[Chart]:

@@ -25,11 +25,11 @@ from mountbench.report.sections.sweeps.words import TITLE, grid_heading, grid_ke
 # --- the section's parts -------------------------------------------------------------------------
 
 
-def document(report: Report, options: Options) -> Chapter | None:
+def chapters(report: Report, options: Options) -> list[Chapter]:
     """One table and one chart per sweep, one unit each; a table per target and a heat map per grid."""
     if not report.sweeps and not report.grids:
-        return None
-    return Chapter("sweeps", TITLE, tuple(document_blocks(report)))
+        return []
+    return [Chapter("sweeps", TITLE, tuple(document_blocks(report)))]
 
 
 def screen(report: Report, options: Options) -> list[Block]:

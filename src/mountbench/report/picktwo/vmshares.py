@@ -1,5 +1,6 @@
-"""The QEMU lab's pick two from a report: performance from the benchmark run, coherence and
-concurrency from `lab --probe` (probed.py), per mount (and cache mode).
+"""The QEMU lab's pick two (VM shared folders and disks, study S3's "performance, reliability,
+concurrency: pick two", measured): performance from the benchmark run, coherence and concurrency
+from `lab --probe` (sharing.py), per mount (and cache mode).
 
 - performance: sequential write at the mount's best block size (the optimum of a block-size
   sweep of write bandwidth, such as the s3 preset's) and the time to extract a source tree
@@ -7,7 +8,7 @@ concurrency from `lab --probe` (probed.py), per mount (and cache mode).
 - the tree measure is the workload whose kind describes it as TREE_ROLES says
   (model.Description.role).
 
-Pure: a Report in (content.build_report calls this once and stores the result on it).
+Pure: a Report in (picktwo.pick_twos calls this once, when the report is built).
 """
 
 from __future__ import annotations
@@ -15,22 +16,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mountbench import model
+from mountbench import probefacts as probe_model
 from mountbench.analysis.summary import Cell, Row
 from mountbench.labfacts import QemuLabFacts
-from mountbench.probe import model as probe_model
 from mountbench.report.labels import all_workloads
 from mountbench.report.model import Report, Sweep
-from mountbench.report.picktwo.probed import (
-    NOT_MEASURED,
-    TO_GUEST,
-    TO_HOST,
-    Measured,
-    PickTwo,
-    PickTwoRow,
-    judge_locks,
-    judge_stale_reads,
-    judge_visibility,
-)
+from mountbench.report.picktwo.rows import Measured, PickRow, PickTwo, Property
 from mountbench.report.picktwo.scale import (
     FAIR_WITHIN,
     GOOD_WITHIN,
@@ -40,9 +31,17 @@ from mountbench.report.picktwo.scale import (
     slower_than,
     worst,
 )
+from mountbench.report.picktwo.scale import LEGEND as SCALE
+from mountbench.report.picktwo.sharing import across, not_measured
 from mountbench.units import format_rate, format_seconds
 
 TREE_ROLES = ("tree copy", "tree sync")  # the tree measure (Description.role), in order of preference
+PROPERTIES = ("performance", "coherence", "concurrency")
+TO_GUEST, TO_HOST = "host → guest", "guest → host"
+TITLE = "Pick two, measured: performance, coherence, concurrency"
+KEY = "pick-two"
+LEGEND = f"{SCALE} · – not shared with the host · ? not measured"
+PROBE_HEADING = "What each mount supports, and coherence in detail (lab --probe)"
 
 
 def lab_probes(report: Report) -> list[tuple[model.RunData, probe_model.LabProbe]]:
@@ -50,13 +49,13 @@ def lab_probes(report: Report) -> list[tuple[model.RunData, probe_model.LabProbe
     found = []
     for run in report.runs:
         lab = run.config.lab
-        if isinstance(lab, QemuLabFacts) and lab.probe:
-            found.append((run, probe_model.LabProbe.from_dict(lab.probe)))
+        if isinstance(lab, QemuLabFacts) and lab.probe is not None:
+            found.append((run, lab.probe))
     return found
 
 
 def pick_two(report: Report) -> PickTwo | None:
-    """The pick-two table of the report's lab runs made with --probe (None: there are none)."""
+    """The pick two of the report's QEMU-lab runs made with --probe (None: there are none)."""
     probed = lab_probes(report)
     if not probed:
         return None
@@ -75,35 +74,55 @@ def pick_two(report: Report) -> PickTwo | None:
         mount = mounts.get(label)
         if mount is None:
             continue
-        w, t = write.get(label, NOT_MEASURED), trees.get(label, NOT_MEASURED)
+        w, t = write.get(label, not_measured("write")), trees.get(label, not_measured("tree"))
         if mount.shared:
-            ways = [(TO_GUEST, mount.to_guest), (TO_HOST, mount.to_host)]
-            visibility, stale, locks = judge_visibility(ways), judge_stale_reads(ways), judge_locks(ways)
+            visibility, stale, locks = across(mount, TO_GUEST, TO_HOST)
         else:
-            visibility = stale = locks = Measured("not shared with the host", "not shared")
+            visibility, stale, locks = (Measured(m, "not shared with the host", "not shared")
+                                        for m in ("visibility", "stale", "locks"))  # fmt: skip
         rows.append(
-            PickTwoRow(
-                mount=label,
-                shared=mount.shared,
-                write=w,
-                tree=t,
-                visibility=visibility,
-                stale=stale,
-                locks=locks,
-                performance=worst(w.verdict, t.verdict),
-                coherence=worst(visibility.verdict, stale.verdict),
-                concurrency=locks.verdict,
+            PickRow(
+                label,
+                (
+                    Property("performance", worst(w.verdict, t.verdict), (w, t)),
+                    Property("coherence", worst(visibility.verdict, stale.verdict), (visibility, stale)),
+                    Property("concurrency", locks.verdict, (locks,)),
+                ),
+                apart="" if mount.shared else " (not shared with the host)",
             )
         )
     last = probed[-1][1]
     return PickTwo(
-        rows=tuple(rows),
-        write_title=sweep.title if sweep else "",
-        tree_title=tree[0].title if tree else "",
-        repeat=last.repeat,
-        timeout_s=last.timeout_s,
+        QemuLabFacts.name,
+        KEY,
+        TITLE,
+        PROPERTIES,
+        tuple(rows),
+        LEGEND,
+        intro=_intro(last),
         notes=tuple(_notes(report, probed, sweep, tree)),
         probes=tuple(p for _, p in probed),
+        probe_heading=PROBE_HEADING,
+        chart=True,
+        spell_caveats=True,
+        chart_note=_chart_note(last, sweep, tree),
+    )
+
+
+def _intro(probe: probe_model.LabProbe) -> str:
+    return (
+        "Study S3's trade-off for VM shared folders, measured on this run's mounts: performance from the benchmark "
+        f"run, coherence and concurrency from `lab --probe` ({probe.repeat} repetitions, changes waited for up to "
+        f"{probe.timeout_s:g} s). A mount 'gets' the properties judged good."
+    )
+
+
+def _chart_note(probe: probe_model.LabProbe, sweep: Sweep | None, tree: tuple[Row, str] | None) -> str:
+    return (
+        f"coherence and locks both ways across the VM boundary, {probe.repeat}× each, changes waited for up to "
+        f"{probe.timeout_s:g} s; performance against the fastest mount of the run. "
+        + (f"Write: {sweep.title}. " if sweep else "")
+        + (f"Tree: {tree[0].title}." if tree else "")
     )
 
 
@@ -164,6 +183,7 @@ def _write_measures(report: Report, sweep: Sweep | None) -> dict[str, Measured]:
         reference_row = sweep.rows[sweep.optima[fastest].peak]
         verdict, factor = _judged(report, label, fastest, row, reference_row, value, best[fastest][0])
         out[label] = Measured(
+            "write",
             f"{format_rate(value)} at bs={bs} ({_factor_text(factor)})",
             verdict,
             value,
@@ -212,6 +232,7 @@ def _tree_measures(report: Report, tree: tuple[Row, str] | None) -> dict[str, Me
             factor = value / best if best > 0 else 1.0
             verdict = factor_verdict(factor)
         out[label] = Measured(
+            "tree",
             f"{format_seconds(value)} ({_factor_text(factor)})",
             verdict,
             value,

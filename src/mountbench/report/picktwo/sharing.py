@@ -1,85 +1,29 @@
-"""What the QEMU lab's pick two holds, and its coherence and concurrency verdicts read from
-`lab --probe`'s results, per mount:
+"""The sharing judges of pick two, for a lab whose mounts show the host's own directory (the QEMU
+lab's shared folders, the container lab's bind mount), read from what its probe measured across
+the boundary (a LabProbe's coherence, each way):
 
-- coherence: the worst delay before a change made on one side of the VM boundary showed on
-  the other (both ways, five kinds of change), and what a reader got right after the other
-  side replaced a file (stale, or torn: data loss);
-- concurrency: whether flock and fcntl locks held on one side blocked a locker on the other.
+- visibility: the worst delay before a change made on one side showed on the other (both ways,
+  five kinds of change);
+- stale reads: what a reader got right after the other side replaced a file (stale, or torn:
+  data loss);
+- locks: whether flock and fcntl locks held on one side blocked a locker on the other.
+
+Each way is named as the lab names its sides ("host → guest", "container → host").
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
-from mountbench.probe import model as probe_model
+from mountbench import probefacts as probe_model
 from mountbench.probe import render as probe_render
-from mountbench.report.picktwo.scale import MARK, PROMPT_MS, Verdict
-
-PROPERTIES = ("performance", "coherence", "concurrency")
-TO_GUEST, TO_HOST = "host → guest", "guest → host"
-TITLE = "Pick two, measured: performance, coherence, concurrency"
+from mountbench.report.picktwo.rows import Measured
+from mountbench.report.picktwo.scale import PROMPT_MS
 
 
-@dataclass(frozen=True)
-class Measured:
-    """One measure of one mount: what it says, its verdict, and its number for CSV/JSON."""
+def not_measured(measure: str) -> Measured:
+    return Measured(measure, "not measured", "not measured")
 
-    text: str
-    verdict: Verdict
-    value: float | None = None
-    unit: str = ""
-    notes: tuple[int, ...] = ()  # the report's note numbers of the caveats on the number
-
-    @property
-    def marked(self) -> str:
-        return f"{MARK[self.verdict]} {self.text}"
-
-
-@dataclass(frozen=True)
-class PickTwoRow:
-    """One mount: its measures, a verdict per property, and which properties it has."""
-
-    mount: str  # the report's column label
-    shared: bool
-    write: Measured
-    tree: Measured
-    visibility: Measured
-    stale: Measured
-    locks: Measured
-    performance: Verdict
-    coherence: Verdict
-    concurrency: Verdict
-
-    def measures(self, prop: str) -> tuple[Measured, ...]:
-        """What a property is judged on."""
-        return {"performance": (self.write, self.tree), "coherence": (self.visibility, self.stale)}.get(
-            prop, (self.locks,)
-        )
-
-    def verdict(self, prop: str) -> Verdict:
-        return {"performance": self.performance, "coherence": self.coherence, "concurrency": self.concurrency}[prop]
-
-    @property
-    def gets(self) -> str:
-        """'performance + coherence', 'performance (not shared)', or 'none of them'."""
-        good = [p for p in PROPERTIES if self.verdict(p) == "good"]
-        text = " + ".join(good) if good else "none of the three"
-        return text + ("" if self.shared else " (not shared with the host)")
-
-
-@dataclass(frozen=True)
-class PickTwo:
-    rows: tuple[PickTwoRow, ...]
-    write_title: str  # what the write column was read from ("" when no sweep)
-    tree_title: str
-    repeat: int
-    timeout_s: float
-    notes: tuple[str, ...]  # what the verdicts stand on, and what limits them
-    probes: tuple[probe_model.LabProbe, ...]  # the probe results the section also shows
-
-
-NOT_MEASURED = Measured("not measured", "not measured")
 
 Ways = Sequence[tuple[str, probe_model.CoherenceResult | None]]
 
@@ -102,10 +46,11 @@ def judge_visibility(ways: Ways) -> Measured:
             elif s.max_ms is not None and (worst is None or s.max_ms > worst[0]):
                 worst = (s.max_ms, v.operation, way, result.clock_resolution_ms)
     if not measured:
-        return NOT_MEASURED
+        return not_measured("visibility")
     timeout = max(r.timeout_s for _, r in ways if r is not None)
     if unseen:
-        return Measured(f"not seen within {timeout:g} s: {_by_ways(unseen, len(ways))}", "poor", None, "ms")
+        unseen_text = f"not seen within {timeout:g} s: {_by_ways(unseen, len(ways))}"
+        return Measured("visibility", unseen_text, "poor", None, "ms")
     assert worst is not None
     ms, operation, way, resolution = worst
     shown = (
@@ -114,6 +59,7 @@ def judge_visibility(ways: Ways) -> Measured:
         else probe_render.format_ms(ms)
     )
     return Measured(
+        "visibility",
         f"every change shown; slowest: {operation} {way}, {shown}",
         "good" if ms <= PROMPT_MS else "fair",
         ms,
@@ -146,7 +92,7 @@ def judge_stale_reads(ways: Ways) -> Measured:
                 where.setdefault(outcome, []).append(way)
     total = sum(counts.values())
     if total == 0:
-        return NOT_MEASURED
+        return not_measured("stale")
 
     def said(*outcomes: str) -> str:
         parts = [f"{o} {counts[o]}/{total}" for o in outcomes if counts.get(o)]
@@ -156,13 +102,13 @@ def judge_stale_reads(ways: Ways) -> Measured:
 
     bad = counts.get("torn", 0) + counts.get("missing", 0)
     if bad:
-        return Measured(f"torn or missing: {said('torn', 'missing')}", "data loss", float(bad), "reads")
+        return Measured("stale", f"torn or missing: {said('torn', 'missing')}", "data loss", float(bad), "reads")
     never = counts.get("unseen", 0) + counts.get("hung", 0)
     if never:
-        return Measured(f"the file never showed: {said('unseen', 'hung')}", "poor", float(never), "reads")
+        return Measured("stale", f"the file never showed: {said('unseen', 'hung')}", "poor", float(never), "reads")
     if counts.get("stale"):
-        return Measured(f"stale: {said('stale')}", "fair", float(counts["stale"]), "reads")
-    return Measured(f"fresh {counts.get('fresh', 0)}/{total}", "good", 0.0, "reads")
+        return Measured("stale", f"stale: {said('stale')}", "fair", float(counts["stale"]), "reads")
+    return Measured("stale", f"fresh {counts.get('fresh', 0)}/{total}", "good", 0.0, "reads")
 
 
 def judge_locks(ways: Ways) -> Measured:
@@ -184,14 +130,22 @@ def judge_locks(ways: Ways) -> Measured:
             if all(known):
                 blocking.setdefault(lk.kind, []).append(way)
     if not measured:
-        return NOT_MEASURED
+        return not_measured("locks")
     ways_measured = sum(1 for _, r in ways if r is not None)
     honoured = sum(len(w) for w in blocking.values())
     if honoured == measured and not unknown and measured == len(kinds) * ways_measured:
         both = "both ways" if ways_measured == 2 else "one way measured"
-        return Measured(f"{' and '.join(kinds)} held on one side block the other, {both}", "good", float(honoured))
+        held = f"{' and '.join(kinds)} held on one side block the other, {both}"
+        return Measured("locks", held, "good", float(honoured))
     if honoured == 0:
-        return Measured(f"neither {' nor '.join(kinds)} held on one side blocks the other", "poor", 0.0)
+        return Measured("locks", f"neither {' nor '.join(kinds)} held on one side blocks the other", "poor", 0.0)
     parts = [f"{kind}: {', '.join(blocking[kind]) if kind in blocking else 'no'}" for kind in kinds]
     extra = f"; {unknown} attempt(s) failed" if unknown else ""
-    return Measured(f"only some block: {'; '.join(parts)}{extra}", "fair", float(honoured))
+    return Measured("locks", f"only some block: {'; '.join(parts)}{extra}", "fair", float(honoured))
+
+
+def across(mount: probe_model.MountProbe, inward: str, outward: str) -> tuple[Measured, Measured, Measured]:
+    """Visibility, stale reads and locks of one mount, both ways: ``inward`` names the host's changes
+    shown inside ("host → guest"), ``outward`` the reverse."""
+    ways = [(inward, mount.to_guest), (outward, mount.to_host)]
+    return judge_visibility(ways), judge_stale_reads(ways), judge_locks(ways)

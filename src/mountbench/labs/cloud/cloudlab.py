@@ -33,7 +33,6 @@ import platformdirs
 from mountbench.errors import MountbenchError
 from mountbench.host import process as procs
 from mountbench.host.scratch import rename_beneath, unlink_beneath
-from mountbench.labs.cloud import netns
 from mountbench.labs.cloud import state as state_mod
 from mountbench.labs.cloud.delay import DelayProxy, MemoryGuard
 from mountbench.labs.cloud.matrix import LOCAL, CloudSpec
@@ -43,6 +42,7 @@ from mountbench.labs.cloud.rc import RemoteControl
 from mountbench.labs.cloud.remote import WebdavRemote, obscure, rclone_binary, rclone_version
 from mountbench.labs.cloud.uploaded import not_on_remote
 from mountbench.labs.frame import LabContext, refuse
+from mountbench.labs.netns import HostLoopback, Network, PortPool, lab_network
 
 MOUNT_WAIT_S = 20.0
 SEED_DIR = ".mountbench-cloudlab-seed"  # in each remote directory before its mount starts
@@ -54,6 +54,13 @@ UPLOAD_STALL_S = 20.0  # uploads that have not moved for this long (past the 5 s
 # with every file the mount shows on the remote, uploads still counted after this long (plus 4 RTTs: rclone's
 # answer from the remote) never go up
 UPLOAD_QUIET_S = 1.0
+
+
+def not_isolated(why: str) -> str:
+    """What a lab without a network namespace of its own says (``why``: netns.why_not())."""
+    return (f"{why}: the cloud lab's servers listen on this machine's loopback; the remote and rclone's remote "
+            "controls take only a password this run holds, but toxiproxy's API takes none (any local user could "
+            "change the delay)")  # fmt: skip
 
 
 def work_root() -> Path:
@@ -94,8 +101,8 @@ class CloudLab(LabContext):
         self.remote_dir = self.workdir / "remote"
         self.local_dir = self.workdir / LOCAL
         self.tmp_dir = self.workdir / "tmp"
-        self.network: netns.Network = netns.HostNetwork()
-        self.ports = netns.PortPool()  # no two listeners of the lab on one port
+        self.network: Network = HostLoopback()
+        self.ports = PortPool()  # no two listeners of the lab on one port
         self._secret = secrets.token_urlsafe(24)  # the remote's password: only this run holds it
         self._remote: WebdavRemote | None = None
         self._proxy: DelayProxy | None = None
@@ -120,12 +127,9 @@ class CloudLab(LabContext):
         # that a killed run's are swept with it (they were left in /tmp before)
         self._tempdir_before, tempfile.tempdir = tempfile.tempdir, str(self.tmp_dir)
         self.tools["rclone"] = rclone_version()
-        if netns.can_isolate():
-            self.network = netns.LabNetwork()
-            self._state.set_network(self.network.name)  # before it exists: a kill in between still removes it
-            self.network.create()
-        else:
-            self.on_note(netns.NOT_ISOLATED)
+        self.network, why = lab_network(self.workdir / "log" / "netns.log")
+        if why:
+            self.on_note(not_isolated(why))
         self._remote = WebdavRemote(self.remote_dir, self.workdir / "log" / "serve.log", self.network, self._secret,
                                     self.ports.take())  # fmt: skip
         self._state.add_process(self._remote.start().pid, "rclone serve webdav")
@@ -346,7 +350,7 @@ class CloudLab(LabContext):
             if server is not None:
                 server.proc = None
         self._proxy = self._remote = None
-        self.network.remove()
+        self.network.close()
         if problems:
             raise MountbenchError(f"the cloud lab could not unmount: {'; '.join(problems)}")
         if not self.keep and self.workdir.exists():

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from mountbench.labs.qemu.mounts.base import LabMount, MountSpec
+from mountbench.labs.qemu.mounts.guestmount import GuestMount, MountSpec
 
 GUEST_RESULTS = "/results"
 
@@ -24,7 +24,7 @@ def assign_slugs(specs: Iterable[MountSpec]) -> list[tuple[MountSpec, str]]:
     return out
 
 
-def mount_command(mount: LabMount) -> str:
+def mount_command(mount: GuestMount) -> str:
     """The guest-side line (a helper of init.sh or of the mount type) that mounts `mount`."""
     return mount.spec.mount_type.mount_command(mount)
 

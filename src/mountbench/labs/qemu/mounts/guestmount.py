@@ -6,7 +6,7 @@ disk, the guest's own tmpfs). Its module knows everything about it:
 - its options (`options`): allowed values, defaults, which ones the label shows,
   plus any rule between options (`option_problem`, `defaults`);
 - the host side (`attach`): the QEMU devices it adds, the host directory or image
-  behind it, the daemons it starts (through LabHost, which stops them at the end
+  behind it, the daemons it starts (through MountHost, which stops them at the end
   and reports them as the mount's serving processes for host-cost measurement);
 - the guest side (`mount_command`, `guest_helpers`, `guest_modules`,
   `needs_network`): the shell line in /run/mbctl/mounts.sh that mounts it;
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 GUEST_MNT = "/mnt"  # each mount under test is /mnt/<slug> in the guest
 HOST_FROM_GUEST = "10.0.2.2"  # QEMU user networking's alias for the host loopback
-GUEST_CTL = "/run/mbctl"  # the lab's control share in the guest (read-only; LabHost.control_dir on the host)
+GUEST_CTL = "/run/mbctl"  # the lab's control share in the guest (read-only; MountHost.control_dir on the host)
 
 
 @dataclass(frozen=True)
@@ -147,7 +147,7 @@ class MountSpec:
 
 
 @dataclass
-class LabMount:
+class GuestMount:
     """One mount under test: where it lives on both sides and how it was seen in the guest."""
 
     spec: MountSpec
@@ -185,7 +185,7 @@ class LabMount:
         return parts[3] if len(parts) > 3 else ""
 
 
-class LabHost(Protocol):
+class MountHost(Protocol):
     """What the Guest offers a mount type while it wires the host side of one mount.
 
     Every process started or adopted here is stopped when the lab closes, however
@@ -239,7 +239,7 @@ class LabHost(Protocol):
         timeout: float = 10.0,
     ) -> subprocess.Popen[bytes]:
         """Start a daemon serving this mount and wait until `ready()`; on failure raise
-        LabBootError('{failure}: {log tail}; see {log}')."""
+        BootError('{failure}: {log tail}; see {log}')."""
         ...
 
     def adopt_daemon(
@@ -309,7 +309,7 @@ class MountType:
         """Host pieces this mount type needs that are missing (checked before anything boots)."""
         return []
 
-    def attach(self, mount: LabMount, host: LabHost) -> list[Device]:
+    def attach(self, mount: GuestMount, host: MountHost) -> list[Device]:
         """Wire the host side of `mount` and return the QEMU devices it needs.
 
         Sets what the host side decided on the mount: `host_path`, `served_by`,
@@ -319,7 +319,7 @@ class MountType:
 
     # --- guest side --------------------------------------------------------------------
 
-    def mount_command(self, mount: LabMount) -> str:
+    def mount_command(self, mount: GuestMount) -> str:
         """The line in mounts.sh that mounts `mount` at /mnt/<slug> and reports it
         with mb_record (or mb_failed); the helpers are those of init.sh and guest_helpers."""
         raise NotImplementedError

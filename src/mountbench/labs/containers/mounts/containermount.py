@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar, Protocol
 
+from mountbench.labfacts import NOT_SHARED
 from mountbench.labs.containers.podman import Podman
 from mountbench.labs.containers.workdir import LabDir, Names
 from mountbench.labs.frame import Problem
@@ -19,7 +20,7 @@ class MountType(Protocol):
     path: ClassVar[str]  # where it appears inside the container
     meaning: ClassVar[str]  # what it is, for a developer choosing where to put data
     outlives: ClassVar[str]  # whether its data outlives the container ("yes (...)" or "no: ...")
-    shares: ClassVar[str]  # what the host sees of it: SHARED_BOTH_WAYS, SHARED_HOST_TO_CONTAINER or NOT_SHARED
+    shares: ClassVar[str]  # what the host sees of it: labfacts' SHARED_BOTH_WAYS, SHARED_HOST_TO_CONTAINER, NOT_SHARED
     copied_up_from: ClassVar[str | None]  # overlayfs: where a file's first write copies it up from (None: not overlay)
 
     def prerequisites(self) -> list[Problem]: ...
@@ -33,15 +34,9 @@ class MountType(Protocol):
     def run_args(self, lab: LabDir, names: Names) -> list[str]:
         """podman run's options that give the container this mount."""
 
-    def probe_seed(self, lab: LabDir) -> str | None:
-        """A directory, as the container sees it, that the mount shows from a lower layer
-        (the image, the overlay's lower directory): renaming it shows whether the mount can
-        rename what it did not create (overlayfs: EXDEV). None: nothing below."""
-
-
-SHARED_BOTH_WAYS = "both ways"  # the host's directory itself: the probe measures how coherent
-SHARED_HOST_TO_CONTAINER = "host to container"  # the host's directory below; the container's writes stay inside
-NOT_SHARED = "no"
+    def host_path(self, lab: LabDir) -> Path | None:
+        """The host directory the mount shows (both ways, or below the container's own changes), or
+        None: the host has none of its own here."""
 
 
 class PlainMount:
@@ -61,7 +56,7 @@ class PlainMount:
     def prepare_text(self, lab: LabDir, podman: Podman) -> list[str]:
         return []
 
-    def probe_seed(self, lab: LabDir) -> str | None:
+    def host_path(self, lab: LabDir) -> Path | None:
         return None
 
 

@@ -24,17 +24,17 @@ from mountbench.fio.binary import find_fio
 from mountbench.host import facts as hostinfo
 from mountbench.kinds import host_facts
 from mountbench.labfacts import CloudLabFacts
+from mountbench.labs import history
 from mountbench.labs.cloud.caveats import mode_caveats
-from mountbench.labs.cloud.history import learnt_costs_here
-from mountbench.labs.cloud.lab import UPLOAD_STALL_S, CloudLab
+from mountbench.labs.cloud.cloudlab import UPLOAD_STALL_S, CloudLab
 from mountbench.labs.cloud.matrix import LOCAL, CloudSpec
 from mountbench.labs.cloud.mountprobes import probe_all
 from mountbench.labs.cloud.mounts import CACHE_MODES
 from mountbench.labs.cloud.phases import phased, with_phases
 from mountbench.labs.cloud.treelag import TREE_FILES, measure_all
 from mountbench.labs.cloud.watch import ServingWatch
-from mountbench.model import RunData, RunOptions, Workload
-from mountbench.probe.remotesync import CloudMountProbe, CloudProbe, CloudTarget
+from mountbench.model import RunData, RunOptions, Target, Workload
+from mountbench.probefacts import CloudMountProbe, CloudProbe, CloudTarget
 from mountbench.store import Store
 
 DEFAULT_PRESET = "clouddrive"
@@ -143,14 +143,38 @@ def run_cloudlab(
         facts = CloudProbe(tuple(described), tuple(probes), options.probe_repeat, options.probe_timeout_s,
                            dict(lab.tools), tuple(errors), phases, tuple(lags))  # fmt: skip
         on_note(DELAY_NOTE)
-        config = dataclasses.replace(request.config, lab=CloudLabFacts(facts.to_dict()))
+        config = dataclasses.replace(request.config, lab=CloudLabFacts(facts))
         host = hostinfo.collect(fio.version) | host_facts(request.runners) | {"cloudlab": dict(lab.tools)}
-        learnt = learnt_costs_here(store, request.targets, request.workloads, described)
+        learnt = learnt_here(store, request.targets, request.workloads, described)
         events = progress(request.workloads, learnt)
         session = _session(lab, dataclasses.replace(request, config=config), store, events, on_saved, phases=phases)
         status = run_to_end(session, command=command, host=host)
         on_note(delay_count(lab))
     return session.run_id, status
+
+
+def learnt_here(
+    store: Store, targets: Sequence[Target], workloads: Sequence[Workload], described: Sequence[CloudTarget]
+) -> Mapping[tuple[str, str], float]:
+    """(target label, workload name) -> what one sample cost in this machine's last complete cloud-lab
+    runs (labs/history.py: the first ETA). A target is the same target when it is the same mount: its
+    label (cache mode and RTT) at the same bandwidth, or the local disk; its path is new every run
+    (``.../cloudlab/<id>/mnt/off-20ms``)."""
+    now = {t.label: t for t in described}
+
+    def same(run: RunData, label: str) -> bool:
+        if label == LOCAL:
+            return True
+        assert isinstance(run.config.lab, CloudLabFacts)
+        then = run.config.lab.probe.target(label)
+        return then is not None and label in now and _wire(then) == _wire(now[label])
+
+    earlier = history.earlier_runs(store, CloudLabFacts.name, "cloudlab")
+    return history.learnt_here(earlier, {t.label: t for t in targets}, workloads, same)
+
+
+def _wire(target: CloudTarget) -> tuple[object, ...]:
+    return target.mode, target.rtt_ms, target.bandwidth_kbps
 
 
 def resume_cloudlab(
@@ -167,7 +191,7 @@ def resume_cloudlab(
     The probe is not repeated: the run keeps the one it stored. Returns the final status."""
     if not isinstance(run.config.lab, CloudLabFacts):
         raise UsageError(f"run {run.id} is not a cloudlab run; resume it with 'mountbench run --resume {run.id}'")
-    probe = CloudProbe.from_dict(run.config.lab.probe)
+    probe = run.config.lab.probe
     specs = [CloudSpec(CACHE_MODES[t.mode], round(t.rtt_ms or 0), t.bandwidth_kbps) for t in probe.targets if t.mode]
     fio = find_fio()
     with CloudLab(specs, keep=keep, on_note=on_note) as lab:

@@ -1,5 +1,6 @@
-"""A probe record as plain JSON values and back, read off its fields and their types: what the
-``to_dict``/``from_dict`` of every record in probe/model.py and probe/remotesync.py is.
+"""A record as plain JSON values and back, read off its fields and their types: what the
+``to_dict``/``from_dict`` of every record in probefacts.py (what a probe found) and labfacts.py
+(what a lab made and found) is. On the ground floor: it imports nothing of mountbench.
 
 Written: each field under its own name; a tuple as a list; a nested record as its ``to_dict()``.
 Read: each value turned into its field's type (``float | None`` stays None or becomes a float,

@@ -15,11 +15,11 @@ from pathlib import Path
 from mountbench.engine import request as runrequest
 from mountbench.errors import MountbenchError
 from mountbench.fio.binary import find_fio
+from mountbench.labs.containers.containerlab import RESULTS, run_options, with_lifeline
 from mountbench.labs.containers.image import tool_paths
-from mountbench.labs.containers.lab import RESULTS, run_options, with_lifeline
 from mountbench.labs.containers.mounts import MountType
 from mountbench.labs.containers.prereq import lab_problems
-from mountbench.labs.containers.run import HOST, segment_argv
+from mountbench.labs.containers.rounds import HOST, segment_argv
 from mountbench.labs.containers.workdir import LabDir, work_root
 from mountbench.labs.frame import Problem
 from mountbench.model import RunOptions

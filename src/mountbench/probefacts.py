@@ -1,4 +1,8 @@
-"""Immutable records of what a probe observed, JSON-safe for the store.
+"""Immutable records of what a probe observed, JSON-safe for the store: `mountbench probe`'s,
+and those a lab stores with its run (its mounts probed inside, MountProbe and LabProbe; the cloud
+lab's sync with the remote, CloudProbe). On the ground floor, so that a lab's facts record
+(labfacts.py) holds them as they are; probe/ measures them, report/ reads them. Imports plain.py
+only.
 
 Verdict vocabulary (the same everywhere, in every format):
 
@@ -19,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from mountbench.probe.plain import PlainRecord, to_plain
+from mountbench.plain import PlainRecord, to_plain
 
 Verdict = Literal["yes", "no", "differs", "hung", "needs root", "skipped"]
 Severity = Literal["data loss"]
@@ -378,3 +382,96 @@ class LabProbe(PlainRecord):
 
     def to_dict(self) -> dict[str, Any]:
         return {"version": 1, **to_plain(self)}
+
+
+# -- `mountbench cloudlab`: each target's sync with the remote, and how each was made -------------------
+
+
+@dataclass(frozen=True)
+class SyncResult(PlainRecord):
+    """What the five checks saw, one entry per repetition (None: not seen within the timeout,
+    or the step failed: ``notes`` says which)."""
+
+    repeat: int
+    timeout_s: float
+    round_trip_ms: tuple[float | None, ...] = ()  # one mkdir + one rmdir through the mount
+    first_read_ms: tuple[float, ...] = ()  # 4 KiB reads of a file only the remote had (misses)
+    reread_ms: tuple[float, ...] = ()  # the same blocks read again (hits, when the mount caches)
+    at_close: tuple[bool | None, ...] = ()  # on the remote when close() returned
+    close_delay_ms: tuple[float | None, ...] = ()  # close() returned → whole file on the remote
+    at_fsync: tuple[bool | None, ...] = ()  # on the remote when fsync() returned (file still open)
+    fsync_ms: tuple[float | None, ...] = ()  # how long fsync() took
+    fsync_delay_ms: tuple[float | None, ...] = ()  # fsync() returned → whole file on the remote
+    remote_create_ms: tuple[float | None, ...] = ()  # created on the remote → shown by the mount
+    remote_change: tuple[str, ...] = ()  # what the mount read right after: fresh, stale, torn, ...
+    remote_change_fresh_ms: tuple[float | None, ...] = ()
+    notes: tuple[str, ...] = ()
+    cleanup: str = "removed"
+
+
+@dataclass(frozen=True)
+class CloudMountProbe(PlainRecord):
+    """One cloud-drive target as the cloud lab probed it: what the mount supports, and the
+    sync checks between it and the remote's directory (None for the local baseline)."""
+
+    label: str
+    path: str
+    remote_path: str | None
+    capabilities: TargetProbe | None = None
+    sync: SyncResult | None = None
+    errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CloudTarget(PlainRecord):
+    """How one target of a cloud-lab run was made: its cache mode and the wire to the remote."""
+
+    label: str
+    mode: str | None  # None: the local baseline
+    rtt_ms: float | None
+    bandwidth_kbps: int | None = None
+    options: tuple[str, ...] = ()  # the mount's command-line options as run
+
+
+@dataclass(frozen=True)
+class TreeLag(PlainRecord):
+    """A tree of ``files`` written through one mount: when its last file was closed, how long
+    until the remote held every file (None: not within ``timeout_s``), and how many the remote
+    held at that last close and at the end of the wait. ``alone``: written through this mount
+    alone (False: runs before issue 49 wrote through every mount of the run at once, on one proxy)."""
+
+    label: str
+    files: int
+    write_s: float
+    lag_s: float | None
+    at_close: int
+    on_remote: int
+    timeout_s: float
+    alone: bool = False
+
+
+@dataclass(frozen=True)
+class CloudProbe(PlainRecord):
+    """What `mountbench cloudlab` measured besides the benchmark, stored with its run."""
+
+    targets: tuple[CloudTarget, ...]
+    mounts: tuple[CloudMountProbe, ...]
+    repeat: int
+    timeout_s: float
+    tools: dict[str, str] = field(default_factory=dict)  # rclone, toxiproxy versions
+    errors: tuple[str, ...] = ()
+    # the read workloads' phases by name: "cold", or "warm:<its cold workload>" (labs/cloud/phases.py)
+    phases: dict[str, str] = field(default_factory=dict)
+    tree_lag: tuple[TreeLag, ...] = ()  # per cloud mount: how long a written tree took to reach the remote
+
+    def target(self, label: str) -> CloudTarget | None:
+        return next((t for t in self.targets if t.label == label), None)
+
+    def mount(self, label: str) -> CloudMountProbe | None:
+        return next((m for m in self.mounts if m.label == label), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"version": 1, **to_plain(self)}
+
+    def lag(self, label: str) -> TreeLag | None:
+        return next((t for t in self.tree_lag if t.label == label), None)

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from mountbench.engine import request as runrequest
 from mountbench.fio.binary import find_fio
-from mountbench.labs.cloud import netns
+from mountbench.labs import netns
+from mountbench.labs.cloud.cloudlab import not_isolated, work_root
 from mountbench.labs.cloud.delay import MEMORY_LIMIT, toxics, toxiproxy_binary
-from mountbench.labs.cloud.lab import work_root
 from mountbench.labs.cloud.matrix import LOCAL, CloudSpec
 from mountbench.labs.cloud.mounts import Wire
 from mountbench.labs.cloud.phases import with_phases
@@ -29,10 +29,12 @@ def lab_lines(specs: Sequence[CloudSpec]) -> list[str]:
     """The lab: where, which namespace, and each command as it would start (ports chosen at start)."""
     workdir = work_root() / "<id>"
     lines = [f"Work directory: {workdir} (the remote, the local baseline, mount points, caches, logs)"]
-    if netns.can_isolate():
-        lines.append(f"Network namespace: {netns.PREFIX}<id> (loopback only; every server below listens in it)")
+    why = netns.why_not()
+    if not why:
+        lines.append("Network namespace: one of the lab's own, held while it runs (loopback only; every server below "
+                     "listens in it)")  # fmt: skip
     else:
-        lines.append(f"Network namespace: none ({netns.NOT_ISOLATED})")
+        lines.append(f"Network namespace: none ({not_isolated(why)})")
     bandwidths = sorted({s.bandwidth_kbps or 0 for s in specs})
     lines.append("Wire: " + "; ".join(dict.fromkeys(_wire(s) for s in specs))
                  + (" (the default: a home link of 100 Mbit/s; --bandwidth 0 for none)" if 12_500 in bandwidths

@@ -2,7 +2,7 @@
 type, and commands run in it; all of it gone when the block ends, however it ends.
 
     with ContainerLab(mount_types) as lab:
-        lab.exec([python, "-m", "mountbench", "run", ...], on_line=print)
+        lab.run([python, "-m", "mountbench", "run", ...], (), on_line=print, timeout=None)
 
 On entry the lab first sweeps what killed runs left (workdir.py), then builds its image,
 prepares each mount (a volume, the overlay's lower directory) and starts the container
@@ -19,21 +19,22 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from mountbench.errors import MountbenchError
 from mountbench.host import process as procs
+from mountbench.labfacts import ContainerLabFacts, ContainerMount
 from mountbench.labs.containers.image import Image, build_image, python_paths
 from mountbench.labs.containers.mounts import MountType
 from mountbench.labs.containers.podman import RUNTIME, Podman, PodmanFailed
 from mountbench.labs.containers.podman import TIMEOUT_S as PODMAN_TIMEOUT_S
 from mountbench.labs.containers.prereq import DOCTOR_FLAG, lab_problems
-from mountbench.labs.containers.streams import follow
 from mountbench.labs.containers.workdir import LabDir, Names, sweep_dead, work_root
+from mountbench.labs.delegated import InsideTimeout
 from mountbench.labs.frame import LabContext, refuse
 
 RESULTS = "/results"  # the lab's results directory as the container sees it
@@ -67,7 +68,7 @@ class ContainerLab(LabContext):
     root: Path = field(default_factory=work_root)
     lab: LabDir | None = None
     image: Image | None = None
-    facts: dict[str, Any] = field(default_factory=dict)
+    facts: ContainerLabFacts = field(default_factory=ContainerLabFacts)
     _pid: int | None = None
     _lifeline: int | None = None  # the write end of the pipe the container's first process reads (LIFELINE)
 
@@ -116,7 +117,9 @@ class ContainerLab(LabContext):
             last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
             raise PodmanFailed(f"podman run failed: {last}")
 
-    def _describe(self) -> dict[str, Any]:
+    def _describe(self) -> ContainerLabFacts:
+        """The engine, runtime, storage driver and image (the mounts, the other engines and the probe
+        come later: labs/containers/rounds.py)."""
         assert self.lab is not None and self.image is not None
         podman = self.lab.podman
         info = podman.run(["info", "--format", "{{.Store.GraphDriverName}}|{{.Host.Security.Rootless}}|"
@@ -124,16 +127,16 @@ class ContainerLab(LabContext):
         driver, rootless, cgroups, cgroup_version = ([*info, "", "", "", ""])[:4]
         version = podman.run(["version", "--format", "{{.Client.Version}}"]).strip()
         runtime = subprocess.run([RUNTIME, "--version"], capture_output=True, text=True, timeout=30).stdout
-        return {
-            "engine": f"podman {version}",
-            "runtime": (runtime.splitlines() or [RUNTIME])[0],
-            "storage_driver": driver,
-            "rootless": rootless == "true",
-            "cgroup_manager": cgroups,
-            "cgroups": cgroup_version,
-            "network": "none",
-            "image": self.image.to_dict(),
-        }
+        return ContainerLabFacts(
+            engine=f"podman {version}",
+            runtime=(runtime.splitlines() or [RUNTIME])[0],
+            storage_driver=driver,
+            rootless=rootless == "true",
+            cgroup_manager=cgroups,
+            cgroups=cgroup_version,
+            network="none",
+            image=self.image.facts(),
+        )
 
     # --- use --------------------------------------------------------------------------
 
@@ -152,25 +155,38 @@ class ContainerLab(LabContext):
         assert self.lab is not None
         return self.lab.path / "host"
 
-    def exec(self, argv: Sequence[str], on_line: Callable[[str], None], timeout: float | None = None) -> int:
-        """Run ``argv`` in the container, each line of its output to ``on_line``; its exit
-        status. Ctrl-C stops it (and the lab's close() stops the container)."""
+    # what labs/delegated.py runs a delegated run with: this container is an Inside
+    python = sys.executable  # the host's, read-only in the container at its own path
+    results_inside = RESULTS
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment every podman command of this lab runs with (its own configuration)."""
         assert self.lab is not None
-        podman = self.lab.podman
-        proc = subprocess.Popen(
-            podman.argv(["exec", self.lab.names.container, *argv]), env=podman.env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-            preexec_fn=procs.die_with_parent(signal.SIGKILL),
-        )  # fmt: skip
+        return self.lab.podman.env
+
+    def exec_argv(self, argv: Sequence[str], stdin: bool = False) -> list[str]:
+        """``podman exec`` of ``argv`` in the container (``stdin``: its standard input kept open)."""
+        assert self.lab is not None
+        return self.lab.podman.argv(["exec", *(["--interactive"] if stdin else []), self.lab.names.container, *argv])
+
+    def run(self, argv: Sequence[str], setup: Sequence[Sequence[str]], on_line: Callable[[str], None],
+            timeout: float | None) -> int:  # fmt: skip
+        """Run ``argv`` in the container (after each of ``setup``), each line of its output to ``on_line``;
+        its exit status. Ctrl-C stops it (and the lab's close() stops the container)."""
+        for step in setup:
+            self.exec_output(step)
+        proc = procs.spawn(self.exec_argv(argv), env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)  # fmt: skip
         deadline = None if timeout is None else time.monotonic() + timeout
 
         def line_in_time(line: str) -> None:
             on_line(line)
             if deadline is not None and time.monotonic() > deadline:
-                raise MountbenchError(f"the container's command did not finish within {timeout:.0f} s")
+                raise InsideTimeout(f"the container's command did not finish within {timeout:.0f} s")
 
         try:
-            follow(proc, line_in_time)  # stdout and stderr apart, line by line (streams.py)
+            procs.stream(proc, line_in_time)  # stdout and stderr apart, line by line
             return proc.wait()
         finally:
             if proc.poll() is None:
@@ -180,16 +196,18 @@ class ContainerLab(LabContext):
         assert self.lab is not None
         return self.lab.podman.run(["exec", self.lab.names.container, *argv], timeout=timeout)
 
-    def mount_facts(self, mount_types: Sequence[MountType]) -> dict[str, dict[str, str]]:
-        """Each mount as the container's mount table shows it: filesystem type, source and options."""
-        table: dict[str, dict[str, str]] = {}
+    def mount_facts(self, mount_types: Sequence[MountType]) -> list[ContainerMount]:
+        """Each mount as its type says it is and as the container's mount table shows it: filesystem
+        type, source and options."""
+        table: dict[str, tuple[str, str, str]] = {}
         with contextlib.suppress(OSError):
             for line in Path(f"/proc/{self.pid}/mountinfo").read_text().splitlines():
                 left, _, right = line.partition(" - ")
                 fields, tail = left.split(), right.split()
                 if len(fields) > 5 and len(tail) > 2:
-                    table[fields[4]] = {"fstype": tail[0], "source": tail[1], "options": f"{fields[5]},{tail[2]}"}
-        return {mount_type.name: table.get(mount_type.path) or table.get("/", {}) for mount_type in mount_types}
+                    table[fields[4]] = (tail[0], tail[1], f"{fields[5]},{tail[2]}")
+        shown = {m.name: table.get(m.path) or table.get("/", ("", "", "")) for m in mount_types}
+        return [ContainerMount(m.name, m.path, m.meaning, m.outlives, m.shares, *shown[m.name]) for m in mount_types]
 
     # --- down -------------------------------------------------------------------------
 
