@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mountbench.cli.report import write_charts
+from mountbench.cli.formats.as_md import write_charts
 from mountbench.kinds import make_workload
 from mountbench.model import RunConfig, RunData, Sample, Target, TargetInfo, TargetRecord, Workload
 from mountbench.records.export import read_document

@@ -11,7 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
+from click.testing import CliRunner
 from support.doccheck import (
     FOREIGN_OPTIONS,
     Quoted,
@@ -25,6 +27,9 @@ from support.doccheck import (
     quoted_commands,
     shell_words,
 )
+
+from mountbench.cli.main import cli
+from mountbench.errors import StoreError, TargetError
 
 ROOT = Path(__file__).parent.parent
 README = ROOT / "README.md"
@@ -262,3 +267,85 @@ def test_the_example_ci_workflow_runs_commands_the_cli_takes_as_regressions_md_s
     assert not problems, "\n".join(problems)
     quoted = {each.words for each in quoted_commands(ROOT / "docs/regressions.md")}
     assert all(words in quoted for words in commands), "regressions.md shows the workflow's commands as they are"
+
+
+# --- the values the pages give, through the parser and the dry run -------------------------------------
+
+# Commands whose dry run checks every value, as the run would, and writes nothing
+DRY_RUNS = {"run", "containers", "cloudlab"}
+# Options whose value is the outside world (a stored run, a running process, another machine): a dry run
+# here cannot have it, so a command naming one is only parsed
+WORLD = {"--resume", "--against", "--watch", "--client"}
+
+
+def value_problems(words: tuple[str, ...], tmp_path: Path) -> str | None:
+    """What the CLI says of a quoted command's values: parsed (types, choices, ranges), then, for
+    a command with a dry run, dry-run with each path made in ``tmp_path`` (a missing path or stored run
+    is the reader's world, not the page's mistake). None when the values are sound, or the quote is a
+    fragment (an option named without its value, as prose does)."""
+    args = list(words[1:])
+    command = cli.get_command(click.Context(cli), args[0]) if args else None
+    if command is None:
+        return None  # the group alone, or a command problems_of reports
+    try:
+        with command.make_context(args[0], args[1:]) as ctx:
+            ctx.obj = None
+    except click.exceptions.Exit:
+        return None  # --help
+    except click.ClickException as exc:
+        message = exc.format_message()
+        return None if "requires an argument" in message or "Missing argument" in message else message
+    if args[0] not in DRY_RUNS or WORLD & set(args):
+        return None
+    args = [_made(word, tmp_path) for word in args]
+    result = CliRunner().invoke(cli, [*args, *([] if "--dry-run" in args else ["--dry-run"])])
+    error = result.exception
+    if error is None or (isinstance(error, SystemExit) and error.code == 0):
+        return None
+    if isinstance(error, TargetError | StoreError) or "does not exist" in str(error):
+        return None
+    return f"{type(error).__name__}: {error}"
+
+
+def _made(word: str, tmp_path: Path) -> str:
+    """A target path the page names, as a directory made in tmp_path (``name=/mnt/x`` keeps its name)."""
+    name, _, path = word.rpartition("=") if "=/" in word else ("", "", word)
+    if not path.startswith(("/", "~")) or path.startswith("/dev/shm"):
+        return word
+    made = tmp_path / "targets" / path.strip("/~")  # its last part as the page's: the same label
+    made.mkdir(parents=True, exist_ok=True)
+    return f"{name}={made}" if name else str(made)
+
+
+def test_every_value_the_pages_give_is_one_the_cli_takes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if shutil.which("fio") is None:
+        pytest.skip("fio is not installed: a dry run needs it (scripts/install.sh installs it)")
+    for name, value in _isolated(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    problems = []
+    said: dict[tuple[str, ...], str | None] = {}  # a command the pages show twice is checked once
+    for each in _all_quoted():
+        if each.words not in said:
+            said[each.words] = value_problems(each.words, tmp_path)
+        if said[each.words]:
+            problems.append(f"{each.where}: {' '.join(each.words)}: {said[each.words]}")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ("mountbench", "containers", "--mount", "nosuch"),
+        ("mountbench", "run", "/srv/a", "--preset", "nosuch", "--repeat", "banana"),
+        ("mountbench", "run", "/srv/a", "--preset", "nosuch"),
+        ("mountbench", "cloudlab", "--mode", "bogus"),
+        ("mountbench", "containers", "--preset", "tree", "--tree", "small"),
+    ],
+)
+def test_the_value_check_refuses_what_the_cli_refuses(words, tmp_path: Path, monkeypatch) -> None:
+    if shutil.which("fio") is None:
+        pytest.skip("fio is not installed: a dry run needs it")
+    for name, value in _isolated(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    assert value_problems(words, tmp_path)
+    assert value_problems((*words[:2], "--help"), tmp_path) is None  # and not a fragment or --help

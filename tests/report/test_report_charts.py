@@ -15,7 +15,7 @@ from support.factories import fio_workload, make_run
 from support.synthetic import study_run
 
 from mountbench.analysis.metrics import describe
-from mountbench.cli.report import write_charts
+from mountbench.cli.formats.as_md import write_charts
 from mountbench.kinds import make_workload
 from mountbench.report.chartkit import RC, axis_unit, inline_svg, render, spans_orders
 from mountbench.report.charts import plan_charts

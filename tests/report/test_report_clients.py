@@ -87,8 +87,8 @@ def test_a_run_without_clients_has_no_section():
     from support.factories import make_run
 
     run = make_run({("a", "w"): [1.0, 2.0, 3.0]})
-    assert report_clients.markdown(build_report([run]), {}, Options()) == ""
-    assert report_clients.terminal(build_report([run]), Options()) == []
+    assert report_clients.chapters(build_report([run]), Options()) == []
+    assert report_clients.screen(build_report([run]), Options()) == []
 
 
 def test_clients_that_differ_in_kernel_are_warned_about_unknowns_are_not():

@@ -12,10 +12,10 @@ from pathlib import Path
 
 from support.synthetic import ODIRECT, study_run
 
+from mountbench.blocks.to_markdown import md_table, md_text
 from mountbench.report.charts import plan_charts
 from mountbench.report.content import build_report
 from mountbench.report.markdown import render_markdown
-from mountbench.report.tables import md_table, md_text
 
 GOLDEN = Path(__file__).parent / "golden" / "study.md"
 

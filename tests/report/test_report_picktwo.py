@@ -17,6 +17,7 @@ from rich.console import Console
 from support.synthetic import EMULATED, study_run
 
 from mountbench import model
+from mountbench.blocks.to_terminal import renderables
 from mountbench.fio.sweeps import parse_sweep
 from mountbench.kinds import make_workload
 from mountbench.kinds.fio import KIND as FIO
@@ -215,7 +216,7 @@ def test_a_sweep_that_measured_the_page_cache_is_the_last_choice() -> None:
 def test_runs_without_probe_have_no_such_section() -> None:
     plain = build_report([lab_run(None)])
     assert plain.pick_two == ()
-    assert picktwo.terminal(plain, Options()) == []
+    assert renderables(picktwo.screen(plain, Options())) == []
     assert "Pick two" not in render_markdown(plain)
     assert "pick-two" not in render_html(plain, with_charts=False)
     assert picktwo.records(plain) == [] and all(c.key != KEY for c in charts.plan_charts(plain))
@@ -226,7 +227,8 @@ def test_runs_without_probe_have_no_such_section() -> None:
 
 def test_terminal_shows_the_table_its_notes_and_the_probes_tables(report) -> None:
     console = Console(width=200, record=True, color_system=None)
-    console.print(*picktwo.terminal(report, Options()))
+    for part in renderables(picktwo.screen(report, Options())):
+        console.print(part)
     text = console.export_text()
     assert TITLE in text and "‼ data loss" in text and "– not shared" in text
     assert "performance + concurrency" in text
@@ -248,10 +250,11 @@ def test_markdown_section_sits_after_the_sweeps_with_its_chart(report) -> None:
 
 def test_html_section_with_its_inline_chart(report) -> None:
     page = render_html(report)
-    section = page[page.index('<section class="pick-two"') :]
+    section = page[page.index('<section id="pick-two"') :]
     section = section[: section.index("</section>")]
     assert "<svg" in section and "v-data-loss" in section and "v-not-shared" in section
-    assert "mountbench-coherence" in section and "mountbench-probe" in section
+    # the probe's own tables, each with its legend
+    assert "works as on a local Linux filesystem" in section and "polled with stat() through B" in section
     assert page.index('id="sweeps"') < page.index('id="pick-two"') < page.index('id="environment"')
 
 

@@ -16,6 +16,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from rich.console import Console
 from support.synthetic import EMULATED, study_run
 
+from mountbench.blocks.to_terminal import renderables
 from mountbench.engine.workloads import assemble
 from mountbench.fio.sweeps import parse_sweep
 from mountbench.kinds import make_workload
@@ -26,7 +27,7 @@ from mountbench.report import chartkit, charts
 from mountbench.report.content import build_report
 from mountbench.report.html import render_html
 from mountbench.report.markdown import render_markdown
-from mountbench.report.sections.sweeps.layout import render_terminal as render_sweeps
+from mountbench.report.sections.sweeps.layout import screen_blocks
 from mountbench.report.sections.sweeps.records import SWEEP_COLUMNS, sweep_records, sweeps_csv
 from mountbench.report.sections.sweeps.words import optimum_text
 
@@ -228,7 +229,8 @@ def test_html_and_terminal_show_the_same_sweeps(s3_report, tmp_path):
     page = render_html(s3_report, with_charts=False)
     assert page.count('id="sweep-') == 3 and "★ optimum" in page and 'class="num knee"' in page
     console = Console(width=120, record=True)
-    console.print(render_sweeps(s3_report))
+    for part in renderables(screen_blocks(s3_report)):
+        console.print(part)
     shown = console.export_text()
     assert shown.count("against block size") == 3 and "◆ knee" in shown and "256k: " in shown
     assert "! emulated guest (TCG)" in shown  # the caveat is spelled out under its table

@@ -6,6 +6,8 @@ commands, each declared once; the run options come from model.RunOptions, their 
 help from runflags.py), console.py
 (the two consoles and what commands print alike) and progress.py (the progress bar).
 
-May import everything below it: engine, analysis, report, store, records, kinds, fio,
-host, lab, probe, clients, presets and the ground floor. Nothing imports cli/.
+formats/ holds the report's formats, one module each (a plug-in; formats.FORMATS lists them).
+
+May import: the ground floor, analysis/, blocks/, clients/, engine/, fio/, host/, kinds/, labs/,
+presets/, probe/, records/, report/ and store/ (everything below it). Nothing imports cli/.
 """

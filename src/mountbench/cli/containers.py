@@ -62,7 +62,7 @@ def containers(
     \b
     mountbench containers                                  host vs bind, volume, layer, tmpfs, overlay
     mountbench containers --dry-run                        the checks, exact commands and plan; nothing runs
-    mountbench containers --mount bind,volume --preset tree --tree small
+    mountbench containers --mount bind,volume --preset tree --tree node
     mountbench containers --repeat 5 --runtime 2 --size 256M
     """
     from mountbench.labs.containers.rounds import ContainerOptions, mount_types, run_containers, with_defaults

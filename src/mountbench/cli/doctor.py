@@ -7,8 +7,10 @@ import sys
 from collections.abc import Callable, Sequence
 
 import click
-from rich.table import Table
+from rich.text import Text
 
+from mountbench.blocks.table import CellView, RichLayout, TableView
+from mountbench.blocks.to_terminal import rich_table
 from mountbench.cli.console import out
 from mountbench.engine.eviction import can_drop_machine_caches
 from mountbench.errors import ChecksFailed, MountbenchError, UsageError
@@ -19,6 +21,8 @@ from mountbench.host.facts import is_root
 from mountbench.labs.frame import Lab
 from mountbench.model import Target
 from mountbench.units import format_bytes
+
+PLAIN = RichLayout(show_title=False)
 
 
 @click.command()
@@ -53,15 +57,17 @@ def doctor(
         names = ", ".join(preset_names())
         raise UsageError(f"unknown preset {unknown[0]!r}; choose from {names} ('mountbench presets')")
     problems = warnings = 0
-    table = Table("check", "result", "fix", show_lines=False)
+    rows: list[list[CellView]] = []
 
     def report(check: str, ok: bool, result: str, fix: str = "", *, warn: bool = False) -> None:
-        """A row: ✓ fine; ! works, with a consequence (``warn``, not counted); ✗ a problem to fix."""
+        """A row: ✓ fine; ! works, with a consequence (``warn``, not counted); ✗ a problem to fix. Plain
+        text (a path or a mount source with brackets, '[::1]:/export', is never read as rich markup)."""
         nonlocal problems, warnings
         problems += 0 if ok or warn else 1
         warnings += 1 if warn and not ok else 0
-        mark = "[green]✓[/green] " if ok else ("[yellow]![/yellow] " if warn else "[red]✗[/red] ")
-        table.add_row(check, mark + result, "" if ok else fix)
+        mark, colour = ("✓", "green") if ok else (("!", "yellow") if warn else ("✗", "red"))
+        said = CellView(f"{mark} {result}", rich=Text.assemble((mark, colour), f" {result}"))
+        rows.append([CellView(check), said, CellView("" if ok else fix)])
 
     try:
         fio = find_fio()
@@ -118,7 +124,7 @@ def doctor(
         for lab in LABS.values():
             if asked.get(lab.doctor_flag):
                 _doctor_lab(lab, report)
-    out.print(table)
+    out.print(rich_table(TableView("doctor", "", ["check", "result", "fix"], rows, numeric_from=3), layout=PLAIN))
     if problems:
         raise ChecksFailed(f"{problems} problem(s) found; the fix for each is in the table above")
     noted = f" ({warnings} warning{'s' if warnings != 1 else ''}, marked !)" if warnings else ""

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import click
 
+from mountbench.blocks.tokens import hold, release
 from mountbench.cli.common import db_option
 from mountbench.cli.console import out
 from mountbench.engine.workloads import DEFAULT_PRESET
-from mountbench.report.tokens import hold, release
 from mountbench.store import Store, default_db_path
 from mountbench.units import format_bytes
 

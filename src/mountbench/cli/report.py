@@ -8,36 +8,40 @@ no start-up time.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from mountbench.cli.common import db_option, debug_option, metric_options
+from mountbench.cli.formats import FORMATS
+from mountbench.cli.formats.plugin import Request
 from mountbench.errors import UsageError
 from mountbench.host import outputs
 from mountbench.model import RunData
-from mountbench.records.export import read_document, write_document
-from mountbench.report.document import make_document
+from mountbench.records.export import read_document
 from mountbench.store import Store, default_db_path
 
 if TYPE_CHECKING:
-    from mountbench.report.chartkeys import Chart
     from mountbench.report.model import Report
 
-FORMATS = ("md", "html", "csv", "json", "pdf")
 CHART_FORMATS = ("png", "svg")
-_SUFFIXES = {
-    ".md": "md",
-    ".markdown": "md",
-    ".html": "html",
-    ".htm": "html",
-    ".csv": "csv",
-    ".json": "json",
-    ".pdf": "pdf",
-}
+
+
+class FormatChoice(click.Choice):
+    """--format's choices: the formats FORMATS holds when the command runs (a format added later is one)."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        return tuple(FORMATS)
+
+    @choices.setter
+    def choices(self, _: object) -> None:  # click.Choice sets it; the registry decides
+        pass
 
 
 @click.command()
@@ -53,8 +57,9 @@ _SUFFIXES = {
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(FORMATS),
-    help="md, html, csv, json or pdf (HTML printed by Chromium) (default: from --out's suffix, else md)",
+    type=FormatChoice(),
+    help="; ".join(f"{name}: {format.description}" for name, format in FORMATS.items())
+    + " (default: from --out's suffix, else md)",
 )
 @click.option(
     "--out",
@@ -123,34 +128,9 @@ def report(
     built = build_report(runs, baseline=baseline, metrics=metrics, unit=chosen_unit)
     if charts_dir is not None:
         _write_every_chart(built, charts_dir, protect)
-    if fmt == "md":
-        _write_markdown(built, output, chart_format, per_client)
-    elif fmt == "html":
-        from mountbench.report.html import render_html
-
-        _emit(render_html(built, per_client=per_client), output)
-    elif fmt == "pdf":
-        from mountbench.cli.pdf import html_to_pdf
-        from mountbench.report.html import render_html
-
-        if output is None:
-            raise UsageError("--format pdf needs --out FILE.pdf: a PDF is not written to the terminal")
-        output.write_bytes(html_to_pdf(render_html(built, per_client=per_client, phone=False), output))
-        _note(f"wrote {output}")
-    elif fmt == "csv":
-        _write_csv(built, output, samples)
-    else:
-        from mountbench.report.sections import exports
-
-        # runs relabelled as in the summary, and the rounds' reasons the report already has
-        document = make_document(list(built.runs), summary=built.summary, stops=built.stops)
-        for section in exports(built):  # sweeps, pick two: each section's records
-            document[section.name] = section.records
-        if output is None:
-            click.echo(json.dumps(document, indent=1))
-        else:
-            write_document(output, document)
-            _note(f"wrote {output}")
+    request = Request(chart_format=chart_format, per_client=per_client, samples=samples)
+    for line in FORMATS[fmt].write(built, output, request):
+        _note(line)
 
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -183,9 +163,9 @@ def _format_from_suffix(out: Path | None) -> str:
     get Markdown, so that r.pdf held Markdown)."""
     if out is None or not out.suffix:
         return "md"
-    found = _SUFFIXES.get(out.suffix.lower())
+    found = _suffixes().get(out.suffix.lower())
     if found is None:
-        known = ", ".join(sorted(set(_SUFFIXES)))
+        known = ", ".join(sorted(_suffixes()))
         raise UsageError(f"--out {out}: no report format has the suffix {out.suffix}; use one of {known} or --format")
     return found
 
@@ -193,7 +173,7 @@ def _format_from_suffix(out: Path | None) -> str:
 def _check_suffix(fmt: str, out: Path | None) -> str:
     """--format with an --out whose suffix names another format is refused: `--format pdf --out
     r.md` wrote a PDF into r.md. A suffix of no format (r.txt) or none at all is the user's choice."""
-    named = _SUFFIXES.get(out.suffix.lower()) if out is not None and str(out) != "-" else None
+    named = _suffixes().get(out.suffix.lower()) if out is not None and str(out) != "-" else None
     if named is not None and named != fmt:
         raise UsageError(
             f"--out {out} names a {named} file but --format {fmt} writes {fmt}; name it {out.with_suffix('.' + fmt)} "
@@ -202,38 +182,9 @@ def _check_suffix(fmt: str, out: Path | None) -> str:
     return fmt
 
 
-def _emit(text: str, out: outputs.Output | None) -> None:
-    if out is None:
-        click.echo(text, nl=False)
-        return
-    out.write_text(text)
-    _note(f"wrote {out}")
-
-
-def _write_markdown(built: Report, out: outputs.Output | None, chart_format: str, per_client: bool = False) -> None:
-    from mountbench.report.markdown import render_markdown
-
-    if out is None:  # no charts: matplotlib is not even imported
-        click.echo(render_markdown(built, per_client=per_client), nl=False)
-        return
-    stem = Path(out.given).stem
-    written = write_charts(built, out.sibling, stem, chart_format)
-    charts = {chart.key: path.name for chart, path in written}
-    out.write_text(render_markdown(built, charts, per_client=per_client))
-    _note(f"wrote {out} and {len(written)} chart(s) next to it ({stem}-*.{chart_format})")
-
-
-def write_charts(
-    built: Report, place: Path | Callable[[str], outputs.Output], stem: str, fmt: str = "png"
-) -> list[tuple[Chart, Path]]:
-    """Write every chart Markdown shows as ``<stem>-<key>.<fmt>`` in a directory, or where
-    ``place`` puts each name (the document's Output.sibling), each an output checked by
-    host/outputs.py (never over a device, a directory or the results database)."""
-    from mountbench.report.charts import chart_files
-
-    files = chart_files(built, stem, fmt)
-    paths = outputs.write_files(place, [(f.name, f.data) for f in files])
-    return [(f.chart, path) for f, path in zip(files, paths, strict=True)]
+def _suffixes() -> dict[str, str]:
+    """Each file suffix a format owns -> the format's name."""
+    return {suffix: name for name, format in FORMATS.items() for suffix in format.suffixes}
 
 
 def _write_every_chart(built: Report, directory: Path, protect: Sequence[outputs.Protected]) -> None:
@@ -246,26 +197,6 @@ def _write_every_chart(built: Report, directory: Path, protect: Sequence[outputs
         lambda name: outputs.check(directory / name, "--charts", protect), [(f.name, f.data) for f in files]
     )
     _note(f"wrote {len(files)} chart files into {directory} ({len(files) // 2} charts, each as PNG and SVG)")
-
-
-def _write_csv(built: Report, out: outputs.Output | None, samples: bool) -> None:
-    from mountbench.report.csvexport import samples_csv, summary_csv
-
-    if out is None:
-        click.echo(samples_csv(built) if samples else summary_csv(built), nl=False)
-        return
-    given = Path(out.given)
-    suffix = given.suffix or ".csv"
-    raw = out.sibling(f"{given.stem}-samples{suffix}")
-    out.write_text(summary_csv(built))
-    raw.write_text(samples_csv(built))
-    _note(f"wrote {out} (one row per summary cell) and {raw} (one row per sample)")
-    from mountbench.report.sections import exports
-
-    for section in exports(built):  # sweeps, pick two: a file each, next to the summary
-        path = out.sibling(f"{given.stem}{section.suffix}{suffix}")
-        path.write_text(section.csv)
-        _note(f"wrote {path} ({section.note})")
 
 
 def _note(text: str) -> None:

@@ -7,7 +7,7 @@ eviction.py (whether caches can be dropped here, asked before a run) and upfront
 says once before its first sample: what needs root here and what that changes, and a results
 database a container would take with it).
 
-May import analysis, kinds, fio, host, clients, presets, store, records and the ground
-floor (model, labfacts, errors, units); never cli/ or report/. What a workload kind means is asked
+May import: the ground floor (model, labfacts, errors, units), analysis/, kinds/, fio/, host/,
+clients/, presets/, store/ and records/. Never cli/ or report/. What a workload kind means is asked
 of its kind (kinds.kind_of), never decided here by its name.
 """

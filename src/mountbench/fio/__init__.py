@@ -8,6 +8,6 @@
 - ``parse``: fio's JSON output to metrics (pure);
 - ``sweeps``: --sweep values, grid points and names, and sweeps recognised in job files.
 
-May import: model, errors, units, analysis (the sweep vocabulary: labels, placement options).
+May import: the ground floor, analysis/ (the sweep vocabulary: labels, placement options).
 Used by kinds/ (the fio and fioclients kinds) and clients/.
 """

@@ -11,7 +11,7 @@ A kind declares its own run options (kinds.base.KindOption: --file-state, --tree
 the CLI makes their flags, the codec stores them, and only the kind reads their values.
 
 Adding a kind: one module implementing kinds.base.WorkloadKind, one line in KINDS.
-May import: model, errors, units, analysis (pure), fio/, host/, clients/ (fioclients).
+May import: the ground floor, analysis/ (pure), fio/, host/, clients/ (fioclients).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ view's steps run: here, or through ``agent`` on another machine: the lab's guest
 client's `mountbench serve`), ``measure`` (one probe command), ``render``, ``fsinfo``,
 ``inotify`` (a ctypes inotify watcher).
 
-May import: the ground floor (model, labfacts, errors, units) and host/. Imported by clients/
+May import: the ground floor (model, labfacts, errors, units), blocks/ (its tables) and host/. Imported by clients/
 (coherence across clients), labs/ (the QEMU guest's probe, the cloud lab's), report/ and the CLI.
 """
 

@@ -10,6 +10,7 @@ corrupt data. Every function is a pure function of the records it is given.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,9 +18,13 @@ from pathlib import PurePosixPath
 from typing import Any, Literal, TypeVar
 
 from rich.console import RenderableType
-from rich.table import Table
-from rich.text import Text
+from rich.table import Table as RichTable
 
+from mountbench.blocks.parts import Block, Heading, Item, Items, Paragraph, Table
+from mountbench.blocks.table import CellView, Column, Line, RichLayout, TableView
+from mountbench.blocks.to_html import blocks_html
+from mountbench.blocks.to_markdown import blocks_markdown
+from mountbench.blocks.to_terminal import renderables, rich_table
 from mountbench.host.targets import distinct_labels
 from mountbench.probe.tools import summary_line, tool_notes, tool_verdicts
 from mountbench.probefacts import (
@@ -137,22 +142,23 @@ LIKE_LOCAL = "behaves like a local filesystem: every capability ✓"
 TOOLS_ALL_WORK = "make, git, rsync -a and an editor's save-by-rename find all they rely on"
 
 
-def summary_lines(report: ProbeReport) -> list[str]:
+def summary_items(report: ProbeReport) -> list[Item]:
     """Under the data-loss line: per target, how many capabilities are as on a local filesystem
     (or that the mount is gone), whether make, git, rsync -a and an editor's save-by-rename
-    work there, and for each that does not, what breaks for it."""
+    work there, and under it, for each that does not, what breaks for it."""
     targets = [p for p in report.targets if not p.error]
     if not targets:
         return []
     if behaves_locally(targets):
         # named as a run names them, whole (issue 48: 'mnt-newcome… (ext4)'): a sentence has room
         labels = distinct_labels([PurePosixPath(p.path) for p in targets], [p.fs.fstype or "?" for p in targets])
-        return [f"{', '.join(labels)}: {LIKE_LOCAL}; {TOOLS_ALL_WORK}."]
-    lines = []
-    for p in targets:
-        lines.append(f"{target_label(p)}: {summary_line(p)}")
-        lines += [f"  · {note}" for note in tool_notes(p)]
-    return lines
+        return [Item(f"{', '.join(labels)}: {LIKE_LOCAL}; {TOOLS_ALL_WORK}.")]
+    return [Item(f"{target_label(p)}: {summary_line(p)}", tuple(tool_notes(p))) for p in targets]
+
+
+def summary_lines(report: ProbeReport) -> list[str]:
+    """The summary as lines, a tool's note indented under its target (``  · ``)."""
+    return [line for item in summary_items(report) for line in (item.text, *(f"  · {n}" for n in item.under))]
 
 
 def summary_json(report: ProbeReport) -> list[dict[str, Any]]:
@@ -298,7 +304,7 @@ def render_terminal(
     reference: TargetProbe | None = None,
     diff: bool = False,
     caption: bool = True,
-) -> Table:
+) -> RichTable:
     """The capability matrix as a rich Table.
 
     Column headers are short names (a path's distinguishing end) over the filesystem
@@ -310,32 +316,51 @@ def render_terminal(
     print below it at the console's width rather than the table's.
     """
     probes = _many(probes)
+    view = matrix_view(probes, reference=reference, diff=diff, details=details)
+    view.caption = "\n".join(matrix_caption(probes, details=details, reference=reference, diff=diff))
+    layout = DETAILED_LAYOUT if details else MATRIX_LAYOUT
+    return rich_table(view, layout=dataclasses.replace(layout, caption=caption))
+
+
+# the matrix on the terminal: the capability column takes what is left, the verdicts never wrap (with
+# details, each verdict's detail under it: they wrap, a rule between rows)
+MATRIX_LAYOUT = RichLayout(title_justify="center", label_style="bold", no_wrap=True,
+                           columns=((0, Column(ratio=1, min_width=16)),))  # fmt: skip
+DETAILED_LAYOUT = dataclasses.replace(MATRIX_LAYOUT, show_lines=True, no_wrap=False)
+COHERENCE_LAYOUT = RichLayout(title_justify="center", label_style="bold")
+
+
+def matrix_view(
+    probes: Sequence[TargetProbe], *, reference: TargetProbe | None = None, diff: bool = False, details: bool = False
+) -> TableView:
+    """Capabilities down, targets across (then the reference): each cell's verdict in its colour, its
+    detail as its tooltip (and, ``details``, on a line under it). The headers name each target whole
+    (target_label); the terminal's header cells are the short name over the filesystem type."""
     columns = _columns(probes, reference)
-    rows = _matrix_rows(probes, reference, diff)
-    caption_text = "\n".join(matrix_caption(probes, details=details, reference=reference, diff=diff))
-    table = Table(
-        title="mountbench probe",
-        caption=caption_text if caption else None,
-        caption_justify="left",
-        show_lines=details,
-    )
-    table.add_column("capability", style="bold", ratio=1, min_width=16)
-    for probe, name, fstype in columns:
-        style = "italic" if probe is reference else ""  # 'a (ext4)', as run labels a target
-        table.add_column(f"{name}\n({fstype})", header_style=f"bold {style}".strip(), no_wrap=not details)
-    for cap, title in rows:
-        cells: list[Text | str] = [title]
-        for probe, _name, _fs in columns:
-            r = _lookup(probe, cap)
-            if r is None:
-                cells.append(Text("", style="dim"))
-                continue
-            text = Text(cell_text(r), style=cell_style(r))
-            if details and r.detail and r.verdict != YES:
-                text.append(f"\n{r.detail}", style="dim")
-            cells.append(text)
-        table.add_row(*cells)
-    return table
+    headers = ["capability", *(target_label(p) for p in probes)]
+    if reference is not None:
+        headers.append(f"{REFERENCE_NAME}: {target_label(reference)}")
+    short = [CellView("capability")] + [
+        CellView(f"{name}\n({fstype})", style="bold italic" if probe is reference else "bold")
+        for probe, name, fstype in columns  # the reference in italics: 'a (ext4)', as run labels a target
+    ]
+    rows = [
+        [CellView(title), *(_matrix_cell(_lookup(probe, cap), details) for probe, _name, _fs in columns)]
+        for cap, title in _matrix_rows(probes, reference, diff)
+    ]
+    return TableView("", "mountbench probe", headers, rows, numeric_from=1_000, header_cells=short)
+
+
+def _matrix_cell(result: ProbeResult | None, details: bool) -> CellView:
+    if result is None:
+        return CellView("", style="dim", classes="verdict-none")
+    classes = "verdict-" + result.verdict.replace(" ", "-")
+    lost = result.severity == DATA_LOSS
+    under = [Line(result.detail, style="dim")] if details and result.detail and result.verdict != YES else []
+    if lost:
+        classes += " severity-data-loss"
+    return CellView(cell_text(result), style=cell_style(result), classes=classes, notes=result.detail, strong=lost,
+                    lines=under)  # fmt: skip
 
 
 def _matrix_rows(probes: Sequence[TargetProbe], reference: TargetProbe | None, diff: bool) -> list[tuple[str, str]]:
@@ -362,82 +387,34 @@ def matrix_caption(
     return lines + ([] if details else notes(probes, reference))
 
 
-def _md_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
-def _md_cell(result: ProbeResult | None) -> str:
-    if result is None:
-        return ""
-    text = _md_escape(cell_text(result))
-    return f"**{text}**" if result.severity == DATA_LOSS else text
+def matrix_blocks(
+    probes: Sequence[TargetProbe], *, reference: TargetProbe | None = None, diff: bool = False
+) -> list[Block]:
+    """The capability matrix for a document: the table (targets named whole), the legend, the notes."""
+    view = matrix_view(probes, reference=reference, diff=diff)
+    blocks: list[Block] = [Table(view), Paragraph(LEGEND, "legend")]
+    if reference is not None:
+        blocks.append(Paragraph(f"{REFERENCE_NAME}: the same probes on a local directory, measured during the same "
+                                "command.", "legend"))  # fmt: skip
+    if diff:
+        blocks.append(Paragraph(f"Only the {len(view.rows)} capabilities on which the columns disagree (--diff).",
+                                "legend"))  # fmt: skip
+    return [*blocks, Items.of(notes(probes, reference), "note")]
 
 
 def render_markdown(
     probes: Sequence[TargetProbe] | TargetProbe, *, reference: TargetProbe | None = None, diff: bool = False
 ) -> str:
     """The capability matrix as a Markdown table, then the legend and the notes."""
-    probes = _many(probes)
-    columns = [*probes, *([reference] if reference else [])]
-    head = ["capability", *(target_label(p) for p in probes)]
-    if reference is not None:
-        head.append(f"{REFERENCE_NAME}: {target_label(reference)}")
-    lines = [
-        "| " + " | ".join(_md_escape(h) for h in head) + " |",
-        "|" + "---|" * len(head),
-    ]
-    rows = _matrix_rows(probes, reference, diff)
-    for cap, title in rows:
-        cells = [_md_escape(title), *(_md_cell(_lookup(p, cap)) for p in columns)]
-        lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", f"_{LEGEND}_"]
-    if reference is not None:
-        lines += ["", f"_{REFERENCE_NAME}: the same probes on a local directory, measured during the same command._"]
-    if diff:
-        lines += ["", f"_Only the {len(rows)} capabilities on which the columns disagree (--diff)._"]
-    found = notes(probes, reference)
-    if found:
-        lines += ["", "Notes:", ""] + [f"- {_md_escape(n)}" for n in found]
-    return "\n".join(lines) + "\n"
-
-
-def _html_cell(result: ProbeResult | None) -> str:
-    e = html.escape
-    if result is None:
-        return '<td class="verdict-none"></td>'
-    cls = "verdict-" + result.verdict.replace(" ", "-")
-    if result.severity == DATA_LOSS:
-        cls += " severity-data-loss"
-    return f'<td class="{cls}" title="{e(result.detail)}">{e(cell_text(result))}</td>'
+    return blocks_markdown(matrix_blocks(_many(probes), reference=reference, diff=diff)) + "\n"
 
 
 def render_html_fragment(
     probes: Sequence[TargetProbe] | TargetProbe, *, reference: TargetProbe | None = None, diff: bool = False
 ) -> str:
     """The capability matrix as an HTML fragment (a div with a table and notes; no <html>)."""
-    probes = _many(probes)
-    columns = [*probes, *([reference] if reference else [])]
-    e = html.escape
-    out = ['<div class="mountbench-probe">', '<table class="mountbench-probe-matrix">']
-    heads = "".join(f"<th>{e(target_label(p))}</th>" for p in probes)
-    if reference is not None:
-        heads += f'<th class="reference">{e(REFERENCE_NAME)}: {e(target_label(reference))}</th>'
-    out.append(f"<thead><tr><th>capability</th>{heads}</tr></thead>")
-    out.append("<tbody>")
-    rows = _matrix_rows(probes, reference, diff)
-    for cap, title in rows:
-        out.append(
-            f'<tr><th scope="row">{e(title)}</th>' + "".join(_html_cell(_lookup(p, cap)) for p in columns) + "</tr>"
-        )
-    out.append("</tbody></table>")
-    out.append(f'<p class="legend">{e(LEGEND)}</p>')
-    if diff:
-        out.append(f'<p class="legend">Only the {len(rows)} capabilities on which the columns disagree (--diff).</p>')
-    found = notes(probes, reference)
-    if found:
-        out.append('<ul class="notes">' + "".join(f"<li>{e(n)}</li>" for n in found) + "</ul>")
-    out.append("</div>")
-    return "\n".join(out) + "\n"
+    blocks = matrix_blocks(_many(probes), reference=reference, diff=diff)
+    return f'<div class="mountbench-probe">\n{blocks_html(blocks)}</div>\n'
 
 
 # -- coherence --------------------------------------------------------------------------------
@@ -705,22 +682,51 @@ def render_coherence_terminal(
     reference: CoherenceResult | None = None,
     diff: bool = False,
     caption: bool = True,
-) -> Table:
+) -> RichTable:
     """Checks down, view pairs across (then the local reference), coloured by severity.
     ``caption=False``: none (see :func:`coherence_caption`)."""
     results = _many(results)
-    caption_text = "\n".join(coherence_caption(results, reference))
-    table = Table(
-        title="mountbench coherence (A → B)", caption=caption_text if caption else None, caption_justify="left"
-    )
-    table.add_column("check", style="bold")
-    for r in results:
-        table.add_column(f"{pair_label(r)}\n×{r.repeat}, timeout {_timeout_text(r.timeout_s)}{_clocks_text(r)}")
+    view = coherence_view(results, reference=reference, diff=diff)
+    view.caption = "\n".join(coherence_caption(results, reference))
+    return rich_table(view, layout=dataclasses.replace(COHERENCE_LAYOUT, caption=caption))
+
+
+def coherence_view(
+    results: Sequence[CoherenceResult], *, reference: CoherenceResult | None = None, diff: bool = False
+) -> TableView:
+    """Checks down, view pairs across (then the local reference): each cell with its severity's mark,
+    in its colour. The terminal's header cells add the timeout."""
+    short = [CellView("check")]
+    short += [CellView(f"{pair_label(r)}\n×{r.repeat}, timeout {_timeout_text(r.timeout_s)}{_clocks_text(r)}")
+              for r in results]  # fmt: skip
     if reference is not None:
-        table.add_column(f"{REFERENCE_NAME}\n×{reference.repeat}", header_style="bold italic")
-    for title, cells in _coherence_table(results, reference, diff):
-        table.add_row(title, *(Text(c.marked, style=SEVERITY_STYLE[c.severity]) for c in cells))
-    return table
+        short.append(CellView(f"{REFERENCE_NAME}\n×{reference.repeat}", style="bold italic"))
+    rows = [
+        [CellView(title), *(_coherence_cell(c) for c in cells)]
+        for title, cells in _coherence_table(results, reference, diff)
+    ]
+    headers = ["check", *_coherence_headers(results, reference)]
+    return TableView("", "mountbench coherence (A → B)", headers, rows, numeric_from=1_000, header_cells=short)
+
+
+def _coherence_cell(cell: Cell) -> CellView:
+    classes = f"severity-{cell.severity.replace(' ', '-')}"
+    return CellView(
+        cell.marked, style=SEVERITY_STYLE[cell.severity], classes=classes, strong=cell.severity == DATA_LOSS
+    )
+
+
+def coherence_blocks(
+    results: Sequence[CoherenceResult], *, reference: CoherenceResult | None = None, diff: bool = False
+) -> list[Block]:
+    """The coherence table for a document: checks down, view pairs across, its legend and notes."""
+    blocks: list[Block] = [Table(coherence_view(results, reference=reference, diff=diff)),
+                           Paragraph(COHERENCE_LEGEND, "legend")]  # fmt: skip
+    if any(r.clock_resolution_ms is not None for r in results):
+        blocks.append(Paragraph(f"{TWO_CLOCKS}.", "legend"))
+    if reference is not None:
+        blocks.append(Paragraph(f"{REFERENCE_COHERENCE}.", "legend"))
+    return [*blocks, Items.of(coherence_notes(results, reference), "note")]
 
 
 def render_coherence_markdown(
@@ -730,24 +736,7 @@ def render_coherence_markdown(
     diff: bool = False,
 ) -> str:
     """Checks down, view pairs across, as a Markdown table with severity marks, then the notes."""
-    results = _many(results)
-    head = ["check", *_coherence_headers(results, reference)]
-    lines = [
-        "| " + " | ".join(_md_escape(h) for h in head) + " |",
-        "|" + "---|" * len(head),
-    ]
-    for title, cells in _coherence_table(results, reference, diff):
-        marked = [f"**{_md_escape(c.marked)}**" if c.severity == DATA_LOSS else _md_escape(c.marked) for c in cells]
-        lines.append("| " + " | ".join([_md_escape(title), *marked]) + " |")
-    lines += ["", f"_{COHERENCE_LEGEND}_"]
-    if any(r.clock_resolution_ms is not None for r in results):
-        lines += ["", f"_{TWO_CLOCKS}._"]
-    if reference is not None:
-        lines += ["", f"_{REFERENCE_COHERENCE}._"]
-    found = coherence_notes(results, reference)
-    if found:
-        lines += ["", "Notes:", ""] + [f"- {_md_escape(n)}" for n in found]
-    return "\n".join(lines) + "\n"
+    return blocks_markdown(coherence_blocks(_many(results), reference=reference, diff=diff)) + "\n"
 
 
 def render_coherence_html_fragment(
@@ -757,128 +746,93 @@ def render_coherence_html_fragment(
     diff: bool = False,
 ) -> str:
     """Checks down, view pairs across, as an HTML fragment (a div; no <html>)."""
-    results = _many(results)
-    e = html.escape
-    out = ['<div class="mountbench-coherence">', "<table>"]
-    out.append(
-        "<thead><tr><th>check</th>"
-        + "".join(f"<th>{e(h)}</th>" for h in _coherence_headers(results, reference))
-        + "</tr></thead><tbody>"
-    )
-    for title, cells in _coherence_table(results, reference, diff):
-        tds = "".join(f'<td class="severity-{c.severity.replace(" ", "-")}">{e(c.marked)}</td>' for c in cells)
-        out.append(f'<tr><th scope="row">{e(title)}</th>{tds}</tr>')
-    out.append("</tbody></table>")
-    out.append(f'<p class="legend">{e(COHERENCE_LEGEND)}</p>')
-    if any(r.clock_resolution_ms is not None for r in results):
-        out.append(f'<p class="legend">{e(TWO_CLOCKS)}.</p>')
-    if reference is not None:
-        out.append(f'<p class="legend">{e(REFERENCE_COHERENCE)}.</p>')
-    found = coherence_notes(results, reference)
-    if found:
-        out.append('<ul class="notes">' + "".join(f"<li>{e(n)}</li>" for n in found) + "</ul>")
-    out.append("</div>")
-    return "\n".join(out) + "\n"
+    blocks = coherence_blocks(_many(results), reference=reference, diff=diff)
+    return f'<div class="mountbench-coherence">\n{blocks_html(blocks)}</div>\n'
 
 
 # -- a whole probe, data loss first -------------------------------------------------------------
 
 
-def render_data_loss_terminal(report: ProbeReport) -> Text:
+def document_blocks(report: ProbeReport, *, diff: bool = False, level: int = 2) -> list[Block]:
+    """A whole probe for a document: data loss first (its heading at ``level``), what each target
+    supports, the matrix, then the coherence table."""
     found = data_loss(report)
-    if not found:
-        text = Text(NO_DATA_LOSS, style="green")
+    if found:
+        blocks: list[Block] = [Heading(f"‼ {DATA_LOSS_TITLE}", level, "loss"), Items.of(found, "loss")]
     else:
-        text = Text(f"‼ {DATA_LOSS_TITLE}:", style=DATA_LOSS_STYLE)
-        for line in found:
-            text.append(f"\n  ‼ {line}", style="bold red")
-    local = behaves_locally(report.targets)
-    for line in summary_lines(report):
-        text.append(f"\n{line}", style="green" if local else "dim" if line.startswith("  ") else "bold")
-    return text
+        blocks = [Paragraph(NO_DATA_LOSS, "good")]
+    said = summary_items(report)
+    if said:
+        blocks.append(Items(tuple(said), "good" if behaves_locally(report.targets) else "strong"))
+    if report.targets:
+        blocks += matrix_blocks(report.targets, reference=report.reference, diff=diff)
+    if report.coherence:
+        blocks += coherence_blocks(report.coherence, reference=report.reference_coherence, diff=diff)
+    return blocks
+
+
+def screen_blocks(report: ProbeReport, *, details: bool = False, diff: bool = False) -> list[Block]:
+    """A whole probe on the terminal: data loss first, then the capability matrix (short column names,
+    what they stand for under it, at the console's width) and the coherence table."""
+    found = data_loss(report)
+    blocks: list[Block] = [Paragraph(f"‼ {DATA_LOSS_TITLE}:", "loss"), Items.of(found, "loss")] if found else [
+        Paragraph(NO_DATA_LOSS, "good")]  # fmt: skip
+    said = summary_items(report)
+    if said:
+        blocks.append(Items(tuple(said), "good" if behaves_locally(report.targets) else "strong"))
+    if report.targets:
+        ref_probe = report.reference
+        view = matrix_view(report.targets, reference=ref_probe, diff=diff, details=details)
+        below = matrix_caption(report.targets, details=details, reference=ref_probe, diff=diff)
+        blocks += [
+            Table(view, MATRIX_LAYOUT if not details else DETAILED_LAYOUT),
+            Paragraph("\n".join(below), "caption"),
+        ]
+    if report.coherence:
+        ref = report.reference_coherence
+        view = coherence_view(report.coherence, reference=ref, diff=diff)
+        blocks += [
+            Table(view, COHERENCE_LAYOUT),
+            Paragraph("\n".join(coherence_caption(report.coherence, ref)), "caption"),
+        ]
+    return blocks
 
 
 def render_document_terminal(report: ProbeReport, *, details: bool = False, diff: bool = False) -> list[RenderableType]:
     """Data loss first, then the capability matrix, then the coherence table."""
-    parts: list[RenderableType] = [render_data_loss_terminal(report)]
-    if report.targets:
-        ref_probe = report.reference
-        parts.append(render_terminal(report.targets, details=details, reference=ref_probe, diff=diff, caption=False))
-        below = matrix_caption(report.targets, details=details, reference=ref_probe, diff=diff)
-        parts.append(Text("\n".join(below), style="dim"))
-    if report.coherence:
-        ref = report.reference_coherence
-        parts.append(render_coherence_terminal(report.coherence, reference=ref, diff=diff, caption=False))
-        parts.append(Text("\n".join(coherence_caption(report.coherence, ref)), style="dim"))
-    return parts
-
-
-def _md_summary_item(line: str) -> str:
-    """A summary line as a list item; a tool's line (indented) nested under its target."""
-    if line.startswith("  "):
-        return f"  - {_md_escape(line.strip().removeprefix('· '))}\n"
-    return f"- {_md_escape(line)}\n"
+    return renderables(screen_blocks(report, details=details, diff=diff))
 
 
 def render_document_markdown(report: ProbeReport, *, diff: bool = False) -> str:
-    found = data_loss(report)
-    if found:
-        head = f"## ‼ {DATA_LOSS_TITLE}\n\n" + "".join(f"- **{_md_escape(line)}**\n" for line in found)
-    else:
-        head = f"_{NO_DATA_LOSS}_\n"
-    said = summary_lines(report)
-    if said:
-        head += "\n" + "".join(_md_summary_item(line) for line in said)
-    parts = [head]
-    if report.targets:
-        parts.append(render_markdown(report.targets, reference=report.reference, diff=diff))
-    if report.coherence:
-        parts.append(render_coherence_markdown(report.coherence, reference=report.reference_coherence, diff=diff))
-    return "\n".join(parts)
+    return blocks_markdown(document_blocks(report, diff=diff)) + "\n"
 
 
-PROBE_CSS = """
-body { font-family: system-ui, sans-serif; margin: 1.5rem; }
-table { border-collapse: collapse; margin: 1rem 0; }
-th, td { border: 1px solid #8884; padding: .25rem .5rem; text-align: left; vertical-align: top; }
-.verdict-yes, .severity-ok { color: #1a7f37; }
+# the classes the probe's blocks carry: a verdict's colour, data loss (on a report's page too)
+VERDICT_CSS = """
+.verdict-yes, .severity-ok, p.good { color: #1a7f37; }
 .verdict-no, .severity-bad { color: #cf222e; }
 .verdict-differs, .severity-warning { color: #9a6700; }
 .verdict-hung, .severity-unknown { color: #8250df; }
 .verdict-needs-root, .verdict-skipped { color: #6e7781; }
 .severity-data-loss { background: #cf222e; color: #fff; font-weight: bold; }
-.data-loss { border: 2px solid #cf222e; padding: .5rem 1rem; }
-.data-loss h2 { color: #cf222e; margin: 0; }
+.loss { color: #cf222e; } ul.loss { border-left: 4px solid #cf222e; padding-left: 1.5rem; font-weight: bold; }
 .legend, .notes { font-size: .9em; }
-.summary li.tool { list-style: circle; margin-left: 1.5rem; font-size: .9em; }
+ul.strong > li { font-weight: bold; } ul.strong li li, ul.good li li { font-weight: normal; font-size: .9em; }
 """
+# the probe's own page (`probe --format html`) around them
+PROBE_CSS = (
+    """
+body { font-family: system-ui, sans-serif; margin: 1.5rem; }
+table { border-collapse: collapse; margin: 1rem 0; }
+th, td { border: 1px solid #8884; padding: .25rem .5rem; text-align: left; vertical-align: top; }"""
+    + VERDICT_CSS
+)
 
 
 def render_document_html(report: ProbeReport, *, title: str, diff: bool = False) -> str:
     """A standalone page: data loss first, then the matrix and the coherence table."""
-    e = html.escape
-    found = data_loss(report)
-    if found:
-        head = (
-            f'<section class="data-loss"><h2>‼ {e(DATA_LOSS_TITLE)}</h2><ul>'
-            + "".join(f"<li>{e(line)}</li>" for line in found)
-            + "</ul></section>"
-        )
-    else:
-        head = f'<p class="no-data-loss severity-ok">{e(NO_DATA_LOSS)}</p>'
-    said = summary_lines(report)
-    if said:
-        head += '<ul class="summary">'
-        for line in said:
-            cls = ' class="tool"' if line.startswith("  ") else ""
-            head += f"<li{cls}>{e(line.strip().removeprefix('· '))}</li>"
-        head += "</ul>"
-    body = head
-    if report.targets:
-        body += render_html_fragment(report.targets, reference=report.reference, diff=diff)
-    if report.coherence:
-        body += render_coherence_html_fragment(report.coherence, reference=report.reference_coherence, diff=diff)
-    return f"<!doctype html><meta charset=utf-8><title>{e(title)}</title><style>{PROBE_CSS}</style>{body}"
+    body = blocks_html(document_blocks(report, diff=diff))
+    return f"<!doctype html><meta charset=utf-8><title>{html.escape(title)}</title><style>{PROBE_CSS}</style>{body}"
 
 
 def document_json(report: ProbeReport, probe_id: str) -> dict[str, Any]:

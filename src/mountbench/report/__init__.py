@@ -13,8 +13,8 @@ What every format says, worked out once (content.build_report makes a model.Repo
 - ``picktwo/``: pick two, measured, on the verdict scale both labs share.
 
 How each format lays it out:
-- ``tables``: the TableView every table is built as, and its Markdown, HTML and terminal
-  (rich) layouts; ``views``: the report's own tables as TableViews;
+- every table is a TableView (blocks/, below probe/: the probe's tables too), laid out by
+  blocks.to_markdown, blocks.to_html and blocks.to_terminal; ``views``: the report's own tables;
 - ``terminal``, ``terminal_tables``, ``terminal_layout``: the terminal report;
 - ``markdown``, ``html`` (with templates/): the documents; ``csvexport`` and ``document``:
   CSV and the JSON export document;
@@ -25,8 +25,8 @@ How each format lays it out:
 - ``gate`` (`run --against`'s tables, Markdown summary and JUnit XML), ``history`` and
   ``history_chart`` (`mountbench history`'s tables, page and chart).
 
-May import: model, labfacts (a run's lab facts), errors, units, analysis, records, probe (and the
-package's __version__).
+May import: the ground floor (a run's lab facts, the package's __version__), analysis/, blocks/,
+records/ and probe/.
 analysis/ computes every statistic, never this package; records/ gives the readers' types
 and the export format's constants; probe/ gives pick two its results. Never engine/, cli/,
 host/, fio/, clients/, kinds/ or the labs: the report reads what was stored, not how it was run.

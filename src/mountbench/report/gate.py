@@ -15,13 +15,15 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rich.table import Table
 from rich.text import Text
 
 from mountbench.analysis.across import IMPROVED, NO_DATA, REGRESSED, UNDECIDED, WITHIN, Against, Outcome
 from mountbench.analysis.comparable import Difference
 from mountbench.analysis.metrics import describe
 from mountbench.analysis.noise import noise_of
+from mountbench.blocks.table import CellView, Column, RichLayout, TableView
+from mountbench.blocks.to_markdown import md_table
+from mountbench.blocks.to_terminal import rich_table
 from mountbench.model import ACCESS_CLASSES, RunData, RunLevel
 from mountbench.report.cells import format_value
 from mountbench.report.phrasing import factor_text, standing
@@ -94,6 +96,9 @@ def _level_words(now: RunLevel | None, then: RunLevel | None, outcome: Outcome) 
 # --- the terminal --------------------------------------------------------------------------------
 
 
+FOLDED = RichLayout(overflow="fold", columns=((1, Column(overflow="ellipsis")), (2, Column(overflow="ellipsis"))))
+
+
 def terminal(against: Against, context: Context) -> list[object]:
     """Rich renderables: the heading, one table per target, the notes and the result line."""
     parts: list[object] = [Text(heading(against, context), style="bold")]
@@ -104,11 +109,7 @@ def terminal(against: Against, context: Context) -> list[object]:
         said = f"{pair.target} against the baseline's {pair.baseline}" if pair.renamed else pair.target
         if pair.across:
             said += f" (across storage: {pair.across})"
-        table = Table(title=said, title_justify="left", show_lines=False)
-        table.add_column("workload", overflow="fold")
-        table.add_column("then", justify="right")
-        table.add_column("now", justify="right")
-        table.add_column("verdict", overflow="fold")
+        view = TableView(f"against-{pair.target}", said, ["workload", "then", "now", "verdict"], [], align="lrrl")
         for outcome in rows:
             info = describe(outcome.metric)
             mark = ""
@@ -117,13 +118,13 @@ def terminal(against: Against, context: Context) -> list[object]:
                 if note not in notes:
                     notes.append(note)
                 mark = f" [{notes.index(note) + 1}]"
-            table.add_row(
-                f"{outcome.title} · {info.label}",
-                _median(outcome.then, outcome.metric),
-                _median(outcome.now, outcome.metric),
-                Text(verdict_text(outcome, against.threshold) + mark, style=STYLE[outcome.verdict]),
-            )
-        parts.append(table)
+            view.rows.append([
+                CellView(f"{outcome.title} · {info.label}"),
+                CellView(_median(outcome.then, outcome.metric)),
+                CellView(_median(outcome.now, outcome.metric)),
+                CellView(verdict_text(outcome, against.threshold) + mark, style=STYLE[outcome.verdict]),
+            ])  # fmt: skip
+        parts.append(rich_table(view, layout=FOLDED))
     parts += [Text(f"[{i}] {note}") for i, note in enumerate(notes, 1)]
     parts += [Text(line) for line in facts(against, context)]
     parts.append(Text(result_line(against, context), style="bold red" if against.regressed else "bold"))
@@ -222,7 +223,7 @@ def markdown(against: Against, context: Context) -> str:
          change_text(o) if o.verdict != NO_DATA else o.how)
         for o in against.outcomes
     ]  # fmt: skip
-    table = _table(("target", "workload", "verdict", "change (now vs then)"), rows)
+    table = md_table(("target", "workload", "verdict", "change (now vs then)"), rows, padded=True).splitlines()
     if all(len(line) <= WIDTH for line in table):
         lines += table
     else:  # a long label or title: one item a comparison, wrapped
@@ -248,18 +249,6 @@ def markdown(against: Against, context: Context) -> str:
 
 def _short_verdict(outcome: Outcome, threshold: float) -> str:
     return f"within {percent(threshold)}" if outcome.verdict == WITHIN else outcome.verdict
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    cells = [[_cell(text) for text in row] for row in [header, *rows]]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
-    lines = ["| " + " | ".join(text.ljust(widths[i]) for i, text in enumerate(row)) + " |" for row in cells]
-    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    return lines
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
 
 
 def _wrapped(text: str, indent: str = "") -> list[str]:

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 
 from jinja2 import Environment
 from markupsafe import Markup
-from rich import box
-from rich.table import Table
 from rich.text import Text
 
 from mountbench import __version__
 from mountbench.analysis.metrics import describe
 from mountbench.analysis.overtime import ALPHA, MIN_RUNS, History, Point, Series, Step
+from mountbench.blocks.table import CellView, Column, RichLayout, TableView
+from mountbench.blocks.to_terminal import rich_table
 from mountbench.model import DEFAULT_PRECISION
 from mountbench.report.cells import format_value
 from mountbench.report.history_chart import history_chart, step_words
@@ -188,16 +188,17 @@ class Listed:
 def listing(found: Sequence[Listed]) -> list[object]:
     if not found:
         return [Text("no runs stored yet: start with 'mountbench run'")]
-    table = Table(title="Storage with stored runs ('mountbench history PATH' shows one)", title_justify="left",
-                  box=box.SIMPLE_HEAD, pad_edge=False)  # fmt: skip
-    table.add_column("path", overflow="fold", ratio=3)
-    table.add_column("filesystem", overflow="fold", ratio=2)
-    table.add_column("runs", justify="right", no_wrap=True)
-    table.add_column("last run", no_wrap=True)
-    table.add_column("labels", overflow="fold", ratio=2)
-    for item in found:
-        table.add_row(item.path, item.filesystem, str(item.runs), when(item.last), ", ".join(item.labels))
-    return [table]
+    rows = [[CellView(item.path), CellView(item.filesystem), CellView(str(item.runs)), CellView(when(item.last)),
+             CellView(", ".join(item.labels))] for item in found]  # fmt: skip
+    view = TableView("storage", "Storage with stored runs ('mountbench history PATH' shows one)",
+                     ["path", "filesystem", "runs", "last run", "labels"], rows, align="llrll")  # fmt: skip
+    return [rich_table(view, layout=LISTING)]
+
+
+LISTING = RichLayout(box="SIMPLE_HEAD", pad_edge=False, overflow="fold", columns=(
+    (0, Column(ratio=3)), (1, Column(ratio=2)), (2, Column(no_wrap=True, overflow="ellipsis")),
+    (3, Column(no_wrap=True, overflow="ellipsis")),
+    (4, Column(ratio=2))))  # fmt: skip
 
 
 # --- the page --------------------------------------------------------------------------------------

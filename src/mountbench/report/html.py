@@ -23,7 +23,10 @@ from dataclasses import dataclass
 from markupsafe import Markup, escape
 
 from mountbench import __version__
-from mountbench.report import tokens, views
+from mountbench.blocks import tokens
+from mountbench.blocks.table import Mark, TableView, note_links
+from mountbench.blocks.to_html import chapter_html, environment
+from mountbench.report import views
 from mountbench.report.chartkeys import Chart
 from mountbench.report.chartkit import page_chart, page_css, page_jobs, render_all
 from mountbench.report.charts import plan_charts
@@ -35,7 +38,6 @@ from mountbench.report.notes import measurement_caveats
 from mountbench.report.phrasing import UNDECIDED_LEGEND, interval_legend, same_legend
 from mountbench.report.rounds import rounds_legend
 from mountbench.report.sections import SECTIONS, Options
-from mountbench.report.tables import Mark, TableView, environment, note_links
 from mountbench.report.verdicts import verdicts
 
 
@@ -93,8 +95,8 @@ def render_html(report: Report, *, with_charts: bool = True, per_client: bool = 
     """The whole page as one string. ``phone``: with each chart's drawing for a phone's width too (False for
     the page printed to PDF, whose print rules show the wide drawings alone: half the charts to draw)."""
     svgs = _page_svgs(page_charts(report), phone=phone) if with_charts else {}
-    page = build_page(report, svgs, Options(per_client=per_client, draw=with_charts))
-    html = environment().get_template("report.html.j2").render(page=page)
+    page = build_page(report, svgs, Options(per_client=per_client))
+    html = environment("mountbench.report").get_template("report.html.j2").render(page=page)
     for phrase in OTHER_MEDIA:  # as the page wrote it: escaped, each option in its unbreakable span
         html = html.replace(str(tokens.html(phrase)), "").replace(str(escape(phrase)), "").replace(phrase, "")
     return html.replace("</style>", page_css(html) + "</style>", 1)  # the colours every chart's ink names
@@ -137,7 +139,12 @@ def build_page(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options
         tables=views.results_tables(report),
         overview_chart=overview,
         ratio_chart=ratio[1] if ratio else None,
-        sections=[(_title_of(part), part) for section in SECTIONS if (part := section.html(report, svgs, options))],
+        sections=[
+            (chapter.title, part)
+            for section in SECTIONS
+            for chapter in section.chapters(report, options)
+            if (part := chapter_html(chapter, svgs))
+        ],
         hosts=views.host_rows(report),
         runs=_runs(report),
         targets=views.target_rows(report),
@@ -172,12 +179,6 @@ def _intro(report: Report) -> str:
     if report.multi_host:
         text += " Columns are named label@host: these runs come from different machines."
     return text
-
-
-def _title_of(section: Markup) -> str:
-    """A section's own heading, for the line that opens it."""
-    found = re.search(r"<h2[^>]*>(.*?)</h2>", section, flags=re.S)
-    return Markup(found.group(1)).striptags() if found else "More"
 
 
 def warning_groups(report: Report) -> list[WarningGroup]:

@@ -13,6 +13,9 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
+from mountbench.blocks.to_markdown import chapter_markdown, md_code, md_image, md_text
+from mountbench.blocks.to_markdown import markdown as md_view
+from mountbench.blocks.to_markdown import md_marks as _marks
 from mountbench.report import views
 from mountbench.report.chartkeys import bars_key
 from mountbench.report.grid import unit_name
@@ -23,9 +26,6 @@ from mountbench.report.notes import in_words
 from mountbench.report.phrasing import NOISE, UNDECIDED_LEGEND, interval_legend, same_legend
 from mountbench.report.rounds import rounds_legend
 from mountbench.report.sections import SECTIONS, Options
-from mountbench.report.tables import markdown as md_view
-from mountbench.report.tables import md_code, md_image, md_text
-from mountbench.report.tables import md_marks as _marks
 from mountbench.report.verdicts import verdicts
 
 
@@ -43,7 +43,7 @@ def render_markdown(report: Report, charts: Mapping[str, str] | None = None, *, 
         _summary(report),
         _verdicts(report),
         _results(report, charts),
-        *(section.markdown(report, charts, options) for section in SECTIONS),
+        *(chapter_markdown(chapter, charts) for section in SECTIONS for chapter in section.chapters(report, options)),
         _environment(report),
         _methodology(report),
         _notes(report),

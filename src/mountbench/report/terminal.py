@@ -20,6 +20,9 @@ from rich.console import Group
 from rich.text import Text
 
 from mountbench.analysis.metrics import describe
+from mountbench.blocks.table import CellView, RichLayout, TableView
+from mountbench.blocks.to_terminal import renderables, rich_table
+from mountbench.blocks.tokens import hold
 from mountbench.model import QUALITY_CODES, RunData
 from mountbench.report.cells import format_value
 from mountbench.report.grid import unit_name
@@ -29,7 +32,6 @@ from mountbench.report.notes import in_words
 from mountbench.report.phrasing import NOISE, UNDECIDED_LEGEND, interval_legend, same_legend
 from mountbench.report.rounds import rounds_legend
 from mountbench.report.sections import SECTIONS, Options
-from mountbench.report.tables import CellView, RichLayout, TableView, rich_table
 from mountbench.report.terminal_layout import Adaptive, Fields, Words
 from mountbench.report.terminal_tables import (
     MARK_STYLE,
@@ -39,14 +41,16 @@ from mountbench.report.terminal_tables import (
     grid_layouts,
     rounds_table,
 )
-from mountbench.report.tokens import hold
 from mountbench.units import format_bytes, format_seconds
 
 
 def render_run(report: Report, *, per_client: bool = False) -> list:
     """Everything `run`, `show` and `lab` print after a run: the report, then each section's part."""
     options = Options(per_client=per_client)
-    return [render_report(report), *(part for section in SECTIONS for part in section.terminal(report, options))]
+    return [
+        render_report(report),
+        *renderables([block for section in SECTIONS for block in section.screen(report, options)]),
+    ]
 
 
 def headline_lines(report: Report) -> list[Fields]:

@@ -14,7 +14,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from mountbench.report.tokens import hold, release
+from mountbench.blocks.tokens import hold, release
 
 _BREAK_AFTER = "/:@=,_-. "
 

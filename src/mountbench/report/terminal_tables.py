@@ -24,12 +24,13 @@ from rich.table import Table
 from rich.text import Text
 
 from mountbench.analysis.summary import Row
+from mountbench.blocks.table import CellView, Column, RichLayout, TableView
+from mountbench.blocks.to_terminal import rich_cell, rich_table
 from mountbench.report import views
 from mountbench.report.cells import format_spread, format_value
 from mountbench.report.grid import GridSection
 from mountbench.report.model import MetricGroup, Report, group_heading
 from mountbench.report.phrasing import BETTER, SAME, UNDECIDED, WORSE, cell_standing
-from mountbench.report.tables import CellView, RichLayout, TableView, rich_cell, rich_table
 from mountbench.report.terminal_layout import Adaptive, Words, fit_columns, wrap_label, wrap_text
 
 STYLES = {BETTER: "green", WORSE: "red", SAME: "dim", UNDECIDED: "yellow", "unknown": "yellow", "none": "dim"}
@@ -190,17 +191,20 @@ def _compact_section(report: Report, section: GridSection, width: int) -> Table:
            for i, t in enumerate(targets)]  # fmt: skip
     widths, room = _compact_widths(section.heading, titles, [[_joined(c).cell_len for c in cells] for cells in body],
                                    one, two, width)  # fmt: skip
-    table = Table(box=None, header_style="bold", pad_edge=False, padding=(0, 1), collapse_padding=True)
-    table.add_column(Text(section.heading, style="italic"), width=room, style="bold")
-    for target, column in zip(targets, widths, strict=True):
-        table.add_column(Text(target, style="bold"), width=column, justify="right", no_wrap=True)
+    headers = [CellView(section.heading, style="italic"), *(CellView(t, style="bold") for t in targets)]
+    rows = []
     for title, cells in zip(titles, body, strict=True):
-        shown = []
+        shown = [CellView(title)]
         for (value, comparison), column in zip(cells, widths, strict=True):
             joined = _joined((value, comparison))
-            shown.append(joined if joined.cell_len <= column else Text("\n").join([value, comparison]))
-        table.add_row(title, *shown)
-    return table
+            text = joined if joined.cell_len <= column else Text("\n").join([value, comparison])
+            shown.append(CellView(text.plain, rich=text))
+        rows.append(shown)
+    view = TableView("compact", "", [c.text for c in headers], rows, header_cells=headers)
+    columns = tuple(enumerate([Column(width=room), *(Column(width=w) for w in widths)]))
+    layout = RichLayout(show_title=False, box=None, pad_edge=False, collapse_padding=True, label_style="bold",
+                        no_wrap=True, columns=columns)  # fmt: skip
+    return rich_table(view, layout=layout)
 
 
 def _compact_widths(

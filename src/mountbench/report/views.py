@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from markupsafe import Markup
 
 from mountbench.analysis.summary import Row
+from mountbench.blocks.table import CellView, Line, Mark, TableView, note_links, noted
 from mountbench.report.cells import format_spread, format_value
 from mountbench.report.chartkeys import Chart, bars_key
 from mountbench.report.grid import GridSection
@@ -16,7 +17,6 @@ from mountbench.report.labels import all_workloads, run_hosts
 from mountbench.report.model import QUALITY_CODES, Report, column_heading, group_heading
 from mountbench.report.phrasing import cell_standing, words
 from mountbench.report.rounds import rounds_rows
-from mountbench.report.tables import CellView, Line, Mark, TableView, note_links, noted
 from mountbench.units import format_bytes
 
 HOST_HEADERS = ["host", "OS and kernel", "CPU", "CPUs", "RAM", "fio", "mountbench"]

@@ -9,6 +9,9 @@ import io
 from rich.console import Console
 from support.synthetic import study_run
 
+from mountbench.blocks.to_html import chapter_html
+from mountbench.blocks.to_markdown import chapter_markdown
+from mountbench.blocks.to_terminal import renderables
 from mountbench.labfacts import CloudLabFacts
 from mountbench.probefacts import CloudMountProbe, CloudProbe, CloudTarget, SyncResult
 from mountbench.report.content import build_report
@@ -60,15 +63,15 @@ def test_rows_say_what_each_mode_gets() -> None:
 
 def test_every_format_has_the_section() -> None:
     report = _report()
-    md = picktwo.markdown(report, {}, Options())
+    md = "\n\n".join(chapter_markdown(c) for c in picktwo.chapters(report, Options()))
     assert md.startswith("## Cloud drive: pick two")
     assert "| **9p** | off<br>RTT 20 ms, 10000 KB/s each way<br>mkdir+rmdir 110 ms" in md, md
-    assert "cloud-pick-two" in str(picktwo.html(report, {}, Options(draw=False)))
+    assert "cloud-pick-two" in str("".join(chapter_html(c) for c in picktwo.chapters(report, Options())))
     (export,) = picktwo.exports(report)
     assert export.suffix == "-picktwo" and {r["target"] for r in export.records} == {"native", "virtiofs", "9p"}
     assert {r["lab"] for r in export.records} == {"cloud"}
     console = Console(width=200, record=True, file=io.StringIO())
-    for part in picktwo.terminal(report, Options()):
+    for part in renderables(picktwo.screen(report, Options())):
         console.print(part)
     text = console.export_text()
     assert "durability" in text and "‼ data loss" in text and "at close(): yes" in text
@@ -76,8 +79,11 @@ def test_every_format_has_the_section() -> None:
 
 def test_a_run_without_the_cloud_lab_has_no_section() -> None:
     report = build_report([study_run()])
-    assert report.pick_two == () and picktwo.terminal(report, Options()) == []
-    assert picktwo.markdown(report, {}, Options()) == "" and picktwo.exports(report) == []
+    assert report.pick_two == () and renderables(picktwo.screen(report, Options())) == []
+    assert (
+        "\n\n".join(chapter_markdown(c) for c in picktwo.chapters(report, Options())) == ""
+        and picktwo.exports(report) == []
+    )
 
 
 def test_a_cold_figure_without_an_interval_still_shows_its_warm_figure_beside_it() -> None:

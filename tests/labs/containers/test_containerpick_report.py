@@ -10,6 +10,9 @@ import io
 from rich.console import Console
 from support.factories import make_run
 
+from mountbench.blocks.to_html import chapter_html
+from mountbench.blocks.to_markdown import chapter_markdown
+from mountbench.blocks.to_terminal import renderables
 from mountbench.labfacts import (
     SHARED_BOTH_WAYS,
     SHARED_HOST_TO_CONTAINER,
@@ -115,13 +118,13 @@ def test_a_host_write_never_seen_inside_makes_the_bind_mount_poorly_shared() -> 
 def test_every_format_shows_pick_two_and_the_mounts() -> None:
     report = _report()
     console = Console(file=io.StringIO(), width=160)
-    for part in picktwo.terminal(report, Options()):
+    for part in renderables(picktwo.screen(report, Options())):
         console.print(part)
     text = console.file.getvalue()  # type: ignore[attr-defined]
     assert "Containers: pick two" in text and "EXDEV" in text and "not measured: Docker" in text
-    markdown = picktwo.markdown(report, {}, Options())
+    markdown = "\n\n".join(chapter_markdown(c) for c in picktwo.chapters(report, Options()))
     assert "| **bind** |" in markdown and "abc123" in markdown and "| capability | /mnt/bind |" in markdown
-    assert "container-pick-two" in picktwo.html(report, {}, Options())
+    assert "container-pick-two" in "".join(chapter_html(c) for c in picktwo.chapters(report, Options()))
     (export,) = picktwo.exports(report)
     assert export.name == "pick_two" and {r["lab"] for r in export.records} == {"containers"}
     assert containermounts.pick_two(build_report([make_run({("a", "w"): [1.0]})])) is None

@@ -13,8 +13,10 @@ slower_than, interval_verdict), ``performance`` (that judge on each workload's h
 ``sharing`` (coherence and locks across a lab's boundary, from its probe), and ``chart`` (mounts
 down, properties across, coloured by verdict). A lab joins with one module and one line in JUDGES.
 
-May import: the ground floor, analysis/, probe/ (the rendering of its results), and report modules
-below the sections (model, labels, cells, tables, chartkit inside the chart function).
+Of report/'s sub-packages it may import: none.
+Beside that: the ground floor, analysis/, probe/ (the rendering of its results), and report modules
+below the sections (model, labels, cells, chartkit inside the chart function); tables are
+blocks/table.py's.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 
+from mountbench.blocks.table import CellView, TableView
 from mountbench.labfacts import CloudLabFacts
 from mountbench.probefacts import CloudProbe, CloudTarget, SyncResult, TreeLag
 from mountbench.report.cells import format_value
@@ -34,7 +35,6 @@ from mountbench.report.picktwo.performance import fastest, headline_rows, judge_
 from mountbench.report.picktwo.rows import Measured, PickRow, PickTwo, Property
 from mountbench.report.picktwo.scale import LEGEND as SCALE
 from mountbench.report.picktwo.scale import PROMPT_MS, worst
-from mountbench.report.tables import CellView, TableView
 from mountbench.units import format_seconds
 
 TITLE = "Cloud drive: pick two (performance, consistency with the remote, durability at fsync)"

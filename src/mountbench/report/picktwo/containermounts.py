@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from mountbench.blocks.table import CellView, TableView
 from mountbench.labfacts import HOST_TARGET, SHARED_BOTH_WAYS, SHARED_HOST_TO_CONTAINER, ContainerLabFacts
 from mountbench.probefacts import MountProbe, TargetProbe
 from mountbench.report.model import Report
@@ -34,7 +35,6 @@ from mountbench.report.picktwo.rows import Measured, PickRow, PickTwo, Property
 from mountbench.report.picktwo.scale import LEGEND as SCALE
 from mountbench.report.picktwo.scale import PROMPT_MS, worst
 from mountbench.report.picktwo.sharing import across
-from mountbench.report.tables import CellView, TableView
 
 TITLE = "Containers: pick two (performance, shared with the host, local-like semantics)"
 KEY = "container-pick-two"

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mountbench.blocks.table import TableView
 from mountbench.probefacts import LabProbe
 from mountbench.report.picktwo.scale import MARK
-from mountbench.report.tables import TableView
 
 
 @dataclass(frozen=True)

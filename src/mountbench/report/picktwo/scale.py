@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from typing import Literal
 
 from mountbench.analysis.summary import Row
+from mountbench.blocks.table import CellView, Line
 from mountbench.probe import render as probe_render
-from mountbench.report.tables import CellView, Line
 
 Verdict = Literal["good", "fair", "poor", "data loss", "not shared", "not measured"]
 MARK: dict[str, str] = {

@@ -1,14 +1,16 @@
 """The report's optional sections, in the order every document shows them.
 
 Each section is one module (sweeps/ and clients/ are packages: the section's parts in their
-__init__, what they are made of beside them) giving its parts for every format
-(sections/base.Section): ``terminal``, ``markdown``, ``html``, ``charts`` and ``exports``
-(CSV files and JSON records); a part is empty when the report has nothing for it. The
-renderers (terminal.py, markdown.py, html.py, charts.py, cli/report.py) iterate SECTIONS and
-wire none by hand. Adding a section = one module here + one line in SECTIONS. Every table a
-section shows is a TableView (tables.py), laid out by the terminal, Markdown and HTML alike.
+__init__, what they are made of beside them) giving its parts in no format's terms
+(sections/section.Section): ``chapters`` (titled runs of blocks, blocks/parts.py, that Markdown,
+the page and any format added later lay out), ``screen`` (the blocks the terminal shows after run),
+``charts`` and ``exports`` (CSV files and JSON records); a part is empty when the report has
+nothing for it. The renderers (terminal.py, markdown.py, html.py, charts.py, cli/formats/)
+iterate SECTIONS and wire none by hand. Adding a section = one module here + one line in
+SECTIONS; adding a format changes no section.
 
-May import: model, labfacts, errors, units, analysis, probe (its results and their rendering), and the
+Of report/'s sub-packages it may import: picktwo/.
+Beside that: model, labfacts, errors, units, analysis, probe (its results and their rendering), and the
 report modules below the renderers (model, labels, cells, chartkeys, tables, phrasing,
 csvexport, picktwo/, sweep_discovery, and chartkit inside chart-drawing functions only).
 Never the renderers that iterate it (terminal, markdown, html, charts) and never engine/ or cli/.
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 from mountbench.report.model import Report
 from mountbench.report.sections import clients, costs, percentiles, picktwo, series, sweeps
-from mountbench.report.sections.base import Export, Options, Section
+from mountbench.report.sections.section import Export, Options, Section
 
 SECTIONS: tuple[Section, ...] = (
     costs,  # study S1: host cost per case (--watch, lab)

@@ -11,20 +11,17 @@ bytes, else CPU time; host memory, peak USS), drawn like the other bar charts.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from markupsafe import Markup
-
 from mountbench.analysis.metrics import COST_METRICS
 from mountbench.analysis.summary import Row
+from mountbench.blocks.parts import Block, Chapter, Figure, Heading, Paragraph, Table
+from mountbench.blocks.table import TableView, noted
 from mountbench.report.cells import format_value
 from mountbench.report.chartkeys import Chart, bars_key, slug
 from mountbench.report.model import MetricGroup, Report
-from mountbench.report.sections.base import Options, nothing
-from mountbench.report.tables import TableView, html_section, md_image, md_text, noted
-from mountbench.report.tables import markdown as md_view
+from mountbench.report.sections.section import Options, nothing
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -85,7 +82,7 @@ def requests_group(report: Report) -> MetricGroup | None:
     return next((g for g in report.groups if g.metric.name == REQUESTS), None)
 
 
-def case_table(report: Report, index: int, case: CostCase, svgs: Mapping[str, tuple[Chart, Markup]]) -> TableView:
+def case_table(report: Report, index: int, case: CostCase) -> TableView:
     """Per target, the text of each column with the cell's notes."""
     headers = ["target"]
     for name, row in zip(COLUMNS, case.rows(), strict=True):
@@ -105,10 +102,7 @@ def case_table(report: Report, index: int, case: CostCase, svgs: Mapping[str, tu
                     noted(format_value(cell.summary.median, row.metric), report.notes, report.cell_marks(row, target))
                 )
         body.append(cells)
-    chart = svgs.get(case.key)
-    return TableView(
-        f"cost-{index}", case.title, headers, body, chart[1] if chart else None, chart[0].title if chart else ""
-    )
+    return TableView(f"cost-{index}", case.title, headers, body)
 
 
 def intro() -> str:
@@ -122,29 +116,21 @@ def intro() -> str:
 # --- the section's parts -------------------------------------------------------------------------
 
 
-def tables(report: Report, svgs: Mapping[str, tuple[Chart, Markup]] | None = None) -> list[TableView]:
-    """One table per case: per target, what it reached and what it cost (with the cells' notes)."""
-    return [case_table(report, i, case, svgs or {}) for i, case in enumerate(cost_cases(report), 1)]
-
-
-def markdown(report: Report, charts: Mapping[str, str], options: Options) -> str:
-    views = tables(report)
-    if not views:
-        return ""
-    parts = [f"## {md_text(TITLE)}", md_text(intro())]
-    for case, view in zip(cost_cases(report), views, strict=True):
-        parts.append(f"### {md_text(view.heading)}")
-        parts.append(md_view(view))
-        parts.append(md_image(charts, case.key, f"{case.title}: throughput, host CPU and memory per target"))
+def chapters(report: Report, options: Options) -> list[Chapter]:
+    """Per case, a table (per target, what it reached and what it cost, with the cells' notes) and its
+    chart; nginx's requests/s after them."""
+    cases = cost_cases(report)
+    if not cases:
+        return []
+    blocks: list[Block] = [Paragraph(intro())]
+    for index, case in enumerate(cases, 1):
+        view = case_table(report, index, case)
+        alt = f"{case.title}: throughput, host CPU and memory per target"
+        blocks += [Heading(view.heading), Table(view), Figure(case.key, alt)]
     requests = requests_group(report)
     if requests is not None:
-        parts.append(md_image(charts, bars_key(requests), "nginx requests/s per target"))
-    return "\n\n".join(p for p in parts if p)
-
-
-def html(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Options) -> Markup:
-    views = tables(report, svgs)
-    return html_section("host-cost", TITLE, views, intro()) if views else Markup("")
+        blocks.append(Figure(bars_key(requests), "nginx requests/s per target"))
+    return [Chapter("host-cost", TITLE, tuple(blocks))]
 
 
 # --- the chart ------------------------------------------------------------------------------------
@@ -239,5 +225,5 @@ def _panel(ax, report: Report, row: Row) -> set[int]:
     return used
 
 
-terminal = exports = nothing  # parts this section does not have
+screen = exports = nothing  # parts this section does not have
 page_charts = nothing  # the page draws no chart of its own here

@@ -6,16 +6,13 @@ workload and direction (percentiles down, targets across) and a chart of latency
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from markupsafe import Markup
-
+from mountbench.blocks.parts import Block, Chapter, Figure, Heading, Table
+from mountbench.blocks.table import CellView, TableView, note_links
 from mountbench.report.chartkeys import Chart, slug
 from mountbench.report.model import PercentileCurve, Report, column_heading
-from mountbench.report.sections.base import Options, nothing
-from mountbench.report.tables import CellView, TableView, html_section, md_image, md_text, note_links
-from mountbench.report.tables import markdown as md_view
+from mountbench.report.sections.section import Options, nothing
 from mountbench.units import format_seconds
 
 if TYPE_CHECKING:
@@ -32,7 +29,7 @@ def chart_title(curve: PercentileCurve) -> str:
     return f"{curve.title}: {curve.direction} latency percentiles per target (lower is better)"
 
 
-def tables(report: Report, svgs: Mapping[str, tuple[Chart, Markup]] | None = None) -> list[TableView]:
+def tables(report: Report) -> list[TableView]:
     targets = report.summary.targets
     views = []
     for index, curve in enumerate(report.percentiles):
@@ -47,35 +44,20 @@ def tables(report: Report, svgs: Mapping[str, tuple[Chart, Markup]] | None = Non
                     CellView(format_seconds(summary.median), repr(summary.median)) if summary else CellView("–")
                 )
             rows.append(cells)
-        chart = (svgs or {}).get(key(curve))
-        views.append(
-            TableView(
-                f"percentiles-{index + 1}",
-                f"{curve.title}: {curve.direction} latency (lower is better)",
-                headers,
-                rows,
-                chart[1] if chart else None,
-                chart[0].title if chart else "",
-                header_links=header_links,
-            )
-        )
+        heading = f"{curve.title}: {curve.direction} latency (lower is better)"
+        views.append(TableView(f"percentiles-{index + 1}", heading, headers, rows, header_links=header_links))
     return views
 
 
-def markdown(report: Report, charts: Mapping[str, str], options: Options) -> str:
+def chapters(report: Report, options: Options) -> list[Chapter]:
+    """Per workload and direction: percentiles down, targets across, and the curve."""
     if not report.percentiles:
-        return ""
-    parts = [f"## {TITLE}"]
+        return []
+    blocks: list[Block] = []
     for curve, view in zip(report.percentiles, tables(report), strict=True):
-        parts.append(f"### {md_text(view.heading)}")
-        parts.append(md_view(view))
-        parts.append(md_image(charts, key(curve), f"{curve.title}: {curve.direction} latency percentiles"))
-    return "\n\n".join(p for p in parts if p)
-
-
-def html(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Options) -> Markup:
-    views = tables(report, svgs)
-    return html_section("percentiles", TITLE, views) if views else Markup("")
+        alt = f"{curve.title}: {curve.direction} latency percentiles"
+        blocks += [Heading(view.heading), Table(view), Figure(key(curve), alt)]
+    return [Chapter("percentiles", TITLE, tuple(blocks))]
 
 
 def charts(report: Report) -> list[Chart]:
@@ -163,5 +145,5 @@ def _percentile_label(position: float) -> str:
     return f"p{percentile:.4g}"
 
 
-terminal = exports = nothing  # parts this section does not have
+screen = exports = nothing  # parts this section does not have
 page_charts = nothing  # the page draws no chart of its own here

@@ -10,17 +10,16 @@ Workloads with a sample flagged 'not steady' come first; at most MAX_CHARTS are 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from markupsafe import Markup
-
 from mountbench.analysis.summary import Row
+from mountbench.blocks.parts import Chapter, Figure, Paragraph
 from mountbench.model import UNSTEADY, RunData, Sample
 from mountbench.report.chartkeys import Chart
 from mountbench.report.model import Report
-from mountbench.report.sections.base import Options, no_text, nothing
+from mountbench.report.sections.section import Options, nothing
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -172,26 +171,20 @@ def series_figure(report: Report, cases: Sequence[SeriesCase], width: float = 8.
 # --- the section's parts -------------------------------------------------------------------------
 
 
-def html(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Options) -> Markup:
-    if not options.draw:
-        return Markup("")
-    drawn = [svgs[chart.key][1] for chart in figures(report) if chart.key in svgs]  # drawn with the page's others
-    if not drawn:
-        return Markup("")
-    more = series_cases(report)[1]
-    more_text = f" {more} more workloads have\n  these series in the JSON export." if more else ""
-    out = [
-        '<section id="within-samples">',
-        "  <h2>Within each sample</h2>",
-        "  <p class=\"muted\">Bandwidth or IOPS over each sample's time, from fio's per-interval logs: a ramp, a cliff",
-        f"  or throttling shows here as a shape.{more_text}</p>",
-    ]
-    for svg in drawn:  # the title is in the chart: no caption repeating it
-        out += ['  <figure class="chart">', f"    {svg}", "  </figure>"]
-    out.append("</section>")
-    return Markup("\n".join(out))
+def chapters(report: Report, options: Options) -> list[Chapter]:
+    """The page's chart of every sample's series (left out where it is not drawn: Markdown, a page
+    without charts)."""
+    cases, more = series_cases(report)
+    if not cases:
+        return []
+    more_text = f" {more} more workloads have these series in the JSON export." if more else ""
+    said = (
+        "Bandwidth or IOPS over each sample's time, from fio's per-interval logs: a ramp, a cliff or throttling "
+        f"shows here as a shape.{more_text}"
+    )  # the title is in the chart: no caption repeating it
+    blocks = (Paragraph(said, "caption"), Figure("series", SERIES_TITLE))
+    return [Chapter("within-samples", "Within each sample", blocks, figures_only=True)]
 
 
-terminal = charts = exports = nothing  # parts this section does not have
+screen = charts = exports = nothing  # parts this section does not have
 page_charts = figures  # drawn into the page alone
-markdown = no_text

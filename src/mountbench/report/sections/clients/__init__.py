@@ -16,27 +16,24 @@ what only a multi-client run has, from the per-client results stored with each s
 Which workloads ran on which clients is in their description (model.Description.clients,
 given by their kind). This module is the section's parts; the package holds ``measures``
 (the figures per client, scaling curves, start skew), ``machines`` (the client machines and
-their warnings), ``layout`` (each table built once, a TableView laid out by the terminal,
-Markdown and HTML alike) and ``figure`` (the scaling chart: the aggregate, each client's own
-and linear scaling against the number of clients).
+their warnings), ``layout`` (each table built once, a TableView every format lays out) and
+``figure`` (the scaling chart: the aggregate, each client's own and linear scaling against the
+number of clients).
+
+Imports as report/sections/ may. Of report/'s sub-packages it may import: none.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
-from markupsafe import Markup
-
 from mountbench.analysis.multiclient import OVERLAP_FLOOR
+from mountbench.blocks.parts import Block, Chapter, Figure, Heading, Items, Paragraph, Table
 from mountbench.report.chartkeys import Chart
 from mountbench.report.model import Report
-from mountbench.report.sections.base import Options, nothing
 from mountbench.report.sections.clients.figure import scaling_figure, scaling_key, scaling_title
 from mountbench.report.sections.clients.layout import tables
 from mountbench.report.sections.clients.machines import client_host_warnings
 from mountbench.report.sections.clients.measures import scaling_curves
-from mountbench.report.tables import TableView, html_section, md_image, md_text
-from mountbench.report.tables import markdown as md_view
+from mountbench.report.sections.section import Options, nothing
 
 TITLE = "Clients"
 INTRO = (
@@ -56,54 +53,36 @@ SKEW_NOTE = (
 # --- the section's parts -------------------------------------------------------------------------
 
 
-def terminal(report: Report, options: Options) -> list:
-    """rich renderables for the end of `run` and `show` (nothing for single-machine runs)."""
-    from mountbench.report.tables import rich_table
-
+def screen(report: Report, options: Options) -> list[Block]:
+    """For the end of `run` and `show` (nothing for single-machine runs)."""
     views = tables(report.runs, options)
     if not views:
         return []
     titles = {v.heading: v.heading.replace("Scaling:", "Scaling with clients:", 1) for v in views}
     titles["Slowest client"] = "Clients (aggregate = mountbench's sum over the clients; --per-client shows each)"
-    out: list = [rich_table(view, titles.get(view.heading, view.heading)) for view in views]
-    if skew_note(views):
-        from rich.text import Text
-
-        out.append(Text(SKEW_NOTE, style="dim"))
-    return out + [f"[yellow]warning:[/yellow] {w}" for w in client_host_warnings(report.runs)]
+    blocks: list[Block] = [Table(view, title=titles.get(view.heading, view.heading)) for view in views]
+    if any(v.id == "start-skew" for v in views):
+        blocks.append(Paragraph(SKEW_NOTE, "caption"))
+    return [*blocks, Items.of(client_host_warnings(report.runs), "warning")]
 
 
-def skew_note(views: Sequence[TableView]) -> str:
-    return SKEW_NOTE if any(v.id == "start-skew" for v in views) else ""
-
-
-def markdown(report: Report, charts: Mapping[str, str], options: Options) -> str:
-    """The "Clients" section of the Markdown report ('' for single-machine runs)."""
+def chapters(report: Report, options: Options) -> list[Chapter]:
+    """The "Clients" chapter (None for single-machine runs): each table, the scaling charts, the start
+    skew's reading under its table, and warnings where the clients differ."""
     views = tables(report.runs, options)
     if not views:
-        return ""
-    parts = [f"## {TITLE}", INTRO]
+        return []
     curves = enumerate(scaling_curves(report.runs), 1)
-    images = {f"scaling-{i}": (scaling_key(i, c), scaling_title(c)) for i, c in curves}
+    figures = {f"scaling-{i}": Figure(scaling_key(i, c), scaling_title(c)) for i, c in curves}
+    blocks: list[Block] = [Paragraph(INTRO)]
     for view in views:
-        parts += [f"### {md_text(view.heading)}", md_view(view)]
+        blocks += [Heading(view.heading), Table(view)]
         if view.id == "start-skew":
-            parts.append(md_text(SKEW_NOTE))
-        if view.id in images:
-            parts.append(md_image(charts, *images[view.id]))
-    warnings = client_host_warnings(report.runs)
-    if warnings:
-        parts.append("\n".join(f"- **warning**: {md_text(w)}" for w in warnings))
-    return "\n\n".join(p for p in parts if p)
-
-
-def html(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Options) -> Markup:
-    """The "Clients" section of the HTML report ('' for single-machine runs)."""
-    views = tables(report.runs, options, svgs)
-    if not views:
-        return Markup("")
-    intro = " ".join(p for p in (INTRO, skew_note(views)) if p)
-    return html_section("clients", TITLE, views, intro, warnings=client_host_warnings(report.runs))
+            blocks.append(Paragraph(SKEW_NOTE, "caption"))
+        if view.id in figures:
+            blocks.append(figures[view.id])
+    blocks.append(Items.of(client_host_warnings(report.runs), "warning"))
+    return [Chapter("clients", TITLE, tuple(blocks))]
 
 
 def charts(report: Report) -> list[Chart]:

@@ -1,19 +1,14 @@
-"""The clients section's tables, built once (TableViews) and laid out by the terminal, Markdown
-and HTML alike: scaling, the slowest client or every client (--per-client), start skew, and
-the client machines."""
+"""The clients section's tables, built once (TableViews) and laid out by every format: scaling,
+the slowest client or every client (--per-client), start skew, and the client machines."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
-from markupsafe import Markup
+from collections.abc import Sequence
 
 from mountbench.analysis.metrics import MetricInfo
+from mountbench.blocks.table import CellView, TableView
 from mountbench.model import RunData
 from mountbench.report.cells import format_value
-from mountbench.report.chartkeys import Chart
-from mountbench.report.sections.base import Options
-from mountbench.report.sections.clients.figure import scaling_key
 from mountbench.report.sections.clients.machines import CLIENT_FACT_HEADERS, client_facts_rows
 from mountbench.report.sections.clients.measures import (
     ClientFigure,
@@ -27,7 +22,7 @@ from mountbench.report.sections.clients.measures import (
     skew_figures,
     skew_flag_text,
 )
-from mountbench.report.tables import CellView, TableView
+from mountbench.report.sections.section import Options
 
 SKEW_HEADERS = ["workload", "target", "median start skew", "worst start skew", "least overlap", "flagged"]
 
@@ -82,7 +77,7 @@ def _row(texts: Sequence[str]) -> list[CellView]:
     return [CellView(t) for t in texts]
 
 
-def scaling_tables(runs: Sequence[RunData], svgs: Mapping[str, tuple[Chart, Markup]] | None = None) -> list[TableView]:
+def scaling_tables(runs: Sequence[RunData]) -> list[TableView]:
     views = []
     for index, curve in enumerate(scaling_curves(runs), 1):
         rows = []
@@ -92,15 +87,12 @@ def scaling_tables(runs: Sequence[RunData], svgs: Mapping[str, tuple[Chart, Mark
             texts = [str(p.clients), fmt(curve.metric, p.aggregate), fmt(curve.metric, p.per_client),
                      percent(p.efficiency), slowest_text(figure)]  # fmt: skip
             rows.append(_row(texts))
-        chart = (svgs or {}).get(scaling_key(index, curve))
         views.append(
             TableView(
                 f"scaling-{index}",
                 f"Scaling: {curve.title} · {curve.metric.label} · {curve.target}",
                 ["clients", "aggregate", "per client", "vs linear", "slowest client"],
                 rows,
-                chart[1] if chart else None,
-                chart[0].title if chart else "",
                 numeric_from=0,
                 text_from=4,
             )
@@ -153,14 +145,12 @@ def machines_table(runs: Sequence[RunData]) -> TableView | None:
     )
 
 
-def tables(
-    runs: Sequence[RunData], options: Options, svgs: Mapping[str, tuple[Chart, Markup]] | None = None
-) -> list[TableView]:
+def tables(runs: Sequence[RunData], options: Options) -> list[TableView]:
     """Scaling, then per client (--per-client) or the slowest client, then the client machines."""
     if not has_clients(runs):
         return []
     figures = client_figures(runs)
-    views = scaling_tables(runs, svgs)
+    views = scaling_tables(runs)
     views += per_client_tables(figures) if options.per_client else [slowest_table(figures)]
     skew = skew_table(runs)
     machines = machines_table(runs)

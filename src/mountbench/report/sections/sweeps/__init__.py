@@ -4,64 +4,36 @@ module is the section's parts in every format; the package holds what they are m
 
 - ``words``: a heading that says what was swept over what, every number in the sweep's one
   unit, each target's optimum ★ and knee ◆;
-- ``layout``: a table per sweep and per grid and target (terminal, Markdown, HTML);
+- ``layout``: a table per sweep and per grid and target, in blocks for documents and the screen;
 - ``records``: one record per point and target (CSV, JSON);
 - ``figures``: a chart per sweep (one curve per target) or grid (a heat map per target).
+
+Imports as report/sections/ may. Of report/'s sub-packages it may import: none.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from markupsafe import Markup
-
+from mountbench.blocks.parts import Block, Chapter
 from mountbench.report.chartkeys import Chart
 from mountbench.report.model import Report
-from mountbench.report.sections.base import Export, Options, nothing
+from mountbench.report.sections.section import Export, Options, nothing
 from mountbench.report.sections.sweeps.figures import grid_figure, sweep_figure
-from mountbench.report.sections.sweeps.layout import grid_tables, render_terminal, sweep_table, tables
+from mountbench.report.sections.sweeps.layout import document_blocks, screen_blocks
 from mountbench.report.sections.sweeps.records import sweep_records, sweeps_csv
-from mountbench.report.sections.sweeps.words import (
-    TITLE,
-    explanation,
-    grid_explanation,
-    grid_heading,
-    grid_key,
-    heading,
-    sweep_key,
-)
-from mountbench.report.tables import html_section, md_image, md_text
-from mountbench.report.tables import markdown as md_view
+from mountbench.report.sections.sweeps.words import TITLE, grid_heading, grid_key, heading, sweep_key
 
 # --- the section's parts -------------------------------------------------------------------------
 
 
-def terminal(report: Report, options: Options) -> list:
-    found = render_terminal(report)
-    return [] if found is None else [found]
-
-
-def markdown(report: Report, charts: Mapping[str, str], options: Options) -> str:
+def chapters(report: Report, options: Options) -> list[Chapter]:
     """One table and one chart per sweep, one unit each; a table per target and a heat map per grid."""
     if not report.sweeps and not report.grids:
-        return ""
-    parts = [f"## {TITLE}"]
-    for i, sweep in enumerate(report.sweeps, 1):
-        parts.append(f"### {md_text(heading(sweep))}")
-        parts.append(md_text(explanation(sweep)))
-        parts.append(md_view(sweep_table(report, i, sweep, {})))
-        parts.append(md_image(charts, sweep_key(i, sweep), heading(sweep)))
-    for i, grid in enumerate(report.grids, 1):
-        parts.append(f"### {md_text(grid_heading(grid))}")
-        parts.append(md_text(grid_explanation(grid)))
-        parts += [md_view(view) for view in grid_tables(report, i, grid, {})]
-        parts.append(md_image(charts, grid_key(i, grid), grid_heading(grid)))
-    return "\n\n".join(p for p in parts if p)
+        return []
+    return [Chapter("sweeps", TITLE, tuple(document_blocks(report)))]
 
 
-def html(report: Report, svgs: Mapping[str, tuple[Chart, Markup]], options: Options) -> Markup:
-    views = tables(report, svgs)
-    return html_section("sweeps", TITLE, views) if views else Markup("")
+def screen(report: Report, options: Options) -> list[Block]:
+    return screen_blocks(report)
 
 
 def charts(report: Report) -> list[Chart]:

@@ -4,14 +4,9 @@ names) and a compact table per grid and target."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from markupsafe import Markup
-from rich.console import Group
-from rich.text import Text
-
+from mountbench.blocks.parts import Block, Figure, Heading, Paragraph, Table
+from mountbench.blocks.table import CellView, RichLayout, TableView, note_links
 from mountbench.model import QUALITY_CODES
-from mountbench.report.chartkeys import Chart
 from mountbench.report.model import Report, Sweep, SweepGrid, column_heading
 from mountbench.report.sections.sweeps.words import (
     KNEE_MARK,
@@ -28,14 +23,11 @@ from mountbench.report.sections.sweeps.words import (
     point_text,
     sweep_key,
 )
-from mountbench.report.tables import CellView, RichLayout, TableView, note_links, rich_table
 
 # --- tables: one builder for Markdown and HTML -----------------------------------------------------
 
 
-def sweep_table(
-    report: Report, index: int, sweep: Sweep, svgs: Mapping[str, tuple[Chart, Markup]], *, with_workloads: bool = True
-) -> TableView:
+def sweep_table(report: Report, index: int, sweep: Sweep, *, with_workloads: bool = True) -> TableView:
     """Values down, targets across, then each target's optimum and knee (``with_workloads``: the
     job file's section names next to a recognised sweep's values)."""
     targets = report.summary.targets
@@ -67,31 +59,22 @@ def sweep_table(
     rows[-1] += [CellView(optimum_text(sweep, t), "", "peak") for t in targets]
     rows.append([CellView(f"{KNEE_MARK} knee", strong=True), *blank])
     rows[-1] += [CellView(knee_text(sweep, t), "", "knee") for t in targets]
-    chart = svgs.get(sweep_key(index, sweep))
     return TableView(
         f"sweep-{index}",
         heading(sweep),
         headers,
         rows,
-        chart[1] if chart else None,
-        chart[0].title if chart else "",
         numeric_from=2 if named else 1,
-        caption=explanation(sweep),
         header_links=header_links,
         breaks=(len(sweep.values),),  # the optimum and the knee under a rule (the terminal's)
     )
 
 
-def grid_tables(
-    report: Report, index: int, grid: SweepGrid, svgs: Mapping[str, tuple[Chart, Markup]]
-) -> list[TableView]:
-    """Per target: rows the first swept option, columns the second, the target's best point starred;
-    the heat map under the last."""
+def grid_tables(report: Report, index: int, grid: SweepGrid) -> list[TableView]:
+    """Per target: rows the first swept option, columns the second, the target's best point starred."""
     targets = report.summary.targets
-    chart = svgs.get(grid_key(index, grid))
     views = []
     for k, target in enumerate(targets):
-        last = k == len(targets) - 1
         headers = [f"{column_heading(report, target)}: {grid.row_option} ↓ {grid.column_option} →"]
         headers += list(grid.column_values)
         rows = []
@@ -112,47 +95,42 @@ def grid_tables(
                     )
                 )
             rows.append(cells)
-        views.append(
-            TableView(
-                f"grid-{index}-{k + 1}",
-                f"{grid_heading(grid)} — {column_heading(report, target)}",
-                headers,
-                rows,
-                chart[1] if chart and last else None,
-                chart[0].title if chart and last else "",
-                caption=grid_explanation(grid) if k == 0 else "",
-            )
-        )
+        views.append(TableView(f"grid-{index}-{k + 1}", f"{grid_heading(grid)} — {column_heading(report, target)}",
+                               headers, rows))  # fmt: skip
     return views
 
 
-def tables(report: Report, svgs: Mapping[str, tuple[Chart, Markup]] | None = None) -> list[TableView]:
-    svgs = svgs or {}
-    views = [sweep_table(report, i, sweep, svgs) for i, sweep in enumerate(report.sweeps, 1)]
-    return views + [view for i, grid in enumerate(report.grids, 1) for view in grid_tables(report, i, grid, svgs)]
+def document_blocks(report: Report) -> list[Block]:
+    """Per sweep: its heading, what was swept, its table and chart; per grid: a table per target and
+    the heat maps."""
+    blocks: list[Block] = []
+    for i, sweep in enumerate(report.sweeps, 1):
+        blocks += [Heading(heading(sweep)), Paragraph(explanation(sweep), "caption"),
+                   Table(sweep_table(report, i, sweep)), Figure(sweep_key(i, sweep), heading(sweep))]  # fmt: skip
+    for i, grid in enumerate(report.grids, 1):
+        blocks += [Heading(grid_heading(grid)), Paragraph(grid_explanation(grid), "caption")]
+        blocks += [Table(view) for view in grid_tables(report, i, grid)]
+        blocks.append(Figure(grid_key(i, grid), grid_heading(grid)))
+    return blocks
 
 
 # --- terminal ---------------------------------------------------------------------------------------
 
 
-def render_terminal(report: Report) -> Group | None:
+def screen_blocks(report: Report) -> list[Block]:
     """One table per sweep (values down, targets across, one unit, ★ optimum and ◆ knee);
-    per grid, one table per target. None when the runs hold no sweep."""
-    if not report.sweeps and not report.grids:
-        return None
-    parts: list = []
+    per grid, one table per target; how their points were measured under them."""
+    blocks: list[Block] = []
     targets = report.summary.targets
     for index, sweep in enumerate(report.sweeps, 1):
-        parts += [Text(""), Text(heading(sweep), style="bold")]
-        view = sweep_table(report, index, sweep, {}, with_workloads=False)
-        parts += [rich_table(view, layout=UNTITLED), Text(explanation(sweep), style="dim")]
-        parts += _sweep_caveats(sweep.rows, targets)
+        view = sweep_table(report, index, sweep, with_workloads=False)
+        blocks += [Heading(heading(sweep)), Table(view, UNTITLED), Paragraph(explanation(sweep), "caption")]
+        blocks += _sweep_caveats(sweep.rows, targets)
     for grid in report.grids:
-        parts += [Text(""), Text(grid_heading(grid), style="bold")]
-        parts.append(Text(grid_explanation(grid), style="dim"))
-        parts += [rich_table(_grid_terminal_view(grid, target), layout=LABELS_WHOLE) for target in targets]
-        parts += _sweep_caveats(grid.rows, targets)
-    return Group(*parts)
+        blocks += [Heading(grid_heading(grid)), Paragraph(grid_explanation(grid), "caption")]
+        blocks += [Table(_grid_terminal_view(grid, target), LABELS_WHOLE) for target in targets]
+        blocks += _sweep_caveats(grid.rows, targets)
+    return blocks
 
 
 UNTITLED = RichLayout(show_title=False, label_no_wrap=True)
@@ -174,7 +152,7 @@ def _grid_terminal_view(grid: SweepGrid, target: str) -> TableView:
     return TableView(f"grid-{target}", title, [grid.row_option, *grid.column_values], rows)
 
 
-def _sweep_caveats(rows, targets) -> list[Text]:
+def _sweep_caveats(rows, targets) -> list[Paragraph]:
     """How the points were measured, spelled out under their table: 'caveat (on a, b)'."""
     found: dict[str, list[str]] = {}
     for label in targets:
@@ -182,4 +160,4 @@ def _sweep_caveats(rows, targets) -> list[Text]:
             for caveat in row.cells[label].caveats:
                 if caveat.code not in QUALITY_CODES and label not in found.setdefault(caveat.text, []):
                     found[caveat.text].append(label)
-    return [Text(f"! {text} (on {', '.join(labels)})", style="yellow") for text, labels in found.items()]
+    return [Paragraph(f"! {text} (on {', '.join(labels)})", "caveat") for text, labels in found.items()]
