@@ -92,8 +92,8 @@ def one_run(args: argparse.Namespace) -> dict[str, object]:
     total = time.monotonic() - t0
     times = guest.times
     return {
-        "accel": desc["accel"],
-        "root": desc["root"],
+        "accel": desc.accel,
+        "root": desc.root,
         "mounts": [m.label for m in guest.mounts],
         "prepare_s": times.prepare_s,
         "kernel_s": times.kernel_s,

@@ -142,7 +142,7 @@ def run_all(
     with Guest([parse_mount_spec(m) for m in mounts]) as guest:
         ready = {m.slug: m.guest_path for m in guest.mounts if not m.guest_error}
         labels = {m.slug: m.label for m in guest.mounts}
-        accel = guest.describe().get("accel")
+        accel = guest.describe().accel
 
         def on_line(line: str) -> None:
             found, by_dd = HAND.search(line), HAND_DD.search(line)

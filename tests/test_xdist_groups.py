@@ -6,7 +6,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from support.groups import ALONGSIDE, CLIENT_BENCHES, LAB_BENCHES, REFUSALS, xdist_group_of, xdist_group_of_nodeid
+from support.groups import (
+    ALONGSIDE,
+    CLIENT_BENCHES,
+    IMAGE,
+    IMAGE_BENCHES,
+    LAB_BENCHES,
+    REFUSALS,
+    xdist_group_of,
+    xdist_group_of_nodeid,
+)
 
 HERE = Path(__file__).parent
 
@@ -25,8 +34,10 @@ def test_every_entry_names_a_test_file_or_folder() -> None:
     for entry in ALONGSIDE:
         path = HERE / entry
         assert path.is_dir() if entry.endswith("/") else path.is_file(), entry
-    for bench in (*LAB_BENCHES, *CLIENT_BENCHES):  # test_bench_smoke.py's ids: the scripts' names
+    for bench in (*LAB_BENCHES, *IMAGE_BENCHES, *CLIENT_BENCHES):  # test_bench_smoke.py's ids: the scripts' names
         assert (HERE.parent / "bench" / f"{bench}.py").is_file(), bench
+    for entry in IMAGE:
+        assert (HERE / entry).is_file(), entry
 
 
 def test_the_files_alongside_touch_no_shared_state() -> None:
@@ -58,6 +69,8 @@ def test_groups() -> None:
     assert xdist_group_of("test_bench_smoke.py", lab=False) == "host"
     assert xdist_group_of("kinds/test_http.py", lab=False) == "host"
     assert xdist_group_of("install/test_wheel.py", lab=False) == "host"  # fio runs from the installed wheel
+    assert xdist_group_of("install/test_image.py", lab=False) == "lab"  # its own Podman state, beside the guests
+    assert xdist_group_of_nodeid("tests/test_bench_smoke.py::test_bench_runs_in_smoke_mode[image_fidelity]") == "lab"
     assert xdist_group_of("clients/test_ssh.py", lab=False) == "clients"
     assert xdist_group_of("clients/test_results.py", lab=False) is None
     assert xdist_group_of("report/test_report_html.py", lab=False) is None

@@ -29,6 +29,13 @@ from __future__ import annotations
 # item._nodeid, which pytest 9's nodeid does not read).
 LAB = "labs/qemu/"
 LAB_BENCHES = ("lab_boot", "studies_lab")  # test_bench_smoke.py params that boot a guest
+# The image (tests/install/test_image.py and the image_fidelity bench's smoke run, which share its
+# session-scoped build, so both on one worker) runs in group "lab" too: its build and its container run
+# in a Podman state directory of their own (support/image.py) and look for nothing the host's tests
+# start; its fio evicts only its own files. On the host worker it was the longest file (198 s of 1393 s,
+# against 1096 s on the other worker).
+IMAGE = ("install/test_image.py",)
+IMAGE_BENCHES = ("image_fidelity",)
 CLIENTS = "clients/"
 CLIENT_BENCHES = ("clients_scaling", "ssh_clients")  # test_bench_smoke.py params with client namespaces
 ALONGSIDE = (
@@ -79,7 +86,7 @@ REFUSALS = ("cli/test_bad_input.py", "cli/test_bad_input_escapes.py", "cli/test_
 def xdist_group_of(where: str, lab: bool, clients: bool = False) -> str | None:
     """The xdist group of a test file (a path relative to tests/), of a `lab`-marked test or of a
     bench smoke run on client namespaces (``clients``)."""
-    if lab or where.startswith(LAB):
+    if lab or where.startswith(LAB) or where in IMAGE:
         return "lab"
     if where.startswith(ALONGSIDE):
         return None
@@ -93,6 +100,6 @@ def xdist_group_of_nodeid(nodeid: str) -> str | None:
     path, _, name = nodeid.partition("::")
     where = path.removeprefix("tests/")
     bench = where == "test_bench_smoke.py"
-    lab = bench and any(name.endswith(f"[{bench_name}]") for bench_name in LAB_BENCHES)
+    lab = bench and any(name.endswith(f"[{bench_name}]") for bench_name in (*LAB_BENCHES, *IMAGE_BENCHES))
     clients = bench and any(name.endswith(f"[{bench_name}]") for bench_name in CLIENT_BENCHES)
     return xdist_group_of(where, lab, clients)

@@ -129,10 +129,10 @@ def test_default_mounts_in_the_guest(lab_ready: None, tmp_path: Path) -> None:
     # --- everything stopped and removed; results came back through /results
     assert_all_gone(pids, lab_dir)
     assert guest.times.ready_s is not None and guest.times.first_command_s is not None
-    assert description["root"] in ("9p", "virtiofs")
-    assert description["emulated"] is True
+    assert description.root in ("9p", "virtiofs")
+    assert description.emulated is True
     assert {p.name: p.stat().st_size for p in results.iterdir()} == {m.slug: 2**20 for m in guest.mounts}
     print(
-        f"\nlab boot {guest.times.ready_s:.1f} s (root over {description['root']}; "
+        f"\nlab boot {guest.times.ready_s:.1f} s (root over {description.root}; "
         f"virtiofs by {guest.mount('virtiofs').extra.get('virtiofsd')} virtiofsd)"
     )
