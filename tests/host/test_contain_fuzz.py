@@ -21,6 +21,7 @@ import os
 import random
 import shutil
 import signal
+import subprocess
 import tarfile
 import time
 from collections.abc import Callable, Iterator
@@ -30,6 +31,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from support import syscalls
 from support.tools import needs_fio
 
 from mountbench.errors import MountbenchError, UsageError
@@ -548,3 +550,75 @@ def test_generated_option_values_are_refused_in_one_line_or_dry_run(place: Place
     assert not problems, "\n".join(problems[:10])
     assert changed(before, place.state()) == []
     assert not (place.root / "opt.sqlite").exists()  # a dry run or a refusal makes no database
+
+
+# --- strace: a second witness ----------------------------------------------------------------------
+
+STRACE = shutil.which("strace")
+STRACED_CASES = 24
+
+
+@contextlib.contextmanager
+def traced(log: Path) -> Iterator[None]:
+    """strace following this process (every thread) and every child started while the block runs."""
+    assert STRACE is not None
+    tracer = subprocess.Popen([STRACE, "-f", "-qq", "-y", "-e", "trace=" + ",".join(syscalls.TRACED), "-o", str(log),
+                               "-p", str(os.getpid())], stdin=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 20
+    while not all(_traced(task) for task in Path("/proc/self/task").iterdir()):
+        assert tracer.poll() is None and time.monotonic() < deadline, "strace did not attach"
+        time.sleep(0.05)
+    try:
+        yield
+    finally:
+        tracer.send_signal(signal.SIGINT)  # detaches from every process it follows
+        tracer.wait(timeout=60)
+
+
+def _traced(task: Path) -> bool:
+    with contextlib.suppress(OSError):
+        for line in (task / "status").read_text().splitlines():
+            if line.startswith("TracerPid:"):
+                return int(line.split()[1]) != 0
+    return True  # the thread ended
+
+
+def writes_outside(place: Place, log: Path) -> list[str]:
+    """The writes of the trace beyond the cases' scratch directories, their work folders and /dev/null."""
+    found = syscalls.writes(log.read_text(errors="replace").splitlines(), os.getcwd())
+    beyond = syscalls.outside(found, [str(place.root / "work"), "/dev/null"])
+
+    def in_scratch(path: str) -> bool:
+        return path.startswith(f"{place.vic}/") and "/.mountbench-" in path
+
+    return [str(w) for w in beyond if not all(in_scratch(p) for p in w.paths)]
+
+
+@pytest.mark.skipif(STRACE is None, reason="needs strace (apt-get install strace)")
+@pytest.mark.parametrize("contained", [True, False], ids=["contained", "off"])
+def test_strace_sees_no_write_outside_the_fence_and_finds_the_escapes_without_it(
+    place: Place, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, contained: bool
+) -> None:
+    """Issue 47's strace over the fuzz cases: while fio runs the known escapes and generated jobs written
+    straight into a workload, strace follows this process and every child (fio, its exec_prerun, ...).
+    With containment on, no successful call that makes, changes, renames or removes a file touches
+    anything but a scratch directory, a case's work folder or /dev/null; forced off, the same trace
+    shows the escapes' writes outside (the witness sees what it looks for)."""
+    if contained:
+        monkeypatch.delenv(contain.ENV, raising=False)
+    else:
+        monkeypatch.setenv(contain.ENV, "off")
+    rng = random.Random(SEED + 3)
+    known = [(30_000 + i, bypassing_job(rng, place, 30_000 + i, escape)) for i, escape in enumerate(KNOWN.values())]
+    generated = [(31_000 + n, bypassing_job(rng, place, 31_000 + n)) for n in range(STRACED_CASES if contained else 0)]
+    make_targets(place, known + generated)
+    log = tmp_path / "strace.log"
+    with traced(log):
+        outcomes = run_fio_cases(place, known, file_state="per-round") + run_fio_cases(place, generated)
+    beyond = writes_outside(place, log)
+    if contained:
+        assert beyond == [], (beyond[:20], outcomes[:5])
+    else:
+        assert any(f"{place.tmpdir}/PWNED" in w for w in beyond), beyond[:20]  # exec_prerun's touch
+        assert any(str(place.home) in w for w in beyond), beyond[:20]  # write_iolog=${HOME}/x
+    print(f"strace: {sum(1 for _ in log.open())} lines; writes outside: {len(beyond)}")

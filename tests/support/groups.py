@@ -74,6 +74,7 @@ ALONGSIDE = (
     "cli/test_bad_input_escapes.py",
     "cli/test_fault_pass.py",
     "host/test_contain.py",
+    "host/test_strace_parse.py",
 )
 # Files in ALONGSIDE that run mountbench commands which are refused before a run starts (or are
 # dry runs, doctors, listings): fio is asked only to parse a job or to say its version, nothing is
