@@ -4,18 +4,15 @@ workloads it would run (cold and warm phases included), without starting anythin
 from __future__ import annotations
 
 import shlex
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 
-from mountbench.engine import request as runrequest
-from mountbench.fio.binary import find_fio
 from mountbench.labs import netns
 from mountbench.labs.cloud.cloudlab import not_isolated, work_root
 from mountbench.labs.cloud.delay import MEMORY_LIMIT, toxics, toxiproxy_binary
 from mountbench.labs.cloud.matrix import LOCAL, CloudSpec
 from mountbench.labs.cloud.mounts import Wire
 from mountbench.labs.cloud.phases import with_phases
+from mountbench.labs.standins import resolved_on_stand_ins
 from mountbench.model import RunOptions
 from mountbench.units import format_bytes
 
@@ -62,12 +59,7 @@ def workload_lines(specs: Sequence[CloudSpec], options: RunOptions, warm: bool =
     """The workloads and the samples the run would take (resolved on stand-in directories); ``warm``: a
     warm twin of each read workload where a mode caches reads."""
     labels = [LOCAL, *(s.label for s in specs)]
-    with tempfile.TemporaryDirectory(prefix="mountbench-cloudplan-") as tmp:
-        paths = []
-        for label in labels:
-            (Path(tmp) / label).mkdir()
-            paths.append(f"{label}={Path(tmp) / label}")
-        request = runrequest.resolve(options, paths, find_fio())
+    request = resolved_on_stand_ins(labels, options, "mountbench-cloudplan-")
     workloads, phases = with_phases(request.workloads, warm=warm and any(s.mode.caches_reads for s in specs))
     lines = [f"Targets: {', '.join(labels)} (the local disk is the baseline)", "Workloads:"]
     for w in workloads:

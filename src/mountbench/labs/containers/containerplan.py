@@ -8,13 +8,9 @@ from __future__ import annotations
 import dataclasses
 import shlex
 import sys
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 
-from mountbench.engine import request as runrequest
 from mountbench.errors import MountbenchError
-from mountbench.fio.binary import find_fio
 from mountbench.labs.containers.containerlab import RESULTS, run_options, with_lifeline
 from mountbench.labs.containers.image import tool_paths
 from mountbench.labs.containers.mounts import MountType
@@ -22,6 +18,7 @@ from mountbench.labs.containers.prereq import lab_problems
 from mountbench.labs.containers.rounds import HOST, segment_argv
 from mountbench.labs.containers.workdir import LabDir, work_root
 from mountbench.labs.frame import Problem
+from mountbench.labs.standins import resolved_on_stand_ins
 from mountbench.model import RunOptions
 
 STAND_IN = "<id>"  # the lab's id, chosen when it starts
@@ -71,12 +68,7 @@ def round_lines(mount_types: Sequence[MountType], options: RunOptions) -> list[s
     """The plan, and each round's command on each side (the options whole, as JSON)."""
     lab = _stand_in()
     labels = [HOST, *(m.name for m in mount_types)]
-    with tempfile.TemporaryDirectory(prefix="mountbench-containerplan-") as tmp:
-        paths = []
-        for label in labels:
-            (Path(tmp) / label).mkdir()
-            paths.append(f"{label}={Path(tmp) / label}")
-        request = runrequest.resolve(options, paths, find_fio())
+    request = resolved_on_stand_ins(labels, options, "mountbench-containerplan-")
     workloads = [w.name for w in request.workloads]
     rounds = options.repeat
     per_side = len(workloads) * rounds
